@@ -1,0 +1,195 @@
+//! Errors of the core, one `#[non_exhaustive]` enum per operation family, mapped to PostgreSQL
+//! SQLSTATE + message + hint in exactly one place ([`SqlError::to_pg`]).
+
+use crate::api::{KvError, PgError};
+
+/// Decoding stored bytes failed: the store holds something this core did not write.
+/// Callers must stop using the affected key and report it (verify/repair), never guess.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    #[error("value envelope too short ({len} bytes)")]
+    Truncated { len: usize },
+    #[error("value envelope has bad magic {found:02x?}")]
+    BadMagic { found: [u8; 2] },
+    #[error("value envelope version {version} is not supported by this build")]
+    UnknownVersion { version: u8 },
+    #[error("value envelope kind {kind} is unknown")]
+    UnknownKind { kind: u8 },
+    #[error("protobuf payload is invalid: {message}")]
+    Payload { message: String },
+    #[error("key is malformed: {message}")]
+    Key { message: String },
+}
+
+/// Errors of statement execution. Each variant says what the client should do.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SqlError {
+    /// Fix the statement text.
+    #[error("syntax error: {message}")]
+    Syntax { message: String },
+    /// Create the relation or fix its name.
+    #[error("relation \"{name}\" does not exist")]
+    UndefinedTable { name: String },
+    #[error("column \"{name}\" does not exist")]
+    UndefinedColumn { name: String },
+    #[error("schema \"{name}\" does not exist")]
+    UndefinedSchema { name: String },
+    #[error("relation \"{name}\" already exists")]
+    DuplicateTable { name: String },
+    #[error("schema \"{name}\" already exists")]
+    DuplicateSchema { name: String },
+    #[error("column \"{column}\" of relation \"{table}\" already exists")]
+    DuplicateColumn { column: String, table: String },
+    /// Another row holds the key: retry the transaction with fresh ids (DuckLake does).
+    #[error("duplicate key value violates unique constraint \"{constraint}\"")]
+    UniqueViolation { constraint: String, schema: String, table: String, detail: String },
+    #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
+    NotNullViolation { column: String, table: String, schema: String, detail: String },
+    #[error("invalid input syntax for type {type_name}: \"{input}\"")]
+    InvalidText { type_name: String, input: String },
+    #[error("value \"{input}\" is out of range for type {type_name}")]
+    OutOfRange { type_name: String, input: String },
+    #[error("{message}")]
+    DatatypeMismatch { message: String, hint: Option<String> },
+    #[error("{message}")]
+    UndefinedFunction { message: String, hint: Option<String> },
+    #[error("cannot cast type {from} to {to}")]
+    CannotCast { from: String, to: String },
+    #[error("column reference \"{name}\" is ambiguous")]
+    AmbiguousColumn { name: String },
+    #[error("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function")]
+    Grouping { name: String },
+    #[error("more than one row returned by a subquery used as an expression")]
+    CardinalityViolation,
+    #[error("division by zero")]
+    DivisionByZero,
+    /// The feature is outside what RockLake implements; see COMPAT.md.
+    #[error("{what} is not supported")]
+    FeatureNotSupported { what: String },
+    /// ROLLBACK first.
+    #[error("current transaction is aborted, commands ignored until end of transaction block")]
+    InFailedTransaction,
+    /// Retry the whole transaction.
+    #[error("could not serialize access due to concurrent update")]
+    SerializationFailure,
+    #[error("cannot execute {what} in a read-only transaction")]
+    ReadOnlyTransaction { what: String },
+    /// Split the work into smaller transactions.
+    #[error("Transaction exceeds maximum batch size (64 MiB).")]
+    BatchTooLarge,
+    #[error("{message}")]
+    ProgramLimit { message: String },
+    #[error("{message}")]
+    InvalidParameter { message: String },
+    #[error("{message}")]
+    InvalidTransactionState { message: String },
+    /// The COPY data stream is malformed.
+    #[error("{message}")]
+    BadCopyFormat { message: String },
+    /// The writer lost its lease on the catalog: stop writing, reconnect to the new writer.
+    #[error("Writer has been fenced. Another instance has taken over as writer.")]
+    Fenced,
+    /// The storage layer failed; the transaction was not committed. Retry later.
+    #[error("{0}")]
+    Storage(KvError),
+    /// Stored bytes failed to decode. Run `rocklake verify`.
+    #[error("catalog data is corrupt: {0}")]
+    Corrupt(DecodeError),
+    #[error("internal error: {message}")]
+    Internal { message: String },
+}
+
+impl From<KvError> for SqlError {
+    fn from(e: KvError) -> Self {
+        SqlError::Storage(e)
+    }
+}
+
+impl From<DecodeError> for SqlError {
+    fn from(e: DecodeError) -> Self {
+        SqlError::Corrupt(e)
+    }
+}
+
+impl SqlError {
+    pub fn feature(what: impl Into<String>) -> Self {
+        SqlError::FeatureNotSupported { what: what.into() }
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        SqlError::Internal { message: message.into() }
+    }
+
+    /// The SQLSTATE of this error.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            SqlError::Syntax { .. } => "42601",
+            SqlError::UndefinedTable { .. } => "42P01",
+            SqlError::UndefinedColumn { .. } => "42703",
+            SqlError::UndefinedSchema { .. } => "3F000",
+            SqlError::DuplicateTable { .. } => "42P07",
+            SqlError::DuplicateSchema { .. } => "42P06",
+            SqlError::DuplicateColumn { .. } => "42701",
+            SqlError::UniqueViolation { .. } => "23505",
+            SqlError::NotNullViolation { .. } => "23502",
+            SqlError::InvalidText { .. } => "22P02",
+            SqlError::OutOfRange { .. } => "22003",
+            SqlError::DatatypeMismatch { .. } => "42804",
+            SqlError::UndefinedFunction { .. } => "42883",
+            SqlError::CannotCast { .. } => "42846",
+            SqlError::AmbiguousColumn { .. } => "42702",
+            SqlError::Grouping { .. } => "42803",
+            SqlError::CardinalityViolation => "21000",
+            SqlError::DivisionByZero => "22012",
+            SqlError::FeatureNotSupported { .. } => "0A000",
+            SqlError::InFailedTransaction => "25P02",
+            SqlError::SerializationFailure => "40001",
+            SqlError::ReadOnlyTransaction { .. } => "25006",
+            SqlError::BatchTooLarge => "54001",
+            SqlError::ProgramLimit { .. } => "54000",
+            SqlError::InvalidParameter { .. } => "22023",
+            SqlError::InvalidTransactionState { .. } => "25000",
+            SqlError::BadCopyFormat { .. } => "22P04",
+            SqlError::Fenced => "57P04",
+            SqlError::Storage(_) => "58030",
+            SqlError::Corrupt(_) => "XX001",
+            SqlError::Internal { .. } => "XX000",
+        }
+    }
+
+    /// The one mapping from core errors to PostgreSQL ErrorResponse fields.
+    pub fn to_pg(&self) -> PgError {
+        let mut e = PgError::new(self.sqlstate(), self.to_string());
+        match self {
+            SqlError::UniqueViolation { constraint, schema, table, detail } => {
+                e.detail = Some(detail.clone());
+                e.schema = Some(schema.clone());
+                e.table = Some(table.clone());
+                e.constraint = Some(constraint.clone());
+            }
+            SqlError::NotNullViolation { schema, table, detail, .. } => {
+                e.detail = Some(detail.clone());
+                e.schema = Some(schema.clone());
+                e.table = Some(table.clone());
+            }
+            SqlError::BatchTooLarge => {
+                e.hint = Some("Split large operations into smaller transactions.".into());
+            }
+            SqlError::DatatypeMismatch { hint, .. } | SqlError::UndefinedFunction { hint, .. } => {
+                e.hint = hint.clone();
+            }
+            SqlError::Storage(kv) if kv.transient => {
+                e.hint = Some("The object store is temporarily unavailable; retry the transaction.".into());
+            }
+            SqlError::Corrupt(_) => {
+                e.hint = Some("Run `rocklake verify` against this catalog.".into());
+            }
+            SqlError::Fenced => {
+                e.hint = Some("Connect to the RockLake instance that now owns the catalog.".into());
+            }
+            _ => {}
+        }
+        e
+    }
+}

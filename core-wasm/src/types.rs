@@ -1,0 +1,893 @@
+//! PostgreSQL types and values as the catalog needs them: type identity (OID, name, length),
+//! the in-memory value, text input/output in PostgreSQL's formats (DateStyle ISO, TimeZone UTC),
+//! and ordering with PostgreSQL semantics.
+
+use std::cmp::Ordering;
+
+use crate::error::SqlError;
+
+/// The PostgreSQL types RockLake stores or returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PgType {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Numeric,
+    Text,
+    Varchar,
+    Bpchar,
+    Name,
+    Char,
+    Bytea,
+    Uuid,
+    Timestamptz,
+    Timestamp,
+    Date,
+    Time,
+    Interval,
+    Oid,
+    Regclass,
+    Tid,
+    Int2Array,
+    TextArray,
+    /// An untyped string literal before it meets a context (PostgreSQL's `unknown`).
+    Unknown,
+}
+
+impl PgType {
+    pub fn oid(self) -> u32 {
+        match self {
+            PgType::Bool => 16,
+            PgType::Bytea => 17,
+            PgType::Char => 18,
+            PgType::Name => 19,
+            PgType::Int8 => 20,
+            PgType::Int2 => 21,
+            PgType::Int4 => 23,
+            PgType::Regclass => 2205,
+            PgType::Text => 25,
+            PgType::Oid => 26,
+            PgType::Tid => 27,
+            PgType::Float4 => 700,
+            PgType::Float8 => 701,
+            PgType::Int2Array => 1005,
+            PgType::TextArray => 1009,
+            PgType::Bpchar => 1042,
+            PgType::Varchar => 1043,
+            PgType::Date => 1082,
+            PgType::Time => 1083,
+            PgType::Timestamp => 1114,
+            PgType::Timestamptz => 1184,
+            PgType::Interval => 1186,
+            PgType::Numeric => 1700,
+            PgType::Uuid => 2950,
+            PgType::Unknown => 705,
+        }
+    }
+
+    /// `typlen` as pg_type reports it (-1 varlena, -2 cstring).
+    pub fn typlen(self) -> i16 {
+        match self {
+            PgType::Bool | PgType::Char => 1,
+            PgType::Int2 => 2,
+            PgType::Int4 | PgType::Float4 | PgType::Oid | PgType::Regclass | PgType::Date => 4,
+            PgType::Int8 | PgType::Float8 | PgType::Timestamp | PgType::Timestamptz | PgType::Time => 8,
+            PgType::Tid => 6,
+            PgType::Interval | PgType::Uuid => 16,
+            PgType::Name => 64,
+            PgType::Unknown => -2,
+            _ => -1,
+        }
+    }
+
+    /// The name PostgreSQL's `pg_type.typname` gives the type.
+    pub fn typname(self) -> &'static str {
+        match self {
+            PgType::Bool => "bool",
+            PgType::Int2 => "int2",
+            PgType::Int4 => "int4",
+            PgType::Int8 => "int8",
+            PgType::Float4 => "float4",
+            PgType::Float8 => "float8",
+            PgType::Numeric => "numeric",
+            PgType::Text => "text",
+            PgType::Varchar => "varchar",
+            PgType::Bpchar => "bpchar",
+            PgType::Name => "name",
+            PgType::Char => "char",
+            PgType::Bytea => "bytea",
+            PgType::Uuid => "uuid",
+            PgType::Timestamptz => "timestamptz",
+            PgType::Timestamp => "timestamp",
+            PgType::Date => "date",
+            PgType::Time => "time",
+            PgType::Interval => "interval",
+            PgType::Oid => "oid",
+            PgType::Regclass => "regclass",
+            PgType::Tid => "tid",
+            PgType::Int2Array => "_int2",
+            PgType::TextArray => "_text",
+            PgType::Unknown => "unknown",
+        }
+    }
+
+    /// The name `format_type` prints, used in error messages ("integer", "character varying").
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            PgType::Bool => "boolean",
+            PgType::Int2 => "smallint",
+            PgType::Int4 => "integer",
+            PgType::Int8 => "bigint",
+            PgType::Float4 => "real",
+            PgType::Float8 => "double precision",
+            PgType::Varchar => "character varying",
+            PgType::Bpchar => "character",
+            PgType::Timestamptz => "timestamp with time zone",
+            PgType::Timestamp => "timestamp without time zone",
+            PgType::Time => "time without time zone",
+            PgType::Int2Array => "smallint[]",
+            PgType::TextArray => "text[]",
+            PgType::Char => "\"char\"",
+            other => other.typname(),
+        }
+    }
+
+    pub fn from_typname(name: &str) -> Option<PgType> {
+        Some(match name {
+            "bool" => PgType::Bool,
+            "int2" => PgType::Int2,
+            "int4" => PgType::Int4,
+            "int8" => PgType::Int8,
+            "float4" => PgType::Float4,
+            "float8" => PgType::Float8,
+            "numeric" => PgType::Numeric,
+            "text" => PgType::Text,
+            "varchar" => PgType::Varchar,
+            "bpchar" => PgType::Bpchar,
+            "name" => PgType::Name,
+            "char" => PgType::Char,
+            "bytea" => PgType::Bytea,
+            "uuid" => PgType::Uuid,
+            "timestamptz" => PgType::Timestamptz,
+            "timestamp" => PgType::Timestamp,
+            "date" => PgType::Date,
+            "time" => PgType::Time,
+            "interval" => PgType::Interval,
+            "oid" => PgType::Oid,
+            "regclass" => PgType::Regclass,
+            "tid" => PgType::Tid,
+            "_int2" => PgType::Int2Array,
+            "_text" => PgType::TextArray,
+            _ => return None,
+        })
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(self, PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass)
+    }
+    pub fn is_numeric_family(self) -> bool {
+        self.is_integer() || matches!(self, PgType::Float4 | PgType::Float8 | PgType::Numeric)
+    }
+    pub fn is_string(self) -> bool {
+        matches!(self, PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Char | PgType::Unknown)
+    }
+}
+
+/// An interval as PostgreSQL keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Interval {
+    pub months: i32,
+    pub days: i32,
+    pub micros: i64,
+}
+
+impl Interval {
+    /// PostgreSQL compares intervals by their span with 30-day months and 24-hour days.
+    pub fn span(&self) -> i128 {
+        (self.months as i128 * 30 + self.days as i128) * 86_400_000_000 + self.micros as i128
+    }
+}
+
+/// A value. Integers of every width are `Int`; the declared type says which one it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// Canonical decimal text (see [`numeric_canonical`]); also `NaN`.
+    Numeric(String),
+    Text(String),
+    Bytes(Vec<u8>),
+    Uuid([u8; 16]),
+    /// Microseconds since 2000-01-01 00:00:00 UTC (timestamptz and timestamp).
+    Timestamp(i64),
+    /// Days since 2000-01-01.
+    Date(i32),
+    /// Microseconds since midnight.
+    Time(i64),
+    Interval(Interval),
+    Tid(u32, u16),
+    Array(Vec<Value>),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+}
+
+// ------------------------------------------------------------------ ordering
+
+/// PostgreSQL ordering of two non-null values of comparable types (NULLs are handled by callers).
+pub fn compare(a: &Value, b: &Value) -> Ordering {
+    use Value::*;
+    match (a, b) {
+        (Null, Null) => Ordering::Equal,
+        (Null, _) => Ordering::Greater,
+        (_, Null) => Ordering::Less,
+        (Bool(x), Bool(y)) => x.cmp(y),
+        (Int(x), Int(y)) => x.cmp(y),
+        (Float(x), Float(y)) => float_cmp(*x, *y),
+        (Int(x), Float(y)) => float_cmp(*x as f64, *y),
+        (Float(x), Int(y)) => float_cmp(*x, *y as f64),
+        (Numeric(x), Numeric(y)) => numeric_cmp(x, y),
+        (Numeric(x), Int(y)) => numeric_cmp(x, &y.to_string()),
+        (Int(x), Numeric(y)) => numeric_cmp(&x.to_string(), y),
+        (Numeric(x), Float(y)) => float_cmp(x.parse::<f64>().unwrap_or(f64::NAN), *y),
+        (Float(x), Numeric(y)) => float_cmp(*x, y.parse::<f64>().unwrap_or(f64::NAN)),
+        (Text(x), Text(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Bytes(x), Bytes(y)) => x.cmp(y),
+        (Uuid(x), Uuid(y)) => x.cmp(y),
+        (Timestamp(x), Timestamp(y)) => x.cmp(y),
+        (Date(x), Date(y)) => x.cmp(y),
+        (Time(x), Time(y)) => x.cmp(y),
+        (Interval(x), Interval(y)) => x.span().cmp(&y.span()),
+        (Tid(b1, o1), Tid(b2, o2)) => (b1, o1).cmp(&(b2, o2)),
+        (Array(x), Array(y)) => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                let c = compare(p, q);
+                if c != Ordering::Equal {
+                    return c;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        // Mixed kinds only meet after a failed type check; order them stably by kind.
+        _ => kind_rank(a).cmp(&kind_rank(b)),
+    }
+}
+
+fn kind_rank(v: &Value) -> u8 {
+    match v {
+        Value::Null => 255,
+        Value::Bool(_) => 1,
+        Value::Int(_) | Value::Float(_) | Value::Numeric(_) => 2,
+        Value::Text(_) => 3,
+        Value::Bytes(_) => 4,
+        Value::Uuid(_) => 5,
+        Value::Timestamp(_) => 6,
+        Value::Date(_) => 7,
+        Value::Time(_) => 8,
+        Value::Interval(_) => 9,
+        Value::Tid(..) => 10,
+        Value::Array(_) => 11,
+    }
+}
+
+/// PostgreSQL float order: NaN is greater than every other value and equal to itself.
+pub fn float_cmp(x: f64, y: f64) -> Ordering {
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+    }
+}
+
+// ------------------------------------------------------------------ numeric
+
+/// Splits canonical numeric text into (negative, integer digits, fraction digits).
+fn numeric_parts(s: &str) -> (bool, &str, &str) {
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    match body.split_once('.') {
+        Some((i, f)) => (neg, i, f),
+        None => (neg, body, ""),
+    }
+}
+
+/// Compares two canonical numerics exactly (NaN sorts last, as in PostgreSQL).
+pub fn numeric_cmp(a: &str, b: &str) -> Ordering {
+    match (a == "NaN", b == "NaN") {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Greater,
+        (false, true) => return Ordering::Less,
+        _ => {}
+    }
+    let (na, ia, fa) = numeric_parts(a);
+    let (nb, ib, fb) = numeric_parts(b);
+    let za = ia.trim_start_matches('0').is_empty() && fa.trim_end_matches('0').is_empty();
+    let zb = ib.trim_start_matches('0').is_empty() && fb.trim_end_matches('0').is_empty();
+    let na = na && !za;
+    let nb = nb && !zb;
+    if na != nb {
+        return if na { Ordering::Less } else { Ordering::Greater };
+    }
+    let ia = ia.trim_start_matches('0');
+    let ib = ib.trim_start_matches('0');
+    let mag = ia
+        .len()
+        .cmp(&ib.len())
+        .then_with(|| ia.cmp(ib))
+        .then_with(|| {
+            let fa = fa.trim_end_matches('0');
+            let fb = fb.trim_end_matches('0');
+            fa.cmp(fb)
+        });
+    if na {
+        mag.reverse()
+    } else {
+        mag
+    }
+}
+
+/// Parses numeric input text into canonical form: optional '-', digits, optional '.digits'
+/// (scale preserved as written, as PostgreSQL does), or `NaN`.
+pub fn numeric_canonical(input: &str) -> Option<String> {
+    let s = input.trim();
+    if s.eq_ignore_ascii_case("nan") {
+        return Some("NaN".into());
+    }
+    let (neg, body) = if let Some(r) = s.strip_prefix('-') {
+        (true, r)
+    } else if let Some(r) = s.strip_prefix('+') {
+        (false, r)
+    } else {
+        (false, s)
+    };
+    let (mantissa, exp) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], body[i + 1..].parse::<i32>().ok()?),
+        None => (body, 0),
+    };
+    let (ip, fp) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (mantissa, ""),
+    };
+    if (ip.is_empty() && fp.is_empty()) || !ip.bytes().all(|c| c.is_ascii_digit()) || !fp.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut digits: String = format!("{ip}{fp}");
+    let mut scale = fp.len() as i32 - exp;
+    if scale < 0 {
+        digits.push_str(&"0".repeat((-scale) as usize));
+        scale = 0;
+    }
+    let scale = scale as usize;
+    while digits.len() <= scale {
+        digits.insert(0, '0');
+    }
+    let split = digits.len() - scale;
+    let int_part = digits[..split].trim_start_matches('0');
+    let int_part = if int_part.is_empty() { "0" } else { int_part };
+    let frac = &digits[split..];
+    let zero = int_part == "0" && frac.bytes().all(|c| c == b'0');
+    let sign = if neg && !zero { "-" } else { "" };
+    Some(if frac.is_empty() { format!("{sign}{int_part}") } else { format!("{sign}{int_part}.{frac}") })
+}
+
+/// Rounds canonical numeric text to `scale` fraction digits (half away from zero).
+pub fn numeric_round(s: &str, scale: usize) -> String {
+    if s == "NaN" {
+        return s.to_string();
+    }
+    let (neg, ip, fp) = numeric_parts(s);
+    if fp.len() <= scale {
+        let mut out = String::new();
+        if neg {
+            out.push('-');
+        }
+        out.push_str(ip);
+        if scale > 0 {
+            out.push('.');
+            out.push_str(fp);
+            out.push_str(&"0".repeat(scale - fp.len()));
+        }
+        return out;
+    }
+    let mut digits: Vec<u8> = format!("{ip}{}", &fp[..scale]).into_bytes();
+    let round_up = fp.as_bytes()[scale] >= b'5';
+    if round_up {
+        let mut i = digits.len();
+        loop {
+            if i == 0 {
+                digits.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if digits[i] == b'9' {
+                digits[i] = b'0';
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    let text = String::from_utf8(digits).unwrap_or_default();
+    let split = text.len() - scale;
+    let body = if scale > 0 { format!("{}.{}", &text[..split], &text[split..]) } else { text };
+    numeric_canonical(&if neg { format!("-{body}") } else { body }).unwrap_or_else(|| "0".into())
+}
+
+// ------------------------------------------------------------------ dates and times
+
+const USECS_PER_DAY: i64 = 86_400_000_000;
+/// Days from 1970-01-01 to 2000-01-01.
+const UNIX_TO_PG_DAYS: i64 = 10_957;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Converts Unix microseconds to PostgreSQL's epoch (2000-01-01).
+pub fn unix_micros_to_pg(us: i64) -> i64 {
+    us - UNIX_TO_PG_DAYS * USECS_PER_DAY
+}
+
+fn fmt_date(days_pg: i64) -> String {
+    let (y, m, d) = civil_from_days(days_pg + UNIX_TO_PG_DAYS);
+    if y <= 0 {
+        format!("{:04}-{:02}-{:02} BC", 1 - y, m, d)
+    } else {
+        format!("{y:04}-{m:02}-{d:02}")
+    }
+}
+
+fn fmt_time(us: i64) -> String {
+    let h = us / 3_600_000_000;
+    let mi = (us / 60_000_000) % 60;
+    let s = (us / 1_000_000) % 60;
+    let frac = us % 1_000_000;
+    if frac == 0 {
+        format!("{h:02}:{mi:02}:{s:02}")
+    } else {
+        let f = format!("{frac:06}");
+        format!("{h:02}:{mi:02}:{s:02}.{}", f.trim_end_matches('0'))
+    }
+}
+
+fn fmt_timestamp(us: i64, tz: bool) -> String {
+    let days = us.div_euclid(USECS_PER_DAY);
+    let rem = us.rem_euclid(USECS_PER_DAY);
+    let mut out = format!("{} {}", fmt_date(days), fmt_time(rem));
+    if tz {
+        // The session TimeZone is Etc/UTC, as PostgreSQL reported it to the client.
+        if out.ends_with(" BC") {
+            out.truncate(out.len() - 3);
+            out.push_str("+00 BC");
+        } else {
+            out.push_str("+00");
+        }
+    }
+    out
+}
+
+fn fmt_interval(iv: &Interval) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let years = iv.months / 12;
+    let mons = iv.months % 12;
+    let plural = |n: i64, unit: &str| {
+        if n == 1 || n == -1 {
+            format!("{n} {unit}")
+        } else {
+            format!("{n} {unit}s")
+        }
+    };
+    if years != 0 {
+        parts.push(plural(years as i64, "year"));
+    }
+    if mons != 0 {
+        parts.push(plural(mons as i64, "mon"));
+    }
+    if iv.days != 0 {
+        parts.push(plural(iv.days as i64, "day"));
+    }
+    if iv.micros != 0 || parts.is_empty() {
+        let neg = iv.micros < 0;
+        let t = fmt_time(iv.micros.unsigned_abs() as i64);
+        parts.push(if neg { format!("-{t}") } else { t });
+    }
+    parts.join(" ")
+}
+
+/// Formats a float8 the way PostgreSQL does with extra_float_digits = 1 (shortest exact form,
+/// exponent notation outside 1e-4 ..= 1e15).
+pub fn fmt_float(x: f64, float4: bool) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let shortest = if float4 { format!("{:e}", x as f32) } else { format!("{x:e}") };
+    let (mant, exp) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let limit = if float4 { 6 } else { 15 };
+    if exp < -4 || exp >= limit {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", exp.abs())
+    } else if float4 {
+        format!("{}", x as f32)
+    } else {
+        format!("{x}")
+    }
+}
+
+pub fn fmt_uuid(u: &[u8; 16]) -> String {
+    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+/// PostgreSQL's text output of a value of type `ty`.
+pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(b) => if *b { "t" } else { "f" }.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => fmt_float(*f, ty == PgType::Float4),
+        Value::Numeric(s) => s.clone(),
+        Value::Text(s) => s.clone(),
+        Value::Bytes(b) => {
+            let mut s = String::with_capacity(2 + b.len() * 2);
+            s.push_str("\\x");
+            for x in b {
+                s.push_str(&format!("{x:02x}"));
+            }
+            s
+        }
+        Value::Uuid(u) => fmt_uuid(u),
+        Value::Timestamp(t) => fmt_timestamp(*t, ty != PgType::Timestamp),
+        Value::Date(d) => fmt_date(*d as i64),
+        Value::Time(t) => fmt_time(*t),
+        Value::Interval(iv) => fmt_interval(iv),
+        Value::Tid(b, o) => format!("({b},{o})"),
+        Value::Array(items) => {
+            let inner: Vec<String> = items
+                .iter()
+                .map(|x| format_text(x, PgType::Text).unwrap_or_else(|| "NULL".into()))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+    })
+}
+
+// ------------------------------------------------------------------ text input
+
+fn invalid(ty: PgType, s: &str) -> SqlError {
+    SqlError::InvalidText { type_name: ty.sql_name().to_string(), input: s.to_string() }
+}
+
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "on" | "1" => Some(true),
+        "f" | "false" | "n" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+pub fn parse_uuid(s: &str) -> Option<[u8; 16]> {
+    let t = s.trim();
+    let t = t.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(t);
+    let hex: String = t.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+pub fn parse_bytea(s: &str) -> Option<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix("\\x") {
+        let hex: Vec<u8> = hex.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+        if hex.len() % 2 != 0 {
+            return None;
+        }
+        let mut out = Vec::with_capacity(hex.len() / 2);
+        for pair in hex.chunks(2) {
+            let p = std::str::from_utf8(pair).ok()?;
+            out.push(u8::from_str_radix(p, 16).ok()?);
+        }
+        return Some(out);
+    }
+    // Escape format: backslash-octal and doubled backslashes.
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            if b.get(i + 1) == Some(&b'\\') {
+                out.push(b'\\');
+                i += 2;
+            } else {
+                let oct = std::str::from_utf8(b.get(i + 1..i + 4)?).ok()?;
+                out.push(u8::from_str_radix(oct, 8).ok()?);
+                i += 4;
+            }
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+fn parse_date_part(s: &str) -> Option<i64> {
+    let mut it = s.splitn(3, '-');
+    let y: i64 = it.next()?.trim().parse().ok()?;
+    let m: u32 = it.next()?.parse().ok()?;
+    let d: u32 = it.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d) - UNIX_TO_PG_DAYS)
+}
+
+fn parse_time_part(s: &str) -> Option<i64> {
+    let mut it = s.split(':');
+    let h: i64 = it.next()?.trim().parse().ok()?;
+    let m: i64 = it.next().unwrap_or("0").parse().ok()?;
+    let sec = it.next().unwrap_or("0");
+    let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
+    let s: i64 = whole.parse().ok()?;
+    let mut f = frac.to_string();
+    if f.len() > 6 {
+        f.truncate(6);
+    }
+    while f.len() < 6 {
+        f.push('0');
+    }
+    let us: i64 = if frac.is_empty() { 0 } else { f.parse().ok()? };
+    if h > 24 || m > 59 || s > 60 {
+        return None;
+    }
+    Some(((h * 60 + m) * 60 + s) * 1_000_000 + us)
+}
+
+/// Splits a trailing UTC offset (`+00`, `-05:30`, `Z`, ` UTC`) off a timestamp; returns seconds.
+fn split_offset(s: &str) -> (&str, i64) {
+    let t = s.trim_end();
+    for suffix in [" UTC", " utc", "Z", "z"] {
+        if let Some(rest) = t.strip_suffix(suffix) {
+            return (rest, 0);
+        }
+    }
+    // look for +/- after the time part
+    if let Some(pos) = t.rfind(['+', '-']) {
+        let (head, off) = t.split_at(pos);
+        if head.contains(':') || head.contains(' ') || head.contains('T') {
+            let sign = if off.starts_with('-') { -1 } else { 1 };
+            let digits = &off[1..];
+            let (h, m) = match digits.split_once(':') {
+                Some((h, m)) => (h, m),
+                None if digits.len() == 4 => (&digits[..2], &digits[2..]),
+                None => (digits, "0"),
+            };
+            if let (Ok(h), Ok(m)) = (h.parse::<i64>(), m.parse::<i64>()) {
+                return (head, sign * (h * 3600 + m * 60));
+            }
+        }
+    }
+    (t, 0)
+}
+
+pub fn parse_timestamp(s: &str, with_tz: bool) -> Option<i64> {
+    let t = s.trim();
+    match t.to_ascii_lowercase().as_str() {
+        "infinity" => return Some(i64::MAX),
+        "-infinity" => return Some(i64::MIN),
+        _ => {}
+    }
+    let (body, offset) = if with_tz { split_offset(t) } else { (t, 0) };
+    let (date, time) = match body.split_once([' ', 'T']) {
+        Some((d, tm)) => (d, tm.trim()),
+        None => (body, "00:00:00"),
+    };
+    let days = parse_date_part(date)?;
+    let us = parse_time_part(time)?;
+    Some(days * USECS_PER_DAY + us - offset * 1_000_000)
+}
+
+/// Parses PostgreSQL interval input: `1 year 2 mons 3 days 04:05:06.5`, `00:00:01`, `3 days`,
+/// `-1 day`, unit words in singular or plural, and ISO-ish `@` prefixed forms.
+pub fn parse_interval(s: &str) -> Option<Interval> {
+    let mut iv = Interval::default();
+    let text = s.trim().trim_start_matches('@').trim();
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut i = 0;
+    let mut seen = false;
+    while i < tokens.len() {
+        let tok = tokens[i];
+        if tok.contains(':') {
+            let (neg, body) = match tok.strip_prefix('-') {
+                Some(b) => (true, b),
+                None => (false, tok.trim_start_matches('+')),
+            };
+            let us = parse_time_part_unbounded(body)?;
+            iv.micros += if neg { -us } else { us };
+            i += 1;
+            seen = true;
+            continue;
+        }
+        let n: f64 = tok.parse().ok()?;
+        let unit = tokens.get(i + 1).map(|u| u.to_ascii_lowercase()).unwrap_or_else(|| "second".into());
+        let unit = unit.trim_end_matches(',');
+        match unit.trim_end_matches('s') {
+            "year" | "yr" | "y" => iv.months += (n * 12.0) as i32,
+            "mon" | "month" => iv.months += n as i32,
+            "week" | "w" => iv.days += (n * 7.0) as i32,
+            "day" | "d" => iv.days += n as i32,
+            "hour" | "h" | "hr" => iv.micros += (n * 3_600_000_000.0) as i64,
+            "minute" | "min" | "m" => iv.micros += (n * 60_000_000.0) as i64,
+            "second" | "sec" | "" => iv.micros += (n * 1_000_000.0) as i64,
+            "millisecond" | "ms" | "msec" => iv.micros += (n * 1000.0) as i64,
+            "microsecond" | "usec" => iv.micros += n as i64,
+            _ => return None,
+        }
+        i += 2;
+        seen = true;
+    }
+    if seen {
+        Some(iv)
+    } else {
+        None
+    }
+}
+
+fn parse_time_part_unbounded(s: &str) -> Option<i64> {
+    let mut it = s.split(':');
+    let h: i64 = it.next()?.parse().ok()?;
+    let m: i64 = it.next().unwrap_or("0").parse().ok()?;
+    let sec = it.next().unwrap_or("0");
+    let secs: f64 = sec.parse().ok()?;
+    Some((h * 3600 + m * 60) * 1_000_000 + (secs * 1_000_000.0).round() as i64)
+}
+
+/// Converts text input to a value of type `ty` (PostgreSQL's input functions).
+pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
+    let err = || invalid(ty, s);
+    Ok(match ty {
+        PgType::Bool => Value::Bool(parse_bool(s).ok_or_else(err)?),
+        PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass => {
+            let v: i64 = s.trim().parse().map_err(|_| err())?;
+            let (lo, hi) = match ty {
+                PgType::Int2 => (i16::MIN as i64, i16::MAX as i64),
+                PgType::Int4 => (i32::MIN as i64, i32::MAX as i64),
+                PgType::Oid | PgType::Regclass => (0, u32::MAX as i64),
+                _ => (i64::MIN, i64::MAX),
+            };
+            if v < lo || v > hi {
+                return Err(SqlError::OutOfRange { type_name: ty.sql_name().to_string(), input: s.to_string() });
+            }
+            Value::Int(v)
+        }
+        PgType::Float4 | PgType::Float8 => {
+            let t = s.trim();
+            let v = match t.to_ascii_lowercase().as_str() {
+                "nan" => f64::NAN,
+                "infinity" | "inf" | "+infinity" => f64::INFINITY,
+                "-infinity" | "-inf" => f64::NEG_INFINITY,
+                _ => t.parse::<f64>().map_err(|_| err())?,
+            };
+            Value::Float(if ty == PgType::Float4 { v as f32 as f64 } else { v })
+        }
+        PgType::Numeric => Value::Numeric(numeric_canonical(s).ok_or_else(err)?),
+        PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Unknown => Value::Text(s.to_string()),
+        PgType::Char => Value::Text(s.chars().take(1).collect()),
+        PgType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(err)?),
+        PgType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(err)?),
+        PgType::Timestamptz => Value::Timestamp(parse_timestamp(s, true).ok_or_else(err)?),
+        PgType::Timestamp => Value::Timestamp(parse_timestamp(s, false).ok_or_else(err)?),
+        PgType::Date => Value::Date(parse_date_part(s.trim()).ok_or_else(err)? as i32),
+        PgType::Time => Value::Time(parse_time_part(s.trim()).ok_or_else(err)?),
+        PgType::Interval => Value::Interval(parse_interval(s).ok_or_else(err)?),
+        PgType::Tid => {
+            let inner = s.trim().strip_prefix('(').and_then(|x| x.strip_suffix(')')).ok_or_else(err)?;
+            let (b, o) = inner.split_once(',').ok_or_else(err)?;
+            Value::Tid(b.trim().parse().map_err(|_| err())?, o.trim().parse().map_err(|_| err())?)
+        }
+        PgType::Int2Array | PgType::TextArray => {
+            let inner = s.trim().strip_prefix('{').and_then(|x| x.strip_suffix('}')).ok_or_else(err)?;
+            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
+            let mut items = Vec::new();
+            if !inner.is_empty() {
+                for part in inner.split(',') {
+                    items.push(if part == "NULL" { Value::Null } else { parse_text(part.trim_matches('"'), elem)? });
+                }
+            }
+            Value::Array(items)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_canonical_forms() {
+        assert_eq!(numeric_canonical("001.50").as_deref(), Some("1.50"));
+        assert_eq!(numeric_canonical("-0.0").as_deref(), Some("0.0"));
+        assert_eq!(numeric_canonical("1e3").as_deref(), Some("1000"));
+        assert_eq!(numeric_canonical("12345678901234567890").as_deref(), Some("12345678901234567890"));
+        assert_eq!(numeric_canonical("abc"), None);
+        assert_eq!(numeric_round("1.255", 2), "1.26");
+        assert_eq!(numeric_round("-9.995", 2), "-10.00");
+        assert_eq!(numeric_cmp("10", "9.99"), Ordering::Greater);
+        assert_eq!(numeric_cmp("-10", "-9.99"), Ordering::Less);
+        assert_eq!(numeric_cmp("1.10", "1.1"), Ordering::Equal);
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        let t = parse_timestamp("2024-06-15 12:34:56.5+02", true).expect("parse");
+        assert_eq!(format_text(&Value::Timestamp(t), PgType::Timestamptz).as_deref(), Some("2024-06-15 10:34:56.5+00"));
+        assert_eq!(parse_timestamp("2000-01-01 00:00:00", false), Some(0));
+        let d = parse_text("1999-12-31", PgType::Date).expect("date");
+        assert_eq!(format_text(&d, PgType::Date).as_deref(), Some("1999-12-31"));
+    }
+
+    #[test]
+    fn intervals() {
+        let iv = parse_interval("1 year 2 mons 3 days 04:05:06").expect("iv");
+        assert_eq!(fmt_interval(&iv), "1 year 2 mons 3 days 04:05:06");
+        assert_eq!(fmt_interval(&parse_interval("00:00:01").expect("iv")), "00:00:01");
+        assert_eq!(fmt_interval(&Interval::default()), "00:00:00");
+    }
+
+    #[test]
+    fn floats_like_postgres() {
+        assert_eq!(fmt_float(1e20, false), "1e+20");
+        assert_eq!(fmt_float(0.1, false), "0.1");
+        assert_eq!(fmt_float(1.5e-5, false), "1.5e-05");
+        assert_eq!(fmt_float(123456.0, false), "123456");
+        assert_eq!(fmt_float(f64::NAN, false), "NaN");
+    }
+
+    #[test]
+    fn bytea_and_uuid() {
+        assert_eq!(parse_bytea("\\x6869"), Some(b"hi".to_vec()));
+        let u = parse_uuid("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").expect("uuid");
+        assert_eq!(fmt_uuid(&u), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+    }
+}

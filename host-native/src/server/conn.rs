@@ -1,0 +1,1079 @@
+//! One client connection: start-up, authentication, and the query loop.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use pgwire::error::PgWireError;
+use rocklake_core::api::{Describe, FieldDesc, Output, PgError, Reply, SessionId, TxnStatus};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{oneshot, watch, OwnedSemaphorePermit};
+
+use super::auth::AuthMethod;
+use super::codec::{self, Frontend, Out};
+use super::{Backend, CancelSlot, Shared};
+
+const SSL_REQUEST: i32 = 80_877_103;
+const GSSENC_REQUEST: i32 = 80_877_104;
+const CANCEL_REQUEST: i32 = 80_877_102;
+/// Flush the output buffer once this much is pending, so large COPY OUT streams do not sit in
+/// memory.
+const FLUSH_THRESHOLD: usize = 256 << 10;
+
+/// Why a connection ends. Every variant just closes the socket; anything the client should hear
+/// has been sent already.
+#[derive(Debug)]
+enum Exit {
+    Io(io::Error),
+    Closed,
+}
+
+impl From<io::Error> for Exit {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            Exit::Closed
+        } else {
+            Exit::Io(e)
+        }
+    }
+}
+
+type R<T> = Result<T, Exit>;
+
+fn fatal(code: &str, message: impl Into<String>) -> PgError {
+    let mut e = PgError::new(code, message);
+    e.severity = "FATAL".into();
+    e
+}
+
+fn canceled() -> PgError {
+    PgError::new("57014", "canceling statement due to user request")
+}
+
+fn in_failed_block() -> PgError {
+    PgError::new("25P02", "current transaction is aborted, commands ignored until end of transaction block")
+}
+
+/// A single `ROLLBACK`/`ABORT`/`COMMIT`/`END` (optionally `WORK`/`TRANSACTION`) — the only
+/// statements PostgreSQL accepts in an aborted transaction block (COMMIT then rolls back).
+fn is_txn_end(sql: &str) -> bool {
+    let s = sql.trim().trim_end_matches(';').trim();
+    let mut words = s.split_ascii_whitespace().map(|w| w.to_ascii_uppercase());
+    let first_ok = matches!(words.next().as_deref(), Some("ROLLBACK" | "ABORT" | "COMMIT" | "END"));
+    let rest: Vec<String> = words.collect();
+    first_ok
+        && (rest.is_empty()
+            || (rest.len() == 1 && (rest[0] == "WORK" || rest[0] == "TRANSACTION")))
+}
+
+struct Startup {
+    user: String,
+    database: String,
+    application_name: String,
+}
+
+struct Prepared {
+    sql: String,
+    describe: Describe,
+}
+
+struct Portal {
+    sql: String,
+    fields: Option<Vec<FieldDesc>>,
+    /// Rows left over after an Execute with a row limit, and the final tag.
+    pending: Option<(VecDeque<Vec<Option<Vec<u8>>>>, String)>,
+}
+
+/// A raw message read from the socket.
+enum Raw {
+    Msg(u8, Bytes),
+    /// A large-type message over `max_message_bytes`; its body was read and discarded.
+    TooLarge(u8, usize),
+}
+
+/// Which protocol the current statement came from: RowDescription is only sent for simple
+/// queries, and after an error the extended protocol skips to Sync instead of sending
+/// ReadyForQuery.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Proto {
+    Simple,
+    Extended,
+}
+
+struct Conn<B: Backend> {
+    reader: BufReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    out: Out,
+    backend: Arc<B>,
+    shared: Arc<Shared>,
+    stop: watch::Receiver<bool>,
+    peer: SocketAddr,
+    sid: Option<SessionId>,
+    cancel: Option<Arc<CancelSlot>>,
+    /// Backend pid announced in BackendKeyData (the CancelRequest key).
+    pid: Option<i32>,
+    status: TxnStatus,
+    /// The server (not the service) failed a statement inside a transaction block: the block is
+    /// aborted as far as the client knows, although the service still has it open.
+    poisoned: bool,
+    skip_till_sync: bool,
+    unnamed: Option<Prepared>,
+    portal: Option<Portal>,
+}
+
+pub(crate) async fn run<B: Backend>(
+    socket: TcpStream,
+    peer: SocketAddr,
+    backend: Arc<B>,
+    shared: Arc<Shared>,
+    stop: watch::Receiver<bool>,
+) {
+    let (r, w) = socket.into_split();
+    let mut conn = Conn {
+        reader: BufReader::with_capacity(64 << 10, r),
+        writer: w,
+        out: Out::default(),
+        backend,
+        shared,
+        stop,
+        peer,
+        sid: None,
+        cancel: None,
+        pid: None,
+        status: TxnStatus::Idle,
+        poisoned: false,
+        skip_till_sync: false,
+        unnamed: None,
+        portal: None,
+    };
+    let result = conn.serve().await;
+    match result {
+        Ok(()) | Err(Exit::Closed) => tracing::debug!(peer = %conn.peer, "connection closed"),
+        Err(Exit::Io(e)) => tracing::debug!(peer = %conn.peer, "connection ended: {e}"),
+    }
+    if let Some(slot) = &conn.cancel {
+        slot.disarm();
+    }
+    if let Some(sid) = conn.sid.take() {
+        conn.backend.close_session(sid).await;
+    }
+    if let Some(pid) = conn.pid() {
+        conn.shared.unregister(pid);
+    }
+}
+
+impl<B: Backend> Conn<B> {
+    fn pid(&self) -> Option<i32> {
+        self.pid
+    }
+
+    async fn flush(&mut self) -> R<()> {
+        if !self.out.is_empty() {
+            self.writer.write_all(&self.out.buf).await?;
+            self.out.buf.clear();
+        }
+        Ok(())
+    }
+
+    async fn maybe_flush(&mut self) -> R<()> {
+        if self.out.len() >= FLUSH_THRESHOLD {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Send a FATAL error and end the connection.
+    async fn fatal(&mut self, e: PgError) -> R<()> {
+        tracing::info!(peer = %self.peer, code = %e.code, "closing connection: {}", e.message);
+        self.out.error(&e);
+        self.flush().await?;
+        let _ = self.writer.shutdown().await;
+        Err(Exit::Closed)
+    }
+
+    async fn serve(&mut self) -> R<()> {
+        let timeout = self.shared.config.startup_timeout;
+        let started = match tokio::time::timeout(timeout, self.startup()).await {
+            Ok(r) => r?,
+            Err(_) => {
+                // PostgreSQL drops connections that do not finish authentication in time
+                // without a message.
+                tracing::info!(peer = %self.peer, "start-up timed out");
+                return Err(Exit::Closed);
+            }
+        };
+        let Some((startup, _permit)) = started else {
+            return Ok(());
+        };
+        self.ready(startup).await?;
+        self.query_loop().await
+    }
+
+    // ---------------------------------------------------------------- start-up
+
+    /// Negotiate SSL/GSS, read the StartupMessage and authenticate. `None` when the connection
+    /// was a CancelRequest.
+    async fn startup(&mut self) -> R<Option<(Startup, OwnedSemaphorePermit)>> {
+        let mut ssl_done = false;
+        let mut gss_done = false;
+        loop {
+            let len = self.reader.read_i32().await?;
+            let Ok(len) = usize::try_from(len) else { return Err(Exit::Closed) };
+            if !(8..=codec::MAX_STARTUP_PACKET).contains(&len) {
+                // PostgreSQL: "invalid length of startup packet", logged, connection dropped.
+                return Err(Exit::Closed);
+            }
+            let mut body = vec![0u8; len - 4];
+            self.reader.read_exact(&mut body).await?;
+            let code = i32::from_be_bytes([body[0], body[1], body[2], body[3]]);
+            if code == SSL_REQUEST && !ssl_done {
+                // TLS is not offered yet: 'N', and the client continues in plaintext.
+                self.out.ssl_no();
+                self.flush().await?;
+                ssl_done = true;
+                continue;
+            }
+            if code == GSSENC_REQUEST && !gss_done {
+                self.out.ssl_no();
+                self.flush().await?;
+                gss_done = true;
+                continue;
+            }
+            if code == CANCEL_REQUEST {
+                if body.len() == 12 {
+                    let pid = i32::from_be_bytes([body[4], body[5], body[6], body[7]]);
+                    let secret = u32::from_be_bytes([body[8], body[9], body[10], body[11]]);
+                    self.shared.cancel(pid, secret);
+                }
+                return Ok(None);
+            }
+            let major = (code >> 16) & 0xffff;
+            let minor = code & 0xffff;
+            if major != 3 {
+                self.fatal(fatal(
+                    "0A000",
+                    format!("unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"),
+                ))
+                .await?;
+            }
+            let startup = match parse_startup_params(&body[4..]) {
+                Ok((s, unrecognized)) => {
+                    if minor > 0 || !unrecognized.is_empty() {
+                        // Like PostgreSQL 15: offer 3.0 and list the `_pq_.` options we ignore.
+                        self.out.negotiate_protocol_version(3 << 16, &unrecognized);
+                    }
+                    s
+                }
+                Err(e) => {
+                    self.fatal(e).await?;
+                    return Err(Exit::Closed);
+                }
+            };
+            let Ok(permit) = self.shared.connection_slots.clone().try_acquire_owned() else {
+                self.fatal(fatal("53300", "sorry, too many clients already")).await?;
+                return Err(Exit::Closed);
+            };
+            self.authenticate(&startup.user).await?;
+            return Ok(Some((startup, permit)));
+        }
+    }
+
+    /// Read one password-family ('p') message during authentication.
+    async fn read_auth_message(&mut self, expected: &str) -> R<Bytes> {
+        let ty = self.reader.read_u8().await?;
+        if ty != b'p' {
+            self.fatal(fatal("08P01", format!("expected {expected} response, got message type {ty}")))
+                .await?;
+        }
+        let len = self.reader.read_i32().await?;
+        let len = usize::try_from(len).unwrap_or(0);
+        if !(4..=codec::MAX_AUTH_TOKEN + 4).contains(&len) {
+            self.fatal(fatal("08P01", "invalid message length")).await?;
+        }
+        let mut body = BytesMut::zeroed(len - 4);
+        self.reader.read_exact(&mut body).await?;
+        Ok(body.freeze())
+    }
+
+    async fn auth_failed(&mut self, user: &str) -> R<()> {
+        self.fatal(fatal("28P01", format!("password authentication failed for user \"{user}\"")))
+            .await
+    }
+
+    async fn authenticate(&mut self, user: &str) -> R<()> {
+        let config = self.shared.config.auth.clone();
+        match config.method {
+            AuthMethod::Trust => {
+                if user != config.user {
+                    self.fatal(fatal("28000", format!("role \"{user}\" does not exist"))).await?;
+                }
+            }
+            AuthMethod::Password => {
+                self.out.auth(3, &[]);
+                self.flush().await?;
+                let body = self.read_auth_message("password").await?;
+                let mut r = codec::BodyReader::new(body);
+                let ok = match r.cstring() {
+                    Ok(pw) => config.check_cleartext(user, &pw),
+                    Err(_) => false,
+                };
+                if !ok {
+                    self.auth_failed(user).await?;
+                }
+            }
+            AuthMethod::Md5 => {
+                let salt = match super::auth::random_bytes::<4>() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::error!("{e}");
+                        return self.fatal(fatal("XX000", "could not generate random salt")).await;
+                    }
+                };
+                self.out.auth(5, &salt);
+                self.flush().await?;
+                let body = self.read_auth_message("password").await?;
+                let mut r = codec::BodyReader::new(body);
+                let ok = match r.cstring() {
+                    Ok(resp) => config.check_md5(user, &salt, &resp),
+                    Err(_) => false,
+                };
+                if !ok {
+                    self.auth_failed(user).await?;
+                }
+            }
+            AuthMethod::Scram => self.scram(&config, user).await?,
+        }
+        self.out.auth(0, &[]);
+        Ok(())
+    }
+
+    async fn scram(&mut self, config: &super::AuthConfig, user: &str) -> R<()> {
+        const MECHANISM: &str = "SCRAM-SHA-256";
+        self.out.auth_sasl(&[MECHANISM]);
+        self.flush().await?;
+        let body = self.read_auth_message("SASL").await?;
+        let mut r = codec::BodyReader::new(body);
+        let initial = (|| -> Result<(String, Bytes), PgError> {
+            let mechanism = r.cstring()?;
+            let len = r.i32()?;
+            let data = if len < 0 { Bytes::new() } else { r.bytes(usize::try_from(len).unwrap_or(0))? };
+            r.end()?;
+            Ok((mechanism, data))
+        })();
+        let (mechanism, client_first) = match initial {
+            Ok(v) => v,
+            Err(e) => return self.fatal(fatal(&e.code, e.message)).await,
+        };
+        if mechanism != MECHANISM {
+            return self
+                .fatal(fatal("08P01", "client selected an invalid SASL authentication mechanism"))
+                .await;
+        }
+        let secret = match config.scram_secret_for(user) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!("{e}");
+                return self.fatal(fatal("XX000", "could not generate SCRAM secret")).await;
+            }
+        };
+        let server = super::AuthConfig::scram_server();
+        let (server_first, waiting) =
+            match server.on_client_first_message_with_secret(&client_first, secret) {
+                Ok(v) => v,
+                Err(e) => return self.fatal(malformed_scram(e)).await,
+            };
+        self.out.auth(11, server_first.as_bytes());
+        self.flush().await?;
+        let client_final = self.read_auth_message("SASL").await?;
+        match waiting.on_client_final_message(&client_final) {
+            Ok(server_final) => {
+                self.out.auth(12, server_final.as_bytes());
+                Ok(())
+            }
+            Err(PgWireError::InvalidPassword(_)) => self.auth_failed(user).await,
+            Err(e) => self.fatal(malformed_scram(e)).await,
+        }
+    }
+
+    /// Authentication succeeded: open the session and send what PostgreSQL 15 sends.
+    async fn ready(&mut self, startup: Startup) -> R<()> {
+        let (pid, slot) = match self.shared.register() {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!("{e}");
+                return self.fatal(fatal("XX000", "could not generate backend key")).await;
+            }
+        };
+        let secret = slot.secret;
+        self.cancel = Some(slot);
+        self.pid = Some(pid);
+        let sid = self.backend.open_session(&startup.user, &startup.database);
+        self.sid = Some(sid);
+        tracing::info!(peer = %self.peer, pid, user = %startup.user, database = %startup.database, "session started");
+        let version = self.shared.config.server_version.clone();
+        // Exactly PostgreSQL 15's GUC_REPORT set, in the order it sends them.
+        let params: [(&str, &str); 13] = [
+            ("application_name", &startup.application_name),
+            ("client_encoding", "UTF8"),
+            ("DateStyle", "ISO, MDY"),
+            ("default_transaction_read_only", "off"),
+            ("in_hot_standby", "off"),
+            ("integer_datetimes", "on"),
+            ("IntervalStyle", "postgres"),
+            ("is_superuser", "on"),
+            ("server_encoding", "UTF8"),
+            ("server_version", &version),
+            ("session_authorization", &startup.user),
+            ("standard_conforming_strings", "on"),
+            ("TimeZone", "Etc/UTC"),
+        ];
+        for (name, value) in params {
+            self.out.parameter_status(name, value);
+        }
+        self.out.backend_key_data(pid, secret);
+        self.out.ready(TxnStatus::Idle);
+        self.flush().await
+    }
+
+    // ---------------------------------------------------------------- message reading
+
+    /// Wait until input is available or the server shuts down (then end the session as
+    /// PostgreSQL's fast shutdown does).
+    async fn wait_for_input(&mut self) -> R<()> {
+        if *self.stop.borrow() {
+            return self.fatal(fatal("57P01", "terminating connection due to administrator command")).await;
+        }
+        tokio::select! {
+            // fill_buf is cancel-safe: nothing is consumed until a whole message is read below.
+            r = self.reader.fill_buf() => {
+                if r?.is_empty() {
+                    return Err(Exit::Closed);
+                }
+                Ok(())
+            }
+            _ = self.stop.changed() => {
+                self.fatal(fatal("57P01", "terminating connection due to administrator command")).await
+            }
+        }
+    }
+
+    /// Read a message header and body with PostgreSQL's type and length checks. `in_copy`
+    /// switches to the COPY FROM STDIN rules.
+    async fn read_raw(&mut self, in_copy: bool) -> R<Raw> {
+        let ty = self.reader.read_u8().await?;
+        if in_copy {
+            if !matches!(ty, b'd' | b'c' | b'f' | b'H' | b'S') {
+                // PostgreSQL raises this before reading the body, so it also loses message
+                // synchronisation and ends the connection.
+                self.out.error(&PgError::new(
+                    "08P01",
+                    format!("unexpected message type 0x{ty:02X} during COPY from stdin"),
+                ));
+                if let Some(sid) = self.sid {
+                    let _ = self.backend.copy_in_fail(sid, "protocol violation").await;
+                }
+                self.fatal(fatal("08P01", "terminating connection because protocol synchronization was lost"))
+                    .await?;
+            }
+        } else if !codec::is_known_type(ty) {
+            self.fatal(fatal("08P01", format!("invalid frontend message type {ty}"))).await?;
+        }
+        let len = self.reader.read_i32().await?;
+        let limit = if codec::is_large_type(ty) {
+            codec::LARGE_MESSAGE_LIMIT
+        } else {
+            codec::SMALL_MESSAGE_LIMIT
+        };
+        let body_len = match usize::try_from(len) {
+            Ok(l) if l >= 4 && l - 4 <= limit => l - 4,
+            _ => {
+                self.fatal(fatal("08P01", "invalid message length")).await?;
+                return Err(Exit::Closed);
+            }
+        };
+        if codec::is_large_type(ty) && body_len > self.shared.config.max_message_bytes {
+            // Skip the body without buffering it, so an oversized statement costs no memory and
+            // the connection stays in sync.
+            let mut remaining = body_len as u64;
+            let mut sink = tokio::io::sink();
+            while remaining > 0 {
+                let n = tokio::io::copy(&mut (&mut self.reader).take(remaining), &mut sink).await?;
+                if n == 0 {
+                    return Err(Exit::Closed);
+                }
+                remaining -= n;
+            }
+            return Ok(Raw::TooLarge(ty, body_len));
+        }
+        let mut body = BytesMut::zeroed(body_len);
+        self.reader.read_exact(&mut body).await?;
+        Ok(Raw::Msg(ty, body.freeze()))
+    }
+
+    fn too_large(&self, ty: u8, len: usize) -> PgError {
+        let what = if ty == b'd' { "COPY data message" } else { "statement" };
+        PgError::new(
+            "54000",
+            format!("{what} is too large ({len} bytes, the limit is {} bytes)", self.shared.config.max_message_bytes),
+        )
+        .with_hint("Raise the server's message size limit or split the statement.")
+    }
+
+    // ---------------------------------------------------------------- query loop
+
+    async fn query_loop(&mut self) -> R<()> {
+        loop {
+            self.wait_for_input().await?;
+            let raw = self.read_raw(false).await?;
+            let (ty, body) = match raw {
+                Raw::TooLarge(ty, len) => {
+                    if self.skip_till_sync {
+                        continue;
+                    }
+                    let e = self.too_large(ty, len);
+                    match ty {
+                        b'Q' | b'F' => self.simple_error(e).await?,
+                        b'd' => {} // COPY data outside COPY is ignored, as by PostgreSQL.
+                        _ => self.ext_error(e),
+                    }
+                    continue;
+                }
+                Raw::Msg(ty, body) => (ty, body),
+            };
+            if self.skip_till_sync && ty != b'S' {
+                // PostgreSQL discards everything up to Sync after an extended-protocol error.
+                if ty == b'X' {
+                    return Ok(());
+                }
+                continue;
+            }
+            let msg = match codec::decode(ty, body) {
+                Ok(m) => m,
+                Err(e) => {
+                    match ty {
+                        b'Q' | b'F' | b'S' => {
+                            self.skip_till_sync = false;
+                            self.simple_error(e).await?;
+                        }
+                        b'd' | b'c' | b'f' | b'X' => {}
+                        _ => self.ext_error(e),
+                    }
+                    continue;
+                }
+            };
+            match msg {
+                Frontend::Query(sql) => self.simple_query(sql).await?,
+                Frontend::Parse { name, sql, param_types } => self.parse(name, sql, param_types).await?,
+                Frontend::Bind { portal, statement, params, result_formats } => {
+                    self.bind(portal, statement, params, result_formats)
+                }
+                Frontend::Describe { kind, name } => self.describe(kind, &name),
+                Frontend::Execute { portal, max_rows } => self.execute(&portal, max_rows).await?,
+                Frontend::Close { kind, name } => {
+                    if name.is_empty() {
+                        if kind == b'S' {
+                            self.unnamed = None;
+                        } else {
+                            self.portal = None;
+                        }
+                    }
+                    self.out.close_complete();
+                }
+                Frontend::Sync => {
+                    self.skip_till_sync = false;
+                    if self.status == TxnStatus::Idle {
+                        // The implicit transaction ends at Sync and takes the unnamed portal
+                        // with it.
+                        self.portal = None;
+                    }
+                    self.out.ready(self.status);
+                    self.flush().await?;
+                }
+                Frontend::Flush => self.flush().await?,
+                Frontend::Terminate => return Ok(()),
+                // Leftovers of a COPY that already ended with an error: PostgreSQL ignores them.
+                Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => {}
+                Frontend::FunctionCall => {
+                    self.simple_error(PgError::new("0A000", "the function call protocol is not supported"))
+                        .await?
+                }
+            }
+        }
+    }
+
+    /// The server itself failed a statement: inside a transaction block that aborts the block.
+    fn server_failed_statement(&mut self) {
+        if self.status == TxnStatus::InBlock {
+            self.poisoned = true;
+            self.status = TxnStatus::Failed;
+        }
+    }
+
+    /// An error answered in simple-query style: ErrorResponse + ReadyForQuery.
+    async fn simple_error(&mut self, e: PgError) -> R<()> {
+        self.out.error(&e);
+        self.server_failed_statement();
+        self.out.ready(self.status);
+        self.flush().await
+    }
+
+    /// An error in the extended protocol: ErrorResponse, then skip to Sync.
+    fn ext_error(&mut self, e: PgError) {
+        self.out.error(&e);
+        self.server_failed_statement();
+        self.skip_till_sync = true;
+    }
+
+    /// Run a backend call that a CancelRequest may abort; `None` when it was cancelled.
+    async fn cancellable<T>(&mut self, fut: impl std::future::Future<Output = T>) -> Option<T> {
+        let Some(slot) = self.cancel.clone() else { return Some(fut.await) };
+        let rx = slot.arm();
+        let result = tokio::select! {
+            biased;
+            r = fut => Some(r),
+            Ok(()) = rx => None,
+        };
+        slot.disarm();
+        result
+    }
+
+    fn sid(&self) -> SessionId {
+        // Only called after start-up, which always sets the session.
+        self.sid.unwrap_or(SessionId(0))
+    }
+
+    /// The SQL actually sent to the service: in a block the server aborted, only a
+    /// transaction end passes, as ROLLBACK.
+    fn gate(&self, sql: &str) -> Result<String, PgError> {
+        if !self.poisoned {
+            return Ok(sql.to_owned());
+        }
+        if is_txn_end(sql) {
+            Ok("ROLLBACK".to_owned())
+        } else {
+            Err(in_failed_block())
+        }
+    }
+
+    async fn simple_query(&mut self, sql: String) -> R<()> {
+        // A simple query replaces the unnamed statement and portal, as in PostgreSQL.
+        self.unnamed = None;
+        self.portal = None;
+        let sql = match self.gate(&sql) {
+            Ok(s) => s,
+            Err(e) => return self.simple_error(e).await,
+        };
+        let backend = self.backend.clone();
+        let sid = self.sid();
+        tracing::debug!(pid = ?self.pid(), "query: {sql}");
+        let Some(reply) = self.cancellable(backend.query(sid, &sql)).await else {
+            return self.simple_error(canceled()).await;
+        };
+        self.poisoned = false;
+        let reply = self.send_reply(reply, Proto::Simple, 0).await?;
+        if let Some(e) = &reply.error {
+            self.out.error(e);
+        }
+        self.status = reply.status;
+        self.out.ready(self.status);
+        self.flush().await
+    }
+
+    /// Send the outputs of a reply, running COPY FROM STDIN sub-protocols as they come, and
+    /// return the reply whose error and status end the request (the last continuation).
+    async fn send_reply(&mut self, mut reply: Reply, proto: Proto, max_rows: usize) -> R<Reply> {
+        loop {
+            let outputs = std::mem::take(&mut reply.outputs);
+            let count = outputs.len();
+            let mut copy_in = None;
+            for (i, output) in outputs.into_iter().enumerate() {
+                match output {
+                    Output::Rows { fields, rows, tag } => {
+                        if proto == Proto::Simple {
+                            self.out.row_description(&fields);
+                        }
+                        let last = i + 1 == count && reply.error.is_none();
+                        if proto == Proto::Extended && last && max_rows > 0 && rows.len() > max_rows {
+                            let mut rows: VecDeque<_> = rows.into();
+                            for row in rows.drain(..max_rows) {
+                                self.out.data_row(&row);
+                            }
+                            self.out.portal_suspended();
+                            if let Some(p) = self.portal.as_mut() {
+                                p.pending = Some((rows, tag));
+                            }
+                            return Ok(reply);
+                        }
+                        for row in &rows {
+                            self.out.data_row(row);
+                            self.maybe_flush().await?;
+                        }
+                        self.out.command_complete(&tag);
+                    }
+                    Output::Command { tag } => self.out.command_complete(&tag),
+                    Output::Empty => self.out.empty_query(),
+                    Output::CopyOut { binary, columns, chunks, tag } => {
+                        self.out.copy_out_response(binary, columns);
+                        for chunk in &chunks {
+                            self.out.copy_data(chunk);
+                            self.maybe_flush().await?;
+                        }
+                        self.out.copy_done();
+                        self.out.command_complete(&tag);
+                    }
+                    Output::CopyIn { binary, columns } => {
+                        if i + 1 != count {
+                            tracing::error!("backend returned outputs after CopyIn; ignoring them");
+                        }
+                        copy_in = Some((binary, columns));
+                        break;
+                    }
+                }
+            }
+            let Some((binary, columns)) = copy_in else { return Ok(reply) };
+            self.out.copy_in_response(binary, columns);
+            self.flush().await?;
+            reply = self.copy_in().await?;
+        }
+    }
+
+    /// The COPY FROM STDIN sub-protocol: route CopyData/CopyDone/CopyFail to the service until
+    /// the copy ends; returns the continuation reply.
+    async fn copy_in(&mut self) -> R<Reply> {
+        let backend = self.backend.clone();
+        let sid = self.sid();
+        let slot = self.cancel.clone();
+        let mut cancel_rx = slot.as_ref().map(|s| s.arm());
+        let result = self.copy_in_inner(&backend, sid, &mut cancel_rx).await;
+        if let Some(s) = &slot {
+            s.disarm();
+        }
+        result
+    }
+
+    async fn copy_in_inner(
+        &mut self,
+        backend: &Arc<B>,
+        sid: SessionId,
+        cancel_rx: &mut Option<oneshot::Receiver<()>>,
+    ) -> R<Reply> {
+        let cancelled = |rx: &mut Option<oneshot::Receiver<()>>| {
+            matches!(rx.as_mut().map(|r| r.try_recv()), Some(Ok(())))
+        };
+        loop {
+            // Wait for client data, a cancel, or shutdown (treated like a cancel: the copy is
+            // aborted, the session ends afterwards at the next idle point).
+            let got_input = {
+                let wait_cancel = async {
+                    match cancel_rx.as_mut() {
+                        Some(rx) => rx.await.is_ok(),
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    r = self.reader.fill_buf() => {
+                        if r?.is_empty() {
+                            return Err(Exit::Closed);
+                        }
+                        true
+                    }
+                    fired = wait_cancel => !fired,
+                }
+            };
+            if !got_input || cancelled(cancel_rx) {
+                *cancel_rx = None;
+                return Ok(self.end_copy_with_error(backend, sid, canceled()).await);
+            }
+            let (ty, body) = match self.read_raw(true).await? {
+                Raw::TooLarge(ty, len) => {
+                    let e = self.too_large(ty, len);
+                    return Ok(self.end_copy_with_error(backend, sid, e).await);
+                }
+                Raw::Msg(ty, body) => (ty, body),
+            };
+            let msg = match codec::decode(ty, body) {
+                Ok(m) => m,
+                Err(e) => return Ok(self.end_copy_with_error(backend, sid, e).await),
+            };
+            match msg {
+                Frontend::CopyData(data) => {
+                    if let Err(e) = backend.copy_in_data(sid, &data).await {
+                        return Ok(self.end_copy_with_error(backend, sid, e).await);
+                    }
+                }
+                Frontend::CopyDone => {
+                    let done = backend.copy_in_done(sid);
+                    let rx = cancel_rx.take();
+                    let reply = match rx {
+                        Some(rx) => tokio::select! {
+                            biased;
+                            r = done => Some(r),
+                            Ok(()) = rx => None,
+                        },
+                        None => Some(done.await),
+                    };
+                    return Ok(match reply {
+                        Some(r) => r,
+                        None => {
+                            let mut r = Reply {
+                                outputs: vec![],
+                                error: Some(canceled()),
+                                status: self.status,
+                                commit: None,
+                            };
+                            if r.status == TxnStatus::InBlock {
+                                self.poisoned = true;
+                                r.status = TxnStatus::Failed;
+                            }
+                            r
+                        }
+                    });
+                }
+                Frontend::CopyFail(message) => {
+                    let mut reply = backend.copy_in_fail(sid, &message).await;
+                    if reply.error.is_none() {
+                        reply.error = Some(PgError::new("57014", format!("COPY from stdin failed: {message}")));
+                    }
+                    return Ok(reply);
+                }
+                // PostgreSQL ignores Flush and Sync during COPY FROM STDIN.
+                _ => {}
+            }
+        }
+    }
+
+    /// Abort the running COPY in the service and report `e` with the service's resulting status.
+    async fn end_copy_with_error(&mut self, backend: &Arc<B>, sid: SessionId, e: PgError) -> Reply {
+        let mut reply = backend.copy_in_fail(sid, &e.message).await;
+        reply.outputs.clear();
+        reply.error = Some(e);
+        reply
+    }
+
+    // ---------------------------------------------------------------- extended protocol
+
+    async fn parse(&mut self, name: String, sql: String, param_types: Vec<u32>) -> R<()> {
+        if !name.is_empty() {
+            self.ext_error(PgError::new("0A000", "named prepared statements are not supported"));
+            return Ok(());
+        }
+        if let Err(e) = self.gate(&sql) {
+            self.ext_error(e);
+            return Ok(());
+        }
+        let backend = self.backend.clone();
+        let sid = self.sid();
+        tracing::debug!(pid = ?self.pid(), "parse: {sql}");
+        let described = match self.cancellable(backend.describe(sid, &sql)).await {
+            None => Err(canceled()),
+            Some(r) => r,
+        };
+        match described {
+            Ok(mut describe) => {
+                // Types the client specified win over inferred ones, as in PostgreSQL.
+                if describe.param_types.len() < param_types.len() {
+                    describe.param_types.resize(param_types.len(), 0);
+                }
+                for (i, t) in param_types.iter().enumerate() {
+                    if *t != 0 {
+                        describe.param_types[i] = *t;
+                    }
+                }
+                self.unnamed = Some(Prepared { sql, describe });
+                self.out.parse_complete();
+            }
+            Err(e) => {
+                self.unnamed = None;
+                self.ext_error(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn bind(&mut self, portal: String, statement: String, params: Vec<Option<Bytes>>, result_formats: Vec<i16>) {
+        if !statement.is_empty() {
+            return self.ext_error(PgError::new("26000", format!("prepared statement \"{statement}\" does not exist")));
+        }
+        let Some(stmt) = &self.unnamed else {
+            return self.ext_error(PgError::new("26000", "unnamed prepared statement does not exist"));
+        };
+        if !portal.is_empty() {
+            return self.ext_error(PgError::new("0A000", "named portals are not supported"));
+        }
+        let wanted = stmt.describe.param_types.len();
+        if params.len() != wanted {
+            return self.ext_error(PgError::new(
+                "08P01",
+                format!("bind message supplies {} parameters, but prepared statement \"\" requires {wanted}", params.len()),
+            ));
+        }
+        if !params.is_empty() {
+            return self.ext_error(
+                PgError::new("0A000", "bind parameters are not supported")
+                    .with_hint("Inline the values into the statement text."),
+            );
+        }
+        let columns = stmt.describe.fields.as_ref().map_or(0, Vec::len);
+        if result_formats.len() > 1 && result_formats.len() != columns {
+            return self.ext_error(PgError::new(
+                "08P01",
+                format!("bind message has {} result formats but query has {columns} columns", result_formats.len()),
+            ));
+        }
+        if result_formats.iter().any(|f| *f != 0) {
+            return self.ext_error(PgError::new("0A000", "binary result format is not supported"));
+        }
+        let (sql, fields) = (stmt.sql.clone(), stmt.describe.fields.clone());
+        self.portal = Some(Portal { sql, fields, pending: None });
+        self.out.bind_complete();
+    }
+
+    fn describe(&mut self, kind: u8, name: &str) {
+        if kind == b'S' {
+            if !name.is_empty() {
+                return self.ext_error(PgError::new("26000", format!("prepared statement \"{name}\" does not exist")));
+            }
+            let Some(stmt) = &self.unnamed else {
+                return self.ext_error(PgError::new("26000", "unnamed prepared statement does not exist"));
+            };
+            let (types, fields) = (stmt.describe.param_types.clone(), stmt.describe.fields.clone());
+            self.out.parameter_description(&types);
+            match fields {
+                Some(f) => self.out.row_description(&f),
+                None => self.out.no_data(),
+            }
+        } else {
+            if !name.is_empty() {
+                return self.ext_error(PgError::new("34000", format!("portal \"{name}\" does not exist")));
+            }
+            let Some(portal) = &self.portal else {
+                return self.ext_error(PgError::new("34000", "portal \"\" does not exist"));
+            };
+            match portal.fields.clone() {
+                Some(f) => self.out.row_description(&f),
+                None => self.out.no_data(),
+            }
+        }
+    }
+
+    async fn execute(&mut self, name: &str, max_rows: i32) -> R<()> {
+        if !name.is_empty() {
+            self.ext_error(PgError::new("34000", format!("portal \"{name}\" does not exist")));
+            return Ok(());
+        }
+        let Some(portal) = self.portal.as_mut() else {
+            self.ext_error(PgError::new("34000", "portal \"\" does not exist"));
+            return Ok(());
+        };
+        let max_rows = usize::try_from(max_rows).unwrap_or(0);
+        if let Some((mut rows, tag)) = portal.pending.take() {
+            let n = if max_rows == 0 { rows.len() } else { max_rows.min(rows.len()) };
+            for row in rows.drain(..n) {
+                self.out.data_row(&row);
+            }
+            if rows.is_empty() {
+                self.out.command_complete(&tag);
+                self.portal = None;
+            } else {
+                self.out.portal_suspended();
+                if let Some(p) = self.portal.as_mut() {
+                    p.pending = Some((rows, tag));
+                }
+            }
+            return Ok(());
+        }
+        let portal_sql = portal.sql.clone();
+        let sql = match self.gate(&portal_sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.ext_error(e);
+                return Ok(());
+            }
+        };
+        let backend = self.backend.clone();
+        let sid = self.sid();
+        tracing::debug!(pid = ?self.pid(), "execute: {sql}");
+        let Some(reply) = self.cancellable(backend.query(sid, &sql)).await else {
+            self.ext_error(canceled());
+            return Ok(());
+        };
+        self.poisoned = false;
+        let reply = self.send_reply(reply, Proto::Extended, max_rows).await?;
+        self.status = reply.status;
+        let suspended = self.portal.as_ref().is_some_and(|p| p.pending.is_some());
+        if !suspended {
+            self.portal = None;
+        }
+        if let Some(e) = &reply.error {
+            self.out.error(e);
+            self.skip_till_sync = true;
+        }
+        Ok(())
+    }
+}
+
+fn malformed_scram(e: PgWireError) -> PgError {
+    let mut err = fatal("08P01", "malformed SCRAM message");
+    err.detail = Some(e.to_string());
+    err
+}
+
+/// Parse the name/value pairs of a StartupMessage. Returns the start-up data and the `_pq_.`
+/// protocol options we do not support (reported in NegotiateProtocolVersion).
+fn parse_startup_params(body: &[u8]) -> Result<(Startup, Vec<String>), PgError> {
+    let layout = || fatal("08P01", "invalid startup packet layout: expected terminator as last byte");
+    if body.last() != Some(&0) {
+        return Err(layout());
+    }
+    let mut parts = body[..body.len() - 1].split(|b| *b == 0);
+    let mut user = None;
+    let mut database = None;
+    let mut application_name = String::new();
+    let mut unrecognized = Vec::new();
+    while let Some(name) = parts.next() {
+        if name.is_empty() {
+            break;
+        }
+        let value = parts.next().ok_or_else(layout)?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        let value = String::from_utf8_lossy(value).into_owned();
+        match name.as_str() {
+            "user" => user = Some(value),
+            "database" => database = Some(value),
+            "application_name" => application_name = value,
+            n if n.starts_with("_pq_.") => unrecognized.push(name),
+            // Other GUCs (client_encoding, DateStyle, options, ...) are accepted and ignored:
+            // RockLake always speaks UTF8 with ISO dates, which is what it reports.
+            _ => {}
+        }
+    }
+    let user = match user {
+        Some(u) if !u.is_empty() => u,
+        _ => return Err(fatal("28000", "no PostgreSQL user name specified in startup packet")),
+    };
+    let database = match database {
+        Some(d) if !d.is_empty() => d,
+        _ => user.clone(),
+    };
+    Ok((Startup { user, database, application_name }, unrecognized))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_txn_end;
+
+    #[test]
+    fn txn_end_detection() {
+        assert!(is_txn_end("ROLLBACK"));
+        assert!(is_txn_end(" rollback ; "));
+        assert!(is_txn_end("COMMIT WORK"));
+        assert!(is_txn_end("abort transaction"));
+        assert!(!is_txn_end("ROLLBACK TO SAVEPOINT a"));
+        assert!(!is_txn_end("SELECT 1"));
+        assert!(!is_txn_end("ROLLBACK; SELECT 1"));
+    }
+}

@@ -1,0 +1,265 @@
+//! The PostgreSQL front end: accepts connections, runs start-up and authentication, and
+//! translates the v3 wire protocol to calls of a [`Backend`] (the catalog service in production,
+//! scripted fakes in tests).
+//!
+//! Message framing is our own (see `codec`), so every reaction can follow PostgreSQL 15 exactly;
+//! pgwire supplies the SCRAM-SHA-256 server state machine and the MD5 hash. pgwire's
+//! `process_socket` framework is not used because its handler API cannot express what DuckDB
+//! relies on: a COPY FROM STDIN in the middle of a multi-statement query whose remaining
+//! statements run after CopyDone, the service (not the framework) owning the transaction status,
+//! and PostgreSQL's exact ParameterStatus set.
+
+mod auth;
+mod codec;
+mod conn;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rocklake_core::api::{Describe, PgError, Reply, SessionId};
+use tokio::net::TcpListener;
+use tokio::sync::{oneshot, watch, Semaphore};
+use tokio::task::JoinSet;
+
+pub use auth::{random_password, AuthConfig, AuthMethod};
+
+use crate::service::CatalogService;
+
+/// What the protocol layer needs from the catalog engine. The semantics are those of
+/// [`CatalogService`]; the trait exists so the protocol can be tested against scripted fakes.
+///
+/// Contract details the server relies on:
+/// * In a [`Reply`], an [`rocklake_core::api::Output::CopyIn`] is the last output; the rest of
+///   the request continues in the reply of `copy_in_done` / `copy_in_fail`.
+/// * When `copy_in_data` fails, the server ends the COPY by calling `copy_in_fail` (its status is
+///   reported to the client, its error is replaced by the data error, as PostgreSQL reports the
+///   first error).
+/// * A CancelRequest drops the future of the running call (`query`, `describe`,
+///   `copy_in_done`) at an await point, so these must be cancel-safe: a dropped statement must
+///   leave the session as if the statement failed. The server then reports 57014 and treats an
+///   open transaction block as aborted (only ROLLBACK/COMMIT are forwarded, as `ROLLBACK`).
+pub trait Backend: Send + Sync + 'static {
+    fn open_session(&self, user: &str, database: &str) -> SessionId;
+    fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send;
+    fn describe(
+        &self,
+        sid: SessionId,
+        sql: &str,
+    ) -> impl Future<Output = Result<Describe, PgError>> + Send;
+    fn copy_in_data(
+        &self,
+        sid: SessionId,
+        data: &[u8],
+    ) -> impl Future<Output = Result<(), PgError>> + Send;
+    fn copy_in_done(&self, sid: SessionId) -> impl Future<Output = Reply> + Send;
+    fn copy_in_fail(&self, sid: SessionId, message: &str) -> impl Future<Output = Reply> + Send;
+    fn close_session(&self, sid: SessionId) -> impl Future<Output = ()> + Send;
+}
+
+impl Backend for CatalogService {
+    fn open_session(&self, user: &str, database: &str) -> SessionId {
+        CatalogService::open_session(self, user, database)
+    }
+    fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
+        CatalogService::query(self, sid, sql)
+    }
+    fn describe(
+        &self,
+        sid: SessionId,
+        sql: &str,
+    ) -> impl Future<Output = Result<Describe, PgError>> + Send {
+        CatalogService::describe(self, sid, sql)
+    }
+    fn copy_in_data(
+        &self,
+        sid: SessionId,
+        data: &[u8],
+    ) -> impl Future<Output = Result<(), PgError>> + Send {
+        CatalogService::copy_in_data(self, sid, data)
+    }
+    fn copy_in_done(&self, sid: SessionId) -> impl Future<Output = Reply> + Send {
+        CatalogService::copy_in_done(self, sid)
+    }
+    fn copy_in_fail(&self, sid: SessionId, message: &str) -> impl Future<Output = Reply> + Send {
+        CatalogService::copy_in_fail(self, sid, message)
+    }
+    fn close_session(&self, sid: SessionId) -> impl Future<Output = ()> + Send {
+        CatalogService::close_session(self, sid)
+    }
+}
+
+/// Protocol-level settings of the server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub auth: AuthConfig,
+    /// Largest Query/Parse/Bind/CopyData message accepted; larger ones are skipped and answered
+    /// with 54000 (program_limit_exceeded).
+    pub max_message_bytes: usize,
+    /// Connections beyond this get PostgreSQL's 53300 "sorry, too many clients already".
+    pub max_connections: usize,
+    /// `server_version` ParameterStatus. libpq parses the leading `major.minor` (150018 here),
+    /// DuckDB reads its version from `SELECT version()` instead.
+    pub server_version: String,
+    /// Start-up and authentication must finish within this (PostgreSQL's
+    /// `authentication_timeout`, 60 s).
+    pub startup_timeout: Duration,
+    /// On shutdown, how long running statements may take before their connections are cut.
+    pub shutdown_grace: Duration,
+}
+
+impl ServerConfig {
+    pub fn new(auth: AuthConfig) -> Self {
+        ServerConfig {
+            auth,
+            max_message_bytes: 64 << 20,
+            max_connections: 100,
+            server_version: format!("15.18 (RockLake {})", env!("CARGO_PKG_VERSION")),
+            startup_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// One registered session for CancelRequest: its secret key and, while a statement runs, the
+/// trigger that aborts it.
+struct CancelSlot {
+    secret: u32,
+    armed: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+/// State shared by all connections of one server.
+pub(crate) struct Shared {
+    config: ServerConfig,
+    cancels: Mutex<HashMap<i32, Arc<CancelSlot>>>,
+    connection_slots: Arc<Semaphore>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding one of these short locks cannot leave the map inconsistent, so a
+    // poisoned lock is still usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// Allocate a random unused backend pid and secret.
+    fn register(&self) -> anyhow::Result<(i32, Arc<CancelSlot>)> {
+        loop {
+            let raw = auth::random_bytes::<8>()?;
+            let pid = i32::from_be_bytes([raw[0] & 0x7f, raw[1], raw[2], raw[3]]);
+            let secret = u32::from_be_bytes([raw[4], raw[5], raw[6], raw[7]]);
+            if pid == 0 {
+                continue;
+            }
+            let mut map = lock(&self.cancels);
+            if map.contains_key(&pid) {
+                continue;
+            }
+            let slot = Arc::new(CancelSlot { secret, armed: Mutex::new(None) });
+            map.insert(pid, slot.clone());
+            return Ok((pid, slot));
+        }
+    }
+
+    fn unregister(&self, pid: i32) {
+        lock(&self.cancels).remove(&pid);
+    }
+
+    /// Handle a CancelRequest: abort the target's running statement, if any. Like PostgreSQL,
+    /// a wrong key or an idle session is silently ignored.
+    fn cancel(&self, pid: i32, secret: u32) {
+        let slot = lock(&self.cancels).get(&pid).cloned();
+        match slot {
+            Some(slot) if slot.secret == secret => {
+                if let Some(trigger) = lock(&slot.armed).take() {
+                    tracing::info!(pid, "cancel request: cancelling running statement");
+                    let _ = trigger.send(());
+                } else {
+                    tracing::debug!(pid, "cancel request for an idle session");
+                }
+            }
+            Some(_) => tracing::warn!(pid, "cancel request with wrong secret key ignored"),
+            None => tracing::debug!(pid, "cancel request for unknown backend pid ignored"),
+        }
+    }
+}
+
+impl CancelSlot {
+    /// Start a cancellable section; the receiver fires when a CancelRequest arrives.
+    fn arm(&self) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        *lock(&self.armed) = Some(tx);
+        rx
+    }
+
+    fn disarm(&self) {
+        lock(&self.armed).take();
+    }
+}
+
+/// Serve the catalog service on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    service: Arc<CatalogService>,
+    auth: AuthConfig,
+    shutdown: impl Future,
+) -> anyhow::Result<()> {
+    serve_backend(listener, service, ServerConfig::new(auth), shutdown).await
+}
+
+/// Serve any [`Backend`] on `listener` until `shutdown` resolves; then stop accepting, end idle
+/// sessions with 57P01 (as PostgreSQL's fast shutdown does), let running statements finish
+/// within the grace period, and close every session.
+pub async fn serve_backend<B: Backend>(
+    listener: TcpListener,
+    backend: Arc<B>,
+    config: ServerConfig,
+    shutdown: impl Future,
+) -> anyhow::Result<()> {
+    let slots = Arc::new(Semaphore::new(config.max_connections));
+    let grace = config.shutdown_grace;
+    let shared =
+        Arc::new(Shared { config, cancels: Mutex::new(HashMap::new()), connection_slots: slots });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((socket, peer)) => {
+                    // Small request/response round trips dominate; never wait for Nagle.
+                    if let Err(e) = socket.set_nodelay(true) {
+                        tracing::debug!(%peer, "set_nodelay failed: {e}");
+                    }
+                    tasks.spawn(conn::run(socket, peer, backend.clone(), shared.clone(), stop_rx.clone()));
+                }
+                Err(e) => {
+                    // Typically EMFILE or a connection reset before accept; back off briefly
+                    // instead of spinning.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = done {
+                    tracing::error!("connection task failed: {e}");
+                }
+            }
+        }
+    }
+    drop(listener);
+    tracing::info!(connections = tasks.len(), "shutting down");
+    let _ = stop_tx.send(true);
+    let drained = tokio::time::timeout(grace, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(connections = tasks.len(), "grace period over; closing connections");
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+    Ok(())
+}

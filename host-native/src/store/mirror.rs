@@ -1,0 +1,89 @@
+//! The in-memory ordered copy of every (non-reserved) key that answers all reads.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use rocklake_core::api::{CommitBatch, KvError, KvRead};
+
+type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Shared between the store (the only writer) and its readers.
+#[derive(Default)]
+pub(crate) struct Mirror {
+    map: RwLock<Map>,
+}
+
+impl Mirror {
+    pub(crate) fn from_map(map: Map) -> Self {
+        Mirror {
+            map: RwLock::new(map),
+        }
+    }
+
+    /// Applies a durable batch under one write lock, so every read call sees all of it or
+    /// none of it. Order matches the SlateDB batch: puts in order, then deletes (a key both
+    /// put and deleted ends up deleted, in both places).
+    pub(crate) fn apply(&self, batch: &CommitBatch) {
+        // Nothing below can panic halfway (only inserts/removes), so a poisoned lock still
+        // holds a consistent map; recover it instead of failing every later read.
+        let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        for (k, v) in &batch.puts {
+            map.insert(k.clone(), v.clone());
+        }
+        for k in &batch.deletes {
+            map.remove(k);
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.read().unwrap_or_else(PoisonError::into_inner).len()
+    }
+}
+
+/// Read access to the store's mirror; cheap to clone and share across threads.
+///
+/// Each call reads under one lock acquisition, so it observes a state between two commits,
+/// never half of one. Successive calls may observe different commits (the core's MVCC keys
+/// make that harmless: commits only add versions).
+#[derive(Clone)]
+pub struct StoreReader {
+    pub(crate) mirror: Arc<Mirror>,
+}
+
+impl std::fmt::Debug for StoreReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreReader").finish_non_exhaustive()
+    }
+}
+
+impl StoreReader {
+    /// Number of keys currently visible (diagnostics, tests).
+    pub fn len(&self) -> usize {
+        self.mirror.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl KvRead for StoreReader {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+        // BTreeMap::range panics on an inverted range; an empty answer is the right one.
+        if limit == 0 || start >= end {
+            return Ok(Vec::new());
+        }
+        let map = self.mirror.map.read().unwrap_or_else(PoisonError::into_inner);
+        Ok(map
+            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
+        let map = self.mirror.map.read().unwrap_or_else(PoisonError::into_inner);
+        Ok(map.get(key).cloned())
+    }
+}

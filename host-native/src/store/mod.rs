@@ -1,0 +1,425 @@
+//! The durable key/value store under the catalog: SlateDB on an object store, plus an
+//! in-memory ordered mirror of every key that answers all reads.
+//!
+//! The store is MVCC-agnostic: the core encodes keys and decides visibility; this module only
+//! makes one [`CommitBatch`] durable as one atomic SlateDB write and keeps the mirror in step.
+//!
+//! Writer fencing has two layers. SlateDB's own: opening a `Db` bumps the manifest's writer
+//! epoch and writes a fence object at the next WAL position, so an older writer's next WAL
+//! upload (a create-if-absent PUT) fails and that writer closes itself as fenced. On top of it
+//! RockLake's `writer_epoch` key (prefix 0x00, see [`RESERVED_PREFIX`]), bumped durably on
+//! every open: the catalog's own generation number, readable by tools and other hosts.
+//!
+//! Keys whose first byte is 0x00 belong to the store; batches may not write them and readers
+//! never see them.
+
+mod location;
+mod mirror;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use rocklake_core::api::CommitBatch;
+use slatedb::config::{ScanOptions, Settings, WriteOptions};
+use slatedb::{CloseReason, Db, DbStatus, ErrorKind, WriteBatch};
+use tokio::sync::watch;
+
+pub use mirror::StoreReader;
+
+/// First byte of every key the store reserves for itself.
+pub const RESERVED_PREFIX: u8 = 0x00;
+
+/// RockLake's writer epoch: big-endian u64, incremented durably by every writer open.
+const WRITER_EPOCH_KEY: &[u8] = b"\x00writer_epoch";
+
+/// How to open a catalog.
+#[non_exhaustive]
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Create the catalog (and, for a local path, its directory) when it does not exist.
+    /// When false, opening a location without a catalog fails with [`StoreError::NotFound`].
+    pub create_if_missing: bool,
+    /// Open without claiming the writer epoch. Reserved for read replicas; not implemented yet
+    /// (opening fails with [`StoreError::Invalid`]).
+    pub read_only: bool,
+    /// Replace RockLake's tuned SlateDB settings ([`Store::default_settings`]). For experiments
+    /// and tests; production should leave this `None`.
+    pub slatedb_settings: Option<Settings>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            create_if_missing: true,
+            read_only: false,
+            slatedb_settings: None,
+        }
+    }
+}
+
+impl StoreOptions {
+    pub fn create_if_missing(mut self, yes: bool) -> Self {
+        self.create_if_missing = yes;
+        self
+    }
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only = yes;
+        self
+    }
+    pub fn slatedb_settings(mut self, settings: Settings) -> Self {
+        self.slatedb_settings = Some(settings);
+        self
+    }
+}
+
+/// What went wrong, phrased by what the caller should do about it.
+#[non_exhaustive]
+#[derive(thiserror::Error, Debug)]
+pub enum StoreError {
+    /// Another writer opened the catalog after this one. Nothing of the failed commit is or will
+    /// become visible. This `Store` will never commit again: answer 57P04, stop accepting
+    /// writes, and drop it (re-opening would fence the other writer in turn).
+    #[error("writer fenced: another instance opened catalog {location} as writer (our epoch {epoch})")]
+    Fenced { location: String, epoch: u64 },
+    /// The object store or local disk failed (network, timeouts, permissions, disk full).
+    /// Nothing was committed. `transient`: retrying later may succeed (for `open`, retry the
+    /// open; a commit that fails this way was not started, so it may be retried).
+    #[error("storage unavailable: {message}")]
+    Unavailable { message: String, transient: bool },
+    /// The batch was handed to SlateDB but its durability could not be confirmed: it may or
+    /// may not be committed. This `Store` is now unusable (later commits return `Closed`).
+    /// Tell the client the connection failed (not that the transaction rolled back), drop this
+    /// `Store` and open the catalog again, which reads the truth from storage.
+    #[error("commit outcome unknown: {message}")]
+    Indeterminate { message: String },
+    /// The request is wrong (bad URL, reserved or empty key, unsupported option). Fix the
+    /// caller; retrying the same request fails the same way.
+    #[error("invalid request: {message}")]
+    Invalid { message: String },
+    /// No catalog exists at the location and `create_if_missing` was false. Check the URL.
+    #[error("no catalog at {location}")]
+    NotFound { location: String },
+    /// Persisted bytes are not what they should be (checksum mismatch, foreign format, a
+    /// malformed reserved key). Stop and investigate; do not write to this catalog.
+    #[error("catalog data corrupt: {message}")]
+    Corrupt { message: String },
+    /// The store was closed (or broken by an earlier `Indeterminate` commit). Open a new one.
+    #[error("store is closed")]
+    Closed,
+    /// A bug in RockLake or SlateDB. Log it, drop the `Store`, open again.
+    #[error("internal storage error: {message}")]
+    Internal { message: String },
+}
+
+const OPEN: u8 = 0;
+const FENCED: u8 = 1;
+const BROKEN: u8 = 2;
+const CLOSED: u8 = 3;
+
+/// A catalog opened as its single writer. Share it as `Arc<Store>`.
+pub struct Store {
+    db: Db,
+    status: watch::Receiver<DbStatus>,
+    mirror: Arc<mirror::Mirror>,
+    /// Serializes commits (spec step 1) and close.
+    commit_lock: tokio::sync::Mutex<()>,
+    /// RockLake's writer epoch claimed at open.
+    epoch: u64,
+    /// SlateDB's manifest writer epoch claimed at open.
+    slatedb_epoch: u64,
+    state: AtomicU8,
+    location: String,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.location)
+            .field("epoch", &self.epoch)
+            .field("state", &self.state.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// SlateDB settings chosen for a catalog: tiny transactions that must each be durable
+    /// before the client hears COMMIT, a working set that fits in memory, reads served from the
+    /// mirror (SlateDB is read only at open).
+    pub fn default_settings() -> Settings {
+        Settings {
+            // Every commit flushes the WAL explicitly (one PUT per commit), so the timer is
+            // only a backstop; it does not add latency.
+            flush_interval: Some(Duration::from_millis(100)),
+            // Small memtables and a bound on WAL files since the last L0 flush keep the WAL
+            // replay at open short (each WAL file is one GET on S3): with one WAL file per
+            // commit the default 4096 would mean thousands of GETs per open.
+            l0_sst_size_bytes: 4 * 1024 * 1024,
+            max_wal_flushes_before_l0_flush: 256,
+            // Give up on a failing object store after a few retries (SlateDB's wrapper retries
+            // on top of the object_store client's own HTTP retries). The default (retry
+            // forever) would hang a commit, and everyone queued behind the commit lock.
+            object_store_max_retries: Some(3),
+            ..Settings::default()
+        }
+    }
+
+    /// Opens (or creates) the catalog at `url` as its writer: a plain local path or
+    /// `file:///dir`, `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`
+    /// (credentials and endpoints from the environment: `AWS_*`, `GOOGLE_*`, `AZURE_*`).
+    ///
+    /// Fences any previous writer, claims a new writer epoch durably, then loads every key
+    /// into the in-memory mirror.
+    pub async fn open(url: &str, opts: StoreOptions) -> Result<Store, StoreError> {
+        if opts.read_only {
+            return Err(StoreError::Invalid {
+                message: "read-only open is not implemented yet".into(),
+            });
+        }
+        let loc = location::resolve(url, opts.create_if_missing)?;
+        if !opts.create_if_missing && !catalog_exists(&loc).await? {
+            return Err(StoreError::NotFound {
+                location: loc.display,
+            });
+        }
+        let settings = opts.slatedb_settings.unwrap_or_else(Store::default_settings);
+        let db = Db::builder(loc.root.clone(), loc.store.clone())
+            .with_settings(settings)
+            // Reads after open come from the mirror, so a block cache would only hold
+            // duplicate bytes.
+            .with_db_cache_disabled()
+            .build()
+            .await
+            .map_err(|e| from_slate(e, &loc.display, 0, "open"))?;
+        match Self::init(db, loc.display.clone()).await {
+            Ok(store) => Ok(store),
+            Err((db, e)) => {
+                // Best effort: the error that stopped the open is the one to report.
+                if let Err(close_err) = db.close().await {
+                    tracing::warn!(error = %close_err, "closing SlateDB after a failed open");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn init(db: Db, location: String) -> Result<Store, (Db, StoreError)> {
+        let status = db.subscribe();
+        let slatedb_epoch = db.manifest().writer_epoch();
+        let previous = match db.get(WRITER_EPOCH_KEY).await {
+            Ok(None) => 0,
+            Ok(Some(v)) => match <[u8; 8]>::try_from(v.as_ref()) {
+                Ok(b) => u64::from_be_bytes(b),
+                Err(_) => {
+                    let e = StoreError::Corrupt {
+                        message: format!("writer_epoch key holds {} bytes, expected 8", v.len()),
+                    };
+                    return Err((db, e));
+                }
+            },
+            Err(e) => return Err((db, from_slate(e, &location, 0, "read writer epoch"))),
+        };
+        let epoch = previous + 1;
+        let mut batch = WriteBatch::new();
+        batch.put(WRITER_EPOCH_KEY, epoch.to_be_bytes());
+        if let Err(e) = write_durably(&db, batch).await {
+            return Err((db, from_slate(e, &location, epoch, "claim writer epoch")));
+        }
+
+        let map = match load_all(&db).await {
+            Ok(map) => map,
+            Err(e) => return Err((db, from_slate(e, &location, epoch, "load catalog"))),
+        };
+        tracing::info!(
+            location = %location, epoch, slatedb_epoch, keys = map.len(),
+            "catalog store opened as writer"
+        );
+        Ok(Store {
+            db,
+            status,
+            mirror: Arc::new(mirror::Mirror::from_map(map)),
+            commit_lock: tokio::sync::Mutex::new(()),
+            epoch,
+            slatedb_epoch,
+            state: AtomicU8::new(OPEN),
+            location,
+        })
+    }
+
+    /// A reader over the mirror. See [`StoreReader`] for its consistency guarantee.
+    pub fn reader(&self) -> StoreReader {
+        StoreReader {
+            mirror: self.mirror.clone(),
+        }
+    }
+
+    /// The writer epoch this store claimed at open.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Applies `batch` atomically and durably; returns once it is durable in the object store
+    /// and visible to readers. Puts are applied in order, then deletes.
+    ///
+    /// On [`StoreError::Fenced`], [`StoreError::Invalid`] and [`StoreError::Closed`] nothing of
+    /// the batch was written. On [`StoreError::Indeterminate`] the outcome is unknown and the
+    /// store is unusable.
+    pub async fn commit(&self, batch: &CommitBatch) -> Result<(), StoreError> {
+        validate(batch)?;
+        let _guard = self.commit_lock.lock().await;
+        self.check_writable()?;
+        if batch.puts.is_empty() && batch.deletes.is_empty() {
+            return Ok(());
+        }
+        let mut wb = WriteBatch::new();
+        for (k, v) in &batch.puts {
+            wb.put(k, v);
+        }
+        for k in &batch.deletes {
+            wb.delete(k);
+        }
+        if let Err(e) = write_durably(&self.db, wb).await {
+            let err = from_slate(e, &self.location, self.epoch, "commit");
+            match err {
+                // SlateDB's WAL upload is create-if-absent: it fails when a newer writer's
+                // fence occupies the slot, so the batch never reached storage.
+                StoreError::Fenced { .. } => self.state.store(FENCED, Ordering::SeqCst),
+                StoreError::Closed => {}
+                _ => {
+                    self.state.store(BROKEN, Ordering::SeqCst);
+                    return Err(StoreError::Indeterminate {
+                        message: format!("{err} (store {} epoch {})", self.location, self.epoch),
+                    });
+                }
+            }
+            return Err(err);
+        }
+        self.mirror.apply(batch);
+        Ok(())
+    }
+
+    /// Spec step 2: is our claim on the catalog still valid? SlateDB closes the `Db` as fenced
+    /// when its manifest poll sees a newer writer epoch; the authoritative check is the WAL
+    /// upload itself (see [`Store::commit`]).
+    fn check_writable(&self) -> Result<(), StoreError> {
+        let fenced = || StoreError::Fenced {
+            location: self.location.clone(),
+            epoch: self.epoch,
+        };
+        match self.state.load(Ordering::SeqCst) {
+            OPEN => {}
+            FENCED => return Err(fenced()),
+            _ => return Err(StoreError::Closed),
+        }
+        let status = self.status.borrow();
+        if status.current_manifest.writer_epoch() != self.slatedb_epoch {
+            self.state.store(FENCED, Ordering::SeqCst);
+            return Err(fenced());
+        }
+        match status.close_reason {
+            None => Ok(()),
+            Some(CloseReason::Fenced) => {
+                self.state.store(FENCED, Ordering::SeqCst);
+                Err(fenced())
+            }
+            Some(_) => {
+                self.state.store(BROKEN, Ordering::SeqCst);
+                Err(StoreError::Closed)
+            }
+        }
+    }
+
+    /// Closes SlateDB (flushing nothing new: every commit is already durable). Waits for an
+    /// in-flight commit. Readers keep answering from the mirror. Idempotent.
+    pub async fn close(&self) -> Result<(), StoreError> {
+        let _guard = self.commit_lock.lock().await;
+        if self.state.swap(CLOSED, Ordering::SeqCst) == CLOSED {
+            return Ok(());
+        }
+        match self.db.close().await {
+            Ok(()) => Ok(()),
+            Err(e) => match e.kind() {
+                // A fenced or already-failed Db has nothing left to flush; that is a close.
+                ErrorKind::Closed(_) => Ok(()),
+                _ => Err(from_slate(e, &self.location, self.epoch, "close")),
+            },
+        }
+    }
+}
+
+fn validate(batch: &CommitBatch) -> Result<(), StoreError> {
+    let keys = batch.puts.iter().map(|(k, _)| k).chain(batch.deletes.iter());
+    for k in keys {
+        match k.first() {
+            None => {
+                return Err(StoreError::Invalid {
+                    message: "empty key in commit batch".into(),
+                })
+            }
+            Some(&RESERVED_PREFIX) => {
+                return Err(StoreError::Invalid {
+                    message: format!("commit batch writes reserved key {k:02x?} (prefix 0x00)"),
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// One atomic SlateDB write, returned only once durable: the batch lands in the in-memory WAL
+/// buffer, `flush` uploads that buffer now (instead of at the next `flush_interval` tick) as a
+/// single object, and `await_durable` confirms it covered this batch.
+async fn write_durably(db: &Db, batch: WriteBatch) -> Result<(), slatedb::Error> {
+    let handle = db.write_with_options(batch, &WriteOptions::default()).await?;
+    db.flush().await?;
+    handle.await_durable().await
+}
+
+async fn load_all(db: &Db) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, slatedb::Error> {
+    let opts = ScanOptions::default()
+        .with_read_ahead_bytes(1024 * 1024)
+        .with_max_fetch_tasks(4);
+    // Everything from the first non-reserved key on.
+    let mut iter = db.scan_with_options(vec![RESERVED_PREFIX + 1].., &opts).await?;
+    let mut map = BTreeMap::new();
+    while let Some(kv) = iter.next().await? {
+        map.insert(kv.key.to_vec(), kv.value.to_vec());
+    }
+    Ok(map)
+}
+
+/// Whether SlateDB has ever written a manifest under the location's root.
+async fn catalog_exists(loc: &location::Location) -> Result<bool, StoreError> {
+    let prefix = loc.root.clone().join("manifest");
+    let mut listing = loc.store.list(Some(&prefix));
+    match listing.next().await {
+        None => Ok(false),
+        Some(Ok(_)) => Ok(true),
+        Some(Err(e)) => Err(StoreError::Unavailable {
+            message: format!("cannot list {}: {e}", loc.display),
+            transient: true,
+        }),
+    }
+}
+
+fn from_slate(e: slatedb::Error, location: &str, epoch: u64, what: &str) -> StoreError {
+    let message = format!("{what} on {location}: {e}");
+    match e.kind() {
+        ErrorKind::Closed(CloseReason::Fenced) => StoreError::Fenced {
+            location: location.to_string(),
+            epoch,
+        },
+        ErrorKind::Closed(CloseReason::Clean) => StoreError::Closed,
+        ErrorKind::Closed(_) => StoreError::Internal { message },
+        ErrorKind::Unavailable => StoreError::Unavailable {
+            message,
+            transient: true,
+        },
+        ErrorKind::Invalid => StoreError::Invalid { message },
+        ErrorKind::Data => StoreError::Corrupt { message },
+        _ => StoreError::Internal { message },
+    }
+}

@@ -1,0 +1,95 @@
+//! Protobuf row messages of the RockLake catalog, derived with prost from `rocklake.proto`
+//! (hand-written derives: no `protoc` at build time).
+
+/// One value; `kind == None` is SQL NULL.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct Datum {
+    #[prost(oneof = "datum::Kind", tags = "1, 2, 3, 4, 5, 6, 7, 8")]
+    pub kind: ::core::option::Option<datum::Kind>,
+}
+
+pub mod datum {
+    #[derive(Clone, PartialEq, ::prost::Oneof)]
+    pub enum Kind {
+        #[prost(bool, tag = "1")]
+        Boolean(bool),
+        #[prost(sint64, tag = "2")]
+        Int(i64),
+        #[prost(double, tag = "3")]
+        Float(f64),
+        #[prost(string, tag = "4")]
+        Text(::prost::alloc::string::String),
+        #[prost(bytes = "vec", tag = "5")]
+        Bytes(::prost::alloc::vec::Vec<u8>),
+        #[prost(message, tag = "6")]
+        Interval(super::Interval),
+        #[prost(string, tag = "7")]
+        Numeric(::prost::alloc::string::String),
+        #[prost(message, tag = "8")]
+        List(super::DatumList),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, ::prost::Message)]
+pub struct Interval {
+    #[prost(int32, tag = "1")]
+    pub months: i32,
+    #[prost(int32, tag = "2")]
+    pub days: i32,
+    #[prost(int64, tag = "3")]
+    pub micros: i64,
+}
+
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct DatumList {
+    #[prost(message, repeated, tag = "1")]
+    pub items: ::prost::alloc::vec::Vec<Datum>,
+}
+
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct Row {
+    #[prost(uint64, tag = "1")]
+    pub row_id: u64,
+    #[prost(message, repeated, tag = "2")]
+    pub values: ::prost::alloc::vec::Vec<Datum>,
+}
+
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ColumnDef {
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub type_name: ::prost::alloc::string::String,
+    #[prost(int32, tag = "3")]
+    pub typmod: i32,
+    #[prost(bool, tag = "4")]
+    pub not_null: bool,
+    #[prost(string, tag = "5")]
+    pub default_sql: ::prost::alloc::string::String,
+}
+
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct TableDef {
+    #[prost(uint32, tag = "1")]
+    pub table_id: u32,
+    #[prost(string, tag = "2")]
+    pub schema: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(message, repeated, tag = "4")]
+    pub columns: ::prost::alloc::vec::Vec<ColumnDef>,
+    #[prost(uint32, repeated, tag = "5")]
+    pub primary_key: ::prost::alloc::vec::Vec<u32>,
+    #[prost(uint32, tag = "6")]
+    pub oid: u32,
+    #[prost(string, tag = "7")]
+    pub pkey_name: ::prost::alloc::string::String,
+}
+
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct SchemaDef {
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "2")]
+    pub oid: u32,
+}
