@@ -111,13 +111,13 @@ mod tests {
             let mut values: Vec<pb::Datum> = ints.iter().map(|i| datum(pb::datum::Kind::Int(*i))).collect();
             values.push(datum(pb::datum::Kind::Text(text)));
             for _ in 0..nulls { values.push(pb::Datum { kind: None }); }
-            let env = Envelope::Row(pb::Row { row_id, values });
+            let env = Envelope::Row(pb::Row { row_id, values, tuple: row_id });
             prop_assert_eq!(Envelope::decode(&env.encode()).expect("decode"), env);
         }
 
         #[test]
         fn corrupted_bytes_are_errors(row_id in any::<u64>(), text in ".{1,30}", flip in any::<usize>(), bit in 0u8..8) {
-            let env = Envelope::Row(pb::Row { row_id, values: vec![datum(pb::datum::Kind::Text(text))] });
+            let env = Envelope::Row(pb::Row { row_id, values: vec![datum(pb::datum::Kind::Text(text))], tuple: 1 });
             let mut bytes = env.encode();
             let i = flip % bytes.len();
             bytes[i] ^= 1 << bit;

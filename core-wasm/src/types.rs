@@ -891,3 +891,35 @@ mod tests {
         assert_eq!(fmt_uuid(&u), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
     }
 }
+
+/// Every type RockLake knows, for lookups by OID.
+pub const ALL_TYPES: [PgType; 24] = [
+    PgType::Bool,
+    PgType::Int2,
+    PgType::Int4,
+    PgType::Int8,
+    PgType::Float4,
+    PgType::Float8,
+    PgType::Numeric,
+    PgType::Text,
+    PgType::Varchar,
+    PgType::Bpchar,
+    PgType::Name,
+    PgType::Char,
+    PgType::Bytea,
+    PgType::Uuid,
+    PgType::Timestamptz,
+    PgType::Timestamp,
+    PgType::Date,
+    PgType::Time,
+    PgType::Interval,
+    PgType::Oid,
+    PgType::Regclass,
+    PgType::Tid,
+    PgType::Int2Array,
+    PgType::TextArray,
+];
+
+pub fn type_by_oid(oid: u32) -> Option<PgType> {
+    ALL_TYPES.iter().copied().find(|t| t.oid() == oid)
+}

@@ -1,32 +1,177 @@
-//! The catalog service: runs the core for every session and drives commits through the store.
-//! (Scaffolding: the real implementation lands with the core engine.)
+//! The catalog service: runs the core engine for every session and drives its commits through
+//! the store, in commit-sequence order, each durable before the client hears about it.
 
-use rocklake_core::api::{Describe, PgError, Reply, SessionId, TxnStatus};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-pub struct CatalogService {}
+use rocklake_core::api::{CommitBatch, Describe, KvError, PgError, Reply, SessionId, TxnStatus};
+use rocklake_core::error::SqlError;
+use rocklake_core::Engine;
+use tokio::sync::Notify;
 
-fn not_ready() -> PgError {
-    PgError::new("0A000", "catalog engine not wired yet")
+use crate::store::{Store, StoreError, StoreOptions};
+
+/// How to open a catalog.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Catalog location: a path or a file://, s3://, gs://, az:// URL.
+    pub catalog: String,
+}
+
+/// The wall clock, read only here in the host (the core never reads a clock).
+pub trait Clock: Send + Sync {
+    /// Microseconds since 2000-01-01 UTC (PostgreSQL's epoch).
+    fn now_pg_micros(&self) -> i64;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_pg_micros(&self) -> i64 {
+        #[allow(clippy::disallowed_methods)] // the host is where wall-clock time enters
+        let now = std::time::SystemTime::now();
+        let unix = now.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0);
+        rocklake_core::types::unix_micros_to_pg(unix)
+    }
+}
+
+struct Inner {
+    engine: Mutex<Engine>,
+    store: Store,
+    clock: Box<dyn Clock>,
+    /// Highest commit sequence whose batch has been applied (or has failed) and reported.
+    done: AtomicU64,
+    turn: Notify,
+}
+
+/// Shared by all connections (`Arc<CatalogService>`).
+pub struct CatalogService {
+    inner: Arc<Inner>,
+}
+
+fn store_to_sql(e: StoreError) -> SqlError {
+    match e {
+        StoreError::Fenced { .. } => SqlError::Fenced,
+        StoreError::Unavailable { message, transient } => SqlError::Storage(KvError { message, transient }),
+        other => SqlError::Storage(KvError { message: other.to_string(), transient: false }),
+    }
+}
+
+impl Inner {
+    fn engine(&self) -> MutexGuard<'_, Engine> {
+        // A panic while holding the lock is a bug; the engine's state is still consistent
+        // because every mutation completes before it returns, so keep serving.
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies `batch` in sequence order and continues the suspended request until it needs
+    /// nothing more from the store.
+    async fn drive(&self, sid: SessionId, mut reply: Reply) -> Reply {
+        let mut outputs = std::mem::take(&mut reply.outputs);
+        while let Some(batch) = reply.commit.take() {
+            let outcome = self.apply_in_order(&batch).await;
+            let next = {
+                let mut eng = self.engine();
+                let r = eng.commit_finished(&self.store.reader(), sid, outcome);
+                self.done.store(batch.seq.0, Ordering::SeqCst);
+                r
+            };
+            self.turn.notify_waiters();
+            reply = next;
+            outputs.append(&mut reply.outputs);
+        }
+        reply.outputs = outputs;
+        reply
+    }
+
+    async fn apply_in_order(&self, batch: &CommitBatch) -> Result<(), SqlError> {
+        loop {
+            let notified = self.turn.notified();
+            if self.done.load(Ordering::SeqCst) + 1 >= batch.seq.0 {
+                break;
+            }
+            notified.await;
+        }
+        self.store.commit(batch).await.map_err(store_to_sql)
+    }
 }
 
 impl CatalogService {
-    pub fn open_session(&self, _user: &str, _database: &str) -> SessionId {
-        SessionId(0)
+    pub async fn open(config: &ServiceConfig) -> anyhow::Result<Arc<CatalogService>> {
+        Self::open_with_clock(config, Box::new(SystemClock)).await
     }
-    pub async fn query(&self, _sid: SessionId, _sql: &str) -> Reply {
-        Reply { outputs: vec![], error: Some(not_ready()), status: TxnStatus::Idle, commit: None }
+
+    pub async fn open_with_clock(config: &ServiceConfig, clock: Box<dyn Clock>) -> anyhow::Result<Arc<CatalogService>> {
+        let store = Store::open(&config.catalog, StoreOptions::default()).await?;
+        let engine = Engine::open(&store.reader()).map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
+        let done = engine.latest().0;
+        Ok(Arc::new(CatalogService {
+            inner: Arc::new(Inner { engine: Mutex::new(engine), store, clock, done: AtomicU64::new(done), turn: Notify::new() }),
+        }))
     }
-    pub async fn describe(&self, _sid: SessionId, _sql: &str) -> Result<Describe, PgError> {
-        Err(not_ready())
+
+    /// The store's writer epoch (for logs and metrics).
+    pub fn epoch(&self) -> u64 {
+        self.inner.store.epoch()
     }
-    pub async fn copy_in_data(&self, _sid: SessionId, _data: &[u8]) -> Result<(), PgError> {
-        Err(not_ready())
+
+    pub fn open_session(&self, user: &str, database: &str) -> SessionId {
+        self.inner.engine().open_session(user, database)
     }
-    pub async fn copy_in_done(&self, _sid: SessionId) -> Reply {
-        Reply { outputs: vec![], error: Some(not_ready()), status: TxnStatus::Idle, commit: None }
+
+    /// Runs a simple-query string. Commits happen in a spawned task so that a cancelled or
+    /// disconnected client can never leave a planned commit half-reported.
+    pub async fn query(&self, sid: SessionId, sql: &str) -> Reply {
+        let inner = self.inner.clone();
+        let sql = sql.to_string();
+        let task = tokio::spawn(async move {
+            let reply = {
+                let now = inner.clock.now_pg_micros();
+                let reader = inner.store.reader();
+                inner.engine().query(&reader, sid, &sql, now)
+            };
+            inner.drive(sid, reply).await
+        });
+        task.await.unwrap_or_else(|e| internal_reply(&format!("query task failed: {e}")))
     }
-    pub async fn copy_in_fail(&self, _sid: SessionId, _message: &str) -> Reply {
-        Reply { outputs: vec![], error: Some(not_ready()), status: TxnStatus::Idle, commit: None }
+
+    pub async fn describe(&self, sid: SessionId, sql: &str) -> Result<Describe, PgError> {
+        let reader = self.inner.store.reader();
+        self.inner.engine().describe(&reader, sid, sql)
     }
-    pub async fn close_session(&self, _sid: SessionId) {}
+
+    pub async fn copy_in_data(&self, sid: SessionId, data: &[u8]) -> Result<(), PgError> {
+        self.inner.engine().copy_in_data(sid, data)
+    }
+
+    pub async fn copy_in_done(&self, sid: SessionId) -> Reply {
+        let inner = self.inner.clone();
+        let task = tokio::spawn(async move {
+            let reply = {
+                let now = inner.clock.now_pg_micros();
+                let reader = inner.store.reader();
+                inner.engine().copy_in_done(&reader, sid, now)
+            };
+            inner.drive(sid, reply).await
+        });
+        task.await.unwrap_or_else(|e| internal_reply(&format!("copy task failed: {e}")))
+    }
+
+    pub async fn copy_in_fail(&self, sid: SessionId, message: &str) -> Reply {
+        self.inner.engine().copy_in_fail(sid, message)
+    }
+
+    pub async fn close_session(&self, sid: SessionId) {
+        self.inner.engine().close_session(sid);
+    }
+
+    /// Flushes and closes the store. Sessions must be closed first.
+    pub async fn shutdown(&self) -> anyhow::Result<()> {
+        self.inner.store.close().await?;
+        Ok(())
+    }
+}
+
+fn internal_reply(message: &str) -> Reply {
+    Reply { outputs: vec![], error: Some(PgError::new("XX000", message)), status: TxnStatus::Idle, commit: None }
 }

@@ -14,7 +14,10 @@ const KEYS: usize = 8;
 const BATCHES: u64 = 150;
 
 fn parse(v: &[u8]) -> u64 {
-    std::str::from_utf8(v).expect("utf8").parse().expect("number")
+    std::str::from_utf8(v)
+        .expect("utf8")
+        .parse()
+        .expect("number")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,13 +47,23 @@ async fn store_reader_never_sees_half_a_batch() {
                     }
                     assert_eq!(c.len(), KEYS, "thread {t}: partial key set {c:?}");
                     let n = parse(&c[0].1);
-                    assert!(c.iter().all(|(_, v)| parse(v) == n), "thread {t}: torn batch {c:?}");
+                    assert!(
+                        c.iter().all(|(_, v)| parse(v) == n),
+                        "thread {t}: torn batch {c:?}"
+                    );
                     assert!(n >= last, "thread {t}: went back from {last} to {n}");
                     last = n;
                     // One call, one state: the log written with batch n is there too.
                     let log = r.scan(b"log/", b"log0", usize::MAX).expect("scan");
-                    assert!(log.len() as u64 > n, "thread {t}: log {} behind batch {n}", log.len());
-                    assert!(r.get(format!("log/{n:06}").as_bytes()).expect("get").is_some());
+                    assert!(
+                        log.len() as u64 > n,
+                        "thread {t}: log {} behind batch {n}",
+                        log.len()
+                    );
+                    assert!(r
+                        .get(format!("log/{n:06}").as_bytes())
+                        .expect("get")
+                        .is_some());
                 }
                 (reads, last)
             })
@@ -63,7 +76,11 @@ async fn store_reader_never_sees_half_a_batch() {
             .collect();
         puts.push((format!("log/{n:06}").into_bytes(), b"x".to_vec()));
         store
-            .commit(&CommitBatch { seq: CommitSeq(n + 1), puts, deletes: Vec::new() })
+            .commit(&CommitBatch {
+                seq: CommitSeq(n + 1),
+                puts,
+                deletes: Vec::new(),
+            })
             .await
             .expect("commit");
     }
@@ -73,6 +90,12 @@ async fn store_reader_never_sees_half_a_batch() {
         println!("reader {t}: {reads} consistent reads, last batch seen {last}");
         assert!(reads > 0);
     }
-    assert_eq!(reader.scan(b"log/", b"log0", usize::MAX).expect("scan").len() as u64, BATCHES);
+    assert_eq!(
+        reader
+            .scan(b"log/", b"log0", usize::MAX)
+            .expect("scan")
+            .len() as u64,
+        BATCHES
+    );
     store.close().await.expect("close");
 }

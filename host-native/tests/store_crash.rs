@@ -1,6 +1,6 @@
 //! Crash safety: a child process commits numbered multi-key batches and prints `ACK n` after
-//! each commit returns; we SIGKILL it at seeded random moments (right after an ACK, shortly
-//! after start, mid-stream), reopen, and check that every ACKed batch is fully present, no
+//! each commit returns; we SIGKILL it at seeded random moments (while it opens the store, right
+//! after an ACK, shortly after start, mid-stream), reopen, and check that every ACKed batch is fully present, no
 //! batch is partially present, and the batch numbers present form a prefix 0..=max.
 //!
 //! `ROCKLAKE_CRASH_ROUNDS` (default 12) and `ROCKLAKE_CRASH_SEED` tune it.
@@ -44,6 +44,8 @@ enum Line {
 
 #[derive(Debug)]
 enum Kill {
+    /// Before READY: open claims the writer epoch with a durable write of its own.
+    DuringOpen(Duration),
     AfterAck(u64),
     AfterStart(Duration),
 }
@@ -66,10 +68,12 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
     let mut max_acked: Option<u64> = None;
     let (mut total_acks, mut unacked_present) = (0u64, 0u64);
     for round in 0..rounds {
-        let kill = match round % 3 {
+        let kill = match round % 4 {
             0 => Kill::AfterAck(rng.below(40)),
             1 => Kill::AfterStart(Duration::from_micros(rng.below(20_000))),
-            _ => Kill::AfterStart(Duration::from_millis(20 + rng.below(400))),
+            2 => Kill::DuringOpen(Duration::from_micros(rng.below(60_000))),
+            // Long enough for memtable flushes to L0 (1 MiB) and compactions to run.
+            _ => Kill::AfterStart(Duration::from_millis(20 + rng.below(1500))),
         };
         let mut child = Command::new(exe)
             .arg(&path)
@@ -103,10 +107,14 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
                 .expect("child stalled")
         };
         let mut acked: Vec<u64> = Vec::new();
-        match wait(&rx) {
-            Line::Ready => {}
-            Line::Eof => panic!("round {round}: child exited before READY"),
-            Line::Ack(_) => panic!("round {round}: ACK before READY"),
+        if let Kill::DuringOpen(d) = kill {
+            std::thread::sleep(d);
+        } else {
+            match wait(&rx) {
+                Line::Ready => {}
+                Line::Eof => panic!("round {round}: child exited before READY"),
+                Line::Ack(_) => panic!("round {round}: ACK before READY"),
+            }
         }
         match kill {
             Kill::AfterAck(k) => loop {
@@ -122,6 +130,7 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
                 }
             },
             Kill::AfterStart(d) => std::thread::sleep(d),
+            Kill::DuringOpen(_) => {}
         }
         child.kill().expect("SIGKILL child");
         child.wait().expect("reap child");
@@ -130,7 +139,8 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
             match wait(&rx) {
                 Line::Ack(n) => acked.push(n),
                 Line::Eof => break,
-                Line::Ready => panic!("second READY"),
+                // Only a DuringOpen kill can land after READY was printed.
+                Line::Ready => assert!(matches!(kill, Kill::DuringOpen(_)), "second READY"),
             }
         }
         pump.join().expect("pump thread");
@@ -140,7 +150,11 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
         }
 
         // Reopen and check.
-        let store = Store::open(&path, StoreOptions::default()).await.expect("reopen after crash");
+        let t_open = Instant::now();
+        let store = Store::open(&path, StoreOptions::default())
+            .await
+            .expect("reopen after crash");
+        let open_time = t_open.elapsed();
         let rows = store.reader().scan(b"b/", b"b0", usize::MAX).expect("scan");
         let mut batches: BTreeMap<u64, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
         for (k, v) in rows {
@@ -150,9 +164,17 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
             batches.entry(n).or_default().push((i, v));
         }
         for (n, entries) in &batches {
-            assert_eq!(entries.len(), KEYS_PER_BATCH, "round {round}: batch {n} partially present");
+            assert_eq!(
+                entries.len(),
+                KEYS_PER_BATCH,
+                "round {round}: batch {n} partially present"
+            );
             for (i, v) in entries {
-                assert_eq!(v, &expected_value(*n, *i), "round {round}: batch {n} entry {i} wrong");
+                assert_eq!(
+                    v,
+                    &expected_value(*n, *i),
+                    "round {round}: batch {n} entry {i} wrong"
+                );
             }
         }
         let present = batches.len() as u64;
@@ -160,22 +182,35 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
             assert_eq!(last + 1, present, "round {round}: batch numbers have holes");
         }
         if let Some(m) = max_acked {
-            assert!(present > m, "round {round}: ACKed batch {m} lost ({present} present)");
+            assert!(
+                present > m,
+                "round {round}: ACKed batch {m} lost ({present} present)"
+            );
         }
         let acked_so_far = max_acked.map_or(0, |m| m + 1);
         unacked_present += present - acked_so_far.min(present);
         println!(
             "round {round:2}: kill {kill:?}: {} ACKs this round, {present} batches present, \
-             max ACKed {max_acked:?}, epoch {}",
+             max ACKed {max_acked:?}, epoch {}, reopen {:?}",
             acked.len(),
-            store.epoch()
+            store.epoch(),
+            open_time
         );
+        let t_close = Instant::now();
         store.close().await.expect("close after check");
+        println!("          close {:?}", t_close.elapsed());
         // Next round continues from what is present; a present-but-unACKed batch counts.
         if present > 0 {
             max_acked = Some(present - 1);
         }
     }
+    let files = |sub: &str| std::fs::read_dir(dir.path().join(sub)).map_or(0, |d| d.count());
+    println!(
+        "crash test: files left: {} wal, {} compacted (L0/SR SSTs), {} manifest",
+        files("wal"),
+        files("compacted"),
+        files("manifest")
+    );
     println!(
         "crash test: {rounds} rounds, {total_acks} ACKed commits, \
          {unacked_present} committed-but-unACKed batches found, seed {seed:#x}"

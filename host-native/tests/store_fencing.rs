@@ -10,7 +10,12 @@ fn batch(seq: u64, prefix: &str, n: usize) -> CommitBatch {
     CommitBatch {
         seq: CommitSeq(seq),
         puts: (0..n)
-            .map(|i| (format!("{prefix}/{i}").into_bytes(), format!("{prefix}:{i}").into_bytes()))
+            .map(|i| {
+                (
+                    format!("{prefix}/{i}").into_bytes(),
+                    format!("{prefix}:{i}").into_bytes(),
+                )
+            })
             .collect(),
         deletes: Vec::new(),
     }
@@ -26,12 +31,22 @@ async fn fenced_writer_case(wait_for_manifest_poll: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().to_str().expect("utf8").to_string();
 
-    let a = Store::open(&path, StoreOptions::default()).await.expect("open A");
-    a.commit(&batch(1, "a-before", 4)).await.expect("A commits before the fence");
+    let a = Store::open(&path, StoreOptions::default())
+        .await
+        .expect("open A");
+    a.commit(&batch(1, "a-before", 4))
+        .await
+        .expect("A commits before the fence");
 
-    let b = Store::open(&path, StoreOptions::default()).await.expect("open B");
+    let b = Store::open(&path, StoreOptions::default())
+        .await
+        .expect("open B");
     assert_eq!(b.epoch(), a.epoch() + 1);
-    assert_eq!(count(&b.reader(), "a-before"), 4, "B sees A's durable commit");
+    assert_eq!(
+        count(&b.reader(), "a-before"),
+        4,
+        "B sees A's durable commit"
+    );
 
     if wait_for_manifest_poll {
         // Let A's SlateDB notice the newer manifest on its own (poll interval is 1 s).
@@ -39,22 +54,37 @@ async fn fenced_writer_case(wait_for_manifest_poll: bool) {
     }
     // Either way A must be refused: by the manifest check, or by the WAL slot B's fence holds.
     let e = a.commit(&batch(2, "a-after", 4)).await;
-    assert!(matches!(e, Err(StoreError::Fenced { .. })), "A's commit after the fence: {e:?}");
-    assert_eq!(count(&a.reader(), "a-after"), 0, "A's mirror must not show the fenced batch");
+    assert!(
+        matches!(e, Err(StoreError::Fenced { .. })),
+        "A's commit after the fence: {e:?}"
+    );
+    assert_eq!(
+        count(&a.reader(), "a-after"),
+        0,
+        "A's mirror must not show the fenced batch"
+    );
     // Fencing is sticky.
     let e = a.commit(&batch(3, "a-after2", 1)).await;
     assert!(matches!(e, Err(StoreError::Fenced { .. })), "{e:?}");
 
     for s in 0..5 {
-        b.commit(&batch(10 + s, &format!("b{s}"), 3)).await.expect("B keeps committing");
+        b.commit(&batch(10 + s, &format!("b{s}"), 3))
+            .await
+            .expect("B keeps committing");
     }
     a.close().await.expect("close fenced A");
     b.close().await.expect("close B");
 
-    let c = Store::open(&path, StoreOptions::default()).await.expect("reopen");
+    let c = Store::open(&path, StoreOptions::default())
+        .await
+        .expect("reopen");
     let r = c.reader();
     assert_eq!(count(&r, "a-before"), 4);
-    assert_eq!(count(&r, "a-after"), 0, "fenced batch must not appear after reopen");
+    assert_eq!(
+        count(&r, "a-after"),
+        0,
+        "fenced batch must not appear after reopen"
+    );
     assert_eq!(count(&r, "a-after2"), 0);
     for s in 0..5 {
         assert_eq!(count(&r, &format!("b{s}")), 3);

@@ -19,12 +19,19 @@ fn all(r: &impl KvRead) -> Vec<(String, String)> {
     r.scan(&[], &[0xff; 8], usize::MAX)
         .expect("scan")
         .into_iter()
-        .map(|(k, v)| (String::from_utf8(k).expect("utf8"), String::from_utf8(v).expect("utf8")))
+        .map(|(k, v)| {
+            (
+                String::from_utf8(k).expect("utf8"),
+                String::from_utf8(v).expect("utf8"),
+            )
+        })
         .collect()
 }
 
 fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
-    p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    p.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -33,13 +40,19 @@ async fn store_roundtrip_commit_read_reopen() {
     let path = dir.path().join("cat");
     let path = path.to_str().expect("utf8 path");
 
-    let store = Store::open(path, StoreOptions::default()).await.expect("open");
+    let store = Store::open(path, StoreOptions::default())
+        .await
+        .expect("open");
     assert_eq!(store.epoch(), 1);
     let r = store.reader();
     assert!(r.is_empty());
 
     store
-        .commit(&batch(1, &[("a/1", "one"), ("a/2", "two"), ("b/1", "bee")], &[]))
+        .commit(&batch(
+            1,
+            &[("a/1", "one"), ("a/2", "two"), ("b/1", "bee")],
+            &[],
+        ))
         .await
         .expect("commit 1");
     store
@@ -48,11 +61,20 @@ async fn store_roundtrip_commit_read_reopen() {
         .expect("commit 2");
     // Puts then deletes: a key both put and deleted in one batch ends up deleted.
     store
-        .commit(&batch(3, &[("c/1", "gone"), ("c/2", "stays")], &["c/1", "never-existed"]))
+        .commit(&batch(
+            3,
+            &[("c/1", "gone"), ("c/2", "stays")],
+            &["c/1", "never-existed"],
+        ))
         .await
         .expect("commit 3");
 
-    let expected = pairs(&[("a/1", "one"), ("a/2", "TWO"), ("a/3", "three"), ("c/2", "stays")]);
+    let expected = pairs(&[
+        ("a/1", "one"),
+        ("a/2", "TWO"),
+        ("a/3", "three"),
+        ("c/2", "stays"),
+    ]);
     assert_eq!(all(&r), expected);
     assert_eq!(r.get(b"a/2").expect("get"), Some(b"TWO".to_vec()));
     assert_eq!(r.get(b"b/1").expect("get"), None);
@@ -65,18 +87,28 @@ async fn store_roundtrip_commit_read_reopen() {
 
     // Reserved and empty keys are rejected, and nothing of such a batch lands.
     let mut bad = batch(4, &[("d/1", "x")], &[]);
-    bad.puts.push((b"\x00writer_epoch".to_vec(), 99u64.to_be_bytes().to_vec()));
-    assert!(matches!(store.commit(&bad).await, Err(StoreError::Invalid { .. })));
+    bad.puts
+        .push((b"\x00writer_epoch".to_vec(), 99u64.to_be_bytes().to_vec()));
+    assert!(matches!(
+        store.commit(&bad).await,
+        Err(StoreError::Invalid { .. })
+    ));
     let mut bad = batch(4, &[("d/1", "x")], &[]);
     bad.deletes.push(Vec::new());
-    assert!(matches!(store.commit(&bad).await, Err(StoreError::Invalid { .. })));
+    assert!(matches!(
+        store.commit(&bad).await,
+        Err(StoreError::Invalid { .. })
+    ));
     assert_eq!(r.get(b"d/1").expect("get"), None);
     // The reserved epoch key is not visible to readers.
     assert_eq!(r.get(b"\x00writer_epoch").expect("get"), None);
 
     store.close().await.expect("close");
     store.close().await.expect("second close is a no-op");
-    assert!(matches!(store.commit(&batch(5, &[("e", "e")], &[])).await, Err(StoreError::Closed)));
+    assert!(matches!(
+        store.commit(&batch(5, &[("e", "e")], &[])).await,
+        Err(StoreError::Closed)
+    ));
     // The reader keeps answering after close.
     assert_eq!(all(&r), expected);
 
@@ -87,14 +119,24 @@ async fn store_roundtrip_commit_read_reopen() {
         .expect("reopen");
     assert_eq!(store.epoch(), 2);
     assert_eq!(all(&store.reader()), expected);
-    store.commit(&batch(4, &[("d/1", "dee")], &["a/1"])).await.expect("commit after reopen");
+    store
+        .commit(&batch(4, &[("d/1", "dee")], &["a/1"]))
+        .await
+        .expect("commit after reopen");
     store.close().await.expect("close");
 
-    let store = Store::open(path, StoreOptions::default()).await.expect("reopen 2");
+    let store = Store::open(path, StoreOptions::default())
+        .await
+        .expect("reopen 2");
     assert_eq!(store.epoch(), 3);
     assert_eq!(
         all(&store.reader()),
-        pairs(&[("a/2", "TWO"), ("a/3", "three"), ("c/2", "stays"), ("d/1", "dee")])
+        pairs(&[
+            ("a/2", "TWO"),
+            ("a/3", "three"),
+            ("c/2", "stays"),
+            ("d/1", "dee")
+        ])
     );
     store.close().await.expect("close");
 }
@@ -115,7 +157,9 @@ async fn store_open_rules() {
     let e = Store::open(empty, StoreOptions::default().read_only(true)).await;
     assert!(matches!(e, Err(StoreError::Invalid { .. })), "{e:?}");
     // A large batch (well past one WAL block) round-trips too.
-    let store = Store::open(empty, StoreOptions::default()).await.expect("open");
+    let store = Store::open(empty, StoreOptions::default())
+        .await
+        .expect("open");
     let big = CommitBatch {
         seq: CommitSeq(1),
         puts: (0..2000u32)
@@ -125,7 +169,9 @@ async fn store_open_rules() {
     };
     store.commit(&big).await.expect("big commit");
     store.close().await.expect("close");
-    let store = Store::open(empty, StoreOptions::default()).await.expect("reopen");
+    let store = Store::open(empty, StoreOptions::default())
+        .await
+        .expect("reopen");
     assert_eq!(store.reader().len(), 2000);
     store.close().await.expect("close");
 }

@@ -52,6 +52,10 @@ pub struct Row {
     pub row_id: u64,
     #[prost(message, repeated, tag = "2")]
     pub values: ::prost::alloc::vec::Vec<Datum>,
+    /// Tuple number behind `ctid`: assigned anew by every insert and update, as PostgreSQL's
+    /// heap does.
+    #[prost(uint64, tag = "3")]
+    pub tuple: u64,
 }
 
 #[derive(Clone, PartialEq, ::prost::Message)]

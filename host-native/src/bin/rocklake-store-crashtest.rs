@@ -26,7 +26,9 @@ fn value(n: u64, i: usize) -> Vec<u8> {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().context("usage: rocklake-store-crashtest DIR KEYS_PER_BATCH")?;
+    let dir = args
+        .next()
+        .context("usage: rocklake-store-crashtest DIR KEYS_PER_BATCH")?;
     let keys: usize = args
         .next()
         .context("missing KEYS_PER_BATCH")?

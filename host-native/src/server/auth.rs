@@ -28,7 +28,9 @@ impl std::str::FromStr for AuthMethod {
             "md5" => Ok(AuthMethod::Md5),
             "password" | "cleartext" => Ok(AuthMethod::Password),
             "trust" => Ok(AuthMethod::Trust),
-            other => Err(format!("unknown auth method {other:?} (scram, md5, password, trust)")),
+            other => Err(format!(
+                "unknown auth method {other:?} (scram, md5, password, trust)"
+            )),
         }
     }
 }
@@ -58,9 +60,16 @@ impl ScramVerifier {
         let salt = random_bytes::<16>()?.to_vec();
         let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
         match ScramSecret::verifier_from_salted_password(salt, salted, SCRAM_ITERATIONS) {
-            ScramSecret::Verifier { salt, stored_key, server_key, .. } => {
-                Ok(ScramVerifier { salt, stored_key, server_key })
-            }
+            ScramSecret::Verifier {
+                salt,
+                stored_key,
+                server_key,
+                ..
+            } => Ok(ScramVerifier {
+                salt,
+                stored_key,
+                server_key,
+            }),
             ScramSecret::SaltedPassword { .. } => {
                 anyhow::bail!("pgwire returned a salted password instead of a SCRAM verifier")
             }
@@ -98,10 +107,19 @@ impl fmt::Debug for AuthConfig {
 }
 
 impl AuthConfig {
-    pub fn new(method: AuthMethod, user: impl Into<String>, password: impl Into<String>) -> anyhow::Result<Self> {
+    pub fn new(
+        method: AuthMethod,
+        user: impl Into<String>,
+        password: impl Into<String>,
+    ) -> anyhow::Result<Self> {
         let password = password.into();
         let scram = ScramVerifier::new(&password)?;
-        Ok(AuthConfig { method, user: user.into(), password, scram })
+        Ok(AuthConfig {
+            method,
+            user: user.into(),
+            password,
+            scram,
+        })
     }
 
     pub fn password(&self) -> &str {
@@ -124,7 +142,8 @@ impl AuthConfig {
 
     /// Check an MD5 response (`md5` + md5(md5(password || user) || salt)).
     pub(crate) fn check_md5(&self, user: &str, salt: &[u8; 4], response: &str) -> bool {
-        let expected = pgwire::api::auth::md5pass::hash_md5_password(&self.user, &self.password, salt);
+        let expected =
+            pgwire::api::auth::md5pass::hash_md5_password(&self.user, &self.password, salt);
         user == self.user && constant_time_eq(expected.as_bytes(), response.as_bytes())
     }
 
@@ -144,7 +163,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// Bytes from the OS CSPRNG.
 pub fn random_bytes<const N: usize>() -> anyhow::Result<[u8; N]> {
     let mut b = [0u8; N];
-    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("OS random number generator failed: {e}"))?;
+    getrandom::fill(&mut b)
+        .map_err(|e| anyhow::anyhow!("OS random number generator failed: {e}"))?;
     Ok(b)
 }
 

@@ -140,11 +140,17 @@ pub fn utf8(raw: &[u8]) -> Result<String, PgError> {
         Ok(s) => Ok(s.to_owned()),
         Err(e) => {
             let at = e.valid_up_to();
-            let bad: Vec<String> =
-                raw[at..].iter().take(2).map(|b| format!("{b:02x}")).collect();
+            let bad: Vec<String> = raw[at..]
+                .iter()
+                .take(2)
+                .map(|b| format!("{b:02x}"))
+                .collect();
             Err(PgError::new(
                 "22021",
-                format!("invalid byte sequence for encoding \"UTF8\": 0x{}", bad.join(" 0x")),
+                format!(
+                    "invalid byte sequence for encoding \"UTF8\": 0x{}",
+                    bad.join(" 0x")
+                ),
             ))
         }
     }
@@ -169,7 +175,11 @@ pub fn decode(ty: u8, body: Bytes) -> Result<Frontend, PgError> {
                 // OIDs are unsigned on the wire even though they travel as int32.
                 param_types.push(r.i32()? as u32);
             }
-            Frontend::Parse { name, sql, param_types }
+            Frontend::Parse {
+                name,
+                sql,
+                param_types,
+            }
         }
         b'B' => {
             let portal = r.cstring()?;
@@ -195,13 +205,20 @@ pub fn decode(ty: u8, body: Bytes) -> Result<Frontend, PgError> {
             for _ in 0..nresult {
                 result_formats.push(r.i16()?);
             }
-            Frontend::Bind { portal, statement, params, result_formats }
+            Frontend::Bind {
+                portal,
+                statement,
+                params,
+                result_formats,
+            }
         }
         b'D' => {
             let kind = r.u8()?;
             let name = r.cstring()?;
             if kind != b'S' && kind != b'P' {
-                return Err(protocol_violation(format!("invalid DESCRIBE message subtype {kind}")));
+                return Err(protocol_violation(format!(
+                    "invalid DESCRIBE message subtype {kind}"
+                )));
             }
             Frontend::Describe { kind, name }
         }
@@ -214,7 +231,9 @@ pub fn decode(ty: u8, body: Bytes) -> Result<Frontend, PgError> {
             let kind = r.u8()?;
             let name = r.cstring()?;
             if kind != b'S' && kind != b'P' {
-                return Err(protocol_violation(format!("invalid CLOSE message subtype {kind}")));
+                return Err(protocol_violation(format!(
+                    "invalid CLOSE message subtype {kind}"
+                )));
             }
             Frontend::Close { kind, name }
         }
@@ -226,7 +245,9 @@ pub fn decode(ty: u8, body: Bytes) -> Result<Frontend, PgError> {
         b'f' => Frontend::CopyFail(r.cstring()?),
         b'F' => return Ok(Frontend::FunctionCall),
         other => {
-            return Err(protocol_violation(format!("invalid frontend message type {other}")));
+            return Err(protocol_violation(format!(
+                "invalid frontend message type {other}"
+            )));
         }
     };
     r.end()?;

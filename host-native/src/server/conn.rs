@@ -55,7 +55,10 @@ fn canceled() -> PgError {
 }
 
 fn in_failed_block() -> PgError {
-    PgError::new("25P02", "current transaction is aborted, commands ignored until end of transaction block")
+    PgError::new(
+        "25P02",
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
 }
 
 /// A single `ROLLBACK`/`ABORT`/`COMMIT`/`END` (optionally `WORK`/`TRANSACTION`) — the only
@@ -63,11 +66,13 @@ fn in_failed_block() -> PgError {
 fn is_txn_end(sql: &str) -> bool {
     let s = sql.trim().trim_end_matches(';').trim();
     let mut words = s.split_ascii_whitespace().map(|w| w.to_ascii_uppercase());
-    let first_ok = matches!(words.next().as_deref(), Some("ROLLBACK" | "ABORT" | "COMMIT" | "END"));
+    let first_ok = matches!(
+        words.next().as_deref(),
+        Some("ROLLBACK" | "ABORT" | "COMMIT" | "END")
+    );
     let rest: Vec<String> = words.collect();
     first_ok
-        && (rest.is_empty()
-            || (rest.len() == 1 && (rest[0] == "WORK" || rest[0] == "TRANSACTION")))
+        && (rest.is_empty() || (rest.len() == 1 && (rest[0] == "WORK" || rest[0] == "TRANSACTION")))
 }
 
 struct Startup {
@@ -81,11 +86,14 @@ struct Prepared {
     describe: Describe,
 }
 
+/// One text-format result row.
+type Row = Vec<Option<Vec<u8>>>;
+
 struct Portal {
     sql: String,
     fields: Option<Vec<FieldDesc>>,
     /// Rows left over after an Execute with a row limit, and the final tag.
-    pending: Option<(VecDeque<Vec<Option<Vec<u8>>>>, String)>,
+    pending: Option<(VecDeque<Row>, String)>,
 }
 
 /// A raw message read from the socket.
@@ -222,7 +230,9 @@ impl<B: Backend> Conn<B> {
         let mut gss_done = false;
         loop {
             let len = self.reader.read_i32().await?;
-            let Ok(len) = usize::try_from(len) else { return Err(Exit::Closed) };
+            let Ok(len) = usize::try_from(len) else {
+                return Err(Exit::Closed);
+            };
             if !(8..=codec::MAX_STARTUP_PACKET).contains(&len) {
                 // PostgreSQL: "invalid length of startup packet", logged, connection dropped.
                 return Err(Exit::Closed);
@@ -256,7 +266,9 @@ impl<B: Backend> Conn<B> {
             if major != 3 {
                 self.fatal(fatal(
                     "0A000",
-                    format!("unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"),
+                    format!(
+                        "unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"
+                    ),
                 ))
                 .await?;
             }
@@ -274,7 +286,8 @@ impl<B: Backend> Conn<B> {
                 }
             };
             let Ok(permit) = self.shared.connection_slots.clone().try_acquire_owned() else {
-                self.fatal(fatal("53300", "sorry, too many clients already")).await?;
+                self.fatal(fatal("53300", "sorry, too many clients already"))
+                    .await?;
                 return Err(Exit::Closed);
             };
             self.authenticate(&startup.user).await?;
@@ -286,8 +299,11 @@ impl<B: Backend> Conn<B> {
     async fn read_auth_message(&mut self, expected: &str) -> R<Bytes> {
         let ty = self.reader.read_u8().await?;
         if ty != b'p' {
-            self.fatal(fatal("08P01", format!("expected {expected} response, got message type {ty}")))
-                .await?;
+            self.fatal(fatal(
+                "08P01",
+                format!("expected {expected} response, got message type {ty}"),
+            ))
+            .await?;
         }
         let len = self.reader.read_i32().await?;
         let len = usize::try_from(len).unwrap_or(0);
@@ -300,8 +316,11 @@ impl<B: Backend> Conn<B> {
     }
 
     async fn auth_failed(&mut self, user: &str) -> R<()> {
-        self.fatal(fatal("28P01", format!("password authentication failed for user \"{user}\"")))
-            .await
+        self.fatal(fatal(
+            "28P01",
+            format!("password authentication failed for user \"{user}\""),
+        ))
+        .await
     }
 
     async fn authenticate(&mut self, user: &str) -> R<()> {
@@ -309,7 +328,8 @@ impl<B: Backend> Conn<B> {
         match config.method {
             AuthMethod::Trust => {
                 if user != config.user {
-                    self.fatal(fatal("28000", format!("role \"{user}\" does not exist"))).await?;
+                    self.fatal(fatal("28000", format!("role \"{user}\" does not exist")))
+                        .await?;
                 }
             }
             AuthMethod::Password => {
@@ -330,7 +350,9 @@ impl<B: Backend> Conn<B> {
                     Ok(s) => s,
                     Err(e) => {
                         tracing::error!("{e}");
-                        return self.fatal(fatal("XX000", "could not generate random salt")).await;
+                        return self
+                            .fatal(fatal("XX000", "could not generate random salt"))
+                            .await;
                     }
                 };
                 self.out.auth(5, &salt);
@@ -360,7 +382,11 @@ impl<B: Backend> Conn<B> {
         let initial = (|| -> Result<(String, Bytes), PgError> {
             let mechanism = r.cstring()?;
             let len = r.i32()?;
-            let data = if len < 0 { Bytes::new() } else { r.bytes(usize::try_from(len).unwrap_or(0))? };
+            let data = if len < 0 {
+                Bytes::new()
+            } else {
+                r.bytes(usize::try_from(len).unwrap_or(0))?
+            };
             r.end()?;
             Ok((mechanism, data))
         })();
@@ -370,14 +396,19 @@ impl<B: Backend> Conn<B> {
         };
         if mechanism != MECHANISM {
             return self
-                .fatal(fatal("08P01", "client selected an invalid SASL authentication mechanism"))
+                .fatal(fatal(
+                    "08P01",
+                    "client selected an invalid SASL authentication mechanism",
+                ))
                 .await;
         }
         let secret = match config.scram_secret_for(user) {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("{e}");
-                return self.fatal(fatal("XX000", "could not generate SCRAM secret")).await;
+                return self
+                    .fatal(fatal("XX000", "could not generate SCRAM secret"))
+                    .await;
             }
         };
         let server = super::AuthConfig::scram_server();
@@ -405,7 +436,9 @@ impl<B: Backend> Conn<B> {
             Ok(v) => v,
             Err(e) => {
                 tracing::error!("{e}");
-                return self.fatal(fatal("XX000", "could not generate backend key")).await;
+                return self
+                    .fatal(fatal("XX000", "could not generate backend key"))
+                    .await;
             }
         };
         let secret = slot.secret;
@@ -445,7 +478,12 @@ impl<B: Backend> Conn<B> {
     /// PostgreSQL's fast shutdown does).
     async fn wait_for_input(&mut self) -> R<()> {
         if *self.stop.borrow() {
-            return self.fatal(fatal("57P01", "terminating connection due to administrator command")).await;
+            return self
+                .fatal(fatal(
+                    "57P01",
+                    "terminating connection due to administrator command",
+                ))
+                .await;
         }
         tokio::select! {
             // fill_buf is cancel-safe: nothing is consumed until a whole message is read below.
@@ -476,11 +514,18 @@ impl<B: Backend> Conn<B> {
                 if let Some(sid) = self.sid {
                     let _ = self.backend.copy_in_fail(sid, "protocol violation").await;
                 }
-                self.fatal(fatal("08P01", "terminating connection because protocol synchronization was lost"))
-                    .await?;
+                self.fatal(fatal(
+                    "08P01",
+                    "terminating connection because protocol synchronization was lost",
+                ))
+                .await?;
             }
         } else if !codec::is_known_type(ty) {
-            self.fatal(fatal("08P01", format!("invalid frontend message type {ty}"))).await?;
+            self.fatal(fatal(
+                "08P01",
+                format!("invalid frontend message type {ty}"),
+            ))
+            .await?;
         }
         let len = self.reader.read_i32().await?;
         let limit = if codec::is_large_type(ty) {
@@ -515,10 +560,17 @@ impl<B: Backend> Conn<B> {
     }
 
     fn too_large(&self, ty: u8, len: usize) -> PgError {
-        let what = if ty == b'd' { "COPY data message" } else { "statement" };
+        let what = if ty == b'd' {
+            "COPY data message"
+        } else {
+            "statement"
+        };
         PgError::new(
             "54000",
-            format!("{what} is too large ({len} bytes, the limit is {} bytes)", self.shared.config.max_message_bytes),
+            format!(
+                "{what} is too large ({len} bytes, the limit is {} bytes)",
+                self.shared.config.max_message_bytes
+            ),
         )
         .with_hint("Raise the server's message size limit or split the statement.")
     }
@@ -567,10 +619,17 @@ impl<B: Backend> Conn<B> {
             };
             match msg {
                 Frontend::Query(sql) => self.simple_query(sql).await?,
-                Frontend::Parse { name, sql, param_types } => self.parse(name, sql, param_types).await?,
-                Frontend::Bind { portal, statement, params, result_formats } => {
-                    self.bind(portal, statement, params, result_formats)
-                }
+                Frontend::Parse {
+                    name,
+                    sql,
+                    param_types,
+                } => self.parse(name, sql, param_types).await?,
+                Frontend::Bind {
+                    portal,
+                    statement,
+                    params,
+                    result_formats,
+                } => self.bind(portal, statement, params, result_formats),
                 Frontend::Describe { kind, name } => self.describe(kind, &name),
                 Frontend::Execute { portal, max_rows } => self.execute(&portal, max_rows).await?,
                 Frontend::Close { kind, name } => {
@@ -598,8 +657,11 @@ impl<B: Backend> Conn<B> {
                 // Leftovers of a COPY that already ended with an error: PostgreSQL ignores them.
                 Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => {}
                 Frontend::FunctionCall => {
-                    self.simple_error(PgError::new("0A000", "the function call protocol is not supported"))
-                        .await?
+                    self.simple_error(PgError::new(
+                        "0A000",
+                        "the function call protocol is not supported",
+                    ))
+                    .await?
                 }
             }
         }
@@ -630,7 +692,9 @@ impl<B: Backend> Conn<B> {
 
     /// Run a backend call that a CancelRequest may abort; `None` when it was cancelled.
     async fn cancellable<T>(&mut self, fut: impl std::future::Future<Output = T>) -> Option<T> {
-        let Some(slot) = self.cancel.clone() else { return Some(fut.await) };
+        let Some(slot) = self.cancel.clone() else {
+            return Some(fut.await);
+        };
         let rx = slot.arm();
         let result = tokio::select! {
             biased;
@@ -697,7 +761,8 @@ impl<B: Backend> Conn<B> {
                             self.out.row_description(&fields);
                         }
                         let last = i + 1 == count && reply.error.is_none();
-                        if proto == Proto::Extended && last && max_rows > 0 && rows.len() > max_rows {
+                        if proto == Proto::Extended && last && max_rows > 0 && rows.len() > max_rows
+                        {
                             let mut rows: VecDeque<_> = rows.into();
                             for row in rows.drain(..max_rows) {
                                 self.out.data_row(&row);
@@ -716,7 +781,12 @@ impl<B: Backend> Conn<B> {
                     }
                     Output::Command { tag } => self.out.command_complete(&tag),
                     Output::Empty => self.out.empty_query(),
-                    Output::CopyOut { binary, columns, chunks, tag } => {
+                    Output::CopyOut {
+                        binary,
+                        columns,
+                        chunks,
+                        tag,
+                    } => {
                         self.out.copy_out_response(binary, columns);
                         for chunk in &chunks {
                             self.out.copy_data(chunk);
@@ -734,7 +804,9 @@ impl<B: Backend> Conn<B> {
                     }
                 }
             }
-            let Some((binary, columns)) = copy_in else { return Ok(reply) };
+            let Some((binary, columns)) = copy_in else {
+                return Ok(reply);
+            };
             self.out.copy_in_response(binary, columns);
             self.flush().await?;
             reply = self.copy_in().await?;
@@ -761,13 +833,10 @@ impl<B: Backend> Conn<B> {
         sid: SessionId,
         cancel_rx: &mut Option<oneshot::Receiver<()>>,
     ) -> R<Reply> {
-        let cancelled = |rx: &mut Option<oneshot::Receiver<()>>| {
-            matches!(rx.as_mut().map(|r| r.try_recv()), Some(Ok(())))
-        };
         loop {
-            // Wait for client data, a cancel, or shutdown (treated like a cancel: the copy is
-            // aborted, the session ends afterwards at the next idle point).
-            let got_input = {
+            // Wait for client data or a CancelRequest. Shutdown is not checked here: the copy
+            // runs to its end within the grace period, like any other running statement.
+            let cancel_state = {
                 let wait_cancel = async {
                     match cancel_rx.as_mut() {
                         Some(rx) => rx.await.is_ok(),
@@ -775,18 +844,28 @@ impl<B: Backend> Conn<B> {
                     }
                 };
                 tokio::select! {
+                    biased;
+                    fired = wait_cancel => Some(fired),
                     r = self.reader.fill_buf() => {
                         if r?.is_empty() {
                             return Err(Exit::Closed);
                         }
-                        true
+                        None
                     }
-                    fired = wait_cancel => !fired,
                 }
             };
-            if !got_input || cancelled(cancel_rx) {
-                *cancel_rx = None;
-                return Ok(self.end_copy_with_error(backend, sid, canceled()).await);
+            match cancel_state {
+                Some(true) => {
+                    *cancel_rx = None;
+                    return Ok(self.end_copy_with_error(backend, sid, canceled()).await);
+                }
+                // The trigger went away without firing; stop watching it (a finished receiver
+                // must not be polled again).
+                Some(false) => {
+                    *cancel_rx = None;
+                    continue;
+                }
+                None => {}
             }
             let (ty, body) = match self.read_raw(true).await? {
                 Raw::TooLarge(ty, len) => {
@@ -836,7 +915,10 @@ impl<B: Backend> Conn<B> {
                 Frontend::CopyFail(message) => {
                     let mut reply = backend.copy_in_fail(sid, &message).await;
                     if reply.error.is_none() {
-                        reply.error = Some(PgError::new("57014", format!("COPY from stdin failed: {message}")));
+                        reply.error = Some(PgError::new(
+                            "57014",
+                            format!("COPY from stdin failed: {message}"),
+                        ));
                     }
                     return Ok(reply);
                 }
@@ -858,7 +940,10 @@ impl<B: Backend> Conn<B> {
 
     async fn parse(&mut self, name: String, sql: String, param_types: Vec<u32>) -> R<()> {
         if !name.is_empty() {
-            self.ext_error(PgError::new("0A000", "named prepared statements are not supported"));
+            self.ext_error(PgError::new(
+                "0A000",
+                "named prepared statements are not supported",
+            ));
             return Ok(());
         }
         if let Err(e) = self.gate(&sql) {
@@ -894,12 +979,24 @@ impl<B: Backend> Conn<B> {
         Ok(())
     }
 
-    fn bind(&mut self, portal: String, statement: String, params: Vec<Option<Bytes>>, result_formats: Vec<i16>) {
+    fn bind(
+        &mut self,
+        portal: String,
+        statement: String,
+        params: Vec<Option<Bytes>>,
+        result_formats: Vec<i16>,
+    ) {
         if !statement.is_empty() {
-            return self.ext_error(PgError::new("26000", format!("prepared statement \"{statement}\" does not exist")));
+            return self.ext_error(PgError::new(
+                "26000",
+                format!("prepared statement \"{statement}\" does not exist"),
+            ));
         }
         let Some(stmt) = &self.unnamed else {
-            return self.ext_error(PgError::new("26000", "unnamed prepared statement does not exist"));
+            return self.ext_error(PgError::new(
+                "26000",
+                "unnamed prepared statement does not exist",
+            ));
         };
         if !portal.is_empty() {
             return self.ext_error(PgError::new("0A000", "named portals are not supported"));
@@ -921,26 +1018,45 @@ impl<B: Backend> Conn<B> {
         if result_formats.len() > 1 && result_formats.len() != columns {
             return self.ext_error(PgError::new(
                 "08P01",
-                format!("bind message has {} result formats but query has {columns} columns", result_formats.len()),
+                format!(
+                    "bind message has {} result formats but query has {columns} columns",
+                    result_formats.len()
+                ),
             ));
         }
         if result_formats.iter().any(|f| *f != 0) {
-            return self.ext_error(PgError::new("0A000", "binary result format is not supported"));
+            return self.ext_error(PgError::new(
+                "0A000",
+                "binary result format is not supported",
+            ));
         }
         let (sql, fields) = (stmt.sql.clone(), stmt.describe.fields.clone());
-        self.portal = Some(Portal { sql, fields, pending: None });
+        self.portal = Some(Portal {
+            sql,
+            fields,
+            pending: None,
+        });
         self.out.bind_complete();
     }
 
     fn describe(&mut self, kind: u8, name: &str) {
         if kind == b'S' {
             if !name.is_empty() {
-                return self.ext_error(PgError::new("26000", format!("prepared statement \"{name}\" does not exist")));
+                return self.ext_error(PgError::new(
+                    "26000",
+                    format!("prepared statement \"{name}\" does not exist"),
+                ));
             }
             let Some(stmt) = &self.unnamed else {
-                return self.ext_error(PgError::new("26000", "unnamed prepared statement does not exist"));
+                return self.ext_error(PgError::new(
+                    "26000",
+                    "unnamed prepared statement does not exist",
+                ));
             };
-            let (types, fields) = (stmt.describe.param_types.clone(), stmt.describe.fields.clone());
+            let (types, fields) = (
+                stmt.describe.param_types.clone(),
+                stmt.describe.fields.clone(),
+            );
             self.out.parameter_description(&types);
             match fields {
                 Some(f) => self.out.row_description(&f),
@@ -948,7 +1064,10 @@ impl<B: Backend> Conn<B> {
             }
         } else {
             if !name.is_empty() {
-                return self.ext_error(PgError::new("34000", format!("portal \"{name}\" does not exist")));
+                return self.ext_error(PgError::new(
+                    "34000",
+                    format!("portal \"{name}\" does not exist"),
+                ));
             }
             let Some(portal) = &self.portal else {
                 return self.ext_error(PgError::new("34000", "portal \"\" does not exist"));
@@ -962,7 +1081,10 @@ impl<B: Backend> Conn<B> {
 
     async fn execute(&mut self, name: &str, max_rows: i32) -> R<()> {
         if !name.is_empty() {
-            self.ext_error(PgError::new("34000", format!("portal \"{name}\" does not exist")));
+            self.ext_error(PgError::new(
+                "34000",
+                format!("portal \"{name}\" does not exist"),
+            ));
             return Ok(());
         }
         let Some(portal) = self.portal.as_mut() else {
@@ -971,7 +1093,11 @@ impl<B: Backend> Conn<B> {
         };
         let max_rows = usize::try_from(max_rows).unwrap_or(0);
         if let Some((mut rows, tag)) = portal.pending.take() {
-            let n = if max_rows == 0 { rows.len() } else { max_rows.min(rows.len()) };
+            let n = if max_rows == 0 {
+                rows.len()
+            } else {
+                max_rows.min(rows.len())
+            };
             for row in rows.drain(..n) {
                 self.out.data_row(&row);
             }
@@ -1025,7 +1151,12 @@ fn malformed_scram(e: PgWireError) -> PgError {
 /// Parse the name/value pairs of a StartupMessage. Returns the start-up data and the `_pq_.`
 /// protocol options we do not support (reported in NegotiateProtocolVersion).
 fn parse_startup_params(body: &[u8]) -> Result<(Startup, Vec<String>), PgError> {
-    let layout = || fatal("08P01", "invalid startup packet layout: expected terminator as last byte");
+    let layout = || {
+        fatal(
+            "08P01",
+            "invalid startup packet layout: expected terminator as last byte",
+        )
+    };
     if body.last() != Some(&0) {
         return Err(layout());
     }
@@ -1053,13 +1184,25 @@ fn parse_startup_params(body: &[u8]) -> Result<(Startup, Vec<String>), PgError> 
     }
     let user = match user {
         Some(u) if !u.is_empty() => u,
-        _ => return Err(fatal("28000", "no PostgreSQL user name specified in startup packet")),
+        _ => {
+            return Err(fatal(
+                "28000",
+                "no PostgreSQL user name specified in startup packet",
+            ))
+        }
     };
     let database = match database {
         Some(d) if !d.is_empty() => d,
         _ => user.clone(),
     };
-    Ok((Startup { user, database, application_name }, unrecognized))
+    Ok((
+        Startup {
+            user,
+            database,
+            application_name,
+        },
+        unrecognized,
+    ))
 }
 
 #[cfg(test)]

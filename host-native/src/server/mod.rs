@@ -9,6 +9,10 @@
 //! statements run after CopyDone, the service (not the framework) owning the transaction status,
 //! and PostgreSQL's exact ParameterStatus set.
 
+// `PgError` (the core API's error, ~200 bytes) is the natural error of every protocol step; errors
+// are rare and end up on the wire anyway, so boxing it would only add noise.
+#![allow(clippy::result_large_err)]
+
 mod auth;
 mod codec;
 mod conn;
@@ -156,7 +160,10 @@ impl Shared {
             if map.contains_key(&pid) {
                 continue;
             }
-            let slot = Arc::new(CancelSlot { secret, armed: Mutex::new(None) });
+            let slot = Arc::new(CancelSlot {
+                secret,
+                armed: Mutex::new(None),
+            });
             map.insert(pid, slot.clone());
             return Ok((pid, slot));
         }
@@ -219,8 +226,11 @@ pub async fn serve_backend<B: Backend>(
 ) -> anyhow::Result<()> {
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let grace = config.shutdown_grace;
-    let shared =
-        Arc::new(Shared { config, cancels: Mutex::new(HashMap::new()), connection_slots: slots });
+    let shared = Arc::new(Shared {
+        config,
+        cancels: Mutex::new(HashMap::new()),
+        connection_slots: slots,
+    });
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
@@ -252,12 +262,13 @@ pub async fn serve_backend<B: Backend>(
     drop(listener);
     tracing::info!(connections = tasks.len(), "shutting down");
     let _ = stop_tx.send(true);
-    let drained = tokio::time::timeout(grace, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    let drained =
+        tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     if drained.is_err() {
-        tracing::warn!(connections = tasks.len(), "grace period over; closing connections");
+        tracing::warn!(
+            connections = tasks.len(),
+            "grace period over; closing connections"
+        );
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
     }

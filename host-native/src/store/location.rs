@@ -55,7 +55,11 @@ pub(crate) fn resolve(url: &str, create_if_missing: bool) -> Result<Location, St
         "az" | "adl" | "azure" | "abfs" | "abfss" => &["AZURE_"],
         // https:// URLs may name any of the three; let the builder ignore what it does not know.
         "http" | "https" => &["AWS_", "GOOGLE_", "GCS_", "AZURE_"],
-        other => return Err(invalid(format!("unsupported catalog URL scheme {other:?} in {url:?}"))),
+        other => {
+            return Err(invalid(format!(
+                "unsupported catalog URL scheme {other:?} in {url:?}"
+            )))
+        }
     };
     // Only pass variables of the store's own family: parse_url_opts matches keys loosely
     // (e.g. a generic `ENDPOINT` variable would otherwise configure S3).
@@ -81,9 +85,7 @@ fn local(dir: &FsPath, create_if_missing: bool, display: String) -> Result<Locat
     let dir: PathBuf = dir.to_path_buf();
     if !dir.exists() {
         if !create_if_missing {
-            return Err(StoreError::NotFound {
-                location: display,
-            });
+            return Err(StoreError::NotFound { location: display });
         }
         std::fs::create_dir_all(&dir).map_err(|e| StoreError::Unavailable {
             message: format!("cannot create catalog directory {}: {e}", dir.display()),

@@ -37,7 +37,10 @@ impl Mirror {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.map.read().unwrap_or_else(PoisonError::into_inner).len()
+        self.map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 
@@ -69,12 +72,21 @@ impl StoreReader {
 }
 
 impl KvRead for StoreReader {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
         // BTreeMap::range panics on an inverted range; an empty answer is the right one.
         if limit == 0 || start >= end {
             return Ok(Vec::new());
         }
-        let map = self.mirror.map.read().unwrap_or_else(PoisonError::into_inner);
+        let map = self
+            .mirror
+            .map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         Ok(map
             .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
             .take(limit)
@@ -83,7 +95,11 @@ impl KvRead for StoreReader {
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
-        let map = self.mirror.map.read().unwrap_or_else(PoisonError::into_inner);
+        let map = self
+            .mirror
+            .map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         Ok(map.get(key).cloned())
     }
 }

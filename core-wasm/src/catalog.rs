@@ -1,0 +1,207 @@
+//! The table registry: every table (DuckLake's static `ducklake_*` tables and the dynamic
+//! `ducklake_inlined_data_<t>_<v>` ones alike) is an ordinary definition stored in the catalog.
+
+use std::sync::Arc;
+
+use rocklake_proto as pb;
+
+use crate::error::{DecodeError, SqlError};
+use crate::types::{Interval, PgType, Value};
+
+/// First OID handed to user objects, as in PostgreSQL (`FirstNormalObjectId`).
+pub const FIRST_USER_OID: u32 = 16384;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub ty: PgType,
+    /// PostgreSQL typmod (`-1` none; varchar(n) = n+4; numeric(p,s) = ((p<<16)|s)+4).
+    pub typmod: i32,
+    pub not_null: bool,
+    /// Default expression as SQL text.
+    pub default_sql: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub id: u32,
+    pub oid: u32,
+    pub schema: String,
+    pub name: String,
+    pub columns: Vec<Column>,
+    /// Column indexes of the primary key, in key order (empty: rows are keyed by row id).
+    pub primary_key: Vec<usize>,
+    pub pkey_name: String,
+}
+
+pub type TableRef = Arc<Table>;
+
+impl Table {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn qualified(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+
+    /// OID of the table's row type in pg_type.
+    pub fn rowtype_oid(&self) -> u32 {
+        self.oid + 1
+    }
+    /// OID of the primary-key index / constraint.
+    pub fn pkey_oid(&self) -> u32 {
+        self.oid + 2
+    }
+
+    pub fn to_proto(&self) -> pb::TableDef {
+        pb::TableDef {
+            table_id: self.id,
+            schema: self.schema.clone(),
+            name: self.name.clone(),
+            columns: self
+                .columns
+                .iter()
+                .map(|c| pb::ColumnDef {
+                    name: c.name.clone(),
+                    type_name: c.ty.typname().to_string(),
+                    typmod: c.typmod,
+                    not_null: c.not_null,
+                    default_sql: c.default_sql.clone().unwrap_or_default(),
+                })
+                .collect(),
+            primary_key: self.primary_key.iter().map(|i| *i as u32).collect(),
+            oid: self.oid,
+            pkey_name: self.pkey_name.clone(),
+        }
+    }
+
+    pub fn from_proto(def: &pb::TableDef) -> Result<Table, DecodeError> {
+        let columns = def
+            .columns
+            .iter()
+            .map(|c| {
+                Ok(Column {
+                    name: c.name.clone(),
+                    ty: PgType::from_typname(&c.type_name)
+                        .ok_or_else(|| DecodeError::Payload { message: format!("unknown column type {}", c.type_name) })?,
+                    typmod: c.typmod,
+                    not_null: c.not_null,
+                    default_sql: if c.default_sql.is_empty() { None } else { Some(c.default_sql.clone()) },
+                })
+            })
+            .collect::<Result<Vec<_>, DecodeError>>()?;
+        let primary_key: Vec<usize> = def.primary_key.iter().map(|i| *i as usize).collect();
+        if primary_key.iter().any(|i| *i >= columns.len()) {
+            return Err(DecodeError::Payload { message: "primary key column out of range".into() });
+        }
+        Ok(Table {
+            id: def.table_id,
+            oid: def.oid,
+            schema: def.schema.clone(),
+            name: def.name.clone(),
+            columns,
+            primary_key,
+            pkey_name: def.pkey_name.clone(),
+        })
+    }
+}
+
+/// A schema (namespace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schema {
+    pub name: String,
+    pub oid: u32,
+}
+
+/// Built-in namespaces, with PostgreSQL's OIDs.
+pub const BUILTIN_SCHEMAS: [(&str, u32); 4] =
+    [("pg_catalog", 11), ("public", 2200), ("information_schema", 13_000), ("pg_toast", 99)];
+
+// ------------------------------------------------------------------ value <-> datum
+
+/// Converts a value of column type `ty` to its stored form.
+pub fn to_datum(v: &Value) -> pb::Datum {
+    use pb::datum::Kind;
+    let kind = match v {
+        Value::Null => None,
+        Value::Bool(b) => Some(Kind::Boolean(*b)),
+        Value::Int(i) => Some(Kind::Int(*i)),
+        Value::Float(f) => Some(Kind::Float(*f)),
+        Value::Numeric(s) => Some(Kind::Numeric(s.clone())),
+        Value::Text(s) => Some(Kind::Text(s.clone())),
+        Value::Bytes(b) => Some(Kind::Bytes(b.clone())),
+        Value::Uuid(u) => Some(Kind::Bytes(u.to_vec())),
+        Value::Timestamp(t) | Value::Time(t) => Some(Kind::Int(*t)),
+        Value::Date(d) => Some(Kind::Int(*d as i64)),
+        Value::Interval(iv) => Some(Kind::Interval(pb::Interval { months: iv.months, days: iv.days, micros: iv.micros })),
+        Value::Tid(b, o) => Some(Kind::Int(((*b as i64) << 16) | *o as i64)),
+        Value::Array(items) => Some(Kind::List(pb::DatumList { items: items.iter().map(to_datum).collect() })),
+    };
+    pb::Datum { kind }
+}
+
+/// Reads a stored datum as a value of column type `ty`.
+pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
+    use pb::datum::Kind;
+    let bad = || DecodeError::Payload { message: format!("datum does not fit column type {}", ty.typname()) };
+    let Some(kind) = &d.kind else { return Ok(Value::Null) };
+    Ok(match (kind, ty) {
+        (Kind::Boolean(b), PgType::Bool) => Value::Bool(*b),
+        (Kind::Int(i), PgType::Timestamp | PgType::Timestamptz) => Value::Timestamp(*i),
+        (Kind::Int(i), PgType::Time) => Value::Time(*i),
+        (Kind::Int(i), PgType::Date) => Value::Date(*i as i32),
+        (Kind::Int(i), PgType::Tid) => Value::Tid((*i >> 16) as u32, (*i & 0xFFFF) as u16),
+        (Kind::Int(i), t) if t.is_integer() => Value::Int(*i),
+        (Kind::Float(f), PgType::Float4 | PgType::Float8) => Value::Float(*f),
+        (Kind::Numeric(s), PgType::Numeric) => Value::Numeric(s.clone()),
+        (Kind::Text(s), t) if t.is_string() => Value::Text(s.clone()),
+        (Kind::Bytes(b), PgType::Bytea) => Value::Bytes(b.clone()),
+        (Kind::Bytes(b), PgType::Uuid) => Value::Uuid(b.as_slice().try_into().map_err(|_| bad())?),
+        (Kind::Interval(iv), PgType::Interval) => Value::Interval(Interval { months: iv.months, days: iv.days, micros: iv.micros }),
+        (Kind::List(l), PgType::Int2Array | PgType::TextArray) => {
+            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
+            Value::Array(l.items.iter().map(|x| from_datum(x, elem)).collect::<Result<_, _>>()?)
+        }
+        _ => return Err(bad()),
+    })
+}
+
+/// Parses a type name as written in CREATE TABLE into (type, typmod).
+pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlError> {
+    let n = name.to_ascii_lowercase();
+    let ty = match n.as_str() {
+        "bigint" | "int8" => PgType::Int8,
+        "integer" | "int" | "int4" => PgType::Int4,
+        "smallint" | "int2" => PgType::Int2,
+        "boolean" | "bool" => PgType::Bool,
+        "real" | "float4" => PgType::Float4,
+        "double precision" | "float8" | "double" | "float" => PgType::Float8,
+        "numeric" | "decimal" => PgType::Numeric,
+        "text" => PgType::Text,
+        "varchar" | "character varying" => PgType::Varchar,
+        "char" | "character" | "bpchar" => PgType::Bpchar,
+        "name" => PgType::Name,
+        "bytea" => PgType::Bytea,
+        "uuid" => PgType::Uuid,
+        "timestamptz" | "timestamp with time zone" => PgType::Timestamptz,
+        "timestamp" | "timestamp without time zone" => PgType::Timestamp,
+        "date" => PgType::Date,
+        "time" | "time without time zone" => PgType::Time,
+        "interval" => PgType::Interval,
+        "oid" => PgType::Oid,
+        "regclass" => PgType::Regclass,
+        "tid" => PgType::Tid,
+        other => {
+            return Err(SqlError::UndefinedFunction { message: format!("type \"{other}\" does not exist"), hint: None })
+        }
+    };
+    let typmod = match (ty, args) {
+        (PgType::Varchar | PgType::Bpchar, [n]) => *n as i32 + 4,
+        (PgType::Bpchar, []) if n != "bpchar" => 1 + 4,
+        (PgType::Numeric, [p]) => ((*p as i32) << 16) + 4,
+        (PgType::Numeric, [p, s]) => (((*p as i32) << 16) | *s as i32) + 4,
+        _ => -1,
+    };
+    Ok((ty, typmod))
+}

@@ -1,0 +1,553 @@
+//! The engine: all sessions of one catalog, the committed catalog registry, and the commit
+//! protocol. The host calls it serially; it never blocks: a COMMIT suspends the request with a
+//! [`CommitBatch`] that the host makes durable before calling [`Engine::commit_finished`].
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use rocklake_proto as pb;
+use sqlparser::ast::Statement;
+
+use crate::api::{CommitBatch, CommitSeq, KvRead, Output, PgError, Reply, SessionId, TxnStatus};
+use crate::catalog::{Schema, Table, BUILTIN_SCHEMAS, FIRST_USER_OID};
+use crate::envelope::Envelope;
+use crate::error::{DecodeError, SqlError};
+use crate::keys;
+use crate::txn::PendingCatalogTxn;
+
+const META_COMMIT_SEQ: &str = "commit_seq";
+const META_NEXT_TABLE_ID: &str = "next_table_id";
+const META_NEXT_OID: &str = "next_oid";
+const META_TUPLE_PREFIX: &str = "tuples/";
+const SCAN_BATCH: usize = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+/// An open transaction of a session.
+#[derive(Debug)]
+pub struct Txn {
+    /// Opened by BEGIN (as opposed to the implicit transaction of a query string).
+    pub explicit: bool,
+    pub isolation: Isolation,
+    pub read_only: bool,
+    /// Commit point of REPEATABLE READ / SERIALIZABLE, fixed at the first statement.
+    pub snapshot: Option<u64>,
+    /// Transaction start time (microseconds since 2000-01-01 UTC): `now()`.
+    pub start_time: i64,
+    pub failed: bool,
+    pub pending: PendingCatalogTxn,
+}
+
+/// What the session does when the host reports the outcome of its commit.
+#[derive(Debug)]
+struct AwaitingCommit {
+    seq: u64,
+    /// Command tag to emit on success (`COMMIT`), or none for implicit commits.
+    tag: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct CopyIn {
+    pub table_id: u32,
+    pub columns: Vec<usize>,
+    pub binary: bool,
+    pub buf: Vec<u8>,
+}
+
+#[derive(Debug)]
+pub struct Session {
+    pub id: SessionId,
+    pub user: String,
+    pub database: String,
+    pub txn: Option<Txn>,
+    queue: VecDeque<Statement>,
+    outputs: Vec<Output>,
+    awaiting: Option<AwaitingCommit>,
+    pub copy_in: Option<CopyIn>,
+}
+
+/// A commit planned but not yet reported durable.
+#[derive(Debug)]
+struct InFlight {
+    keys: HashSet<Vec<u8>>,
+    tables: Vec<Arc<Table>>,
+    dropped: Vec<u32>,
+    schemas: Vec<Schema>,
+    tuple_counters: BTreeMap<u32, u64>,
+}
+
+/// State shared by all sessions: the committed registry and the allocators.
+#[derive(Debug)]
+pub struct Shared {
+    pub latest: u64,
+    next_seq: u64,
+    pub tables: BTreeMap<u32, Arc<Table>>,
+    pub schemas: BTreeMap<String, Schema>,
+    pub next_table_id: u32,
+    pub next_oid: u32,
+    /// Highest tuple number handed out per table (in memory; persisted by commits).
+    pub tuple_counters: HashMap<u32, u64>,
+    in_flight: BTreeMap<u64, InFlight>,
+    /// Wall clock of the current request, supplied by the host.
+    pub now: i64,
+}
+
+pub struct Engine {
+    pub st: Shared,
+    sessions: HashMap<SessionId, Session>,
+    next_session: u64,
+}
+
+/// A visible row: logical key, decoded row, and the commit that wrote it (`None`: own write).
+pub type VisibleRow = (Vec<u8>, pb::Row, Option<u64>);
+
+fn decode_meta_u64(v: &[u8]) -> Result<u64, DecodeError> {
+    let b: [u8; 8] = v.try_into().map_err(|_| DecodeError::Payload { message: "meta value is not 8 bytes".into() })?;
+    Ok(u64::from_be_bytes(b))
+}
+
+/// Scans `[start, end)` and returns the newest version `<= at` of every logical key in range
+/// (tombstones hide the key). This is the MVCC filter.
+pub fn scan_visible(kv: &dyn KvRead, start: &[u8], end: &[u8], at: u64) -> Result<Vec<(Vec<u8>, Envelope, u64)>, SqlError> {
+    let mut out = Vec::new();
+    let mut cursor = start.to_vec();
+    let mut last_logical: Option<Vec<u8>> = None;
+    loop {
+        let batch = kv.scan(&cursor, end, SCAN_BATCH)?;
+        let n = batch.len();
+        for (raw, value) in &batch {
+            let (logical, seq) = keys::split_version(raw)?;
+            if seq > at {
+                continue;
+            }
+            if last_logical.as_deref() == Some(logical) {
+                continue;
+            }
+            last_logical = Some(logical.to_vec());
+            match Envelope::decode(value)? {
+                Envelope::Tombstone => {}
+                env => out.push((logical.to_vec(), env, seq)),
+            }
+        }
+        match batch.last() {
+            Some((k, _)) if n == SCAN_BATCH => {
+                cursor = k.clone();
+                cursor.push(0);
+            }
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Commit sequence of the newest committed version of `logical` (live or tombstone).
+pub fn latest_version(kv: &dyn KvRead, logical: &[u8]) -> Result<Option<(u64, bool)>, SqlError> {
+    let end = keys::prefix_end(logical);
+    // Versions of this key follow it directly; a longer logical key sharing the prefix cannot
+    // appear first because fields are self-delimiting and versions are 8 bytes.
+    for (raw, value) in kv.scan(logical, &end, 4)? {
+        let (lk, seq) = keys::split_version(&raw)?;
+        if lk == logical {
+            let live = !matches!(Envelope::decode(&value)?, Envelope::Tombstone);
+            return Ok(Some((seq, live)));
+        }
+    }
+    Ok(None)
+}
+
+impl Engine {
+    /// Opens the engine over a store: loads counters, schemas and table definitions.
+    pub fn open(kv: &dyn KvRead) -> Result<Engine, SqlError> {
+        let meta = |name: &str| -> Result<Option<u64>, SqlError> {
+            match kv.get(&keys::meta_key(name))? {
+                Some(v) => Ok(Some(decode_meta_u64(&v)?)),
+                None => Ok(None),
+            }
+        };
+        let latest = meta(META_COMMIT_SEQ)?.unwrap_or(0);
+        let mut st = Shared {
+            latest,
+            next_seq: latest + 1,
+            tables: BTreeMap::new(),
+            schemas: BTreeMap::new(),
+            next_table_id: meta(META_NEXT_TABLE_ID)?.unwrap_or(1) as u32,
+            next_oid: meta(META_NEXT_OID)?.unwrap_or(FIRST_USER_OID as u64) as u32,
+            tuple_counters: HashMap::new(),
+            in_flight: BTreeMap::new(),
+            now: 0,
+        };
+        for (name, oid) in BUILTIN_SCHEMAS {
+            st.schemas.insert(name.to_string(), Schema { name: name.to_string(), oid });
+        }
+        let p = [keys::TAG_SCHEMA];
+        for (_, env, _) in scan_visible(kv, &p, &keys::prefix_end(&p), latest)? {
+            if let Envelope::SchemaDef(s) = env {
+                st.schemas.insert(s.name.clone(), Schema { name: s.name, oid: s.oid });
+            }
+        }
+        let p = [keys::TAG_TABLE_DEF];
+        for (_, env, _) in scan_visible(kv, &p, &keys::prefix_end(&p), latest)? {
+            if let Envelope::TableDef(def) = env {
+                let t = Table::from_proto(&def)?;
+                st.tables.insert(t.id, Arc::new(t));
+            }
+        }
+        let tp = keys::meta_key(META_TUPLE_PREFIX);
+        for (k, v) in kv.scan(&tp, &keys::prefix_end(&tp), usize::MAX)? {
+            let id_bytes: [u8; 4] = k[tp.len()..]
+                .try_into()
+                .map_err(|_| DecodeError::Key { message: "bad tuple counter key".into() })?;
+            st.tuple_counters.insert(u32::from_be_bytes(id_bytes), decode_meta_u64(&v)?);
+        }
+        Ok(Engine { st, sessions: HashMap::new(), next_session: 1 })
+    }
+
+    pub fn latest(&self) -> CommitSeq {
+        CommitSeq(self.st.latest)
+    }
+
+    pub fn open_session(&mut self, user: &str, database: &str) -> SessionId {
+        let id = SessionId(self.next_session);
+        self.next_session += 1;
+        self.sessions.insert(
+            id,
+            Session {
+                id,
+                user: user.to_string(),
+                database: database.to_string(),
+                txn: None,
+                queue: VecDeque::new(),
+                outputs: Vec::new(),
+                awaiting: None,
+                copy_in: None,
+            },
+        );
+        id
+    }
+
+    /// Ends a session; an open transaction is rolled back (nothing of it was ever written).
+    pub fn close_session(&mut self, sid: SessionId) {
+        self.sessions.remove(&sid);
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Oldest commit point any open transaction still reads (for GC safety).
+    pub fn oldest_pinned_snapshot(&self) -> Option<u64> {
+        self.sessions.values().filter_map(|s| s.txn.as_ref().and_then(|t| t.snapshot)).min()
+    }
+
+    fn status_of(s: &Session) -> TxnStatus {
+        match &s.txn {
+            Some(t) if t.explicit && t.failed => TxnStatus::Failed,
+            Some(t) if t.explicit => TxnStatus::InBlock,
+            _ => TxnStatus::Idle,
+        }
+    }
+
+    fn missing_session() -> Reply {
+        Reply {
+            outputs: vec![],
+            error: Some(PgError::new("08003", "session does not exist")),
+            status: TxnStatus::Idle,
+            commit: None,
+        }
+    }
+
+    /// Runs a simple-query string (one or more statements).
+    pub fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        self.st.now = now;
+        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        sess.outputs.clear();
+        sess.queue.clear();
+        let reply = match crate::exec::parse(sql) {
+            Ok(stmts) if stmts.is_empty() => Reply {
+                outputs: vec![Output::Empty],
+                error: None,
+                status: Self::status_of(&sess),
+                commit: None,
+            },
+            Ok(stmts) => {
+                sess.queue = stmts.into();
+                self.run(kv, &mut sess)
+            }
+            Err(e) => {
+                // A parse error fails the transaction block like any other error.
+                if let Some(t) = sess.txn.as_mut() {
+                    if t.explicit {
+                        t.failed = true;
+                    } else {
+                        sess.txn = None;
+                    }
+                }
+                Reply { outputs: vec![], error: Some(e.to_pg()), status: Self::status_of(&sess), commit: None }
+            }
+        };
+        self.sessions.insert(sid, sess);
+        reply
+    }
+
+    /// Describes the row shape of one statement without executing it.
+    pub fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str) -> Result<crate::api::Describe, PgError> {
+        let Some(mut sess) = self.sessions.remove(&sid) else { return Err(PgError::new("08003", "session does not exist")) };
+        let r = crate::exec::describe(&mut crate::exec::Cx { kv, st: &mut self.st, sess: &mut sess }, sql);
+        self.sessions.insert(sid, sess);
+        r.map_err(|e| e.to_pg())
+    }
+
+    /// Feeds COPY FROM STDIN data.
+    pub fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError> {
+        let sess = self.sessions.get_mut(&sid).ok_or_else(|| PgError::new("08003", "session does not exist"))?;
+        let copy = sess.copy_in.as_mut().ok_or_else(|| PgError::new("08P01", "unexpected CopyData message"))?;
+        if copy.buf.len() + data.len() > crate::txn::MAX_BATCH_SIZE {
+            return Err(SqlError::BatchTooLarge.to_pg());
+        }
+        copy.buf.extend_from_slice(data);
+        Ok(())
+    }
+
+    /// Ends COPY FROM STDIN: parses the buffered stream and inserts the rows.
+    pub fn copy_in_done(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        self.st.now = now;
+        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        let result = match sess.copy_in.take() {
+            Some(copy) => crate::exec::finish_copy_in(&mut crate::exec::Cx { kv, st: &mut self.st, sess: &mut sess }, copy),
+            None => Err(SqlError::Syntax { message: "no COPY in progress".into() }),
+        };
+        let reply = match result {
+            Ok(out) => {
+                sess.outputs.push(out);
+                self.run(kv, &mut sess)
+            }
+            Err(e) => self.fail(&mut sess, e),
+        };
+        self.sessions.insert(sid, reply_session(sess, &reply));
+        reply
+    }
+
+    pub fn copy_in_fail(&mut self, sid: SessionId, message: &str) -> Reply {
+        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        sess.copy_in = None;
+        let e = SqlError::BadCopyFormat { message: format!("COPY from stdin failed: {message}") };
+        let mut reply = self.fail(&mut sess, e);
+        if let Some(err) = reply.error.as_mut() {
+            err.code = "57014".into();
+        }
+        self.sessions.insert(sid, sess);
+        reply
+    }
+
+    /// Records an error: the transaction block fails (explicit) or is discarded (implicit).
+    fn fail(&mut self, sess: &mut Session, e: SqlError) -> Reply {
+        sess.queue.clear();
+        match sess.txn.as_mut() {
+            Some(t) if t.explicit => t.failed = true,
+            _ => sess.txn = None,
+        }
+        Reply {
+            outputs: std::mem::take(&mut sess.outputs),
+            error: Some(e.to_pg()),
+            status: Self::status_of(sess),
+            commit: None,
+        }
+    }
+
+    /// Executes queued statements until the queue is empty, an error occurs, or a commit must
+    /// be made durable.
+    fn run(&mut self, kv: &dyn KvRead, sess: &mut Session) -> Reply {
+        while let Some(stmt) = sess.queue.pop_front() {
+            let step = {
+                let mut cx = crate::exec::Cx { kv, st: &mut self.st, sess };
+                crate::exec::execute(&mut cx, &stmt)
+            };
+            match step {
+                Ok(crate::exec::Step::Output(o)) => {
+                    let is_copy_in = matches!(o, Output::CopyIn { .. });
+                    sess.outputs.push(o);
+                    if is_copy_in {
+                        // The rest of the query string waits for the COPY data.
+                        break;
+                    }
+                }
+                Ok(crate::exec::Step::Commit { tag }) => match self.plan_commit(kv, sess, tag) {
+                    Ok(Some(batch)) => {
+                        return Reply {
+                            outputs: std::mem::take(&mut sess.outputs),
+                            error: None,
+                            status: TxnStatus::Idle,
+                            commit: Some(batch),
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => return self.fail(sess, e),
+                },
+                Err(e) => return self.fail(sess, e),
+            }
+        }
+        if sess.copy_in.is_none() {
+            // End of the query string closes its implicit transaction.
+            if sess.txn.as_ref().is_some_and(|t| !t.explicit) {
+                match self.plan_commit(kv, sess, None) {
+                    Ok(Some(batch)) => {
+                        return Reply {
+                            outputs: std::mem::take(&mut sess.outputs),
+                            error: None,
+                            status: TxnStatus::Idle,
+                            commit: Some(batch),
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => return self.fail(sess, e),
+                }
+            }
+        }
+        Reply { outputs: std::mem::take(&mut sess.outputs), error: None, status: Self::status_of(sess), commit: None }
+    }
+
+    /// Turns the session's transaction into a write batch after checking it against everything
+    /// committed (and in flight) since it started. `Ok(None)`: nothing to write.
+    fn plan_commit(&mut self, kv: &dyn KvRead, sess: &mut Session, tag: Option<String>) -> Result<Option<CommitBatch>, SqlError> {
+        let Some(txn) = sess.txn.take() else {
+            if let Some(tag) = tag {
+                sess.outputs.push(Output::Command { tag });
+            }
+            return Ok(None);
+        };
+        if txn.failed {
+            // COMMIT of a failed block is a ROLLBACK, as in PostgreSQL.
+            sess.outputs.push(Output::Command { tag: "ROLLBACK".into() });
+            return Ok(None);
+        }
+        let p = txn.pending;
+        if p.is_empty() {
+            if let Some(tag) = tag {
+                sess.outputs.push(Output::Command { tag });
+            }
+            return Ok(None);
+        }
+        let in_flight_keys: HashSet<&Vec<u8>> = self.st.in_flight.values().flat_map(|f| f.keys.iter()).collect();
+        for (lk, w) in &p.writes {
+            let latest = latest_version(kv, lk)?;
+            let moved = if w.inserted {
+                // An insert conflicts only with a live row that appeared meanwhile.
+                in_flight_keys.contains(lk) || matches!(latest, Some((s, true)) if Some(s) != w.base_seq)
+            } else {
+                in_flight_keys.contains(lk) || latest.map(|(s, _)| s) != w.base_seq
+            };
+            if !moved {
+                continue;
+            }
+            if w.inserted {
+                let table = self.st.tables.get(&w.table_id).or_else(|| p.tables.get(&w.table_id));
+                return Err(match table {
+                    Some(t) if !t.primary_key.is_empty() => crate::exec::unique_violation(t, w.row.as_ref()),
+                    _ => SqlError::SerializationFailure,
+                });
+            }
+            return Err(SqlError::SerializationFailure);
+        }
+        for t in p.tables.values() {
+            if let Some(other) = self.st.tables.values().find(|o| o.id != t.id && o.schema == t.schema && o.name == t.name) {
+                return Err(SqlError::DuplicateTable { name: other.name.clone() });
+            }
+        }
+        let seq = self.st.next_seq;
+        self.st.next_seq += 1;
+        let mut puts: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(p.writes.len() + 8);
+        let versioned = |lk: &[u8]| {
+            let mut k = lk.to_vec();
+            keys::push_version(&mut k, seq);
+            k
+        };
+        for (lk, w) in &p.writes {
+            let env = match &w.row {
+                Some(r) => Envelope::Row(r.clone()),
+                None => Envelope::Tombstone,
+            };
+            if w.row.is_none() && w.base_seq.is_none() {
+                continue; // inserted and deleted inside the transaction: nothing to record
+            }
+            puts.push((versioned(lk), env.encode()));
+        }
+        for t in p.tables.values() {
+            puts.push((versioned(&keys::table_def_key(t.id)), Envelope::TableDef(t.to_proto()).encode()));
+        }
+        for id in &p.dropped {
+            puts.push((versioned(&keys::table_def_key(*id)), Envelope::Tombstone.encode()));
+        }
+        for s in &p.schemas {
+            puts.push((versioned(&keys::schema_key(&s.name)), Envelope::SchemaDef(pb::SchemaDef { name: s.name.clone(), oid: s.oid }).encode()));
+        }
+        for (id, n) in &p.tuple_counters {
+            let mut k = keys::meta_key(META_TUPLE_PREFIX);
+            k.extend_from_slice(&id.to_be_bytes());
+            puts.push((k, n.to_be_bytes().to_vec()));
+        }
+        puts.push((keys::meta_key(META_COMMIT_SEQ), seq.to_be_bytes().to_vec()));
+        puts.push((keys::meta_key(META_NEXT_TABLE_ID), (self.st.next_table_id as u64).to_be_bytes().to_vec()));
+        puts.push((keys::meta_key(META_NEXT_OID), (self.st.next_oid as u64).to_be_bytes().to_vec()));
+        self.st.in_flight.insert(
+            seq,
+            InFlight {
+                keys: p.writes.keys().cloned().collect(),
+                tables: p.tables.values().cloned().collect(),
+                dropped: p.dropped.clone(),
+                schemas: p.schemas.clone(),
+                tuple_counters: p.tuple_counters.clone(),
+            },
+        );
+        sess.awaiting = Some(AwaitingCommit { seq, tag });
+        Ok(Some(CommitBatch { seq: CommitSeq(seq), puts, deletes: vec![] }))
+    }
+
+    /// The host reports the outcome of the batch it was given; the suspended request continues.
+    /// Batches must be reported in sequence order.
+    pub fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), SqlError>) -> Reply {
+        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        let Some(aw) = sess.awaiting.take() else {
+            self.sessions.insert(sid, sess);
+            return Reply {
+                outputs: vec![],
+                error: Some(PgError::new("XX000", "no commit in progress for this session")),
+                status: TxnStatus::Idle,
+                commit: None,
+            };
+        };
+        let flight = self.st.in_flight.remove(&aw.seq);
+        let reply = match outcome {
+            Ok(()) => {
+                if let Some(f) = flight {
+                    self.st.latest = self.st.latest.max(aw.seq);
+                    for t in f.tables {
+                        self.st.tables.insert(t.id, t);
+                    }
+                    for id in f.dropped {
+                        self.st.tables.remove(&id);
+                    }
+                    for s in f.schemas {
+                        self.st.schemas.insert(s.name.clone(), s);
+                    }
+                    let _ = f.tuple_counters;
+                }
+                if let Some(tag) = aw.tag {
+                    sess.outputs.push(Output::Command { tag });
+                }
+                self.run(kv, &mut sess)
+            }
+            Err(e) => self.fail(&mut sess, e),
+        };
+        self.sessions.insert(sid, sess);
+        reply
+    }
+}
+
+fn reply_session(sess: Session, _reply: &Reply) -> Session {
+    sess
+}

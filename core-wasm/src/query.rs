@@ -1,0 +1,2260 @@
+//! Queries: binding sqlparser's AST to typed expressions over a scope of columns, and
+//! evaluating them with PostgreSQL semantics (three-valued logic, NULL ordering, unknown-typed
+//! literals resolved by context, byte-wise "C" collation).
+//!
+//! The catalog's statements are few and known; this is a small tree-walking evaluator with
+//! hash joins on equality conditions and primary-key point lookups, not a general planner.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use sqlparser::ast::{self as ast, Expr, SelectItem, SetExpr, TableFactor};
+
+use crate::api::{FieldDesc, KvRead};
+use crate::catalog::{Table, TableRef};
+use crate::engine::Shared;
+use crate::error::SqlError;
+use crate::txn::PendingCatalogTxn;
+use crate::types::{compare, format_text, numeric_canonical, parse_text, PgType, Value};
+
+/// A column of a scope or result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColMeta {
+    pub name: String,
+    pub ty: PgType,
+    pub typmod: i32,
+    pub table_oid: u32,
+    pub attnum: i16,
+    /// Alias or table name that qualifies the column in this scope.
+    pub qual: Option<String>,
+    /// Not expanded by `*` (ctid).
+    pub hidden: bool,
+}
+
+impl ColMeta {
+    pub fn expr(name: &str, ty: PgType) -> ColMeta {
+        ColMeta { name: name.to_string(), ty, typmod: -1, table_oid: 0, attnum: 0, qual: None, hidden: false }
+    }
+    pub fn field(&self) -> FieldDesc {
+        let ty = if self.ty == PgType::Unknown { PgType::Text } else { self.ty };
+        FieldDesc {
+            name: self.name.clone(),
+            table_oid: self.table_oid,
+            column_id: self.attnum,
+            type_oid: ty.oid(),
+            type_len: ty.typlen(),
+            type_mod: self.typmod,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Concat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+    StringAgg,
+    BoolAnd,
+    BoolOr,
+    ArrayAgg,
+}
+
+#[derive(Debug, Clone)]
+pub struct AggSpec {
+    pub func: AggFunc,
+    pub args: Vec<BExpr>,
+    pub distinct: bool,
+    pub ty: PgType,
+}
+
+/// A bound, typed expression.
+#[derive(Debug, Clone)]
+pub enum BExpr {
+    Const(Value),
+    Col(usize),
+    /// Column of an enclosing query: (levels up, index).
+    Outer(usize, usize),
+    Agg(usize),
+    Bin(BinOp, Box<BExpr>, Box<BExpr>),
+    And(Box<BExpr>, Box<BExpr>),
+    Or(Box<BExpr>, Box<BExpr>),
+    Not(Box<BExpr>),
+    Neg(Box<BExpr>),
+    IsNull(Box<BExpr>, bool),
+    IsDistinct(Box<BExpr>, Box<BExpr>, bool),
+    InList(Box<BExpr>, Vec<BExpr>, bool),
+    InSub(Box<BExpr>, Rc<BQuery>, bool),
+    Exists(Rc<BQuery>, bool),
+    Scalar(Rc<BQuery>),
+    Like(Box<BExpr>, Box<BExpr>, bool, bool),
+    Case(Option<Box<BExpr>>, Vec<(BExpr, BExpr)>, Option<Box<BExpr>>),
+    Cast(Box<BExpr>, PgType),
+    Func(String, Vec<BExpr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    Left,
+    Cross,
+}
+
+#[derive(Debug, Clone)]
+pub enum Source {
+    Table { table: TableRef, point_keys: Option<Vec<Vec<Value>>> },
+    Virtual { schema: Option<String>, name: String },
+    Derived(Rc<BQuery>),
+    Values(Vec<Vec<BExpr>>),
+    /// `FROM` without tables: one empty row.
+    Dual,
+}
+
+#[derive(Debug, Clone)]
+pub struct FromItem {
+    pub kind: JoinKind,
+    pub source: Source,
+    pub on: Option<BExpr>,
+    pub width: usize,
+    /// Equi-join keys (left expr over the accumulated row, right expr over this item's row).
+    pub hash_keys: Vec<(BExpr, BExpr)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BSelect {
+    pub from: Vec<FromItem>,
+    pub filter: Option<BExpr>,
+    pub group: Option<Vec<BExpr>>,
+    pub aggs: Vec<AggSpec>,
+    pub having: Option<BExpr>,
+    pub projection: Vec<BExpr>,
+    pub distinct: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum BSet {
+    Select(Box<BSelect>),
+    Union(Box<BSet>, Box<BSet>, bool),
+    Values(Vec<Vec<BExpr>>),
+    Query(Rc<BQuery>),
+}
+
+#[derive(Debug, Clone)]
+pub struct OrderKey {
+    pub expr: BExpr,
+    /// Evaluate over the output row (true) or the source row (false).
+    pub on_output: bool,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct BQuery {
+    pub id: usize,
+    pub correlated: bool,
+    pub body: BSet,
+    pub order: Vec<OrderKey>,
+    pub limit: Option<BExpr>,
+    pub offset: Option<BExpr>,
+    pub columns: Vec<ColMeta>,
+}
+
+// ------------------------------------------------------------------ binder
+
+/// A level of name resolution.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub cols: Vec<ColMeta>,
+}
+
+impl Scope {
+    fn resolve(&self, qual: Option<&str>, name: &str) -> Result<Option<usize>, SqlError> {
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            let qual_ok = match qual {
+                Some(q) => c.qual.as_deref() == Some(q),
+                None => true,
+            };
+            if qual_ok && c.name == name {
+                if found.is_some() {
+                    return Err(SqlError::AmbiguousColumn { name: name.to_string() });
+                }
+                found = Some(i);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Everything queries read: storage, the committed registry, and the transaction's own writes.
+pub struct ReadCx<'a> {
+    pub kv: &'a dyn KvRead,
+    pub st: &'a Shared,
+    pub pending: Option<&'a PendingCatalogTxn>,
+    pub at: u64,
+    pub user: &'a str,
+    pub database: &'a str,
+    pub now: i64,
+}
+
+impl ReadCx<'_> {
+    /// Resolves a table by (optional) schema and name, own uncommitted DDL first.
+    pub fn find_table(&self, schema: Option<&str>, name: &str) -> Option<TableRef> {
+        let matches = |t: &Table| t.name == name && schema.is_none_or(|s| s == t.schema);
+        if let Some(p) = self.pending {
+            if let Some(t) = p.tables.values().find(|t| matches(t)) {
+                return Some(t.clone());
+            }
+        }
+        let dropped = |id: u32| self.pending.is_some_and(|p| p.dropped.contains(&id));
+        // Unqualified names search `public` first, as PostgreSQL's default search_path.
+        let mut candidates: Vec<&TableRef> = self.st.tables.values().filter(|t| matches(t) && !dropped(t.id)).collect();
+        candidates.sort_by_key(|t| t.schema != "public");
+        candidates.first().map(|t| (*t).clone())
+    }
+
+    pub fn all_tables(&self) -> Vec<TableRef> {
+        let mut out: Vec<TableRef> = self
+            .st
+            .tables
+            .values()
+            .filter(|t| !self.pending.is_some_and(|p| p.dropped.contains(&t.id) || p.tables.contains_key(&t.id)))
+            .cloned()
+            .collect();
+        if let Some(p) = self.pending {
+            out.extend(p.tables.values().cloned());
+        }
+        out.sort_by_key(|t| t.id);
+        out
+    }
+}
+
+pub struct Binder<'a, 'b> {
+    pub cx: &'a ReadCx<'b>,
+    /// Enclosing scopes, innermost last.
+    outer: Vec<Scope>,
+    ctes: Vec<HashMap<String, Rc<BQuery>>>,
+    next_id: usize,
+    /// Set when binding touched an outer scope (the current query is correlated).
+    touched_outer: Vec<bool>,
+}
+
+fn ident(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+pub fn object_name(n: &ast::ObjectName) -> Vec<String> {
+    n.0.iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => ident(i),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// Splits `[db.]schema.name` into (schema, name).
+pub fn split_name(parts: &[String]) -> Result<(Option<String>, String), SqlError> {
+    match parts {
+        [n] => Ok((None, n.clone())),
+        [s, n] => Ok((Some(s.clone()), n.clone())),
+        [_, s, n] => Ok((Some(s.clone()), n.clone())),
+        _ => Err(SqlError::Syntax { message: format!("improper qualified name: {}", parts.join(".")) }),
+    }
+}
+
+fn const_ty(v: &Value) -> PgType {
+    match v {
+        Value::Null | Value::Text(_) => PgType::Unknown,
+        Value::Bool(_) => PgType::Bool,
+        Value::Int(i) if i32::try_from(*i).is_ok() => PgType::Int4,
+        Value::Int(_) => PgType::Int8,
+        Value::Float(_) => PgType::Float8,
+        Value::Numeric(_) => PgType::Numeric,
+        _ => PgType::Unknown,
+    }
+}
+
+/// Type category for comparison compatibility.
+fn category(t: PgType) -> u8 {
+    match t {
+        PgType::Unknown => 0,
+        t if t.is_numeric_family() => 1,
+        t if t.is_string() => 2,
+        PgType::Bool => 3,
+        PgType::Timestamp | PgType::Timestamptz | PgType::Date => 4,
+        PgType::Bytea => 5,
+        PgType::Uuid => 6,
+        PgType::Interval => 7,
+        PgType::Time => 8,
+        PgType::Tid => 9,
+        PgType::Int2Array | PgType::TextArray => 10,
+        _ => 11,
+    }
+}
+
+/// PostgreSQL's resolution of a common type for UNION / CASE / COALESCE / IN.
+pub fn common_type(a: PgType, b: PgType) -> PgType {
+    use PgType::*;
+    match (a, b) {
+        (Unknown, x) | (x, Unknown) => x,
+        (x, y) if x == y => x,
+        (Float8, _) | (_, Float8) | (Float4, _) | (_, Float4) if a.is_numeric_family() && b.is_numeric_family() => Float8,
+        (Numeric, _) | (_, Numeric) if a.is_numeric_family() && b.is_numeric_family() => Numeric,
+        (Int8, _) | (_, Int8) if a.is_integer() && b.is_integer() => Int8,
+        (Int4, _) | (_, Int4) if a.is_integer() && b.is_integer() => Int4,
+        (x, y) if x.is_string() && y.is_string() => Text,
+        (Timestamptz, Timestamp) | (Timestamp, Timestamptz) => Timestamptz,
+        (x, _) => x,
+    }
+}
+
+/// Converts a value to another type (CAST / assignment).
+pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    Ok(match (v, to) {
+        (Value::Int(i), PgType::Float4 | PgType::Float8) => Value::Float(i as f64),
+        (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
+        (Value::Int(i), PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass) => {
+            parse_text(&i.to_string(), to)?
+        }
+        (Value::Int(i), PgType::Bool) => Value::Bool(i != 0),
+        (Value::Float(f), t) if t.is_integer() => {
+            if f.is_nan() || f.is_infinite() {
+                return Err(SqlError::OutOfRange { type_name: to.sql_name().into(), input: f.to_string() });
+            }
+            parse_text(&format!("{}", f.round_ties_even() as i128), to)?
+        }
+        (Value::Float(f), PgType::Numeric) => Value::Numeric(
+            numeric_canonical(&crate::types::fmt_float(f, false)).unwrap_or_else(|| "NaN".into()),
+        ),
+        (Value::Float(f), PgType::Float4) => Value::Float(f as f32 as f64),
+        (Value::Numeric(s), t) if t.is_integer() => {
+            let r = crate::types::numeric_round(&s, 0);
+            parse_text(&r, to)?
+        }
+        (Value::Numeric(s), PgType::Float4 | PgType::Float8) => parse_text(&s, to)?,
+        (v @ Value::Numeric(_), PgType::Numeric) => v,
+        (Value::Bytes(b), t) if t.is_string() => Value::Text(format_text(&Value::Bytes(b), PgType::Bytea).unwrap_or_default()),
+        (Value::Text(s), t) => parse_text(&s, t)?,
+        (v, t) if t.is_string() => Value::Text(format_text(&v, t).unwrap_or_default()),
+        (v @ Value::Timestamp(_), PgType::Timestamp | PgType::Timestamptz) => v,
+        (Value::Timestamp(t), PgType::Date) => Value::Date(t.div_euclid(86_400_000_000) as i32),
+        (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => Value::Timestamp(d as i64 * 86_400_000_000),
+        (v, t) => {
+            let same = matches!(
+                (&v, t),
+                (Value::Bool(_), PgType::Bool)
+                    | (Value::Float(_), PgType::Float8)
+                    | (Value::Bytes(_), PgType::Bytea)
+                    | (Value::Uuid(_), PgType::Uuid)
+                    | (Value::Time(_), PgType::Time)
+                    | (Value::Date(_), PgType::Date)
+                    | (Value::Interval(_), PgType::Interval)
+                    | (Value::Tid(..), PgType::Tid)
+                    | (Value::Array(_), PgType::Int2Array | PgType::TextArray)
+            );
+            if same {
+                v
+            } else {
+                return Err(SqlError::CannotCast { from: value_type_name(&v).into(), to: t.sql_name().into() });
+            }
+        }
+    })
+}
+
+fn value_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Bool(_) => "boolean",
+        Value::Int(_) => "bigint",
+        Value::Float(_) => "double precision",
+        Value::Numeric(_) => "numeric",
+        Value::Bytes(_) => "bytea",
+        Value::Uuid(_) => "uuid",
+        Value::Timestamp(_) => "timestamp with time zone",
+        Value::Date(_) => "date",
+        Value::Time(_) => "time without time zone",
+        Value::Interval(_) => "interval",
+        Value::Tid(..) => "tid",
+        Value::Array(_) => "array",
+        Value::Text(_) | Value::Null => "text",
+    }
+}
+
+/// Parses a SQL type as sqlparser prints it (`DECIMAL(9,2)`, `TIMESTAMP WITH TIME ZONE`).
+pub fn sql_type(dt: &ast::DataType) -> Result<(PgType, i32), SqlError> {
+    let text = dt.to_string();
+    let lower = text.to_lowercase();
+    let (base, args) = match lower.split_once('(') {
+        Some((b, rest)) => {
+            let inner = rest.split(')').next().unwrap_or("");
+            let tail = rest.split_once(')').map(|x| x.1).unwrap_or("");
+            let args: Vec<u64> = inner.split(',').filter_map(|a| a.trim().parse().ok()).collect();
+            (format!("{}{}", b.trim(), tail).trim().to_string(), args)
+        }
+        None => (lower.trim().to_string(), vec![]),
+    };
+    let base = base.trim_start_matches("pg_catalog.").replace('"', "");
+    if let Some(elem) = base.strip_suffix("[]") {
+        return match elem {
+            "int2" | "smallint" => Ok((PgType::Int2Array, -1)),
+            "text" => Ok((PgType::TextArray, -1)),
+            _ => Err(SqlError::feature(format!("array type {text}"))),
+        };
+    }
+    crate::catalog::resolve_type_name(&base, &args)
+}
+
+impl<'a, 'b> Binder<'a, 'b> {
+    pub fn new(cx: &'a ReadCx<'b>) -> Self {
+        Binder { cx, outer: Vec::new(), ctes: Vec::new(), next_id: 0, touched_outer: Vec::new() }
+    }
+
+    fn new_id(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub fn bind_query(&mut self, q: &ast::Query, outer: Option<&Scope>) -> Result<BQuery, SqlError> {
+        if let Some(o) = outer {
+            self.outer.push(o.clone());
+        }
+        self.touched_outer.push(false);
+        let r = self.bind_query_inner(q);
+        let touched = self.touched_outer.pop().unwrap_or(false);
+        if outer.is_some() {
+            self.outer.pop();
+        }
+        let mut bq = r?;
+        bq.correlated = touched;
+        if touched {
+            // Touching our direct outer may also mean touching scopes further out.
+            if let Some(t) = self.touched_outer.last_mut() {
+                if outer.is_some() && self.outer.len() > 0 {
+                    *t = *t || false;
+                }
+            }
+        }
+        Ok(bq)
+    }
+
+    fn bind_query_inner(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {
+        let mut pushed = false;
+        if let Some(with) = &q.with {
+            let mut map = HashMap::new();
+            self.ctes.push(HashMap::new());
+            pushed = true;
+            for cte in &with.cte_tables {
+                let mut sub = self.bind_query(&cte.query, None)?;
+                for (c, a) in sub.columns.iter_mut().zip(cte.alias.columns.iter()) {
+                    c.name = ident(&a.name);
+                }
+                let rc = Rc::new(sub);
+                map.insert(ident(&cte.alias.name), rc.clone());
+                if let Some(top) = self.ctes.last_mut() {
+                    top.insert(ident(&cte.alias.name), rc);
+                }
+            }
+        }
+        let r = self.bind_query_body(q);
+        if pushed {
+            self.ctes.pop();
+        }
+        r
+    }
+
+    fn bind_query_body(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {
+        let id = self.new_id();
+        let mut order_src: Option<Scope> = None;
+        let (body, columns, select_scope) = self.bind_set(&q.body, &mut order_src)?;
+        let mut order = Vec::new();
+        if let Some(ob) = &q.order_by {
+            let exprs = match &ob.kind {
+                ast::OrderByKind::Expressions(e) => e,
+                ast::OrderByKind::All(_) => return Err(SqlError::feature("ORDER BY ALL")),
+            };
+            for oe in exprs {
+                let desc = matches!(oe.options.sort, Some(ast::OrderBySort::Desc));
+                let nulls_first = oe.options.nulls_first.unwrap_or(desc);
+                // Output column by ordinal or name first, then an expression over the source.
+                let out_idx = match &oe.expr {
+                    Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => {
+                            let i: usize = n.parse().map_err(|_| SqlError::Syntax { message: "bad ORDER BY position".into() })?;
+                            if i == 0 || i > columns.len() {
+                                return Err(SqlError::Syntax { message: format!("ORDER BY position {i} is not in select list") });
+                            }
+                            Some(i - 1)
+                        }
+                        _ => None,
+                    },
+                    Expr::Identifier(idn) => {
+                        let n = ident(idn);
+                        let hits: Vec<usize> = columns.iter().enumerate().filter(|(_, c)| c.name == n).map(|(i, _)| i).collect();
+                        if hits.len() == 1 && select_scope.as_ref().is_none_or(|s| s.resolve(None, &n).ok().flatten().is_none() || true) {
+                            Some(hits[0])
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                match out_idx {
+                    Some(i) => order.push(OrderKey { expr: BExpr::Col(i), on_output: true, desc, nulls_first }),
+                    None => {
+                        let scope = select_scope.clone().ok_or_else(|| SqlError::feature("ORDER BY expression on a set operation"))?;
+                        let mut aggs = match &body {
+                            BSet::Select(s) => s.aggs.clone(),
+                            _ => vec![],
+                        };
+                        let grouped = matches!(&body, BSet::Select(s) if s.group.is_some() || !s.aggs.is_empty());
+                        let (e, _) = self.bind_expr(&oe.expr, &scope, if grouped { Some(&mut aggs) } else { None })?;
+                        if let BSet::Select(s) = &body {
+                            if aggs.len() != s.aggs.len() {
+                                return Err(SqlError::feature("aggregate in ORDER BY that is not in the select list"));
+                            }
+                        }
+                        order.push(OrderKey { expr: e, on_output: false, desc, nulls_first });
+                    }
+                }
+            }
+        }
+        let empty = Scope::default();
+        let (mut limit, mut offset) = (None, None);
+        if let Some(lc) = &q.limit_clause {
+            match lc {
+                ast::LimitClause::LimitOffset { limit: l, offset: o, .. } => {
+                    if let Some(l) = l {
+                        limit = Some(self.bind_expr(l, &empty, None)?.0);
+                    }
+                    if let Some(o) = o {
+                        offset = Some(self.bind_expr(&o.value, &empty, None)?.0);
+                    }
+                }
+                ast::LimitClause::OffsetCommaLimit { .. } => return Err(SqlError::feature("LIMIT offset, count")),
+            }
+        }
+        Ok(BQuery { id, correlated: false, body, order, limit, offset, columns })
+    }
+
+    fn bind_set(&mut self, s: &SetExpr, _o: &mut Option<Scope>) -> Result<(BSet, Vec<ColMeta>, Option<Scope>), SqlError> {
+        match s {
+            SetExpr::Select(sel) => {
+                let (b, cols, scope) = self.bind_select(sel)?;
+                Ok((BSet::Select(Box::new(b)), cols, Some(scope)))
+            }
+            SetExpr::Query(q) => {
+                let bq = self.bind_query(q, None)?;
+                let cols = bq.columns.clone();
+                Ok((BSet::Query(Rc::new(bq)), cols, None))
+            }
+            SetExpr::SetOperation { left, op, set_quantifier, right } => {
+                if !matches!(op, ast::SetOperator::Union) {
+                    return Err(SqlError::feature(format!("{op}")));
+                }
+                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                let (l, lc, _) = self.bind_set(left, &mut None)?;
+                let (r, rc, _) = self.bind_set(right, &mut None)?;
+                if lc.len() != rc.len() {
+                    return Err(SqlError::Syntax { message: "each UNION query must have the same number of columns".into() });
+                }
+                let cols = lc
+                    .iter()
+                    .zip(rc.iter())
+                    .map(|(a, b)| {
+                        let ty = common_type(a.ty, b.ty);
+                        let ty = if ty == PgType::Unknown { PgType::Text } else { ty };
+                        let typmod = if a.ty == b.ty && a.typmod == b.typmod { a.typmod } else { -1 };
+                        ColMeta { name: a.name.clone(), ty, typmod, table_oid: 0, attnum: 0, qual: None, hidden: false }
+                    })
+                    .collect();
+                Ok((BSet::Union(Box::new(l), Box::new(r), all), cols, None))
+            }
+            SetExpr::Values(v) => {
+                let (rows, cols) = self.bind_values(v)?;
+                Ok((BSet::Values(rows), cols, None))
+            }
+            other => Err(SqlError::feature(format!("query body {}", first_words(&other.to_string())))),
+        }
+    }
+
+    fn bind_values(&mut self, v: &ast::Values) -> Result<(Vec<Vec<BExpr>>, Vec<ColMeta>), SqlError> {
+        let empty = Scope::default();
+        let mut rows = Vec::new();
+        let mut types: Vec<PgType> = Vec::new();
+        for (ri, row) in v.rows.iter().enumerate() {
+            let mut out = Vec::new();
+            for (ci, e) in row.iter().enumerate() {
+                let (b, t) = self.bind_expr(e, &empty, None)?;
+                if ri == 0 {
+                    types.push(t);
+                } else if ci < types.len() {
+                    types[ci] = common_type(types[ci], t);
+                }
+                out.push(b);
+            }
+            if ri > 0 && out.len() != types.len() {
+                return Err(SqlError::Syntax { message: "VALUES lists must all be the same length".into() });
+            }
+            rows.push(out);
+        }
+        // Unknown literals in VALUES resolve to text unless another row fixes the type.
+        let types: Vec<PgType> = types.into_iter().map(|t| if t == PgType::Unknown { PgType::Text } else { t }).collect();
+        let rows = rows
+            .into_iter()
+            .map(|r| r.into_iter().zip(types.iter()).map(|(e, t)| coerce_expr(e, *t)).collect::<Result<Vec<_>, _>>())
+            .collect::<Result<Vec<_>, _>>()?;
+        let cols = types.iter().enumerate().map(|(i, t)| ColMeta::expr(&format!("column{}", i + 1), *t)).collect();
+        Ok((rows, cols))
+    }
+
+    /// Binds a FROM list to sources and the scope of their columns.
+    pub fn bind_from(&mut self, from: &[ast::TableWithJoins]) -> Result<(Vec<FromItem>, Scope), SqlError> {
+        let mut items = Vec::new();
+        let mut scope = Scope::default();
+        if from.is_empty() {
+            items.push(FromItem { kind: JoinKind::Cross, source: Source::Dual, on: None, width: 0, hash_keys: vec![] });
+            return Ok((items, scope));
+        }
+        for twj in from {
+            let (src, cols) = self.bind_factor(&twj.relation)?;
+            let width = cols.len();
+            scope.cols.extend(cols);
+            items.push(FromItem { kind: JoinKind::Cross, source: src, on: None, width, hash_keys: vec![] });
+            for j in &twj.joins {
+                let (src, cols) = self.bind_factor(&j.relation)?;
+                let (kind, constraint) = match &j.join_operator {
+                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, Some(c)),
+                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                    ast::JoinOperator::CrossJoin(_) => (JoinKind::Cross, None),
+                    other => return Err(SqlError::feature(format!("join type {other:?}").chars().take(60).collect::<String>())),
+                };
+                let left_width = scope.cols.len();
+                let width = cols.len();
+                scope.cols.extend(cols);
+                let mut on = None;
+                let mut hash_keys = Vec::new();
+                if let Some(ast::JoinConstraint::On(e)) = constraint {
+                    let (b, _) = self.bind_expr(e, &scope, None)?;
+                    let mut residual = Vec::new();
+                    for c in conjuncts(b) {
+                        match &c {
+                            BExpr::Bin(BinOp::Eq, l, r) => {
+                                let (lo, ro) = (col_range(l), col_range(r));
+                                match (lo, ro) {
+                                    (Some(a), Some(bb)) if a < left_width && bb >= left_width => {
+                                        hash_keys.push(((**l).clone(), shift_cols(r, left_width)));
+                                    }
+                                    (Some(a), Some(bb)) if bb < left_width && a >= left_width => {
+                                        hash_keys.push(((**r).clone(), shift_cols(l, left_width)));
+                                    }
+                                    _ => residual.push(c),
+                                }
+                            }
+                            _ => residual.push(c),
+                        }
+                    }
+                    on = residual.into_iter().reduce(|a, b| BExpr::And(Box::new(a), Box::new(b)));
+                } else if let Some(c) = constraint {
+                    if !matches!(c, ast::JoinConstraint::None) {
+                        return Err(SqlError::feature("JOIN ... USING / NATURAL"));
+                    }
+                }
+                items.push(FromItem { kind, source: src, on, width, hash_keys });
+            }
+        }
+        Ok((items, scope))
+    }
+
+    fn bind_factor(&mut self, f: &TableFactor) -> Result<(Source, Vec<ColMeta>), SqlError> {
+        match f {
+            TableFactor::Table { name, alias, args, .. } => {
+                if args.is_some() {
+                    return Err(SqlError::feature("table functions"));
+                }
+                let parts = object_name(name);
+                let (schema, tname) = split_name(&parts)?;
+                let qual = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| tname.clone());
+                if schema.is_none() {
+                    if let Some(cte) = self.ctes.iter().rev().find_map(|m| m.get(&tname)).cloned() {
+                        let cols = cte.columns.iter().map(|c| ColMeta { qual: Some(qual.clone()), ..c.clone() }).collect();
+                        return Ok((Source::Derived(cte), apply_alias_cols(cols, alias)));
+                    }
+                }
+                let user_table = match schema.as_deref() {
+                    Some("pg_catalog") | Some("information_schema") => None,
+                    _ => self.cx.find_table(schema.as_deref(), &tname),
+                };
+                if let Some(t) = user_table {
+                    let mut cols: Vec<ColMeta> = t
+                        .columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| ColMeta {
+                            name: c.name.clone(),
+                            ty: c.ty,
+                            typmod: c.typmod,
+                            table_oid: t.oid,
+                            attnum: i as i16 + 1,
+                            qual: Some(qual.clone()),
+                            hidden: false,
+                        })
+                        .collect();
+                    cols.push(ColMeta {
+                        name: "ctid".into(),
+                        ty: PgType::Tid,
+                        typmod: -1,
+                        table_oid: t.oid,
+                        attnum: -1,
+                        qual: Some(qual.clone()),
+                        hidden: true,
+                    });
+                    return Ok((Source::Table { table: t, point_keys: None }, apply_alias_cols(cols, alias)));
+                }
+                if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname) {
+                    let cols = vcols
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| ColMeta {
+                            name: c.name.to_string(),
+                            ty: c.ty,
+                            typmod: c.typmod,
+                            table_oid: rel_oid,
+                            attnum: i as i16 + 1,
+                            qual: Some(qual.clone()),
+                            hidden: false,
+                        })
+                        .collect();
+                    return Ok((Source::Virtual { schema, name: tname }, apply_alias_cols(cols, alias)));
+                }
+                let shown = match &schema {
+                    Some(s) => format!("{s}.{tname}"),
+                    None => tname,
+                };
+                Err(SqlError::UndefinedTable { name: shown })
+            }
+            TableFactor::Derived { subquery, alias, lateral, .. } => {
+                if *lateral {
+                    return Err(SqlError::feature("LATERAL"));
+                }
+                let q = self.bind_query(subquery, None)?;
+                let qual = alias.as_ref().map(|a| ident(&a.name));
+                let cols = q.columns.iter().map(|c| ColMeta { qual: qual.clone(), ..c.clone() }).collect();
+                Ok((Source::Derived(Rc::new(q)), apply_alias_cols(cols, alias)))
+            }
+            TableFactor::NestedJoin { .. } => Err(SqlError::feature("parenthesized joins")),
+            other => Err(SqlError::feature(format!("FROM item {}", first_words(&other.to_string())))),
+        }
+    }
+
+    fn bind_select(&mut self, sel: &ast::Select) -> Result<(BSelect, Vec<ColMeta>, Scope), SqlError> {
+        let (from, scope) = self.bind_from(&sel.from)?;
+        let filter = match &sel.selection {
+            Some(e) => Some(self.bind_bool(e, &scope)?),
+            None => None,
+        };
+        let group_exprs: Option<Vec<BExpr>> = match &sel.group_by {
+            ast::GroupByExpr::Expressions(es, _) if !es.is_empty() => {
+                let mut g = Vec::new();
+                for e in es {
+                    // GROUP BY may name an output column by position.
+                    if let Expr::Value(v) = e {
+                        if let ast::Value::Number(n, _) = &v.value {
+                            let i: usize = n.parse().map_err(|_| SqlError::Syntax { message: "bad GROUP BY position".into() })?;
+                            let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| SqlError::Syntax { message: format!("GROUP BY position {i} is not in select list") })?;
+                            let ex = match item {
+                                SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. } => x,
+                                _ => return Err(SqlError::feature("GROUP BY position of *")),
+                            };
+                            g.push(self.bind_expr(ex, &scope, None)?.0);
+                            continue;
+                        }
+                    }
+                    g.push(self.bind_expr(e, &scope, None)?.0);
+                }
+                Some(g)
+            }
+            ast::GroupByExpr::Expressions(..) => None,
+            ast::GroupByExpr::All(_) => return Err(SqlError::feature("GROUP BY ALL")),
+        };
+        let mut aggs = Vec::new();
+        let mut projection = Vec::new();
+        let mut columns = Vec::new();
+        let grouped_hint = group_exprs.is_some() || select_has_aggregate(sel);
+        for item in &sel.projection {
+            match item {
+                SelectItem::Wildcard(_) => {
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        if !c.hidden {
+                            projection.push(BExpr::Col(i));
+                            columns.push(ColMeta { qual: None, ..c.clone() });
+                        }
+                    }
+                }
+                SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n).last().cloned().unwrap_or_default(),
+                        ast::SelectItemQualifiedWildcardKind::Expr(_) => return Err(SqlError::feature("expression.*")),
+                    };
+                    let mut any = false;
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        if !c.hidden && c.qual.as_deref() == Some(q.as_str()) {
+                            projection.push(BExpr::Col(i));
+                            columns.push(ColMeta { qual: None, ..c.clone() });
+                            any = true;
+                        }
+                    }
+                    if !any {
+                        return Err(SqlError::UndefinedTable { name: format!("missing FROM-clause entry for table \"{q}\"") });
+                    }
+                }
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let (b, ty) = self.bind_expr(e, &scope, if grouped_hint { Some(&mut aggs) } else { None })?;
+                    let mut meta = match &b {
+                        BExpr::Col(i) => ColMeta { qual: None, ..scope.cols[*i].clone() },
+                        _ => ColMeta::expr(&expr_name(e), ty),
+                    };
+                    if let BExpr::Scalar(q) = &b {
+                        if let Some(c) = q.columns.first() {
+                            meta.name = c.name.clone();
+                        }
+                    }
+                    if let SelectItem::ExprWithAlias { alias, .. } = item {
+                        meta.name = ident(alias);
+                    }
+                    meta.ty = if ty == PgType::Unknown { PgType::Text } else { ty };
+                    if meta.ty != ty {
+                        meta.typmod = -1;
+                    }
+                    projection.push(b);
+                    columns.push(meta);
+                }
+                SelectItem::ExprWithAliases { .. } => return Err(SqlError::feature("multiple aliases")),
+            }
+        }
+        let having = match &sel.having {
+            Some(h) => Some(self.bind_expr(h, &scope, Some(&mut aggs))?.0),
+            None => None,
+        };
+        let distinct = match &sel.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(_) => return Err(SqlError::feature("DISTINCT ON")),
+        };
+        let group = if group_exprs.is_some() || !aggs.is_empty() { Some(group_exprs.unwrap_or_default()) } else { None };
+        Ok((BSelect { from, filter, group, aggs, having, projection, distinct }, columns, scope))
+    }
+
+    pub fn bind_bool(&mut self, e: &Expr, scope: &Scope) -> Result<BExpr, SqlError> {
+        let (b, ty) = self.bind_expr(e, scope, None)?;
+        if !matches!(ty, PgType::Bool | PgType::Unknown) {
+            return Err(SqlError::DatatypeMismatch {
+                message: format!("argument of WHERE must be type boolean, not type {}", ty.sql_name()),
+                hint: None,
+            });
+        }
+        coerce_expr(b, PgType::Bool)
+    }
+
+    fn resolve_column(&mut self, qual: Option<&str>, name: &str, scope: &Scope) -> Result<(BExpr, PgType), SqlError> {
+        if let Some(i) = scope.resolve(qual, name)? {
+            return Ok((BExpr::Col(i), scope.cols[i].ty));
+        }
+        for (depth, s) in self.outer.iter().rev().enumerate() {
+            if let Some(i) = s.resolve(qual, name)? {
+                if let Some(t) = self.touched_outer.last_mut() {
+                    *t = true;
+                }
+                return Ok((BExpr::Outer(depth + 1, i), s.cols[i].ty));
+            }
+        }
+        let shown = match qual {
+            Some(q) => format!("{q}.{name}"),
+            None => name.to_string(),
+        };
+        Err(SqlError::UndefinedColumn { name: shown })
+    }
+
+    /// Binds an expression; `aggs` is `Some` where aggregate calls are allowed.
+    pub fn bind_expr(&mut self, e: &Expr, scope: &Scope, mut aggs: Option<&mut Vec<AggSpec>>) -> Result<(BExpr, PgType), SqlError> {
+        macro_rules! sub {
+            ($x:expr) => {
+                self.bind_expr($x, scope, aggs.as_deref_mut())?
+            };
+        }
+        Ok(match e {
+            Expr::Identifier(i) => self.resolve_column(None, &ident(i), scope)?,
+            Expr::CompoundIdentifier(parts) => {
+                let names: Vec<String> = parts.iter().map(ident).collect();
+                match names.as_slice() {
+                    [q, n] => self.resolve_column(Some(q), n, scope)?,
+                    [_, q, n] => self.resolve_column(Some(q), n, scope)?,
+                    _ => return Err(SqlError::UndefinedColumn { name: names.join(".") }),
+                }
+            }
+            Expr::Value(v) => {
+                let val = literal(&v.value)?;
+                let ty = const_ty(&val);
+                (BExpr::Const(val), ty)
+            }
+            Expr::TypedString(ts) => {
+                let (ty, _) = sql_type(&ts.data_type)?;
+                let s = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (BExpr::Const(parse_text(&s, ty)?), ty)
+            }
+            Expr::Nested(inner) => sub!(inner),
+            Expr::Collate { expr, .. } => sub!(expr),
+            Expr::BinaryOp { left, op, right } => {
+                let (l, lt) = sub!(left);
+                let (r, rt) = sub!(right);
+                self.bind_binop(l, lt, op, r, rt)?
+            }
+            Expr::UnaryOp { op, expr } => {
+                let (x, t) = sub!(expr);
+                match op {
+                    ast::UnaryOperator::Not => (BExpr::Not(Box::new(coerce_expr(x, PgType::Bool)?)), PgType::Bool),
+                    ast::UnaryOperator::Minus => match x {
+                        BExpr::Const(Value::Int(i)) => {
+                            let v = Value::Int(-i);
+                            let ty = const_ty(&v);
+                            (BExpr::Const(v), ty)
+                        }
+                        BExpr::Const(Value::Numeric(s)) => (BExpr::Const(Value::Numeric(format!("-{s}"))), PgType::Numeric),
+                        BExpr::Const(Value::Float(f)) => (BExpr::Const(Value::Float(-f)), PgType::Float8),
+                        other => (BExpr::Neg(Box::new(other)), t),
+                    },
+                    ast::UnaryOperator::Plus => (x, t),
+                    other => return Err(SqlError::feature(format!("operator {other}"))),
+                }
+            }
+            Expr::IsNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), false), PgType::Bool),
+            Expr::IsNotNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), true), PgType::Bool),
+            Expr::IsTrue(x) => {
+                let b = coerce_expr(sub!(x).0, PgType::Bool)?;
+                (BExpr::IsDistinct(Box::new(b), Box::new(BExpr::Const(Value::Bool(true))), true), PgType::Bool)
+            }
+            Expr::IsFalse(x) => {
+                let b = coerce_expr(sub!(x).0, PgType::Bool)?;
+                (BExpr::IsDistinct(Box::new(b), Box::new(BExpr::Const(Value::Bool(false))), true), PgType::Bool)
+            }
+            Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
+                let neg = matches!(e, Expr::IsNotDistinctFrom(..));
+                let (l, lt) = sub!(a);
+                let (r, rt) = sub!(b);
+                let t = common_type(lt, rt);
+                (BExpr::IsDistinct(Box::new(coerce_expr(l, t)?), Box::new(coerce_expr(r, t)?), neg), PgType::Bool)
+            }
+            Expr::In { expr, target, negated, .. } => {
+                let (x, xt) = sub!(expr);
+                match target {
+                    ast::InTarget::List(list) => {
+                        let mut items = Vec::new();
+                        let mut t = xt;
+                        let mut bound = Vec::new();
+                        for it in list {
+                            let (b, bt) = sub!(it);
+                            t = common_type(t, bt);
+                            bound.push(b);
+                        }
+                        for b in bound {
+                            items.push(coerce_expr(b, t)?);
+                        }
+                        (BExpr::InList(Box::new(coerce_expr(x, t)?), items, *negated), PgType::Bool)
+                    }
+                    ast::InTarget::Subquery(q) => {
+                        let bq = self.bind_query(q, Some(scope))?;
+                        let st = bq.columns.first().map(|c| c.ty).unwrap_or(PgType::Unknown);
+                        (BExpr::InSub(Box::new(coerce_expr(x, common_type(xt, st))?), Rc::new(bq), *negated), PgType::Bool)
+                    }
+                    _ => return Err(SqlError::feature("IN target")),
+                }
+            }
+            Expr::Between { expr, negated, low, high } => {
+                let (x, xt) = sub!(expr);
+                let (lo, lt) = sub!(low);
+                let (hi, ht) = sub!(high);
+                let t = common_type(common_type(xt, lt), ht);
+                let x = coerce_expr(x, t)?;
+                let ge = BExpr::Bin(BinOp::GtEq, Box::new(x.clone()), Box::new(coerce_expr(lo, t)?));
+                let le = BExpr::Bin(BinOp::LtEq, Box::new(x), Box::new(coerce_expr(hi, t)?));
+                let both = BExpr::And(Box::new(ge), Box::new(le));
+                (if *negated { BExpr::Not(Box::new(both)) } else { both }, PgType::Bool)
+            }
+            Expr::Like { negated, expr, pattern, .. } | Expr::ILike { negated, expr, pattern, .. } => {
+                let ci = matches!(e, Expr::ILike { .. });
+                let (x, _) = sub!(expr);
+                let (p, _) = sub!(pattern);
+                (BExpr::Like(Box::new(coerce_expr(x, PgType::Text)?), Box::new(coerce_expr(p, PgType::Text)?), *negated, ci), PgType::Bool)
+            }
+            Expr::Cast { expr, data_type, .. } => {
+                let (ty, _) = sql_type(data_type)?;
+                let (x, xt) = sub!(expr);
+                if ty == PgType::Regclass && xt.is_string() {
+                    return Ok((BExpr::Func("regclass_in".into(), vec![x]), PgType::Regclass));
+                }
+                (coerce_or_cast(x, ty)?, ty)
+            }
+            Expr::Case { operand, conditions, else_result, .. } => {
+                let op = match operand {
+                    Some(o) => Some(Box::new(sub!(o).0)),
+                    None => None,
+                };
+                let mut arms = Vec::new();
+                let mut t = PgType::Unknown;
+                for cw in conditions {
+                    let (c, _) = sub!(&cw.condition);
+                    let (r, rt) = sub!(&cw.result);
+                    t = common_type(t, rt);
+                    arms.push((c, r));
+                }
+                let el = match else_result {
+                    Some(x) => {
+                        let (b, bt) = sub!(x);
+                        t = common_type(t, bt);
+                        Some(b)
+                    }
+                    None => None,
+                };
+                let arms = arms.into_iter().map(|(c, r)| Ok((c, coerce_expr(r, t)?))).collect::<Result<Vec<_>, SqlError>>()?;
+                let el = match el {
+                    Some(x) => Some(Box::new(coerce_expr(x, t)?)),
+                    None => None,
+                };
+                (BExpr::Case(op, arms, el), t)
+            }
+            Expr::Exists { subquery, negated } => {
+                let bq = self.bind_query(subquery, Some(scope))?;
+                (BExpr::Exists(Rc::new(bq), *negated), PgType::Bool)
+            }
+            Expr::Subquery(q) => {
+                let bq = self.bind_query(q, Some(scope))?;
+                if bq.columns.len() != 1 {
+                    return Err(SqlError::Syntax { message: "subquery must return only one column".into() });
+                }
+                let t = bq.columns[0].ty;
+                (BExpr::Scalar(Rc::new(bq)), t)
+            }
+            Expr::Function(f) => self.bind_function(f, scope, aggs)?,
+            Expr::Array(arr) => {
+                let mut items = Vec::new();
+                for x in &arr.elem {
+                    items.push(sub!(x).0);
+                }
+                (BExpr::Func("array".into(), items), PgType::TextArray)
+            }
+            other => return Err(SqlError::feature(format!("expression {}", first_words(&other.to_string())))),
+        })
+    }
+
+    fn bind_binop(&mut self, l: BExpr, lt: PgType, op: &ast::BinaryOperator, r: BExpr, rt: PgType) -> Result<(BExpr, PgType), SqlError> {
+        use ast::BinaryOperator as O;
+        let cmp = |o: BinOp| -> Option<BinOp> { Some(o) };
+        let bop = match op {
+            O::Eq => cmp(BinOp::Eq),
+            O::NotEq => cmp(BinOp::NotEq),
+            O::Lt => cmp(BinOp::Lt),
+            O::LtEq => cmp(BinOp::LtEq),
+            O::Gt => cmp(BinOp::Gt),
+            O::GtEq => cmp(BinOp::GtEq),
+            O::And => {
+                return Ok((BExpr::And(Box::new(coerce_expr(l, PgType::Bool)?), Box::new(coerce_expr(r, PgType::Bool)?)), PgType::Bool))
+            }
+            O::Or => {
+                return Ok((BExpr::Or(Box::new(coerce_expr(l, PgType::Bool)?), Box::new(coerce_expr(r, PgType::Bool)?)), PgType::Bool))
+            }
+            O::StringConcat => {
+                let l = coerce_or_cast(l, PgType::Text)?;
+                let r = coerce_or_cast(r, PgType::Text)?;
+                return Ok((BExpr::Bin(BinOp::Concat, Box::new(l), Box::new(r)), PgType::Text));
+            }
+            O::Plus => Some(BinOp::Add),
+            O::Minus => Some(BinOp::Sub),
+            O::Multiply => Some(BinOp::Mul),
+            O::Divide => Some(BinOp::Div),
+            O::Modulo => Some(BinOp::Mod),
+            O::PGLikeMatch | O::PGNotLikeMatch => {
+                let neg = matches!(op, O::PGNotLikeMatch);
+                return Ok((BExpr::Like(Box::new(coerce_expr(l, PgType::Text)?), Box::new(coerce_expr(r, PgType::Text)?), neg, false), PgType::Bool));
+            }
+            O::PGRegexMatch | O::PGRegexNotMatch | O::PGRegexIMatch | O::PGRegexNotIMatch => {
+                let name = match op {
+                    O::PGRegexMatch => "regex_match",
+                    O::PGRegexNotMatch => "regex_not_match",
+                    O::PGRegexIMatch => "regex_imatch",
+                    _ => "regex_not_imatch",
+                };
+                return Ok((BExpr::Func(name.into(), vec![coerce_expr(l, PgType::Text)?, coerce_expr(r, PgType::Text)?]), PgType::Bool));
+            }
+            other => return Err(SqlError::feature(format!("operator {other}"))),
+        };
+        let Some(bop) = bop else { return Err(SqlError::internal("operator")) };
+        let is_cmp = matches!(bop, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq);
+        // Unknown literals take the other side's type, as PostgreSQL resolves them.
+        let t = match (lt, rt) {
+            (PgType::Unknown, PgType::Unknown) => PgType::Text,
+            (PgType::Unknown, x) | (x, PgType::Unknown) => x,
+            (a, b) => {
+                if category(a) != category(b) {
+                    let opname = op.to_string();
+                    return Err(SqlError::UndefinedFunction {
+                        message: format!("operator does not exist: {} {} {}", a.sql_name(), opname, b.sql_name()),
+                        hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
+                    });
+                }
+                common_type(a, b)
+            }
+        };
+        if !is_cmp && !t.is_numeric_family() && !matches!(t, PgType::Timestamptz | PgType::Timestamp | PgType::Date | PgType::Interval) {
+            return Err(SqlError::UndefinedFunction {
+                message: format!("operator does not exist: {} {} {}", lt.sql_name(), op, rt.sql_name()),
+                hint: None,
+            });
+        }
+        let l = coerce_expr(l, t)?;
+        let r = coerce_expr(r, t)?;
+        let out = if is_cmp {
+            PgType::Bool
+        } else if matches!(bop, BinOp::Div | BinOp::Mul | BinOp::Add | BinOp::Sub | BinOp::Mod) && lt.is_integer() && rt.is_integer() {
+            common_type(lt, rt)
+        } else {
+            t
+        };
+        Ok((BExpr::Bin(bop, Box::new(l), Box::new(r)), out))
+    }
+
+    fn bind_function(&mut self, f: &ast::Function, scope: &Scope, mut aggs: Option<&mut Vec<AggSpec>>) -> Result<(BExpr, PgType), SqlError> {
+        let parts = object_name(&f.name);
+        let name = parts.last().cloned().unwrap_or_default();
+        let (args, distinct, star) = match &f.args {
+            ast::FunctionArguments::None => (vec![], false, false),
+            ast::FunctionArguments::List(l) => {
+                let mut star = false;
+                let mut exprs = Vec::new();
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => exprs.push(e.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        _ => return Err(SqlError::feature("named function arguments")),
+                    }
+                }
+                (exprs, matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)), star)
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(SqlError::feature("function with subquery argument")),
+        };
+        if f.over.is_some() {
+            return Err(SqlError::feature("window functions"));
+        }
+        let agg = match name.as_str() {
+            "count" if star => Some(AggFunc::CountStar),
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            "avg" => Some(AggFunc::Avg),
+            "string_agg" => Some(AggFunc::StringAgg),
+            "bool_and" | "every" => Some(AggFunc::BoolAnd),
+            "bool_or" => Some(AggFunc::BoolOr),
+            "array_agg" => Some(AggFunc::ArrayAgg),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            let Some(list) = aggs.as_deref_mut() else {
+                return Err(SqlError::Grouping { name: format!("aggregate functions are not allowed here: {name}") });
+            };
+            let mut bargs = Vec::new();
+            let mut ty = PgType::Int8;
+            for a in &args {
+                // Aggregate arguments are evaluated per input row, never nested aggregates.
+                let (b, t) = self.bind_expr(a, scope, None)?;
+                bargs.push(b);
+                ty = t;
+            }
+            let out = match func {
+                AggFunc::CountStar | AggFunc::Count => PgType::Int8,
+                AggFunc::Sum => match ty {
+                    PgType::Int2 | PgType::Int4 => PgType::Int8,
+                    PgType::Int8 | PgType::Numeric => PgType::Numeric,
+                    PgType::Float4 | PgType::Float8 => PgType::Float8,
+                    other => other,
+                },
+                AggFunc::Avg => if matches!(ty, PgType::Float4 | PgType::Float8) { PgType::Float8 } else { PgType::Numeric },
+                AggFunc::Min | AggFunc::Max => if ty == PgType::Unknown { PgType::Text } else { ty },
+                AggFunc::StringAgg => PgType::Text,
+                AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
+                AggFunc::ArrayAgg => PgType::TextArray,
+            };
+            list.push(AggSpec { func, args: bargs, distinct, ty: out });
+            return Ok((BExpr::Agg(list.len() - 1), out));
+        }
+        let mut bargs = Vec::new();
+        let mut types = Vec::new();
+        for a in &args {
+            let (b, t) = self.bind_expr(a, scope, aggs.as_deref_mut())?;
+            bargs.push(b);
+            types.push(t);
+        }
+        let ty = match name.as_str() {
+            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" | "clock_timestamp" => PgType::Timestamptz,
+            "version" | "lower" | "upper" | "concat" | "format_type" | "pg_get_expr" | "obj_description" | "col_description"
+            | "shobj_description" | "array_to_string" | "replace" | "substr" | "substring" | "btrim" | "trim" | "ltrim"
+            | "rtrim" | "pg_get_constraintdef" | "pg_get_indexdef" | "quote_ident" | "md5" | "current_setting"
+            | "pg_encoding_to_char" | "pg_size_pretty" | "gen_random_uuid_text" | "split_part" | "left" | "right" | "repeat" => {
+                PgType::Text
+            }
+            "to_regclass" => PgType::Regclass,
+            "current_database" | "current_schema" | "current_user" | "session_user" | "user" | "current_role" | "pg_get_userbyid" => {
+                PgType::Name
+            }
+            "pg_database_size" | "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size" => PgType::Int8,
+            "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length" => PgType::Int4,
+            "pg_table_is_visible" | "pg_type_is_visible" | "pg_function_is_visible" | "has_table_privilege" | "has_schema_privilege"
+            | "has_database_privilege" | "pg_is_in_recovery" | "starts_with" => PgType::Bool,
+            "coalesce" | "nullif" | "greatest" | "least" => types.iter().fold(PgType::Unknown, |a, b| common_type(a, *b)),
+            "abs" | "round" | "floor" | "ceil" | "ceiling" => types.first().copied().unwrap_or(PgType::Numeric),
+            "current_schemas" => PgType::TextArray,
+            "txid_current" | "pg_backend_pid" => PgType::Int8,
+            "gen_random_uuid" | "uuid_generate_v4" => return Err(SqlError::feature("random UUID generation (the core is deterministic; send the UUID)")),
+            _ => {
+                let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
+                return Err(SqlError::UndefinedFunction {
+                    message: format!("function {}({}) does not exist", name, sig.join(", ")),
+                    hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
+                });
+            }
+        };
+        let bargs = if matches!(name.as_str(), "coalesce" | "nullif" | "greatest" | "least") {
+            bargs.into_iter().map(|b| coerce_expr(b, ty)).collect::<Result<Vec<_>, _>>()?
+        } else {
+            bargs
+        };
+        Ok((BExpr::Func(name, bargs), ty))
+    }
+}
+
+fn apply_alias_cols(mut cols: Vec<ColMeta>, alias: &Option<ast::TableAlias>) -> Vec<ColMeta> {
+    if let Some(a) = alias {
+        let visible: Vec<usize> = cols.iter().enumerate().filter(|(_, c)| !c.hidden).map(|(i, _)| i).collect();
+        for (i, ac) in visible.into_iter().zip(a.columns.iter()) {
+            cols[i].name = ident(&ac.name);
+        }
+    }
+    cols
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
+}
+
+fn select_has_aggregate(sel: &ast::Select) -> bool {
+    let text = sel.projection.iter().map(|p| p.to_string().to_lowercase()).collect::<Vec<_>>().join(" ");
+    let having = sel.having.is_some();
+    having
+        || ["count(", "sum(", "min(", "max(", "avg(", "string_agg(", "bool_and(", "bool_or(", "array_agg(", "every("]
+            .iter()
+            .any(|f| text.contains(f))
+}
+
+/// PostgreSQL's default column name of an expression.
+fn expr_name(e: &Expr) -> String {
+    match e {
+        Expr::Identifier(i) => ident(i),
+        Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
+        Expr::Function(f) => object_name(&f.name).last().cloned().unwrap_or_default(),
+        Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
+            Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Function(_) => expr_name(expr),
+            _ => sql_type(data_type).map(|(t, _)| t.typname().to_string()).unwrap_or_else(|_| "?column?".into()),
+        },
+        Expr::Nested(x) => expr_name(x),
+        Expr::Case { .. } => "case".into(),
+        Expr::Exists { .. } => "exists".into(),
+        _ => "?column?".into(),
+    }
+}
+
+pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
+    Ok(match v {
+        ast::Value::Number(n, _) => {
+            if let Ok(i) = n.parse::<i64>() {
+                Value::Int(i)
+            } else if n.contains(['e', 'E']) && !n.contains('.') && n.parse::<f64>().is_ok() {
+                Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax { message: format!("bad number {n}") })?)
+            } else {
+                Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax { message: format!("bad number {n}") })?)
+            }
+        }
+        ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) | ast::Value::DoubleQuotedString(s) => Value::Text(s.clone()),
+        ast::Value::DollarQuotedString(d) => Value::Text(d.value.clone()),
+        ast::Value::Boolean(b) => Value::Bool(*b),
+        ast::Value::Null => Value::Null,
+        other => return Err(SqlError::feature(format!("literal {other}"))),
+    })
+}
+
+/// Resolves an expression to type `t` where PostgreSQL would do so implicitly (unknown
+/// literals, integer widening, numeric promotion, NULL).
+pub fn coerce_expr(e: BExpr, t: PgType) -> Result<BExpr, SqlError> {
+    match e {
+        BExpr::Const(Value::Text(s)) if t != PgType::Unknown && !t.is_string() => Ok(BExpr::Const(parse_text(&s, t)?)),
+        BExpr::Const(Value::Int(i)) if matches!(t, PgType::Float4 | PgType::Float8 | PgType::Numeric) => Ok(BExpr::Const(cast_value(Value::Int(i), t)?)),
+        BExpr::Const(Value::Numeric(n)) if matches!(t, PgType::Float4 | PgType::Float8) => Ok(BExpr::Const(cast_value(Value::Numeric(n), t)?)),
+        other => Ok(other),
+    }
+}
+
+/// Explicit CAST: constants are converted now, other expressions at run time.
+fn coerce_or_cast(e: BExpr, t: PgType) -> Result<BExpr, SqlError> {
+    match e {
+        BExpr::Const(v) => Ok(BExpr::Const(cast_value(v, t)?)),
+        other => Ok(BExpr::Cast(Box::new(other), t)),
+    }
+}
+
+fn conjuncts(e: BExpr) -> Vec<BExpr> {
+    match e {
+        BExpr::And(a, b) => {
+            let mut v = conjuncts(*a);
+            v.extend(conjuncts(*b));
+            v
+        }
+        other => vec![other],
+    }
+}
+
+/// The column index range an expression reads (only for plain column references).
+fn col_range(e: &BExpr) -> Option<usize> {
+    match e {
+        BExpr::Col(i) => Some(*i),
+        BExpr::Cast(x, _) => col_range(x),
+        _ => None,
+    }
+}
+
+fn shift_cols(e: &BExpr, by: usize) -> BExpr {
+    match e {
+        BExpr::Col(i) => BExpr::Col(i - by),
+        BExpr::Cast(x, t) => BExpr::Cast(Box::new(shift_cols(x, by)), *t),
+        other => other.clone(),
+    }
+}
+
+// ------------------------------------------------------------------ evaluation
+
+/// The rows of enclosing queries, for correlated references.
+pub struct Env<'r> {
+    pub row: &'r [Value],
+    pub parent: Option<&'r Env<'r>>,
+    pub aggs: Option<&'r [Value]>,
+}
+
+pub struct Executor<'a, 'b> {
+    pub cx: &'a ReadCx<'b>,
+    cache: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
+}
+
+fn truthy(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    }
+}
+
+/// A hashable, exact key for a value (memcomparable encoding).
+pub fn value_key(vals: &[Value]) -> Vec<u8> {
+    let mut k = Vec::new();
+    for v in vals {
+        let v = match v {
+            // Equal numbers of different representations must meet.
+            Value::Int(i) => Value::Numeric(i.to_string()),
+            Value::Numeric(s) => Value::Numeric(numeric_canonical(s).map(|c| crate::types::numeric_round(&c, 0).eq(&c).then_some(c.clone()).unwrap_or(c)).unwrap_or_default()),
+            other => other.clone(),
+        };
+        let ty = match &v {
+            Value::Numeric(_) => PgType::Numeric,
+            Value::Text(_) => PgType::Text,
+            _ => PgType::Bytea,
+        };
+        if let Value::Numeric(s) = &v {
+            // normalise trailing fractional zeros
+            let t = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.clone() };
+            crate::keys::encode_field(&mut k, &Value::Numeric(t), PgType::Numeric);
+            continue;
+        }
+        crate::keys::encode_field(&mut k, &v, ty);
+    }
+    k
+}
+
+fn like_match(s: &[char], p: &[char], ci: bool) -> bool {
+    // Iterative wildcard matching with backtracking on the last '%'.
+    let (mut si, mut pi) = (0usize, 0usize);
+    let (mut star, mut mark) = (None::<usize>, 0usize);
+    let eq = |a: char, b: char| if ci { a.to_lowercase().eq(b.to_lowercase()) } else { a == b };
+    while si < s.len() {
+        if pi < p.len() && p[pi] == '\\' && pi + 1 < p.len() && eq(s[si], p[pi + 1]) {
+            si += 1;
+            pi += 2;
+        } else if pi < p.len() && (p[pi] == '_' || (p[pi] != '%' && p[pi] != '\\' && eq(s[si], p[pi]))) {
+            si += 1;
+            pi += 1;
+        } else if pi < p.len() && p[pi] == '%' {
+            star = Some(pi);
+            mark = si;
+            pi += 1;
+        } else if let Some(st) = star {
+            pi = st + 1;
+            mark += 1;
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '%' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+impl<'a, 'b> Executor<'a, 'b> {
+    pub fn new(cx: &'a ReadCx<'b>) -> Self {
+        Executor { cx, cache: RefCell::new(HashMap::new()) }
+    }
+
+    pub fn eval(&self, e: &BExpr, env: &Env<'_>) -> Result<Value, SqlError> {
+        Ok(match e {
+            BExpr::Const(v) => v.clone(),
+            BExpr::Col(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
+            BExpr::Outer(depth, i) => {
+                let mut cur = env;
+                for _ in 0..*depth {
+                    cur = cur.parent.ok_or_else(|| SqlError::internal("outer reference without outer row"))?;
+                }
+                cur.row.get(*i).cloned().unwrap_or(Value::Null)
+            }
+            BExpr::Agg(i) => env.aggs.and_then(|a| a.get(*i)).cloned().ok_or_else(|| SqlError::internal("aggregate outside group"))?,
+            BExpr::Bin(op, l, r) => {
+                let a = self.eval(l, env)?;
+                let b = self.eval(r, env)?;
+                binop(*op, a, b)?
+            }
+            BExpr::And(l, r) => {
+                let a = truthy(&self.eval(l, env)?);
+                if a == Some(false) {
+                    return Ok(Value::Bool(false));
+                }
+                let b = truthy(&self.eval(r, env)?);
+                match (a, b) {
+                    (_, Some(false)) => Value::Bool(false),
+                    (Some(true), Some(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                }
+            }
+            BExpr::Or(l, r) => {
+                let a = truthy(&self.eval(l, env)?);
+                if a == Some(true) {
+                    return Ok(Value::Bool(true));
+                }
+                let b = truthy(&self.eval(r, env)?);
+                match (a, b) {
+                    (_, Some(true)) => Value::Bool(true),
+                    (Some(false), Some(false)) => Value::Bool(false),
+                    _ => Value::Null,
+                }
+            }
+            BExpr::Not(x) => match truthy(&self.eval(x, env)?) {
+                Some(b) => Value::Bool(!b),
+                None => Value::Null,
+            },
+            BExpr::Neg(x) => match self.eval(x, env)? {
+                Value::Int(i) => Value::Int(i.checked_neg().ok_or(SqlError::OutOfRange { type_name: "bigint".into(), input: i.to_string() })?),
+                Value::Float(f) => Value::Float(-f),
+                Value::Numeric(s) => Value::Numeric(numeric_canonical(&format!("-{s}")).unwrap_or(s)),
+                Value::Interval(iv) => Value::Interval(crate::types::Interval { months: -iv.months, days: -iv.days, micros: -iv.micros }),
+                Value::Null => Value::Null,
+                other => return Err(SqlError::feature(format!("negation of {other:?}"))),
+            },
+            BExpr::IsNull(x, neg) => Value::Bool(self.eval(x, env)?.is_null() != *neg),
+            BExpr::IsDistinct(a, b, neg) => {
+                let x = self.eval(a, env)?;
+                let y = self.eval(b, env)?;
+                let distinct = match (&x, &y) {
+                    (Value::Null, Value::Null) => false,
+                    (Value::Null, _) | (_, Value::Null) => true,
+                    _ => compare(&x, &y) != std::cmp::Ordering::Equal,
+                };
+                Value::Bool(distinct != *neg)
+            }
+            BExpr::InList(x, items, neg) => {
+                let v = self.eval(x, env)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for it in items {
+                    let w = self.eval(it, env)?;
+                    if w.is_null() {
+                        saw_null = true;
+                    } else if compare(&v, &w) == std::cmp::Ordering::Equal {
+                        return Ok(Value::Bool(!*neg));
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*neg)
+                }
+            }
+            BExpr::InSub(x, q, neg) => {
+                let v = self.eval(x, env)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let rows = self.subquery_rows(q, env)?;
+                let mut saw_null = false;
+                for r in rows.iter() {
+                    let w = r.first().cloned().unwrap_or(Value::Null);
+                    if w.is_null() {
+                        saw_null = true;
+                    } else if compare(&v, &w) == std::cmp::Ordering::Equal {
+                        return Ok(Value::Bool(!*neg));
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*neg)
+                }
+            }
+            BExpr::Exists(q, neg) => Value::Bool(!self.subquery_rows(q, env)?.is_empty() != *neg),
+            BExpr::Scalar(q) => {
+                let rows = self.subquery_rows(q, env)?;
+                if rows.len() > 1 {
+                    return Err(SqlError::CardinalityViolation);
+                }
+                rows.first().and_then(|r| r.first().cloned()).unwrap_or(Value::Null)
+            }
+            BExpr::Like(x, p, neg, ci) => {
+                let s = self.eval(x, env)?;
+                let pat = self.eval(p, env)?;
+                match (s, pat) {
+                    (Value::Text(s), Value::Text(p)) => {
+                        let sc: Vec<char> = s.chars().collect();
+                        let pc: Vec<char> = p.chars().collect();
+                        Value::Bool(like_match(&sc, &pc, *ci) != *neg)
+                    }
+                    _ => Value::Null,
+                }
+            }
+            BExpr::Case(op, arms, el) => {
+                let base = match op {
+                    Some(o) => Some(self.eval(o, env)?),
+                    None => None,
+                };
+                for (c, r) in arms {
+                    let hit = match &base {
+                        Some(b) => {
+                            let cv = self.eval(c, env)?;
+                            !b.is_null() && !cv.is_null() && compare(b, &cv) == std::cmp::Ordering::Equal
+                        }
+                        None => truthy(&self.eval(c, env)?) == Some(true),
+                    };
+                    if hit {
+                        return self.eval(r, env);
+                    }
+                }
+                match el {
+                    Some(x) => self.eval(x, env)?,
+                    None => Value::Null,
+                }
+            }
+            BExpr::Cast(x, t) => cast_value(self.eval(x, env)?, *t)?,
+            BExpr::Func(name, args) => {
+                let vals = args.iter().map(|a| self.eval(a, env)).collect::<Result<Vec<_>, _>>()?;
+                self.call(name, vals)?
+            }
+        })
+    }
+
+    fn call(&self, name: &str, a: Vec<Value>) -> Result<Value, SqlError> {
+        let text = |i: usize| -> Option<String> {
+            match a.get(i) {
+                Some(Value::Text(s)) => Some(s.clone()),
+                Some(Value::Null) | None => None,
+                Some(v) => format_text(v, PgType::Text),
+            }
+        };
+        Ok(match name {
+            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" | "clock_timestamp" => Value::Timestamp(self.cx.now),
+            "version" => Value::Text(crate::VERSION_STRING.to_string()),
+            "current_database" => Value::Text(self.cx.database.to_string()),
+            "current_schema" => Value::Text("public".into()),
+            "current_schemas" => Value::Array(vec![Value::Text("pg_catalog".into()), Value::Text("public".into())]),
+            "current_user" | "session_user" | "user" | "current_role" => Value::Text(self.cx.user.to_string()),
+            "pg_get_userbyid" => Value::Text(self.cx.user.to_string()),
+            "to_regclass" | "regclass_in" => {
+                let Some(s) = text(0) else { return Ok(Value::Null) };
+                let parts: Vec<String> = s.split('.').map(|p| p.trim_matches('"').to_string()).collect();
+                let (schema, n) = split_name(&parts)?;
+                match self.cx.find_table(schema.as_deref(), &n) {
+                    Some(t) => Value::Int(t.oid as i64),
+                    None => match crate::pgcatalog::columns(schema.as_deref(), &n) {
+                        Some((oid, _)) => Value::Int(oid as i64),
+                        None if name == "regclass_in" => return Err(SqlError::UndefinedTable { name: s }),
+                        None => Value::Null,
+                    },
+                }
+            }
+            "pg_database_size" | "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size" => Value::Int(8192 * 8),
+            "coalesce" => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
+            "nullif" => {
+                let (x, y) = (a.first().cloned().unwrap_or(Value::Null), a.get(1).cloned().unwrap_or(Value::Null));
+                if !x.is_null() && !y.is_null() && compare(&x, &y) == std::cmp::Ordering::Equal {
+                    Value::Null
+                } else {
+                    x
+                }
+            }
+            "greatest" | "least" => {
+                let mut best: Option<Value> = None;
+                for v in a.into_iter().filter(|v| !v.is_null()) {
+                    best = Some(match best {
+                        None => v,
+                        Some(b) => {
+                            let c = compare(&v, &b);
+                            if (name == "greatest") == (c == std::cmp::Ordering::Greater) { v } else { b }
+                        }
+                    });
+                }
+                best.unwrap_or(Value::Null)
+            }
+            "lower" => text(0).map(|s| Value::Text(s.to_lowercase())).unwrap_or(Value::Null),
+            "upper" => text(0).map(|s| Value::Text(s.to_uppercase())).unwrap_or(Value::Null),
+            "length" | "char_length" => text(0).map(|s| Value::Int(s.chars().count() as i64)).unwrap_or(Value::Null),
+            "octet_length" => text(0).map(|s| Value::Int(s.len() as i64)).unwrap_or(Value::Null),
+            "concat" => Value::Text((0..a.len()).filter_map(text).collect()),
+            "starts_with" => match (text(0), text(1)) {
+                (Some(s), Some(p)) => Value::Bool(s.starts_with(&p)),
+                _ => Value::Null,
+            },
+            "replace" => match (text(0), text(1), text(2)) {
+                (Some(s), Some(f), Some(t)) => Value::Text(s.replace(&f, &t)),
+                _ => Value::Null,
+            },
+            "split_part" => match (text(0), text(1), a.get(2)) {
+                (Some(s), Some(d), Some(Value::Int(n))) if *n > 0 => {
+                    Value::Text(s.split(d.as_str()).nth(*n as usize - 1).unwrap_or("").to_string())
+                }
+                _ => Value::Null,
+            },
+            "format_type" => match a.first() {
+                Some(Value::Int(oid)) => {
+                    let ty = crate::types::type_by_oid(*oid as u32);
+                    let typmod = match a.get(1) {
+                        Some(Value::Int(m)) => *m as i32,
+                        _ => -1,
+                    };
+                    Value::Text(match ty {
+                        Some(t) => format_type(t, typmod),
+                        None => "???".into(),
+                    })
+                }
+                _ => Value::Null,
+            },
+            "pg_table_is_visible" | "pg_type_is_visible" | "pg_function_is_visible" | "has_table_privilege" | "has_schema_privilege"
+            | "has_database_privilege" => Value::Bool(true),
+            "pg_is_in_recovery" => Value::Bool(false),
+            "obj_description" | "col_description" | "shobj_description" | "pg_get_expr" | "pg_get_constraintdef" | "pg_get_indexdef" => {
+                match name {
+                    "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
+                    _ => Value::Null,
+                }
+            }
+            "current_setting" => match text(0).as_deref() {
+                Some("server_version_num") => Value::Text("150018".into()),
+                Some("server_version") => Value::Text("15.18".into()),
+                Some(other) => Value::Text(crate::exec::setting(other).unwrap_or_default()),
+                None => Value::Null,
+            },
+            "pg_encoding_to_char" => Value::Text("UTF8".into()),
+            "quote_ident" => text(0).map(|s| Value::Text(format!("\"{}\"", s.replace('"', "\"\"")))).unwrap_or(Value::Null),
+            "txid_current" => Value::Int(self.cx.at as i64 + 1),
+            "pg_backend_pid" => Value::Int(0),
+            "array" => Value::Array(a),
+            "array_length" => match a.first() {
+                Some(Value::Array(x)) if !x.is_empty() => Value::Int(x.len() as i64),
+                _ => Value::Null,
+            },
+            "array_to_string" => match (a.first(), text(1)) {
+                (Some(Value::Array(x)), Some(d)) => {
+                    Value::Text(x.iter().filter_map(|v| format_text(v, PgType::Text)).collect::<Vec<_>>().join(&d))
+                }
+                _ => Value::Null,
+            },
+            "abs" => match a.first() {
+                Some(Value::Int(i)) => Value::Int(i.abs()),
+                Some(Value::Float(f)) => Value::Float(f.abs()),
+                Some(Value::Numeric(s)) => Value::Numeric(s.trim_start_matches('-').to_string()),
+                _ => Value::Null,
+            },
+            "regex_match" | "regex_not_match" | "regex_imatch" | "regex_not_imatch" => match (text(0), text(1)) {
+                (Some(s), Some(p)) => {
+                    let ci = name.contains("imatch");
+                    let hit = crate::regex::matches(&p, &s, ci)?;
+                    Value::Bool(hit != name.contains("not"))
+                }
+                _ => Value::Null,
+            },
+            other => return Err(SqlError::UndefinedFunction { message: format!("function {other} does not exist"), hint: None }),
+        })
+    }
+
+    fn subquery_rows(&self, q: &Rc<BQuery>, env: &Env<'_>) -> Result<Rc<Vec<Vec<Value>>>, SqlError> {
+        if !q.correlated {
+            if let Some(r) = self.cache.borrow().get(&q.id) {
+                return Ok(r.clone());
+            }
+        }
+        let rows = Rc::new(self.run_query(q, Some(env))?);
+        if !q.correlated {
+            self.cache.borrow_mut().insert(q.id, rows.clone());
+        }
+        Ok(rows)
+    }
+
+    /// Runs a bound query and returns its rows.
+    pub fn run_query(&self, q: &BQuery, parent: Option<&Env<'_>>) -> Result<Vec<Vec<Value>>, SqlError> {
+        let limit = match &q.limit {
+            Some(e) => match self.eval(e, &Env { row: &[], parent, aggs: None })? {
+                Value::Int(i) if i >= 0 => Some(i as usize),
+                Value::Null => None,
+                _ => return Err(SqlError::InvalidParameter { message: "LIMIT must not be negative".into() }),
+            },
+            None => None,
+        };
+        let offset = match &q.offset {
+            Some(e) => match self.eval(e, &Env { row: &[], parent, aggs: None })? {
+                Value::Int(i) if i >= 0 => i as usize,
+                _ => 0,
+            },
+            None => 0,
+        };
+        let needs_sort_keys = q.order.iter().any(|k| !k.on_output);
+        let mut rows: Vec<(Vec<Value>, Vec<Value>)> = self.run_set(&q.body, parent, &q.order, needs_sort_keys)?;
+        if !q.order.is_empty() {
+            let order = &q.order;
+            let mut err = None;
+            rows.sort_by(|a, b| {
+                for (i, k) in order.iter().enumerate() {
+                    let (x, y) = if k.on_output {
+                        match (&k.expr, &k.expr) {
+                            (BExpr::Col(c), _) => (a.0.get(*c), b.0.get(*c)),
+                            _ => (None, None),
+                        }
+                    } else {
+                        (a.1.get(i), b.1.get(i))
+                    };
+                    let (x, y) = (x.unwrap_or(&Value::Null), y.unwrap_or(&Value::Null));
+                    let ord = match (x.is_null(), y.is_null()) {
+                        (true, true) => std::cmp::Ordering::Equal,
+                        (true, false) => if k.nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
+                        (false, true) => if k.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                        _ => {
+                            let o = compare(x, y);
+                            if k.desc { o.reverse() } else { o }
+                        }
+                    };
+                    if ord != std::cmp::Ordering::Equal {
+                        return ord;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            if let Some(e) = err.take() {
+                return Err(e);
+            }
+        }
+        let it = rows.into_iter().map(|r| r.0).skip(offset);
+        Ok(match limit {
+            Some(n) => it.take(n).collect(),
+            None => it.collect(),
+        })
+    }
+
+    /// Rows of a set expression, each with the sort keys that are not output columns.
+    fn run_set(&self, s: &BSet, parent: Option<&Env<'_>>, order: &[OrderKey], keys: bool) -> Result<Vec<(Vec<Value>, Vec<Value>)>, SqlError> {
+        match s {
+            BSet::Select(sel) => self.run_select(sel, parent, if keys { order } else { &[] }),
+            BSet::Query(q) => Ok(self.run_query(q, parent)?.into_iter().map(|r| (r, vec![])).collect()),
+            BSet::Values(rows) => {
+                let env = Env { row: &[], parent, aggs: None };
+                rows.iter()
+                    .map(|r| Ok((r.iter().map(|e| self.eval(e, &env)).collect::<Result<Vec<_>, _>>()?, vec![])))
+                    .collect()
+            }
+            BSet::Union(l, r, all) => {
+                let mut out = self.run_set(l, parent, &[], false)?;
+                out.extend(self.run_set(r, parent, &[], false)?);
+                if !*all {
+                    let mut seen = std::collections::HashSet::new();
+                    out.retain(|(row, _)| seen.insert(value_key(row)));
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn source_rows(&self, src: &Source, parent: Option<&Env<'_>>) -> Result<Vec<Vec<Value>>, SqlError> {
+        match src {
+            Source::Dual => Ok(vec![vec![]]),
+            Source::Table { table, point_keys } => crate::exec::table_rows(self.cx, table, point_keys.as_deref()),
+            Source::Virtual { schema, name } => crate::exec::virtual_rows(self.cx, schema.as_deref(), name),
+            Source::Derived(q) => self.run_query(q, parent),
+            Source::Values(rows) => {
+                let env = Env { row: &[], parent, aggs: None };
+                rows.iter().map(|r| r.iter().map(|e| self.eval(e, &env)).collect()).collect()
+            }
+        }
+    }
+
+    /// The joined rows of a FROM list (before WHERE).
+    pub fn run_from(&self, from: &[FromItem], parent: Option<&Env<'_>>) -> Result<Vec<Vec<Value>>, SqlError> {
+        let mut acc: Vec<Vec<Value>> = vec![vec![]];
+        for item in from {
+            let right = self.source_rows(&item.source, parent)?;
+            let mut next = Vec::new();
+            if !item.hash_keys.is_empty() {
+                let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+                for (ri, r) in right.iter().enumerate() {
+                    let env = Env { row: r, parent, aggs: None };
+                    let k: Vec<Value> = item.hash_keys.iter().map(|(_, rk)| self.eval(rk, &env)).collect::<Result<_, _>>()?;
+                    if k.iter().any(Value::is_null) {
+                        continue;
+                    }
+                    index.entry(value_key(&k)).or_default().push(ri);
+                }
+                for l in &acc {
+                    let env = Env { row: l, parent, aggs: None };
+                    let k: Vec<Value> = item.hash_keys.iter().map(|(lk, _)| self.eval(lk, &env)).collect::<Result<_, _>>()?;
+                    let mut matched = false;
+                    if !k.iter().any(Value::is_null) {
+                        if let Some(hits) = index.get(&value_key(&k)) {
+                            for &ri in hits {
+                                let mut row = l.clone();
+                                row.extend(right[ri].iter().cloned());
+                                let ok = match &item.on {
+                                    Some(on) => truthy(&self.eval(on, &Env { row: &row, parent, aggs: None })?) == Some(true),
+                                    None => true,
+                                };
+                                if ok {
+                                    matched = true;
+                                    next.push(row);
+                                }
+                            }
+                        }
+                    }
+                    if !matched && item.kind == JoinKind::Left {
+                        let mut row = l.clone();
+                        row.extend(std::iter::repeat_n(Value::Null, item.width));
+                        next.push(row);
+                    }
+                }
+            } else {
+                for l in &acc {
+                    let mut matched = false;
+                    for r in &right {
+                        let mut row = l.clone();
+                        row.extend(r.iter().cloned());
+                        let ok = match &item.on {
+                            Some(on) => truthy(&self.eval(on, &Env { row: &row, parent, aggs: None })?) == Some(true),
+                            None => true,
+                        };
+                        if ok {
+                            matched = true;
+                            next.push(row);
+                        }
+                    }
+                    if !matched && item.kind == JoinKind::Left {
+                        let mut row = l.clone();
+                        row.extend(std::iter::repeat_n(Value::Null, item.width));
+                        next.push(row);
+                    }
+                }
+            }
+            acc = next;
+        }
+        Ok(acc)
+    }
+
+    fn run_select(&self, sel: &BSelect, parent: Option<&Env<'_>>, order: &[OrderKey]) -> Result<Vec<(Vec<Value>, Vec<Value>)>, SqlError> {
+        let mut rows = self.run_from(&sel.from, parent)?;
+        if let Some(f) = &sel.filter {
+            let mut kept = Vec::with_capacity(rows.len());
+            for r in rows {
+                if truthy(&self.eval(f, &Env { row: &r, parent, aggs: None })?) == Some(true) {
+                    kept.push(r);
+                }
+            }
+            rows = kept;
+        }
+        let mut out = Vec::new();
+        match &sel.group {
+            None => {
+                for r in &rows {
+                    let env = Env { row: r, parent, aggs: None };
+                    let vals = sel.projection.iter().map(|p| self.eval(p, &env)).collect::<Result<Vec<_>, _>>()?;
+                    let keys = order.iter().map(|k| self.eval(&k.expr, &env)).collect::<Result<Vec<_>, _>>()?;
+                    out.push((vals, keys));
+                }
+            }
+            Some(group) => {
+                let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
+                let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+                for (ri, r) in rows.iter().enumerate() {
+                    let env = Env { row: r, parent, aggs: None };
+                    let k = group.iter().map(|g| self.eval(g, &env)).collect::<Result<Vec<_>, _>>()?;
+                    let key = value_key(&k);
+                    match index.get(&key) {
+                        Some(&gi) => groups[gi].1.push(ri),
+                        None => {
+                            index.insert(key, groups.len());
+                            groups.push((k, vec![ri]));
+                        }
+                    }
+                }
+                if groups.is_empty() && group.is_empty() {
+                    groups.push((vec![], vec![]));
+                }
+                let empty: Vec<Value> = Vec::new();
+                for (_, members) in &groups {
+                    let agg_vals = sel.aggs.iter().map(|a| self.aggregate(a, members, &rows, parent)).collect::<Result<Vec<_>, _>>()?;
+                    let first: &[Value] = members.first().map(|i| rows[*i].as_slice()).unwrap_or(&empty);
+                    let env = Env { row: first, parent, aggs: Some(&agg_vals) };
+                    if let Some(h) = &sel.having {
+                        if truthy(&self.eval(h, &env)?) != Some(true) {
+                            continue;
+                        }
+                    }
+                    let vals = sel.projection.iter().map(|p| self.eval(p, &env)).collect::<Result<Vec<_>, _>>()?;
+                    let keys = order.iter().map(|k| self.eval(&k.expr, &env)).collect::<Result<Vec<_>, _>>()?;
+                    out.push((vals, keys));
+                }
+            }
+        }
+        if sel.distinct {
+            let mut seen = std::collections::HashSet::new();
+            out.retain(|(row, _)| seen.insert(value_key(row)));
+        }
+        Ok(out)
+    }
+
+    fn aggregate(&self, a: &AggSpec, members: &[usize], rows: &[Vec<Value>], parent: Option<&Env<'_>>) -> Result<Value, SqlError> {
+        if a.func == AggFunc::CountStar {
+            return Ok(Value::Int(members.len() as i64));
+        }
+        let mut vals: Vec<Value> = Vec::with_capacity(members.len());
+        let mut seps: Vec<Value> = Vec::new();
+        for &i in members {
+            let env = Env { row: &rows[i], parent, aggs: None };
+            let v = match a.args.first() {
+                Some(e) => self.eval(e, &env)?,
+                None => Value::Null,
+            };
+            if !v.is_null() {
+                if a.func == AggFunc::StringAgg {
+                    seps.push(match a.args.get(1) {
+                        Some(e) => self.eval(e, &env)?,
+                        None => Value::Text(String::new()),
+                    });
+                }
+                vals.push(v);
+            }
+        }
+        if a.distinct {
+            let mut seen = std::collections::HashSet::new();
+            vals.retain(|v| seen.insert(value_key(std::slice::from_ref(v))));
+        }
+        Ok(match a.func {
+            AggFunc::CountStar => Value::Int(members.len() as i64),
+            AggFunc::Count => Value::Int(vals.len() as i64),
+            AggFunc::Min => vals.into_iter().reduce(|x, y| if compare(&y, &x) == std::cmp::Ordering::Less { y } else { x }).unwrap_or(Value::Null),
+            AggFunc::Max => vals.into_iter().reduce(|x, y| if compare(&y, &x) == std::cmp::Ordering::Greater { y } else { x }).unwrap_or(Value::Null),
+            AggFunc::Sum | AggFunc::Avg => {
+                if vals.is_empty() {
+                    return Ok(Value::Null);
+                }
+                let n = vals.len();
+                let mut acc = Value::Int(0);
+                for v in vals {
+                    acc = binop(BinOp::Add, acc, v)?;
+                }
+                if a.func == AggFunc::Avg {
+                    match acc {
+                        Value::Float(f) => Value::Float(f / n as f64),
+                        other => {
+                            let s = format_text(&other, PgType::Numeric).unwrap_or_default();
+                            let q = decimal_div(&s, &n.to_string(), 16)?;
+                            Value::Numeric(q)
+                        }
+                    }
+                } else {
+                    match (acc, a.ty) {
+                        (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
+                        (v, _) => v,
+                    }
+                }
+            }
+            AggFunc::StringAgg => {
+                if vals.is_empty() {
+                    return Ok(Value::Null);
+                }
+                let mut s = String::new();
+                for (i, v) in vals.iter().enumerate() {
+                    if i > 0 {
+                        if let Some(Value::Text(sep)) = seps.get(i) {
+                            s.push_str(sep);
+                        }
+                    }
+                    s.push_str(&format_text(v, PgType::Text).unwrap_or_default());
+                }
+                Value::Text(s)
+            }
+            AggFunc::BoolAnd => {
+                if vals.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Bool(vals.iter().all(|v| truthy(v) == Some(true)))
+                }
+            }
+            AggFunc::BoolOr => {
+                if vals.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Bool(vals.iter().any(|v| truthy(v) == Some(true)))
+                }
+            }
+            AggFunc::ArrayAgg => {
+                if vals.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Array(vals)
+                }
+            }
+        })
+    }
+}
+
+/// `format_type(oid, typmod)` as PostgreSQL prints it.
+pub fn format_type(t: PgType, typmod: i32) -> String {
+    match (t, typmod) {
+        (PgType::Varchar, m) if m >= 4 => format!("character varying({})", m - 4),
+        (PgType::Bpchar, m) if m >= 4 => format!("character({})", m - 4),
+        (PgType::Numeric, m) if m >= 4 => format!("numeric({},{})", ((m - 4) >> 16) & 0xFFFF, (m - 4) & 0xFFFF),
+        _ => t.sql_name().to_string(),
+    }
+}
+
+/// Exact decimal division to `scale` fraction digits (used by avg()).
+fn decimal_div(a: &str, b: &str, scale: usize) -> Result<String, SqlError> {
+    let fa: f64 = a.parse().unwrap_or(0.0);
+    let fb: f64 = b.parse().unwrap_or(1.0);
+    if fb == 0.0 {
+        return Err(SqlError::DivisionByZero);
+    }
+    Ok(crate::types::numeric_round(&numeric_canonical(&format!("{:.*}", scale + 2, fa / fb)).unwrap_or_else(|| "0".into()), scale))
+}
+
+fn numeric_add(a: &str, b: &str, sub: bool) -> String {
+    // Exact addition on decimal strings via i128 with aligned scales.
+    let scale_of = |s: &str| s.split_once('.').map(|x| x.1.len()).unwrap_or(0);
+    let sc = scale_of(a).max(scale_of(b));
+    let to_i = |s: &str| -> Option<i128> {
+        let neg = s.starts_with('-');
+        let body = s.trim_start_matches('-');
+        let (i, f) = body.split_once('.').unwrap_or((body, ""));
+        let digits = format!("{i}{f}{}", "0".repeat(sc - f.len()));
+        let v: i128 = digits.parse().ok()?;
+        Some(if neg { -v } else { v })
+    };
+    match (to_i(a), to_i(b)) {
+        (Some(x), Some(y)) => {
+            let r = if sub { x - y } else { x + y };
+            let neg = r < 0;
+            let mut d = r.unsigned_abs().to_string();
+            while d.len() <= sc {
+                d.insert(0, '0');
+            }
+            let (ip, fp) = d.split_at(d.len() - sc);
+            let body = if sc > 0 { format!("{ip}.{fp}") } else { ip.to_string() };
+            numeric_canonical(&if neg { format!("-{body}") } else { body }).unwrap_or_else(|| "0".into())
+        }
+        _ => {
+            let f = a.parse::<f64>().unwrap_or(0.0) + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(0.0);
+            numeric_canonical(&f.to_string()).unwrap_or_else(|| "0".into())
+        }
+    }
+}
+
+pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
+    use std::cmp::Ordering as O;
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let cmp = |o: O| -> Value {
+        Value::Bool(match op {
+            BinOp::Eq => o == O::Equal,
+            BinOp::NotEq => o != O::Equal,
+            BinOp::Lt => o == O::Less,
+            BinOp::LtEq => o != O::Greater,
+            BinOp::Gt => o == O::Greater,
+            BinOp::GtEq => o != O::Less,
+            _ => false,
+        })
+    };
+    Ok(match op {
+        BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => cmp(compare(&a, &b)),
+        BinOp::Concat => {
+            let s = format!("{}{}", format_text(&a, PgType::Text).unwrap_or_default(), format_text(&b, PgType::Text).unwrap_or_default());
+            Value::Text(s)
+        }
+        _ => match (a, b) {
+            (Value::Int(x), Value::Int(y)) => {
+                let overflow = || SqlError::OutOfRange { type_name: "bigint".into(), input: format!("{x}") };
+                Value::Int(match op {
+                    BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
+                    BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+                    BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                    BinOp::Div => {
+                        if y == 0 {
+                            return Err(SqlError::DivisionByZero);
+                        }
+                        x / y
+                    }
+                    BinOp::Mod => {
+                        if y == 0 {
+                            return Err(SqlError::DivisionByZero);
+                        }
+                        x % y
+                    }
+                    _ => return Err(SqlError::internal("integer operator")),
+                })
+            }
+            (Value::Numeric(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => Value::Numeric(numeric_add(&x, &y, op == BinOp::Sub)),
+            (Value::Numeric(x), Value::Int(y)) if matches!(op, BinOp::Add | BinOp::Sub) => Value::Numeric(numeric_add(&x, &y.to_string(), op == BinOp::Sub)),
+            (Value::Int(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => Value::Numeric(numeric_add(&x.to_string(), &y, op == BinOp::Sub)),
+            (Value::Timestamp(t), Value::Interval(iv)) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                let sign = if op == BinOp::Sub { -1 } else { 1 };
+                // Months are applied as 30 days here; the catalog only uses day/second spans.
+                Value::Timestamp(t + sign * ((iv.months as i64 * 30 + iv.days as i64) * 86_400_000_000 + iv.micros))
+            }
+            (Value::Timestamp(x), Value::Timestamp(y)) if op == BinOp::Sub => {
+                let d = x - y;
+                Value::Interval(crate::types::Interval { months: 0, days: (d / 86_400_000_000) as i32, micros: d % 86_400_000_000 })
+            }
+            (x, y) => {
+                let fx = to_f64(&x).ok_or_else(|| SqlError::feature("arithmetic on these types"))?;
+                let fy = to_f64(&y).ok_or_else(|| SqlError::feature("arithmetic on these types"))?;
+                let numeric = matches!(x, Value::Numeric(_)) || matches!(y, Value::Numeric(_));
+                let r = match op {
+                    BinOp::Add => fx + fy,
+                    BinOp::Sub => fx - fy,
+                    BinOp::Mul => fx * fy,
+                    BinOp::Div => {
+                        if fy == 0.0 {
+                            return Err(SqlError::DivisionByZero);
+                        }
+                        fx / fy
+                    }
+                    BinOp::Mod => fx % fy,
+                    _ => return Err(SqlError::internal("operator")),
+                };
+                if numeric && !matches!(x, Value::Float(_)) && !matches!(y, Value::Float(_)) {
+                    Value::Numeric(numeric_canonical(&format!("{r}")).unwrap_or_else(|| "NaN".into()))
+                } else {
+                    Value::Float(r)
+                }
+            }
+        },
+    })
+}
+
+fn to_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        Value::Numeric(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// Binds and checks a standalone expression over a table's columns (DEFAULTs, UPDATE SET).
+pub fn table_scope(t: &Table, qual: &str) -> Scope {
+    let mut cols: Vec<ColMeta> = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ColMeta {
+            name: c.name.clone(),
+            ty: c.ty,
+            typmod: c.typmod,
+            table_oid: t.oid,
+            attnum: i as i16 + 1,
+            qual: Some(qual.to_string()),
+            hidden: false,
+        })
+        .collect();
+    cols.push(ColMeta { name: "ctid".into(), ty: PgType::Tid, typmod: -1, table_oid: t.oid, attnum: -1, qual: Some(qual.to_string()), hidden: true });
+    Scope { cols }
+}
+
+pub fn arc_table(t: &TableRef) -> Arc<Table> {
+    t.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        let m = |s: &str, p: &str| like_match(&s.chars().collect::<Vec<_>>(), &p.chars().collect::<Vec<_>>(), false);
+        assert!(m("rds_x", "rds%"));
+        assert!(!m("xrds", "rds%"));
+        assert!(m("abc", "a_c"));
+        assert!(m("a%c", "a\\%c"));
+        assert!(!m("abc", "a\\%c"));
+        assert!(m("", "%"));
+    }
+
+    #[test]
+    fn numeric_sums_are_exact() {
+        assert_eq!(numeric_add("0.1", "0.2", false), "0.3");
+        assert_eq!(numeric_add("1.50", "-2", false), "-0.50");
+    }
+}

@@ -1,0 +1,344 @@
+//! PostgreSQL binary value formats and the COPY stream formats (binary and text), both ways.
+
+use crate::error::SqlError;
+use crate::types::{format_text, numeric_canonical, parse_text, Interval, PgType, Value};
+
+pub const COPY_SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
+
+fn bad(msg: impl Into<String>) -> SqlError {
+    SqlError::BadCopyFormat { message: msg.into() }
+}
+
+/// Encodes numeric text in PostgreSQL's binary numeric format.
+pub fn numeric_to_binary(s: &str, out: &mut Vec<u8>) {
+    if s == "NaN" {
+        out.extend_from_slice(&[0, 0, 0, 0, 0xC0, 0, 0, 0]);
+        return;
+    }
+    let neg = s.starts_with('-');
+    let body = s.trim_start_matches('-');
+    let (ip, fp) = body.split_once('.').unwrap_or((body, ""));
+    let dscale = fp.len() as i16;
+    // Pad the integer part on the left and the fraction on the right to groups of 4.
+    let ip = ip.trim_start_matches('0');
+    let ipad = (4 - ip.len() % 4) % 4;
+    let int_digits = format!("{}{}", "0".repeat(ipad), ip);
+    let fpad = (4 - fp.len() % 4) % 4;
+    let frac_digits = format!("{}{}", fp, "0".repeat(fpad));
+    let mut groups: Vec<i16> = Vec::new();
+    for c in int_digits.as_bytes().chunks(4).chain(frac_digits.as_bytes().chunks(4)) {
+        let g = c.iter().fold(0i16, |a, d| a * 10 + (d - b'0') as i16);
+        groups.push(g);
+    }
+    let int_groups = int_digits.len() / 4;
+    let mut weight = int_groups as i16 - 1;
+    // Strip leading zero groups (adjusting weight) and trailing zero groups.
+    let mut start = 0;
+    while start < groups.len() && groups[start] == 0 {
+        start += 1;
+        weight -= 1;
+    }
+    let mut end = groups.len();
+    while end > start && groups[end - 1] == 0 {
+        end -= 1;
+    }
+    let digits = &groups[start..end];
+    if digits.is_empty() {
+        weight = 0;
+    }
+    out.extend_from_slice(&(digits.len() as i16).to_be_bytes());
+    out.extend_from_slice(&weight.to_be_bytes());
+    out.extend_from_slice(&(if neg && !digits.is_empty() { 0x4000u16 } else { 0 }).to_be_bytes());
+    out.extend_from_slice(&dscale.to_be_bytes());
+    for d in digits {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+}
+
+pub fn numeric_from_binary(b: &[u8]) -> Result<String, SqlError> {
+    if b.len() < 8 {
+        return Err(bad("numeric value too short"));
+    }
+    let rd = |i: usize| i16::from_be_bytes([b[i], b[i + 1]]);
+    let ndigits = rd(0) as usize;
+    let weight = rd(2) as i32;
+    let sign = u16::from_be_bytes([b[4], b[5]]);
+    let dscale = rd(6).max(0) as usize;
+    if sign == 0xC000 {
+        return Ok("NaN".into());
+    }
+    if b.len() < 8 + 2 * ndigits {
+        return Err(bad("numeric digits truncated"));
+    }
+    let mut text = String::new();
+    for i in 0..ndigits {
+        text.push_str(&format!("{:04}", rd(8 + 2 * i)));
+    }
+    // value = 0.<text> * 10000^(weight+1)
+    let exp = (weight + 1) * 4 - text.len() as i32;
+    let lit = format!("{}{}e{}", if sign == 0x4000 { "-" } else { "" }, if text.is_empty() { "0" } else { &text }, exp);
+    let canon = numeric_canonical(&lit).ok_or_else(|| bad("bad numeric"))?;
+    Ok(crate::types::numeric_round(&canon, dscale))
+}
+
+/// PostgreSQL's binary send format of a value.
+pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), SqlError> {
+    match (v, ty) {
+        (Value::Bool(b), _) => out.push(u8::from(*b)),
+        (Value::Int(i), PgType::Int2) => out.extend_from_slice(&(*i as i16).to_be_bytes()),
+        (Value::Int(i), PgType::Int4) => out.extend_from_slice(&(*i as i32).to_be_bytes()),
+        (Value::Int(i), PgType::Oid | PgType::Regclass) => out.extend_from_slice(&(*i as u32).to_be_bytes()),
+        (Value::Int(i), _) => out.extend_from_slice(&i.to_be_bytes()),
+        (Value::Float(f), PgType::Float4) => out.extend_from_slice(&(*f as f32).to_be_bytes()),
+        (Value::Float(f), _) => out.extend_from_slice(&f.to_be_bytes()),
+        (Value::Numeric(s), _) => numeric_to_binary(s, out),
+        (Value::Text(s), _) => out.extend_from_slice(s.as_bytes()),
+        (Value::Bytes(b), _) => out.extend_from_slice(b),
+        (Value::Uuid(u), _) => out.extend_from_slice(u),
+        (Value::Timestamp(t), _) | (Value::Time(t), _) => out.extend_from_slice(&t.to_be_bytes()),
+        (Value::Date(d), _) => out.extend_from_slice(&d.to_be_bytes()),
+        (Value::Interval(iv), _) => {
+            out.extend_from_slice(&iv.micros.to_be_bytes());
+            out.extend_from_slice(&iv.days.to_be_bytes());
+            out.extend_from_slice(&iv.months.to_be_bytes());
+        }
+        (Value::Tid(b, o), _) => {
+            out.extend_from_slice(&b.to_be_bytes());
+            out.extend_from_slice(&o.to_be_bytes());
+        }
+        (Value::Array(items), _) => {
+            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
+            out.extend_from_slice(&1i32.to_be_bytes());
+            out.extend_from_slice(&(i32::from(items.iter().any(Value::is_null))).to_be_bytes());
+            out.extend_from_slice(&elem.oid().to_be_bytes());
+            out.extend_from_slice(&(items.len() as i32).to_be_bytes());
+            out.extend_from_slice(&1i32.to_be_bytes());
+            for it in items {
+                if it.is_null() {
+                    out.extend_from_slice(&(-1i32).to_be_bytes());
+                } else {
+                    let mut b = Vec::new();
+                    encode_binary(it, elem, &mut b)?;
+                    out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    out.extend_from_slice(&b);
+                }
+            }
+        }
+        (Value::Null, _) => return Err(SqlError::internal("NULL has no binary form")),
+    }
+    Ok(())
+}
+
+fn fixed<const N: usize>(b: &[u8], ty: PgType) -> Result<[u8; N], SqlError> {
+    b.try_into().map_err(|_| bad(format!("incorrect binary data format for type {}", ty.typname())))
+}
+
+/// PostgreSQL's binary receive format of a value.
+pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
+    Ok(match ty {
+        PgType::Bool => Value::Bool(fixed::<1>(b, ty)?[0] != 0),
+        PgType::Int2 => Value::Int(i16::from_be_bytes(fixed(b, ty)?) as i64),
+        PgType::Int4 => Value::Int(i32::from_be_bytes(fixed(b, ty)?) as i64),
+        PgType::Oid | PgType::Regclass => Value::Int(u32::from_be_bytes(fixed(b, ty)?) as i64),
+        PgType::Int8 => Value::Int(i64::from_be_bytes(fixed(b, ty)?)),
+        PgType::Float4 => Value::Float(f32::from_be_bytes(fixed(b, ty)?) as f64),
+        PgType::Float8 => Value::Float(f64::from_be_bytes(fixed(b, ty)?)),
+        PgType::Numeric => Value::Numeric(numeric_from_binary(b)?),
+        PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Char | PgType::Unknown => {
+            Value::Text(String::from_utf8(b.to_vec()).map_err(|_| SqlError::InvalidText { type_name: "text".into(), input: "invalid UTF-8".into() })?)
+        }
+        PgType::Bytea => Value::Bytes(b.to_vec()),
+        PgType::Uuid => Value::Uuid(fixed(b, ty)?),
+        PgType::Timestamp | PgType::Timestamptz => Value::Timestamp(i64::from_be_bytes(fixed(b, ty)?)),
+        PgType::Time => Value::Time(i64::from_be_bytes(fixed(b, ty)?)),
+        PgType::Date => Value::Date(i32::from_be_bytes(fixed(b, ty)?)),
+        PgType::Interval => {
+            let a: [u8; 16] = fixed(b, ty)?;
+            Value::Interval(Interval {
+                micros: i64::from_be_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]]),
+                days: i32::from_be_bytes([a[8], a[9], a[10], a[11]]),
+                months: i32::from_be_bytes([a[12], a[13], a[14], a[15]]),
+            })
+        }
+        PgType::Tid => {
+            let a: [u8; 6] = fixed(b, ty)?;
+            Value::Tid(u32::from_be_bytes([a[0], a[1], a[2], a[3]]), u16::from_be_bytes([a[4], a[5]]))
+        }
+        PgType::Int2Array | PgType::TextArray => {
+            return Err(SqlError::feature("binary input of array values"));
+        }
+    })
+}
+
+/// One binary COPY tuple.
+pub fn copy_binary_row(values: &[Value], types: &[PgType]) -> Result<Vec<u8>, SqlError> {
+    let mut out = Vec::with_capacity(2 + values.len() * 12);
+    out.extend_from_slice(&(values.len() as i16).to_be_bytes());
+    for (v, ty) in values.iter().zip(types) {
+        if v.is_null() {
+            out.extend_from_slice(&(-1i32).to_be_bytes());
+        } else {
+            let start = out.len();
+            out.extend_from_slice(&[0, 0, 0, 0]);
+            encode_binary(v, *ty, &mut out)?;
+            let len = (out.len() - start - 4) as i32;
+            out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+        }
+    }
+    Ok(out)
+}
+
+pub fn copy_binary_header() -> Vec<u8> {
+    let mut h = COPY_SIGNATURE.to_vec();
+    h.extend_from_slice(&0i32.to_be_bytes());
+    h.extend_from_slice(&0i32.to_be_bytes());
+    h
+}
+
+pub fn copy_binary_trailer() -> Vec<u8> {
+    (-1i16).to_be_bytes().to_vec()
+}
+
+/// One text COPY line (tab separated, `\N` for NULL, backslash escapes).
+pub fn copy_text_row(values: &[Value], types: &[PgType]) -> Vec<u8> {
+    let mut line = String::new();
+    for (i, (v, ty)) in values.iter().zip(types).enumerate() {
+        if i > 0 {
+            line.push('\t');
+        }
+        match format_text(v, *ty) {
+            None => line.push_str("\\N"),
+            Some(s) => {
+                for c in s.chars() {
+                    match c {
+                        '\\' => line.push_str("\\\\"),
+                        '\t' => line.push_str("\\t"),
+                        '\n' => line.push_str("\\n"),
+                        '\r' => line.push_str("\\r"),
+                        c => line.push(c),
+                    }
+                }
+            }
+        }
+    }
+    line.push('\n');
+    line.into_bytes()
+}
+
+/// Parses a complete binary COPY stream into rows of the given column types.
+pub fn parse_copy_binary(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>>, SqlError> {
+    if data.len() < 19 || &data[..11] != COPY_SIGNATURE {
+        return Err(bad("COPY file signature not recognized"));
+    }
+    let ext_len = u32::from_be_bytes([data[15], data[16], data[17], data[18]]) as usize;
+    let mut pos = 19usize.checked_add(ext_len).ok_or_else(|| bad("bad header extension"))?;
+    let mut rows = Vec::new();
+    loop {
+        if pos + 2 > data.len() {
+            return Err(bad("unexpected EOF in COPY data"));
+        }
+        let n = i16::from_be_bytes([data[pos], data[pos + 1]]);
+        pos += 2;
+        if n == -1 {
+            break;
+        }
+        if n as usize != types.len() {
+            return Err(bad(format!("row field count is {n}, expected {}", types.len())));
+        }
+        let mut row = Vec::with_capacity(types.len());
+        for ty in types {
+            if pos + 4 > data.len() {
+                return Err(bad("unexpected EOF in COPY data"));
+            }
+            let len = i32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+            pos += 4;
+            if len < 0 {
+                row.push(Value::Null);
+                continue;
+            }
+            let end = pos.checked_add(len as usize).filter(|e| *e <= data.len()).ok_or_else(|| bad("unexpected EOF in COPY data"))?;
+            row.push(decode_binary(&data[pos..end], *ty)?);
+            pos = end;
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Parses a text COPY stream.
+pub fn parse_copy_text(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>>, SqlError> {
+    let text = std::str::from_utf8(data).map_err(|_| bad("COPY data is not valid UTF-8"))?;
+    let mut rows = Vec::new();
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        if line == "\\." {
+            break;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        if fields.len() != types.len() {
+            return Err(bad(format!("expected {} columns, got {}", types.len(), fields.len())));
+        }
+        let mut row = Vec::with_capacity(types.len());
+        for (f, ty) in fields.iter().zip(types) {
+            if *f == "\\N" {
+                row.push(Value::Null);
+                continue;
+            }
+            let mut s = String::with_capacity(f.len());
+            let mut chars = f.chars();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    match chars.next() {
+                        Some('t') => s.push('\t'),
+                        Some('n') => s.push('\n'),
+                        Some('r') => s.push('\r'),
+                        Some(o) => s.push(o),
+                        None => {}
+                    }
+                } else {
+                    s.push(c);
+                }
+            }
+            row.push(parse_text(&s, *ty)?);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_binary_round_trip() {
+        for s in ["0", "1.50", "-123456789.0001", "12345678901234567890.1234567890", "0.0001", "NaN", "10000", "-0.5"] {
+            let mut b = Vec::new();
+            numeric_to_binary(s, &mut b);
+            assert_eq!(numeric_from_binary(&b).expect("decode"), s, "{s}");
+        }
+        // PostgreSQL's encoding of 1.50: ndigits 2, weight 0, sign 0, dscale 2, digits 1, 5000.
+        let mut b = Vec::new();
+        numeric_to_binary("1.50", &mut b);
+        assert_eq!(b, vec![0, 2, 0, 0, 0, 0, 0, 2, 0, 1, 0x13, 0x88]);
+    }
+
+    #[test]
+    fn copy_binary_round_trip() {
+        let types = [PgType::Int8, PgType::Varchar, PgType::Bool, PgType::Timestamptz, PgType::Uuid];
+        let rows = vec![
+            vec![Value::Int(1), Value::Text("a".into()), Value::Bool(true), Value::Timestamp(5), Value::Uuid([7; 16])],
+            vec![Value::Null, Value::Null, Value::Null, Value::Null, Value::Null],
+        ];
+        let mut data = copy_binary_header();
+        for r in &rows {
+            data.extend(copy_binary_row(r, &types).expect("row"));
+        }
+        data.extend(copy_binary_trailer());
+        assert_eq!(parse_copy_binary(&data, &types).expect("parse"), rows);
+        assert!(parse_copy_binary(&data[..data.len() - 3], &types).is_err(), "truncated stream is an error");
+    }
+}
