@@ -1017,10 +1017,14 @@ fn copy(
                     chunks.push(row);
                 }
             }
-            if !first.is_empty() {
+            // PostgreSQL sends the header with the first tuple, and with the trailer when
+            // there is none; DuckDB's reader relies on that framing.
+            if first.is_empty() {
+                chunks.push(wire::copy_binary_trailer());
+            } else {
+                first.extend(wire::copy_binary_trailer());
                 chunks.push(first);
             }
-            chunks.push(wire::copy_binary_trailer());
         } else {
             for r in &rows {
                 chunks.push(wire::copy_text_row(r, &types));

@@ -69,7 +69,7 @@ pub struct CatalogView<'a> {
 // ------------------------------------------------------------------ relation directory
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rel {
+enum Which {
     Namespace,
     Class,
     Attribute,
@@ -103,7 +103,7 @@ enum Rel {
 type Spec = &'static [(&'static str, PgType)];
 
 struct RelInfo {
-    rel: Rel,
+    rel: Which,
     schema: &'static str,
     name: &'static str,
     oid: u32,
@@ -527,7 +527,7 @@ const IS_COLUMNS_COLS: Spec = &[
 ];
 
 const fn rel(
-    rel: Rel,
+    rel: Which,
     schema: &'static str,
     name: &'static str,
     oid: u32,
@@ -546,7 +546,7 @@ const fn rel(
         cols,
     }
 }
-const fn shared(rel: Rel, name: &'static str, oid: u32, rowtype: u32, cols: Spec) -> RelInfo {
+const fn shared(rel: Which, name: &'static str, oid: u32, rowtype: u32, cols: Spec) -> RelInfo {
     RelInfo {
         rel,
         schema: "pg_catalog",
@@ -563,9 +563,17 @@ const fn shared(rel: Rel, name: &'static str, oid: u32, rowtype: u32, cols: Spec
 /// trace; the other views' and row types' OIDs (assigned at initdb) follow initdb's allocation
 /// pattern but are not verified.
 const RELATIONS: &[RelInfo] = &[
-    rel(Rel::Type, "pg_catalog", "pg_type", 1247, 71, 'r', TYPE_COLS),
     rel(
-        Rel::Attribute,
+        Which::Type,
+        "pg_catalog",
+        "pg_type",
+        1247,
+        71,
+        'r',
+        TYPE_COLS,
+    ),
+    rel(
+        Which::Attribute,
         "pg_catalog",
         "pg_attribute",
         1249,
@@ -574,7 +582,7 @@ const RELATIONS: &[RelInfo] = &[
         ATTRIBUTE_COLS,
     ),
     rel(
-        Rel::Class,
+        Which::Class,
         "pg_catalog",
         "pg_class",
         1259,
@@ -582,17 +590,17 @@ const RELATIONS: &[RelInfo] = &[
         'r',
         CLASS_COLS,
     ),
-    shared(Rel::Database, "pg_database", 1262, 1248, DATABASE_COLS),
+    shared(Which::Database, "pg_database", 1262, 1248, DATABASE_COLS),
     shared(
-        Rel::Tablespace,
+        Which::Tablespace,
         "pg_tablespace",
         1213,
         10_001,
         TABLESPACE_COLS,
     ),
-    rel(Rel::Am, "pg_catalog", "pg_am", 2601, 10_002, 'r', AM_COLS),
+    rel(Which::Am, "pg_catalog", "pg_am", 2601, 10_002, 'r', AM_COLS),
     rel(
-        Rel::Attrdef,
+        Which::Attrdef,
         "pg_catalog",
         "pg_attrdef",
         2604,
@@ -601,7 +609,7 @@ const RELATIONS: &[RelInfo] = &[
         ATTRDEF_COLS,
     ),
     rel(
-        Rel::Constraint,
+        Which::Constraint,
         "pg_catalog",
         "pg_constraint",
         2606,
@@ -610,7 +618,7 @@ const RELATIONS: &[RelInfo] = &[
         CONSTRAINT_COLS,
     ),
     rel(
-        Rel::Description,
+        Which::Description,
         "pg_catalog",
         "pg_description",
         2609,
@@ -619,7 +627,7 @@ const RELATIONS: &[RelInfo] = &[
         DESCRIPTION_COLS,
     ),
     rel(
-        Rel::Index,
+        Which::Index,
         "pg_catalog",
         "pg_index",
         2610,
@@ -628,7 +636,7 @@ const RELATIONS: &[RelInfo] = &[
         INDEX_COLS,
     ),
     rel(
-        Rel::Inherits,
+        Which::Inherits,
         "pg_catalog",
         "pg_inherits",
         2611,
@@ -637,7 +645,7 @@ const RELATIONS: &[RelInfo] = &[
         INHERITS_COLS,
     ),
     rel(
-        Rel::Namespace,
+        Which::Namespace,
         "pg_catalog",
         "pg_namespace",
         2615,
@@ -646,7 +654,7 @@ const RELATIONS: &[RelInfo] = &[
         NAMESPACE_COLS,
     ),
     rel(
-        Rel::Policy,
+        Which::Policy,
         "pg_catalog",
         "pg_policy",
         3256,
@@ -655,7 +663,7 @@ const RELATIONS: &[RelInfo] = &[
         POLICY_COLS,
     ),
     rel(
-        Rel::StatisticExt,
+        Which::StatisticExt,
         "pg_catalog",
         "pg_statistic_ext",
         3381,
@@ -664,7 +672,7 @@ const RELATIONS: &[RelInfo] = &[
         STATISTIC_EXT_COLS,
     ),
     rel(
-        Rel::Collation,
+        Which::Collation,
         "pg_catalog",
         "pg_collation",
         3456,
@@ -673,7 +681,7 @@ const RELATIONS: &[RelInfo] = &[
         COLLATION_COLS,
     ),
     rel(
-        Rel::Enum,
+        Which::Enum,
         "pg_catalog",
         "pg_enum",
         3501,
@@ -682,7 +690,7 @@ const RELATIONS: &[RelInfo] = &[
         ENUM_COLS,
     ),
     rel(
-        Rel::Publication,
+        Which::Publication,
         "pg_catalog",
         "pg_publication",
         6104,
@@ -691,7 +699,7 @@ const RELATIONS: &[RelInfo] = &[
         PUBLICATION_COLS,
     ),
     rel(
-        Rel::PublicationRel,
+        Which::PublicationRel,
         "pg_catalog",
         "pg_publication_rel",
         6106,
@@ -700,7 +708,7 @@ const RELATIONS: &[RelInfo] = &[
         PUBLICATION_REL_COLS,
     ),
     rel(
-        Rel::PublicationNamespace,
+        Which::PublicationNamespace,
         "pg_catalog",
         "pg_publication_namespace",
         6237,
@@ -709,7 +717,7 @@ const RELATIONS: &[RelInfo] = &[
         PUBLICATION_NAMESPACE_COLS,
     ),
     rel(
-        Rel::Roles,
+        Which::Roles,
         "pg_catalog",
         "pg_roles",
         12_007,
@@ -718,7 +726,7 @@ const RELATIONS: &[RelInfo] = &[
         ROLES_COLS,
     ),
     rel(
-        Rel::User,
+        Which::User,
         "pg_catalog",
         "pg_user",
         12_019,
@@ -727,7 +735,7 @@ const RELATIONS: &[RelInfo] = &[
         USER_COLS,
     ),
     rel(
-        Rel::Views,
+        Which::Views,
         "pg_catalog",
         "pg_views",
         12_031,
@@ -736,7 +744,7 @@ const RELATIONS: &[RelInfo] = &[
         VIEWS_COLS,
     ),
     rel(
-        Rel::Tables,
+        Which::Tables,
         "pg_catalog",
         "pg_tables",
         12_035,
@@ -745,7 +753,7 @@ const RELATIONS: &[RelInfo] = &[
         TABLES_COLS,
     ),
     rel(
-        Rel::Indexes,
+        Which::Indexes,
         "pg_catalog",
         "pg_indexes",
         12_043,
@@ -754,7 +762,7 @@ const RELATIONS: &[RelInfo] = &[
         INDEXES_COLS,
     ),
     rel(
-        Rel::Settings,
+        Which::Settings,
         "pg_catalog",
         "pg_settings",
         12_095,
@@ -763,7 +771,7 @@ const RELATIONS: &[RelInfo] = &[
         SETTINGS_COLS,
     ),
     rel(
-        Rel::IsSchemata,
+        Which::IsSchemata,
         "information_schema",
         "schemata",
         13_105,
@@ -772,7 +780,7 @@ const RELATIONS: &[RelInfo] = &[
         IS_SCHEMATA_COLS,
     ),
     rel(
-        Rel::IsTables,
+        Which::IsTables,
         "information_schema",
         "tables",
         13_205,
@@ -781,7 +789,7 @@ const RELATIONS: &[RelInfo] = &[
         IS_TABLES_COLS,
     ),
     rel(
-        Rel::IsColumns,
+        Which::IsColumns,
         "information_schema",
         "columns",
         13_305,
@@ -824,34 +832,34 @@ pub fn columns(schema: Option<&str>, name: &str) -> Option<(u32, Vec<VColumn>)> 
 pub fn build(schema: Option<&str>, name: &str, view: &CatalogView<'_>) -> Option<VirtualTable> {
     let info = find(schema, name)?;
     let rows = match info.rel {
-        Rel::Namespace => namespace_rows(view),
-        Rel::Class => class_rows(view),
-        Rel::Attribute => attribute_rows(view),
-        Rel::Type => type_rows(view),
-        Rel::Constraint => constraint_rows(view),
-        Rel::Index => index_rows(view),
-        Rel::Indexes => indexes_rows(view),
-        Rel::Settings => settings_rows(view),
-        Rel::Database => database_rows(view),
-        Rel::Roles => roles_rows(view),
-        Rel::User => user_rows(view),
-        Rel::Tables => tables_rows(view),
-        Rel::Views => views_rows(view),
-        Rel::Am => am_rows(),
-        Rel::Attrdef => attrdef_rows(view),
-        Rel::Collation => collation_rows(),
-        Rel::Tablespace => tablespace_rows(),
-        Rel::IsSchemata => is_schemata_rows(view),
-        Rel::IsTables => is_tables_rows(view),
-        Rel::IsColumns => is_columns_rows(view),
-        Rel::Description
-        | Rel::Enum
-        | Rel::Inherits
-        | Rel::Policy
-        | Rel::StatisticExt
-        | Rel::Publication
-        | Rel::PublicationRel
-        | Rel::PublicationNamespace => Vec::new(),
+        Which::Namespace => namespace_rows(view),
+        Which::Class => class_rows(view),
+        Which::Attribute => attribute_rows(view),
+        Which::Type => type_rows(view),
+        Which::Constraint => constraint_rows(view),
+        Which::Index => index_rows(view),
+        Which::Indexes => indexes_rows(view),
+        Which::Settings => settings_rows(view),
+        Which::Database => database_rows(view),
+        Which::Roles => roles_rows(view),
+        Which::User => user_rows(view),
+        Which::Tables => tables_rows(view),
+        Which::Views => views_rows(view),
+        Which::Am => am_rows(),
+        Which::Attrdef => attrdef_rows(view),
+        Which::Collation => collation_rows(),
+        Which::Tablespace => tablespace_rows(),
+        Which::IsSchemata => is_schemata_rows(view),
+        Which::IsTables => is_tables_rows(view),
+        Which::IsColumns => is_columns_rows(view),
+        Which::Description
+        | Which::Enum
+        | Which::Inherits
+        | Which::Policy
+        | Which::StatisticExt
+        | Which::Publication
+        | Which::PublicationRel
+        | Which::PublicationNamespace => Vec::new(),
     };
     Some(VirtualTable {
         rel_oid: info.oid,
