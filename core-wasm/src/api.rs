@@ -172,3 +172,13 @@ pub struct Describe {
     pub param_types: Vec<u32>,
     pub fields: Option<Vec<FieldDesc>>,
 }
+
+/// Why the host could not make a commit batch durable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitFailure {
+    /// Another writer took over the catalog (57P04).
+    pub fenced: bool,
+    /// Retrying later may succeed.
+    pub transient: bool,
+    pub message: String,
+}

@@ -509,7 +509,14 @@ impl Engine {
 
     /// The host reports the outcome of the batch it was given; the suspended request continues.
     /// Batches must be reported in sequence order.
-    pub fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), SqlError>) -> Reply {
+    pub fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), crate::api::CommitFailure>) -> Reply {
+        let outcome = outcome.map_err(|f| {
+            if f.fenced {
+                SqlError::Fenced
+            } else {
+                SqlError::Storage(crate::api::KvError { message: f.message, transient: f.transient })
+            }
+        });
         let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
         let Some(aw) = sess.awaiting.take() else {
             self.sessions.insert(sid, sess);

@@ -847,8 +847,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                     if let SelectItem::ExprWithAlias { alias, .. } = item {
                         meta.name = ident(alias);
                     }
-                    meta.ty = if ty == PgType::Unknown { PgType::Text } else { ty };
-                    if meta.ty != ty {
+                    // Unknown stays unknown here so UNION can still resolve it from the other
+                    // branch; it is reported as text at the very end (ColMeta::field).
+                    meta.ty = ty;
+                    if ty == PgType::Unknown {
                         meta.typmod = -1;
                     }
                     projection.push(b);

@@ -4,8 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rocklake_core::api::{CommitBatch, Describe, KvError, PgError, Reply, SessionId, TxnStatus};
-use rocklake_core::error::SqlError;
+use rocklake_core::api::{CommitBatch, CommitFailure, Describe, KvRead, PgError, Reply, SessionId, TxnStatus};
 use rocklake_core::Engine;
 use tokio::sync::Notify;
 
@@ -36,7 +35,7 @@ impl Clock for SystemClock {
 }
 
 struct Inner {
-    engine: Mutex<Engine>,
+    engine: Mutex<Box<dyn Core>>,
     store: Store,
     clock: Box<dyn Clock>,
     /// Highest commit sequence whose batch has been applied (or has failed) and reported.
@@ -49,16 +48,62 @@ pub struct CatalogService {
     inner: Arc<Inner>,
 }
 
-fn store_to_sql(e: StoreError) -> SqlError {
+fn store_failure(e: StoreError) -> CommitFailure {
     match e {
-        StoreError::Fenced { .. } => SqlError::Fenced,
-        StoreError::Unavailable { message, transient } => SqlError::Storage(KvError { message, transient }),
-        other => SqlError::Storage(KvError { message: other.to_string(), transient: false }),
+        StoreError::Fenced { .. } => CommitFailure { fenced: true, transient: false, message: e.to_string() },
+        StoreError::Unavailable { message, transient } => CommitFailure { fenced: false, transient, message },
+        other => CommitFailure { fenced: false, transient: false, message: other.to_string() },
+    }
+}
+
+/// The core as the host drives it: the native build of `rocklake-core`, or the same crate
+/// compiled to a WebAssembly component. Every call is synchronous and deterministic given its
+/// arguments and the answers of `kv`.
+pub trait Core: Send {
+    fn latest(&self) -> u64;
+    fn open_session(&mut self, user: &str, database: &str) -> SessionId;
+    fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
+    fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str) -> Result<Describe, PgError>;
+    fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError>;
+    fn copy_in_done(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply;
+    fn copy_in_fail(&mut self, sid: SessionId, message: &str) -> Reply;
+    fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), CommitFailure>) -> Reply;
+    fn close_session(&mut self, sid: SessionId);
+}
+
+/// The native build.
+impl Core for Engine {
+    fn latest(&self) -> u64 {
+        Engine::latest(self).0
+    }
+    fn open_session(&mut self, user: &str, database: &str) -> SessionId {
+        Engine::open_session(self, user, database)
+    }
+    fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        Engine::query(self, kv, sid, sql, now)
+    }
+    fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str) -> Result<Describe, PgError> {
+        Engine::describe(self, kv, sid, sql)
+    }
+    fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError> {
+        Engine::copy_in_data(self, sid, data)
+    }
+    fn copy_in_done(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        Engine::copy_in_done(self, kv, sid, now)
+    }
+    fn copy_in_fail(&mut self, sid: SessionId, message: &str) -> Reply {
+        Engine::copy_in_fail(self, sid, message)
+    }
+    fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), CommitFailure>) -> Reply {
+        Engine::commit_finished(self, kv, sid, outcome)
+    }
+    fn close_session(&mut self, sid: SessionId) {
+        Engine::close_session(self, sid)
     }
 }
 
 impl Inner {
-    fn engine(&self) -> MutexGuard<'_, Engine> {
+    fn engine(&self) -> MutexGuard<'_, Box<dyn Core>> {
         // A panic while holding the lock is a bug; the engine's state is still consistent
         // because every mutation completes before it returns, so keep serving.
         self.engine.lock().unwrap_or_else(|p| p.into_inner())
@@ -84,7 +129,7 @@ impl Inner {
         reply
     }
 
-    async fn apply_in_order(&self, batch: &CommitBatch) -> Result<(), SqlError> {
+    async fn apply_in_order(&self, batch: &CommitBatch) -> Result<(), CommitFailure> {
         loop {
             let notified = self.turn.notified();
             if self.done.load(Ordering::SeqCst) + 1 >= batch.seq.0 {
@@ -92,7 +137,7 @@ impl Inner {
             }
             notified.await;
         }
-        self.store.commit(batch).await.map_err(store_to_sql)
+        self.store.commit(batch).await.map_err(store_failure)
     }
 }
 
@@ -103,8 +148,9 @@ impl CatalogService {
 
     pub async fn open_with_clock(config: &ServiceConfig, clock: Box<dyn Clock>) -> anyhow::Result<Arc<CatalogService>> {
         let store = Store::open(&config.catalog, StoreOptions::default()).await?;
-        let engine = Engine::open(&store.reader()).map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
-        let done = engine.latest().0;
+        let engine: Box<dyn Core> =
+            Box::new(Engine::open(&store.reader()).map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?);
+        let done = engine.latest();
         Ok(Arc::new(CatalogService {
             inner: Arc::new(Inner { engine: Mutex::new(engine), store, clock, done: AtomicU64::new(done), turn: Notify::new() }),
         }))
