@@ -161,7 +161,12 @@ pub fn visible_rows(cx: &ReadCx<'_>, t: &Table) -> Result<Vec<crate::engine::Vis
 /// Rows of a table as value vectors (columns + ctid).
 pub fn table_rows(cx: &ReadCx<'_>, t: &TableRef, point_keys: Option<&[Vec<Value>]>) -> Result<Vec<Vec<Value>>, SqlError> {
     let _ = point_keys;
-    visible_rows(cx, t)?.iter().map(|(_, r, _)| row_values(t, r)).collect()
+    let mut rows = visible_rows(cx, t)?;
+    // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
+    // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
+    // reproduces the order clients (and the differential replay) observe.
+    rows.sort_by_key(|(_, r, _)| r.tuple);
+    rows.iter().map(|(_, r, _)| row_values(t, r)).collect()
 }
 
 pub fn virtual_rows(cx: &ReadCx<'_>, schema: Option<&str>, name: &str) -> Result<Vec<Vec<Value>>, SqlError> {

@@ -6,6 +6,7 @@ pub mod api;
 pub mod envelope;
 pub mod error;
 pub mod keys;
+pub mod memkv;
 pub mod types;
 pub mod catalog;
 pub mod pgcatalog;
@@ -15,6 +16,8 @@ pub mod query;
 pub mod regex;
 pub mod txn;
 pub mod wire;
+#[cfg(target_arch = "wasm32")]
+mod guest;
 
 pub use engine::Engine;
 

@@ -1,1 +1,185 @@
+//! Helpers for the end-to-end suites: start a real `rocklake` process, find the DuckDB venvs
+//! made by `scripts/setup.sh`, start a throw-away PostgreSQL through `tests/e2e/pgctl.py`, and
+//! run the Python harnesses. Nothing here skips: a missing prerequisite is a test failure that
+//! names the command that installs it.
 
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+/// The repository root (the parent of this crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// `../shared` beside the checkout, or `ROCKLAKE_SHARED`.
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("ROCKLAKE_SHARED").map(PathBuf::from).unwrap_or_else(|| repo_root().join("..").join("shared"))
+}
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("ROCKLAKE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cache/rocklake"))
+}
+
+/// The Python of the venv for a DuckDB version ("155" or "144").
+pub fn venv_python(version: &str) -> Result<PathBuf> {
+    let p = cache_dir().join(format!("venv-{version}")).join("bin/python");
+    if !p.exists() {
+        bail!("{} is missing: run `bash scripts/setup.sh` (or `cargo xtask ci`) first", p.display());
+    }
+    Ok(p)
+}
+
+/// The `rocklake` binary: `ROCKLAKE_BIN`, else the debug build in the target directory.
+pub fn rocklake_bin() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("ROCKLAKE_BIN") {
+        return Ok(PathBuf::from(p));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo_root().join("target"));
+    let p = target.join("debug/rocklake");
+    if !p.exists() {
+        bail!("{} is missing: build it with `cargo build -p rocklake` (cargo xtask ci does)", p.display());
+    }
+    Ok(p)
+}
+
+/// A running RockLake server process.
+pub struct Server {
+    child: Child,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    pub attach: String,
+    pub catalog: PathBuf,
+}
+
+impl Server {
+    /// Starts `rocklake serve` on a free loopback port over `catalog` and waits for the ATTACH line.
+    pub fn start(catalog: &Path, user: &str, extra: &[&str]) -> Result<Server> {
+        let password = "test-secret-pw";
+        let mut cmd = Command::new(rocklake_bin()?);
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--catalog")
+            .arg(catalog)
+            .arg("--user")
+            .arg(user)
+            .arg("--password")
+            .arg(password)
+            .arg("--data-path")
+            .arg(catalog.with_extension("files"))
+            .args(extra)
+            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = cmd.spawn().context("spawn rocklake")?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).context("read ATTACH line")?;
+        let attach = line.trim().to_string();
+        let port = attach
+            .split("port=")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .with_context(|| format!("no port in {attach:?}"))?;
+        Ok(Server { child, port, user: user.into(), password: password.into(), attach, catalog: catalog.to_path_buf() })
+    }
+
+    pub fn dsn(&self) -> String {
+        format!("host=127.0.0.1 port={} dbname=lake user={} password={}", self.port, self.user, self.password)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Graceful stop (SIGTERM) and wait.
+    pub fn stop(mut self) -> Result<()> {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self.child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.child.kill()?;
+        bail!("rocklake did not stop within 30 s of SIGTERM")
+    }
+
+    /// Hard stop (SIGKILL), as a crash.
+    pub fn kill(mut self) -> Result<()> {
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A throw-away PostgreSQL 15 cluster (tests/e2e/pgctl.py).
+pub struct Postgres {
+    pub port: u16,
+    pid: u32,
+}
+
+impl Postgres {
+    pub fn start() -> Result<Postgres> {
+        let out = Command::new("python3")
+            .arg(repo_root().join("tests/e2e/pgctl.py"))
+            .arg("start")
+            .arg("--no-autovacuum")
+            .output()
+            .context("run pgctl.py")?;
+        if !out.status.success() {
+            bail!("pgctl.py start failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("pgctl output")?;
+        let port = v["port"].as_u64().context("port")? as u16;
+        let pid = v["pid"].as_u64().context("pid")? as u32;
+        Ok(Postgres { port, pid })
+    }
+
+    pub fn dsn(&self) -> String {
+        format!("host=127.0.0.1 port={} dbname=lake user=postgres password=postgres", self.port)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = Command::new("python3")
+            .arg(repo_root().join("tests/e2e/pgctl.py"))
+            .arg("stop")
+            .arg("--pid")
+            .arg(self.pid.to_string())
+            .status();
+    }
+}
+
+/// Runs a command, echoing its output, and returns (success, stdout).
+pub fn run_echo(cmd: &mut Command) -> Result<(bool, String)> {
+    let out = cmd.output().with_context(|| format!("run {cmd:?}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    Ok((out.status.success(), stdout))
+}
+
+/// A Python script run in a DuckDB venv with `dlconn` importable.
+pub fn duckdb_python(version: &str, script: &str, args: &[&str]) -> Result<(bool, String)> {
+    let py = venv_python(version)?;
+    let tools = shared_dir().join("tools");
+    run_echo(Command::new(py).arg("-c").arg(script).args(args).env("PYTHONPATH", tools))
+}

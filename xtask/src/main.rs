@@ -1,1 +1,93 @@
-fn main() {}
+//! Project tasks: `cargo xtask ci` installs what the tests need and runs every suite;
+//! `cargo xtask bench <name>` runs a benchmark against the reference measured in the same run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "RockLake project tasks")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Install prerequisites (scripts/setup.sh) and run every check and test suite.
+    Ci {
+        /// Skip scripts/setup.sh (prerequisites already installed).
+        #[arg(long)]
+        no_setup: bool,
+    },
+    /// Build the core as a WebAssembly component (target/wasm32-unknown-unknown/release).
+    Component,
+    /// Run a benchmark: store | duckdb | core | commit.
+    Bench { name: String },
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("==> {cmd:?}");
+    let status = cmd.current_dir(root()).status().with_context(|| format!("spawn {cmd:?}"))?;
+    if !status.success() {
+        bail!("command failed ({status}): {cmd:?}");
+    }
+    Ok(())
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn build_component() -> Result<()> {
+    let has_target = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == "wasm32-unknown-unknown"))
+        .unwrap_or(false);
+    if !has_target {
+        bail!(
+            "the wasm32-unknown-unknown target is not installed and scripts/setup.sh could not add it; \
+             see docs/decisions/0003-wasm-toolchain.md for the pinned fallback"
+        );
+    }
+    run(cargo().args(["build", "-p", "rocklake-core", "--target", "wasm32-unknown-unknown", "--release"]))
+}
+
+fn ci(no_setup: bool) -> Result<()> {
+    if !no_setup {
+        run(Command::new("bash").arg("scripts/setup.sh"))?;
+    }
+    run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo().args(["build", "-p", "rocklake"]))?;
+    if root().join("core-wasm/src/guest.rs").exists() {
+        build_component()?;
+    }
+    // Unit, property and integration tests of every crate, then the end-to-end suites (real
+    // DuckDB, real PostgreSQL), two at a time: the machine has two cores.
+    run(cargo().args(["test", "--workspace", "--exclude", "rocklake-tests"]))?;
+    run(cargo().args(["test", "-p", "rocklake-tests", "--", "--test-threads", "2", "--nocapture"]))?;
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Ci { no_setup } => ci(no_setup),
+        Cmd::Component => build_component(),
+        Cmd::Bench { name } => bench(&name),
+    }
+}
+
+fn bench(name: &str) -> Result<()> {
+    match name {
+        "store" => run(cargo().args(["test", "--release", "-p", "rocklake", "--test", "bench_store", "--", "--ignored", "--nocapture"])),
+        other => bail!("unknown benchmark {other:?} (available: store)"),
+    }
+}

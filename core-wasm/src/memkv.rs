@@ -1,0 +1,48 @@
+//! An in-memory key/value store for embedders and tests: answers [`KvRead`] and applies
+//! [`CommitBatch`]es atomically. Durable hosts use their own store; this one is for the example
+//! host, replay and unit tests.
+
+use std::collections::BTreeMap;
+
+use crate::api::{CommitBatch, KvError, KvRead};
+
+#[derive(Debug, Default, Clone)]
+pub struct MemKv {
+    map: BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+impl MemKv {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn apply(&mut self, batch: &CommitBatch) {
+        for (k, v) in &batch.puts {
+            self.map.insert(k.clone(), v.clone());
+        }
+        for k in &batch.deletes {
+            self.map.remove(k);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+impl KvRead for MemKv {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+        if start >= end {
+            return Ok(vec![]);
+        }
+        Ok(self.map.range(start.to_vec()..end.to_vec()).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
+        Ok(self.map.get(key).cloned())
+    }
+}

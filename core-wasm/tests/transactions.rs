@@ -1,0 +1,242 @@
+//! The transaction model of the spec, exercised through the engine over an in-memory store:
+//! all-or-nothing visibility, pinned readers, rollback, the 64 MiB limit, primary keys, and
+//! write conflicts.
+
+use rocklake_core::api::{CommitFailure, Output, Reply, SessionId, TxnStatus};
+use rocklake_core::memkv::MemKv;
+use rocklake_core::Engine;
+
+struct Harness {
+    kv: MemKv,
+    engine: Engine,
+    now: i64,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let kv = MemKv::new();
+        let engine = Engine::open(&kv).expect("open");
+        Harness { kv, engine, now: 1_000_000 }
+    }
+
+    fn reopen(&mut self) {
+        self.engine = Engine::open(&self.kv).expect("reopen");
+    }
+
+    fn session(&mut self) -> SessionId {
+        self.engine.open_session("t", "lake")
+    }
+
+    /// Runs a query, applying any commit batch to the store (a durable host).
+    fn q(&mut self, s: SessionId, sql: &str) -> Reply {
+        self.now += 1;
+        let mut r = self.engine.query(&self.kv, s, sql, self.now);
+        let mut outputs = std::mem::take(&mut r.outputs);
+        while let Some(batch) = r.commit.take() {
+            self.kv.apply(&batch);
+            r = self.engine.commit_finished(&self.kv, s, Ok(()));
+            outputs.append(&mut r.outputs);
+        }
+        r.outputs = outputs;
+        r
+    }
+
+    fn ok(&mut self, s: SessionId, sql: &str) -> Vec<Output> {
+        let r = self.q(s, sql);
+        assert!(r.error.is_none(), "{sql}: {:?}", r.error);
+        r.outputs
+    }
+
+    fn rows(&mut self, s: SessionId, sql: &str) -> Vec<Vec<Option<String>>> {
+        let outs = self.ok(s, sql);
+        match outs.last() {
+            Some(Output::Rows { rows, .. }) => rows
+                .iter()
+                .map(|r| r.iter().map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).to_string())).collect())
+                .collect(),
+            other => panic!("{sql}: expected rows, got {other:?}"),
+        }
+    }
+
+    fn err(&mut self, s: SessionId, sql: &str) -> String {
+        let r = self.q(s, sql);
+        r.error.unwrap_or_else(|| panic!("{sql}: expected an error")).code
+    }
+}
+
+fn v(x: &str) -> Option<String> {
+    Some(x.to_string())
+}
+
+#[test]
+fn a_transaction_is_visible_all_at_once_and_only_after_commit() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT PRIMARY KEY, name VARCHAR)");
+    h.ok(a, "BEGIN");
+    h.ok(a, "INSERT INTO t VALUES (1, 'x')");
+    h.ok(a, "INSERT INTO t VALUES (2, 'y')");
+    assert_eq!(h.rows(a, "SELECT count(*) FROM t"), vec![vec![v("2")]], "own writes visible");
+    assert_eq!(h.rows(b, "SELECT count(*) FROM t"), vec![vec![v("0")]], "not visible to others before commit");
+    let before = h.kv.len();
+    h.ok(a, "COMMIT");
+    assert!(h.kv.len() > before, "commit wrote one batch");
+    assert_eq!(h.rows(b, "SELECT id, name FROM t ORDER BY id"), vec![vec![v("1"), v("x")], vec![v("2"), v("y")]]);
+}
+
+#[test]
+fn a_pinned_reader_sees_identical_results_after_later_commits_and_restart() {
+    let mut h = Harness::new();
+    let w = h.session();
+    h.ok(w, "CREATE TABLE s (snapshot_id BIGINT PRIMARY KEY, note VARCHAR)");
+    h.ok(w, "INSERT INTO s VALUES (1, 'a'), (2, 'b')");
+    let r = h.session();
+    h.ok(r, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    let pinned = h.rows(r, "SELECT * FROM s ORDER BY snapshot_id");
+    for i in 3..13 {
+        h.ok(w, &format!("INSERT INTO s VALUES ({i}, 'n{i}')"));
+        h.ok(w, &format!("UPDATE s SET note = 'changed{i}' WHERE snapshot_id = 1"));
+    }
+    h.ok(w, "DELETE FROM s WHERE snapshot_id = 2");
+    assert_eq!(h.rows(r, "SELECT * FROM s ORDER BY snapshot_id"), pinned, "repeatable read is stable");
+    h.ok(r, "COMMIT");
+    assert_eq!(h.rows(r, "SELECT count(*) FROM s"), vec![vec![v("11")]]);
+
+    // After a restart, the commit point the reader was bound to still reads the same rows.
+    let at = 2; // commit 1 created the table, commit 2 inserted the first rows
+    h.reopen();
+    let rows = rocklake_core::engine::scan_visible(
+        &h.kv,
+        &rocklake_core::keys::table_prefix(1),
+        &rocklake_core::keys::prefix_end(&rocklake_core::keys::table_prefix(1)),
+        at,
+    )
+    .expect("scan");
+    assert_eq!(rows.len(), 2, "two rows were visible at commit point {at}");
+}
+
+#[test]
+fn rollback_and_dropped_sessions_leave_no_trace() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT)");
+    let keys_before = h.kv.len();
+    h.ok(a, "BEGIN");
+    h.ok(a, "INSERT INTO t VALUES (1)");
+    h.ok(a, "CREATE TABLE u (x INTEGER)");
+    h.ok(a, "ROLLBACK");
+    let b = h.session();
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO t VALUES (2)");
+    h.engine.close_session(b);
+    assert_eq!(h.kv.len(), keys_before, "nothing reached the store");
+    let c = h.session();
+    assert_eq!(h.rows(c, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
+    assert_eq!(h.err(c, "SELECT * FROM u"), "42P01");
+}
+
+#[test]
+fn an_error_aborts_the_block_until_rollback() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT PRIMARY KEY)");
+    h.ok(a, "BEGIN");
+    h.ok(a, "INSERT INTO t VALUES (1)");
+    let r = h.q(a, "INSERT INTO t VALUES (1)");
+    assert_eq!(r.error.as_ref().map(|e| e.code.as_str()), Some("23505"));
+    assert_eq!(r.status, TxnStatus::Failed);
+    assert_eq!(h.err(a, "SELECT 1"), "25P02");
+    let r = h.q(a, "COMMIT");
+    assert!(matches!(r.outputs.last(), Some(Output::Command { tag }) if tag == "ROLLBACK"), "COMMIT of a failed block rolls back");
+    assert_eq!(h.rows(a, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
+}
+
+#[test]
+fn the_64_mib_limit_gives_54001_and_the_session_continues() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE TABLE big (id BIGINT, payload VARCHAR)");
+    h.ok(a, "BEGIN");
+    let chunk = "x".repeat(1024 * 1024);
+    let mut code = None;
+    for i in 0..80 {
+        let r = h.q(a, &format!("INSERT INTO big VALUES ({i}, '{chunk}')"));
+        if let Some(e) = r.error {
+            assert_eq!(e.message, "Transaction exceeds maximum batch size (64 MiB).");
+            assert_eq!(e.hint.as_deref(), Some("Split large operations into smaller transactions."));
+            code = Some(e.code);
+            break;
+        }
+    }
+    assert_eq!(code.as_deref(), Some("54001"));
+    h.ok(a, "ROLLBACK");
+    h.ok(a, "INSERT INTO big VALUES (1, 'small')");
+    assert_eq!(h.rows(a, "SELECT count(*) FROM big"), vec![vec![v("1")]]);
+}
+
+#[test]
+fn concurrent_commits_of_one_snapshot_id_give_23505_with_postgres_text() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE ducklake_snapshot (snapshot_id BIGINT PRIMARY KEY, schema_version BIGINT)");
+    h.ok(a, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    h.ok(b, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    h.ok(a, "INSERT INTO ducklake_snapshot VALUES (52, 1)");
+    h.ok(b, "INSERT INTO ducklake_snapshot VALUES (52, 1)");
+    h.ok(a, "COMMIT");
+    let r = h.q(b, "COMMIT");
+    let e = r.error.expect("second commit conflicts");
+    assert_eq!(e.code, "23505");
+    assert_eq!(e.message, "duplicate key value violates unique constraint \"ducklake_snapshot_pkey\"");
+    assert_eq!(e.detail.as_deref(), Some("Key (snapshot_id)=(52) already exists."));
+    // After the conflict, a fresh insert of the committed id fails at once, as in PostgreSQL.
+    assert_eq!(h.err(b, "INSERT INTO ducklake_snapshot VALUES (52, 2)"), "23505");
+}
+
+#[test]
+fn concurrent_update_under_repeatable_read_gives_40001() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT, v BIGINT)");
+    h.ok(a, "INSERT INTO t VALUES (1, 0)");
+    h.ok(b, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    h.rows(b, "SELECT * FROM t");
+    h.ok(a, "UPDATE t SET v = 1 WHERE id = 1");
+    assert_eq!(h.err(b, "UPDATE t SET v = 2 WHERE id = 1"), "40001");
+}
+
+#[test]
+fn a_failed_durable_write_reports_the_error_and_commits_nothing() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT)");
+    h.now += 1;
+    let r = h.engine.query(&h.kv, a, "INSERT INTO t VALUES (1)", h.now);
+    assert!(r.commit.is_some(), "auto-commit produced a batch");
+    let r = h.engine.commit_finished(&h.kv, a, Err(CommitFailure { fenced: true, transient: false, message: "fenced".into() }));
+    assert_eq!(r.error.map(|e| e.code), Some("57P04".to_string()));
+    assert_eq!(h.rows(a, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
+    h.reopen();
+    let c = h.session();
+    assert_eq!(h.rows(c, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
+}
+
+#[test]
+fn table_definitions_and_tuple_counters_survive_reopen() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE SCHEMA IF NOT EXISTS\"dlmeta\"");
+    h.ok(a, "CREATE TABLE dlmeta.x (a BIGINT, b DECIMAL(9,2), c UUID, d TIMESTAMP WITH TIME ZONE)");
+    h.ok(a, "INSERT INTO dlmeta.x VALUES (1, 2.5, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-06-15 12:00:00+00')");
+    let before = h.rows(a, "SELECT ctid, * FROM dlmeta.x");
+    h.reopen();
+    let b = h.session();
+    assert_eq!(h.rows(b, "SELECT ctid, * FROM dlmeta.x"), before);
+    h.ok(b, "INSERT INTO dlmeta.x (a) VALUES (2)");
+    let ctids = h.rows(b, "SELECT ctid FROM dlmeta.x ORDER BY a");
+    assert_eq!(ctids, vec![vec![v("(0,1)")], vec![v("(0,2)")]], "tuple numbers continue after reopen");
+    assert_eq!(before[0][2], v("2.50"), "numeric(9,2) keeps its scale");
+}
