@@ -111,7 +111,11 @@ impl PgError {
 
 impl std::fmt::Display for PgError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {} (SQLSTATE {})", self.severity, self.message, self.code)
+        write!(
+            f,
+            "{}: {} (SQLSTATE {})",
+            self.severity, self.message, self.code
+        )
     }
 }
 
@@ -128,7 +132,10 @@ pub struct CommitBatch {
 
 impl CommitBatch {
     pub fn size_bytes(&self) -> usize {
-        self.puts.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+        self.puts
+            .iter()
+            .map(|(k, v)| k.len() + v.len())
+            .sum::<usize>()
             + self.deletes.iter().map(Vec::len).sum::<usize>()
     }
 }
@@ -147,11 +154,14 @@ pub struct Reply {
     pub commit: Option<CommitBatch>,
 }
 
+/// Key/value pairs in key order.
+pub type KvPairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Read access to the raw key/value store, answered by the host. Keys are the versioned keys of
 /// [`crate::keys`]; MVCC filtering happens in the core.
 pub trait KvRead {
     /// All entries with `start <= key < end`, in key order, at most `limit` of them.
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError>;
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError>;
     /// The value stored under exactly `key`.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError>;
 }

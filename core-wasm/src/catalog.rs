@@ -83,17 +83,24 @@ impl Table {
             .map(|c| {
                 Ok(Column {
                     name: c.name.clone(),
-                    ty: PgType::from_typname(&c.type_name)
-                        .ok_or_else(|| DecodeError::Payload { message: format!("unknown column type {}", c.type_name) })?,
+                    ty: PgType::from_typname(&c.type_name).ok_or_else(|| DecodeError::Payload {
+                        message: format!("unknown column type {}", c.type_name),
+                    })?,
                     typmod: c.typmod,
                     not_null: c.not_null,
-                    default_sql: if c.default_sql.is_empty() { None } else { Some(c.default_sql.clone()) },
+                    default_sql: if c.default_sql.is_empty() {
+                        None
+                    } else {
+                        Some(c.default_sql.clone())
+                    },
                 })
             })
             .collect::<Result<Vec<_>, DecodeError>>()?;
         let primary_key: Vec<usize> = def.primary_key.iter().map(|i| *i as usize).collect();
         if primary_key.iter().any(|i| *i >= columns.len()) {
-            return Err(DecodeError::Payload { message: "primary key column out of range".into() });
+            return Err(DecodeError::Payload {
+                message: "primary key column out of range".into(),
+            });
         }
         Ok(Table {
             id: def.table_id,
@@ -115,8 +122,12 @@ pub struct Schema {
 }
 
 /// Built-in namespaces, with PostgreSQL's OIDs.
-pub const BUILTIN_SCHEMAS: [(&str, u32); 4] =
-    [("pg_catalog", 11), ("public", 2200), ("information_schema", 13_000), ("pg_toast", 99)];
+pub const BUILTIN_SCHEMAS: [(&str, u32); 4] = [
+    ("pg_catalog", 11),
+    ("public", 2200),
+    ("information_schema", 13_000),
+    ("pg_toast", 99),
+];
 
 // ------------------------------------------------------------------ value <-> datum
 
@@ -134,9 +145,15 @@ pub fn to_datum(v: &Value) -> pb::Datum {
         Value::Uuid(u) => Some(Kind::Bytes(u.to_vec())),
         Value::Timestamp(t) | Value::Time(t) => Some(Kind::Int(*t)),
         Value::Date(d) => Some(Kind::Int(*d as i64)),
-        Value::Interval(iv) => Some(Kind::Interval(pb::Interval { months: iv.months, days: iv.days, micros: iv.micros })),
+        Value::Interval(iv) => Some(Kind::Interval(pb::Interval {
+            months: iv.months,
+            days: iv.days,
+            micros: iv.micros,
+        })),
         Value::Tid(b, o) => Some(Kind::Int(((*b as i64) << 16) | *o as i64)),
-        Value::Array(items) => Some(Kind::List(pb::DatumList { items: items.iter().map(to_datum).collect() })),
+        Value::Array(items) => Some(Kind::List(pb::DatumList {
+            items: items.iter().map(to_datum).collect(),
+        })),
     };
     pb::Datum { kind }
 }
@@ -144,8 +161,12 @@ pub fn to_datum(v: &Value) -> pb::Datum {
 /// Reads a stored datum as a value of column type `ty`.
 pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
     use pb::datum::Kind;
-    let bad = || DecodeError::Payload { message: format!("datum does not fit column type {}", ty.typname()) };
-    let Some(kind) = &d.kind else { return Ok(Value::Null) };
+    let bad = || DecodeError::Payload {
+        message: format!("datum does not fit column type {}", ty.typname()),
+    };
+    let Some(kind) = &d.kind else {
+        return Ok(Value::Null);
+    };
     Ok(match (kind, ty) {
         (Kind::Boolean(b), PgType::Bool) => Value::Bool(*b),
         (Kind::Int(i), PgType::Timestamp | PgType::Timestamptz) => Value::Timestamp(*i),
@@ -158,10 +179,23 @@ pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
         (Kind::Text(s), t) if t.is_string() => Value::Text(s.clone()),
         (Kind::Bytes(b), PgType::Bytea) => Value::Bytes(b.clone()),
         (Kind::Bytes(b), PgType::Uuid) => Value::Uuid(b.as_slice().try_into().map_err(|_| bad())?),
-        (Kind::Interval(iv), PgType::Interval) => Value::Interval(Interval { months: iv.months, days: iv.days, micros: iv.micros }),
+        (Kind::Interval(iv), PgType::Interval) => Value::Interval(Interval {
+            months: iv.months,
+            days: iv.days,
+            micros: iv.micros,
+        }),
         (Kind::List(l), PgType::Int2Array | PgType::TextArray) => {
-            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
-            Value::Array(l.items.iter().map(|x| from_datum(x, elem)).collect::<Result<_, _>>()?)
+            let elem = if ty == PgType::Int2Array {
+                PgType::Int2
+            } else {
+                PgType::Text
+            };
+            Value::Array(
+                l.items
+                    .iter()
+                    .map(|x| from_datum(x, elem))
+                    .collect::<Result<_, _>>()?,
+            )
         }
         _ => return Err(bad()),
     })
@@ -193,7 +227,10 @@ pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlE
         "regclass" => PgType::Regclass,
         "tid" => PgType::Tid,
         other => {
-            return Err(SqlError::UndefinedFunction { message: format!("type \"{other}\" does not exist"), hint: None })
+            return Err(SqlError::UndefinedFunction {
+                message: format!("type \"{other}\" does not exist"),
+                hint: None,
+            })
         }
     };
     let typmod = match (ty, args) {

@@ -107,13 +107,20 @@ pub struct Engine {
 pub type VisibleRow = (Vec<u8>, pb::Row, Option<u64>);
 
 fn decode_meta_u64(v: &[u8]) -> Result<u64, DecodeError> {
-    let b: [u8; 8] = v.try_into().map_err(|_| DecodeError::Payload { message: "meta value is not 8 bytes".into() })?;
+    let b: [u8; 8] = v.try_into().map_err(|_| DecodeError::Payload {
+        message: "meta value is not 8 bytes".into(),
+    })?;
     Ok(u64::from_be_bytes(b))
 }
 
 /// Scans `[start, end)` and returns the newest version `<= at` of every logical key in range
 /// (tombstones hide the key). This is the MVCC filter.
-pub fn scan_visible(kv: &dyn KvRead, start: &[u8], end: &[u8], at: u64) -> Result<Vec<(Vec<u8>, Envelope, u64)>, SqlError> {
+pub fn scan_visible(
+    kv: &dyn KvRead,
+    start: &[u8],
+    end: &[u8],
+    at: u64,
+) -> Result<Vec<(Vec<u8>, Envelope, u64)>, SqlError> {
     let mut out = Vec::new();
     let mut cursor = start.to_vec();
     let mut last_logical: Option<Vec<u8>> = None;
@@ -182,12 +189,24 @@ impl Engine {
             now: 0,
         };
         for (name, oid) in BUILTIN_SCHEMAS {
-            st.schemas.insert(name.to_string(), Schema { name: name.to_string(), oid });
+            st.schemas.insert(
+                name.to_string(),
+                Schema {
+                    name: name.to_string(),
+                    oid,
+                },
+            );
         }
         let p = [keys::TAG_SCHEMA];
         for (_, env, _) in scan_visible(kv, &p, &keys::prefix_end(&p), latest)? {
             if let Envelope::SchemaDef(s) = env {
-                st.schemas.insert(s.name.clone(), Schema { name: s.name, oid: s.oid });
+                st.schemas.insert(
+                    s.name.clone(),
+                    Schema {
+                        name: s.name,
+                        oid: s.oid,
+                    },
+                );
             }
         }
         let p = [keys::TAG_TABLE_DEF];
@@ -199,12 +218,17 @@ impl Engine {
         }
         let tp = keys::meta_key(META_TUPLE_PREFIX);
         for (k, v) in kv.scan(&tp, &keys::prefix_end(&tp), usize::MAX)? {
-            let id_bytes: [u8; 4] = k[tp.len()..]
-                .try_into()
-                .map_err(|_| DecodeError::Key { message: "bad tuple counter key".into() })?;
-            st.tuple_counters.insert(u32::from_be_bytes(id_bytes), decode_meta_u64(&v)?);
+            let id_bytes: [u8; 4] = k[tp.len()..].try_into().map_err(|_| DecodeError::Key {
+                message: "bad tuple counter key".into(),
+            })?;
+            st.tuple_counters
+                .insert(u32::from_be_bytes(id_bytes), decode_meta_u64(&v)?);
         }
-        Ok(Engine { st, sessions: HashMap::new(), next_session: 1 })
+        Ok(Engine {
+            st,
+            sessions: HashMap::new(),
+            next_session: 1,
+        })
     }
 
     pub fn latest(&self) -> CommitSeq {
@@ -241,7 +265,10 @@ impl Engine {
 
     /// Oldest commit point any open transaction still reads (for GC safety).
     pub fn oldest_pinned_snapshot(&self) -> Option<u64> {
-        self.sessions.values().filter_map(|s| s.txn.as_ref().and_then(|t| t.snapshot)).min()
+        self.sessions
+            .values()
+            .filter_map(|s| s.txn.as_ref().and_then(|t| t.snapshot))
+            .min()
     }
 
     fn status_of(s: &Session) -> TxnStatus {
@@ -264,7 +291,9 @@ impl Engine {
     /// Runs a simple-query string (one or more statements).
     pub fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         self.st.now = now;
-        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        let Some(mut sess) = self.sessions.remove(&sid) else {
+            return Self::missing_session();
+        };
         sess.outputs.clear();
         sess.queue.clear();
         let reply = match crate::exec::parse(sql) {
@@ -287,7 +316,12 @@ impl Engine {
                         sess.txn = None;
                     }
                 }
-                Reply { outputs: vec![], error: Some(e.to_pg()), status: Self::status_of(&sess), commit: None }
+                Reply {
+                    outputs: vec![],
+                    error: Some(e.to_pg()),
+                    status: Self::status_of(&sess),
+                    commit: None,
+                }
             }
         };
         self.sessions.insert(sid, sess);
@@ -295,17 +329,37 @@ impl Engine {
     }
 
     /// Describes the row shape of one statement without executing it.
-    pub fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str) -> Result<crate::api::Describe, PgError> {
-        let Some(mut sess) = self.sessions.remove(&sid) else { return Err(PgError::new("08003", "session does not exist")) };
-        let r = crate::exec::describe(&mut crate::exec::Cx { kv, st: &mut self.st, sess: &mut sess }, sql);
+    pub fn describe(
+        &mut self,
+        kv: &dyn KvRead,
+        sid: SessionId,
+        sql: &str,
+    ) -> Result<crate::api::Describe, PgError> {
+        let Some(mut sess) = self.sessions.remove(&sid) else {
+            return Err(PgError::new("08003", "session does not exist"));
+        };
+        let r = crate::exec::describe(
+            &mut crate::exec::Cx {
+                kv,
+                st: &mut self.st,
+                sess: &mut sess,
+            },
+            sql,
+        );
         self.sessions.insert(sid, sess);
         r.map_err(|e| e.to_pg())
     }
 
     /// Feeds COPY FROM STDIN data.
     pub fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError> {
-        let sess = self.sessions.get_mut(&sid).ok_or_else(|| PgError::new("08003", "session does not exist"))?;
-        let copy = sess.copy_in.as_mut().ok_or_else(|| PgError::new("08P01", "unexpected CopyData message"))?;
+        let sess = self
+            .sessions
+            .get_mut(&sid)
+            .ok_or_else(|| PgError::new("08003", "session does not exist"))?;
+        let copy = sess
+            .copy_in
+            .as_mut()
+            .ok_or_else(|| PgError::new("08P01", "unexpected CopyData message"))?;
         if copy.buf.len() + data.len() > crate::txn::MAX_BATCH_SIZE {
             return Err(SqlError::BatchTooLarge.to_pg());
         }
@@ -316,10 +370,21 @@ impl Engine {
     /// Ends COPY FROM STDIN: parses the buffered stream and inserts the rows.
     pub fn copy_in_done(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
         self.st.now = now;
-        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        let Some(mut sess) = self.sessions.remove(&sid) else {
+            return Self::missing_session();
+        };
         let result = match sess.copy_in.take() {
-            Some(copy) => crate::exec::finish_copy_in(&mut crate::exec::Cx { kv, st: &mut self.st, sess: &mut sess }, copy),
-            None => Err(SqlError::Syntax { message: "no COPY in progress".into() }),
+            Some(copy) => crate::exec::finish_copy_in(
+                &mut crate::exec::Cx {
+                    kv,
+                    st: &mut self.st,
+                    sess: &mut sess,
+                },
+                copy,
+            ),
+            None => Err(SqlError::Syntax {
+                message: "no COPY in progress".into(),
+            }),
         };
         let reply = match result {
             Ok(out) => {
@@ -333,9 +398,13 @@ impl Engine {
     }
 
     pub fn copy_in_fail(&mut self, sid: SessionId, message: &str) -> Reply {
-        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        let Some(mut sess) = self.sessions.remove(&sid) else {
+            return Self::missing_session();
+        };
         sess.copy_in = None;
-        let e = SqlError::BadCopyFormat { message: format!("COPY from stdin failed: {message}") };
+        let e = SqlError::BadCopyFormat {
+            message: format!("COPY from stdin failed: {message}"),
+        };
         let mut reply = self.fail(&mut sess, e);
         if let Some(err) = reply.error.as_mut() {
             err.code = "57014".into();
@@ -364,7 +433,11 @@ impl Engine {
     fn run(&mut self, kv: &dyn KvRead, sess: &mut Session) -> Reply {
         while let Some(stmt) = sess.queue.pop_front() {
             let step = {
-                let mut cx = crate::exec::Cx { kv, st: &mut self.st, sess };
+                let mut cx = crate::exec::Cx {
+                    kv,
+                    st: &mut self.st,
+                    sess,
+                };
                 crate::exec::execute(&mut cx, &stmt)
             };
             match step {
@@ -408,12 +481,22 @@ impl Engine {
                 }
             }
         }
-        Reply { outputs: std::mem::take(&mut sess.outputs), error: None, status: Self::status_of(sess), commit: None }
+        Reply {
+            outputs: std::mem::take(&mut sess.outputs),
+            error: None,
+            status: Self::status_of(sess),
+            commit: None,
+        }
     }
 
     /// Turns the session's transaction into a write batch after checking it against everything
     /// committed (and in flight) since it started. `Ok(None)`: nothing to write.
-    fn plan_commit(&mut self, kv: &dyn KvRead, sess: &mut Session, tag: Option<String>) -> Result<Option<CommitBatch>, SqlError> {
+    fn plan_commit(
+        &mut self,
+        kv: &dyn KvRead,
+        sess: &mut Session,
+        tag: Option<String>,
+    ) -> Result<Option<CommitBatch>, SqlError> {
         let Some(txn) = sess.txn.take() else {
             if let Some(tag) = tag {
                 sess.outputs.push(Output::Command { tag });
@@ -422,7 +505,9 @@ impl Engine {
         };
         if txn.failed {
             // COMMIT of a failed block is a ROLLBACK, as in PostgreSQL.
-            sess.outputs.push(Output::Command { tag: "ROLLBACK".into() });
+            sess.outputs.push(Output::Command {
+                tag: "ROLLBACK".into(),
+            });
             return Ok(None);
         }
         let p = txn.pending;
@@ -432,12 +517,18 @@ impl Engine {
             }
             return Ok(None);
         }
-        let in_flight_keys: HashSet<&Vec<u8>> = self.st.in_flight.values().flat_map(|f| f.keys.iter()).collect();
+        let in_flight_keys: HashSet<&Vec<u8>> = self
+            .st
+            .in_flight
+            .values()
+            .flat_map(|f| f.keys.iter())
+            .collect();
         for (lk, w) in &p.writes {
             let latest = latest_version(kv, lk)?;
             let moved = if w.inserted {
                 // An insert conflicts only with a live row that appeared meanwhile.
-                in_flight_keys.contains(lk) || matches!(latest, Some((s, true)) if Some(s) != w.base_seq)
+                in_flight_keys.contains(lk)
+                    || matches!(latest, Some((s, true)) if Some(s) != w.base_seq)
             } else {
                 in_flight_keys.contains(lk) || latest.map(|(s, _)| s) != w.base_seq
             };
@@ -445,17 +536,30 @@ impl Engine {
                 continue;
             }
             if w.inserted {
-                let table = self.st.tables.get(&w.table_id).or_else(|| p.tables.get(&w.table_id));
+                let table = self
+                    .st
+                    .tables
+                    .get(&w.table_id)
+                    .or_else(|| p.tables.get(&w.table_id));
                 return Err(match table {
-                    Some(t) if !t.primary_key.is_empty() => crate::exec::unique_violation(t, w.row.as_ref()),
+                    Some(t) if !t.primary_key.is_empty() => {
+                        crate::exec::unique_violation(t, w.row.as_ref())
+                    }
                     _ => SqlError::SerializationFailure,
                 });
             }
             return Err(SqlError::SerializationFailure);
         }
         for t in p.tables.values() {
-            if let Some(other) = self.st.tables.values().find(|o| o.id != t.id && o.schema == t.schema && o.name == t.name) {
-                return Err(SqlError::DuplicateTable { name: other.name.clone() });
+            if let Some(other) = self
+                .st
+                .tables
+                .values()
+                .find(|o| o.id != t.id && o.schema == t.schema && o.name == t.name)
+            {
+                return Err(SqlError::DuplicateTable {
+                    name: other.name.clone(),
+                });
             }
         }
         let seq = self.st.next_seq;
@@ -477,13 +581,26 @@ impl Engine {
             puts.push((versioned(lk), env.encode()));
         }
         for t in p.tables.values() {
-            puts.push((versioned(&keys::table_def_key(t.id)), Envelope::TableDef(t.to_proto()).encode()));
+            puts.push((
+                versioned(&keys::table_def_key(t.id)),
+                Envelope::TableDef(t.to_proto()).encode(),
+            ));
         }
         for id in &p.dropped {
-            puts.push((versioned(&keys::table_def_key(*id)), Envelope::Tombstone.encode()));
+            puts.push((
+                versioned(&keys::table_def_key(*id)),
+                Envelope::Tombstone.encode(),
+            ));
         }
         for s in &p.schemas {
-            puts.push((versioned(&keys::schema_key(&s.name)), Envelope::SchemaDef(pb::SchemaDef { name: s.name.clone(), oid: s.oid }).encode()));
+            puts.push((
+                versioned(&keys::schema_key(&s.name)),
+                Envelope::SchemaDef(pb::SchemaDef {
+                    name: s.name.clone(),
+                    oid: s.oid,
+                })
+                .encode(),
+            ));
         }
         for (id, n) in &p.tuple_counters {
             let mut k = keys::meta_key(META_TUPLE_PREFIX);
@@ -491,8 +608,14 @@ impl Engine {
             puts.push((k, n.to_be_bytes().to_vec()));
         }
         puts.push((keys::meta_key(META_COMMIT_SEQ), seq.to_be_bytes().to_vec()));
-        puts.push((keys::meta_key(META_NEXT_TABLE_ID), (self.st.next_table_id as u64).to_be_bytes().to_vec()));
-        puts.push((keys::meta_key(META_NEXT_OID), (self.st.next_oid as u64).to_be_bytes().to_vec()));
+        puts.push((
+            keys::meta_key(META_NEXT_TABLE_ID),
+            (self.st.next_table_id as u64).to_be_bytes().to_vec(),
+        ));
+        puts.push((
+            keys::meta_key(META_NEXT_OID),
+            (self.st.next_oid as u64).to_be_bytes().to_vec(),
+        ));
         self.st.in_flight.insert(
             seq,
             InFlight {
@@ -504,25 +627,42 @@ impl Engine {
             },
         );
         sess.awaiting = Some(AwaitingCommit { seq, tag });
-        Ok(Some(CommitBatch { seq: CommitSeq(seq), puts, deletes: vec![] }))
+        Ok(Some(CommitBatch {
+            seq: CommitSeq(seq),
+            puts,
+            deletes: vec![],
+        }))
     }
 
     /// The host reports the outcome of the batch it was given; the suspended request continues.
     /// Batches must be reported in sequence order.
-    pub fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), crate::api::CommitFailure>) -> Reply {
+    pub fn commit_finished(
+        &mut self,
+        kv: &dyn KvRead,
+        sid: SessionId,
+        outcome: Result<(), crate::api::CommitFailure>,
+    ) -> Reply {
         let outcome = outcome.map_err(|f| {
             if f.fenced {
                 SqlError::Fenced
             } else {
-                SqlError::Storage(crate::api::KvError { message: f.message, transient: f.transient })
+                SqlError::Storage(crate::api::KvError {
+                    message: f.message,
+                    transient: f.transient,
+                })
             }
         });
-        let Some(mut sess) = self.sessions.remove(&sid) else { return Self::missing_session() };
+        let Some(mut sess) = self.sessions.remove(&sid) else {
+            return Self::missing_session();
+        };
         let Some(aw) = sess.awaiting.take() else {
             self.sessions.insert(sid, sess);
             return Reply {
                 outputs: vec![],
-                error: Some(PgError::new("XX000", "no commit in progress for this session")),
+                error: Some(PgError::new(
+                    "XX000",
+                    "no commit in progress for this session",
+                )),
                 status: TxnStatus::Idle,
                 commit: None,
             };

@@ -71,7 +71,9 @@ impl Envelope {
             return Err(DecodeError::Truncated { len: bytes.len() });
         }
         if bytes[0..2] != MAGIC {
-            return Err(DecodeError::BadMagic { found: [bytes[0], bytes[1]] });
+            return Err(DecodeError::BadMagic {
+                found: [bytes[0], bytes[1]],
+            });
         }
         if bytes[2] != VERSION {
             return Err(DecodeError::UnknownVersion { version: bytes[2] });
@@ -83,9 +85,13 @@ impl Envelope {
         let crc = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
         let payload = &bytes[HEADER..];
         if crc32_parts(&bytes[..4], payload) != crc {
-            return Err(DecodeError::Payload { message: "checksum mismatch".into() });
+            return Err(DecodeError::Payload {
+                message: "checksum mismatch".into(),
+            });
         }
-        let perr = |e: prost::DecodeError| DecodeError::Payload { message: e.to_string() };
+        let perr = |e: prost::DecodeError| DecodeError::Payload {
+            message: e.to_string(),
+        };
         Ok(match kind {
             KIND_ROW => Envelope::Row(pb::Row::decode(payload).map_err(perr)?),
             KIND_TOMBSTONE => Envelope::Tombstone,
@@ -135,10 +141,19 @@ mod tests {
     fn unknown_version_and_kind_are_reported() {
         let mut b = Envelope::Tombstone.encode();
         b[2] = 9;
-        assert_eq!(Envelope::decode(&b), Err(DecodeError::UnknownVersion { version: 9 }));
+        assert_eq!(
+            Envelope::decode(&b),
+            Err(DecodeError::UnknownVersion { version: 9 })
+        );
         let mut b = Envelope::Tombstone.encode();
         b[3] = 77;
-        assert_eq!(Envelope::decode(&b), Err(DecodeError::UnknownKind { kind: 77 }));
-        assert_eq!(Envelope::decode(b"RL"), Err(DecodeError::Truncated { len: 2 }));
+        assert_eq!(
+            Envelope::decode(&b),
+            Err(DecodeError::UnknownKind { kind: 77 })
+        );
+        assert_eq!(
+            Envelope::decode(b"RL"),
+            Err(DecodeError::Truncated { len: 2 })
+        );
     }
 }

@@ -44,22 +44,42 @@ pub enum SqlError {
     DuplicateColumn { column: String, table: String },
     /// Another row holds the key: retry the transaction with fresh ids (DuckLake does).
     #[error("duplicate key value violates unique constraint \"{constraint}\"")]
-    UniqueViolation { constraint: String, schema: String, table: String, detail: String },
-    #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
-    NotNullViolation { column: String, table: String, schema: String, detail: String },
+    UniqueViolation {
+        constraint: String,
+        schema: String,
+        table: String,
+        detail: String,
+    },
+    #[error(
+        "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
+    )]
+    NotNullViolation {
+        column: String,
+        table: String,
+        schema: String,
+        detail: String,
+    },
     #[error("invalid input syntax for type {type_name}: \"{input}\"")]
     InvalidText { type_name: String, input: String },
     #[error("value \"{input}\" is out of range for type {type_name}")]
     OutOfRange { type_name: String, input: String },
     #[error("{message}")]
-    DatatypeMismatch { message: String, hint: Option<String> },
+    DatatypeMismatch {
+        message: String,
+        hint: Option<String>,
+    },
     #[error("{message}")]
-    UndefinedFunction { message: String, hint: Option<String> },
+    UndefinedFunction {
+        message: String,
+        hint: Option<String>,
+    },
     #[error("cannot cast type {from} to {to}")]
     CannotCast { from: String, to: String },
     #[error("column reference \"{name}\" is ambiguous")]
     AmbiguousColumn { name: String },
-    #[error("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function")]
+    #[error(
+        "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
+    )]
     Grouping { name: String },
     #[error("more than one row returned by a subquery used as an expression")]
     CardinalityViolation,
@@ -118,7 +138,9 @@ impl SqlError {
         SqlError::FeatureNotSupported { what: what.into() }
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        SqlError::Internal { message: message.into() }
+        SqlError::Internal {
+            message: message.into(),
+        }
     }
 
     /// The SQLSTATE of this error.
@@ -162,13 +184,23 @@ impl SqlError {
     pub fn to_pg(&self) -> PgError {
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
-            SqlError::UniqueViolation { constraint, schema, table, detail } => {
+            SqlError::UniqueViolation {
+                constraint,
+                schema,
+                table,
+                detail,
+            } => {
                 e.detail = Some(detail.clone());
                 e.schema = Some(schema.clone());
                 e.table = Some(table.clone());
                 e.constraint = Some(constraint.clone());
             }
-            SqlError::NotNullViolation { schema, table, detail, .. } => {
+            SqlError::NotNullViolation {
+                schema,
+                table,
+                detail,
+                ..
+            } => {
                 e.detail = Some(detail.clone());
                 e.schema = Some(schema.clone());
                 e.table = Some(table.clone());
@@ -180,7 +212,9 @@ impl SqlError {
                 e.hint = hint.clone();
             }
             SqlError::Storage(kv) if kv.transient => {
-                e.hint = Some("The object store is temporarily unavailable; retry the transaction.".into());
+                e.hint = Some(
+                    "The object store is temporarily unavailable; retry the transaction.".into(),
+                );
             }
             SqlError::Corrupt(_) => {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());

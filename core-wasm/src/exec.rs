@@ -9,13 +9,13 @@ use sqlparser::parser::Parser;
 
 use crate::api::{Describe, KvRead, Output};
 use crate::catalog::{from_datum, to_datum, Column, Schema, Table, TableRef};
-use crate::engine::{latest_version, scan_visible, Isolation, Session, Shared, Txn, CopyIn};
+use crate::engine::{latest_version, scan_visible, CopyIn, Isolation, Session, Shared, Txn};
 use crate::envelope::Envelope;
 use crate::error::SqlError;
 use crate::keys;
 use crate::query::{
-    cast_value, coerce_expr, object_name, split_name, sql_type, table_scope, BExpr, Binder, ColMeta, Env, Executor, FromItem,
-    JoinKind, ReadCx, Scope, Source,
+    cast_value, coerce_expr, object_name, split_name, sql_type, table_scope, BExpr, Binder,
+    ColMeta, Env, Executor, FromItem, JoinKind, ReadCx, Scope, Source,
 };
 use crate::txn::RowWrite;
 use crate::types::{format_text, PgType, Value};
@@ -37,12 +37,16 @@ pub struct Cx<'a> {
 pub enum Step {
     Output(Output),
     /// The statement ends the transaction: the engine plans the commit.
-    Commit { tag: Option<String> },
+    Commit {
+        tag: Option<String>,
+    },
 }
 
 pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     if sql.len() > MAX_STATEMENT_BYTES {
-        return Err(SqlError::ProgramLimit { message: format!("statement is too long ({} bytes)", sql.len()) });
+        return Err(SqlError::ProgramLimit {
+            message: format!("statement is too long ({} bytes)", sql.len()),
+        });
     }
     let depth = sql.bytes().fold((0usize, 0usize), |(d, m), c| match c {
         b'(' => (d + 1, m.max(d + 1)),
@@ -50,13 +54,17 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         _ => (d, m),
     });
     if depth.1 > MAX_NESTING {
-        return Err(SqlError::ProgramLimit { message: "statement is too deeply nested".into() });
+        return Err(SqlError::ProgramLimit {
+            message: "statement is too deeply nested".into(),
+        });
     }
     Parser::new(&PostgreSqlDialect {})
         .with_recursion_limit(MAX_NESTING)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
-        .map_err(|e| SqlError::Syntax { message: syntax_message(&e.to_string()) })
+        .map_err(|e| SqlError::Syntax {
+            message: syntax_message(&e.to_string()),
+        })
 }
 
 fn syntax_message(raw: &str) -> String {
@@ -103,7 +111,10 @@ pub fn setting(name: &str) -> Option<String> {
 
 fn tid_of(tuple: u64) -> Value {
     let n = tuple.max(1) - 1;
-    Value::Tid((n / TUPLES_PER_PAGE) as u32, (n % TUPLES_PER_PAGE + 1) as u16)
+    Value::Tid(
+        (n / TUPLES_PER_PAGE) as u32,
+        (n % TUPLES_PER_PAGE + 1) as u16,
+    )
 }
 
 fn tuple_of(tid: &Value) -> Option<u64> {
@@ -127,13 +138,19 @@ fn row_values(t: &Table, row: &pb::Row) -> Result<Vec<Value>, SqlError> {
 }
 
 /// Visible rows of a table for a reader: committed at `cx.at`, overlaid with own writes.
-pub fn visible_rows(cx: &ReadCx<'_>, t: &Table) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
+pub fn visible_rows(
+    cx: &ReadCx<'_>,
+    t: &Table,
+) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
     let prefix = keys::table_prefix(t.id);
     let end = keys::prefix_end(&prefix);
     let committed = scan_visible(cx.kv, &prefix, &end, cx.at)?;
     let mut out: Vec<crate::engine::VisibleRow> = Vec::with_capacity(committed.len());
-    let overlay = cx.pending.map(|p| p.writes.range(prefix.clone()..end.clone()));
-    let mut own: std::collections::BTreeMap<&Vec<u8>, &RowWrite> = std::collections::BTreeMap::new();
+    let overlay = cx
+        .pending
+        .map(|p| p.writes.range(prefix.clone()..end.clone()));
+    let mut own: std::collections::BTreeMap<&Vec<u8>, &RowWrite> =
+        std::collections::BTreeMap::new();
     if let Some(ov) = overlay {
         for (k, w) in ov {
             own.insert(k, w);
@@ -159,7 +176,11 @@ pub fn visible_rows(cx: &ReadCx<'_>, t: &Table) -> Result<Vec<crate::engine::Vis
 }
 
 /// Rows of a table as value vectors (columns + ctid).
-pub fn table_rows(cx: &ReadCx<'_>, t: &TableRef, point_keys: Option<&[Vec<Value>]>) -> Result<Vec<Vec<Value>>, SqlError> {
+pub fn table_rows(
+    cx: &ReadCx<'_>,
+    t: &TableRef,
+    point_keys: Option<&[Vec<Value>]>,
+) -> Result<Vec<Vec<Value>>, SqlError> {
     let _ = point_keys;
     let mut rows = visible_rows(cx, t)?;
     // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
@@ -169,7 +190,11 @@ pub fn table_rows(cx: &ReadCx<'_>, t: &TableRef, point_keys: Option<&[Vec<Value>
     rows.iter().map(|(_, r, _)| row_values(t, r)).collect()
 }
 
-pub fn virtual_rows(cx: &ReadCx<'_>, schema: Option<&str>, name: &str) -> Result<Vec<Vec<Value>>, SqlError> {
+pub fn virtual_rows(
+    cx: &ReadCx<'_>,
+    schema: Option<&str>,
+    name: &str,
+) -> Result<Vec<Vec<Value>>, SqlError> {
     let tables = cx.all_tables();
     let mut schemas: Vec<Schema> = cx.st.schemas.values().cloned().collect();
     if let Some(p) = cx.pending {
@@ -185,7 +210,9 @@ pub fn virtual_rows(cx: &ReadCx<'_>, schema: Option<&str>, name: &str) -> Result
     };
     crate::pgcatalog::build(schema, name, &view)
         .map(|v| v.rows)
-        .ok_or_else(|| SqlError::UndefinedTable { name: name.to_string() })
+        .ok_or_else(|| SqlError::UndefinedTable {
+            name: name.to_string(),
+        })
 }
 
 impl<'a> Cx<'a> {
@@ -214,7 +241,12 @@ impl<'a> Cx<'a> {
     }
 
     fn reader(&self, at: u64) -> ReadCx<'_> {
-        let now = self.sess.txn.as_ref().map(|t| t.start_time).unwrap_or(self.st.now);
+        let now = self
+            .sess
+            .txn
+            .as_ref()
+            .map(|t| t.start_time)
+            .unwrap_or(self.st.now);
         ReadCx {
             kv: self.kv,
             st: self.st,
@@ -228,14 +260,20 @@ impl<'a> Cx<'a> {
 
     fn check_writable(&self, what: &str) -> Result<(), SqlError> {
         if self.sess.txn.as_ref().is_some_and(|t| t.read_only) {
-            return Err(SqlError::ReadOnlyTransaction { what: what.to_string() });
+            return Err(SqlError::ReadOnlyTransaction {
+                what: what.to_string(),
+            });
         }
         Ok(())
     }
 
     fn pending(&mut self) -> Result<&mut crate::txn::PendingCatalogTxn, SqlError> {
         self.ensure_txn();
-        self.sess.txn.as_mut().map(|t| &mut t.pending).ok_or_else(|| SqlError::internal("no transaction"))
+        self.sess
+            .txn
+            .as_mut()
+            .map(|t| &mut t.pending)
+            .ok_or_else(|| SqlError::internal("no transaction"))
     }
 
     fn alloc_tuple(&mut self, table_id: u32) -> Result<u64, SqlError> {
@@ -251,10 +289,18 @@ impl<'a> Cx<'a> {
 pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
     let failed = cx.sess.txn.as_ref().is_some_and(|t| t.failed);
     match stmt {
-        Statement::Commit { .. } => return Ok(Step::Commit { tag: Some("COMMIT".into()) }),
-        Statement::Rollback { savepoint: None, .. } => {
+        Statement::Commit { .. } => {
+            return Ok(Step::Commit {
+                tag: Some("COMMIT".into()),
+            })
+        }
+        Statement::Rollback {
+            savepoint: None, ..
+        } => {
             cx.sess.txn = None;
-            return Ok(Step::Output(Output::Command { tag: "ROLLBACK".into() }));
+            return Ok(Step::Output(Output::Command {
+                tag: "ROLLBACK".into(),
+            }));
         }
         _ if failed => return Err(SqlError::InFailedTransaction),
         _ => {}
@@ -266,22 +312,52 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         Statement::Update(u) => update(cx, u, None)?,
         Statement::Delete(d) => delete(cx, d, None)?,
         Statement::CreateTable(ct) => create_table(cx, ct)?,
-        Statement::Drop { object_type: ast::ObjectType::Table, if_exists, names, .. } => drop_tables(cx, names, *if_exists)?,
-        Statement::CreateSchema { schema_name, if_not_exists, .. } => create_schema(cx, schema_name, *if_not_exists)?,
+        Statement::Drop {
+            object_type: ast::ObjectType::Table,
+            if_exists,
+            names,
+            ..
+        } => drop_tables(cx, names, *if_exists)?,
+        Statement::CreateSchema {
+            schema_name,
+            if_not_exists,
+            ..
+        } => create_schema(cx, schema_name, *if_not_exists)?,
         Statement::AlterTable(at) => alter_table(cx, at)?,
-        Statement::Copy { source, to, target, options, legacy_options, .. } => copy(cx, source, *to, target, options, legacy_options)?,
+        Statement::Copy {
+            source,
+            to,
+            target,
+            options,
+            legacy_options,
+            ..
+        } => copy(cx, source, *to, target, options, legacy_options)?,
         Statement::Discard { .. } => {
             if cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
-                return Err(SqlError::InvalidTransactionState { message: "DISCARD ALL cannot run inside a transaction block".into() });
+                return Err(SqlError::InvalidTransactionState {
+                    message: "DISCARD ALL cannot run inside a transaction block".into(),
+                });
             }
-            Output::Command { tag: "DISCARD ALL".into() }
+            Output::Command {
+                tag: "DISCARD ALL".into(),
+            }
         }
         Statement::Set(_) => Output::Command { tag: "SET".into() },
         Statement::ShowVariable { variable } => {
-            let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join(" ");
-            let value = setting(&name).ok_or_else(|| SqlError::InvalidParameter { message: format!("unrecognized configuration parameter \"{name}\"") })?;
+            let name = variable
+                .iter()
+                .map(|i| i.value.to_lowercase())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let value = setting(&name).ok_or_else(|| SqlError::InvalidParameter {
+                message: format!("unrecognized configuration parameter \"{name}\""),
+            })?;
             let meta = ColMeta::expr(&name, PgType::Text);
-            Output::Rows { fields: vec![meta.field()], rows: vec![vec![Some(value.into_bytes())]], tag: "SHOW".into() }
+            Output::Rows {
+                fields: vec![meta.field()],
+                rows: vec![vec![Some(value.into_bytes())]],
+                tag: "SHOW".into(),
+            }
         }
         other => {
             let text = other.to_string();
@@ -304,7 +380,9 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
                     _ => Isolation::ReadCommitted,
                 }
             }
-            ast::TransactionMode::AccessMode(a) => read_only = matches!(a, ast::TransactionAccessMode::ReadOnly),
+            ast::TransactionMode::AccessMode(a) => {
+                read_only = matches!(a, ast::TransactionAccessMode::ReadOnly)
+            }
         }
     }
     match cx.sess.txn.as_mut() {
@@ -328,16 +406,27 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
             })
         }
     }
-    Ok(Output::Command { tag: "BEGIN".into() })
+    Ok(Output::Command {
+        tag: "BEGIN".into(),
+    })
 }
 
 fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Output {
     let n = rows.len();
     let rows = rows
         .into_iter()
-        .map(|r| r.iter().zip(cols).map(|(v, c)| format_text(v, c.ty).map(String::into_bytes)).collect())
+        .map(|r| {
+            r.iter()
+                .zip(cols)
+                .map(|(v, c)| format_text(v, c.ty).map(String::into_bytes))
+                .collect()
+        })
         .collect();
-    Output::Rows { fields: cols.iter().map(ColMeta::field).collect(), rows, tag: format!("SELECT {n}") }
+    Output::Rows {
+        fields: cols.iter().map(ColMeta::field).collect(),
+        rows,
+        tag: format!("SELECT {n}"),
+    }
 }
 
 fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> {
@@ -357,27 +446,49 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
 
 pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
     let stmts = parse(sql)?;
-    let Some(stmt) = stmts.first() else { return Ok(Describe { param_types: vec![], fields: None }) };
+    let Some(stmt) = stmts.first() else {
+        return Ok(Describe {
+            param_types: vec![],
+            fields: None,
+        });
+    };
     if stmts.len() > 1 {
-        return Err(SqlError::Syntax { message: "cannot insert multiple commands into a prepared statement".into() });
+        return Err(SqlError::Syntax {
+            message: "cannot insert multiple commands into a prepared statement".into(),
+        });
     }
     if cx.sess.txn.as_ref().is_some_and(|t| t.failed) {
         return Err(SqlError::InFailedTransaction);
     }
     let fields = match stmt {
-        Statement::Query(q) if matches!(q.body.as_ref(), ast::SetExpr::Select(_) | ast::SetExpr::SetOperation { .. } | ast::SetExpr::Values(_) | ast::SetExpr::Query(_)) => {
+        Statement::Query(q)
+            if matches!(
+                q.body.as_ref(),
+                ast::SetExpr::Select(_)
+                    | ast::SetExpr::SetOperation { .. }
+                    | ast::SetExpr::Values(_)
+                    | ast::SetExpr::Query(_)
+            ) =>
+        {
             let at = cx.read_point();
             let rcx = cx.reader(at);
             let bq = Binder::new(&rcx).bind_query(q, None)?;
             Some(bq.columns.iter().map(ColMeta::field).collect())
         }
         Statement::ShowVariable { variable } => {
-            let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join(" ");
+            let name = variable
+                .iter()
+                .map(|i| i.value.to_lowercase())
+                .collect::<Vec<_>>()
+                .join(" ");
             Some(vec![ColMeta::expr(&name, PgType::Text).field()])
         }
         _ => None,
     };
-    Ok(Describe { param_types: vec![], fields })
+    Ok(Describe {
+        param_types: vec![],
+        fields,
+    })
 }
 
 // ------------------------------------------------------------------ DDL
@@ -389,7 +500,11 @@ fn qualified(parts: &[String]) -> Result<(String, String), SqlError> {
 
 fn schema_exists(cx: &Cx<'_>, name: &str) -> bool {
     cx.st.schemas.contains_key(name)
-        || cx.sess.txn.as_ref().is_some_and(|t| t.pending.schemas.iter().any(|s| s.name == name))
+        || cx
+            .sess
+            .txn
+            .as_ref()
+            .is_some_and(|t| t.pending.schemas.iter().any(|s| s.name == name))
 }
 
 fn find_table(cx: &mut Cx<'_>, parts: &[String]) -> Result<Option<TableRef>, SqlError> {
@@ -413,7 +528,9 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     };
     if existing.is_some() {
         if ct.if_not_exists {
-            return Ok(Output::Command { tag: "CREATE TABLE".into() });
+            return Ok(Output::Command {
+                tag: "CREATE TABLE".into(),
+            });
         }
         return Err(SqlError::DuplicateTable { name });
     }
@@ -423,12 +540,22 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     let mut columns: Vec<Column> = Vec::new();
     let mut pk: Vec<usize> = Vec::new();
     for (i, cd) in ct.columns.iter().enumerate() {
-        let cname = crate::query::object_name(&ast::ObjectName::from(vec![cd.name.clone()])).concat();
+        let cname =
+            crate::query::object_name(&ast::ObjectName::from(vec![cd.name.clone()])).concat();
         if columns.iter().any(|c| c.name == cname) {
-            return Err(SqlError::DuplicateColumn { column: cname, table: name });
+            return Err(SqlError::DuplicateColumn {
+                column: cname,
+                table: name,
+            });
         }
         let (ty, typmod) = sql_type(&cd.data_type)?;
-        let mut col = Column { name: cname, ty, typmod, not_null: false, default_sql: None };
+        let mut col = Column {
+            name: cname,
+            ty,
+            typmod,
+            not_null: false,
+            default_sql: None,
+        };
         for opt in &cd.options {
             match &opt.option {
                 ast::ColumnOption::NotNull => col.not_null = true,
@@ -438,7 +565,9 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
                     col.not_null = true;
                     pk.push(i);
                 }
-                ast::ColumnOption::Unique(_) => return Err(SqlError::feature("UNIQUE constraints")),
+                ast::ColumnOption::Unique(_) => {
+                    return Err(SqlError::feature("UNIQUE constraints"))
+                }
                 other => return Err(SqlError::feature(format!("column option {other}"))),
             }
         }
@@ -449,37 +578,69 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             ast::TableConstraint::PrimaryKey(p) => {
                 for col in &p.columns {
                     let n = col.to_string().trim_matches('"').to_string();
-                    let idx = columns.iter().position(|c| c.name == n).ok_or_else(|| SqlError::UndefinedColumn { name: n.clone() })?;
+                    let idx = columns
+                        .iter()
+                        .position(|c| c.name == n)
+                        .ok_or_else(|| SqlError::UndefinedColumn { name: n.clone() })?;
                     columns[idx].not_null = true;
                     pk.push(idx);
                 }
             }
-            other => return Err(SqlError::feature(format!("table constraint {}", other.to_string().split_whitespace().next().unwrap_or("")))),
+            other => {
+                return Err(SqlError::feature(format!(
+                    "table constraint {}",
+                    other.to_string().split_whitespace().next().unwrap_or("")
+                )))
+            }
         }
     }
     let id = cx.st.next_table_id;
     cx.st.next_table_id += 1;
     let oid = cx.st.next_oid;
     cx.st.next_oid += 3;
-    let table = Table { id, oid, schema, pkey_name: format!("{name}_pkey"), name, columns, primary_key: pk };
+    let table = Table {
+        id,
+        oid,
+        schema,
+        pkey_name: format!("{name}_pkey"),
+        name,
+        columns,
+        primary_key: pk,
+    };
     cx.pending()?.put_table(Arc::new(table), true)?;
-    Ok(Output::Command { tag: "CREATE TABLE".into() })
+    Ok(Output::Command {
+        tag: "CREATE TABLE".into(),
+    })
 }
 
-fn drop_tables(cx: &mut Cx<'_>, names: &[ast::ObjectName], if_exists: bool) -> Result<Output, SqlError> {
+fn drop_tables(
+    cx: &mut Cx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<Output, SqlError> {
     cx.check_writable("DROP TABLE")?;
     for n in names {
         let parts = object_name(n);
         match find_table(cx, &parts)? {
             Some(t) => cx.pending()?.drop_table(t.id)?,
             None if if_exists => {}
-            None => return Err(SqlError::UndefinedTable { name: parts.last().cloned().unwrap_or_default() }),
+            None => {
+                return Err(SqlError::UndefinedTable {
+                    name: parts.last().cloned().unwrap_or_default(),
+                })
+            }
         }
     }
-    Ok(Output::Command { tag: "DROP TABLE".into() })
+    Ok(Output::Command {
+        tag: "DROP TABLE".into(),
+    })
 }
 
-fn create_schema(cx: &mut Cx<'_>, name: &ast::SchemaName, if_not_exists: bool) -> Result<Output, SqlError> {
+fn create_schema(
+    cx: &mut Cx<'_>,
+    name: &ast::SchemaName,
+    if_not_exists: bool,
+) -> Result<Output, SqlError> {
     cx.check_writable("CREATE SCHEMA")?;
     let n = match name {
         ast::SchemaName::Simple(o) => object_name(o).concat(),
@@ -487,14 +648,18 @@ fn create_schema(cx: &mut Cx<'_>, name: &ast::SchemaName, if_not_exists: bool) -
     };
     if schema_exists(cx, &n) {
         if if_not_exists {
-            return Ok(Output::Command { tag: "CREATE SCHEMA".into() });
+            return Ok(Output::Command {
+                tag: "CREATE SCHEMA".into(),
+            });
         }
         return Err(SqlError::DuplicateSchema { name: n });
     }
     let oid = cx.st.next_oid;
     cx.st.next_oid += 1;
     cx.pending()?.create_schema(Schema { name: n, oid })?;
-    Ok(Output::Command { tag: "CREATE SCHEMA".into() })
+    Ok(Output::Command {
+        tag: "CREATE SCHEMA".into(),
+    })
 }
 
 fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError> {
@@ -502,29 +667,51 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     let parts = object_name(&at.name);
     let Some(t) = find_table(cx, &parts)? else {
         if at.if_exists {
-            return Ok(Output::Command { tag: "ALTER TABLE".into() });
+            return Ok(Output::Command {
+                tag: "ALTER TABLE".into(),
+            });
         }
-        return Err(SqlError::UndefinedTable { name: parts.last().cloned().unwrap_or_default() });
+        return Err(SqlError::UndefinedTable {
+            name: parts.last().cloned().unwrap_or_default(),
+        });
     };
     let mut table = (*t).clone();
     for op in &at.operations {
         match op {
-            ast::AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
-                let cname = object_name(&ast::ObjectName::from(vec![column_def.name.clone()])).concat();
+            ast::AlterTableOperation::AddColumn {
+                if_not_exists,
+                column_def,
+                ..
+            } => {
+                let cname =
+                    object_name(&ast::ObjectName::from(vec![column_def.name.clone()])).concat();
                 if table.columns.iter().any(|c| c.name == cname) {
                     if *if_not_exists {
                         continue;
                     }
-                    return Err(SqlError::DuplicateColumn { column: cname, table: table.name.clone() });
+                    return Err(SqlError::DuplicateColumn {
+                        column: cname,
+                        table: table.name.clone(),
+                    });
                 }
                 let (ty, typmod) = sql_type(&column_def.data_type)?;
-                let mut col = Column { name: cname, ty, typmod, not_null: false, default_sql: None };
+                let mut col = Column {
+                    name: cname,
+                    ty,
+                    typmod,
+                    not_null: false,
+                    default_sql: None,
+                };
                 for opt in &column_def.options {
                     match &opt.option {
                         ast::ColumnOption::NotNull => col.not_null = true,
                         ast::ColumnOption::Null => {}
                         ast::ColumnOption::Default(e) => col.default_sql = Some(e.to_string()),
-                        other => return Err(SqlError::feature(format!("column option {other} in ALTER TABLE"))),
+                        other => {
+                            return Err(SqlError::feature(format!(
+                                "column option {other} in ALTER TABLE"
+                            )))
+                        }
                     }
                 }
                 if col.not_null && col.default_sql.is_none() {
@@ -532,17 +719,33 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 }
                 table.columns.push(col);
             }
-            other => return Err(SqlError::feature(format!("ALTER TABLE {}", other.to_string().split_whitespace().take(2).collect::<Vec<_>>().join(" ")))),
+            other => {
+                return Err(SqlError::feature(format!(
+                    "ALTER TABLE {}",
+                    other
+                        .to_string()
+                        .split_whitespace()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )))
+            }
         }
     }
     cx.pending()?.put_table(Arc::new(table), false)?;
-    Ok(Output::Command { tag: "ALTER TABLE".into() })
+    Ok(Output::Command {
+        tag: "ALTER TABLE".into(),
+    })
 }
 
 // ------------------------------------------------------------------ DML
 
 pub fn unique_violation(t: &Table, row: Option<&pb::Row>) -> SqlError {
-    let names: Vec<&str> = t.primary_key.iter().map(|i| t.columns[*i].name.as_str()).collect();
+    let names: Vec<&str> = t
+        .primary_key
+        .iter()
+        .map(|i| t.columns[*i].name.as_str())
+        .collect();
     let vals: Vec<String> = match row {
         Some(r) => t
             .primary_key
@@ -561,7 +764,11 @@ pub fn unique_violation(t: &Table, row: Option<&pb::Row>) -> SqlError {
         constraint: t.pkey_name.clone(),
         schema: t.schema.clone(),
         table: t.name.clone(),
-        detail: format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", ")),
+        detail: format!(
+            "Key ({})=({}) already exists.",
+            names.join(", "),
+            vals.join(", ")
+        ),
     }
 }
 
@@ -569,7 +776,11 @@ fn logical_key(t: &Table, values: &[Value], tuple: u64) -> Vec<u8> {
     if t.primary_key.is_empty() {
         keys::rowid_logical_key(t.id, tuple)
     } else {
-        let fields: Vec<(&Value, PgType)> = t.primary_key.iter().map(|i| (&values[*i], t.columns[*i].ty)).collect();
+        let fields: Vec<(&Value, PgType)> = t
+            .primary_key
+            .iter()
+            .map(|i| (&values[*i], t.columns[*i].ty))
+            .collect();
         keys::row_logical_key(t.id, &fields)
     }
 }
@@ -579,8 +790,18 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     let v = cast_value(v, col.ty)?;
     if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, col.ty) {
         if col.typmod >= 4 && s.chars().count() > (col.typmod - 4) as usize {
-            return Err(SqlError::ProgramLimit { message: format!("value too long for type character varying({})", col.typmod - 4) })
-                .map_err(|_| SqlError::InvalidParameter { message: format!("value too long for type character varying({})", col.typmod - 4) });
+            return Err(SqlError::ProgramLimit {
+                message: format!(
+                    "value too long for type character varying({})",
+                    col.typmod - 4
+                ),
+            })
+            .map_err(|_| SqlError::InvalidParameter {
+                message: format!(
+                    "value too long for type character varying({})",
+                    col.typmod - 4
+                ),
+            });
         }
     }
     if let (Value::Numeric(s), PgType::Numeric) = (&v, col.ty) {
@@ -612,7 +833,11 @@ fn check_not_null(t: &Table, values: &[Value]) -> Result<(), SqlError> {
 }
 
 fn encode_row(values: &[Value], tuple: u64) -> pb::Row {
-    pb::Row { row_id: tuple, values: values.iter().map(to_datum).collect(), tuple }
+    pb::Row {
+        row_id: tuple,
+        values: values.iter().map(to_datum).collect(),
+        tuple,
+    }
 }
 
 /// Buffers a new row, enforcing the primary key against own writes and everything committed.
@@ -623,7 +848,12 @@ fn write_insert(cx: &mut Cx<'_>, t: &Table, values: Vec<Value>) -> Result<(), Sq
     let row = encode_row(&values, tuple);
     let mut base = None;
     if !t.primary_key.is_empty() {
-        let own = cx.sess.txn.as_ref().and_then(|x| x.pending.writes.get(&lk)).map(|w| w.row.is_some());
+        let own = cx
+            .sess
+            .txn
+            .as_ref()
+            .and_then(|x| x.pending.writes.get(&lk))
+            .map(|w| w.row.is_some());
         match own {
             Some(true) => return Err(unique_violation(t, Some(&row))),
             Some(false) => {}
@@ -635,20 +865,37 @@ fn write_insert(cx: &mut Cx<'_>, t: &Table, values: Vec<Value>) -> Result<(), Sq
         }
     }
     let size = prost::Message::encoded_len(&row);
-    cx.pending()?.put_row(lk, RowWrite { table_id: t.id, row: Some(row), base_seq: base, inserted: true }, size)
+    cx.pending()?.put_row(
+        lk,
+        RowWrite {
+            table_id: t.id,
+            row: Some(row),
+            base_seq: base,
+            inserted: true,
+        },
+        size,
+    )
 }
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
     let parts = object_name(name);
-    find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable { name: parts.last().cloned().unwrap_or_default() })
+    find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable {
+        name: parts.last().cloned().unwrap_or_default(),
+    })
 }
 
-fn insert(cx: &mut Cx<'_>, ins: &ast::Insert, with: Option<&ast::With>) -> Result<Output, SqlError> {
+fn insert(
+    cx: &mut Cx<'_>,
+    ins: &ast::Insert,
+    with: Option<&ast::With>,
+) -> Result<Output, SqlError> {
     cx.check_writable("INSERT")?;
     if ins.on.is_some() || ins.returning.is_some() {
         return Err(SqlError::feature("INSERT ... ON CONFLICT / RETURNING"));
     }
-    let ast::TableObject::TableName(name) = &ins.table else { return Err(SqlError::feature("INSERT into a table function")) };
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::feature("INSERT into a table function"));
+    };
     let t = resolve_target(cx, name)?;
     let targets: Vec<usize> = if ins.columns.is_empty() {
         (0..t.columns.len()).collect()
@@ -657,24 +904,34 @@ fn insert(cx: &mut Cx<'_>, ins: &ast::Insert, with: Option<&ast::With>) -> Resul
             .iter()
             .map(|c| {
                 let n = object_name(c).concat();
-                t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn { name: format!("{n}\" of relation \"{}", t.name) })
+                t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn {
+                    name: format!("{n}\" of relation \"{}", t.name),
+                })
             })
             .collect::<Result<_, _>>()?
     };
-    let Some(source) = &ins.source else { return Err(SqlError::feature("INSERT without VALUES or SELECT")) };
+    let Some(source) = &ins.source else {
+        return Err(SqlError::feature("INSERT without VALUES or SELECT"));
+    };
     let at = cx.read_point();
     let rows: Vec<Vec<Value>> = {
         let rcx = cx.reader(at);
         let mut binder = Binder::new(&rcx);
         let exec = Executor::new(&rcx);
-        let env = Env { row: &[], parent: None, aggs: None };
+        let env = Env {
+            row: &[],
+            parent: None,
+            aggs: None,
+        };
         match (source.body.as_ref(), with) {
             (ast::SetExpr::Values(v), None) if source.with.is_none() => {
                 let empty = Scope::default();
                 let mut out = Vec::with_capacity(v.rows.len());
                 for r in &v.rows {
                     if r.len() > targets.len() {
-                        return Err(SqlError::Syntax { message: "INSERT has more expressions than target columns".into() });
+                        return Err(SqlError::Syntax {
+                            message: "INSERT has more expressions than target columns".into(),
+                        });
                     }
                     let mut vals = Vec::with_capacity(r.len());
                     for (e, ci) in r.iter().zip(&targets) {
@@ -706,8 +963,13 @@ fn insert(cx: &mut Cx<'_>, ins: &ast::Insert, with: Option<&ast::With>) -> Resul
                     let e = Parser::new(&PostgreSqlDialect {})
                         .try_with_sql(sql)
                         .and_then(|mut p| p.parse_expr())
-                        .map_err(|e| SqlError::internal(format!("stored default does not parse: {e}")))?;
-                    Ok(Some(coerce_expr(binder.bind_expr(&e, &Scope::default(), None)?.0, c.ty)?))
+                        .map_err(|e| {
+                            SqlError::internal(format!("stored default does not parse: {e}"))
+                        })?;
+                    Ok(Some(coerce_expr(
+                        binder.bind_expr(&e, &Scope::default(), None)?.0,
+                        c.ty,
+                    )?))
                 }
                 None => Ok(None),
             })
@@ -719,7 +981,11 @@ fn insert(cx: &mut Cx<'_>, ins: &ast::Insert, with: Option<&ast::With>) -> Resul
         {
             let rcx = cx.reader(at);
             let exec = Executor::new(&rcx);
-            let env = Env { row: &[], parent: None, aggs: None };
+            let env = Env {
+                row: &[],
+                parent: None,
+                aggs: None,
+            };
             for (i, c) in t.columns.iter().enumerate() {
                 let v = match targets.iter().position(|x| *x == i) {
                     Some(p) => r.get(p).cloned().unwrap_or(Value::Null),
@@ -733,8 +999,17 @@ fn insert(cx: &mut Cx<'_>, ins: &ast::Insert, with: Option<&ast::With>) -> Resul
         }
         write_insert(cx, &t, full)?;
     }
-    Ok(Output::Command { tag: format!("INSERT 0 {n}") })
+    Ok(Output::Command {
+        tag: format!("INSERT 0 {n}"),
+    })
 }
+
+/// Target rows, the matching joined rows, and the bound SET expressions.
+type Matched = (
+    Vec<crate::engine::VisibleRow>,
+    Vec<Vec<Value>>,
+    Vec<(usize, BExpr)>,
+);
 
 /// Target rows of UPDATE/DELETE joined with their FROM/USING items and filtered.
 /// Returns, per matching target row, the joined value row.
@@ -746,7 +1021,7 @@ fn matching_rows(
     selection: Option<&ast::Expr>,
     with: Option<&ast::With>,
     assignments: &[ast::Assignment],
-) -> Result<(Vec<crate::engine::VisibleRow>, Vec<Vec<Value>>, Vec<(usize, BExpr)>), SqlError> {
+) -> Result<Matched, SqlError> {
     let at = cx.read_point();
     let rcx = cx.reader(at);
     let mut binder = Binder::new(&rcx);
@@ -754,7 +1029,16 @@ fn matching_rows(
     // CTEs are bound as a query wrapper so they are visible to FROM.
     let mut scope = table_scope(t, &qual);
     let width = scope.cols.len();
-    let mut items = vec![FromItem { kind: JoinKind::Cross, source: Source::Table { table: t.clone(), point_keys: None }, on: None, width, hash_keys: vec![] }];
+    let mut items = vec![FromItem {
+        kind: JoinKind::Cross,
+        source: Source::Table {
+            table: t.clone(),
+            point_keys: None,
+        },
+        on: None,
+        width,
+        hash_keys: vec![],
+    }];
     if !from.is_empty() {
         if let Some(w) = with {
             // Bind the FROM list inside a synthetic query that carries the WITH clause.
@@ -778,7 +1062,13 @@ fn matching_rows(
                 c.qual = alias_name.clone();
             }
             scope.cols.extend(cols);
-            items.push(FromItem { kind: JoinKind::Cross, source: Source::Derived(std::rc::Rc::new(bq)), on: None, width: w2, hash_keys: vec![] });
+            items.push(FromItem {
+                kind: JoinKind::Cross,
+                source: Source::Derived(std::rc::Rc::new(bq)),
+                on: None,
+                width: w2,
+                hash_keys: vec![],
+            });
         } else {
             let (more, s2) = binder.bind_from(from)?;
             scope.cols.extend(s2.cols);
@@ -792,10 +1082,16 @@ fn matching_rows(
     let mut sets = Vec::new();
     for a in assignments {
         let name = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => object_name(n).last().cloned().unwrap_or_default(),
+            ast::AssignmentTarget::ColumnName(n) => {
+                object_name(n).last().cloned().unwrap_or_default()
+            }
             ast::AssignmentTarget::Tuple(_) => return Err(SqlError::feature("tuple assignment")),
         };
-        let ci = t.column_index(&name).ok_or_else(|| SqlError::UndefinedColumn { name: format!("{name}\" of relation \"{}", t.name) })?;
+        let ci = t
+            .column_index(&name)
+            .ok_or_else(|| SqlError::UndefinedColumn {
+                name: format!("{name}\" of relation \"{}", t.name),
+            })?;
         let (b, _) = binder.bind_expr(&a.value, &scope, None)?;
         sets.push((ci, coerce_expr(b, t.columns[ci].ty)?));
     }
@@ -805,7 +1101,17 @@ fn matching_rows(
     let mut seen = std::collections::HashSet::new();
     for r in joined {
         let ok = match &filter {
-            Some(f) => matches!(exec.eval(f, &Env { row: &r, parent: None, aggs: None })?, Value::Bool(true)),
+            Some(f) => matches!(
+                exec.eval(
+                    f,
+                    &Env {
+                        row: &r,
+                        parent: None,
+                        aggs: None
+                    }
+                )?,
+                Value::Bool(true)
+            ),
             None => true,
         };
         if ok {
@@ -820,7 +1126,10 @@ fn matching_rows(
 }
 
 fn empty_select(from: &[ast::TableWithJoins]) -> ast::Select {
-    let mut sel = match Parser::new(&PostgreSqlDialect {}).try_with_sql("SELECT *").and_then(|mut p| p.parse_query()) {
+    let mut sel = match Parser::new(&PostgreSqlDialect {})
+        .try_with_sql("SELECT *")
+        .and_then(|mut p| p.parse_query())
+    {
         Ok(q) => match *q.body {
             ast::SetExpr::Select(s) => *s,
             _ => unreachable_select(),
@@ -839,9 +1148,12 @@ fn unreachable_select() -> ast::Select {
 
 fn from_alias(from: &[ast::TableWithJoins]) -> Option<String> {
     match from.first().map(|f| &f.relation) {
-        Some(ast::TableFactor::Table { name, alias, .. }) => {
-            Some(alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| object_name(name).last().cloned().unwrap_or_default()))
-        }
+        Some(ast::TableFactor::Table { name, alias, .. }) => Some(
+            alias
+                .as_ref()
+                .map(|a| a.name.value.clone())
+                .unwrap_or_else(|| object_name(name).last().cloned().unwrap_or_default()),
+        ),
         _ => None,
     }
 }
@@ -861,25 +1173,48 @@ fn check_not_moved(cx: &Cx<'_>, lk: &[u8], seen: Option<u64>) -> Result<(), SqlE
 fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("UPDATE")?;
     let (name, alias) = match &u.table.relation {
-        ast::TableFactor::Table { name, alias, .. } => (name, alias.as_ref().map(|a| a.name.value.clone())),
+        ast::TableFactor::Table { name, alias, .. } => {
+            (name, alias.as_ref().map(|a| a.name.value.clone()))
+        }
         _ => return Err(SqlError::feature("UPDATE of a non-table")),
     };
     let t = resolve_target(cx, name)?;
     let from: Vec<ast::TableWithJoins> = match &u.from {
-        Some(ast::UpdateTableFromKind::AfterSet(f)) | Some(ast::UpdateTableFromKind::BeforeSet(f)) => f.clone(),
+        Some(ast::UpdateTableFromKind::AfterSet(f))
+        | Some(ast::UpdateTableFromKind::BeforeSet(f)) => f.clone(),
         None => vec![],
     };
-    let (targets, hits, sets) = matching_rows(cx, &t, alias, &from, u.selection.as_ref(), with, &u.assignments)?;
-    let by_tuple: std::collections::HashMap<u64, usize> = targets.iter().enumerate().map(|(i, (_, r, _))| (r.tuple, i)).collect();
+    let (targets, hits, sets) = matching_rows(
+        cx,
+        &t,
+        alias,
+        &from,
+        u.selection.as_ref(),
+        with,
+        &u.assignments,
+    )?;
+    let by_tuple: std::collections::HashMap<u64, usize> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, (_, r, _))| (r.tuple, i))
+        .collect();
     let mut changes = Vec::new();
     {
         let at = cx.read_point();
         let rcx = cx.reader(at);
         let exec = Executor::new(&rcx);
         for r in &hits {
-            let env = Env { row: r, parent: None, aggs: None };
-            let Some(tuple) = tuple_of(&r[t.columns.len()]) else { continue };
-            let Some(&ti) = by_tuple.get(&tuple) else { continue };
+            let env = Env {
+                row: r,
+                parent: None,
+                aggs: None,
+            };
+            let Some(tuple) = tuple_of(&r[t.columns.len()]) else {
+                continue;
+            };
+            let Some(&ti) = by_tuple.get(&tuple) else {
+                continue;
+            };
             let mut vals: Vec<Value> = r[..t.columns.len()].to_vec();
             for (ci, e) in &sets {
                 vals[*ci] = assign(&t.columns[*ci], exec.eval(e, &env)?)?;
@@ -900,20 +1235,54 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
             let old_id = targets[ti].1.row_id;
             row.row_id = old_id;
             let size = prost::Message::encoded_len(&row);
-            cx.pending()?.put_row(old_lk.clone(), RowWrite { table_id: t.id, row: Some(row), base_seq: *seq, inserted: false }, size)?;
+            cx.pending()?.put_row(
+                old_lk.clone(),
+                RowWrite {
+                    table_id: t.id,
+                    row: Some(row),
+                    base_seq: *seq,
+                    inserted: false,
+                },
+                size,
+            )?;
         } else if &new_lk == old_lk {
             let size = prost::Message::encoded_len(&row);
-            cx.pending()?.put_row(old_lk.clone(), RowWrite { table_id: t.id, row: Some(row), base_seq: *seq, inserted: false }, size)?;
+            cx.pending()?.put_row(
+                old_lk.clone(),
+                RowWrite {
+                    table_id: t.id,
+                    row: Some(row),
+                    base_seq: *seq,
+                    inserted: false,
+                },
+                size,
+            )?;
         } else {
-            cx.pending()?.put_row(old_lk.clone(), RowWrite { table_id: t.id, row: None, base_seq: *seq, inserted: false }, 0)?;
+            cx.pending()?.put_row(
+                old_lk.clone(),
+                RowWrite {
+                    table_id: t.id,
+                    row: None,
+                    base_seq: *seq,
+                    inserted: false,
+                },
+                0,
+            )?;
             write_insert_row(cx, &t, new_lk, row)?;
         }
     }
-    Ok(Output::Command { tag: format!("UPDATE {n}") })
+    Ok(Output::Command {
+        tag: format!("UPDATE {n}"),
+    })
 }
 
 fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Result<(), SqlError> {
-    let own = cx.sess.txn.as_ref().and_then(|x| x.pending.writes.get(&lk)).map(|w| w.row.is_some());
+    let own = cx
+        .sess
+        .txn
+        .as_ref()
+        .and_then(|x| x.pending.writes.get(&lk))
+        .map(|w| w.row.is_some());
     let mut base = None;
     match own {
         Some(true) => return Err(unique_violation(t, Some(&row))),
@@ -925,7 +1294,16 @@ fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Re
         },
     }
     let size = prost::Message::encoded_len(&row);
-    cx.pending()?.put_row(lk, RowWrite { table_id: t.id, row: Some(row), base_seq: base, inserted: true }, size)
+    cx.pending()?.put_row(
+        lk,
+        RowWrite {
+            table_id: t.id,
+            row: Some(row),
+            base_seq: base,
+            inserted: true,
+        },
+        size,
+    )
 }
 
 fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<Output, SqlError> {
@@ -933,32 +1311,60 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
     let tables = match &d.from {
         ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
     };
-    let Some(first) = tables.first() else { return Err(SqlError::Syntax { message: "DELETE without table".into() }) };
+    let Some(first) = tables.first() else {
+        return Err(SqlError::Syntax {
+            message: "DELETE without table".into(),
+        });
+    };
     let (name, alias) = match &first.relation {
-        ast::TableFactor::Table { name, alias, .. } => (name, alias.as_ref().map(|a| a.name.value.clone())),
+        ast::TableFactor::Table { name, alias, .. } => {
+            (name, alias.as_ref().map(|a| a.name.value.clone()))
+        }
         _ => return Err(SqlError::feature("DELETE from a non-table")),
     };
     let t = resolve_target(cx, name)?;
     let using = d.using.clone().unwrap_or_default();
     let (targets, hits, _) = matching_rows(cx, &t, alias, &using, d.selection.as_ref(), with, &[])?;
-    let by_tuple: std::collections::HashMap<u64, usize> = targets.iter().enumerate().map(|(i, (_, r, _))| (r.tuple, i)).collect();
+    let by_tuple: std::collections::HashMap<u64, usize> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, (_, r, _))| (r.tuple, i))
+        .collect();
     let mut n = 0;
     for r in &hits {
-        let Some(tuple) = tuple_of(&r[t.columns.len()]) else { continue };
-        let Some(&ti) = by_tuple.get(&tuple) else { continue };
+        let Some(tuple) = tuple_of(&r[t.columns.len()]) else {
+            continue;
+        };
+        let Some(&ti) = by_tuple.get(&tuple) else {
+            continue;
+        };
         let (lk, _, seq) = &targets[ti];
         check_not_moved(cx, lk, *seq)?;
         let lk = lk.clone();
         let seq = *seq;
-        cx.pending()?.put_row(lk, RowWrite { table_id: t.id, row: None, base_seq: seq, inserted: false }, 0)?;
+        cx.pending()?.put_row(
+            lk,
+            RowWrite {
+                table_id: t.id,
+                row: None,
+                base_seq: seq,
+                inserted: false,
+            },
+            0,
+        )?;
         n += 1;
     }
-    Ok(Output::Command { tag: format!("DELETE {n}") })
+    Ok(Output::Command {
+        tag: format!("DELETE {n}"),
+    })
 }
 
 // ------------------------------------------------------------------ COPY
 
-fn copy_is_binary(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -> Result<bool, SqlError> {
+fn copy_is_binary(
+    options: &[ast::CopyOption],
+    legacy: &[ast::CopyLegacyOption],
+) -> Result<bool, SqlError> {
     let mut binary = false;
     for o in options {
         match o {
@@ -998,17 +1404,43 @@ fn copy(
         }
         let q: ast::Query = match source {
             ast::CopySource::Query(q) => (**q).clone(),
-            ast::CopySource::Table { table_name, columns } => {
-                let cols = if columns.is_empty() { "*".to_string() } else { columns.iter().map(|c| format!("\"{}\"", c.value)).collect::<Vec<_>>().join(", ") };
+            ast::CopySource::Table {
+                table_name,
+                columns,
+            } => {
+                let cols = if columns.is_empty() {
+                    "*".to_string()
+                } else {
+                    columns
+                        .iter()
+                        .map(|c| format!("\"{}\"", c.value))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
                 let sql = format!("SELECT {cols} FROM {table_name}");
-                *Parser::new(&PostgreSqlDialect {}).try_with_sql(&sql).and_then(|mut p| p.parse_query()).map_err(|e| SqlError::Syntax { message: e.to_string() })?
+                *Parser::new(&PostgreSqlDialect {})
+                    .try_with_sql(&sql)
+                    .and_then(|mut p| p.parse_query())
+                    .map_err(|e| SqlError::Syntax {
+                        message: e.to_string(),
+                    })?
             }
         };
         let at = cx.read_point();
         let rcx = cx.reader(at);
         let bq = Binder::new(&rcx).bind_query(&q, None)?;
         let rows = Executor::new(&rcx).run_query(&bq, None)?;
-        let types: Vec<PgType> = bq.columns.iter().map(|c| if c.ty == PgType::Unknown { PgType::Text } else { c.ty }).collect();
+        let types: Vec<PgType> = bq
+            .columns
+            .iter()
+            .map(|c| {
+                if c.ty == PgType::Unknown {
+                    PgType::Text
+                } else {
+                    c.ty
+                }
+            })
+            .collect();
         let n = rows.len();
         let mut chunks = Vec::with_capacity(n + 2);
         if binary {
@@ -1035,14 +1467,27 @@ fn copy(
                 chunks.push(wire::copy_text_row(r, &types));
             }
         }
-        return Ok(Output::CopyOut { binary, columns: types.len() as u16, chunks, tag: format!("COPY {n}") });
+        return Ok(Output::CopyOut {
+            binary,
+            columns: types.len() as u16,
+            chunks,
+            tag: format!("COPY {n}"),
+        });
     }
     cx.check_writable("COPY FROM")?;
     if !matches!(target, ast::CopyTarget::Stdin) {
-        return Err(SqlError::feature("COPY FROM a file or program (only STDIN)"));
+        return Err(SqlError::feature(
+            "COPY FROM a file or program (only STDIN)",
+        ));
     }
-    let ast::CopySource::Table { table_name, columns } = source else {
-        return Err(SqlError::Syntax { message: "COPY FROM needs a table".into() });
+    let ast::CopySource::Table {
+        table_name,
+        columns,
+    } = source
+    else {
+        return Err(SqlError::Syntax {
+            message: "COPY FROM needs a table".into(),
+        });
     };
     let t = resolve_target(cx, table_name)?;
     let cols: Vec<usize> = if columns.is_empty() {
@@ -1051,14 +1496,25 @@ fn copy(
         columns
             .iter()
             .map(|c| {
-                let n = if c.quote_style.is_some() { c.value.clone() } else { c.value.to_lowercase() };
-                t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn { name: format!("{n}\" of relation \"{}", t.name) })
+                let n = if c.quote_style.is_some() {
+                    c.value.clone()
+                } else {
+                    c.value.to_lowercase()
+                };
+                t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn {
+                    name: format!("{n}\" of relation \"{}", t.name),
+                })
             })
             .collect::<Result<_, _>>()?
     };
     cx.ensure_txn();
     let n = cols.len() as u16;
-    cx.sess.copy_in = Some(CopyIn { table_id: t.id, columns: cols, binary, buf: Vec::new() });
+    cx.sess.copy_in = Some(CopyIn {
+        table_id: t.id,
+        columns: cols,
+        binary,
+        buf: Vec::new(),
+    });
     Ok(Output::CopyIn { binary, columns: n })
 }
 
@@ -1066,10 +1522,19 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
     let t = {
         let at = cx.read_point();
         let rcx = cx.reader(at);
-        rcx.all_tables().into_iter().find(|x| x.id == copy.table_id).ok_or_else(|| SqlError::UndefinedTable { name: format!("table {}", copy.table_id) })?
+        rcx.all_tables()
+            .into_iter()
+            .find(|x| x.id == copy.table_id)
+            .ok_or_else(|| SqlError::UndefinedTable {
+                name: format!("table {}", copy.table_id),
+            })?
     };
     let types: Vec<PgType> = copy.columns.iter().map(|i| t.columns[*i].ty).collect();
-    let rows = if copy.binary { wire::parse_copy_binary(&copy.buf, &types)? } else { wire::parse_copy_text(&copy.buf, &types)? };
+    let rows = if copy.binary {
+        wire::parse_copy_binary(&copy.buf, &types)?
+    } else {
+        wire::parse_copy_text(&copy.buf, &types)?
+    };
     let n = rows.len();
     for r in rows {
         let mut full = vec![Value::Null; t.columns.len()];
@@ -1078,7 +1543,9 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
         }
         write_insert(cx, &t, full)?;
     }
-    Ok(Output::Command { tag: format!("COPY {n}") })
+    Ok(Output::Command {
+        tag: format!("COPY {n}"),
+    })
 }
 
 #[cfg(test)]

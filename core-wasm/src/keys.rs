@@ -30,7 +30,9 @@ pub fn push_version(out: &mut Vec<u8>, seq: u64) {
 /// Splits a versioned key into its logical part and commit sequence.
 pub fn split_version(raw: &[u8]) -> Result<(&[u8], u64), DecodeError> {
     if raw.len() < 1 + VERSION_LEN {
-        return Err(DecodeError::Key { message: format!("versioned key too short ({} bytes)", raw.len()) });
+        return Err(DecodeError::Key {
+            message: format!("versioned key too short ({} bytes)", raw.len()),
+        });
     }
     let (logical, ver) = raw.split_at(raw.len() - VERSION_LEN);
     let mut b = [0u8; 8];
@@ -174,7 +176,11 @@ pub fn encode_field(out: &mut Vec<u8>, v: &Value, ty: PgType) {
             out.extend_from_slice(&o.to_be_bytes());
         }
         Value::Array(items) => {
-            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
+            let elem = if ty == PgType::Int2Array {
+                PgType::Int2
+            } else {
+                PgType::Text
+            };
             for it in items {
                 out.push(0x02);
                 encode_field(out, it, elem);
@@ -191,7 +197,9 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if self.buf.len() < n {
-            return Err(DecodeError::Key { message: "key field truncated".into() });
+            return Err(DecodeError::Key {
+                message: "key field truncated".into(),
+            });
         }
         let (a, b) = self.buf.split_at(n);
         self.buf = b;
@@ -219,7 +227,11 @@ impl<'a> Reader<'a> {
             match self.byte()? {
                 0xFF => out.push(0),
                 0x01 => return Ok(out),
-                other => return Err(DecodeError::Key { message: format!("bad escape byte {other:#x}") }),
+                other => {
+                    return Err(DecodeError::Key {
+                        message: format!("bad escape byte {other:#x}"),
+                    })
+                }
             }
         }
     }
@@ -227,7 +239,9 @@ impl<'a> Reader<'a> {
 
 fn decode_numeric(r: &mut Reader<'_>) -> Result<String, DecodeError> {
     let class = r.byte()?;
-    let bad = || DecodeError::Key { message: "bad numeric key".into() };
+    let bad = || DecodeError::Key {
+        message: "bad numeric key".into(),
+    };
     let (neg, exp, digits) = match class {
         4 => return Ok("NaN".into()),
         2 => (false, 0, String::new()),
@@ -258,7 +272,11 @@ fn decode_numeric(r: &mut Reader<'_>) -> Result<String, DecodeError> {
     sb.copy_from_slice(r.take(2)?);
     let scale = u16::from_be_bytes(sb) as i64;
     if digits.is_empty() {
-        return Ok(if scale > 0 { format!("0.{}", "0".repeat(scale as usize)) } else { "0".into() });
+        return Ok(if scale > 0 {
+            format!("0.{}", "0".repeat(scale as usize))
+        } else {
+            "0".into()
+        });
     }
     // digits * 10^(exp - len)
     let shift = exp as i64 - digits.len() as i64;
@@ -272,11 +290,17 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
     match r.byte()? {
         NULL_MARK => return Ok(Value::Null),
         VALUE_MARK => {}
-        other => return Err(DecodeError::Key { message: format!("bad field mark {other:#x}") }),
+        other => {
+            return Err(DecodeError::Key {
+                message: format!("bad field mark {other:#x}"),
+            })
+        }
     }
     Ok(match ty {
         PgType::Bool => Value::Bool(r.byte()? != 0),
-        PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass => Value::Int(r.i64()?),
+        PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass => {
+            Value::Int(r.i64()?)
+        }
         PgType::Float4 | PgType::Float8 => {
             let enc = r.u64()?;
             let bits = if enc == u64::MAX {
@@ -290,8 +314,15 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
         }
         PgType::Numeric => Value::Numeric(decode_numeric(r)?),
         PgType::Bytea => Value::Bytes(r.bytes()?),
-        PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Char | PgType::Unknown => {
-            Value::Text(String::from_utf8(r.bytes()?).map_err(|_| DecodeError::Key { message: "text key is not UTF-8".into() })?)
+        PgType::Text
+        | PgType::Varchar
+        | PgType::Bpchar
+        | PgType::Name
+        | PgType::Char
+        | PgType::Unknown => {
+            Value::Text(String::from_utf8(r.bytes()?).map_err(|_| DecodeError::Key {
+                message: "text key is not UTF-8".into(),
+            })?)
         }
         PgType::Uuid => {
             let mut u = [0u8; 16];
@@ -306,21 +337,36 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
             let months = r.i64()? as i32;
             let days = r.i64()? as i32;
             // micros = span - (months*30 + days) days; recompute from the stored span
-            Value::Interval(Interval { months, days, micros: 0 })
+            Value::Interval(Interval {
+                months,
+                days,
+                micros: 0,
+            })
         }
         PgType::Tid => {
             let b = r.take(4)?;
             let o = r.take(2)?;
-            Value::Tid(u32::from_be_bytes([b[0], b[1], b[2], b[3]]), u16::from_be_bytes([o[0], o[1]]))
+            Value::Tid(
+                u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+                u16::from_be_bytes([o[0], o[1]]),
+            )
         }
         PgType::Int2Array | PgType::TextArray => {
-            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
+            let elem = if ty == PgType::Int2Array {
+                PgType::Int2
+            } else {
+                PgType::Text
+            };
             let mut items = Vec::new();
             loop {
                 match r.byte()? {
                     0x01 => break,
                     0x02 => items.push(decode_field_inner(r, elem)?),
-                    _ => return Err(DecodeError::Key { message: "bad array key".into() }),
+                    _ => {
+                        return Err(DecodeError::Key {
+                            message: "bad array key".into(),
+                        })
+                    }
                 }
             }
             Value::Array(items)
@@ -347,7 +393,9 @@ pub fn decode_fields(mut buf: &[u8], types: &[PgType]) -> Result<Vec<Value>, Dec
         buf = r.buf;
     }
     if !buf.is_empty() {
-        return Err(DecodeError::Key { message: format!("{} trailing bytes after key fields", buf.len()) });
+        return Err(DecodeError::Key {
+            message: format!("{} trailing bytes after key fields", buf.len()),
+        });
     }
     Ok(out)
 }
@@ -395,20 +443,38 @@ mod tests {
             .boxed(),
             PgType::Numeric => (any::<bool>(), "[0-9]{1,25}", "[0-9]{0,12}")
                 .prop_map(|(neg, i, f)| {
-                    let text = if f.is_empty() { format!("{}{i}", if neg { "-" } else { "" }) } else { format!("{}{i}.{f}", if neg { "-" } else { "" }) };
+                    let text = if f.is_empty() {
+                        format!("{}{i}", if neg { "-" } else { "" })
+                    } else {
+                        format!("{}{i}.{f}", if neg { "-" } else { "" })
+                    };
                     Value::Numeric(numeric_canonical(&text).unwrap_or_else(|| "0".into()))
                 })
                 .boxed(),
             PgType::Text => ".{0,20}".prop_map(Value::Text).boxed(),
-            PgType::Bytea => proptest::collection::vec(any::<u8>(), 0..20).prop_map(Value::Bytes).boxed(),
+            PgType::Bytea => proptest::collection::vec(any::<u8>(), 0..20)
+                .prop_map(Value::Bytes)
+                .boxed(),
             PgType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
             PgType::Timestamptz => any::<i64>().prop_map(Value::Timestamp).boxed(),
             PgType::Date => any::<i32>().prop_map(Value::Date).boxed(),
             PgType::Time => (0i64..86_400_000_000).prop_map(Value::Time).boxed(),
-            PgType::Interval => (-1000i32..1000, -1000i32..1000, -1_000_000_000_000i64..1_000_000_000_000)
-                .prop_map(|(months, days, micros)| Value::Interval(Interval { months, days, micros }))
+            PgType::Interval => (
+                -1000i32..1000,
+                -1000i32..1000,
+                -1_000_000_000_000i64..1_000_000_000_000,
+            )
+                .prop_map(|(months, days, micros)| {
+                    Value::Interval(Interval {
+                        months,
+                        days,
+                        micros,
+                    })
+                })
                 .boxed(),
-            PgType::Tid => (any::<u32>(), any::<u16>()).prop_map(|(b, o)| Value::Tid(b, o)).boxed(),
+            PgType::Tid => (any::<u32>(), any::<u16>())
+                .prop_map(|(b, o)| Value::Tid(b, o))
+                .boxed(),
             _ => any::<i64>().prop_map(Value::Int).boxed(),
         }
     }

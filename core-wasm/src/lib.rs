@@ -2,22 +2,25 @@
 //! come in through [`api::KvRead`], time through arguments, and every commit leaves as one
 //! [`api::CommitBatch`].
 
+// PgError is the protocol's ErrorResponse; it crosses the WIT boundary by value, so it is not boxed.
+#![allow(clippy::result_large_err)]
+
 pub mod api;
+pub mod catalog;
+pub mod engine;
 pub mod envelope;
 pub mod error;
+pub mod exec;
+#[cfg(target_arch = "wasm32")]
+mod guest;
 pub mod keys;
 pub mod memkv;
-pub mod types;
-pub mod catalog;
 pub mod pgcatalog;
-pub mod engine;
-pub mod exec;
 pub mod query;
 pub mod regex;
 pub mod txn;
+pub mod types;
 pub mod wire;
-#[cfg(target_arch = "wasm32")]
-mod guest;
 
 pub use engine::Engine;
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::{CommitBatch, KvError, KvRead};
+use crate::api::{CommitBatch, KvError, KvPairs, KvRead};
 
 #[derive(Debug, Default, Clone)]
 pub struct MemKv {
@@ -35,11 +35,16 @@ impl MemKv {
 }
 
 impl KvRead for MemKv {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
         if start >= end {
             return Ok(vec![]);
         }
-        Ok(self.map.range(start.to_vec()..end.to_vec()).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect())
+        Ok(self
+            .map
+            .range(start.to_vec()..end.to_vec())
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {

@@ -35,10 +35,22 @@ pub struct ColMeta {
 
 impl ColMeta {
     pub fn expr(name: &str, ty: PgType) -> ColMeta {
-        ColMeta { name: name.to_string(), ty, typmod: -1, table_oid: 0, attnum: 0, qual: None, hidden: false }
+        ColMeta {
+            name: name.to_string(),
+            ty,
+            typmod: -1,
+            table_oid: 0,
+            attnum: 0,
+            qual: None,
+            hidden: false,
+        }
     }
     pub fn field(&self) -> FieldDesc {
-        let ty = if self.ty == PgType::Unknown { PgType::Text } else { self.ty };
+        let ty = if self.ty == PgType::Unknown {
+            PgType::Text
+        } else {
+            self.ty
+        };
         FieldDesc {
             name: self.name.clone(),
             table_oid: self.table_oid,
@@ -122,8 +134,14 @@ pub enum JoinKind {
 
 #[derive(Debug, Clone)]
 pub enum Source {
-    Table { table: TableRef, point_keys: Option<Vec<Vec<Value>>> },
-    Virtual { schema: Option<String>, name: String },
+    Table {
+        table: TableRef,
+        point_keys: Option<Vec<Vec<Value>>>,
+    },
+    Virtual {
+        schema: Option<String>,
+        name: String,
+    },
     Derived(Rc<BQuery>),
     Values(Vec<Vec<BExpr>>),
     /// `FROM` without tables: one empty row.
@@ -197,7 +215,9 @@ impl Scope {
             };
             if qual_ok && c.name == name {
                 if found.is_some() {
-                    return Err(SqlError::AmbiguousColumn { name: name.to_string() });
+                    return Err(SqlError::AmbiguousColumn {
+                        name: name.to_string(),
+                    });
                 }
                 found = Some(i);
             }
@@ -228,7 +248,12 @@ impl ReadCx<'_> {
         }
         let dropped = |id: u32| self.pending.is_some_and(|p| p.dropped.contains(&id));
         // Unqualified names search `public` first, as PostgreSQL's default search_path.
-        let mut candidates: Vec<&TableRef> = self.st.tables.values().filter(|t| matches(t) && !dropped(t.id)).collect();
+        let mut candidates: Vec<&TableRef> = self
+            .st
+            .tables
+            .values()
+            .filter(|t| matches(t) && !dropped(t.id))
+            .collect();
         candidates.sort_by_key(|t| t.schema != "public");
         candidates.first().map(|t| (*t).clone())
     }
@@ -238,7 +263,11 @@ impl ReadCx<'_> {
             .st
             .tables
             .values()
-            .filter(|t| !self.pending.is_some_and(|p| p.dropped.contains(&t.id) || p.tables.contains_key(&t.id)))
+            .filter(|t| {
+                !self
+                    .pending
+                    .is_some_and(|p| p.dropped.contains(&t.id) || p.tables.contains_key(&t.id))
+            })
             .cloned()
             .collect();
         if let Some(p) = self.pending {
@@ -282,7 +311,9 @@ pub fn split_name(parts: &[String]) -> Result<(Option<String>, String), SqlError
         [n] => Ok((None, n.clone())),
         [s, n] => Ok((Some(s.clone()), n.clone())),
         [_, s, n] => Ok((Some(s.clone()), n.clone())),
-        _ => Err(SqlError::Syntax { message: format!("improper qualified name: {}", parts.join(".")) }),
+        _ => Err(SqlError::Syntax {
+            message: format!("improper qualified name: {}", parts.join(".")),
+        }),
     }
 }
 
@@ -322,7 +353,11 @@ pub fn common_type(a: PgType, b: PgType) -> PgType {
     match (a, b) {
         (Unknown, x) | (x, Unknown) => x,
         (x, y) if x == y => x,
-        (Float8, _) | (_, Float8) | (Float4, _) | (_, Float4) if a.is_numeric_family() && b.is_numeric_family() => Float8,
+        (Float8, _) | (_, Float8) | (Float4, _) | (_, Float4)
+            if a.is_numeric_family() && b.is_numeric_family() =>
+        {
+            Float8
+        }
         (Numeric, _) | (_, Numeric) if a.is_numeric_family() && b.is_numeric_family() => Numeric,
         (Int8, _) | (_, Int8) if a.is_integer() && b.is_integer() => Int8,
         (Int4, _) | (_, Int4) if a.is_integer() && b.is_integer() => Int4,
@@ -340,13 +375,17 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
     Ok(match (v, to) {
         (Value::Int(i), PgType::Float4 | PgType::Float8) => Value::Float(i as f64),
         (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
-        (Value::Int(i), PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass) => {
-            parse_text(&i.to_string(), to)?
-        }
+        (
+            Value::Int(i),
+            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass,
+        ) => parse_text(&i.to_string(), to)?,
         (Value::Int(i), PgType::Bool) => Value::Bool(i != 0),
         (Value::Float(f), t) if t.is_integer() => {
             if f.is_nan() || f.is_infinite() {
-                return Err(SqlError::OutOfRange { type_name: to.sql_name().into(), input: f.to_string() });
+                return Err(SqlError::OutOfRange {
+                    type_name: to.sql_name().into(),
+                    input: f.to_string(),
+                });
             }
             parse_text(&format!("{}", f.round_ties_even() as i128), to)?
         }
@@ -360,12 +399,16 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         }
         (Value::Numeric(s), PgType::Float4 | PgType::Float8) => parse_text(&s, to)?,
         (v @ Value::Numeric(_), PgType::Numeric) => v,
-        (Value::Bytes(b), t) if t.is_string() => Value::Text(format_text(&Value::Bytes(b), PgType::Bytea).unwrap_or_default()),
+        (Value::Bytes(b), t) if t.is_string() => {
+            Value::Text(format_text(&Value::Bytes(b), PgType::Bytea).unwrap_or_default())
+        }
         (Value::Text(s), t) => parse_text(&s, t)?,
         (v, t) if t.is_string() => Value::Text(format_text(&v, t).unwrap_or_default()),
         (v @ Value::Timestamp(_), PgType::Timestamp | PgType::Timestamptz) => v,
         (Value::Timestamp(t), PgType::Date) => Value::Date(t.div_euclid(86_400_000_000) as i32),
-        (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => Value::Timestamp(d as i64 * 86_400_000_000),
+        (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => {
+            Value::Timestamp(d as i64 * 86_400_000_000)
+        }
         (v, t) => {
             let same = matches!(
                 (&v, t),
@@ -382,7 +425,10 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
             if same {
                 v
             } else {
-                return Err(SqlError::CannotCast { from: value_type_name(&v).into(), to: t.sql_name().into() });
+                return Err(SqlError::CannotCast {
+                    from: value_type_name(&v).into(),
+                    to: t.sql_name().into(),
+                });
             }
         }
     })
@@ -414,7 +460,10 @@ pub fn sql_type(dt: &ast::DataType) -> Result<(PgType, i32), SqlError> {
         Some((b, rest)) => {
             let inner = rest.split(')').next().unwrap_or("");
             let tail = rest.split_once(')').map(|x| x.1).unwrap_or("");
-            let args: Vec<u64> = inner.split(',').filter_map(|a| a.trim().parse().ok()).collect();
+            let args: Vec<u64> = inner
+                .split(',')
+                .filter_map(|a| a.trim().parse().ok())
+                .collect();
             (format!("{}{}", b.trim(), tail).trim().to_string(), args)
         }
         None => (lower.trim().to_string(), vec![]),
@@ -432,7 +481,13 @@ pub fn sql_type(dt: &ast::DataType) -> Result<(PgType, i32), SqlError> {
 
 impl<'a, 'b> Binder<'a, 'b> {
     pub fn new(cx: &'a ReadCx<'b>) -> Self {
-        Binder { cx, outer: Vec::new(), ctes: Vec::new(), next_id: 0, touched_outer: Vec::new() }
+        Binder {
+            cx,
+            outer: Vec::new(),
+            ctes: Vec::new(),
+            next_id: 0,
+            touched_outer: Vec::new(),
+        }
     }
 
     fn new_id(&mut self) -> usize {
@@ -440,7 +495,11 @@ impl<'a, 'b> Binder<'a, 'b> {
         self.next_id
     }
 
-    pub fn bind_query(&mut self, q: &ast::Query, outer: Option<&Scope>) -> Result<BQuery, SqlError> {
+    pub fn bind_query(
+        &mut self,
+        q: &ast::Query,
+        outer: Option<&Scope>,
+    ) -> Result<BQuery, SqlError> {
         if let Some(o) = outer {
             self.outer.push(o.clone());
         }
@@ -452,14 +511,6 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         let mut bq = r?;
         bq.correlated = touched;
-        if touched {
-            // Touching our direct outer may also mean touching scopes further out.
-            if let Some(t) = self.touched_outer.last_mut() {
-                if outer.is_some() && self.outer.len() > 0 {
-                    *t = *t || false;
-                }
-            }
-        }
         Ok(bq)
     }
 
@@ -505,9 +556,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let out_idx = match &oe.expr {
                     Expr::Value(v) => match &v.value {
                         ast::Value::Number(n, _) => {
-                            let i: usize = n.parse().map_err(|_| SqlError::Syntax { message: "bad ORDER BY position".into() })?;
+                            let i: usize = n.parse().map_err(|_| SqlError::Syntax {
+                                message: "bad ORDER BY position".into(),
+                            })?;
                             if i == 0 || i > columns.len() {
-                                return Err(SqlError::Syntax { message: format!("ORDER BY position {i} is not in select list") });
+                                return Err(SqlError::Syntax {
+                                    message: format!("ORDER BY position {i} is not in select list"),
+                                });
                             }
                             Some(i - 1)
                         }
@@ -515,8 +570,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                     },
                     Expr::Identifier(idn) => {
                         let n = ident(idn);
-                        let hits: Vec<usize> = columns.iter().enumerate().filter(|(_, c)| c.name == n).map(|(i, _)| i).collect();
-                        if hits.len() == 1 && select_scope.as_ref().is_none_or(|s| s.resolve(None, &n).ok().flatten().is_none() || true) {
+                        let hits: Vec<usize> = columns
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| c.name == n)
+                            .map(|(i, _)| i)
+                            .collect();
+                        if hits.len() == 1 {
                             Some(hits[0])
                         } else {
                             None
@@ -525,21 +585,39 @@ impl<'a, 'b> Binder<'a, 'b> {
                     _ => None,
                 };
                 match out_idx {
-                    Some(i) => order.push(OrderKey { expr: BExpr::Col(i), on_output: true, desc, nulls_first }),
+                    Some(i) => order.push(OrderKey {
+                        expr: BExpr::Col(i),
+                        on_output: true,
+                        desc,
+                        nulls_first,
+                    }),
                     None => {
-                        let scope = select_scope.clone().ok_or_else(|| SqlError::feature("ORDER BY expression on a set operation"))?;
+                        let scope = select_scope.clone().ok_or_else(|| {
+                            SqlError::feature("ORDER BY expression on a set operation")
+                        })?;
                         let mut aggs = match &body {
                             BSet::Select(s) => s.aggs.clone(),
                             _ => vec![],
                         };
                         let grouped = matches!(&body, BSet::Select(s) if s.group.is_some() || !s.aggs.is_empty());
-                        let (e, _) = self.bind_expr(&oe.expr, &scope, if grouped { Some(&mut aggs) } else { None })?;
+                        let (e, _) = self.bind_expr(
+                            &oe.expr,
+                            &scope,
+                            if grouped { Some(&mut aggs) } else { None },
+                        )?;
                         if let BSet::Select(s) = &body {
                             if aggs.len() != s.aggs.len() {
-                                return Err(SqlError::feature("aggregate in ORDER BY that is not in the select list"));
+                                return Err(SqlError::feature(
+                                    "aggregate in ORDER BY that is not in the select list",
+                                ));
                             }
                         }
-                        order.push(OrderKey { expr: e, on_output: false, desc, nulls_first });
+                        order.push(OrderKey {
+                            expr: e,
+                            on_output: false,
+                            desc,
+                            nulls_first,
+                        });
                     }
                 }
             }
@@ -548,7 +626,11 @@ impl<'a, 'b> Binder<'a, 'b> {
         let (mut limit, mut offset) = (None, None);
         if let Some(lc) = &q.limit_clause {
             match lc {
-                ast::LimitClause::LimitOffset { limit: l, offset: o, .. } => {
+                ast::LimitClause::LimitOffset {
+                    limit: l,
+                    offset: o,
+                    ..
+                } => {
                     if let Some(l) = l {
                         limit = Some(self.bind_expr(l, &empty, None)?.0);
                     }
@@ -556,13 +638,27 @@ impl<'a, 'b> Binder<'a, 'b> {
                         offset = Some(self.bind_expr(&o.value, &empty, None)?.0);
                     }
                 }
-                ast::LimitClause::OffsetCommaLimit { .. } => return Err(SqlError::feature("LIMIT offset, count")),
+                ast::LimitClause::OffsetCommaLimit { .. } => {
+                    return Err(SqlError::feature("LIMIT offset, count"))
+                }
             }
         }
-        Ok(BQuery { id, correlated: false, body, order, limit, offset, columns })
+        Ok(BQuery {
+            id,
+            correlated: false,
+            body,
+            order,
+            limit,
+            offset,
+            columns,
+        })
     }
 
-    fn bind_set(&mut self, s: &SetExpr, _o: &mut Option<Scope>) -> Result<(BSet, Vec<ColMeta>, Option<Scope>), SqlError> {
+    fn bind_set(
+        &mut self,
+        s: &SetExpr,
+        _o: &mut Option<Scope>,
+    ) -> Result<(BSet, Vec<ColMeta>, Option<Scope>), SqlError> {
         match s {
             SetExpr::Select(sel) => {
                 let (b, cols, scope) = self.bind_select(sel)?;
@@ -573,7 +669,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let cols = bq.columns.clone();
                 Ok((BSet::Query(Rc::new(bq)), cols, None))
             }
-            SetExpr::SetOperation { left, op, set_quantifier, right } => {
+            SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
                 if !matches!(op, ast::SetOperator::Union) {
                     return Err(SqlError::feature(format!("{op}")));
                 }
@@ -581,16 +682,34 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (l, lc, _) = self.bind_set(left, &mut None)?;
                 let (r, rc, _) = self.bind_set(right, &mut None)?;
                 if lc.len() != rc.len() {
-                    return Err(SqlError::Syntax { message: "each UNION query must have the same number of columns".into() });
+                    return Err(SqlError::Syntax {
+                        message: "each UNION query must have the same number of columns".into(),
+                    });
                 }
                 let cols = lc
                     .iter()
                     .zip(rc.iter())
                     .map(|(a, b)| {
                         let ty = common_type(a.ty, b.ty);
-                        let ty = if ty == PgType::Unknown { PgType::Text } else { ty };
-                        let typmod = if a.ty == b.ty && a.typmod == b.typmod { a.typmod } else { -1 };
-                        ColMeta { name: a.name.clone(), ty, typmod, table_oid: 0, attnum: 0, qual: None, hidden: false }
+                        let ty = if ty == PgType::Unknown {
+                            PgType::Text
+                        } else {
+                            ty
+                        };
+                        let typmod = if a.ty == b.ty && a.typmod == b.typmod {
+                            a.typmod
+                        } else {
+                            -1
+                        };
+                        ColMeta {
+                            name: a.name.clone(),
+                            ty,
+                            typmod,
+                            table_oid: 0,
+                            attnum: 0,
+                            qual: None,
+                            hidden: false,
+                        }
                     })
                     .collect();
                 Ok((BSet::Union(Box::new(l), Box::new(r), all), cols, None))
@@ -599,11 +718,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (rows, cols) = self.bind_values(v)?;
                 Ok((BSet::Values(rows), cols, None))
             }
-            other => Err(SqlError::feature(format!("query body {}", first_words(&other.to_string())))),
+            other => Err(SqlError::feature(format!(
+                "query body {}",
+                first_words(&other.to_string())
+            ))),
         }
     }
 
-    fn bind_values(&mut self, v: &ast::Values) -> Result<(Vec<Vec<BExpr>>, Vec<ColMeta>), SqlError> {
+    fn bind_values(
+        &mut self,
+        v: &ast::Values,
+    ) -> Result<(Vec<Vec<BExpr>>, Vec<ColMeta>), SqlError> {
         let empty = Scope::default();
         let mut rows = Vec::new();
         let mut types: Vec<PgType> = Vec::new();
@@ -619,40 +744,86 @@ impl<'a, 'b> Binder<'a, 'b> {
                 out.push(b);
             }
             if ri > 0 && out.len() != types.len() {
-                return Err(SqlError::Syntax { message: "VALUES lists must all be the same length".into() });
+                return Err(SqlError::Syntax {
+                    message: "VALUES lists must all be the same length".into(),
+                });
             }
             rows.push(out);
         }
         // Unknown literals in VALUES resolve to text unless another row fixes the type.
-        let types: Vec<PgType> = types.into_iter().map(|t| if t == PgType::Unknown { PgType::Text } else { t }).collect();
+        let types: Vec<PgType> = types
+            .into_iter()
+            .map(|t| {
+                if t == PgType::Unknown {
+                    PgType::Text
+                } else {
+                    t
+                }
+            })
+            .collect();
         let rows = rows
             .into_iter()
-            .map(|r| r.into_iter().zip(types.iter()).map(|(e, t)| coerce_expr(e, *t)).collect::<Result<Vec<_>, _>>())
+            .map(|r| {
+                r.into_iter()
+                    .zip(types.iter())
+                    .map(|(e, t)| coerce_expr(e, *t))
+                    .collect::<Result<Vec<_>, _>>()
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let cols = types.iter().enumerate().map(|(i, t)| ColMeta::expr(&format!("column{}", i + 1), *t)).collect();
+        let cols = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ColMeta::expr(&format!("column{}", i + 1), *t))
+            .collect();
         Ok((rows, cols))
     }
 
     /// Binds a FROM list to sources and the scope of their columns.
-    pub fn bind_from(&mut self, from: &[ast::TableWithJoins]) -> Result<(Vec<FromItem>, Scope), SqlError> {
+    pub fn bind_from(
+        &mut self,
+        from: &[ast::TableWithJoins],
+    ) -> Result<(Vec<FromItem>, Scope), SqlError> {
         let mut items = Vec::new();
         let mut scope = Scope::default();
         if from.is_empty() {
-            items.push(FromItem { kind: JoinKind::Cross, source: Source::Dual, on: None, width: 0, hash_keys: vec![] });
+            items.push(FromItem {
+                kind: JoinKind::Cross,
+                source: Source::Dual,
+                on: None,
+                width: 0,
+                hash_keys: vec![],
+            });
             return Ok((items, scope));
         }
         for twj in from {
             let (src, cols) = self.bind_factor(&twj.relation)?;
             let width = cols.len();
             scope.cols.extend(cols);
-            items.push(FromItem { kind: JoinKind::Cross, source: src, on: None, width, hash_keys: vec![] });
+            items.push(FromItem {
+                kind: JoinKind::Cross,
+                source: src,
+                on: None,
+                width,
+                hash_keys: vec![],
+            });
             for j in &twj.joins {
                 let (src, cols) = self.bind_factor(&j.relation)?;
                 let (kind, constraint) = match &j.join_operator {
-                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, Some(c)),
-                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
+                        (JoinKind::Inner, Some(c))
+                    }
+                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
+                        (JoinKind::Left, Some(c))
+                    }
                     ast::JoinOperator::CrossJoin(_) => (JoinKind::Cross, None),
-                    other => return Err(SqlError::feature(format!("join type {other:?}").chars().take(60).collect::<String>())),
+                    other => {
+                        return Err(SqlError::feature(
+                            format!("join type {other:?}")
+                                .chars()
+                                .take(60)
+                                .collect::<String>(),
+                        ))
+                    }
                 };
                 let left_width = scope.cols.len();
                 let width = cols.len();
@@ -679,13 +850,21 @@ impl<'a, 'b> Binder<'a, 'b> {
                             _ => residual.push(c),
                         }
                     }
-                    on = residual.into_iter().reduce(|a, b| BExpr::And(Box::new(a), Box::new(b)));
+                    on = residual
+                        .into_iter()
+                        .reduce(|a, b| BExpr::And(Box::new(a), Box::new(b)));
                 } else if let Some(c) = constraint {
                     if !matches!(c, ast::JoinConstraint::None) {
                         return Err(SqlError::feature("JOIN ... USING / NATURAL"));
                     }
                 }
-                items.push(FromItem { kind, source: src, on, width, hash_keys });
+                items.push(FromItem {
+                    kind,
+                    source: src,
+                    on,
+                    width,
+                    hash_keys,
+                });
             }
         }
         Ok((items, scope))
@@ -693,16 +872,28 @@ impl<'a, 'b> Binder<'a, 'b> {
 
     fn bind_factor(&mut self, f: &TableFactor) -> Result<(Source, Vec<ColMeta>), SqlError> {
         match f {
-            TableFactor::Table { name, alias, args, .. } => {
+            TableFactor::Table {
+                name, alias, args, ..
+            } => {
                 if args.is_some() {
                     return Err(SqlError::feature("table functions"));
                 }
                 let parts = object_name(name);
                 let (schema, tname) = split_name(&parts)?;
-                let qual = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| tname.clone());
+                let qual = alias
+                    .as_ref()
+                    .map(|a| ident(&a.name))
+                    .unwrap_or_else(|| tname.clone());
                 if schema.is_none() {
                     if let Some(cte) = self.ctes.iter().rev().find_map(|m| m.get(&tname)).cloned() {
-                        let cols = cte.columns.iter().map(|c| ColMeta { qual: Some(qual.clone()), ..c.clone() }).collect();
+                        let cols = cte
+                            .columns
+                            .iter()
+                            .map(|c| ColMeta {
+                                qual: Some(qual.clone()),
+                                ..c.clone()
+                            })
+                            .collect();
                         return Ok((Source::Derived(cte), apply_alias_cols(cols, alias)));
                     }
                 }
@@ -734,9 +925,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                         qual: Some(qual.clone()),
                         hidden: true,
                     });
-                    return Ok((Source::Table { table: t, point_keys: None }, apply_alias_cols(cols, alias)));
+                    return Ok((
+                        Source::Table {
+                            table: t,
+                            point_keys: None,
+                        },
+                        apply_alias_cols(cols, alias),
+                    ));
                 }
-                if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname) {
+                if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname)
+                {
                     let cols = vcols
                         .iter()
                         .enumerate()
@@ -750,7 +948,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                             hidden: false,
                         })
                         .collect();
-                    return Ok((Source::Virtual { schema, name: tname }, apply_alias_cols(cols, alias)));
+                    return Ok((
+                        Source::Virtual {
+                            schema,
+                            name: tname,
+                        },
+                        apply_alias_cols(cols, alias),
+                    ));
                 }
                 let shown = match &schema {
                     Some(s) => format!("{s}.{tname}"),
@@ -758,21 +962,39 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 Err(SqlError::UndefinedTable { name: shown })
             }
-            TableFactor::Derived { subquery, alias, lateral, .. } => {
+            TableFactor::Derived {
+                subquery,
+                alias,
+                lateral,
+                ..
+            } => {
                 if *lateral {
                     return Err(SqlError::feature("LATERAL"));
                 }
                 let q = self.bind_query(subquery, None)?;
                 let qual = alias.as_ref().map(|a| ident(&a.name));
-                let cols = q.columns.iter().map(|c| ColMeta { qual: qual.clone(), ..c.clone() }).collect();
+                let cols = q
+                    .columns
+                    .iter()
+                    .map(|c| ColMeta {
+                        qual: qual.clone(),
+                        ..c.clone()
+                    })
+                    .collect();
                 Ok((Source::Derived(Rc::new(q)), apply_alias_cols(cols, alias)))
             }
             TableFactor::NestedJoin { .. } => Err(SqlError::feature("parenthesized joins")),
-            other => Err(SqlError::feature(format!("FROM item {}", first_words(&other.to_string())))),
+            other => Err(SqlError::feature(format!(
+                "FROM item {}",
+                first_words(&other.to_string())
+            ))),
         }
     }
 
-    fn bind_select(&mut self, sel: &ast::Select) -> Result<(BSelect, Vec<ColMeta>, Scope), SqlError> {
+    fn bind_select(
+        &mut self,
+        sel: &ast::Select,
+    ) -> Result<(BSelect, Vec<ColMeta>, Scope), SqlError> {
         let (from, scope) = self.bind_from(&sel.from)?;
         let filter = match &sel.selection {
             Some(e) => Some(self.bind_bool(e, &scope)?),
@@ -785,10 +1007,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                     // GROUP BY may name an output column by position.
                     if let Expr::Value(v) = e {
                         if let ast::Value::Number(n, _) = &v.value {
-                            let i: usize = n.parse().map_err(|_| SqlError::Syntax { message: "bad GROUP BY position".into() })?;
-                            let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| SqlError::Syntax { message: format!("GROUP BY position {i} is not in select list") })?;
+                            let i: usize = n.parse().map_err(|_| SqlError::Syntax {
+                                message: "bad GROUP BY position".into(),
+                            })?;
+                            let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| {
+                                SqlError::Syntax {
+                                    message: format!("GROUP BY position {i} is not in select list"),
+                                }
+                            })?;
                             let ex = match item {
-                                SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. } => x,
+                                SelectItem::UnnamedExpr(x)
+                                | SelectItem::ExprWithAlias { expr: x, .. } => x,
                                 _ => return Err(SqlError::feature("GROUP BY position of *")),
                             };
                             g.push(self.bind_expr(ex, &scope, None)?.0);
@@ -812,31 +1041,50 @@ impl<'a, 'b> Binder<'a, 'b> {
                     for (i, c) in scope.cols.iter().enumerate() {
                         if !c.hidden {
                             projection.push(BExpr::Col(i));
-                            columns.push(ColMeta { qual: None, ..c.clone() });
+                            columns.push(ColMeta {
+                                qual: None,
+                                ..c.clone()
+                            });
                         }
                     }
                 }
                 SelectItem::QualifiedWildcard(kind, _) => {
                     let q = match kind {
-                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n).last().cloned().unwrap_or_default(),
-                        ast::SelectItemQualifiedWildcardKind::Expr(_) => return Err(SqlError::feature("expression.*")),
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                            object_name(n).last().cloned().unwrap_or_default()
+                        }
+                        ast::SelectItemQualifiedWildcardKind::Expr(_) => {
+                            return Err(SqlError::feature("expression.*"))
+                        }
                     };
                     let mut any = false;
                     for (i, c) in scope.cols.iter().enumerate() {
                         if !c.hidden && c.qual.as_deref() == Some(q.as_str()) {
                             projection.push(BExpr::Col(i));
-                            columns.push(ColMeta { qual: None, ..c.clone() });
+                            columns.push(ColMeta {
+                                qual: None,
+                                ..c.clone()
+                            });
                             any = true;
                         }
                     }
                     if !any {
-                        return Err(SqlError::UndefinedTable { name: format!("missing FROM-clause entry for table \"{q}\"") });
+                        return Err(SqlError::UndefinedTable {
+                            name: format!("missing FROM-clause entry for table \"{q}\""),
+                        });
                     }
                 }
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    let (b, ty) = self.bind_expr(e, &scope, if grouped_hint { Some(&mut aggs) } else { None })?;
+                    let (b, ty) = self.bind_expr(
+                        e,
+                        &scope,
+                        if grouped_hint { Some(&mut aggs) } else { None },
+                    )?;
                     let mut meta = match &b {
-                        BExpr::Col(i) => ColMeta { qual: None, ..scope.cols[*i].clone() },
+                        BExpr::Col(i) => ColMeta {
+                            qual: None,
+                            ..scope.cols[*i].clone()
+                        },
                         _ => ColMeta::expr(&expr_name(e), ty),
                     };
                     if let BExpr::Scalar(q) = &b {
@@ -856,7 +1104,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                     projection.push(b);
                     columns.push(meta);
                 }
-                SelectItem::ExprWithAliases { .. } => return Err(SqlError::feature("multiple aliases")),
+                SelectItem::ExprWithAliases { .. } => {
+                    return Err(SqlError::feature("multiple aliases"))
+                }
             }
         }
         let having = match &sel.having {
@@ -868,22 +1118,46 @@ impl<'a, 'b> Binder<'a, 'b> {
             Some(ast::Distinct::Distinct) => true,
             Some(_) => return Err(SqlError::feature("DISTINCT ON")),
         };
-        let group = if group_exprs.is_some() || !aggs.is_empty() { Some(group_exprs.unwrap_or_default()) } else { None };
-        Ok((BSelect { from, filter, group, aggs, having, projection, distinct }, columns, scope))
+        let group = if group_exprs.is_some() || !aggs.is_empty() {
+            Some(group_exprs.unwrap_or_default())
+        } else {
+            None
+        };
+        Ok((
+            BSelect {
+                from,
+                filter,
+                group,
+                aggs,
+                having,
+                projection,
+                distinct,
+            },
+            columns,
+            scope,
+        ))
     }
 
     pub fn bind_bool(&mut self, e: &Expr, scope: &Scope) -> Result<BExpr, SqlError> {
         let (b, ty) = self.bind_expr(e, scope, None)?;
         if !matches!(ty, PgType::Bool | PgType::Unknown) {
             return Err(SqlError::DatatypeMismatch {
-                message: format!("argument of WHERE must be type boolean, not type {}", ty.sql_name()),
+                message: format!(
+                    "argument of WHERE must be type boolean, not type {}",
+                    ty.sql_name()
+                ),
                 hint: None,
             });
         }
         coerce_expr(b, PgType::Bool)
     }
 
-    fn resolve_column(&mut self, qual: Option<&str>, name: &str, scope: &Scope) -> Result<(BExpr, PgType), SqlError> {
+    fn resolve_column(
+        &mut self,
+        qual: Option<&str>,
+        name: &str,
+        scope: &Scope,
+    ) -> Result<(BExpr, PgType), SqlError> {
         if let Some(i) = scope.resolve(qual, name)? {
             return Ok((BExpr::Col(i), scope.cols[i].ty));
         }
@@ -903,7 +1177,12 @@ impl<'a, 'b> Binder<'a, 'b> {
     }
 
     /// Binds an expression; `aggs` is `Some` where aggregate calls are allowed.
-    pub fn bind_expr(&mut self, e: &Expr, scope: &Scope, mut aggs: Option<&mut Vec<AggSpec>>) -> Result<(BExpr, PgType), SqlError> {
+    pub fn bind_expr(
+        &mut self,
+        e: &Expr,
+        scope: &Scope,
+        mut aggs: Option<&mut Vec<AggSpec>>,
+    ) -> Result<(BExpr, PgType), SqlError> {
         macro_rules! sub {
             ($x:expr) => {
                 self.bind_expr($x, scope, aggs.as_deref_mut())?
@@ -916,7 +1195,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 match names.as_slice() {
                     [q, n] => self.resolve_column(Some(q), n, scope)?,
                     [_, q, n] => self.resolve_column(Some(q), n, scope)?,
-                    _ => return Err(SqlError::UndefinedColumn { name: names.join(".") }),
+                    _ => {
+                        return Err(SqlError::UndefinedColumn {
+                            name: names.join("."),
+                        })
+                    }
                 }
             }
             Expr::Value(v) => {
@@ -927,7 +1210,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::TypedString(ts) => {
                 let (ty, _) = sql_type(&ts.data_type)?;
                 let s = match &ts.value.value {
-                    ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => s.clone(),
+                    ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
+                        s.clone()
+                    }
                     other => other.to_string(),
                 };
                 (BExpr::Const(parse_text(&s, ty)?), ty)
@@ -942,15 +1227,23 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::UnaryOp { op, expr } => {
                 let (x, t) = sub!(expr);
                 match op {
-                    ast::UnaryOperator::Not => (BExpr::Not(Box::new(coerce_expr(x, PgType::Bool)?)), PgType::Bool),
+                    ast::UnaryOperator::Not => (
+                        BExpr::Not(Box::new(coerce_expr(x, PgType::Bool)?)),
+                        PgType::Bool,
+                    ),
                     ast::UnaryOperator::Minus => match x {
                         BExpr::Const(Value::Int(i)) => {
                             let v = Value::Int(-i);
                             let ty = const_ty(&v);
                             (BExpr::Const(v), ty)
                         }
-                        BExpr::Const(Value::Numeric(s)) => (BExpr::Const(Value::Numeric(format!("-{s}"))), PgType::Numeric),
-                        BExpr::Const(Value::Float(f)) => (BExpr::Const(Value::Float(-f)), PgType::Float8),
+                        BExpr::Const(Value::Numeric(s)) => (
+                            BExpr::Const(Value::Numeric(format!("-{s}"))),
+                            PgType::Numeric,
+                        ),
+                        BExpr::Const(Value::Float(f)) => {
+                            (BExpr::Const(Value::Float(-f)), PgType::Float8)
+                        }
                         other => (BExpr::Neg(Box::new(other)), t),
                     },
                     ast::UnaryOperator::Plus => (x, t),
@@ -961,20 +1254,42 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::IsNotNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), true), PgType::Bool),
             Expr::IsTrue(x) => {
                 let b = coerce_expr(sub!(x).0, PgType::Bool)?;
-                (BExpr::IsDistinct(Box::new(b), Box::new(BExpr::Const(Value::Bool(true))), true), PgType::Bool)
+                (
+                    BExpr::IsDistinct(Box::new(b), Box::new(BExpr::Const(Value::Bool(true))), true),
+                    PgType::Bool,
+                )
             }
             Expr::IsFalse(x) => {
                 let b = coerce_expr(sub!(x).0, PgType::Bool)?;
-                (BExpr::IsDistinct(Box::new(b), Box::new(BExpr::Const(Value::Bool(false))), true), PgType::Bool)
+                (
+                    BExpr::IsDistinct(
+                        Box::new(b),
+                        Box::new(BExpr::Const(Value::Bool(false))),
+                        true,
+                    ),
+                    PgType::Bool,
+                )
             }
             Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
                 let neg = matches!(e, Expr::IsNotDistinctFrom(..));
                 let (l, lt) = sub!(a);
                 let (r, rt) = sub!(b);
                 let t = common_type(lt, rt);
-                (BExpr::IsDistinct(Box::new(coerce_expr(l, t)?), Box::new(coerce_expr(r, t)?), neg), PgType::Bool)
+                (
+                    BExpr::IsDistinct(
+                        Box::new(coerce_expr(l, t)?),
+                        Box::new(coerce_expr(r, t)?),
+                        neg,
+                    ),
+                    PgType::Bool,
+                )
             }
-            Expr::In { expr, target, negated, .. } => {
+            Expr::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
                 let (x, xt) = sub!(expr);
                 match target {
                     ast::InTarget::List(list) => {
@@ -989,34 +1304,81 @@ impl<'a, 'b> Binder<'a, 'b> {
                         for b in bound {
                             items.push(coerce_expr(b, t)?);
                         }
-                        (BExpr::InList(Box::new(coerce_expr(x, t)?), items, *negated), PgType::Bool)
+                        (
+                            BExpr::InList(Box::new(coerce_expr(x, t)?), items, *negated),
+                            PgType::Bool,
+                        )
                     }
                     ast::InTarget::Subquery(q) => {
                         let bq = self.bind_query(q, Some(scope))?;
                         let st = bq.columns.first().map(|c| c.ty).unwrap_or(PgType::Unknown);
-                        (BExpr::InSub(Box::new(coerce_expr(x, common_type(xt, st))?), Rc::new(bq), *negated), PgType::Bool)
+                        (
+                            BExpr::InSub(
+                                Box::new(coerce_expr(x, common_type(xt, st))?),
+                                Rc::new(bq),
+                                *negated,
+                            ),
+                            PgType::Bool,
+                        )
                     }
                     _ => return Err(SqlError::feature("IN target")),
                 }
             }
-            Expr::Between { expr, negated, low, high } => {
+            Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
                 let (x, xt) = sub!(expr);
                 let (lo, lt) = sub!(low);
                 let (hi, ht) = sub!(high);
                 let t = common_type(common_type(xt, lt), ht);
                 let x = coerce_expr(x, t)?;
-                let ge = BExpr::Bin(BinOp::GtEq, Box::new(x.clone()), Box::new(coerce_expr(lo, t)?));
+                let ge = BExpr::Bin(
+                    BinOp::GtEq,
+                    Box::new(x.clone()),
+                    Box::new(coerce_expr(lo, t)?),
+                );
                 let le = BExpr::Bin(BinOp::LtEq, Box::new(x), Box::new(coerce_expr(hi, t)?));
                 let both = BExpr::And(Box::new(ge), Box::new(le));
-                (if *negated { BExpr::Not(Box::new(both)) } else { both }, PgType::Bool)
+                (
+                    if *negated {
+                        BExpr::Not(Box::new(both))
+                    } else {
+                        both
+                    },
+                    PgType::Bool,
+                )
             }
-            Expr::Like { negated, expr, pattern, .. } | Expr::ILike { negated, expr, pattern, .. } => {
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                ..
+            }
+            | Expr::ILike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
                 let ci = matches!(e, Expr::ILike { .. });
                 let (x, _) = sub!(expr);
                 let (p, _) = sub!(pattern);
-                (BExpr::Like(Box::new(coerce_expr(x, PgType::Text)?), Box::new(coerce_expr(p, PgType::Text)?), *negated, ci), PgType::Bool)
+                (
+                    BExpr::Like(
+                        Box::new(coerce_expr(x, PgType::Text)?),
+                        Box::new(coerce_expr(p, PgType::Text)?),
+                        *negated,
+                        ci,
+                    ),
+                    PgType::Bool,
+                )
             }
-            Expr::Cast { expr, data_type, .. } => {
+            Expr::Cast {
+                expr, data_type, ..
+            } => {
                 let (ty, _) = sql_type(data_type)?;
                 let (x, xt) = sub!(expr);
                 if ty == PgType::Regclass && xt.is_string() {
@@ -1024,7 +1386,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 (coerce_or_cast(x, ty)?, ty)
             }
-            Expr::Case { operand, conditions, else_result, .. } => {
+            Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
                 let op = match operand {
                     Some(o) => Some(Box::new(sub!(o).0)),
                     None => None,
@@ -1045,7 +1412,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                     None => None,
                 };
-                let arms = arms.into_iter().map(|(c, r)| Ok((c, coerce_expr(r, t)?))).collect::<Result<Vec<_>, SqlError>>()?;
+                let arms = arms
+                    .into_iter()
+                    .map(|(c, r)| Ok((c, coerce_expr(r, t)?)))
+                    .collect::<Result<Vec<_>, SqlError>>()?;
                 let el = match el {
                     Some(x) => Some(Box::new(coerce_expr(x, t)?)),
                     None => None,
@@ -1059,7 +1429,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::Subquery(q) => {
                 let bq = self.bind_query(q, Some(scope))?;
                 if bq.columns.len() != 1 {
-                    return Err(SqlError::Syntax { message: "subquery must return only one column".into() });
+                    return Err(SqlError::Syntax {
+                        message: "subquery must return only one column".into(),
+                    });
                 }
                 let t = bq.columns[0].ty;
                 (BExpr::Scalar(Rc::new(bq)), t)
@@ -1072,11 +1444,23 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 (BExpr::Func("array".into(), items), PgType::TextArray)
             }
-            other => return Err(SqlError::feature(format!("expression {}", first_words(&other.to_string())))),
+            other => {
+                return Err(SqlError::feature(format!(
+                    "expression {}",
+                    first_words(&other.to_string())
+                )))
+            }
         })
     }
 
-    fn bind_binop(&mut self, l: BExpr, lt: PgType, op: &ast::BinaryOperator, r: BExpr, rt: PgType) -> Result<(BExpr, PgType), SqlError> {
+    fn bind_binop(
+        &mut self,
+        l: BExpr,
+        lt: PgType,
+        op: &ast::BinaryOperator,
+        r: BExpr,
+        rt: PgType,
+    ) -> Result<(BExpr, PgType), SqlError> {
         use ast::BinaryOperator as O;
         let cmp = |o: BinOp| -> Option<BinOp> { Some(o) };
         let bop = match op {
@@ -1087,15 +1471,30 @@ impl<'a, 'b> Binder<'a, 'b> {
             O::Gt => cmp(BinOp::Gt),
             O::GtEq => cmp(BinOp::GtEq),
             O::And => {
-                return Ok((BExpr::And(Box::new(coerce_expr(l, PgType::Bool)?), Box::new(coerce_expr(r, PgType::Bool)?)), PgType::Bool))
+                return Ok((
+                    BExpr::And(
+                        Box::new(coerce_expr(l, PgType::Bool)?),
+                        Box::new(coerce_expr(r, PgType::Bool)?),
+                    ),
+                    PgType::Bool,
+                ))
             }
             O::Or => {
-                return Ok((BExpr::Or(Box::new(coerce_expr(l, PgType::Bool)?), Box::new(coerce_expr(r, PgType::Bool)?)), PgType::Bool))
+                return Ok((
+                    BExpr::Or(
+                        Box::new(coerce_expr(l, PgType::Bool)?),
+                        Box::new(coerce_expr(r, PgType::Bool)?),
+                    ),
+                    PgType::Bool,
+                ))
             }
             O::StringConcat => {
                 let l = coerce_or_cast(l, PgType::Text)?;
                 let r = coerce_or_cast(r, PgType::Text)?;
-                return Ok((BExpr::Bin(BinOp::Concat, Box::new(l), Box::new(r)), PgType::Text));
+                return Ok((
+                    BExpr::Bin(BinOp::Concat, Box::new(l), Box::new(r)),
+                    PgType::Text,
+                ));
             }
             O::Plus => Some(BinOp::Add),
             O::Minus => Some(BinOp::Sub),
@@ -1104,7 +1503,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             O::Modulo => Some(BinOp::Mod),
             O::PGLikeMatch | O::PGNotLikeMatch => {
                 let neg = matches!(op, O::PGNotLikeMatch);
-                return Ok((BExpr::Like(Box::new(coerce_expr(l, PgType::Text)?), Box::new(coerce_expr(r, PgType::Text)?), neg, false), PgType::Bool));
+                return Ok((
+                    BExpr::Like(
+                        Box::new(coerce_expr(l, PgType::Text)?),
+                        Box::new(coerce_expr(r, PgType::Text)?),
+                        neg,
+                        false,
+                    ),
+                    PgType::Bool,
+                ));
             }
             O::PGRegexMatch | O::PGRegexNotMatch | O::PGRegexIMatch | O::PGRegexNotIMatch => {
                 let name = match op {
@@ -1113,12 +1520,23 @@ impl<'a, 'b> Binder<'a, 'b> {
                     O::PGRegexIMatch => "regex_imatch",
                     _ => "regex_not_imatch",
                 };
-                return Ok((BExpr::Func(name.into(), vec![coerce_expr(l, PgType::Text)?, coerce_expr(r, PgType::Text)?]), PgType::Bool));
+                return Ok((
+                    BExpr::Func(
+                        name.into(),
+                        vec![coerce_expr(l, PgType::Text)?, coerce_expr(r, PgType::Text)?],
+                    ),
+                    PgType::Bool,
+                ));
             }
             other => return Err(SqlError::feature(format!("operator {other}"))),
         };
-        let Some(bop) = bop else { return Err(SqlError::internal("operator")) };
-        let is_cmp = matches!(bop, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq);
+        let Some(bop) = bop else {
+            return Err(SqlError::internal("operator"));
+        };
+        let is_cmp = matches!(
+            bop,
+            BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+        );
         // Unknown literals take the other side's type, as PostgreSQL resolves them.
         let t = match (lt, rt) {
             (PgType::Unknown, PgType::Unknown) => PgType::Text,
@@ -1134,9 +1552,20 @@ impl<'a, 'b> Binder<'a, 'b> {
                 common_type(a, b)
             }
         };
-        if !is_cmp && !t.is_numeric_family() && !matches!(t, PgType::Timestamptz | PgType::Timestamp | PgType::Date | PgType::Interval) {
+        if !is_cmp
+            && !t.is_numeric_family()
+            && !matches!(
+                t,
+                PgType::Timestamptz | PgType::Timestamp | PgType::Date | PgType::Interval
+            )
+        {
             return Err(SqlError::UndefinedFunction {
-                message: format!("operator does not exist: {} {} {}", lt.sql_name(), op, rt.sql_name()),
+                message: format!(
+                    "operator does not exist: {} {} {}",
+                    lt.sql_name(),
+                    op,
+                    rt.sql_name()
+                ),
                 hint: None,
             });
         }
@@ -1144,7 +1573,12 @@ impl<'a, 'b> Binder<'a, 'b> {
         let r = coerce_expr(r, t)?;
         let out = if is_cmp {
             PgType::Bool
-        } else if matches!(bop, BinOp::Div | BinOp::Mul | BinOp::Add | BinOp::Sub | BinOp::Mod) && lt.is_integer() && rt.is_integer() {
+        } else if matches!(
+            bop,
+            BinOp::Div | BinOp::Mul | BinOp::Add | BinOp::Sub | BinOp::Mod
+        ) && lt.is_integer()
+            && rt.is_integer()
+        {
             common_type(lt, rt)
         } else {
             t
@@ -1152,7 +1586,12 @@ impl<'a, 'b> Binder<'a, 'b> {
         Ok((BExpr::Bin(bop, Box::new(l), Box::new(r)), out))
     }
 
-    fn bind_function(&mut self, f: &ast::Function, scope: &Scope, mut aggs: Option<&mut Vec<AggSpec>>) -> Result<(BExpr, PgType), SqlError> {
+    fn bind_function(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        mut aggs: Option<&mut Vec<AggSpec>>,
+    ) -> Result<(BExpr, PgType), SqlError> {
         let parts = object_name(&f.name);
         let name = parts.last().cloned().unwrap_or_default();
         let (args, distinct, star) = match &f.args {
@@ -1162,14 +1601,25 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let mut exprs = Vec::new();
                 for a in &l.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => exprs.push(e.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            exprs.push(e.clone())
+                        }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
                         _ => return Err(SqlError::feature("named function arguments")),
                     }
                 }
-                (exprs, matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)), star)
+                (
+                    exprs,
+                    matches!(
+                        l.duplicate_treatment,
+                        Some(ast::DuplicateTreatment::Distinct)
+                    ),
+                    star,
+                )
             }
-            ast::FunctionArguments::Subquery(_) => return Err(SqlError::feature("function with subquery argument")),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(SqlError::feature("function with subquery argument"))
+            }
         };
         if f.over.is_some() {
             return Err(SqlError::feature("window functions"));
@@ -1189,7 +1639,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         };
         if let Some(func) = agg {
             let Some(list) = aggs.as_deref_mut() else {
-                return Err(SqlError::Grouping { name: format!("aggregate functions are not allowed here: {name}") });
+                return Err(SqlError::Grouping {
+                    name: format!("aggregate functions are not allowed here: {name}"),
+                });
             };
             let mut bargs = Vec::new();
             let mut ty = PgType::Int8;
@@ -1207,13 +1659,30 @@ impl<'a, 'b> Binder<'a, 'b> {
                     PgType::Float4 | PgType::Float8 => PgType::Float8,
                     other => other,
                 },
-                AggFunc::Avg => if matches!(ty, PgType::Float4 | PgType::Float8) { PgType::Float8 } else { PgType::Numeric },
-                AggFunc::Min | AggFunc::Max => if ty == PgType::Unknown { PgType::Text } else { ty },
+                AggFunc::Avg => {
+                    if matches!(ty, PgType::Float4 | PgType::Float8) {
+                        PgType::Float8
+                    } else {
+                        PgType::Numeric
+                    }
+                }
+                AggFunc::Min | AggFunc::Max => {
+                    if ty == PgType::Unknown {
+                        PgType::Text
+                    } else {
+                        ty
+                    }
+                }
                 AggFunc::StringAgg => PgType::Text,
                 AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
                 AggFunc::ArrayAgg => PgType::TextArray,
             };
-            list.push(AggSpec { func, args: bargs, distinct, ty: out });
+            list.push(AggSpec {
+                func,
+                args: bargs,
+                distinct,
+                ty: out,
+            });
             return Ok((BExpr::Agg(list.len() - 1), out));
         }
         let mut bargs = Vec::new();
@@ -1224,26 +1693,72 @@ impl<'a, 'b> Binder<'a, 'b> {
             types.push(t);
         }
         let ty = match name.as_str() {
-            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" | "clock_timestamp" => PgType::Timestamptz,
-            "version" | "lower" | "upper" | "concat" | "format_type" | "pg_get_expr" | "obj_description" | "col_description"
-            | "shobj_description" | "array_to_string" | "replace" | "substr" | "substring" | "btrim" | "trim" | "ltrim"
-            | "rtrim" | "pg_get_constraintdef" | "pg_get_indexdef" | "quote_ident" | "md5" | "current_setting"
-            | "pg_encoding_to_char" | "pg_size_pretty" | "gen_random_uuid_text" | "split_part" | "left" | "right" | "repeat" => {
-                PgType::Text
-            }
+            "now"
+            | "current_timestamp"
+            | "transaction_timestamp"
+            | "statement_timestamp"
+            | "clock_timestamp" => PgType::Timestamptz,
+            "version"
+            | "lower"
+            | "upper"
+            | "concat"
+            | "format_type"
+            | "pg_get_expr"
+            | "obj_description"
+            | "col_description"
+            | "shobj_description"
+            | "array_to_string"
+            | "replace"
+            | "substr"
+            | "substring"
+            | "btrim"
+            | "trim"
+            | "ltrim"
+            | "rtrim"
+            | "pg_get_constraintdef"
+            | "pg_get_indexdef"
+            | "quote_ident"
+            | "md5"
+            | "current_setting"
+            | "pg_encoding_to_char"
+            | "pg_size_pretty"
+            | "gen_random_uuid_text"
+            | "split_part"
+            | "left"
+            | "right"
+            | "repeat" => PgType::Text,
             "to_regclass" => PgType::Regclass,
-            "current_database" | "current_schema" | "current_user" | "session_user" | "user" | "current_role" | "pg_get_userbyid" => {
-                PgType::Name
+            "current_database" | "current_schema" | "current_user" | "session_user" | "user"
+            | "current_role" | "pg_get_userbyid" => PgType::Name,
+            "pg_database_size"
+            | "pg_total_relation_size"
+            | "pg_relation_size"
+            | "pg_table_size"
+            | "pg_indexes_size" => PgType::Int8,
+            "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length" => {
+                PgType::Int4
             }
-            "pg_database_size" | "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size" => PgType::Int8,
-            "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length" => PgType::Int4,
-            "pg_table_is_visible" | "pg_type_is_visible" | "pg_function_is_visible" | "has_table_privilege" | "has_schema_privilege"
-            | "has_database_privilege" | "pg_is_in_recovery" | "starts_with" => PgType::Bool,
-            "coalesce" | "nullif" | "greatest" | "least" => types.iter().fold(PgType::Unknown, |a, b| common_type(a, *b)),
-            "abs" | "round" | "floor" | "ceil" | "ceiling" => types.first().copied().unwrap_or(PgType::Numeric),
+            "pg_table_is_visible"
+            | "pg_type_is_visible"
+            | "pg_function_is_visible"
+            | "has_table_privilege"
+            | "has_schema_privilege"
+            | "has_database_privilege"
+            | "pg_is_in_recovery"
+            | "starts_with" => PgType::Bool,
+            "coalesce" | "nullif" | "greatest" | "least" => types
+                .iter()
+                .fold(PgType::Unknown, |a, b| common_type(a, *b)),
+            "abs" | "round" | "floor" | "ceil" | "ceiling" => {
+                types.first().copied().unwrap_or(PgType::Numeric)
+            }
             "current_schemas" => PgType::TextArray,
             "txid_current" | "pg_backend_pid" => PgType::Int8,
-            "gen_random_uuid" | "uuid_generate_v4" => return Err(SqlError::feature("random UUID generation (the core is deterministic; send the UUID)")),
+            "gen_random_uuid" | "uuid_generate_v4" => {
+                return Err(SqlError::feature(
+                    "random UUID generation (the core is deterministic; send the UUID)",
+                ))
+            }
             _ => {
                 let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
                 return Err(SqlError::UndefinedFunction {
@@ -1253,7 +1768,10 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         };
         let bargs = if matches!(name.as_str(), "coalesce" | "nullif" | "greatest" | "least") {
-            bargs.into_iter().map(|b| coerce_expr(b, ty)).collect::<Result<Vec<_>, _>>()?
+            bargs
+                .into_iter()
+                .map(|b| coerce_expr(b, ty))
+                .collect::<Result<Vec<_>, _>>()?
         } else {
             bargs
         };
@@ -1263,7 +1781,12 @@ impl<'a, 'b> Binder<'a, 'b> {
 
 fn apply_alias_cols(mut cols: Vec<ColMeta>, alias: &Option<ast::TableAlias>) -> Vec<ColMeta> {
     if let Some(a) = alias {
-        let visible: Vec<usize> = cols.iter().enumerate().filter(|(_, c)| !c.hidden).map(|(i, _)| i).collect();
+        let visible: Vec<usize> = cols
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.hidden)
+            .map(|(i, _)| i)
+            .collect();
         for (i, ac) in visible.into_iter().zip(a.columns.iter()) {
             cols[i].name = ident(&ac.name);
         }
@@ -1276,12 +1799,28 @@ fn first_words(s: &str) -> String {
 }
 
 fn select_has_aggregate(sel: &ast::Select) -> bool {
-    let text = sel.projection.iter().map(|p| p.to_string().to_lowercase()).collect::<Vec<_>>().join(" ");
+    let text = sel
+        .projection
+        .iter()
+        .map(|p| p.to_string().to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ");
     let having = sel.having.is_some();
     having
-        || ["count(", "sum(", "min(", "max(", "avg(", "string_agg(", "bool_and(", "bool_or(", "array_agg(", "every("]
-            .iter()
-            .any(|f| text.contains(f))
+        || [
+            "count(",
+            "sum(",
+            "min(",
+            "max(",
+            "avg(",
+            "string_agg(",
+            "bool_and(",
+            "bool_or(",
+            "array_agg(",
+            "every(",
+        ]
+        .iter()
+        .any(|f| text.contains(f))
 }
 
 /// PostgreSQL's default column name of an expression.
@@ -1290,9 +1829,15 @@ fn expr_name(e: &Expr) -> String {
         Expr::Identifier(i) => ident(i),
         Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
         Expr::Function(f) => object_name(&f.name).last().cloned().unwrap_or_default(),
-        Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
-            Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Function(_) => expr_name(expr),
-            _ => sql_type(data_type).map(|(t, _)| t.typname().to_string()).unwrap_or_else(|_| "?column?".into()),
+        Expr::Cast {
+            expr, data_type, ..
+        } => match expr.as_ref() {
+            Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Function(_) => {
+                expr_name(expr)
+            }
+            _ => sql_type(data_type)
+                .map(|(t, _)| t.typname().to_string())
+                .unwrap_or_else(|_| "?column?".into()),
         },
         Expr::Nested(x) => expr_name(x),
         Expr::Case { .. } => "case".into(),
@@ -1307,12 +1852,18 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
             if let Ok(i) = n.parse::<i64>() {
                 Value::Int(i)
             } else if n.contains(['e', 'E']) && !n.contains('.') && n.parse::<f64>().is_ok() {
-                Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax { message: format!("bad number {n}") })?)
+                Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax {
+                    message: format!("bad number {n}"),
+                })?)
             } else {
-                Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax { message: format!("bad number {n}") })?)
+                Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax {
+                    message: format!("bad number {n}"),
+                })?)
             }
         }
-        ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) | ast::Value::DoubleQuotedString(s) => Value::Text(s.clone()),
+        ast::Value::SingleQuotedString(s)
+        | ast::Value::EscapedStringLiteral(s)
+        | ast::Value::DoubleQuotedString(s) => Value::Text(s.clone()),
         ast::Value::DollarQuotedString(d) => Value::Text(d.value.clone()),
         ast::Value::Boolean(b) => Value::Bool(*b),
         ast::Value::Null => Value::Null,
@@ -1324,9 +1875,17 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
 /// literals, integer widening, numeric promotion, NULL).
 pub fn coerce_expr(e: BExpr, t: PgType) -> Result<BExpr, SqlError> {
     match e {
-        BExpr::Const(Value::Text(s)) if t != PgType::Unknown && !t.is_string() => Ok(BExpr::Const(parse_text(&s, t)?)),
-        BExpr::Const(Value::Int(i)) if matches!(t, PgType::Float4 | PgType::Float8 | PgType::Numeric) => Ok(BExpr::Const(cast_value(Value::Int(i), t)?)),
-        BExpr::Const(Value::Numeric(n)) if matches!(t, PgType::Float4 | PgType::Float8) => Ok(BExpr::Const(cast_value(Value::Numeric(n), t)?)),
+        BExpr::Const(Value::Text(s)) if t != PgType::Unknown && !t.is_string() => {
+            Ok(BExpr::Const(parse_text(&s, t)?))
+        }
+        BExpr::Const(Value::Int(i))
+            if matches!(t, PgType::Float4 | PgType::Float8 | PgType::Numeric) =>
+        {
+            Ok(BExpr::Const(cast_value(Value::Int(i), t)?))
+        }
+        BExpr::Const(Value::Numeric(n)) if matches!(t, PgType::Float4 | PgType::Float8) => {
+            Ok(BExpr::Const(cast_value(Value::Numeric(n), t)?))
+        }
         other => Ok(other),
     }
 }
@@ -1370,6 +1929,9 @@ fn shift_cols(e: &BExpr, by: usize) -> BExpr {
 // ------------------------------------------------------------------ evaluation
 
 /// The rows of enclosing queries, for correlated references.
+/// Output rows, each with its ORDER BY keys that are not output columns.
+type KeyedRows = Vec<(Vec<Value>, Vec<Value>)>;
+
 pub struct Env<'r> {
     pub row: &'r [Value],
     pub parent: Option<&'r Env<'r>>,
@@ -1395,7 +1957,7 @@ pub fn value_key(vals: &[Value]) -> Vec<u8> {
         let v = match v {
             // Equal numbers of different representations must meet.
             Value::Int(i) => Value::Numeric(i.to_string()),
-            Value::Numeric(s) => Value::Numeric(numeric_canonical(s).map(|c| crate::types::numeric_round(&c, 0).eq(&c).then_some(c.clone()).unwrap_or(c)).unwrap_or_default()),
+            Value::Numeric(s) => Value::Numeric(s.clone()),
             other => other.clone(),
         };
         let ty = match &v {
@@ -1405,7 +1967,11 @@ pub fn value_key(vals: &[Value]) -> Vec<u8> {
         };
         if let Value::Numeric(s) = &v {
             // normalise trailing fractional zeros
-            let t = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.clone() };
+            let t = if s.contains('.') {
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                s.clone()
+            };
             crate::keys::encode_field(&mut k, &Value::Numeric(t), PgType::Numeric);
             continue;
         }
@@ -1418,12 +1984,20 @@ fn like_match(s: &[char], p: &[char], ci: bool) -> bool {
     // Iterative wildcard matching with backtracking on the last '%'.
     let (mut si, mut pi) = (0usize, 0usize);
     let (mut star, mut mark) = (None::<usize>, 0usize);
-    let eq = |a: char, b: char| if ci { a.to_lowercase().eq(b.to_lowercase()) } else { a == b };
+    let eq = |a: char, b: char| {
+        if ci {
+            a.to_lowercase().eq(b.to_lowercase())
+        } else {
+            a == b
+        }
+    };
     while si < s.len() {
         if pi < p.len() && p[pi] == '\\' && pi + 1 < p.len() && eq(s[si], p[pi + 1]) {
             si += 1;
             pi += 2;
-        } else if pi < p.len() && (p[pi] == '_' || (p[pi] != '%' && p[pi] != '\\' && eq(s[si], p[pi]))) {
+        } else if pi < p.len()
+            && (p[pi] == '_' || (p[pi] != '%' && p[pi] != '\\' && eq(s[si], p[pi])))
+        {
             si += 1;
             pi += 1;
         } else if pi < p.len() && p[pi] == '%' {
@@ -1446,7 +2020,10 @@ fn like_match(s: &[char], p: &[char], ci: bool) -> bool {
 
 impl<'a, 'b> Executor<'a, 'b> {
     pub fn new(cx: &'a ReadCx<'b>) -> Self {
-        Executor { cx, cache: RefCell::new(HashMap::new()) }
+        Executor {
+            cx,
+            cache: RefCell::new(HashMap::new()),
+        }
     }
 
     pub fn eval(&self, e: &BExpr, env: &Env<'_>) -> Result<Value, SqlError> {
@@ -1456,11 +2033,17 @@ impl<'a, 'b> Executor<'a, 'b> {
             BExpr::Outer(depth, i) => {
                 let mut cur = env;
                 for _ in 0..*depth {
-                    cur = cur.parent.ok_or_else(|| SqlError::internal("outer reference without outer row"))?;
+                    cur = cur
+                        .parent
+                        .ok_or_else(|| SqlError::internal("outer reference without outer row"))?;
                 }
                 cur.row.get(*i).cloned().unwrap_or(Value::Null)
             }
-            BExpr::Agg(i) => env.aggs.and_then(|a| a.get(*i)).cloned().ok_or_else(|| SqlError::internal("aggregate outside group"))?,
+            BExpr::Agg(i) => env
+                .aggs
+                .and_then(|a| a.get(*i))
+                .cloned()
+                .ok_or_else(|| SqlError::internal("aggregate outside group"))?,
             BExpr::Bin(op, l, r) => {
                 let a = self.eval(l, env)?;
                 let b = self.eval(r, env)?;
@@ -1495,10 +2078,19 @@ impl<'a, 'b> Executor<'a, 'b> {
                 None => Value::Null,
             },
             BExpr::Neg(x) => match self.eval(x, env)? {
-                Value::Int(i) => Value::Int(i.checked_neg().ok_or(SqlError::OutOfRange { type_name: "bigint".into(), input: i.to_string() })?),
+                Value::Int(i) => Value::Int(i.checked_neg().ok_or(SqlError::OutOfRange {
+                    type_name: "bigint".into(),
+                    input: i.to_string(),
+                })?),
                 Value::Float(f) => Value::Float(-f),
-                Value::Numeric(s) => Value::Numeric(numeric_canonical(&format!("-{s}")).unwrap_or(s)),
-                Value::Interval(iv) => Value::Interval(crate::types::Interval { months: -iv.months, days: -iv.days, micros: -iv.micros }),
+                Value::Numeric(s) => {
+                    Value::Numeric(numeric_canonical(&format!("-{s}")).unwrap_or(s))
+                }
+                Value::Interval(iv) => Value::Interval(crate::types::Interval {
+                    months: -iv.months,
+                    days: -iv.days,
+                    micros: -iv.micros,
+                }),
                 Value::Null => Value::Null,
                 other => return Err(SqlError::feature(format!("negation of {other:?}"))),
             },
@@ -1554,13 +2146,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                     Value::Bool(*neg)
                 }
             }
-            BExpr::Exists(q, neg) => Value::Bool(!self.subquery_rows(q, env)?.is_empty() != *neg),
+            BExpr::Exists(q, neg) => Value::Bool(self.subquery_rows(q, env)?.is_empty() == *neg),
             BExpr::Scalar(q) => {
                 let rows = self.subquery_rows(q, env)?;
                 if rows.len() > 1 {
                     return Err(SqlError::CardinalityViolation);
                 }
-                rows.first().and_then(|r| r.first().cloned()).unwrap_or(Value::Null)
+                rows.first()
+                    .and_then(|r| r.first().cloned())
+                    .unwrap_or(Value::Null)
             }
             BExpr::Like(x, p, neg, ci) => {
                 let s = self.eval(x, env)?;
@@ -1583,7 +2177,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                     let hit = match &base {
                         Some(b) => {
                             let cv = self.eval(c, env)?;
-                            !b.is_null() && !cv.is_null() && compare(b, &cv) == std::cmp::Ordering::Equal
+                            !b.is_null()
+                                && !cv.is_null()
+                                && compare(b, &cv) == std::cmp::Ordering::Equal
                         }
                         None => truthy(&self.eval(c, env)?) == Some(true),
                     };
@@ -1598,7 +2194,10 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             BExpr::Cast(x, t) => cast_value(self.eval(x, env)?, *t)?,
             BExpr::Func(name, args) => {
-                let vals = args.iter().map(|a| self.eval(a, env)).collect::<Result<Vec<_>, _>>()?;
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, env))
+                    .collect::<Result<Vec<_>, _>>()?;
                 self.call(name, vals)?
             }
         })
@@ -1613,30 +2212,53 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
         };
         Ok(match name {
-            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" | "clock_timestamp" => Value::Timestamp(self.cx.now),
+            "now"
+            | "current_timestamp"
+            | "transaction_timestamp"
+            | "statement_timestamp"
+            | "clock_timestamp" => Value::Timestamp(self.cx.now),
             "version" => Value::Text(crate::VERSION_STRING.to_string()),
             "current_database" => Value::Text(self.cx.database.to_string()),
             "current_schema" => Value::Text("public".into()),
-            "current_schemas" => Value::Array(vec![Value::Text("pg_catalog".into()), Value::Text("public".into())]),
-            "current_user" | "session_user" | "user" | "current_role" => Value::Text(self.cx.user.to_string()),
+            "current_schemas" => Value::Array(vec![
+                Value::Text("pg_catalog".into()),
+                Value::Text("public".into()),
+            ]),
+            "current_user" | "session_user" | "user" | "current_role" => {
+                Value::Text(self.cx.user.to_string())
+            }
             "pg_get_userbyid" => Value::Text(self.cx.user.to_string()),
             "to_regclass" | "regclass_in" => {
-                let Some(s) = text(0) else { return Ok(Value::Null) };
-                let parts: Vec<String> = s.split('.').map(|p| p.trim_matches('"').to_string()).collect();
+                let Some(s) = text(0) else {
+                    return Ok(Value::Null);
+                };
+                let parts: Vec<String> = s
+                    .split('.')
+                    .map(|p| p.trim_matches('"').to_string())
+                    .collect();
                 let (schema, n) = split_name(&parts)?;
                 match self.cx.find_table(schema.as_deref(), &n) {
                     Some(t) => Value::Int(t.oid as i64),
                     None => match crate::pgcatalog::columns(schema.as_deref(), &n) {
                         Some((oid, _)) => Value::Int(oid as i64),
-                        None if name == "regclass_in" => return Err(SqlError::UndefinedTable { name: s }),
+                        None if name == "regclass_in" => {
+                            return Err(SqlError::UndefinedTable { name: s })
+                        }
                         None => Value::Null,
                     },
                 }
             }
-            "pg_database_size" | "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size" => Value::Int(8192 * 8),
+            "pg_database_size"
+            | "pg_total_relation_size"
+            | "pg_relation_size"
+            | "pg_table_size"
+            | "pg_indexes_size" => Value::Int(8192 * 8),
             "coalesce" => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
             "nullif" => {
-                let (x, y) = (a.first().cloned().unwrap_or(Value::Null), a.get(1).cloned().unwrap_or(Value::Null));
+                let (x, y) = (
+                    a.first().cloned().unwrap_or(Value::Null),
+                    a.get(1).cloned().unwrap_or(Value::Null),
+                );
                 if !x.is_null() && !y.is_null() && compare(&x, &y) == std::cmp::Ordering::Equal {
                     Value::Null
                 } else {
@@ -1650,16 +2272,28 @@ impl<'a, 'b> Executor<'a, 'b> {
                         None => v,
                         Some(b) => {
                             let c = compare(&v, &b);
-                            if (name == "greatest") == (c == std::cmp::Ordering::Greater) { v } else { b }
+                            if (name == "greatest") == (c == std::cmp::Ordering::Greater) {
+                                v
+                            } else {
+                                b
+                            }
                         }
                     });
                 }
                 best.unwrap_or(Value::Null)
             }
-            "lower" => text(0).map(|s| Value::Text(s.to_lowercase())).unwrap_or(Value::Null),
-            "upper" => text(0).map(|s| Value::Text(s.to_uppercase())).unwrap_or(Value::Null),
-            "length" | "char_length" => text(0).map(|s| Value::Int(s.chars().count() as i64)).unwrap_or(Value::Null),
-            "octet_length" => text(0).map(|s| Value::Int(s.len() as i64)).unwrap_or(Value::Null),
+            "lower" => text(0)
+                .map(|s| Value::Text(s.to_lowercase()))
+                .unwrap_or(Value::Null),
+            "upper" => text(0)
+                .map(|s| Value::Text(s.to_uppercase()))
+                .unwrap_or(Value::Null),
+            "length" | "char_length" => text(0)
+                .map(|s| Value::Int(s.chars().count() as i64))
+                .unwrap_or(Value::Null),
+            "octet_length" => text(0)
+                .map(|s| Value::Int(s.len() as i64))
+                .unwrap_or(Value::Null),
             "concat" => Value::Text((0..a.len()).filter_map(text).collect()),
             "starts_with" => match (text(0), text(1)) {
                 (Some(s), Some(p)) => Value::Bool(s.starts_with(&p)),
@@ -1670,9 +2304,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "split_part" => match (text(0), text(1), a.get(2)) {
-                (Some(s), Some(d), Some(Value::Int(n))) if *n > 0 => {
-                    Value::Text(s.split(d.as_str()).nth(*n as usize - 1).unwrap_or("").to_string())
-                }
+                (Some(s), Some(d), Some(Value::Int(n))) if *n > 0 => Value::Text(
+                    s.split(d.as_str())
+                        .nth(*n as usize - 1)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
                 _ => Value::Null,
             },
             "format_type" => match a.first() {
@@ -1689,15 +2326,22 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
-            "pg_table_is_visible" | "pg_type_is_visible" | "pg_function_is_visible" | "has_table_privilege" | "has_schema_privilege"
+            "pg_table_is_visible"
+            | "pg_type_is_visible"
+            | "pg_function_is_visible"
+            | "has_table_privilege"
+            | "has_schema_privilege"
             | "has_database_privilege" => Value::Bool(true),
             "pg_is_in_recovery" => Value::Bool(false),
-            "obj_description" | "col_description" | "shobj_description" | "pg_get_expr" | "pg_get_constraintdef" | "pg_get_indexdef" => {
-                match name {
-                    "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
-                    _ => Value::Null,
-                }
-            }
+            "obj_description"
+            | "col_description"
+            | "shobj_description"
+            | "pg_get_expr"
+            | "pg_get_constraintdef"
+            | "pg_get_indexdef" => match name {
+                "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
+                _ => Value::Null,
+            },
             "current_setting" => match text(0).as_deref() {
                 Some("server_version_num") => Value::Text("150018".into()),
                 Some("server_version") => Value::Text("15.18".into()),
@@ -1705,7 +2349,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                 None => Value::Null,
             },
             "pg_encoding_to_char" => Value::Text("UTF8".into()),
-            "quote_ident" => text(0).map(|s| Value::Text(format!("\"{}\"", s.replace('"', "\"\"")))).unwrap_or(Value::Null),
+            "quote_ident" => text(0)
+                .map(|s| Value::Text(format!("\"{}\"", s.replace('"', "\"\""))))
+                .unwrap_or(Value::Null),
             "txid_current" => Value::Int(self.cx.at as i64 + 1),
             "pg_backend_pid" => Value::Int(0),
             "array" => Value::Array(a),
@@ -1714,9 +2360,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "array_to_string" => match (a.first(), text(1)) {
-                (Some(Value::Array(x)), Some(d)) => {
-                    Value::Text(x.iter().filter_map(|v| format_text(v, PgType::Text)).collect::<Vec<_>>().join(&d))
-                }
+                (Some(Value::Array(x)), Some(d)) => Value::Text(
+                    x.iter()
+                        .filter_map(|v| format_text(v, PgType::Text))
+                        .collect::<Vec<_>>()
+                        .join(&d),
+                ),
                 _ => Value::Null,
             },
             "abs" => match a.first() {
@@ -1725,19 +2374,30 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Numeric(s)) => Value::Numeric(s.trim_start_matches('-').to_string()),
                 _ => Value::Null,
             },
-            "regex_match" | "regex_not_match" | "regex_imatch" | "regex_not_imatch" => match (text(0), text(1)) {
-                (Some(s), Some(p)) => {
-                    let ci = name.contains("imatch");
-                    let hit = crate::regex::matches(&p, &s, ci)?;
-                    Value::Bool(hit != name.contains("not"))
+            "regex_match" | "regex_not_match" | "regex_imatch" | "regex_not_imatch" => {
+                match (text(0), text(1)) {
+                    (Some(s), Some(p)) => {
+                        let ci = name.contains("imatch");
+                        let hit = crate::regex::matches(&p, &s, ci)?;
+                        Value::Bool(hit != name.contains("not"))
+                    }
+                    _ => Value::Null,
                 }
-                _ => Value::Null,
-            },
-            other => return Err(SqlError::UndefinedFunction { message: format!("function {other} does not exist"), hint: None }),
+            }
+            other => {
+                return Err(SqlError::UndefinedFunction {
+                    message: format!("function {other} does not exist"),
+                    hint: None,
+                })
+            }
         })
     }
 
-    fn subquery_rows(&self, q: &Rc<BQuery>, env: &Env<'_>) -> Result<Rc<Vec<Vec<Value>>>, SqlError> {
+    fn subquery_rows(
+        &self,
+        q: &Rc<BQuery>,
+        env: &Env<'_>,
+    ) -> Result<Rc<Vec<Vec<Value>>>, SqlError> {
         if !q.correlated {
             if let Some(r) = self.cache.borrow().get(&q.id) {
                 return Ok(r.clone());
@@ -1751,24 +2411,47 @@ impl<'a, 'b> Executor<'a, 'b> {
     }
 
     /// Runs a bound query and returns its rows.
-    pub fn run_query(&self, q: &BQuery, parent: Option<&Env<'_>>) -> Result<Vec<Vec<Value>>, SqlError> {
+    pub fn run_query(
+        &self,
+        q: &BQuery,
+        parent: Option<&Env<'_>>,
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
         let limit = match &q.limit {
-            Some(e) => match self.eval(e, &Env { row: &[], parent, aggs: None })? {
+            Some(e) => match self.eval(
+                e,
+                &Env {
+                    row: &[],
+                    parent,
+                    aggs: None,
+                },
+            )? {
                 Value::Int(i) if i >= 0 => Some(i as usize),
                 Value::Null => None,
-                _ => return Err(SqlError::InvalidParameter { message: "LIMIT must not be negative".into() }),
+                _ => {
+                    return Err(SqlError::InvalidParameter {
+                        message: "LIMIT must not be negative".into(),
+                    })
+                }
             },
             None => None,
         };
         let offset = match &q.offset {
-            Some(e) => match self.eval(e, &Env { row: &[], parent, aggs: None })? {
+            Some(e) => match self.eval(
+                e,
+                &Env {
+                    row: &[],
+                    parent,
+                    aggs: None,
+                },
+            )? {
                 Value::Int(i) if i >= 0 => i as usize,
                 _ => 0,
             },
             None => 0,
         };
         let needs_sort_keys = q.order.iter().any(|k| !k.on_output);
-        let mut rows: Vec<(Vec<Value>, Vec<Value>)> = self.run_set(&q.body, parent, &q.order, needs_sort_keys)?;
+        let mut rows: Vec<(Vec<Value>, Vec<Value>)> =
+            self.run_set(&q.body, parent, &q.order, needs_sort_keys)?;
         if !q.order.is_empty() {
             let order = &q.order;
             let mut err = None;
@@ -1785,11 +2468,27 @@ impl<'a, 'b> Executor<'a, 'b> {
                     let (x, y) = (x.unwrap_or(&Value::Null), y.unwrap_or(&Value::Null));
                     let ord = match (x.is_null(), y.is_null()) {
                         (true, true) => std::cmp::Ordering::Equal,
-                        (true, false) => if k.nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
-                        (false, true) => if k.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                        (true, false) => {
+                            if k.nulls_first {
+                                std::cmp::Ordering::Less
+                            } else {
+                                std::cmp::Ordering::Greater
+                            }
+                        }
+                        (false, true) => {
+                            if k.nulls_first {
+                                std::cmp::Ordering::Greater
+                            } else {
+                                std::cmp::Ordering::Less
+                            }
+                        }
                         _ => {
                             let o = compare(x, y);
-                            if k.desc { o.reverse() } else { o }
+                            if k.desc {
+                                o.reverse()
+                            } else {
+                                o
+                            }
                         }
                     };
                     if ord != std::cmp::Ordering::Equal {
@@ -1810,14 +2509,35 @@ impl<'a, 'b> Executor<'a, 'b> {
     }
 
     /// Rows of a set expression, each with the sort keys that are not output columns.
-    fn run_set(&self, s: &BSet, parent: Option<&Env<'_>>, order: &[OrderKey], keys: bool) -> Result<Vec<(Vec<Value>, Vec<Value>)>, SqlError> {
+    fn run_set(
+        &self,
+        s: &BSet,
+        parent: Option<&Env<'_>>,
+        order: &[OrderKey],
+        keys: bool,
+    ) -> Result<KeyedRows, SqlError> {
         match s {
             BSet::Select(sel) => self.run_select(sel, parent, if keys { order } else { &[] }),
-            BSet::Query(q) => Ok(self.run_query(q, parent)?.into_iter().map(|r| (r, vec![])).collect()),
+            BSet::Query(q) => Ok(self
+                .run_query(q, parent)?
+                .into_iter()
+                .map(|r| (r, vec![]))
+                .collect()),
             BSet::Values(rows) => {
-                let env = Env { row: &[], parent, aggs: None };
+                let env = Env {
+                    row: &[],
+                    parent,
+                    aggs: None,
+                };
                 rows.iter()
-                    .map(|r| Ok((r.iter().map(|e| self.eval(e, &env)).collect::<Result<Vec<_>, _>>()?, vec![])))
+                    .map(|r| {
+                        Ok((
+                            r.iter()
+                                .map(|e| self.eval(e, &env))
+                                .collect::<Result<Vec<_>, _>>()?,
+                            vec![],
+                        ))
+                    })
                     .collect()
             }
             BSet::Union(l, r, all) => {
@@ -1832,21 +2552,39 @@ impl<'a, 'b> Executor<'a, 'b> {
         }
     }
 
-    fn source_rows(&self, src: &Source, parent: Option<&Env<'_>>) -> Result<Vec<Vec<Value>>, SqlError> {
+    fn source_rows(
+        &self,
+        src: &Source,
+        parent: Option<&Env<'_>>,
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
         match src {
             Source::Dual => Ok(vec![vec![]]),
-            Source::Table { table, point_keys } => crate::exec::table_rows(self.cx, table, point_keys.as_deref()),
-            Source::Virtual { schema, name } => crate::exec::virtual_rows(self.cx, schema.as_deref(), name),
+            Source::Table { table, point_keys } => {
+                crate::exec::table_rows(self.cx, table, point_keys.as_deref())
+            }
+            Source::Virtual { schema, name } => {
+                crate::exec::virtual_rows(self.cx, schema.as_deref(), name)
+            }
             Source::Derived(q) => self.run_query(q, parent),
             Source::Values(rows) => {
-                let env = Env { row: &[], parent, aggs: None };
-                rows.iter().map(|r| r.iter().map(|e| self.eval(e, &env)).collect()).collect()
+                let env = Env {
+                    row: &[],
+                    parent,
+                    aggs: None,
+                };
+                rows.iter()
+                    .map(|r| r.iter().map(|e| self.eval(e, &env)).collect())
+                    .collect()
             }
         }
     }
 
     /// The joined rows of a FROM list (before WHERE).
-    pub fn run_from(&self, from: &[FromItem], parent: Option<&Env<'_>>) -> Result<Vec<Vec<Value>>, SqlError> {
+    pub fn run_from(
+        &self,
+        from: &[FromItem],
+        parent: Option<&Env<'_>>,
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
         let mut acc: Vec<Vec<Value>> = vec![vec![]];
         for item in from {
             let right = self.source_rows(&item.source, parent)?;
@@ -1854,16 +2592,32 @@ impl<'a, 'b> Executor<'a, 'b> {
             if !item.hash_keys.is_empty() {
                 let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
                 for (ri, r) in right.iter().enumerate() {
-                    let env = Env { row: r, parent, aggs: None };
-                    let k: Vec<Value> = item.hash_keys.iter().map(|(_, rk)| self.eval(rk, &env)).collect::<Result<_, _>>()?;
+                    let env = Env {
+                        row: r,
+                        parent,
+                        aggs: None,
+                    };
+                    let k: Vec<Value> = item
+                        .hash_keys
+                        .iter()
+                        .map(|(_, rk)| self.eval(rk, &env))
+                        .collect::<Result<_, _>>()?;
                     if k.iter().any(Value::is_null) {
                         continue;
                     }
                     index.entry(value_key(&k)).or_default().push(ri);
                 }
                 for l in &acc {
-                    let env = Env { row: l, parent, aggs: None };
-                    let k: Vec<Value> = item.hash_keys.iter().map(|(lk, _)| self.eval(lk, &env)).collect::<Result<_, _>>()?;
+                    let env = Env {
+                        row: l,
+                        parent,
+                        aggs: None,
+                    };
+                    let k: Vec<Value> = item
+                        .hash_keys
+                        .iter()
+                        .map(|(lk, _)| self.eval(lk, &env))
+                        .collect::<Result<_, _>>()?;
                     let mut matched = false;
                     if !k.iter().any(Value::is_null) {
                         if let Some(hits) = index.get(&value_key(&k)) {
@@ -1871,7 +2625,16 @@ impl<'a, 'b> Executor<'a, 'b> {
                                 let mut row = l.clone();
                                 row.extend(right[ri].iter().cloned());
                                 let ok = match &item.on {
-                                    Some(on) => truthy(&self.eval(on, &Env { row: &row, parent, aggs: None })?) == Some(true),
+                                    Some(on) => {
+                                        truthy(&self.eval(
+                                            on,
+                                            &Env {
+                                                row: &row,
+                                                parent,
+                                                aggs: None,
+                                            },
+                                        )?) == Some(true)
+                                    }
                                     None => true,
                                 };
                                 if ok {
@@ -1894,7 +2657,16 @@ impl<'a, 'b> Executor<'a, 'b> {
                         let mut row = l.clone();
                         row.extend(r.iter().cloned());
                         let ok = match &item.on {
-                            Some(on) => truthy(&self.eval(on, &Env { row: &row, parent, aggs: None })?) == Some(true),
+                            Some(on) => {
+                                truthy(&self.eval(
+                                    on,
+                                    &Env {
+                                        row: &row,
+                                        parent,
+                                        aggs: None,
+                                    },
+                                )?) == Some(true)
+                            }
                             None => true,
                         };
                         if ok {
@@ -1914,12 +2686,25 @@ impl<'a, 'b> Executor<'a, 'b> {
         Ok(acc)
     }
 
-    fn run_select(&self, sel: &BSelect, parent: Option<&Env<'_>>, order: &[OrderKey]) -> Result<Vec<(Vec<Value>, Vec<Value>)>, SqlError> {
+    fn run_select(
+        &self,
+        sel: &BSelect,
+        parent: Option<&Env<'_>>,
+        order: &[OrderKey],
+    ) -> Result<KeyedRows, SqlError> {
         let mut rows = self.run_from(&sel.from, parent)?;
         if let Some(f) = &sel.filter {
             let mut kept = Vec::with_capacity(rows.len());
             for r in rows {
-                if truthy(&self.eval(f, &Env { row: &r, parent, aggs: None })?) == Some(true) {
+                if truthy(&self.eval(
+                    f,
+                    &Env {
+                        row: &r,
+                        parent,
+                        aggs: None,
+                    },
+                )?) == Some(true)
+                {
                     kept.push(r);
                 }
             }
@@ -1929,9 +2714,20 @@ impl<'a, 'b> Executor<'a, 'b> {
         match &sel.group {
             None => {
                 for r in &rows {
-                    let env = Env { row: r, parent, aggs: None };
-                    let vals = sel.projection.iter().map(|p| self.eval(p, &env)).collect::<Result<Vec<_>, _>>()?;
-                    let keys = order.iter().map(|k| self.eval(&k.expr, &env)).collect::<Result<Vec<_>, _>>()?;
+                    let env = Env {
+                        row: r,
+                        parent,
+                        aggs: None,
+                    };
+                    let vals = sel
+                        .projection
+                        .iter()
+                        .map(|p| self.eval(p, &env))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let keys = order
+                        .iter()
+                        .map(|k| self.eval(&k.expr, &env))
+                        .collect::<Result<Vec<_>, _>>()?;
                     out.push((vals, keys));
                 }
             }
@@ -1939,8 +2735,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                 let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
                 let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
                 for (ri, r) in rows.iter().enumerate() {
-                    let env = Env { row: r, parent, aggs: None };
-                    let k = group.iter().map(|g| self.eval(g, &env)).collect::<Result<Vec<_>, _>>()?;
+                    let env = Env {
+                        row: r,
+                        parent,
+                        aggs: None,
+                    };
+                    let k = group
+                        .iter()
+                        .map(|g| self.eval(g, &env))
+                        .collect::<Result<Vec<_>, _>>()?;
                     let key = value_key(&k);
                     match index.get(&key) {
                         Some(&gi) => groups[gi].1.push(ri),
@@ -1955,16 +2758,34 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 let empty: Vec<Value> = Vec::new();
                 for (_, members) in &groups {
-                    let agg_vals = sel.aggs.iter().map(|a| self.aggregate(a, members, &rows, parent)).collect::<Result<Vec<_>, _>>()?;
-                    let first: &[Value] = members.first().map(|i| rows[*i].as_slice()).unwrap_or(&empty);
-                    let env = Env { row: first, parent, aggs: Some(&agg_vals) };
+                    let agg_vals = sel
+                        .aggs
+                        .iter()
+                        .map(|a| self.aggregate(a, members, &rows, parent))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let first: &[Value] = members
+                        .first()
+                        .map(|i| rows[*i].as_slice())
+                        .unwrap_or(&empty);
+                    let env = Env {
+                        row: first,
+                        parent,
+                        aggs: Some(&agg_vals),
+                    };
                     if let Some(h) = &sel.having {
                         if truthy(&self.eval(h, &env)?) != Some(true) {
                             continue;
                         }
                     }
-                    let vals = sel.projection.iter().map(|p| self.eval(p, &env)).collect::<Result<Vec<_>, _>>()?;
-                    let keys = order.iter().map(|k| self.eval(&k.expr, &env)).collect::<Result<Vec<_>, _>>()?;
+                    let vals = sel
+                        .projection
+                        .iter()
+                        .map(|p| self.eval(p, &env))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let keys = order
+                        .iter()
+                        .map(|k| self.eval(&k.expr, &env))
+                        .collect::<Result<Vec<_>, _>>()?;
                     out.push((vals, keys));
                 }
             }
@@ -1976,14 +2797,24 @@ impl<'a, 'b> Executor<'a, 'b> {
         Ok(out)
     }
 
-    fn aggregate(&self, a: &AggSpec, members: &[usize], rows: &[Vec<Value>], parent: Option<&Env<'_>>) -> Result<Value, SqlError> {
+    fn aggregate(
+        &self,
+        a: &AggSpec,
+        members: &[usize],
+        rows: &[Vec<Value>],
+        parent: Option<&Env<'_>>,
+    ) -> Result<Value, SqlError> {
         if a.func == AggFunc::CountStar {
             return Ok(Value::Int(members.len() as i64));
         }
         let mut vals: Vec<Value> = Vec::with_capacity(members.len());
         let mut seps: Vec<Value> = Vec::new();
         for &i in members {
-            let env = Env { row: &rows[i], parent, aggs: None };
+            let env = Env {
+                row: &rows[i],
+                parent,
+                aggs: None,
+            };
             let v = match a.args.first() {
                 Some(e) => self.eval(e, &env)?,
                 None => Value::Null,
@@ -2005,8 +2836,26 @@ impl<'a, 'b> Executor<'a, 'b> {
         Ok(match a.func {
             AggFunc::CountStar => Value::Int(members.len() as i64),
             AggFunc::Count => Value::Int(vals.len() as i64),
-            AggFunc::Min => vals.into_iter().reduce(|x, y| if compare(&y, &x) == std::cmp::Ordering::Less { y } else { x }).unwrap_or(Value::Null),
-            AggFunc::Max => vals.into_iter().reduce(|x, y| if compare(&y, &x) == std::cmp::Ordering::Greater { y } else { x }).unwrap_or(Value::Null),
+            AggFunc::Min => vals
+                .into_iter()
+                .reduce(|x, y| {
+                    if compare(&y, &x) == std::cmp::Ordering::Less {
+                        y
+                    } else {
+                        x
+                    }
+                })
+                .unwrap_or(Value::Null),
+            AggFunc::Max => vals
+                .into_iter()
+                .reduce(|x, y| {
+                    if compare(&y, &x) == std::cmp::Ordering::Greater {
+                        y
+                    } else {
+                        x
+                    }
+                })
+                .unwrap_or(Value::Null),
             AggFunc::Sum | AggFunc::Avg => {
                 if vals.is_empty() {
                     return Ok(Value::Null);
@@ -2077,7 +2926,9 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
     match (t, typmod) {
         (PgType::Varchar, m) if m >= 4 => format!("character varying({})", m - 4),
         (PgType::Bpchar, m) if m >= 4 => format!("character({})", m - 4),
-        (PgType::Numeric, m) if m >= 4 => format!("numeric({},{})", ((m - 4) >> 16) & 0xFFFF, (m - 4) & 0xFFFF),
+        (PgType::Numeric, m) if m >= 4 => {
+            format!("numeric({},{})", ((m - 4) >> 16) & 0xFFFF, (m - 4) & 0xFFFF)
+        }
         _ => t.sql_name().to_string(),
     }
 }
@@ -2089,7 +2940,10 @@ fn decimal_div(a: &str, b: &str, scale: usize) -> Result<String, SqlError> {
     if fb == 0.0 {
         return Err(SqlError::DivisionByZero);
     }
-    Ok(crate::types::numeric_round(&numeric_canonical(&format!("{:.*}", scale + 2, fa / fb)).unwrap_or_else(|| "0".into()), scale))
+    Ok(crate::types::numeric_round(
+        &numeric_canonical(&format!("{:.*}", scale + 2, fa / fb)).unwrap_or_else(|| "0".into()),
+        scale,
+    ))
 }
 
 fn numeric_add(a: &str, b: &str, sub: bool) -> String {
@@ -2113,11 +2967,17 @@ fn numeric_add(a: &str, b: &str, sub: bool) -> String {
                 d.insert(0, '0');
             }
             let (ip, fp) = d.split_at(d.len() - sc);
-            let body = if sc > 0 { format!("{ip}.{fp}") } else { ip.to_string() };
-            numeric_canonical(&if neg { format!("-{body}") } else { body }).unwrap_or_else(|| "0".into())
+            let body = if sc > 0 {
+                format!("{ip}.{fp}")
+            } else {
+                ip.to_string()
+            };
+            numeric_canonical(&if neg { format!("-{body}") } else { body })
+                .unwrap_or_else(|| "0".into())
         }
         _ => {
-            let f = a.parse::<f64>().unwrap_or(0.0) + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(0.0);
+            let f = a.parse::<f64>().unwrap_or(0.0)
+                + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(0.0);
             numeric_canonical(&f.to_string()).unwrap_or_else(|| "0".into())
         }
     }
@@ -2140,14 +3000,23 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
         })
     };
     Ok(match op {
-        BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => cmp(compare(&a, &b)),
+        BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => {
+            cmp(compare(&a, &b))
+        }
         BinOp::Concat => {
-            let s = format!("{}{}", format_text(&a, PgType::Text).unwrap_or_default(), format_text(&b, PgType::Text).unwrap_or_default());
+            let s = format!(
+                "{}{}",
+                format_text(&a, PgType::Text).unwrap_or_default(),
+                format_text(&b, PgType::Text).unwrap_or_default()
+            );
             Value::Text(s)
         }
         _ => match (a, b) {
             (Value::Int(x), Value::Int(y)) => {
-                let overflow = || SqlError::OutOfRange { type_name: "bigint".into(), input: format!("{x}") };
+                let overflow = || SqlError::OutOfRange {
+                    type_name: "bigint".into(),
+                    input: format!("{x}"),
+                };
                 Value::Int(match op {
                     BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
                     BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
@@ -2167,21 +3036,36 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                     _ => return Err(SqlError::internal("integer operator")),
                 })
             }
-            (Value::Numeric(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => Value::Numeric(numeric_add(&x, &y, op == BinOp::Sub)),
-            (Value::Numeric(x), Value::Int(y)) if matches!(op, BinOp::Add | BinOp::Sub) => Value::Numeric(numeric_add(&x, &y.to_string(), op == BinOp::Sub)),
-            (Value::Int(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => Value::Numeric(numeric_add(&x.to_string(), &y, op == BinOp::Sub)),
+            (Value::Numeric(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                Value::Numeric(numeric_add(&x, &y, op == BinOp::Sub))
+            }
+            (Value::Numeric(x), Value::Int(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                Value::Numeric(numeric_add(&x, &y.to_string(), op == BinOp::Sub))
+            }
+            (Value::Int(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                Value::Numeric(numeric_add(&x.to_string(), &y, op == BinOp::Sub))
+            }
             (Value::Timestamp(t), Value::Interval(iv)) if matches!(op, BinOp::Add | BinOp::Sub) => {
                 let sign = if op == BinOp::Sub { -1 } else { 1 };
                 // Months are applied as 30 days here; the catalog only uses day/second spans.
-                Value::Timestamp(t + sign * ((iv.months as i64 * 30 + iv.days as i64) * 86_400_000_000 + iv.micros))
+                Value::Timestamp(
+                    t + sign
+                        * ((iv.months as i64 * 30 + iv.days as i64) * 86_400_000_000 + iv.micros),
+                )
             }
             (Value::Timestamp(x), Value::Timestamp(y)) if op == BinOp::Sub => {
                 let d = x - y;
-                Value::Interval(crate::types::Interval { months: 0, days: (d / 86_400_000_000) as i32, micros: d % 86_400_000_000 })
+                Value::Interval(crate::types::Interval {
+                    months: 0,
+                    days: (d / 86_400_000_000) as i32,
+                    micros: d % 86_400_000_000,
+                })
             }
             (x, y) => {
-                let fx = to_f64(&x).ok_or_else(|| SqlError::feature("arithmetic on these types"))?;
-                let fy = to_f64(&y).ok_or_else(|| SqlError::feature("arithmetic on these types"))?;
+                let fx =
+                    to_f64(&x).ok_or_else(|| SqlError::feature("arithmetic on these types"))?;
+                let fy =
+                    to_f64(&y).ok_or_else(|| SqlError::feature("arithmetic on these types"))?;
                 let numeric = matches!(x, Value::Numeric(_)) || matches!(y, Value::Numeric(_));
                 let r = match op {
                     BinOp::Add => fx + fy,
@@ -2197,7 +3081,9 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                     _ => return Err(SqlError::internal("operator")),
                 };
                 if numeric && !matches!(x, Value::Float(_)) && !matches!(y, Value::Float(_)) {
-                    Value::Numeric(numeric_canonical(&format!("{r}")).unwrap_or_else(|| "NaN".into()))
+                    Value::Numeric(
+                        numeric_canonical(&format!("{r}")).unwrap_or_else(|| "NaN".into()),
+                    )
                 } else {
                     Value::Float(r)
                 }
@@ -2231,7 +3117,15 @@ pub fn table_scope(t: &Table, qual: &str) -> Scope {
             hidden: false,
         })
         .collect();
-    cols.push(ColMeta { name: "ctid".into(), ty: PgType::Tid, typmod: -1, table_oid: t.oid, attnum: -1, qual: Some(qual.to_string()), hidden: true });
+    cols.push(ColMeta {
+        name: "ctid".into(),
+        ty: PgType::Tid,
+        typmod: -1,
+        table_oid: t.oid,
+        attnum: -1,
+        qual: Some(qual.to_string()),
+        hidden: true,
+    });
     Scope { cols }
 }
 
@@ -2245,7 +3139,13 @@ mod tests {
 
     #[test]
     fn like_patterns() {
-        let m = |s: &str, p: &str| like_match(&s.chars().collect::<Vec<_>>(), &p.chars().collect::<Vec<_>>(), false);
+        let m = |s: &str, p: &str| {
+            like_match(
+                &s.chars().collect::<Vec<_>>(),
+                &p.chars().collect::<Vec<_>>(),
+                false,
+            )
+        };
         assert!(m("rds_x", "rds%"));
         assert!(!m("xrds", "rds%"));
         assert!(m("abc", "a_c"));

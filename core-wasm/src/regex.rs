@@ -6,6 +6,8 @@ pub fn matches(pattern: &str, text: &str, case_insensitive: bool) -> Result<bool
     let re = regex_lite::RegexBuilder::new(pattern)
         .case_insensitive(case_insensitive)
         .build()
-        .map_err(|e| SqlError::InvalidParameter { message: format!("invalid regular expression: {e}") })?;
+        .map_err(|e| SqlError::InvalidParameter {
+            message: format!("invalid regular expression: {e}"),
+        })?;
     Ok(re.is_match(text))
 }

@@ -16,11 +16,22 @@ pub const MAX_BATCH_SIZE: usize = 64 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq)]
 pub enum BufferedOp {
     /// Row written or deleted under `logical_key`.
-    Row { table_id: u32, logical_key: Vec<u8> },
-    CreateTable { table_id: u32 },
-    AlterTable { table_id: u32 },
-    DropTable { table_id: u32 },
-    CreateSchema { name: String },
+    Row {
+        table_id: u32,
+        logical_key: Vec<u8>,
+    },
+    CreateTable {
+        table_id: u32,
+    },
+    AlterTable {
+        table_id: u32,
+    },
+    DropTable {
+        table_id: u32,
+    },
+    CreateSchema {
+        name: String,
+    },
 }
 
 /// The latest state of one row key inside the transaction.
@@ -65,9 +76,17 @@ impl PendingCatalogTxn {
     }
 
     /// Buffers a row write, refusing it when the transaction would exceed MAX_BATCH_SIZE.
-    pub fn put_row(&mut self, logical_key: Vec<u8>, write: RowWrite, encoded_len: usize) -> Result<(), SqlError> {
+    pub fn put_row(
+        &mut self,
+        logical_key: Vec<u8>,
+        write: RowWrite,
+        encoded_len: usize,
+    ) -> Result<(), SqlError> {
         self.charge(logical_key.len() + encoded_len + 16)?;
-        self.ops.push(BufferedOp::Row { table_id: write.table_id, logical_key: logical_key.clone() });
+        self.ops.push(BufferedOp::Row {
+            table_id: write.table_id,
+            logical_key: logical_key.clone(),
+        });
         match self.writes.get_mut(&logical_key) {
             Some(prev) => {
                 // Keep the base version and insert flag of the first write to this key.
@@ -83,7 +102,11 @@ impl PendingCatalogTxn {
     pub fn put_table(&mut self, table: Arc<Table>, created: bool) -> Result<(), SqlError> {
         self.charge(256 + table.columns.len() * 64)?;
         let id = table.id;
-        self.ops.push(if created { BufferedOp::CreateTable { table_id: id } } else { BufferedOp::AlterTable { table_id: id } });
+        self.ops.push(if created {
+            BufferedOp::CreateTable { table_id: id }
+        } else {
+            BufferedOp::AlterTable { table_id: id }
+        });
         self.dropped.retain(|d| *d != id);
         self.tables.insert(id, table);
         Ok(())
@@ -99,7 +122,9 @@ impl PendingCatalogTxn {
 
     pub fn create_schema(&mut self, schema: Schema) -> Result<(), SqlError> {
         self.charge(64)?;
-        self.ops.push(BufferedOp::CreateSchema { name: schema.name.clone() });
+        self.ops.push(BufferedOp::CreateSchema {
+            name: schema.name.clone(),
+        });
         self.schemas.push(schema);
         Ok(())
     }
@@ -114,16 +139,41 @@ mod tests {
         let mut t = PendingCatalogTxn::default();
         let big = MAX_BATCH_SIZE / 4;
         for i in 0..3u8 {
-            t.put_row(vec![i], RowWrite { table_id: 1, row: None, base_seq: None, inserted: true }, big).expect("fits");
+            t.put_row(
+                vec![i],
+                RowWrite {
+                    table_id: 1,
+                    row: None,
+                    base_seq: None,
+                    inserted: true,
+                },
+                big,
+            )
+            .expect("fits");
         }
         let err = t
-            .put_row(vec![9], RowWrite { table_id: 1, row: None, base_seq: None, inserted: true }, big)
+            .put_row(
+                vec![9],
+                RowWrite {
+                    table_id: 1,
+                    row: None,
+                    base_seq: None,
+                    inserted: true,
+                },
+                big,
+            )
             .expect_err("over the limit");
         assert_eq!(err, SqlError::BatchTooLarge);
         let pg = err.to_pg();
         assert_eq!(pg.code, "54001");
-        assert_eq!(pg.message, "Transaction exceeds maximum batch size (64 MiB).");
-        assert_eq!(pg.hint.as_deref(), Some("Split large operations into smaller transactions."));
+        assert_eq!(
+            pg.message,
+            "Transaction exceeds maximum batch size (64 MiB)."
+        );
+        assert_eq!(
+            pg.hint.as_deref(),
+            Some("Split large operations into smaller transactions.")
+        );
         assert_eq!(t.writes.len(), 3, "the refused write is not buffered");
     }
 }

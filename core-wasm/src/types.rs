@@ -74,7 +74,11 @@ impl PgType {
             PgType::Bool | PgType::Char => 1,
             PgType::Int2 => 2,
             PgType::Int4 | PgType::Float4 | PgType::Oid | PgType::Regclass | PgType::Date => 4,
-            PgType::Int8 | PgType::Float8 | PgType::Timestamp | PgType::Timestamptz | PgType::Time => 8,
+            PgType::Int8
+            | PgType::Float8
+            | PgType::Timestamp
+            | PgType::Timestamptz
+            | PgType::Time => 8,
             PgType::Tid => 6,
             PgType::Interval | PgType::Uuid => 16,
             PgType::Name => 64,
@@ -166,13 +170,24 @@ impl PgType {
     }
 
     pub fn is_integer(self) -> bool {
-        matches!(self, PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass)
+        matches!(
+            self,
+            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass
+        )
     }
     pub fn is_numeric_family(self) -> bool {
         self.is_integer() || matches!(self, PgType::Float4 | PgType::Float8 | PgType::Numeric)
     }
     pub fn is_string(self) -> bool {
-        matches!(self, PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Char | PgType::Unknown)
+        matches!(
+            self,
+            PgType::Text
+                | PgType::Varchar
+                | PgType::Bpchar
+                | PgType::Name
+                | PgType::Char
+                | PgType::Unknown
+        )
     }
 }
 
@@ -317,7 +332,11 @@ pub fn numeric_cmp(a: &str, b: &str) -> Ordering {
     let na = na && !za;
     let nb = nb && !zb;
     if na != nb {
-        return if na { Ordering::Less } else { Ordering::Greater };
+        return if na {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
     }
     let ia = ia.trim_start_matches('0');
     let ib = ib.trim_start_matches('0');
@@ -359,7 +378,10 @@ pub fn numeric_canonical(input: &str) -> Option<String> {
         Some((i, f)) => (i, f),
         None => (mantissa, ""),
     };
-    if (ip.is_empty() && fp.is_empty()) || !ip.bytes().all(|c| c.is_ascii_digit()) || !fp.bytes().all(|c| c.is_ascii_digit()) {
+    if (ip.is_empty() && fp.is_empty())
+        || !ip.bytes().all(|c| c.is_ascii_digit())
+        || !fp.bytes().all(|c| c.is_ascii_digit())
+    {
         return None;
     }
     let mut digits: String = format!("{ip}{fp}");
@@ -378,7 +400,11 @@ pub fn numeric_canonical(input: &str) -> Option<String> {
     let frac = &digits[split..];
     let zero = int_part == "0" && frac.bytes().all(|c| c == b'0');
     let sign = if neg && !zero { "-" } else { "" };
-    Some(if frac.is_empty() { format!("{sign}{int_part}") } else { format!("{sign}{int_part}.{frac}") })
+    Some(if frac.is_empty() {
+        format!("{sign}{int_part}")
+    } else {
+        format!("{sign}{int_part}.{frac}")
+    })
 }
 
 /// Rounds canonical numeric text to `scale` fraction digits (half away from zero).
@@ -420,7 +446,11 @@ pub fn numeric_round(s: &str, scale: usize) -> String {
     }
     let text = String::from_utf8(digits).unwrap_or_default();
     let split = text.len() - scale;
-    let body = if scale > 0 { format!("{}.{}", &text[..split], &text[split..]) } else { text };
+    let body = if scale > 0 {
+        format!("{}.{}", &text[..split], &text[split..])
+    } else {
+        text
+    };
     numeric_canonical(&if neg { format!("-{body}") } else { body }).unwrap_or_else(|| "0".into())
 }
 
@@ -532,12 +562,24 @@ pub fn fmt_float(x: f64, float4: bool) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
-    let shortest = if float4 { format!("{:e}", x as f32) } else { format!("{x:e}") };
+    let shortest = if float4 {
+        format!("{:e}", x as f32)
+    } else {
+        format!("{x:e}")
+    };
     let (mant, exp) = shortest.split_once('e').unwrap_or((&shortest, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let limit = if float4 { 6 } else { 15 };
@@ -553,7 +595,14 @@ pub fn fmt_float(x: f64, float4: bool) -> String {
 
 pub fn fmt_uuid(u: &[u8; 16]) -> String {
     let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 /// PostgreSQL's text output of a value of type `ty`.
@@ -592,7 +641,10 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
 // ------------------------------------------------------------------ text input
 
 fn invalid(ty: PgType, s: &str) -> SqlError {
-    SqlError::InvalidText { type_name: ty.sql_name().to_string(), input: s.to_string() }
+    SqlError::InvalidText {
+        type_name: ty.sql_name().to_string(),
+        input: s.to_string(),
+    }
 }
 
 pub fn parse_bool(s: &str) -> Option<bool> {
@@ -605,7 +657,10 @@ pub fn parse_bool(s: &str) -> Option<bool> {
 
 pub fn parse_uuid(s: &str) -> Option<[u8; 16]> {
     let t = s.trim();
-    let t = t.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(t);
+    let t = t
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(t);
     let hex: String = t.chars().filter(|c| *c != '-').collect();
     if hex.len() != 32 {
         return None;
@@ -620,7 +675,7 @@ pub fn parse_uuid(s: &str) -> Option<[u8; 16]> {
 pub fn parse_bytea(s: &str) -> Option<Vec<u8>> {
     if let Some(hex) = s.strip_prefix("\\x") {
         let hex: Vec<u8> = hex.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-        if hex.len() % 2 != 0 {
+        if !hex.len().is_multiple_of(2) {
             return None;
         }
         let mut out = Vec::with_capacity(hex.len() / 2);
@@ -750,7 +805,10 @@ pub fn parse_interval(s: &str) -> Option<Interval> {
             continue;
         }
         let n: f64 = tok.parse().ok()?;
-        let unit = tokens.get(i + 1).map(|u| u.to_ascii_lowercase()).unwrap_or_else(|| "second".into());
+        let unit = tokens
+            .get(i + 1)
+            .map(|u| u.to_ascii_lowercase())
+            .unwrap_or_else(|| "second".into());
         let unit = unit.trim_end_matches(',');
         match unit.trim_end_matches('s') {
             "year" | "yr" | "y" => iv.months += (n * 12.0) as i32,
@@ -797,7 +855,10 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
                 _ => (i64::MIN, i64::MAX),
             };
             if v < lo || v > hi {
-                return Err(SqlError::OutOfRange { type_name: ty.sql_name().to_string(), input: s.to_string() });
+                return Err(SqlError::OutOfRange {
+                    type_name: ty.sql_name().to_string(),
+                    input: s.to_string(),
+                });
             }
             Value::Int(v)
         }
@@ -809,10 +870,16 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
                 "-infinity" | "-inf" => f64::NEG_INFINITY,
                 _ => t.parse::<f64>().map_err(|_| err())?,
             };
-            Value::Float(if ty == PgType::Float4 { v as f32 as f64 } else { v })
+            Value::Float(if ty == PgType::Float4 {
+                v as f32 as f64
+            } else {
+                v
+            })
         }
         PgType::Numeric => Value::Numeric(numeric_canonical(s).ok_or_else(err)?),
-        PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Unknown => Value::Text(s.to_string()),
+        PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Unknown => {
+            Value::Text(s.to_string())
+        }
         PgType::Char => Value::Text(s.chars().take(1).collect()),
         PgType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(err)?),
         PgType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(err)?),
@@ -822,74 +889,41 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         PgType::Time => Value::Time(parse_time_part(s.trim()).ok_or_else(err)?),
         PgType::Interval => Value::Interval(parse_interval(s).ok_or_else(err)?),
         PgType::Tid => {
-            let inner = s.trim().strip_prefix('(').and_then(|x| x.strip_suffix(')')).ok_or_else(err)?;
+            let inner = s
+                .trim()
+                .strip_prefix('(')
+                .and_then(|x| x.strip_suffix(')'))
+                .ok_or_else(err)?;
             let (b, o) = inner.split_once(',').ok_or_else(err)?;
-            Value::Tid(b.trim().parse().map_err(|_| err())?, o.trim().parse().map_err(|_| err())?)
+            Value::Tid(
+                b.trim().parse().map_err(|_| err())?,
+                o.trim().parse().map_err(|_| err())?,
+            )
         }
         PgType::Int2Array | PgType::TextArray => {
-            let inner = s.trim().strip_prefix('{').and_then(|x| x.strip_suffix('}')).ok_or_else(err)?;
-            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
+            let inner = s
+                .trim()
+                .strip_prefix('{')
+                .and_then(|x| x.strip_suffix('}'))
+                .ok_or_else(err)?;
+            let elem = if ty == PgType::Int2Array {
+                PgType::Int2
+            } else {
+                PgType::Text
+            };
             let mut items = Vec::new();
             if !inner.is_empty() {
                 for part in inner.split(',') {
-                    items.push(if part == "NULL" { Value::Null } else { parse_text(part.trim_matches('"'), elem)? });
+                    items.push(if part == "NULL" {
+                        Value::Null
+                    } else {
+                        parse_text(part.trim_matches('"'), elem)?
+                    });
                 }
             }
             Value::Array(items)
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numeric_canonical_forms() {
-        assert_eq!(numeric_canonical("001.50").as_deref(), Some("1.50"));
-        assert_eq!(numeric_canonical("-0.0").as_deref(), Some("0.0"));
-        assert_eq!(numeric_canonical("1e3").as_deref(), Some("1000"));
-        assert_eq!(numeric_canonical("12345678901234567890").as_deref(), Some("12345678901234567890"));
-        assert_eq!(numeric_canonical("abc"), None);
-        assert_eq!(numeric_round("1.255", 2), "1.26");
-        assert_eq!(numeric_round("-9.995", 2), "-10.00");
-        assert_eq!(numeric_cmp("10", "9.99"), Ordering::Greater);
-        assert_eq!(numeric_cmp("-10", "-9.99"), Ordering::Less);
-        assert_eq!(numeric_cmp("1.10", "1.1"), Ordering::Equal);
-    }
-
-    #[test]
-    fn timestamps_round_trip() {
-        let t = parse_timestamp("2024-06-15 12:34:56.5+02", true).expect("parse");
-        assert_eq!(format_text(&Value::Timestamp(t), PgType::Timestamptz).as_deref(), Some("2024-06-15 10:34:56.5+00"));
-        assert_eq!(parse_timestamp("2000-01-01 00:00:00", false), Some(0));
-        let d = parse_text("1999-12-31", PgType::Date).expect("date");
-        assert_eq!(format_text(&d, PgType::Date).as_deref(), Some("1999-12-31"));
-    }
-
-    #[test]
-    fn intervals() {
-        let iv = parse_interval("1 year 2 mons 3 days 04:05:06").expect("iv");
-        assert_eq!(fmt_interval(&iv), "1 year 2 mons 3 days 04:05:06");
-        assert_eq!(fmt_interval(&parse_interval("00:00:01").expect("iv")), "00:00:01");
-        assert_eq!(fmt_interval(&Interval::default()), "00:00:00");
-    }
-
-    #[test]
-    fn floats_like_postgres() {
-        assert_eq!(fmt_float(1e20, false), "1e+20");
-        assert_eq!(fmt_float(0.1, false), "0.1");
-        assert_eq!(fmt_float(1.5e-5, false), "1.5e-05");
-        assert_eq!(fmt_float(123456.0, false), "123456");
-        assert_eq!(fmt_float(f64::NAN, false), "NaN");
-    }
-
-    #[test]
-    fn bytea_and_uuid() {
-        assert_eq!(parse_bytea("\\x6869"), Some(b"hi".to_vec()));
-        let u = parse_uuid("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").expect("uuid");
-        assert_eq!(fmt_uuid(&u), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
-    }
 }
 
 /// Every type RockLake knows, for lookups by OID.
@@ -922,4 +956,65 @@ pub const ALL_TYPES: [PgType; 24] = [
 
 pub fn type_by_oid(oid: u32) -> Option<PgType> {
     ALL_TYPES.iter().copied().find(|t| t.oid() == oid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_canonical_forms() {
+        assert_eq!(numeric_canonical("001.50").as_deref(), Some("1.50"));
+        assert_eq!(numeric_canonical("-0.0").as_deref(), Some("0.0"));
+        assert_eq!(numeric_canonical("1e3").as_deref(), Some("1000"));
+        assert_eq!(
+            numeric_canonical("12345678901234567890").as_deref(),
+            Some("12345678901234567890")
+        );
+        assert_eq!(numeric_canonical("abc"), None);
+        assert_eq!(numeric_round("1.255", 2), "1.26");
+        assert_eq!(numeric_round("-9.995", 2), "-10.00");
+        assert_eq!(numeric_cmp("10", "9.99"), Ordering::Greater);
+        assert_eq!(numeric_cmp("-10", "-9.99"), Ordering::Less);
+        assert_eq!(numeric_cmp("1.10", "1.1"), Ordering::Equal);
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        let t = parse_timestamp("2024-06-15 12:34:56.5+02", true).expect("parse");
+        assert_eq!(
+            format_text(&Value::Timestamp(t), PgType::Timestamptz).as_deref(),
+            Some("2024-06-15 10:34:56.5+00")
+        );
+        assert_eq!(parse_timestamp("2000-01-01 00:00:00", false), Some(0));
+        let d = parse_text("1999-12-31", PgType::Date).expect("date");
+        assert_eq!(format_text(&d, PgType::Date).as_deref(), Some("1999-12-31"));
+    }
+
+    #[test]
+    fn intervals() {
+        let iv = parse_interval("1 year 2 mons 3 days 04:05:06").expect("iv");
+        assert_eq!(fmt_interval(&iv), "1 year 2 mons 3 days 04:05:06");
+        assert_eq!(
+            fmt_interval(&parse_interval("00:00:01").expect("iv")),
+            "00:00:01"
+        );
+        assert_eq!(fmt_interval(&Interval::default()), "00:00:00");
+    }
+
+    #[test]
+    fn floats_like_postgres() {
+        assert_eq!(fmt_float(1e20, false), "1e+20");
+        assert_eq!(fmt_float(0.1, false), "0.1");
+        assert_eq!(fmt_float(1.5e-5, false), "1.5e-05");
+        assert_eq!(fmt_float(123456.0, false), "123456");
+        assert_eq!(fmt_float(f64::NAN, false), "NaN");
+    }
+
+    #[test]
+    fn bytea_and_uuid() {
+        assert_eq!(parse_bytea("\\x6869"), Some(b"hi".to_vec()));
+        let u = parse_uuid("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").expect("uuid");
+        assert_eq!(fmt_uuid(&u), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+    }
 }

@@ -6,7 +6,9 @@ use crate::types::{format_text, numeric_canonical, parse_text, Interval, PgType,
 pub const COPY_SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
 
 fn bad(msg: impl Into<String>) -> SqlError {
-    SqlError::BadCopyFormat { message: msg.into() }
+    SqlError::BadCopyFormat {
+        message: msg.into(),
+    }
 }
 
 /// Encodes numeric text in PostgreSQL's binary numeric format.
@@ -26,7 +28,11 @@ pub fn numeric_to_binary(s: &str, out: &mut Vec<u8>) {
     let fpad = (4 - fp.len() % 4) % 4;
     let frac_digits = format!("{}{}", fp, "0".repeat(fpad));
     let mut groups: Vec<i16> = Vec::new();
-    for c in int_digits.as_bytes().chunks(4).chain(frac_digits.as_bytes().chunks(4)) {
+    for c in int_digits
+        .as_bytes()
+        .chunks(4)
+        .chain(frac_digits.as_bytes().chunks(4))
+    {
         let g = c.iter().fold(0i16, |a, d| a * 10 + (d - b'0') as i16);
         groups.push(g);
     }
@@ -48,7 +54,14 @@ pub fn numeric_to_binary(s: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&(digits.len() as i16).to_be_bytes());
     out.extend_from_slice(&weight.to_be_bytes());
-    out.extend_from_slice(&(if neg && !digits.is_empty() { 0x4000u16 } else { 0 }).to_be_bytes());
+    out.extend_from_slice(
+        &(if neg && !digits.is_empty() {
+            0x4000u16
+        } else {
+            0
+        })
+        .to_be_bytes(),
+    );
     out.extend_from_slice(&dscale.to_be_bytes());
     for d in digits {
         out.extend_from_slice(&d.to_be_bytes());
@@ -76,7 +89,12 @@ pub fn numeric_from_binary(b: &[u8]) -> Result<String, SqlError> {
     }
     // value = 0.<text> * 10000^(weight+1)
     let exp = (weight + 1) * 4 - text.len() as i32;
-    let lit = format!("{}{}e{}", if sign == 0x4000 { "-" } else { "" }, if text.is_empty() { "0" } else { &text }, exp);
+    let lit = format!(
+        "{}{}e{}",
+        if sign == 0x4000 { "-" } else { "" },
+        if text.is_empty() { "0" } else { &text },
+        exp
+    );
     let canon = numeric_canonical(&lit).ok_or_else(|| bad("bad numeric"))?;
     Ok(crate::types::numeric_round(&canon, dscale))
 }
@@ -87,7 +105,9 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
         (Value::Bool(b), _) => out.push(u8::from(*b)),
         (Value::Int(i), PgType::Int2) => out.extend_from_slice(&(*i as i16).to_be_bytes()),
         (Value::Int(i), PgType::Int4) => out.extend_from_slice(&(*i as i32).to_be_bytes()),
-        (Value::Int(i), PgType::Oid | PgType::Regclass) => out.extend_from_slice(&(*i as u32).to_be_bytes()),
+        (Value::Int(i), PgType::Oid | PgType::Regclass) => {
+            out.extend_from_slice(&(*i as u32).to_be_bytes())
+        }
         (Value::Int(i), _) => out.extend_from_slice(&i.to_be_bytes()),
         (Value::Float(f), PgType::Float4) => out.extend_from_slice(&(*f as f32).to_be_bytes()),
         (Value::Float(f), _) => out.extend_from_slice(&f.to_be_bytes()),
@@ -107,7 +127,11 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
             out.extend_from_slice(&o.to_be_bytes());
         }
         (Value::Array(items), _) => {
-            let elem = if ty == PgType::Int2Array { PgType::Int2 } else { PgType::Text };
+            let elem = if ty == PgType::Int2Array {
+                PgType::Int2
+            } else {
+                PgType::Text
+            };
             out.extend_from_slice(&1i32.to_be_bytes());
             out.extend_from_slice(&(i32::from(items.iter().any(Value::is_null))).to_be_bytes());
             out.extend_from_slice(&elem.oid().to_be_bytes());
@@ -130,7 +154,12 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
 }
 
 fn fixed<const N: usize>(b: &[u8], ty: PgType) -> Result<[u8; N], SqlError> {
-    b.try_into().map_err(|_| bad(format!("incorrect binary data format for type {}", ty.typname())))
+    b.try_into().map_err(|_| {
+        bad(format!(
+            "incorrect binary data format for type {}",
+            ty.typname()
+        ))
+    })
 }
 
 /// PostgreSQL's binary receive format of a value.
@@ -144,12 +173,24 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
         PgType::Float4 => Value::Float(f32::from_be_bytes(fixed(b, ty)?) as f64),
         PgType::Float8 => Value::Float(f64::from_be_bytes(fixed(b, ty)?)),
         PgType::Numeric => Value::Numeric(numeric_from_binary(b)?),
-        PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Char | PgType::Unknown => {
-            Value::Text(String::from_utf8(b.to_vec()).map_err(|_| SqlError::InvalidText { type_name: "text".into(), input: "invalid UTF-8".into() })?)
+        PgType::Text
+        | PgType::Varchar
+        | PgType::Bpchar
+        | PgType::Name
+        | PgType::Char
+        | PgType::Unknown => {
+            Value::Text(
+                String::from_utf8(b.to_vec()).map_err(|_| SqlError::InvalidText {
+                    type_name: "text".into(),
+                    input: "invalid UTF-8".into(),
+                })?,
+            )
         }
         PgType::Bytea => Value::Bytes(b.to_vec()),
         PgType::Uuid => Value::Uuid(fixed(b, ty)?),
-        PgType::Timestamp | PgType::Timestamptz => Value::Timestamp(i64::from_be_bytes(fixed(b, ty)?)),
+        PgType::Timestamp | PgType::Timestamptz => {
+            Value::Timestamp(i64::from_be_bytes(fixed(b, ty)?))
+        }
         PgType::Time => Value::Time(i64::from_be_bytes(fixed(b, ty)?)),
         PgType::Date => Value::Date(i32::from_be_bytes(fixed(b, ty)?)),
         PgType::Interval => {
@@ -162,7 +203,10 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
         }
         PgType::Tid => {
             let a: [u8; 6] = fixed(b, ty)?;
-            Value::Tid(u32::from_be_bytes([a[0], a[1], a[2], a[3]]), u16::from_be_bytes([a[4], a[5]]))
+            Value::Tid(
+                u32::from_be_bytes([a[0], a[1], a[2], a[3]]),
+                u16::from_be_bytes([a[4], a[5]]),
+            )
         }
         PgType::Int2Array | PgType::TextArray => {
             return Err(SqlError::feature("binary input of array values"));
@@ -231,7 +275,9 @@ pub fn parse_copy_binary(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>
         return Err(bad("COPY file signature not recognized"));
     }
     let ext_len = u32::from_be_bytes([data[15], data[16], data[17], data[18]]) as usize;
-    let mut pos = 19usize.checked_add(ext_len).ok_or_else(|| bad("bad header extension"))?;
+    let mut pos = 19usize
+        .checked_add(ext_len)
+        .ok_or_else(|| bad("bad header extension"))?;
     let mut rows = Vec::new();
     loop {
         if pos + 2 > data.len() {
@@ -243,7 +289,10 @@ pub fn parse_copy_binary(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>
             break;
         }
         if n as usize != types.len() {
-            return Err(bad(format!("row field count is {n}, expected {}", types.len())));
+            return Err(bad(format!(
+                "row field count is {n}, expected {}",
+                types.len()
+            )));
         }
         let mut row = Vec::with_capacity(types.len());
         for ty in types {
@@ -256,7 +305,10 @@ pub fn parse_copy_binary(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>
                 row.push(Value::Null);
                 continue;
             }
-            let end = pos.checked_add(len as usize).filter(|e| *e <= data.len()).ok_or_else(|| bad("unexpected EOF in COPY data"))?;
+            let end = pos
+                .checked_add(len as usize)
+                .filter(|e| *e <= data.len())
+                .ok_or_else(|| bad("unexpected EOF in COPY data"))?;
             row.push(decode_binary(&data[pos..end], *ty)?);
             pos = end;
         }
@@ -279,7 +331,11 @@ pub fn parse_copy_text(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>>,
         }
         let fields: Vec<&str> = line.split('\t').collect();
         if fields.len() != types.len() {
-            return Err(bad(format!("expected {} columns, got {}", types.len(), fields.len())));
+            return Err(bad(format!(
+                "expected {} columns, got {}",
+                types.len(),
+                fields.len()
+            )));
         }
         let mut row = Vec::with_capacity(types.len());
         for (f, ty) in fields.iter().zip(types) {
@@ -315,7 +371,16 @@ mod tests {
 
     #[test]
     fn numeric_binary_round_trip() {
-        for s in ["0", "1.50", "-123456789.0001", "12345678901234567890.1234567890", "0.0001", "NaN", "10000", "-0.5"] {
+        for s in [
+            "0",
+            "1.50",
+            "-123456789.0001",
+            "12345678901234567890.1234567890",
+            "0.0001",
+            "NaN",
+            "10000",
+            "-0.5",
+        ] {
             let mut b = Vec::new();
             numeric_to_binary(s, &mut b);
             assert_eq!(numeric_from_binary(&b).expect("decode"), s, "{s}");
@@ -328,10 +393,28 @@ mod tests {
 
     #[test]
     fn copy_binary_round_trip() {
-        let types = [PgType::Int8, PgType::Varchar, PgType::Bool, PgType::Timestamptz, PgType::Uuid];
+        let types = [
+            PgType::Int8,
+            PgType::Varchar,
+            PgType::Bool,
+            PgType::Timestamptz,
+            PgType::Uuid,
+        ];
         let rows = vec![
-            vec![Value::Int(1), Value::Text("a".into()), Value::Bool(true), Value::Timestamp(5), Value::Uuid([7; 16])],
-            vec![Value::Null, Value::Null, Value::Null, Value::Null, Value::Null],
+            vec![
+                Value::Int(1),
+                Value::Text("a".into()),
+                Value::Bool(true),
+                Value::Timestamp(5),
+                Value::Uuid([7; 16]),
+            ],
+            vec![
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ],
         ];
         let mut data = copy_binary_header();
         for r in &rows {
@@ -339,6 +422,9 @@ mod tests {
         }
         data.extend(copy_binary_trailer());
         assert_eq!(parse_copy_binary(&data, &types).expect("parse"), rows);
-        assert!(parse_copy_binary(&data[..data.len() - 3], &types).is_err(), "truncated stream is an error");
+        assert!(
+            parse_copy_binary(&data[..data.len() - 3], &types).is_err(),
+            "truncated stream is an error"
+        );
     }
 }

@@ -29,12 +29,18 @@ enum Cmd {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("==> {cmd:?}");
-    let status = cmd.current_dir(root()).status().with_context(|| format!("spawn {cmd:?}"))?;
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .with_context(|| format!("spawn {cmd:?}"))?;
     if !status.success() {
         bail!("command failed ({status}): {cmd:?}");
     }
@@ -49,7 +55,11 @@ fn build_component() -> Result<()> {
     let has_target = Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == "wasm32-unknown-unknown"))
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == "wasm32-unknown-unknown")
+        })
         .unwrap_or(false);
     if !has_target {
         bail!(
@@ -57,7 +67,35 @@ fn build_component() -> Result<()> {
              see docs/decisions/0003-wasm-toolchain.md for the pinned fallback"
         );
     }
-    run(cargo().args(["build", "-p", "rocklake-core", "--target", "wasm32-unknown-unknown", "--release"]))
+    run(cargo().args([
+        "build",
+        "-p",
+        "rocklake-core",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--release",
+    ]))
+}
+
+/// The core's dependency tree must not contain an async runtime, networking or a clock source.
+fn check_core_is_pure() -> Result<()> {
+    let out = cargo()
+        .args(["tree", "-p", "rocklake-core", "-e", "normal", "--prefix", "none", "--target", "all"])
+        .current_dir(root())
+        .output()
+        .context("cargo tree")?;
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let banned = ["tokio", "mio", "socket2", "async-std", "getrandom", "rand", "chrono", "libc"];
+    let found: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| banned.contains(name))
+        .collect();
+    if !found.is_empty() {
+        bail!("rocklake-core must stay pure, but its dependency tree contains {found:?}");
+    }
+    eprintln!("==> rocklake-core dependency tree is pure ({} crates)", tree.lines().count());
+    Ok(())
 }
 
 fn ci(no_setup: bool) -> Result<()> {
@@ -65,7 +103,15 @@ fn ci(no_setup: bool) -> Result<()> {
         run(Command::new("bash").arg("scripts/setup.sh"))?;
     }
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
-    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    check_core_is_pure()?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     run(cargo().args(["build", "-p", "rocklake"]))?;
     if root().join("core-wasm/src/guest.rs").exists() {
         build_component()?;
@@ -73,7 +119,15 @@ fn ci(no_setup: bool) -> Result<()> {
     // Unit, property and integration tests of every crate, then the end-to-end suites (real
     // DuckDB, real PostgreSQL), two at a time: the machine has two cores.
     run(cargo().args(["test", "--workspace", "--exclude", "rocklake-tests"]))?;
-    run(cargo().args(["test", "-p", "rocklake-tests", "--", "--test-threads", "2", "--nocapture"]))?;
+    run(cargo().args([
+        "test",
+        "-p",
+        "rocklake-tests",
+        "--",
+        "--test-threads",
+        "2",
+        "--nocapture",
+    ]))?;
     Ok(())
 }
 
@@ -87,7 +141,17 @@ fn main() -> Result<()> {
 
 fn bench(name: &str) -> Result<()> {
     match name {
-        "store" => run(cargo().args(["test", "--release", "-p", "rocklake", "--test", "bench_store", "--", "--ignored", "--nocapture"])),
+        "store" => run(cargo().args([
+            "test",
+            "--release",
+            "-p",
+            "rocklake",
+            "--test",
+            "bench_store",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ])),
         other => bail!("unknown benchmark {other:?} (available: store)"),
     }
 }
