@@ -8,7 +8,11 @@ use std::process::Command;
 use rocklake_tests::{repo_root, run_echo, shared_dir, Postgres, Server};
 
 /// Floors per run: raise them as compatibility improves (COMPAT.md lists what still differs).
-const FLOORS: [(&str, f64); 3] = [("pg155", 0.97), ("pg155default", 0.97), ("pg155conflict", 0.97)];
+const FLOORS: [(&str, f64); 3] = [
+    ("pg155", 0.97),
+    ("pg155default", 0.97),
+    ("pg155conflict", 0.97),
+];
 
 #[test]
 fn replay_traces_against_postgres_and_rocklake() {
@@ -17,7 +21,8 @@ fn replay_traces_against_postgres_and_rocklake() {
         let pg = Postgres::start().expect("start PostgreSQL");
         let dir = tempfile::tempdir().expect("tempdir");
         // Same user name as the reference so session_authorization matches.
-        let server = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("start rocklake");
+        let server =
+            Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("start rocklake");
         let report = dir.path().join("report.json");
         let (_, out) = run_echo(
             Command::new("python3")
@@ -34,7 +39,11 @@ fn replay_traces_against_postgres_and_rocklake() {
                 .arg("15"),
         )
         .expect("run replay");
-        let line = out.lines().find(|l| l.starts_with(&format!("replay {run}:"))).unwrap_or("").to_string();
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("replay {run}:")))
+            .unwrap_or("")
+            .to_string();
         let pct: f64 = line
             .split('(')
             .nth(1)
@@ -47,5 +56,8 @@ fn replay_traces_against_postgres_and_rocklake() {
         }
         server.stop().expect("stop");
     }
-    assert!(failures.is_empty(), "differential replay below floor: {failures:?}");
+    assert!(
+        failures.is_empty(),
+        "differential replay below floor: {failures:?}"
+    );
 }

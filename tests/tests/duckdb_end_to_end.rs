@@ -8,7 +8,8 @@ use rocklake_tests::{repo_root, run_echo, shared_dir, venv_python, Server};
 
 fn workload(venv: &str, expect: &str, conflict: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("start rocklake");
+    let server =
+        Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("start rocklake");
     let py = venv_python(venv).expect("venv");
     let mut cmd = Command::new("python3");
     cmd.arg(repo_root().join("tests/e2e/run_workload.py"))
@@ -19,13 +20,24 @@ fn workload(venv: &str, expect: &str, conflict: bool) {
         .arg("--outdir")
         .arg(dir.path().join("wl"))
         .arg("--expect")
-        .arg(if expect == "none" { "none".into() } else { repo_root().join("tests/e2e/expected").join(expect).display().to_string() })
+        .arg(if expect == "none" {
+            "none".into()
+        } else {
+            repo_root()
+                .join("tests/e2e/expected")
+                .join(expect)
+                .display()
+                .to_string()
+        })
         .env("ROCKLAKE_SHARED_TOOLS", shared_dir().join("tools"));
     if conflict {
         cmd.arg("--workload").arg("conflict");
     }
     let (ok, out) = run_echo(&mut cmd).expect("run workload");
-    assert!(ok, "workload {expect} differs from PostgreSQL's outcomes:\n{out}");
+    assert!(
+        ok,
+        "workload {expect} differs from PostgreSQL's outcomes:\n{out}"
+    );
     assert!(out.contains(" passed, 0 failed"), "no pass line in output");
     server.stop().expect("stop");
 }
@@ -73,14 +85,19 @@ fn restart_between_duckdb_sessions_keeps_everything() {
     let dir = tempfile::tempdir().expect("tempdir");
     let catalog = dir.path().join("catalog");
     let server = Server::start(&catalog, "rocklake", &[]).expect("start");
-    let (ok, first) = rocklake_tests::duckdb_python("155", SESSION, &[&server.attach, "write"]).expect("session 1");
+    let (ok, first) = rocklake_tests::duckdb_python("155", SESSION, &[&server.attach, "write"])
+        .expect("session 1");
     assert!(ok, "first session failed");
     server.stop().expect("graceful stop");
 
     let server = Server::start(&catalog, "rocklake", &[]).expect("restart");
-    let (ok, second) = rocklake_tests::duckdb_python("155", SESSION, &[&server.attach, "read"]).expect("session 2");
+    let (ok, second) = rocklake_tests::duckdb_python("155", SESSION, &[&server.attach, "read"])
+        .expect("session 2");
     assert!(ok, "second session failed");
-    assert!(second.contains("ROWS [(1, 'one'), (3, 'three')]"), "rows after restart: {second}");
+    assert!(
+        second.contains("ROWS [(1, 'one'), (3, 'three')]"),
+        "rows after restart: {second}"
+    );
     assert_eq!(
         first.lines().find(|l| l.starts_with("SNAPSHOTS")),
         second.lines().find(|l| l.starts_with("SNAPSHOTS")),
@@ -89,8 +106,13 @@ fn restart_between_duckdb_sessions_keeps_everything() {
     server.kill().expect("SIGKILL");
 
     let server = Server::start(&catalog, "rocklake", &[]).expect("restart after kill");
-    let (ok, third) = rocklake_tests::duckdb_python("155", SESSION, &[&server.attach, "read"]).expect("session 3");
+    let (ok, third) = rocklake_tests::duckdb_python("155", SESSION, &[&server.attach, "read"])
+        .expect("session 3");
     assert!(ok, "third session failed");
-    assert_eq!(second.lines().collect::<Vec<_>>(), third.lines().collect::<Vec<_>>(), "state changed across SIGKILL");
+    assert_eq!(
+        second.lines().collect::<Vec<_>>(),
+        third.lines().collect::<Vec<_>>(),
+        "state changed across SIGKILL"
+    );
     server.stop().expect("stop");
 }
