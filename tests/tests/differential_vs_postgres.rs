@@ -9,9 +9,9 @@ use rocklake_tests::{repo_root, run_echo, shared_dir, Postgres, Server};
 
 /// Floors per run: raise them as compatibility improves (COMPAT.md lists what still differs).
 const FLOORS: [(&str, f64); 3] = [
-    ("pg155", 0.97),
-    ("pg155default", 0.97),
-    ("pg155conflict", 0.97),
+    ("pg155", 0.99),
+    ("pg155default", 0.99),
+    ("pg155conflict", 0.99),
 ];
 
 #[test]
