@@ -65,6 +65,8 @@ Step-specific rules (STEP_RULES below), each for a value that legitimately varie
   * time_travel_timestamp: ``AT (TIMESTAMP => now() - INTERVAL 1 SECOND)`` sees whichever
     snapshot was current one second earlier (180001 or 200000 rows seen, depending on speed)
     -> only "one integer count" is compared;
+  * cleanup_old_files: the files old enough to delete follow from that speed-dependent expiry
+    -> only "a non-empty list of DuckLake Parquet files under DATA" is compared;
   * concurrent_second_process: counts seen by the concurrent reader and durations depend
     on timing -> only that every main/reader/writer operation was ok (5 each) and stderr
     holds no error is compared.
@@ -200,6 +202,19 @@ def rule_table_changes(results):
     return out
 
 
+def rule_cleanup(results):
+    """Which files are old enough to clean depends on the speed-dependent expire step: keep
+    only that the result is a non-empty list of DuckLake Parquet files under the data path."""
+    out = []
+    for r in results:
+        if isinstance(r, list):
+            ok = bool(r) and all(re.fullmatch(r"\('<DATA>/[^']*ducklake-<UUID7>(-delete)?\.parquet',\)", x) for x in r)
+            out.append("<PARQUET FILES UNDER DATA>" if ok else r)
+        else:
+            out.append(r)
+    return out
+
+
 def rule_int_only(results):
     return ["<INT>" if isinstance(r, str) and re.fullmatch(r"\[?\(?\d+,?\)?\]?", r) else r for r in results]
 
@@ -240,6 +255,7 @@ STEP_RULES = {
     "list_files": rule_mask(0, {1, 2, 5, 6}),
     "table_changes": rule_table_changes,
     "time_travel_timestamp": rule_single_count,
+    "cleanup_old_files": rule_cleanup,
     "attach_at_snapshot": rule_int_only,
     "final_reattach_summary": rule_int_only,
     "concurrent_second_process": rule_concurrent,
