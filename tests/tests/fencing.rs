@@ -1,0 +1,59 @@
+//! Split brain on one catalog directory: a second RockLake server opening the catalog fences the
+//! first; the first's commits fail with 57P04 and nothing it tried to write becomes visible.
+
+use rocklake_tests::{duckdb_python, Server};
+
+const CLIENT: &str = r#"
+import sys, psycopg
+dsn, sql = sys.argv[1], sys.argv[2]
+try:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        cur = c.execute(sql)
+        print("OK", cur.fetchall() if cur.description else cur.statusmessage)
+except psycopg.Error as e:
+    print("ERR", e.sqlstate, str(e).splitlines()[0])
+"#;
+
+fn sql(server: &Server, q: &str) -> String {
+    let (_, out) = duckdb_python("155", CLIENT, &[&server.dsn(), q]).expect("client");
+    out.lines().last().unwrap_or("").to_string()
+}
+
+#[test]
+fn newer_server_fences_older_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("catalog");
+    let a = Server::start(&catalog, "rocklake", &[]).expect("start A");
+    assert!(sql(&a, "CREATE TABLE t (id BIGINT PRIMARY KEY)").starts_with("OK"));
+    assert!(sql(&a, "INSERT INTO t VALUES (1)").starts_with("OK"));
+
+    let b = Server::start(&catalog, "rocklake", &[]).expect("start B on the same catalog");
+    let fenced = sql(&a, "INSERT INTO t VALUES (2)");
+    assert!(
+        fenced.starts_with("ERR 57P04"),
+        "old writer must be fenced: {fenced}"
+    );
+    assert!(fenced.contains("Writer has been fenced"), "{fenced}");
+    // Still fenced on retry: a fenced writer never commits again.
+    assert!(sql(&a, "INSERT INTO t VALUES (3)").starts_with("ERR 57P04"));
+
+    assert_eq!(
+        sql(&b, "SELECT id FROM t ORDER BY id"),
+        "OK [(1,)]",
+        "the fenced writes are absent"
+    );
+    assert!(
+        sql(&b, "INSERT INTO t VALUES (4)").starts_with("OK"),
+        "the new writer commits"
+    );
+    drop(a);
+    b.stop().expect("stop B");
+
+    let c = Server::start(&catalog, "rocklake", &[]).expect("reopen");
+    assert_eq!(
+        sql(&c, "SELECT id FROM t ORDER BY id"),
+        "OK [(1,), (4,)]",
+        "after reopen only 1 and 4 exist"
+    );
+    c.stop().expect("stop");
+}
