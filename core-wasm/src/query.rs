@@ -1462,6 +1462,27 @@ impl<'a, 'b> Binder<'a, 'b> {
         rt: PgType,
     ) -> Result<(BExpr, PgType), SqlError> {
         use ast::BinaryOperator as O;
+        // OPERATOR(pg_catalog.~) and friends, as psql writes them.
+        if let O::PGCustomBinaryOperator(parts) = op {
+            let plain = match parts.as_slice() {
+                [schema, o] if schema == "pg_catalog" => o.as_str(),
+                [o] => o.as_str(),
+                _ => "",
+            };
+            let mapped = match plain {
+                "~" => Some(O::PGRegexMatch),
+                "!~" => Some(O::PGRegexNotMatch),
+                "~*" => Some(O::PGRegexIMatch),
+                "!~*" => Some(O::PGRegexNotIMatch),
+                "=" => Some(O::Eq),
+                "<>" => Some(O::NotEq),
+                "~~" => Some(O::PGLikeMatch),
+                _ => None,
+            };
+            if let Some(m) = mapped {
+                return self.bind_binop(l, lt, &m, r, rt);
+            }
+        }
         let cmp = |o: BinOp| -> Option<BinOp> { Some(o) };
         let bop = match op {
             O::Eq => cmp(BinOp::Eq),
@@ -2326,8 +2347,18 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
-            "pg_table_is_visible"
-            | "pg_type_is_visible"
+            "pg_table_is_visible" => match a.first() {
+                // Visible = reachable by bare name through search_path (pg_catalog, public).
+                Some(Value::Int(oid)) => Value::Bool(
+                    self.cx
+                        .all_tables()
+                        .iter()
+                        .find(|t| t.oid as i64 == *oid)
+                        .is_none_or(|t| t.schema == "public"),
+                ),
+                _ => Value::Null,
+            },
+            "pg_type_is_visible"
             | "pg_function_is_visible"
             | "has_table_privilege"
             | "has_schema_privilege"

@@ -16,7 +16,11 @@ impl Harness {
     fn new() -> Harness {
         let kv = MemKv::new();
         let engine = Engine::open(&kv).expect("open");
-        Harness { kv, engine, now: 1_000_000 }
+        Harness {
+            kv,
+            engine,
+            now: 1_000_000,
+        }
     }
 
     fn reopen(&mut self) {
@@ -52,7 +56,11 @@ impl Harness {
         match outs.last() {
             Some(Output::Rows { rows, .. }) => rows
                 .iter()
-                .map(|r| r.iter().map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).to_string())).collect())
+                .map(|r| {
+                    r.iter()
+                        .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).to_string()))
+                        .collect()
+                })
                 .collect(),
             other => panic!("{sql}: expected rows, got {other:?}"),
         }
@@ -60,7 +68,9 @@ impl Harness {
 
     fn err(&mut self, s: SessionId, sql: &str) -> String {
         let r = self.q(s, sql);
-        r.error.unwrap_or_else(|| panic!("{sql}: expected an error")).code
+        r.error
+            .unwrap_or_else(|| panic!("{sql}: expected an error"))
+            .code
     }
 }
 
@@ -77,29 +87,50 @@ fn a_transaction_is_visible_all_at_once_and_only_after_commit() {
     h.ok(a, "BEGIN");
     h.ok(a, "INSERT INTO t VALUES (1, 'x')");
     h.ok(a, "INSERT INTO t VALUES (2, 'y')");
-    assert_eq!(h.rows(a, "SELECT count(*) FROM t"), vec![vec![v("2")]], "own writes visible");
-    assert_eq!(h.rows(b, "SELECT count(*) FROM t"), vec![vec![v("0")]], "not visible to others before commit");
+    assert_eq!(
+        h.rows(a, "SELECT count(*) FROM t"),
+        vec![vec![v("2")]],
+        "own writes visible"
+    );
+    assert_eq!(
+        h.rows(b, "SELECT count(*) FROM t"),
+        vec![vec![v("0")]],
+        "not visible to others before commit"
+    );
     let before = h.kv.len();
     h.ok(a, "COMMIT");
     assert!(h.kv.len() > before, "commit wrote one batch");
-    assert_eq!(h.rows(b, "SELECT id, name FROM t ORDER BY id"), vec![vec![v("1"), v("x")], vec![v("2"), v("y")]]);
+    assert_eq!(
+        h.rows(b, "SELECT id, name FROM t ORDER BY id"),
+        vec![vec![v("1"), v("x")], vec![v("2"), v("y")]]
+    );
 }
 
 #[test]
 fn a_pinned_reader_sees_identical_results_after_later_commits_and_restart() {
     let mut h = Harness::new();
     let w = h.session();
-    h.ok(w, "CREATE TABLE s (snapshot_id BIGINT PRIMARY KEY, note VARCHAR)");
+    h.ok(
+        w,
+        "CREATE TABLE s (snapshot_id BIGINT PRIMARY KEY, note VARCHAR)",
+    );
     h.ok(w, "INSERT INTO s VALUES (1, 'a'), (2, 'b')");
     let r = h.session();
     h.ok(r, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     let pinned = h.rows(r, "SELECT * FROM s ORDER BY snapshot_id");
     for i in 3..13 {
         h.ok(w, &format!("INSERT INTO s VALUES ({i}, 'n{i}')"));
-        h.ok(w, &format!("UPDATE s SET note = 'changed{i}' WHERE snapshot_id = 1"));
+        h.ok(
+            w,
+            &format!("UPDATE s SET note = 'changed{i}' WHERE snapshot_id = 1"),
+        );
     }
     h.ok(w, "DELETE FROM s WHERE snapshot_id = 2");
-    assert_eq!(h.rows(r, "SELECT * FROM s ORDER BY snapshot_id"), pinned, "repeatable read is stable");
+    assert_eq!(
+        h.rows(r, "SELECT * FROM s ORDER BY snapshot_id"),
+        pinned,
+        "repeatable read is stable"
+    );
     h.ok(r, "COMMIT");
     assert_eq!(h.rows(r, "SELECT count(*) FROM s"), vec![vec![v("11")]]);
 
@@ -148,7 +179,10 @@ fn an_error_aborts_the_block_until_rollback() {
     assert_eq!(r.status, TxnStatus::Failed);
     assert_eq!(h.err(a, "SELECT 1"), "25P02");
     let r = h.q(a, "COMMIT");
-    assert!(matches!(r.outputs.last(), Some(Output::Command { tag }) if tag == "ROLLBACK"), "COMMIT of a failed block rolls back");
+    assert!(
+        matches!(r.outputs.last(), Some(Output::Command { tag }) if tag == "ROLLBACK"),
+        "COMMIT of a failed block rolls back"
+    );
     assert_eq!(h.rows(a, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
 }
 
@@ -163,8 +197,14 @@ fn the_64_mib_limit_gives_54001_and_the_session_continues() {
     for i in 0..80 {
         let r = h.q(a, &format!("INSERT INTO big VALUES ({i}, '{chunk}')"));
         if let Some(e) = r.error {
-            assert_eq!(e.message, "Transaction exceeds maximum batch size (64 MiB).");
-            assert_eq!(e.hint.as_deref(), Some("Split large operations into smaller transactions."));
+            assert_eq!(
+                e.message,
+                "Transaction exceeds maximum batch size (64 MiB)."
+            );
+            assert_eq!(
+                e.hint.as_deref(),
+                Some("Split large operations into smaller transactions.")
+            );
             code = Some(e.code);
             break;
         }
@@ -180,7 +220,10 @@ fn concurrent_commits_of_one_snapshot_id_give_23505_with_postgres_text() {
     let mut h = Harness::new();
     let a = h.session();
     let b = h.session();
-    h.ok(a, "CREATE TABLE ducklake_snapshot (snapshot_id BIGINT PRIMARY KEY, schema_version BIGINT)");
+    h.ok(
+        a,
+        "CREATE TABLE ducklake_snapshot (snapshot_id BIGINT PRIMARY KEY, schema_version BIGINT)",
+    );
     h.ok(a, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     h.ok(b, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     h.ok(a, "INSERT INTO ducklake_snapshot VALUES (52, 1)");
@@ -189,10 +232,19 @@ fn concurrent_commits_of_one_snapshot_id_give_23505_with_postgres_text() {
     let r = h.q(b, "COMMIT");
     let e = r.error.expect("second commit conflicts");
     assert_eq!(e.code, "23505");
-    assert_eq!(e.message, "duplicate key value violates unique constraint \"ducklake_snapshot_pkey\"");
-    assert_eq!(e.detail.as_deref(), Some("Key (snapshot_id)=(52) already exists."));
+    assert_eq!(
+        e.message,
+        "duplicate key value violates unique constraint \"ducklake_snapshot_pkey\""
+    );
+    assert_eq!(
+        e.detail.as_deref(),
+        Some("Key (snapshot_id)=(52) already exists.")
+    );
     // After the conflict, a fresh insert of the committed id fails at once, as in PostgreSQL.
-    assert_eq!(h.err(b, "INSERT INTO ducklake_snapshot VALUES (52, 2)"), "23505");
+    assert_eq!(
+        h.err(b, "INSERT INTO ducklake_snapshot VALUES (52, 2)"),
+        "23505"
+    );
 }
 
 #[test]
@@ -216,7 +268,15 @@ fn a_failed_durable_write_reports_the_error_and_commits_nothing() {
     h.now += 1;
     let r = h.engine.query(&h.kv, a, "INSERT INTO t VALUES (1)", h.now);
     assert!(r.commit.is_some(), "auto-commit produced a batch");
-    let r = h.engine.commit_finished(&h.kv, a, Err(CommitFailure { fenced: true, transient: false, message: "fenced".into() }));
+    let r = h.engine.commit_finished(
+        &h.kv,
+        a,
+        Err(CommitFailure {
+            fenced: true,
+            transient: false,
+            message: "fenced".into(),
+        }),
+    );
     assert_eq!(r.error.map(|e| e.code), Some("57P04".to_string()));
     assert_eq!(h.rows(a, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
     h.reopen();
@@ -229,7 +289,10 @@ fn table_definitions_and_tuple_counters_survive_reopen() {
     let mut h = Harness::new();
     let a = h.session();
     h.ok(a, "CREATE SCHEMA IF NOT EXISTS\"dlmeta\"");
-    h.ok(a, "CREATE TABLE dlmeta.x (a BIGINT, b DECIMAL(9,2), c UUID, d TIMESTAMP WITH TIME ZONE)");
+    h.ok(
+        a,
+        "CREATE TABLE dlmeta.x (a BIGINT, b DECIMAL(9,2), c UUID, d TIMESTAMP WITH TIME ZONE)",
+    );
     h.ok(a, "INSERT INTO dlmeta.x VALUES (1, 2.5, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-06-15 12:00:00+00')");
     let before = h.rows(a, "SELECT ctid, * FROM dlmeta.x");
     h.reopen();
@@ -237,6 +300,32 @@ fn table_definitions_and_tuple_counters_survive_reopen() {
     assert_eq!(h.rows(b, "SELECT ctid, * FROM dlmeta.x"), before);
     h.ok(b, "INSERT INTO dlmeta.x (a) VALUES (2)");
     let ctids = h.rows(b, "SELECT ctid FROM dlmeta.x ORDER BY a");
-    assert_eq!(ctids, vec![vec![v("(0,1)")], vec![v("(0,2)")]], "tuple numbers continue after reopen");
+    assert_eq!(
+        ctids,
+        vec![vec![v("(0,1)")], vec![v("(0,2)")]],
+        "tuple numbers continue after reopen"
+    );
     assert_eq!(before[0][2], v("2.50"), "numeric(9,2) keeps its scale");
+}
+
+#[test]
+fn psql_style_operators_and_visibility() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE SCHEMA dlmeta");
+    h.ok(a, "CREATE TABLE public.pub_t (id BIGINT)");
+    h.ok(a, "CREATE TABLE dlmeta.hidden_t (id BIGINT)");
+    assert_eq!(
+        h.rows(a, "SELECT 'abc' OPERATOR(pg_catalog.~) '^(a.c)$'"),
+        vec![vec![v("t")]]
+    );
+    assert_eq!(
+        h.rows(a, "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(pub_t)$' COLLATE pg_catalog.default"),
+        vec![vec![v("pub_t")]]
+    );
+    assert_eq!(
+        h.rows(a, "SELECT relname FROM pg_class WHERE relname LIKE '%\\_t' AND pg_table_is_visible(oid) ORDER BY 1"),
+        vec![vec![v("pub_t")]],
+        "only search_path tables are visible"
+    );
 }
