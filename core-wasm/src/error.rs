@@ -101,6 +101,12 @@ pub enum SqlError {
     BatchTooLarge,
     #[error("{message}")]
     ProgramLimit { message: String },
+    /// The value does not fit the column (varchar(n) too short).
+    #[error("{message}")]
+    StringTooLong { message: String },
+    /// ORDER BY / GROUP BY position out of range.
+    #[error("{message}")]
+    InvalidColumnReference { message: String },
     #[error("{message}")]
     InvalidParameter { message: String },
     #[error("{message}")]
@@ -170,6 +176,8 @@ impl SqlError {
             SqlError::ReadOnlyTransaction { .. } => "25006",
             SqlError::BatchTooLarge => "54001",
             SqlError::ProgramLimit { .. } => "54000",
+            SqlError::StringTooLong { .. } => "22001",
+            SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } => "22023",
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::BadCopyFormat { .. } => "22P04",

@@ -790,17 +790,8 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     let v = cast_value(v, col.ty)?;
     if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, col.ty) {
         if col.typmod >= 4 && s.chars().count() > (col.typmod - 4) as usize {
-            return Err(SqlError::ProgramLimit {
-                message: format!(
-                    "value too long for type character varying({})",
-                    col.typmod - 4
-                ),
-            })
-            .map_err(|_| SqlError::InvalidParameter {
-                message: format!(
-                    "value too long for type character varying({})",
-                    col.typmod - 4
-                ),
+            return Err(SqlError::StringTooLong {
+                message: format!("value too long for type character varying({})", col.typmod - 4),
             });
         }
     }

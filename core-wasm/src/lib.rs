@@ -21,6 +21,7 @@ pub mod regex;
 pub mod txn;
 pub mod types;
 pub mod wire;
+pub mod writer;
 
 pub use engine::Engine;
 

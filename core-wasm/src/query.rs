@@ -395,7 +395,8 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (Value::Float(f), PgType::Float4) => Value::Float(f as f32 as f64),
         (Value::Numeric(s), t) if t.is_integer() => {
             let r = crate::types::numeric_round(&s, 0);
-            parse_text(&r, to)?
+            // Any digits that do not fit are out of range, not malformed.
+            parse_text(&r, to).map_err(|_| SqlError::OutOfRange { type_name: to.sql_name().into(), input: s.clone() })?
         }
         (Value::Numeric(s), PgType::Float4 | PgType::Float8) => parse_text(&s, to)?,
         (v @ Value::Numeric(_), PgType::Numeric) => v,
@@ -560,7 +561,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                                 message: "bad ORDER BY position".into(),
                             })?;
                             if i == 0 || i > columns.len() {
-                                return Err(SqlError::Syntax {
+                                return Err(SqlError::InvalidColumnReference {
                                     message: format!("ORDER BY position {i} is not in select list"),
                                 });
                             }
@@ -1011,7 +1012,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                                 message: "bad GROUP BY position".into(),
                             })?;
                             let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| {
-                                SqlError::Syntax {
+                                SqlError::InvalidColumnReference {
                                     message: format!("GROUP BY position {i} is not in select list"),
                                 }
                             })?;
@@ -1118,6 +1119,19 @@ impl<'a, 'b> Binder<'a, 'b> {
             Some(ast::Distinct::Distinct) => true,
             Some(_) => return Err(SqlError::feature("DISTINCT ON")),
         };
+        if group_exprs.is_some() || !aggs.is_empty() {
+            let keys = group_exprs.clone().unwrap_or_default();
+            for e in projection.iter().chain(having_ref(&having)) {
+                if let Some(i) = ungrouped_column(e, &keys) {
+                    let c = &scope.cols[i];
+                    let name = match &c.qual {
+                        Some(q) => format!("{q}.{}", c.name),
+                        None => c.name.clone(),
+                    };
+                    return Err(SqlError::Grouping { name });
+                }
+            }
+        }
         let group = if group_exprs.is_some() || !aggs.is_empty() {
             Some(group_exprs.unwrap_or_default())
         } else {
@@ -1798,6 +1812,41 @@ impl<'a, 'b> Binder<'a, 'b> {
         };
         Ok((BExpr::Func(name, bargs), ty))
     }
+}
+
+fn having_ref(h: &Option<BExpr>) -> impl Iterator<Item = &BExpr> {
+    h.iter()
+}
+
+fn same_col(a: &BExpr, b: &BExpr) -> bool {
+    matches!((a, b), (BExpr::Col(x), BExpr::Col(y)) if x == y)
+}
+
+/// A column of the FROM scope used outside an aggregate and not covered by GROUP BY.
+fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
+    if keys.iter().any(|k| same_col(k, e)) {
+        return None;
+    }
+    let kids: Vec<&BExpr> = match e {
+        BExpr::Col(i) => return Some(*i),
+        BExpr::Const(_) | BExpr::Outer(..) | BExpr::Agg(_) | BExpr::Exists(..) | BExpr::Scalar(_) => vec![],
+        BExpr::Bin(_, a, b) | BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::Like(a, b, ..) | BExpr::IsDistinct(a, b, _) => {
+            vec![a, b]
+        }
+        BExpr::Not(a) | BExpr::Neg(a) | BExpr::IsNull(a, _) | BExpr::Cast(a, _) | BExpr::InSub(a, ..) => vec![a],
+        BExpr::InList(a, items, _) => std::iter::once(&**a).chain(items.iter()).collect(),
+        BExpr::Func(_, args) => args.iter().collect(),
+        BExpr::Case(op, arms, el) => {
+            let mut v: Vec<&BExpr> = op.iter().map(|b| &**b).collect();
+            for (c, r) in arms {
+                v.push(c);
+                v.push(r);
+            }
+            v.extend(el.iter().map(|b| &**b));
+            v
+        }
+    };
+    kids.into_iter().find_map(|k| ungrouped_column(k, keys))
 }
 
 fn apply_alias_cols(mut cols: Vec<ColMeta>, alias: &Option<ast::TableAlias>) -> Vec<ColMeta> {

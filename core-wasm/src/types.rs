@@ -881,7 +881,13 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
             Value::Text(s.to_string())
         }
         PgType::Char => Value::Text(s.chars().take(1).collect()),
-        PgType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(err)?),
+        PgType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| {
+            if s.starts_with("\\x") {
+                SqlError::InvalidParameter { message: "invalid hexadecimal digit".into() }
+            } else {
+                err()
+            }
+        })?),
         PgType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(err)?),
         PgType::Timestamptz => Value::Timestamp(parse_timestamp(s, true).ok_or_else(err)?),
         PgType::Timestamp => Value::Timestamp(parse_timestamp(s, false).ok_or_else(err)?),

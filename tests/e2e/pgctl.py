@@ -6,6 +6,9 @@ A cluster lives in a fresh temporary directory, listens on 127.0.0.1 on a free p
 SCRAM-SHA-256 for TCP connections (user ``postgres``, password ``postgres``) and has a
 database ``lake``.  It is tuned for tests (fsync off) and pinned to ``TimeZone=Etc/UTC``
 and ``lc_messages=C`` so that results and error texts do not depend on the host.
+``--fsync`` (``fsync=True``) starts it durable instead, with PostgreSQL's default durability and
+memory settings (``fsync``, ``synchronous_commit`` and ``full_page_writes`` on,
+``shared_buffers = 128MB``): the reference for benchmarks.
 
 initdb refuses to run as root, so when started by root the directory is handed to the
 ``postgres`` OS user and every server binary is run through ``runuser -u postgres``
@@ -19,7 +22,7 @@ Library use::
 
 CLI::
 
-    pgctl.py start [--port P] [--dir PARENT] [--no-autovacuum] [--log-statements]
+    pgctl.py start [--port P] [--dir PARENT] [--no-autovacuum] [--log-statements] [--fsync]
         -> prints one JSON object {"port", "pid", "base", "datadir", "dsn"} and leaves the
            cluster running (exit 0), or prints the failure and exits 1
     pgctl.py stop --pid PID [--keep]
@@ -114,17 +117,17 @@ class Cluster:
     # ---------------------------------------------------------------- start
     @classmethod
     def start(cls, parent: str | None = None, port: int | None = None, autovacuum: bool = True,
-              log_statements: bool = False, attempts: int = 5) -> "Cluster":
+              log_statements: bool = False, attempts: int = 5, fsync: bool = False) -> "Cluster":
         base = tempfile.mkdtemp(prefix="rocklake-pg-", dir=parent)
         open(os.path.join(base, MARKER), "w").close()
         try:
-            return cls._start_in(base, port, autovacuum, log_statements, attempts)
+            return cls._start_in(base, port, autovacuum, log_statements, attempts, fsync)
         except BaseException:
             shutil.rmtree(base, ignore_errors=True)
             raise
 
     @classmethod
-    def _start_in(cls, base, port, autovacuum, log_statements, attempts) -> "Cluster":
+    def _start_in(cls, base, port, autovacuum, log_statements, attempts, fsync=False) -> "Cluster":
         datadir = os.path.join(base, "data")
         sockdir = os.path.join(base, "sock")
         os.makedirs(sockdir)
@@ -154,6 +157,10 @@ class Cluster:
                 f"autovacuum = {'on' if autovacuum else 'off'}",
                 "logging_collector = off",
             ]
+            if fsync:
+                # Later lines win: PostgreSQL's defaults, durable like a production server.
+                conf += ["fsync = on", "synchronous_commit = on", "full_page_writes = on",
+                         "shared_buffers = 128MB"]
             if log_statements:
                 conf += ["log_statement = 'all'", "log_connections = on", "log_disconnections = on"]
             with open(os.path.join(datadir, "postgresql.auto.conf"), "a") as f:
@@ -233,6 +240,8 @@ def main(argv=None) -> int:
     s.add_argument("--dir", help="parent directory for the cluster's temp dir (default $TMPDIR)")
     s.add_argument("--no-autovacuum", action="store_true")
     s.add_argument("--log-statements", action="store_true")
+    s.add_argument("--fsync", action="store_true",
+                   help="durable (fsync, synchronous_commit, full_page_writes on; shared_buffers 128MB)")
     t = sub.add_parser("stop")
     t.add_argument("--pid", type=int, required=True)
     t.add_argument("--keep", action="store_true", help="do not delete the cluster directory")
@@ -242,7 +251,7 @@ def main(argv=None) -> int:
     if a.cmd == "start":
         try:
             c = Cluster.start(parent=a.dir, port=a.port, autovacuum=not a.no_autovacuum,
-                              log_statements=a.log_statements)
+                              log_statements=a.log_statements, fsync=a.fsync)
         except Exception as e:  # noqa: BLE001 - report any failure on the CLI
             print(f"pgctl: {e}", file=sys.stderr)
             return 1

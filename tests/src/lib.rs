@@ -12,25 +12,38 @@ use anyhow::{bail, Context, Result};
 
 /// The repository root (the parent of this crate).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// `../shared` beside the checkout, or `ROCKLAKE_SHARED`.
 pub fn shared_dir() -> PathBuf {
-    std::env::var_os("ROCKLAKE_SHARED").map(PathBuf::from).unwrap_or_else(|| repo_root().join("..").join("shared"))
+    std::env::var_os("ROCKLAKE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("..").join("shared"))
 }
 
 fn cache_dir() -> PathBuf {
     std::env::var_os("ROCKLAKE_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cache/rocklake"))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
+                .join(".cache/rocklake")
+        })
 }
 
 /// The Python of the venv for a DuckDB version ("155" or "144").
 pub fn venv_python(version: &str) -> Result<PathBuf> {
-    let p = cache_dir().join(format!("venv-{version}")).join("bin/python");
+    let p = cache_dir()
+        .join(format!("venv-{version}"))
+        .join("bin/python");
     if !p.exists() {
-        bail!("{} is missing: run `bash scripts/setup.sh` (or `cargo xtask ci`) first", p.display());
+        bail!(
+            "{} is missing: run `bash scripts/setup.sh` (or `cargo xtask ci`) first",
+            p.display()
+        );
     }
     Ok(p)
 }
@@ -40,10 +53,15 @@ pub fn rocklake_bin() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("ROCKLAKE_BIN") {
         return Ok(PathBuf::from(p));
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo_root().join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"));
     let p = target.join("debug/rocklake");
     if !p.exists() {
-        bail!("{} is missing: build it with `cargo build -p rocklake` (cargo xtask ci does)", p.display());
+        bail!(
+            "{} is missing: build it with `cargo build -p rocklake` (cargo xtask ci does)",
+            p.display()
+        );
     }
     Ok(p)
 }
@@ -75,13 +93,24 @@ impl Server {
             .arg("--data-path")
             .arg(catalog.with_extension("files"))
             .args(extra)
-            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+            // Which build of the core to run: `ROCKLAKE_CORE=wasm` runs the suites on the
+            // component (cargo xtask ci does both); the default is the native build.
+            .env(
+                "ROCKLAKE_CORE",
+                std::env::var("ROCKLAKE_CORE").unwrap_or_else(|_| "native".into()),
+            )
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = cmd.spawn().context("spawn rocklake")?;
         let stdout = child.stdout.take().context("no stdout")?;
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).context("read ATTACH line")?;
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .context("read ATTACH line")?;
         let attach = line.trim().to_string();
         let port = attach
             .split("port=")
@@ -89,11 +118,21 @@ impl Server {
             .and_then(|r| r.split_whitespace().next())
             .and_then(|p| p.parse().ok())
             .with_context(|| format!("no port in {attach:?}"))?;
-        Ok(Server { child, port, user: user.into(), password: password.into(), attach, catalog: catalog.to_path_buf() })
+        Ok(Server {
+            child,
+            port,
+            user: user.into(),
+            password: password.into(),
+            attach,
+            catalog: catalog.to_path_buf(),
+        })
     }
 
     pub fn dsn(&self) -> String {
-        format!("host=127.0.0.1 port={} dbname=lake user={} password={}", self.port, self.user, self.password)
+        format!(
+            "host=127.0.0.1 port={} dbname=lake user={} password={}",
+            self.port, self.user, self.password
+        )
     }
 
     pub fn pid(&self) -> u32 {
@@ -102,7 +141,10 @@ impl Server {
 
     /// Graceful stop (SIGTERM) and wait.
     pub fn stop(mut self) -> Result<()> {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if self.child.try_wait()?.is_some() {
@@ -144,7 +186,10 @@ impl Postgres {
             .output()
             .context("run pgctl.py")?;
         if !out.status.success() {
-            bail!("pgctl.py start failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "pgctl.py start failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("pgctl output")?;
         let port = v["port"].as_u64().context("port")? as u16;
@@ -153,7 +198,10 @@ impl Postgres {
     }
 
     pub fn dsn(&self) -> String {
-        format!("host=127.0.0.1 port={} dbname=lake user=postgres password=postgres", self.port)
+        format!(
+            "host=127.0.0.1 port={} dbname=lake user=postgres password=postgres",
+            self.port
+        )
     }
 }
 
@@ -181,5 +229,28 @@ pub fn run_echo(cmd: &mut Command) -> Result<(bool, String)> {
 pub fn duckdb_python(version: &str, script: &str, args: &[&str]) -> Result<(bool, String)> {
     let py = venv_python(version)?;
     let tools = shared_dir().join("tools");
-    run_echo(Command::new(py).arg("-c").arg(script).args(args).env("PYTHONPATH", tools))
+    run_echo(
+        Command::new(py)
+            .arg("-c")
+            .arg(script)
+            .args(args)
+            .env("PYTHONPATH", tools),
+    )
+}
+
+/// Like [`duckdb_python`], without echoing the output (for large machine-read results).
+pub fn duckdb_python_quiet(version: &str, script: &str, args: &[&str]) -> Result<(bool, String)> {
+    let py = venv_python(version)?;
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .env("PYTHONPATH", shared_dir().join("tools"))
+        .output()
+        .context("run python")?;
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    ))
 }
