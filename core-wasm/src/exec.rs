@@ -791,7 +791,10 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, col.ty) {
         if col.typmod >= 4 && s.chars().count() > (col.typmod - 4) as usize {
             return Err(SqlError::StringTooLong {
-                message: format!("value too long for type character varying({})", col.typmod - 4),
+                message: format!(
+                    "value too long for type character varying({})",
+                    col.typmod - 4
+                ),
             });
         }
     }

@@ -396,7 +396,10 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (Value::Numeric(s), t) if t.is_integer() => {
             let r = crate::types::numeric_round(&s, 0);
             // Any digits that do not fit are out of range, not malformed.
-            parse_text(&r, to).map_err(|_| SqlError::OutOfRange { type_name: to.sql_name().into(), input: s.clone() })?
+            parse_text(&r, to).map_err(|_| SqlError::OutOfRange {
+                type_name: to.sql_name().into(),
+                input: s.clone(),
+            })?
         }
         (Value::Numeric(s), PgType::Float4 | PgType::Float8) => parse_text(&s, to)?,
         (v @ Value::Numeric(_), PgType::Numeric) => v,
@@ -1829,11 +1832,23 @@ fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
     }
     let kids: Vec<&BExpr> = match e {
         BExpr::Col(i) => return Some(*i),
-        BExpr::Const(_) | BExpr::Outer(..) | BExpr::Agg(_) | BExpr::Exists(..) | BExpr::Scalar(_) => vec![],
-        BExpr::Bin(_, a, b) | BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::Like(a, b, ..) | BExpr::IsDistinct(a, b, _) => {
+        BExpr::Const(_)
+        | BExpr::Outer(..)
+        | BExpr::Agg(_)
+        | BExpr::Exists(..)
+        | BExpr::Scalar(_) => vec![],
+        BExpr::Bin(_, a, b)
+        | BExpr::And(a, b)
+        | BExpr::Or(a, b)
+        | BExpr::Like(a, b, ..)
+        | BExpr::IsDistinct(a, b, _) => {
             vec![a, b]
         }
-        BExpr::Not(a) | BExpr::Neg(a) | BExpr::IsNull(a, _) | BExpr::Cast(a, _) | BExpr::InSub(a, ..) => vec![a],
+        BExpr::Not(a)
+        | BExpr::Neg(a)
+        | BExpr::IsNull(a, _)
+        | BExpr::Cast(a, _)
+        | BExpr::InSub(a, ..) => vec![a],
         BExpr::InList(a, items, _) => std::iter::once(&**a).chain(items.iter()).collect(),
         BExpr::Func(_, args) => args.iter().collect(),
         BExpr::Case(op, arms, el) => {

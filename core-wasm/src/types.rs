@@ -883,7 +883,9 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         PgType::Char => Value::Text(s.chars().take(1).collect()),
         PgType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| {
             if s.starts_with("\\x") {
-                SqlError::InvalidParameter { message: "invalid hexadecimal digit".into() }
+                SqlError::InvalidParameter {
+                    message: "invalid hexadecimal digit".into(),
+                }
             } else {
                 err()
             }

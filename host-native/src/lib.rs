@@ -1,6 +1,11 @@
 //! RockLake's native host: storage (SlateDB over object_store), the PostgreSQL front (pgwire),
 //! the catalog service that runs the pure core, and the CLI.
 
+// PgError is PostgreSQL's ErrorResponse, passed by value across the core boundary (see core).
+#![allow(clippy::result_large_err)]
+
+pub mod catalog_store;
+pub mod component;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rocklake::server::{self, random_password, AuthConfig, AuthMethod, ServerConfig};
-use rocklake::service::{CatalogService, ServiceConfig};
+use rocklake::service::{CatalogService, CoreKind, ServiceConfig, SystemClock};
 use tokio::net::TcpListener;
 
 #[derive(Parser, Debug)]
@@ -54,8 +54,25 @@ impl From<AuthArg> for AuthMethod {
     }
 }
 
+/// Which build of the catalog core to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CoreArg {
+    /// The core linked into this binary.
+    Native,
+    /// The core WebAssembly component, run with wasmtime.
+    Wasm,
+}
+
 #[derive(Args, Debug, Clone)]
 struct ServeArgs {
+    /// Build of the catalog core: `wasm` (the component) or `native`. Default: `wasm` when the
+    /// component file exists, else `native` with a warning.
+    #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
+    core: Option<CoreArg>,
+    /// The core component (.wasm). Default: `wasm32-unknown-unknown/release/rocklake_core.wasm` in
+    /// the cargo target directory of this executable, or `rocklake_core.wasm` beside it.
+    #[arg(long, env = "ROCKLAKE_COMPONENT")]
+    component: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, env = "ROCKLAKE_LISTEN", default_value = "127.0.0.1:6543")]
     listen: String,
@@ -109,6 +126,29 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(serve(args))
+}
+
+/// The core to run. An explicit `--core wasm` requires the component; without `--core` the
+/// component is used when it exists, so a checkout without a wasm build still serves (natively).
+fn core_kind(core: Option<CoreArg>, component: Option<PathBuf>) -> anyhow::Result<CoreKind> {
+    let path = component.or_else(rocklake::component::default_component_path);
+    match (core, path) {
+        (Some(CoreArg::Native), _) => Ok(CoreKind::Native),
+        (Some(CoreArg::Wasm), Some(path)) => Ok(CoreKind::Wasm(path)),
+        (Some(CoreArg::Wasm), None) => anyhow::bail!(
+            "--core wasm: no component found; set --component or ROCKLAKE_COMPONENT (build it with `{}`)",
+            rocklake::component::BUILD_COMMAND
+        ),
+        (None, Some(path)) if path.is_file() => Ok(CoreKind::Wasm(path)),
+        (None, path) => {
+            let at = path.map(|p| p.display().to_string()).unwrap_or_else(|| "(unknown)".into());
+            tracing::warn!(
+                "core component not found at {at}: running the native core (build the component with `{}`)",
+                rocklake::component::BUILD_COMMAND
+            );
+            Ok(CoreKind::Native)
+        }
+    }
 }
 
 /// Where the catalog is stored, normalised to a URL (plain paths become absolute file:// URLs).
@@ -218,11 +258,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
 
     // ---- SERVICE CONSTRUCTION: the single call site. ----
-    tracing::info!(%catalog, %data_path, "opening catalog");
-    let service: Arc<CatalogService> = CatalogService::open(&ServiceConfig { catalog: catalog.to_string() })
-        .await
-        .with_context(|| format!("cannot open catalog {catalog}"))?;
-    tracing::info!(epoch = service.epoch(), "catalog open; this instance is the writer");
+    let core = core_kind(args.core, args.component.clone())?;
+    tracing::info!(%catalog, %data_path, ?core, "opening catalog");
+    let service: Arc<CatalogService> = CatalogService::open_with_core(
+        &ServiceConfig {
+            catalog: catalog.to_string(),
+        },
+        core,
+        Box::new(SystemClock),
+    )
+    .await
+    .with_context(|| format!("cannot open catalog {catalog}"))?;
+    tracing::info!(
+        epoch = service.epoch(),
+        "catalog open; this instance is the writer"
+    );
     // ---- end of service construction ----
 
     let mut config = ServerConfig::new(AuthConfig::new(

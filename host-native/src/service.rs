@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rocklake_core::api::{CommitBatch, CommitFailure, Describe, KvRead, PgError, Reply, SessionId, TxnStatus};
+use rocklake_core::api::{
+    CommitBatch, CommitFailure, Describe, KvRead, PgError, Reply, SessionId, TxnStatus,
+};
 use rocklake_core::Engine;
 use tokio::sync::Notify;
 
@@ -29,7 +31,10 @@ impl Clock for SystemClock {
     fn now_pg_micros(&self) -> i64 {
         #[allow(clippy::disallowed_methods)] // the host is where wall-clock time enters
         let now = std::time::SystemTime::now();
-        let unix = now.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0);
+        let unix = now
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0);
         rocklake_core::types::unix_micros_to_pg(unix)
     }
 }
@@ -43,6 +48,15 @@ struct Inner {
     turn: Notify,
 }
 
+/// Which build of the core runs the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoreKind {
+    /// `rocklake-core` linked into this binary.
+    Native,
+    /// The core component at this path, run with wasmtime (see [`crate::component`]).
+    Wasm(std::path::PathBuf),
+}
+
 /// Shared by all connections (`Arc<CatalogService>`).
 pub struct CatalogService {
     inner: Arc<Inner>,
@@ -50,9 +64,21 @@ pub struct CatalogService {
 
 fn store_failure(e: StoreError) -> CommitFailure {
     match e {
-        StoreError::Fenced { .. } => CommitFailure { fenced: true, transient: false, message: e.to_string() },
-        StoreError::Unavailable { message, transient } => CommitFailure { fenced: false, transient, message },
-        other => CommitFailure { fenced: false, transient: false, message: other.to_string() },
+        StoreError::Fenced { .. } => CommitFailure {
+            fenced: true,
+            transient: false,
+            message: e.to_string(),
+        },
+        StoreError::Unavailable { message, transient } => CommitFailure {
+            fenced: false,
+            transient,
+            message,
+        },
+        other => CommitFailure {
+            fenced: false,
+            transient: false,
+            message: other.to_string(),
+        },
     }
 }
 
@@ -63,11 +89,17 @@ pub trait Core: Send {
     fn latest(&self) -> u64;
     fn open_session(&mut self, user: &str, database: &str) -> SessionId;
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
-    fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str) -> Result<Describe, PgError>;
+    fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str)
+        -> Result<Describe, PgError>;
     fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError>;
     fn copy_in_done(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply;
     fn copy_in_fail(&mut self, sid: SessionId, message: &str) -> Reply;
-    fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), CommitFailure>) -> Reply;
+    fn commit_finished(
+        &mut self,
+        kv: &dyn KvRead,
+        sid: SessionId,
+        outcome: Result<(), CommitFailure>,
+    ) -> Reply;
     fn close_session(&mut self, sid: SessionId);
 }
 
@@ -82,7 +114,12 @@ impl Core for Engine {
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         Engine::query(self, kv, sid, sql, now)
     }
-    fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str) -> Result<Describe, PgError> {
+    fn describe(
+        &mut self,
+        kv: &dyn KvRead,
+        sid: SessionId,
+        sql: &str,
+    ) -> Result<Describe, PgError> {
         Engine::describe(self, kv, sid, sql)
     }
     fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError> {
@@ -94,7 +131,12 @@ impl Core for Engine {
     fn copy_in_fail(&mut self, sid: SessionId, message: &str) -> Reply {
         Engine::copy_in_fail(self, sid, message)
     }
-    fn commit_finished(&mut self, kv: &dyn KvRead, sid: SessionId, outcome: Result<(), CommitFailure>) -> Reply {
+    fn commit_finished(
+        &mut self,
+        kv: &dyn KvRead,
+        sid: SessionId,
+        outcome: Result<(), CommitFailure>,
+    ) -> Reply {
         Engine::commit_finished(self, kv, sid, outcome)
     }
     fn close_session(&mut self, sid: SessionId) {
@@ -146,13 +188,41 @@ impl CatalogService {
         Self::open_with_clock(config, Box::new(SystemClock)).await
     }
 
-    pub async fn open_with_clock(config: &ServiceConfig, clock: Box<dyn Clock>) -> anyhow::Result<Arc<CatalogService>> {
+    pub async fn open_with_clock(
+        config: &ServiceConfig,
+        clock: Box<dyn Clock>,
+    ) -> anyhow::Result<Arc<CatalogService>> {
+        Self::open_with_core(config, CoreKind::Native, clock).await
+    }
+
+    /// Opens the catalog with the given build of the core.
+    pub async fn open_with_core(
+        config: &ServiceConfig,
+        core: CoreKind,
+        clock: Box<dyn Clock>,
+    ) -> anyhow::Result<Arc<CatalogService>> {
+        // Load (compile) the component before taking the catalog's writer role.
+        let component = match &core {
+            CoreKind::Native => None,
+            CoreKind::Wasm(path) => Some(crate::component::WasmComponent::load(path)?),
+        };
         let store = Store::open(&config.catalog, StoreOptions::default()).await?;
-        let engine: Box<dyn Core> =
-            Box::new(Engine::open(&store.reader()).map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?);
+        let engine: Box<dyn Core> = match component {
+            None => Box::new(
+                Engine::open(&store.reader())
+                    .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?,
+            ),
+            Some(component) => Box::new(component.instantiate(&store.reader())?),
+        };
         let done = engine.latest();
         Ok(Arc::new(CatalogService {
-            inner: Arc::new(Inner { engine: Mutex::new(engine), store, clock, done: AtomicU64::new(done), turn: Notify::new() }),
+            inner: Arc::new(Inner {
+                engine: Mutex::new(engine),
+                store,
+                clock,
+                done: AtomicU64::new(done),
+                turn: Notify::new(),
+            }),
         }))
     }
 
@@ -178,7 +248,8 @@ impl CatalogService {
             };
             inner.drive(sid, reply).await
         });
-        task.await.unwrap_or_else(|e| internal_reply(&format!("query task failed: {e}")))
+        task.await
+            .unwrap_or_else(|e| internal_reply(&format!("query task failed: {e}")))
     }
 
     pub async fn describe(&self, sid: SessionId, sql: &str) -> Result<Describe, PgError> {
@@ -200,7 +271,8 @@ impl CatalogService {
             };
             inner.drive(sid, reply).await
         });
-        task.await.unwrap_or_else(|e| internal_reply(&format!("copy task failed: {e}")))
+        task.await
+            .unwrap_or_else(|e| internal_reply(&format!("copy task failed: {e}")))
     }
 
     pub async fn copy_in_fail(&self, sid: SessionId, message: &str) -> Reply {
@@ -219,5 +291,10 @@ impl CatalogService {
 }
 
 fn internal_reply(message: &str) -> Reply {
-    Reply { outputs: vec![], error: Some(PgError::new("XX000", message)), status: TxnStatus::Idle, commit: None }
+    Reply {
+        outputs: vec![],
+        error: Some(PgError::new("XX000", message)),
+        status: TxnStatus::Idle,
+        commit: None,
+    }
 }

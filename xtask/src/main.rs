@@ -1,6 +1,8 @@
 //! Project tasks: `cargo xtask ci` installs what the tests need and runs every suite;
 //! `cargo xtask bench <name>` runs a benchmark against the reference measured in the same run.
 
+mod bench;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -67,25 +69,51 @@ fn build_component() -> Result<()> {
              see docs/decisions/0003-wasm-toolchain.md for the pinned fallback"
         );
     }
-    run(cargo().args([
-        "build",
-        "-p",
-        "rocklake-core",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--release",
-    ]))
+    // rustc's wasm-component-ld links the cdylib straight into a component (no WASI imports:
+    // clock and storage come through the WIT imports).
+    run(cargo()
+        .env(
+            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER",
+            "wasm-component-ld",
+        )
+        .args([
+            "build",
+            "-p",
+            "rocklake-core",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--release",
+        ]))
 }
 
 /// The core's dependency tree must not contain an async runtime, networking or a clock source.
 fn check_core_is_pure() -> Result<()> {
     let out = cargo()
-        .args(["tree", "-p", "rocklake-core", "-e", "normal", "--prefix", "none", "--target", "all"])
+        .args([
+            "tree",
+            "-p",
+            "rocklake-core",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--target",
+            "all",
+        ])
         .current_dir(root())
         .output()
         .context("cargo tree")?;
     let tree = String::from_utf8_lossy(&out.stdout);
-    let banned = ["tokio", "mio", "socket2", "async-std", "getrandom", "rand", "chrono", "libc"];
+    let banned = [
+        "tokio",
+        "mio",
+        "socket2",
+        "async-std",
+        "getrandom",
+        "rand",
+        "chrono",
+        "libc",
+    ];
     let found: Vec<&str> = tree
         .lines()
         .filter_map(|l| l.split_whitespace().next())
@@ -94,7 +122,10 @@ fn check_core_is_pure() -> Result<()> {
     if !found.is_empty() {
         bail!("rocklake-core must stay pure, but its dependency tree contains {found:?}");
     }
-    eprintln!("==> rocklake-core dependency tree is pure ({} crates)", tree.lines().count());
+    eprintln!(
+        "==> rocklake-core dependency tree is pure ({} crates)",
+        tree.lines().count()
+    );
     Ok(())
 }
 
@@ -128,6 +159,23 @@ fn ci(no_setup: bool) -> Result<()> {
         "2",
         "--nocapture",
     ]))?;
+    if root().join("core-wasm/src/guest.rs").exists() {
+        // The same end-to-end suites once more on the WebAssembly component.
+        run(cargo().env("ROCKLAKE_CORE", "wasm").args([
+            "test",
+            "-p",
+            "rocklake-tests",
+            "--test",
+            "duckdb_end_to_end",
+            "--test",
+            "differential_vs_postgres",
+            "--test",
+            "bad_input",
+            "--",
+            "--test-threads",
+            "2",
+        ]))?;
+    }
     Ok(())
 }
 
@@ -140,18 +188,5 @@ fn main() -> Result<()> {
 }
 
 fn bench(name: &str) -> Result<()> {
-    match name {
-        "store" => run(cargo().args([
-            "test",
-            "--release",
-            "-p",
-            "rocklake",
-            "--test",
-            "bench_store",
-            "--",
-            "--ignored",
-            "--nocapture",
-        ])),
-        other => bail!("unknown benchmark {other:?} (available: store)"),
-    }
+    bench::bench(name)
 }

@@ -1,0 +1,430 @@
+//! `cargo xtask bench <name>`: benchmarks that print numbers next to a reference measured in
+//! the same run. They never assert timing.
+//!
+//! * `store`: commit latency and scan throughput of the store, against bare-disk fsyncs
+//!   (`host-native/tests/bench_store.rs`, run as ignored release tests).
+//! * `duckdb`: the same DuckLake workload (`xtask/bench/duckdb_bench.py`) against a release
+//!   RockLake and a durable PostgreSQL 15 (`tests/e2e/pgctl.py start --fsync`), interleaved,
+//!   `ROCKLAKE_BENCH_RUNS` (default 3) fresh runs each, medians and ratios.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::{cargo, root, run};
+
+pub fn bench(name: &str) -> Result<()> {
+    match name {
+        "store" => run(cargo().args([
+            "test",
+            "--release",
+            "-p",
+            "rocklake",
+            "--test",
+            "bench_store",
+            "--",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])),
+        "duckdb" => duckdb(),
+        other => bail!("unknown benchmark {other:?} (available: store, duckdb)"),
+    }
+}
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+fn shared_dir() -> PathBuf {
+    std::env::var_os("ROCKLAKE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("..").join("shared"))
+}
+
+fn venv_python(version: &str) -> Result<PathBuf> {
+    let cache = std::env::var_os("ROCKLAKE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
+                .join(".cache/rocklake")
+        });
+    let p = cache.join(format!("venv-{version}")).join("bin/python");
+    if !p.exists() {
+        bail!(
+            "{} is missing: run `bash scripts/setup.sh` first",
+            p.display()
+        );
+    }
+    Ok(p)
+}
+
+/// A scratch directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Result<Scratch> {
+        let base = std::env::var_os("ROCKLAKE_BENCH_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir);
+        #[allow(clippy::disallowed_methods)] // a unique name, not a measurement
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let p = base.join(format!(
+            "rocklake-bench-{tag}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&p).with_context(|| format!("create {}", p.display()))?;
+        Ok(Scratch(p))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A catalog server under test: its libpq DSN and how to stop it.
+trait Backend {
+    fn dsn(&self) -> String;
+    fn stop(self: Box<Self>) -> Result<()>;
+}
+
+/// `rocklake serve` (release build) on a free port over a fresh catalog directory.
+struct RockLake {
+    child: Child,
+    port: u16,
+    _dir: Scratch,
+}
+
+const RL_USER: &str = "rocklake";
+const RL_PASSWORD: &str = "bench-secret-pw";
+
+impl RockLake {
+    fn start(bin: &Path) -> Result<RockLake> {
+        let dir = Scratch::new("rocklake")?;
+        let mut child = Command::new(bin)
+            .arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--catalog")
+            .arg(dir.0.join("catalog"))
+            .arg("--user")
+            .arg(RL_USER)
+            .arg("--password")
+            .arg(RL_PASSWORD)
+            .arg("--data-path")
+            .arg(dir.0.join("files"))
+            .env("RUST_LOG", env_or("RUST_LOG", "warn"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("spawn {}", bin.display()))?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        reader.read_line(&mut line).context("read ATTACH line")?;
+        // Keep draining stdout so the server can never block on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = reader.read_to_end(&mut sink);
+        });
+        let port = line
+            .split("port=")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|p| p.parse().ok());
+        match port {
+            Some(port) => Ok(RockLake {
+                child,
+                port,
+                _dir: dir,
+            }),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!("rocklake printed no port: {line:?}")
+            }
+        }
+    }
+}
+
+impl Backend for RockLake {
+    fn dsn(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} dbname=lake user={RL_USER} password={RL_PASSWORD}",
+            self.port
+        )
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<()> {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self.child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.child.kill()?;
+        self.child.wait()?;
+        bail!("rocklake did not stop within 30 s of SIGTERM")
+    }
+}
+
+impl Drop for RockLake {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A fresh durable PostgreSQL 15 cluster (fsync, synchronous_commit, full_page_writes on).
+struct Postgres {
+    pid: u32,
+    dsn: String,
+    stopped: bool,
+}
+
+impl Postgres {
+    fn start() -> Result<Postgres> {
+        let out = Command::new("python3")
+            .arg(root().join("tests/e2e/pgctl.py"))
+            .args(["start", "--fsync"])
+            .output()
+            .context("run pgctl.py")?;
+        if !out.status.success() {
+            bail!(
+                "pgctl.py start --fsync failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("pgctl output")?;
+        Ok(Postgres {
+            pid: v["pid"].as_u64().context("pgctl: no pid")? as u32,
+            dsn: v["dsn"].as_str().context("pgctl: no dsn")?.to_string(),
+            stopped: false,
+        })
+    }
+
+    fn stop_now(&mut self) -> Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.stopped = true;
+        let status = Command::new("python3")
+            .arg(root().join("tests/e2e/pgctl.py"))
+            .args(["stop", "--pid", &self.pid.to_string()])
+            .status()
+            .context("run pgctl.py stop")?;
+        if !status.success() {
+            bail!("pgctl.py stop --pid {} failed", self.pid);
+        }
+        Ok(())
+    }
+}
+
+impl Backend for Postgres {
+    fn dsn(&self) -> String {
+        self.dsn.clone()
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<()> {
+        self.stop_now()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.stop_now();
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Kind {
+    RockLake,
+    Postgres,
+}
+
+/// One workload run against a fresh server; the driver's JSON metrics.
+fn one_run(kind: Kind, bin: &Path, python: &Path) -> Result<BTreeMap<String, serde_json::Value>> {
+    let backend: Box<dyn Backend> = match kind {
+        Kind::RockLake => Box::new(RockLake::start(bin)?),
+        Kind::Postgres => Box::new(Postgres::start()?),
+    };
+    let data = Scratch::new("data")?;
+    let out = Command::new(python)
+        .arg(root().join("xtask/bench/duckdb_bench.py"))
+        .arg("--dsn")
+        .arg(backend.dsn())
+        .arg("--data-path")
+        .arg(&data.0)
+        .env("ROCKLAKE_SHARED", shared_dir())
+        .stderr(Stdio::inherit())
+        .output()
+        .context("run duckdb_bench.py");
+    let stopped = backend.stop();
+    let out = out?;
+    stopped?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "duckdb_bench.py failed against {kind:?} ({}):\n{stdout}",
+            out.status
+        );
+    }
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).with_context(|| format!("driver output {last:?}"))
+}
+
+/// Which core `rocklake serve` picks: `ROCKLAKE_CORE`, else the component when it exists beside
+/// the target directory (the server's own default), else the native one.
+fn core_in_use() -> String {
+    if let Ok(core) = std::env::var("ROCKLAKE_CORE") {
+        return format!("{core} (ROCKLAKE_CORE)");
+    }
+    let component = std::env::var_os("ROCKLAKE_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("wasm32-unknown-unknown/release/rocklake_core.wasm"));
+    if component.is_file() {
+        format!("wasm component {} (server default)", component.display())
+    } else {
+        "native (no component built)".into()
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn duckdb() -> Result<()> {
+    let runs: usize = env_or("ROCKLAKE_BENCH_RUNS", "3")
+        .parse()
+        .context("ROCKLAKE_BENCH_RUNS")?;
+    let version = env_or("ROCKLAKE_BENCH_DUCKDB", "155");
+    let python = venv_python(&version)?;
+    let dlconn = shared_dir().join("tools/dlconn.py");
+    if !dlconn.exists() {
+        bail!(
+            "{} is missing (set ROCKLAKE_SHARED to the shared directory)",
+            dlconn.display()
+        );
+    }
+    run(cargo().args(["build", "--release", "-p", "rocklake"]))?;
+    let bin = target_dir().join("release/rocklake");
+
+    let mut results: BTreeMap<Kind, Vec<BTreeMap<String, serde_json::Value>>> = BTreeMap::new();
+    for i in 0..runs {
+        // Alternate which server goes first, so drift (page cache, thermal) hits both alike.
+        let order = if i % 2 == 0 {
+            [Kind::RockLake, Kind::Postgres]
+        } else {
+            [Kind::Postgres, Kind::RockLake]
+        };
+        for kind in order {
+            eprintln!("==> bench duckdb: run {}/{runs} against {kind:?}", i + 1);
+            let r = one_run(kind, &bin, &python)?;
+            eprintln!("    {}", serde_json::to_string(&r).unwrap_or_default());
+            results.entry(kind).or_default().push(r);
+        }
+    }
+
+    let metric = |kind: Kind, key: &str| -> f64 {
+        median(
+            results
+                .get(&kind)
+                .map(|rs| {
+                    rs.iter()
+                        .filter_map(|r| r.get(key).and_then(serde_json::Value::as_f64))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        )
+    };
+    let first = results
+        .get(&Kind::RockLake)
+        .and_then(|r| r.first())
+        .cloned()
+        .unwrap_or_default();
+    println!();
+    println!(
+        "== bench duckdb: DuckDB {} / ducklake {} (venv-{version}), median of {runs} fresh runs per server, interleaved",
+        first.get("duckdb").and_then(|v| v.as_str()).unwrap_or("?"),
+        first.get("ducklake").and_then(|v| v.as_str()).unwrap_or("?"),
+    );
+    println!(
+        "   RockLake: {} (core: {}); PostgreSQL 15: pgctl.py --fsync (fsync, synchronous_commit, full_page_writes on)",
+        bin.display(),
+        core_in_use()
+    );
+    println!(
+        "   {:<52} {:>10} {:>10} {:>7} {:>7}",
+        "metric", "RockLake", "Postgres", "ratio", "goal"
+    );
+    let rows: [(&str, &str, &str); 8] = [
+        ("attach_fresh_ms", "ATTACH fresh catalog (ms)", "<=0.3"),
+        (
+            "insert_1row_ms",
+            "1-row auto-commit INSERT, median of 100 (ms)",
+            "<=0.5",
+        ),
+        ("insert_1row_p90_ms", "  same, p90 (ms)", ""),
+        ("create_tables_s", "CREATE 200 tables, total (s)", "<=0.5"),
+        ("grow_s", "INSERTs up to 1000 snapshots, total (s)", ""),
+        (
+            "insert_1row_late_ms",
+            "1-row INSERT near 1000 snapshots, median (ms)",
+            "",
+        ),
+        (
+            "list_snapshots_ms",
+            "SELECT * FROM ducklake_snapshots() at 1000 (ms)",
+            "",
+        ),
+        (
+            "grow_inserts",
+            "  INSERTs needed to reach 1000 snapshots",
+            "",
+        ),
+    ];
+    for (key, label, goal) in rows {
+        let (r, p) = (metric(Kind::RockLake, key), metric(Kind::Postgres, key));
+        println!(
+            "   {:<52} {:>10.3} {:>10.3} {:>6.2}x {:>7}",
+            label,
+            r,
+            p,
+            r / p,
+            goal
+        );
+    }
+    Ok(())
+}
