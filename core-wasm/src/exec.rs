@@ -834,41 +834,12 @@ fn encode_row(values: &[Value], tuple: u64) -> pb::Row {
     }
 }
 
-/// Buffers a new row, enforcing the primary key against own writes and everything committed.
+/// Buffers a new row.
 fn write_insert(cx: &mut Cx<'_>, t: &Table, values: Vec<Value>) -> Result<(), SqlError> {
     check_not_null(t, &values)?;
     let tuple = cx.alloc_tuple(t.id)?;
     let lk = logical_key(t, &values, tuple);
-    let row = encode_row(&values, tuple);
-    let mut base = None;
-    if !t.primary_key.is_empty() {
-        let own = cx
-            .sess
-            .txn
-            .as_ref()
-            .and_then(|x| x.pending.writes.get(&lk))
-            .map(|w| w.row.is_some());
-        match own {
-            Some(true) => return Err(unique_violation(t, Some(&row))),
-            Some(false) => {}
-            None => match latest_version(cx.kv, &lk)? {
-                Some((_, true)) => return Err(unique_violation(t, Some(&row))),
-                Some((seq, false)) => base = Some(seq),
-                None => {}
-            },
-        }
-    }
-    let size = prost::Message::encoded_len(&row);
-    cx.pending()?.put_row(
-        lk,
-        RowWrite {
-            table_id: t.id,
-            row: Some(row),
-            base_seq: base,
-            inserted: true,
-        },
-        size,
-    )
+    write_insert_row(cx, t, lk, encode_row(&values, tuple))
 }
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
@@ -1270,13 +1241,18 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
     })
 }
 
+/// Buffers a new row version under `lk`, enforcing the primary key against own writes and
+/// everything committed (rows keyed by a fresh row id cannot collide and skip the lookup).
 fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Result<(), SqlError> {
-    let own = cx
-        .sess
-        .txn
-        .as_ref()
-        .and_then(|x| x.pending.writes.get(&lk))
-        .map(|w| w.row.is_some());
+    let own = if t.primary_key.is_empty() {
+        Some(false)
+    } else {
+        cx.sess
+            .txn
+            .as_ref()
+            .and_then(|x| x.pending.writes.get(&lk))
+            .map(|w| w.row.is_some())
+    };
     let mut base = None;
     match own {
         Some(true) => return Err(unique_violation(t, Some(&row))),
