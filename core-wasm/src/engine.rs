@@ -449,35 +449,19 @@ impl Engine {
                         break;
                     }
                 }
-                Ok(crate::exec::Step::Commit { tag }) => match self.plan_commit(kv, sess, tag) {
-                    Ok(Some(batch)) => {
-                        return Reply {
-                            outputs: std::mem::take(&mut sess.outputs),
-                            error: None,
-                            status: TxnStatus::Idle,
-                            commit: Some(batch),
-                        }
+                Ok(crate::exec::Step::Commit { tag }) => {
+                    if let Some(reply) = self.commit_or_fail(kv, sess, tag) {
+                        return reply;
                     }
-                    Ok(None) => {}
-                    Err(e) => return self.fail(sess, e),
-                },
+                }
                 Err(e) => return self.fail(sess, e),
             }
         }
         if sess.copy_in.is_none() {
             // End of the query string closes its implicit transaction.
             if sess.txn.as_ref().is_some_and(|t| !t.explicit) {
-                match self.plan_commit(kv, sess, None) {
-                    Ok(Some(batch)) => {
-                        return Reply {
-                            outputs: std::mem::take(&mut sess.outputs),
-                            error: None,
-                            status: TxnStatus::Idle,
-                            commit: Some(batch),
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => return self.fail(sess, e),
+                if let Some(reply) = self.commit_or_fail(kv, sess, None) {
+                    return reply;
                 }
             }
         }
@@ -486,6 +470,26 @@ impl Engine {
             error: None,
             status: Self::status_of(sess),
             commit: None,
+        }
+    }
+
+    /// Plans the session's commit: `Some(reply)` suspends the request with the batch (or ends it
+    /// with the conflict error); `None` means there was nothing to write and the request goes on.
+    fn commit_or_fail(
+        &mut self,
+        kv: &dyn KvRead,
+        sess: &mut Session,
+        tag: Option<String>,
+    ) -> Option<Reply> {
+        match self.plan_commit(kv, sess, tag) {
+            Ok(Some(batch)) => Some(Reply {
+                outputs: std::mem::take(&mut sess.outputs),
+                error: None,
+                status: TxnStatus::Idle,
+                commit: Some(batch),
+            }),
+            Ok(None) => None,
+            Err(e) => Some(self.fail(sess, e)),
         }
     }
 
