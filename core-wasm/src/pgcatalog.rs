@@ -3382,33 +3382,7 @@ mod tests {
                 .cloned()
                 .cloned()
         };
-        for ty in [
-            PgType::Bool,
-            PgType::Int2,
-            PgType::Int4,
-            PgType::Int8,
-            PgType::Float4,
-            PgType::Float8,
-            PgType::Numeric,
-            PgType::Text,
-            PgType::Varchar,
-            PgType::Bpchar,
-            PgType::Name,
-            PgType::Char,
-            PgType::Bytea,
-            PgType::Uuid,
-            PgType::Timestamptz,
-            PgType::Timestamp,
-            PgType::Date,
-            PgType::Time,
-            PgType::Interval,
-            PgType::Oid,
-            PgType::Regclass,
-            PgType::Tid,
-            PgType::Int2Array,
-            PgType::TextArray,
-            PgType::Unknown,
-        ] {
+        for ty in crate::types::ALL_TYPES.into_iter().chain([PgType::Unknown]) {
             let r = by_oid(ty.oid()).unwrap_or_else(|| panic!("{ty:?} missing"));
             assert_eq!(g(&r, "typname"), ty.typname());
             assert_eq!(g(&r, "typlen"), ty.typlen().to_string(), "{ty:?}");

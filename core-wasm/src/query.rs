@@ -2684,7 +2684,10 @@ impl<'a, 'b> Executor<'a, 'b> {
         for item in from {
             let right = self.source_rows(&item.source, parent)?;
             let mut next = Vec::new();
-            if !item.hash_keys.is_empty() {
+            // Equi-join keys select candidate rows through a hash index; otherwise every row of
+            // the right side is a candidate. ON (the residual condition) and LEFT padding are shared.
+            let hashed = !item.hash_keys.is_empty();
+            let index = if hashed {
                 let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
                 for (ri, r) in right.iter().enumerate() {
                     let env = Env {
@@ -2702,78 +2705,62 @@ impl<'a, 'b> Executor<'a, 'b> {
                     }
                     index.entry(value_key(&k)).or_default().push(ri);
                 }
-                for l in &acc {
-                    let env = Env {
-                        row: l,
-                        parent,
-                        aggs: None,
-                    };
-                    let k: Vec<Value> = item
-                        .hash_keys
-                        .iter()
-                        .map(|(lk, _)| self.eval(lk, &env))
-                        .collect::<Result<_, _>>()?;
-                    let mut matched = false;
-                    if !k.iter().any(Value::is_null) {
-                        if let Some(hits) = index.get(&value_key(&k)) {
-                            for &ri in hits {
-                                let mut row = l.clone();
-                                row.extend(right[ri].iter().cloned());
-                                let ok = match &item.on {
-                                    Some(on) => {
-                                        truthy(&self.eval(
-                                            on,
-                                            &Env {
-                                                row: &row,
-                                                parent,
-                                                aggs: None,
-                                            },
-                                        )?) == Some(true)
-                                    }
-                                    None => true,
-                                };
-                                if ok {
-                                    matched = true;
-                                    next.push(row);
-                                }
-                            }
+                Some(index)
+            } else {
+                None
+            };
+            let all: Vec<usize> = if hashed {
+                Vec::new()
+            } else {
+                (0..right.len()).collect()
+            };
+            for l in &acc {
+                let candidates: &[usize] = match &index {
+                    Some(index) => {
+                        let env = Env {
+                            row: l,
+                            parent,
+                            aggs: None,
+                        };
+                        let k: Vec<Value> = item
+                            .hash_keys
+                            .iter()
+                            .map(|(lk, _)| self.eval(lk, &env))
+                            .collect::<Result<_, _>>()?;
+                        if k.iter().any(Value::is_null) {
+                            &[]
+                        } else {
+                            index.get(&value_key(&k)).map(Vec::as_slice).unwrap_or(&[])
                         }
                     }
-                    if !matched && item.kind == JoinKind::Left {
-                        let mut row = l.clone();
-                        row.extend(std::iter::repeat_n(Value::Null, item.width));
+                    None => &all,
+                };
+                let mut matched = false;
+                for &ri in candidates {
+                    let mut row = l.clone();
+                    row.extend(right[ri].iter().cloned());
+                    let ok = match &item.on {
+                        Some(on) => {
+                            truthy(&self.eval(
+                                on,
+                                &Env {
+                                    row: &row,
+                                    parent,
+                                    aggs: None,
+                                },
+                            )?) == Some(true)
+                        }
+                        None => true,
+                    };
+                    if ok {
+                        matched = true;
                         next.push(row);
                     }
                 }
-            } else {
-                for l in &acc {
-                    let mut matched = false;
-                    for r in &right {
-                        let mut row = l.clone();
-                        row.extend(r.iter().cloned());
-                        let ok = match &item.on {
-                            Some(on) => {
-                                truthy(&self.eval(
-                                    on,
-                                    &Env {
-                                        row: &row,
-                                        parent,
-                                        aggs: None,
-                                    },
-                                )?) == Some(true)
-                            }
-                            None => true,
-                        };
-                        if ok {
-                            matched = true;
-                            next.push(row);
-                        }
-                    }
-                    if !matched && item.kind == JoinKind::Left {
-                        let mut row = l.clone();
-                        row.extend(std::iter::repeat_n(Value::Null, item.width));
-                        next.push(row);
-                    }
+                if !matched && item.kind == JoinKind::Left {
+                    let mut row = l.clone();
+                    row.extend(std::iter::repeat_n(Value::Null, item.width));
+                    next.push(row);
                 }
             }
             acc = next;
