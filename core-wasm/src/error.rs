@@ -34,6 +34,9 @@ pub enum SqlError {
     UndefinedTable { name: String },
     #[error("column \"{name}\" does not exist")]
     UndefinedColumn { name: String },
+    /// Name a column both sides of the join have.
+    #[error("column \"{name}\" specified in USING clause does not exist in {side} table")]
+    UsingColumnMissing { name: String, side: &'static str },
     #[error("schema \"{name}\" does not exist")]
     UndefinedSchema { name: String },
     #[error("relation \"{name}\" already exists")]
@@ -154,7 +157,7 @@ impl SqlError {
         match self {
             SqlError::Syntax { .. } => "42601",
             SqlError::UndefinedTable { .. } => "42P01",
-            SqlError::UndefinedColumn { .. } => "42703",
+            SqlError::UndefinedColumn { .. } | SqlError::UsingColumnMissing { .. } => "42703",
             SqlError::UndefinedSchema { .. } => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",

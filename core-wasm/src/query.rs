@@ -203,6 +203,12 @@ pub struct BQuery {
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
     pub cols: Vec<ColMeta>,
+    /// Right-hand columns of `JOIN ... USING` / `NATURAL JOIN`: reachable only qualified,
+    /// because the unqualified name means the merged (left) column.
+    pub merged_away: Vec<usize>,
+    /// The order `*` expands in when joins merged columns (merged columns first, as
+    /// PostgreSQL does); `None` means scope order.
+    pub star: Option<Vec<usize>>,
 }
 
 impl Scope {
@@ -211,7 +217,7 @@ impl Scope {
         for (i, c) in self.cols.iter().enumerate() {
             let qual_ok = match qual {
                 Some(q) => c.qual.as_deref() == Some(q),
-                None => true,
+                None => !self.merged_away.contains(&i),
             };
             if qual_ok && c.name == name {
                 if found.is_some() {
@@ -223,6 +229,16 @@ impl Scope {
             }
         }
         Ok(found)
+    }
+
+    /// Column indices `*` expands to.
+    fn star_order(&self) -> Vec<usize> {
+        match &self.star {
+            Some(order) => order.clone(),
+            None => (0..self.cols.len())
+                .filter(|&i| !self.cols[i].hidden)
+                .collect(),
+        }
     }
 }
 
@@ -831,10 +847,60 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 let left_width = scope.cols.len();
                 let width = cols.len();
+                let using = match constraint {
+                    Some(ast::JoinConstraint::Using(names)) => Some(
+                        names
+                            .iter()
+                            .map(|n| object_name(n).last().cloned().unwrap_or_default())
+                            .collect::<Vec<_>>(),
+                    ),
+                    Some(ast::JoinConstraint::Natural) => Some(
+                        cols.iter()
+                            .filter(|c| !c.hidden)
+                            .filter(|c| matches!(scope.resolve(None, &c.name), Ok(Some(_))))
+                            .map(|c| c.name.clone())
+                            .collect(),
+                    ),
+                    _ => None,
+                };
+                let right_cols = cols.clone();
                 scope.cols.extend(cols);
                 let mut on = None;
                 let mut hash_keys = Vec::new();
-                if let Some(ast::JoinConstraint::On(e)) = constraint {
+                if let Some(names) = using {
+                    let mut left_star = scope.star_order();
+                    left_star.retain(|&i| i < left_width);
+                    let mut merged = Vec::new();
+                    let mut right_merged = Vec::new();
+                    for name in &names {
+                        let missing = |side: &'static str| SqlError::UsingColumnMissing {
+                            name: name.clone(),
+                            side,
+                        };
+                        let li = Scope {
+                            cols: scope.cols[..left_width].to_vec(),
+                            merged_away: scope.merged_away.clone(),
+                            star: None,
+                        }
+                        .resolve(None, name)?
+                        .ok_or_else(|| missing("left"))?;
+                        let ri = right_cols
+                            .iter()
+                            .position(|c| !c.hidden && &c.name == name)
+                            .ok_or_else(|| missing("right"))?;
+                        merged.push(li);
+                        right_merged.push(left_width + ri);
+                        hash_keys.push((BExpr::Col(li), BExpr::Col(ri)));
+                    }
+                    let mut star = merged.clone();
+                    star.extend(left_star.into_iter().filter(|i| !merged.contains(i)));
+                    star.extend(
+                        (left_width..left_width + width)
+                            .filter(|i| !scope.cols[*i].hidden && !right_merged.contains(i)),
+                    );
+                    scope.star = Some(star);
+                    scope.merged_away.extend(right_merged);
+                } else if let Some(ast::JoinConstraint::On(e)) = constraint {
                     let (b, _) = self.bind_expr(e, &scope, None)?;
                     let mut residual = Vec::new();
                     for c in conjuncts(b) {
@@ -857,10 +923,6 @@ impl<'a, 'b> Binder<'a, 'b> {
                     on = residual
                         .into_iter()
                         .reduce(|a, b| BExpr::And(Box::new(a), Box::new(b)));
-                } else if let Some(c) = constraint {
-                    if !matches!(c, ast::JoinConstraint::None) {
-                        return Err(SqlError::feature("JOIN ... USING / NATURAL"));
-                    }
                 }
                 items.push(FromItem {
                     kind,
@@ -1042,14 +1104,12 @@ impl<'a, 'b> Binder<'a, 'b> {
         for item in &sel.projection {
             match item {
                 SelectItem::Wildcard(_) => {
-                    for (i, c) in scope.cols.iter().enumerate() {
-                        if !c.hidden {
-                            projection.push(BExpr::Col(i));
-                            columns.push(ColMeta {
-                                qual: None,
-                                ..c.clone()
-                            });
-                        }
+                    for i in scope.star_order() {
+                        projection.push(BExpr::Col(i));
+                        columns.push(ColMeta {
+                            qual: None,
+                            ..scope.cols[i].clone()
+                        });
                     }
                 }
                 SelectItem::QualifiedWildcard(kind, _) => {
@@ -3208,7 +3268,10 @@ pub fn table_scope(t: &Table, qual: &str) -> Scope {
         qual: Some(qual.to_string()),
         hidden: true,
     });
-    Scope { cols }
+    Scope {
+        cols,
+        ..Scope::default()
+    }
 }
 
 pub fn arc_table(t: &TableRef) -> Arc<Table> {

@@ -70,7 +70,12 @@ fn venv_python() -> PathBuf {
 fn shared_tools() -> PathBuf {
     let shared = std::env::var_os("ROCKLAKE_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+        .unwrap_or_else(|| {
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+                .join("../../shared")
+        });
     let tools = shared.join("tools");
     assert!(
         tools.join("dlconn.py").exists(),

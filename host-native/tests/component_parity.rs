@@ -57,7 +57,10 @@ fn component_path() -> PathBuf {
     };
     // A component older than the core's sources would make the comparison meaningless.
     let built = modified(&path);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .join("..");
     for dir in [
         root.join("core-wasm/src"),
         root.join("proto"),

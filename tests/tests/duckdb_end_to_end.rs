@@ -62,6 +62,13 @@ fn duckdb_155_concurrent_writers_land_exactly_once() {
     workload("155", "steps-pg155conflict.json", true);
 }
 
+/// DuckDB 1.4.4 (DuckLake 0.3) retries conflicts with its own queries (JOIN ... USING): three
+/// writers at once must still land every row exactly once.
+#[test]
+fn duckdb_144_concurrent_writers_land_exactly_once() {
+    workload("144", "steps-pg144conflict.json", true);
+}
+
 const SESSION: &str = r#"
 import sys, dlconn
 con = dlconn.connect(exts=("ducklake", "postgres"))
