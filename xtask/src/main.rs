@@ -176,10 +176,6 @@ fn ci(no_setup: bool) -> Result<()> {
             "--",
             "--test-threads",
             "2",
-            // Known gap (COMPAT.md): DuckDB 1.4.4's concurrent writer can lose a retry when a
-            // duplicate key is only detected at COMMIT; timing on the slower component exposes it.
-            "--skip",
-            "duckdb_144",
         ]))?;
     }
     Ok(())
