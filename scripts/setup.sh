@@ -4,6 +4,7 @@
 #   - the wasm32-unknown-unknown Rust target (the core component)
 #   - PostgreSQL 15 from Debian (the differential oracle)
 #   - two Python venvs with DuckDB 1.5.5 and 1.4.4 and their ducklake/postgres extensions
+#   - a venv with moto's S3 server (object-storage suites)
 set -euo pipefail
 CACHE=${ROCKLAKE_CACHE:-$HOME/.cache/rocklake}
 mkdir -p "$CACHE"
@@ -38,4 +39,7 @@ make_venv() { # name packages...
 }
 make_venv venv-155 duckdb==1.5.5 duckdb-extension-ducklake==1.5.5 duckdb-extension-postgres==1.5.5 pytz 'psycopg[binary]'
 make_venv venv-144 duckdb==1.4.4 duckdb-ext-ducklake==1.4.4.20260205 duckdb-ext-postgres==1.4.4.20260205 pytz 'psycopg[binary]'
+# a real S3-compatible server for the object-storage suites (moto honours If-None-Match and
+# If-Match on PUT, which SlateDB's manifest fencing relies on)
+make_venv venv-s3 'moto[server]==5.2.5' boto3
 log "ready: venvs in $CACHE"

@@ -81,6 +81,33 @@ pub struct Server {
 impl Server {
     /// Starts `rocklake serve` on a free loopback port over `catalog` and waits for the ATTACH line.
     pub fn start(catalog: &Path, user: &str, extra: &[&str]) -> Result<Server> {
+        Server::start_at(
+            catalog.as_os_str(),
+            &catalog.with_extension("files"),
+            user,
+            extra,
+            &[],
+        )
+    }
+
+    /// Starts `rocklake serve` over a catalog URL (`s3://…`) with extra environment (the store's
+    /// credentials and endpoint); DuckDB's data files go to `data_path`.
+    pub fn start_url(
+        catalog: &str,
+        data_path: &Path,
+        env: &[(String, String)],
+        extra: &[&str],
+    ) -> Result<Server> {
+        Server::start_at(catalog.as_ref(), data_path, "rocklake", extra, env)
+    }
+
+    fn start_at(
+        catalog: &std::ffi::OsStr,
+        data_path: &Path,
+        user: &str,
+        extra: &[&str],
+        env: &[(String, String)],
+    ) -> Result<Server> {
         let password = "test-secret-pw";
         let mut cmd = Command::new(rocklake_bin()?);
         cmd.arg("serve")
@@ -93,8 +120,9 @@ impl Server {
             .arg("--password")
             .arg(password)
             .arg("--data-path")
-            .arg(catalog.with_extension("files"))
+            .arg(data_path)
             .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             // Which build of the core to run: `ROCKLAKE_CORE=wasm` runs the suites on the
             // component (cargo xtask ci does both); the default is the native build.
             .env(
@@ -126,7 +154,7 @@ impl Server {
             user: user.into(),
             password: password.into(),
             attach,
-            catalog: catalog.to_path_buf(),
+            catalog: PathBuf::from(catalog),
         })
     }
 
@@ -255,4 +283,84 @@ pub fn duckdb_python_quiet(version: &str, script: &str, args: &[&str]) -> Result
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).to_string(),
     ))
+}
+
+/// A real S3-compatible server (moto, from the venv `scripts/setup.sh` makes) on a free loopback
+/// port, with one bucket; stopped on drop.
+pub struct S3Server {
+    child: Child,
+    pub endpoint: String,
+    pub bucket: String,
+}
+
+impl S3Server {
+    pub fn start() -> Result<S3Server> {
+        let py = venv_python("s3")?;
+        let port = free_port()?;
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let child = Command::new(py.with_file_name("moto_server"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("start moto_server")?;
+        let server = S3Server {
+            child,
+            endpoint,
+            bucket: "lake".into(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                bail!("moto_server did not listen on {port} within 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let made = Command::new(&py)
+            .args([
+                "-c",
+                "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], \
+                 aws_access_key_id='test', aws_secret_access_key='test', \
+                 region_name='us-east-1').create_bucket(Bucket=sys.argv[2])",
+                &server.endpoint,
+                &server.bucket,
+            ])
+            .status()
+            .context("create bucket")?;
+        if !made.success() {
+            bail!("could not create bucket {} on moto", server.bucket);
+        }
+        Ok(server)
+    }
+
+    /// The environment `object_store` reads for this server.
+    pub fn env(&self) -> Vec<(String, String)> {
+        [
+            ("AWS_ENDPOINT", self.endpoint.as_str()),
+            ("AWS_ALLOW_HTTP", "true"),
+            ("AWS_ACCESS_KEY_ID", "test"),
+            ("AWS_SECRET_ACCESS_KEY", "test"),
+            ("AWS_REGION", "us-east-1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    /// `s3://bucket/prefix`.
+    pub fn url(&self, prefix: &str) -> String {
+        format!("s3://{}/{prefix}", self.bucket)
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").context("bind")?;
+    Ok(l.local_addr()?.port())
 }

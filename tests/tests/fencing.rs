@@ -1,7 +1,7 @@
-//! Split brain on one catalog directory: a second RockLake server opening the catalog fences the
+//! Split brain on one catalog (a directory, and an S3 bucket on a real S3-compatible server): a second RockLake server opening the catalog fences the
 //! first; the first's commits fail with 57P04 and nothing it tried to write becomes visible.
 
-use rocklake_tests::{duckdb_python, Server};
+use rocklake_tests::{duckdb_python, S3Server, Server};
 
 const CLIENT: &str = r#"
 import sys, psycopg
@@ -23,11 +23,23 @@ fn sql(server: &Server, q: &str) -> String {
 fn newer_server_fences_older_one() {
     let dir = tempfile::tempdir().expect("tempdir");
     let catalog = dir.path().join("catalog");
-    let a = Server::start(&catalog, "rocklake", &[]).expect("start A");
+    split_brain(&|| Server::start(&catalog, "rocklake", &[]));
+}
+
+/// The same on a real S3-compatible server: fencing rests on its conditional PUTs.
+#[test]
+fn newer_server_fences_older_one_on_s3() {
+    let s3 = S3Server::start().expect("S3 server");
+    let dir = tempfile::tempdir().expect("tempdir");
+    split_brain(&|| Server::start_url(&s3.url("fenced"), dir.path(), &s3.env(), &[]));
+}
+
+fn split_brain(start: &dyn Fn() -> anyhow::Result<Server>) {
+    let a = start().expect("start A");
     assert!(sql(&a, "CREATE TABLE t (id BIGINT PRIMARY KEY)").starts_with("OK"));
     assert!(sql(&a, "INSERT INTO t VALUES (1)").starts_with("OK"));
 
-    let b = Server::start(&catalog, "rocklake", &[]).expect("start B on the same catalog");
+    let b = start().expect("start B on the same catalog");
     let fenced = sql(&a, "INSERT INTO t VALUES (2)");
     assert!(
         fenced.starts_with("ERR 57P04"),
@@ -49,7 +61,7 @@ fn newer_server_fences_older_one() {
     drop(a);
     b.stop().expect("stop B");
 
-    let c = Server::start(&catalog, "rocklake", &[]).expect("reopen");
+    let c = start().expect("reopen");
     assert_eq!(
         sql(&c, "SELECT id FROM t ORDER BY id"),
         "OK [(1,), (4,)]",
