@@ -6,6 +6,9 @@
 
 pub mod catalog_store;
 pub mod component;
+pub mod config;
+pub mod http;
+pub mod metrics;
 pub mod server;
 pub mod service;
 pub mod store;

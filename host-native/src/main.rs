@@ -2,10 +2,12 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use rocklake::config::{ConfigError, FileConfig, LogFormat, Overrides, Settings};
 use rocklake::server::{self, random_password, AuthConfig, AuthMethod, ServerConfig};
 use rocklake::service::{CatalogService, CoreKind, ServiceConfig, SystemClock};
 use tokio::net::TcpListener;
@@ -28,7 +30,32 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Serve a catalog to DuckDB (the default).
+    ///
+    /// Examples:
+    ///   rocklake serve
+    ///   rocklake serve --listen 0.0.0.0:6543 --password "$SECRET" --catalog s3://bucket/lake
+    ///   rocklake serve --config /etc/rocklake.toml --metrics-listen 127.0.0.1:9187
     Serve(ServeArgs),
+    /// Configuration tools.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum ConfigCommand {
+    /// Load the configuration (file < environment < flags), validate it and print the result.
+    /// Exit status 0 when valid, 2 when not.
+    ///
+    /// Examples:
+    ///   rocklake config check --config rocklake.toml
+    ///   ROCKLAKE_LISTEN=0.0.0.0:6543 rocklake config check --json
+    Check {
+        #[command(flatten)]
+        serve: ServeArgs,
+        /// Print JSON instead of TOML.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -43,14 +70,23 @@ enum AuthArg {
     Trust,
 }
 
-impl From<AuthArg> for AuthMethod {
-    fn from(a: AuthArg) -> Self {
-        match a {
-            AuthArg::Scram => AuthMethod::Scram,
-            AuthArg::Md5 => AuthMethod::Md5,
-            AuthArg::Password => AuthMethod::Password,
-            AuthArg::Trust => AuthMethod::Trust,
+impl AuthArg {
+    fn name(self) -> &'static str {
+        match self {
+            AuthArg::Scram => "scram",
+            AuthArg::Md5 => "md5",
+            AuthArg::Password => "password",
+            AuthArg::Trust => "trust",
         }
+    }
+}
+
+fn auth_method(name: &str) -> AuthMethod {
+    match name {
+        "md5" => AuthMethod::Md5,
+        "password" => AuthMethod::Password,
+        "trust" => AuthMethod::Trust,
+        _ => AuthMethod::Scram,
     }
 }
 
@@ -63,8 +99,13 @@ enum CoreArg {
     Wasm,
 }
 
+/// Every option can also come from the configuration file (`--config`, key = the option's
+/// name with `_` for `-`); a flag beats its environment variable, which beats the file.
 #[derive(Args, Debug, Clone)]
 struct ServeArgs {
+    /// TOML configuration file (see docs/configuration.md).
+    #[arg(long, env = "ROCKLAKE_CONFIG")]
+    config: Option<PathBuf>,
     /// Build of the catalog core: `wasm` (the component) or `native`. Default: `wasm` when the
     /// component file exists, else `native` with a warning.
     #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
@@ -73,64 +114,174 @@ struct ServeArgs {
     /// the cargo target directory of this executable, or `rocklake_core.wasm` beside it.
     #[arg(long, env = "ROCKLAKE_COMPONENT")]
     component: Option<PathBuf>,
-    /// Address to listen on.
-    #[arg(long, env = "ROCKLAKE_LISTEN", default_value = "127.0.0.1:6543")]
-    listen: String,
-    /// Where the catalog lives: a local directory or a file://, s3://, gs://, az:// URL.
-    #[arg(
-        long,
-        env = "ROCKLAKE_CATALOG",
-        default_value = "./rocklake-data/catalog"
-    )]
-    catalog: String,
-    /// The role clients log in as.
-    #[arg(long, env = "ROCKLAKE_USER", default_value = "rocklake")]
-    user: String,
+    /// Address to listen on [default: 127.0.0.1:6543].
+    #[arg(long, env = "ROCKLAKE_LISTEN")]
+    listen: Option<String>,
+    /// Where the catalog lives: a local directory or a file://, s3://, gs://, az:// URL
+    /// [default: ./rocklake-data/catalog].
+    #[arg(long, env = "ROCKLAKE_CATALOG")]
+    catalog: Option<String>,
+    /// The role clients log in as [default: rocklake].
+    #[arg(long, env = "ROCKLAKE_USER")]
+    user: Option<String>,
     /// The role's password; a random one is generated when absent.
     #[arg(long, env = "ROCKLAKE_PASSWORD", hide_env_values = true)]
     password: Option<String>,
-    /// Authentication method.
-    #[arg(long, env = "ROCKLAKE_AUTH", value_enum, default_value = "scram")]
-    auth: AuthArg,
-    /// DATA_PATH suggested to DuckDB for the lake's data files.
-    #[arg(
-        long,
-        env = "ROCKLAKE_DATA_PATH",
-        default_value = "./rocklake-data/files/"
-    )]
-    data_path: String,
-    /// Largest statement (or COPY data message) accepted, in bytes; larger ones fail with 54000.
-    #[arg(long, env = "ROCKLAKE_MAX_STATEMENT_BYTES", default_value_t = 64 << 20)]
-    max_statement_bytes: usize,
-    /// Maximum number of concurrent client connections.
-    #[arg(long, env = "ROCKLAKE_MAX_CONNECTIONS", default_value_t = 100)]
-    max_connections: usize,
+    /// Authentication method [default: scram].
+    #[arg(long, env = "ROCKLAKE_AUTH", value_enum)]
+    auth: Option<AuthArg>,
+    /// DATA_PATH suggested to DuckDB for the lake's data files [default: ./rocklake-data/files/].
+    #[arg(long, env = "ROCKLAKE_DATA_PATH")]
+    data_path: Option<String>,
+    /// Largest statement (or COPY data message) accepted, in bytes; larger ones fail with 54000
+    /// [default: 67108864].
+    #[arg(long, env = "ROCKLAKE_MAX_STATEMENT_BYTES")]
+    max_statement_bytes: Option<usize>,
+    /// Maximum number of concurrent client connections [default: 100].
+    #[arg(long, env = "ROCKLAKE_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// Log format [default: human].
+    #[arg(long, env = "ROCKLAKE_LOG_FORMAT", value_enum)]
+    log_format: Option<LogFormat>,
+    /// Serve /metrics, /healthz and /readyz over HTTP on this address [default: off].
+    #[arg(long, env = "ROCKLAKE_METRICS_LISTEN")]
+    metrics_listen: Option<String>,
+    /// Log (and count) query strings slower than this many milliseconds [default: 1000].
+    #[arg(long, env = "ROCKLAKE_SLOW_STATEMENT_MS")]
+    slow_statement_ms: Option<u64>,
 }
 
-fn main() -> anyhow::Result<()> {
+impl ServeArgs {
+    /// Flags and environment over the file over the defaults, validated.
+    fn settings(&self) -> Result<Settings, ConfigError> {
+        let file = match &self.config {
+            Some(path) => FileConfig::load(path)?,
+            None => FileConfig::default(),
+        };
+        let o = Overrides {
+            listen: self.listen.clone(),
+            catalog: self.catalog.clone(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            auth: self.auth.map(|a| a.name().to_string()),
+            data_path: self.data_path.clone(),
+            max_statement_bytes: self.max_statement_bytes,
+            max_connections: self.max_connections,
+            core: self.core.map(|c| match c {
+                CoreArg::Native => "native".to_string(),
+                CoreArg::Wasm => "wasm".to_string(),
+            }),
+            component: self.component.clone(),
+            log_format: self.log_format,
+            metrics_listen: self.metrics_listen.clone(),
+            slow_statement_ms: self.slow_statement_ms,
+        };
+        Settings::resolve(o, file)
+    }
+}
+
+/// Exit status for an invalid configuration (as for usage errors).
+const EXIT_CONFIG: u8 = 2;
+
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Logs go to stderr: stdout carries only the ATTACH line that scripts parse.
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
+        Some(Command::Config(ConfigCommand::Check { serve, json })) => {
+            return config_check(&serve, json)
+        }
         None => cli.serve,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let settings = match args.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("rocklake: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    init_logs(settings.log_format);
+    let run = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?;
-    runtime.block_on(serve(args))
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(serve(settings)));
+    match run {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("rocklake: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr: stdout carries only the ATTACH line that scripts parse.
+fn init_logs(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Human => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+    }
+}
+
+fn config_check(args: &ServeArgs, json: bool) -> ExitCode {
+    let settings = match args.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("rocklake: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let mut shown = match serde_json::to_value(&settings) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("rocklake: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(map) = shown.as_object_mut() {
+        let password = if settings.password.is_some() {
+            "(set)"
+        } else {
+            "(random at start)"
+        };
+        map.insert("password".into(), password.into());
+        // TOML has no null: leave unset optional keys out.
+        map.retain(|_, v| !v.is_null());
+    }
+    let text = if json {
+        serde_json::to_string_pretty(&shown).map_err(|e| e.to_string())
+    } else {
+        toml::to_string(&shown).map_err(|e| e.to_string())
+    };
+    match text {
+        Ok(t) => {
+            println!("{}", t.trim_end());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rocklake: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// The core to run. An explicit `--core wasm` requires the component; without `--core` the
 /// component is used when it exists, so a checkout without a wasm build still serves (natively).
-fn core_kind(core: Option<CoreArg>, component: Option<PathBuf>) -> anyhow::Result<CoreKind> {
+fn core_kind(core: Option<&str>, component: Option<PathBuf>) -> anyhow::Result<CoreKind> {
+    let core = core.map(|c| {
+        if c == "wasm" {
+            CoreArg::Wasm
+        } else {
+            CoreArg::Native
+        }
+    });
     let path = component.or_else(rocklake::component::default_component_path);
     match (core, path) {
         (Some(CoreArg::Native), _) => Ok(CoreKind::Native),
@@ -238,8 +389,8 @@ async fn shutdown_signal() {
     tracing::info!("shutdown requested");
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let method = AuthMethod::from(args.auth);
+async fn serve(args: Settings) -> anyhow::Result<()> {
+    let method = auth_method(&args.auth);
     let catalog = catalog_url(&args.catalog)?;
     let data_path = data_path(&args.data_path)?;
     let password = match args.password.clone() {
@@ -258,11 +409,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
 
     // ---- SERVICE CONSTRUCTION: the single call site. ----
-    let core = core_kind(args.core, args.component.clone())?;
+    let core = core_kind(args.core.as_deref(), args.component.clone())?;
     tracing::info!(%catalog, %data_path, ?core, "opening catalog");
     let service: Arc<CatalogService> = CatalogService::open_with_core(
         &ServiceConfig {
             catalog: catalog.to_string(),
+            slow_statement: Some(std::time::Duration::from_millis(args.slow_statement_ms)),
         },
         core,
         Box::new(SystemClock),
@@ -304,7 +456,30 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     tracing::info!(listen = %local, auth = ?method, user = %args.user, "RockLake listening");
 
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let metrics_task = match &args.metrics_listen {
+        Some(addr) => {
+            let l = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen for metrics on {addr}"))?;
+            tracing::info!(listen = %l.local_addr()?, "metrics endpoint: /metrics /healthz /readyz");
+            let mut rx = stop_rx.clone();
+            Some(tokio::spawn(rocklake::http::serve_http(
+                l,
+                service.metrics(),
+                async move {
+                    let _ = rx.wait_for(|stop| *stop).await;
+                },
+            )))
+        }
+        None => None,
+    };
     server::serve_backend(listener, service.clone(), config, shutdown_signal()).await?;
+    let _ = stop_tx.send(true);
+    if let Some(t) = metrics_task {
+        let _ = t.await;
+    }
+    drop(stop_rx);
     // All sessions are closed by now: flush and close the store.
     service.shutdown().await?;
     drop(service);

@@ -10,6 +10,7 @@ use rocklake_core::api::{
 use rocklake_core::Engine;
 use tokio::sync::Notify;
 
+use crate::metrics::{statement_class, Metrics};
 use crate::store::{Store, StoreError, StoreOptions};
 
 /// How to open a catalog.
@@ -17,6 +18,17 @@ use crate::store::{Store, StoreError, StoreOptions};
 pub struct ServiceConfig {
     /// Catalog location: a path or a file://, s3://, gs://, az:// URL.
     pub catalog: String,
+    /// Query strings slower than this are logged (target `rocklake::slow`) and counted.
+    pub slow_statement: Option<std::time::Duration>,
+}
+
+impl ServiceConfig {
+    pub fn new(catalog: impl Into<String>) -> ServiceConfig {
+        ServiceConfig {
+            catalog: catalog.into(),
+            slow_statement: None,
+        }
+    }
 }
 
 /// The wall clock, read only here in the host (the core never reads a clock).
@@ -46,6 +58,8 @@ struct Inner {
     /// Highest commit sequence whose batch has been applied (or has failed) and reported.
     done: AtomicU64,
     turn: Notify,
+    metrics: Arc<Metrics>,
+    slow_statement: Option<std::time::Duration>,
 }
 
 /// Which build of the core runs the catalog.
@@ -145,6 +159,24 @@ impl Core for Engine {
 }
 
 impl Inner {
+    /// Statement metrics and the slow-statement log.
+    fn observe(&self, sql: &str, elapsed: std::time::Duration, failed: bool) {
+        let class = statement_class(sql);
+        self.metrics.statement(class, elapsed, failed);
+        if self.slow_statement.is_some_and(|t| elapsed >= t) {
+            self.metrics.slow_statements.inc();
+            let shown: String = sql.chars().take(500).collect();
+            tracing::warn!(
+                target: "rocklake::slow",
+                ms = elapsed.as_millis() as u64,
+                class,
+                failed,
+                sql = %shown,
+                "slow statement"
+            );
+        }
+    }
+
     fn engine(&self) -> MutexGuard<'_, Box<dyn Core>> {
         // A panic while holding the lock is a bug; the engine's state is still consistent
         // because every mutation completes before it returns, so keep serving.
@@ -179,7 +211,30 @@ impl Inner {
             }
             notified.await;
         }
-        self.store.commit(batch).await.map_err(store_failure)
+        let started = std::time::Instant::now();
+        let result = self.store.commit(batch).await.map_err(store_failure);
+        let m = &self.metrics;
+        match &result {
+            Ok(()) => {
+                m.commits.inc();
+                m.commit_seconds.observe(started.elapsed().as_secs_f64());
+                let bytes: usize = batch
+                    .puts
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len())
+                    .sum::<usize>()
+                    + batch.deletes.iter().map(Vec::len).sum::<usize>();
+                m.commit_bytes.inc_by(bytes as u64);
+                m.last_commit_seq.set(batch.seq.0 as i64);
+            }
+            Err(f) => {
+                m.commit_failures.inc();
+                if f.fenced {
+                    m.set_fenced();
+                }
+            }
+        }
+        result
     }
 }
 
@@ -206,7 +261,16 @@ impl CatalogService {
             CoreKind::Native => None,
             CoreKind::Wasm(path) => Some(crate::component::WasmComponent::load(path)?),
         };
-        let store = Store::open(&config.catalog, StoreOptions::default()).await?;
+        let metrics = Arc::new(Metrics::new());
+        let store = Store::open(
+            &config.catalog,
+            StoreOptions {
+                metrics: Some(metrics.clone()),
+                ..StoreOptions::default()
+            },
+        )
+        .await?;
+        metrics.writer_epoch.set(store.epoch() as i64);
         let engine: Box<dyn Core> = match component {
             None => Box::new(
                 Engine::open(&store.reader())
@@ -215,6 +279,7 @@ impl CatalogService {
             Some(component) => Box::new(component.instantiate(&store.reader())?),
         };
         let done = engine.latest();
+        metrics.last_commit_seq.set(done as i64);
         Ok(Arc::new(CatalogService {
             inner: Arc::new(Inner {
                 engine: Mutex::new(engine),
@@ -222,6 +287,8 @@ impl CatalogService {
                 clock,
                 done: AtomicU64::new(done),
                 turn: Notify::new(),
+                metrics,
+                slow_statement: config.slow_statement,
             }),
         }))
     }
@@ -232,7 +299,14 @@ impl CatalogService {
     }
 
     pub fn open_session(&self, user: &str, database: &str) -> SessionId {
+        self.inner.metrics.sessions.inc();
+        self.inner.metrics.sessions_opened.inc();
         self.inner.engine().open_session(user, database)
+    }
+
+    /// The server's metrics (rendered by `/metrics`).
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.inner.metrics.clone()
     }
 
     /// Runs a simple-query string. Commits happen in a spawned task so that a cancelled or
@@ -241,12 +315,15 @@ impl CatalogService {
         let inner = self.inner.clone();
         let sql = sql.to_string();
         let task = tokio::spawn(async move {
+            let started = std::time::Instant::now();
             let reply = {
                 let now = inner.clock.now_pg_micros();
                 let reader = inner.store.reader();
                 inner.engine().query(&reader, sid, &sql, now)
             };
-            inner.drive(sid, reply).await
+            let reply = inner.drive(sid, reply).await;
+            inner.observe(&sql, started.elapsed(), reply.error.is_some());
+            reply
         });
         task.await
             .unwrap_or_else(|e| internal_reply(&format!("query task failed: {e}")))
@@ -280,6 +357,7 @@ impl CatalogService {
     }
 
     pub async fn close_session(&self, sid: SessionId) {
+        self.inner.metrics.sessions.dec();
         self.inner.engine().close_session(sid);
     }
 

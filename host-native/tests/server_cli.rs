@@ -211,3 +211,58 @@ fn server_cli_refuses_trust_on_non_loopback() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("refusing --auth trust"), "{stderr}");
 }
+
+/// `rocklake config check`: file < environment < flag, and invalid settings exit 2 naming the key.
+#[test]
+fn config_precedence_and_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("rocklake.toml");
+    std::fs::write(
+        &file,
+        "listen = \"127.0.0.1:7001\"\nuser = \"from_file\"\nmax_connections = 5\n\
+         slow_statement_ms = 250\nlog_format = \"json\"\n",
+    )
+    .expect("write config");
+    let check = |env: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rocklake"));
+        cmd.env_clear()
+            .envs(env.iter().copied())
+            .args(["config", "check", "--json", "--config"])
+            .arg(&file)
+            .args(args);
+        let out = cmd.output().expect("run config check");
+        let v: serde_json::Value = if out.status.success() {
+            serde_json::from_slice(&out.stdout).expect("json")
+        } else {
+            serde_json::Value::Null
+        };
+        (out.status.code(), v, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, v, _) = check(&[], &[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["user"], "from_file");
+    assert_eq!(v["listen"], "127.0.0.1:7001");
+    assert_eq!(v["max_connections"], 5);
+    assert_eq!(v["slow_statement_ms"], 250);
+    assert_eq!(v["log_format"], "json");
+    assert_eq!(v["catalog"], "./rocklake-data/catalog", "default");
+    assert_eq!(v["password"], "(random at start)");
+
+    let (_, v, _) = check(&[("ROCKLAKE_USER", "from_env")], &[]);
+    assert_eq!(v["user"], "from_env", "environment beats the file");
+    let (_, v, _) = check(&[("ROCKLAKE_USER", "from_env")], &["--user", "from_flag"]);
+    assert_eq!(v["user"], "from_flag", "a flag beats the environment");
+    let (_, v, _) = check(&[("ROCKLAKE_PASSWORD", "s3cret")], &[]);
+    assert_eq!(v["password"], "(set)", "the password is never printed");
+
+    let (code, _, err) = check(&[], &["--listen", "not-an-address"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("invalid listen"), "{err}");
+    let (code, _, err) = check(&[("ROCKLAKE_MAX_CONNECTIONS", "0")], &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("invalid max_connections"), "{err}");
+    std::fs::write(&file, "listen = 5\n").expect("write");
+    let (code, _, err) = check(&[], &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("config file") && err.contains("listen"), "{err}");
+}

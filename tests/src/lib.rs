@@ -360,7 +360,43 @@ impl Drop for S3Server {
     }
 }
 
-fn free_port() -> Result<u16> {
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").context("bind")?;
     Ok(l.local_addr()?.port())
+}
+
+/// `GET path` over HTTP/1.1 on loopback: (status code, body).
+pub fn http_get(port: u16, path: &str) -> Result<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).context("connect")?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut text = String::new();
+    s.read_to_string(&mut text)?;
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .with_context(|| format!("no status in {text:?}"))?;
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// The value of an unlabelled (or exactly labelled) sample in Prometheus text, e.g.
+/// `metric_value(text, "rocklake_commits_total")`.
+pub fn metric_value(text: &str, sample: &str) -> Option<f64> {
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        l.strip_prefix(sample)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
 }

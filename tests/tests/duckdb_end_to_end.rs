@@ -4,7 +4,10 @@
 
 use std::process::Command;
 
-use rocklake_tests::{repo_root, run_echo, shared_dir, venv_python, S3Server, Server};
+use rocklake_tests::{
+    free_port, http_get, metric_value, repo_root, run_echo, shared_dir, venv_python, S3Server,
+    Server,
+};
 
 fn workload(venv: &str, expect: &str, conflict: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -90,9 +93,39 @@ fn workload_on(server: &Server, dir: &std::path::Path, venv: &str, expect: &str,
     assert!(out.contains(" passed, 0 failed"), "no pass line in output");
 }
 
+/// Also scrapes `/metrics` after the workload: the counters saw DuckDB's statements and commits.
 #[test]
 fn duckdb_155_workload_matches_postgres() {
-    workload("155", "steps-pg155.json", false);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mport = free_port().expect("port");
+    let maddr = format!("127.0.0.1:{mport}");
+    let server = Server::start(
+        &dir.path().join("catalog"),
+        "rocklake",
+        &["--metrics-listen", &maddr],
+    )
+    .expect("start rocklake");
+    workload_on(&server, dir.path(), "155", "steps-pg155.json", false);
+    let (status, text) = http_get(mport, "/metrics").expect("scrape");
+    assert_eq!(status, 200, "{text}");
+    for sample in [
+        "rocklake_commits_total",
+        "rocklake_statements_total{class=\"insert\"}",
+        "rocklake_statements_total{class=\"select\"}",
+        "rocklake_statements_total{class=\"copy\"}",
+        "rocklake_sessions_opened_total",
+        "rocklake_last_commit_seq",
+        "rocklake_writer_epoch",
+        "rocklake_object_store_requests_total{op=\"put\"}",
+    ] {
+        let v = metric_value(&text, sample).unwrap_or(0.0);
+        assert!(v > 0.0, "{sample} = {v} after the workload:\n{text}");
+    }
+    assert_eq!(metric_value(&text, "rocklake_fenced"), Some(0.0));
+    assert_eq!(http_get(mport, "/healthz").expect("healthz").0, 200);
+    assert_eq!(http_get(mport, "/readyz").expect("readyz").0, 200);
+    assert_eq!(http_get(mport, "/nope").expect("404").0, 404);
+    server.stop().expect("stop");
 }
 
 #[test]

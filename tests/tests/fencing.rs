@@ -1,7 +1,7 @@
 //! Split brain on one catalog (a directory, and an S3 bucket on a real S3-compatible server): a second RockLake server opening the catalog fences the
 //! first; the first's commits fail with 57P04 and nothing it tried to write becomes visible.
 
-use rocklake_tests::{duckdb_python, S3Server, Server};
+use rocklake_tests::{duckdb_python, free_port, http_get, metric_value, S3Server, Server};
 
 const CLIENT: &str = r#"
 import sys, psycopg
@@ -24,6 +24,27 @@ fn newer_server_fences_older_one() {
     let dir = tempfile::tempdir().expect("tempdir");
     let catalog = dir.path().join("catalog");
     split_brain(&|| Server::start(&catalog, "rocklake", &[]));
+}
+
+/// A fenced server says so on `/readyz` (503) and in `rocklake_fenced`.
+#[test]
+fn fenced_server_is_not_ready() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("catalog");
+    let mport = free_port().expect("port");
+    let maddr = format!("127.0.0.1:{mport}");
+    let a = Server::start(&catalog, "rocklake", &["--metrics-listen", &maddr]).expect("start A");
+    assert!(sql(&a, "CREATE TABLE t (id BIGINT)").starts_with("OK"));
+    assert_eq!(http_get(mport, "/readyz").expect("readyz").0, 200);
+    let b = Server::start(&catalog, "rocklake", &[]).expect("start B");
+    assert!(sql(&a, "INSERT INTO t VALUES (1)").starts_with("ERR 57P04"));
+    let (status, body) = http_get(mport, "/readyz").expect("readyz");
+    assert_eq!(status, 503, "{body}");
+    let (_, text) = http_get(mport, "/metrics").expect("metrics");
+    assert_eq!(metric_value(&text, "rocklake_fenced"), Some(1.0), "{text}");
+    assert!(metric_value(&text, "rocklake_commit_failures_total").unwrap_or(0.0) >= 1.0);
+    drop(a);
+    b.stop().expect("stop B");
 }
 
 /// The same on a real S3-compatible server: fencing rests on its conditional PUTs.

@@ -13,6 +13,7 @@
 //! Keys whose first byte is 0x00 belong to the store; batches may not write them and readers
 //! never see them.
 
+mod instrumented;
 mod location;
 mod mirror;
 
@@ -50,6 +51,8 @@ pub struct StoreOptions {
     /// Replace RockLake's tuned SlateDB settings ([`Store::default_settings`]). For experiments
     /// and tests; production should leave this `None`.
     pub slatedb_settings: Option<Settings>,
+    /// Count object-store requests, errors and bytes into these metrics.
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Default for StoreOptions {
@@ -58,6 +61,7 @@ impl Default for StoreOptions {
             create_if_missing: true,
             read_only: false,
             slatedb_settings: None,
+            metrics: None,
         }
     }
 }
@@ -197,7 +201,10 @@ impl Store {
                 message: "read-only open is not implemented yet".into(),
             });
         }
-        let loc = location::resolve(url, opts.create_if_missing)?;
+        let mut loc = location::resolve(url, opts.create_if_missing)?;
+        if let Some(m) = &opts.metrics {
+            loc.store = Arc::new(instrumented::Instrumented::new(loc.store, m.clone()));
+        }
         if !opts.create_if_missing && !catalog_exists(&loc).await? {
             return Err(StoreError::NotFound {
                 location: loc.display,

@@ -1,0 +1,282 @@
+//! Prometheus metrics of the server (`/metrics`, see [`crate::http`]).
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ClassLabel {
+    pub class: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OpLabel {
+    pub op: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 50 µs … ~1.6 s
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
+}
+
+/// Every metric the server exports, registered once.
+pub struct Metrics {
+    registry: Registry,
+    pub sessions: Gauge,
+    pub sessions_opened: Counter,
+    pub statements: Family<ClassLabel, Counter>,
+    pub statement_errors: Family<ClassLabel, Counter>,
+    pub statement_seconds: Family<ClassLabel, Histogram, fn() -> Histogram>,
+    pub slow_statements: Counter,
+    pub commits: Counter,
+    pub commit_failures: Counter,
+    pub commit_seconds: Histogram,
+    pub commit_bytes: Counter,
+    pub last_commit_seq: Gauge,
+    pub writer_epoch: Gauge,
+    pub fenced_gauge: Gauge,
+    pub store_requests: Family<OpLabel, Counter>,
+    pub store_errors: Family<OpLabel, Counter>,
+    pub store_bytes_written: Counter,
+    pub store_bytes_read: Counter,
+    fenced: AtomicBool,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("rocklake");
+        let sessions = Gauge::<i64, AtomicI64>::default();
+        let sessions_opened = Counter::default();
+        let statements = Family::<ClassLabel, Counter>::default();
+        let statement_errors = Family::<ClassLabel, Counter>::default();
+        let statement_seconds =
+            Family::<ClassLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency_histogram,
+            );
+        let slow_statements = Counter::default();
+        let commits = Counter::default();
+        let commit_failures = Counter::default();
+        let commit_seconds = latency_histogram();
+        let commit_bytes = Counter::default();
+        let last_commit_seq = Gauge::<i64, AtomicI64>::default();
+        let writer_epoch = Gauge::<i64, AtomicI64>::default();
+        let fenced_gauge = Gauge::<i64, AtomicI64>::default();
+        let store_requests = Family::<OpLabel, Counter>::default();
+        let store_errors = Family::<OpLabel, Counter>::default();
+        let store_bytes_written = Counter::default();
+        let store_bytes_read = Counter::default();
+        registry.register("sessions", "Client sessions open now", sessions.clone());
+        registry.register(
+            "sessions_opened",
+            "Client sessions opened since start",
+            sessions_opened.clone(),
+        );
+        registry.register(
+            "statements",
+            "Query strings executed, by class of the first statement",
+            statements.clone(),
+        );
+        registry.register(
+            "statement_errors",
+            "Query strings that ended in an error, by class",
+            statement_errors.clone(),
+        );
+        registry.register(
+            "statement_seconds",
+            "Time to answer a query string (including its commit), by class",
+            statement_seconds.clone(),
+        );
+        registry.register(
+            "slow_statements",
+            "Query strings slower than the slow-statement threshold",
+            slow_statements.clone(),
+        );
+        registry.register("commits", "Transactions committed durably", commits.clone());
+        registry.register(
+            "commit_failures",
+            "Commits the store refused or failed",
+            commit_failures.clone(),
+        );
+        registry.register(
+            "commit_seconds",
+            "Time from commit start to durable in the store",
+            commit_seconds.clone(),
+        );
+        registry.register(
+            "commit_bytes",
+            "Bytes of keys and values written by commits",
+            commit_bytes.clone(),
+        );
+        registry.register(
+            "last_commit_seq",
+            "Commit sequence number of the newest durable commit",
+            last_commit_seq.clone(),
+        );
+        registry.register(
+            "writer_epoch",
+            "Fencing epoch this server claimed as writer",
+            writer_epoch.clone(),
+        );
+        registry.register(
+            "fenced",
+            "1 when another server has fenced this one",
+            fenced_gauge.clone(),
+        );
+        registry.register(
+            "object_store_requests",
+            "Object store requests, by operation",
+            store_requests.clone(),
+        );
+        registry.register(
+            "object_store_errors",
+            "Object store requests that failed, by operation",
+            store_errors.clone(),
+        );
+        registry.register(
+            "object_store_written_bytes",
+            "Bytes written to the object store",
+            store_bytes_written.clone(),
+        );
+        registry.register(
+            "object_store_read_bytes",
+            "Bytes read from the object store",
+            store_bytes_read.clone(),
+        );
+        Metrics {
+            registry,
+            sessions,
+            sessions_opened,
+            statements,
+            statement_errors,
+            statement_seconds,
+            slow_statements,
+            commits,
+            commit_failures,
+            commit_seconds,
+            commit_bytes,
+            last_commit_seq,
+            writer_epoch,
+            fenced_gauge,
+            store_requests,
+            store_errors,
+            store_bytes_written,
+            store_bytes_read,
+            fenced: AtomicBool::new(false),
+        }
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    pub fn statement(&self, class: &str, elapsed: Duration, failed: bool) {
+        let label = ClassLabel {
+            class: class.to_string(),
+        };
+        self.statements.get_or_create(&label).inc();
+        if failed {
+            self.statement_errors.get_or_create(&label).inc();
+        }
+        self.statement_seconds
+            .get_or_create(&label)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn set_fenced(&self) {
+        self.fenced.store(true, Ordering::SeqCst);
+        self.fenced_gauge.set(1);
+    }
+
+    pub fn is_fenced(&self) -> bool {
+        self.fenced.load(Ordering::SeqCst)
+    }
+
+    pub fn store_op(&self, op: &'static str, ok: bool) {
+        let label = OpLabel { op: op.to_string() };
+        self.store_requests.get_or_create(&label).inc();
+        if !ok {
+            self.store_errors.get_or_create(&label).inc();
+        }
+    }
+}
+
+/// The class of a query string for metrics: the first keyword of its first statement.
+pub fn statement_class(sql: &str) -> &'static str {
+    let word: String = sql
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '(' || c == ';')
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    match word.as_str() {
+        "select" | "values" | "table" => "select",
+        "with" => "with",
+        "insert" => "insert",
+        "update" => "update",
+        "delete" => "delete",
+        "copy" => "copy",
+        "begin" | "start" => "begin",
+        "commit" | "end" => "commit",
+        "rollback" | "abort" => "rollback",
+        "create" => "create",
+        "drop" => "drop",
+        "alter" => "alter",
+        "set" | "reset" => "set",
+        "show" => "show",
+        "discard" => "discard",
+        "" => "empty",
+        _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        assert_eq!(statement_class("  SELECT 1"), "select");
+        assert_eq!(statement_class("(select 1)"), "select");
+        assert_eq!(statement_class("BEGIN TRANSACTION"), "begin");
+        assert_eq!(statement_class("COPY (SELECT 1) TO STDOUT"), "copy");
+        assert_eq!(statement_class("vacuum"), "other");
+        assert_eq!(statement_class(""), "empty");
+    }
+
+    #[test]
+    fn render_has_counters_after_use() {
+        let m = Metrics::new();
+        m.statement("insert", Duration::from_millis(3), false);
+        m.commits.inc();
+        let text = m.render();
+        assert!(
+            text.contains("rocklake_statements_total{class=\"insert\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("rocklake_commits_total 1"), "{text}");
+        assert!(text.contains("rocklake_statement_seconds_bucket"), "{text}");
+    }
+}
