@@ -20,6 +20,7 @@ pub mod query;
 pub mod regex;
 pub mod txn;
 pub mod types;
+pub mod verify;
 pub mod wire;
 pub mod writer;
 

@@ -236,7 +236,11 @@ fn config_precedence_and_errors() {
         } else {
             serde_json::Value::Null
         };
-        (out.status.code(), v, String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code(),
+            v,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     let (code, v, _) = check(&[], &[]);
     assert_eq!(code, Some(0));
@@ -264,5 +268,8 @@ fn config_precedence_and_errors() {
     std::fs::write(&file, "listen = 5\n").expect("write");
     let (code, _, err) = check(&[], &[]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("config file") && err.contains("listen"), "{err}");
+    assert!(
+        err.contains("config file") && err.contains("listen"),
+        "{err}"
+    );
 }

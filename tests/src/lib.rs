@@ -400,3 +400,22 @@ pub fn metric_value(text: &str, sample: &str) -> Option<f64> {
             .ok()
     })
 }
+
+/// `rocklake verify --catalog <catalog> --json` with extra environment: (exit code, report).
+pub fn verify_catalog(catalog: &str, env: &[(String, String)]) -> Result<(i32, serde_json::Value)> {
+    let out = Command::new(rocklake_bin()?)
+        .args(["verify", "--json", "--catalog", catalog])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("RUST_LOG", "warn")
+        .output()
+        .context("run rocklake verify")?;
+    let code = out.status.code().unwrap_or(-1);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    if report.is_null() {
+        bail!(
+            "rocklake verify exited {code} without a report: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok((code, report))
+}

@@ -5,8 +5,8 @@
 use std::process::Command;
 
 use rocklake_tests::{
-    free_port, http_get, metric_value, repo_root, run_echo, shared_dir, venv_python, S3Server,
-    Server,
+    free_port, http_get, metric_value, repo_root, run_echo, shared_dir, venv_python,
+    verify_catalog, S3Server, Server,
 };
 
 fn workload(venv: &str, expect: &str, conflict: bool) {
@@ -25,6 +25,8 @@ fn duckdb_155_workload_with_catalog_on_s3() {
     let server = Server::start_url(&s3.url("lake"), &dir.path().join("data"), &s3.env(), &[])
         .expect("start rocklake on S3");
     workload_on(&server, dir.path(), "155", "steps-pg155default.json", false);
+    let (code, report) = verify_catalog(&s3.url("lake"), &s3.env()).expect("verify on S3");
+    assert_eq!(code, 0, "violations: {report:#}");
     let before = catalog_counts(&server);
     server.stop().expect("stop");
     // Everything is in the bucket: a new server on the same URL has the same catalog.
@@ -125,6 +127,20 @@ fn duckdb_155_workload_matches_postgres() {
     assert_eq!(http_get(mport, "/healthz").expect("healthz").0, 200);
     assert_eq!(http_get(mport, "/readyz").expect("readyz").0, 200);
     assert_eq!(http_get(mport, "/nope").expect("404").0, 404);
+    // verify_catalog on what DuckDB wrote, while the server runs.
+    let catalog = dir.path().join("catalog");
+    let (code, report) = verify_catalog(&catalog.display().to_string(), &[]).expect("verify");
+    assert_eq!(code, 0, "violations: {report:#}");
+    assert!(
+        report["rows_checked"].as_u64().unwrap_or(0) > 100,
+        "{report:#}"
+    );
+    assert!(
+        report["ducklake_schemas"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|s| s == "public")),
+        "{report:#}"
+    );
     server.stop().expect("stop");
 }
 

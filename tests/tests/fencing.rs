@@ -1,7 +1,9 @@
 //! Split brain on one catalog (a directory, and an S3 bucket on a real S3-compatible server): a second RockLake server opening the catalog fences the
 //! first; the first's commits fail with 57P04 and nothing it tried to write becomes visible.
 
-use rocklake_tests::{duckdb_python, free_port, http_get, metric_value, S3Server, Server};
+use rocklake_tests::{
+    duckdb_python, free_port, http_get, metric_value, verify_catalog, S3Server, Server,
+};
 
 const CLIENT: &str = r#"
 import sys, psycopg
@@ -89,4 +91,27 @@ fn split_brain(start: &dyn Fn() -> anyhow::Result<Server>) {
         "after reopen only 1 and 4 exist"
     );
     c.stop().expect("stop");
+}
+
+/// `rocklake verify` reads a consistent copy without becoming the writer: the running server
+/// keeps committing. (Each kind of damage is covered in core-wasm/tests/verify.rs.)
+#[test]
+fn verify_runs_beside_a_live_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("catalog");
+    let a = Server::start(&catalog, "rocklake", &[]).expect("start");
+    assert!(sql(&a, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)").starts_with("OK"));
+    assert!(sql(&a, "INSERT INTO t VALUES (1, 'a'), (2, 'b')").starts_with("OK"));
+    let (code, report) = verify_catalog(&catalog.display().to_string(), &[]).expect("verify");
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        report["rows_checked"].as_u64().unwrap_or(0) >= 2,
+        "{report:#}"
+    );
+    assert!(
+        sql(&a, "INSERT INTO t VALUES (3, 'c')").starts_with("OK"),
+        "the server is still the writer after verify"
+    );
+    assert_eq!(sql(&a, "SELECT count(*) FROM t"), "OK [(3,)]");
+    a.stop().expect("stop");
 }

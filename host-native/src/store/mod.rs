@@ -432,6 +432,48 @@ async fn load_all(db: &Db) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, slatedb::Error>
     Ok(map)
 }
 
+/// A consistent copy of every catalog key, read without becoming the writer: SlateDB's
+/// `DbReader` on a checkpoint of its own, so a running server is neither fenced nor disturbed
+/// (for `rocklake verify` and other offline tools).
+pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, StoreError> {
+    let loc = location::resolve(url, false)?;
+    if !catalog_exists(&loc).await? {
+        return Err(StoreError::NotFound {
+            location: loc.display,
+        });
+    }
+    let reader = slatedb::DbReader::builder(loc.root.clone(), loc.store.clone())
+        .with_db_cache_disabled()
+        .build()
+        .await
+        .map_err(|e| from_slate(e, &loc.display, 0, "open reader"))?;
+    let loaded = async {
+        let opts = ScanOptions::default()
+            .with_read_ahead_bytes(1024 * 1024)
+            .with_max_fetch_tasks(4);
+        let mut iter = reader
+            .scan_with_options(vec![RESERVED_PREFIX + 1].., &opts)
+            .await?;
+        let mut puts = Vec::new();
+        while let Some(kv) = iter.next().await? {
+            puts.push((kv.key.to_vec(), kv.value.to_vec()));
+        }
+        Ok::<_, slatedb::Error>(puts)
+    }
+    .await;
+    if let Err(e) = reader.close().await {
+        tracing::warn!(error = %e, "closing the catalog reader");
+    }
+    let puts = loaded.map_err(|e| from_slate(e, &loc.display, 0, "read catalog"))?;
+    let mut kv = rocklake_core::memkv::MemKv::new();
+    kv.apply(&CommitBatch {
+        seq: rocklake_core::api::CommitSeq(0),
+        puts,
+        deletes: vec![],
+    });
+    Ok(kv)
+}
+
 /// Whether SlateDB has ever written a manifest under the location's root.
 async fn catalog_exists(loc: &location::Location) -> Result<bool, StoreError> {
     let prefix = loc.root.clone().join("manifest");

@@ -1,0 +1,370 @@
+//! `verify_catalog`: checks every stored key and the DuckLake invariants of the transaction
+//! model, reporting each violation with the key or row it concerns. Pure: reads through
+//! [`KvRead`] only, so the host can run it on a live server's store or on a read-only open.
+//!
+//! RockLake's own invariants (every key):
+//! * every value is a valid envelope (magic, version, kind, CRC) — `envelope`;
+//! * versioned keys carry a commit sequence no later than the recorded `commit_seq`, so no
+//!   commit is partly visible ahead of its sequence — `commit_seq`;
+//! * a row's key is the key its values give (primary key fields, or its row id) and its table
+//!   is defined — `key_row`;
+//! * tuple numbers never exceed the table's persisted counter, so new rows cannot reuse a
+//!   ctid — `tuple_counter`;
+//! * counters are 8-byte integers — `meta`.
+//!
+//! DuckLake's (per schema holding a `ducklake_snapshot` table, at the latest commit):
+//! tables → schemas, columns → tables, data files → tables (`references`),
+//! `end_snapshot > begin_snapshot` (`snapshot_range`), `next_catalog_id` / `next_file_id` above
+//! every id they hand out (`counters`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::api::{KvRead, Output};
+use crate::catalog::{from_datum, Table};
+use crate::engine::Engine;
+use crate::envelope::Envelope;
+use crate::error::SqlError;
+use crate::keys;
+use crate::types::Value;
+
+/// One broken invariant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// Which check found it (`envelope`, `commit_seq`, `key_row`, `tuple_counter`, `meta`,
+    /// `references`, `snapshot_range`, `counters`).
+    pub check: &'static str,
+    /// The key (hex) or row it concerns.
+    pub subject: String,
+    pub detail: String,
+}
+
+/// What was checked and what was found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    pub keys_checked: u64,
+    pub rows_checked: u64,
+    pub ducklake_schemas: Vec<String>,
+    pub violations: Vec<Violation>,
+}
+
+const SCAN_BATCH: usize = 4096;
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Runs every check. Errors are only those of the store itself (a read failed).
+pub fn verify(engine: &mut Engine, kv: &dyn KvRead) -> Result<Report, SqlError> {
+    let mut report = Report::default();
+    check_keys(engine, kv, &mut report)?;
+    check_ducklake(engine, kv, &mut report)?;
+    Ok(report)
+}
+
+fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(), SqlError> {
+    let latest = engine.st.latest;
+    // Table definitions of every version, newest first per id, so rows of dropped tables
+    // (still readable at older commits) are checked against their own definition.
+    let mut defs: BTreeMap<u32, Table> = BTreeMap::new();
+    let mut max_tuple: HashMap<u32, u64> = HashMap::new();
+    let mut cursor = vec![keys::TAG_META];
+    let end = vec![0xFF; 1];
+    loop {
+        let batch = kv.scan(&cursor, &end, SCAN_BATCH)?;
+        let n = batch.len();
+        for (key, value) in &batch {
+            report.keys_checked += 1;
+            let mut bad = |check: &'static str, detail: String| {
+                report.violations.push(Violation {
+                    check,
+                    subject: hex(key),
+                    detail,
+                })
+            };
+            match key.first().copied() {
+                Some(keys::TAG_META) => {
+                    if value.len() != 8 {
+                        bad(
+                            "meta",
+                            format!("value has {} bytes, expected 8", value.len()),
+                        );
+                    }
+                    continue;
+                }
+                Some(keys::TAG_SCHEMA | keys::TAG_TABLE_DEF | keys::TAG_ROW) => {}
+                Some(other) => {
+                    bad("key_row", format!("unknown key tag {other:#04x}"));
+                    continue;
+                }
+                None => continue,
+            }
+            let (logical, seq) = match keys::split_version(key) {
+                Ok(x) => x,
+                Err(e) => {
+                    bad("key_row", e.to_string());
+                    continue;
+                }
+            };
+            if seq > latest {
+                bad(
+                    "commit_seq",
+                    format!("written by commit {seq}, after the recorded commit_seq {latest}"),
+                );
+            }
+            let env = match Envelope::decode(value) {
+                Ok(env) => env,
+                Err(e) => {
+                    bad("envelope", e.to_string());
+                    continue;
+                }
+            };
+            match (logical[0], env) {
+                (keys::TAG_TABLE_DEF, Envelope::TableDef(def)) => match Table::from_proto(&def) {
+                    Ok(t) => {
+                        defs.entry(t.id).or_insert(t);
+                    }
+                    Err(e) => bad("envelope", format!("table definition: {e}")),
+                },
+                (keys::TAG_ROW, Envelope::Row(row)) => {
+                    report.rows_checked += 1;
+                    let Some(id) = logical
+                        .get(1..5)
+                        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                        .map(u32::from_be_bytes)
+                    else {
+                        bad("key_row", "row key without table id".into());
+                        continue;
+                    };
+                    let Some(t) = defs.get(&id) else {
+                        bad("key_row", format!("row of undefined table id {id}"));
+                        continue;
+                    };
+                    let expected = if t.primary_key.is_empty() {
+                        Ok(keys::rowid_logical_key(id, row.row_id))
+                    } else {
+                        t.primary_key
+                            .iter()
+                            .map(|&i| {
+                                let ty = t.columns[i].ty;
+                                row.values
+                                    .get(i)
+                                    .map(|d| from_datum(d, ty))
+                                    .unwrap_or(Ok(Value::Null))
+                                    .map(|v| (v, ty))
+                            })
+                            .collect::<Result<Vec<_>, _>>()
+                            .map(|f| {
+                                let refs: Vec<_> = f.iter().map(|(v, ty)| (v, *ty)).collect();
+                                keys::row_logical_key(id, &refs)
+                            })
+                    };
+                    match expected {
+                        Ok(k) if k == logical => {}
+                        Ok(_) => bad(
+                            "key_row",
+                            format!("row of {}.{} is stored under another key", t.schema, t.name),
+                        ),
+                        Err(e) => bad("envelope", format!("row value: {e}")),
+                    }
+                    let m = max_tuple.entry(id).or_insert(0);
+                    *m = (*m).max(row.tuple);
+                }
+                (keys::TAG_SCHEMA, Envelope::SchemaDef(_)) | (_, Envelope::Tombstone) => {}
+                (tag, _) => bad(
+                    "envelope",
+                    format!("value kind does not belong under key tag {tag:#04x}"),
+                ),
+            }
+        }
+        match batch.last() {
+            Some((k, _)) if n == SCAN_BATCH => {
+                cursor = k.clone();
+                cursor.push(0);
+            }
+            _ => break,
+        }
+    }
+    for (id, max) in max_tuple {
+        let counter = engine.st.tuple_counters.get(&id).copied().unwrap_or(0);
+        if max > counter {
+            report.violations.push(Violation {
+                check: "tuple_counter",
+                subject: format!("table id {id}"),
+                detail: format!("a row has tuple {max}, the counter is {counter}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `sql` on a fresh session and returns its rows as text.
+fn rows(
+    engine: &mut Engine,
+    kv: &dyn KvRead,
+    sql: &str,
+) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+    let sid = engine.open_session("rocklake_verify", "lake");
+    let reply = engine.query(kv, sid, sql, 0);
+    engine.close_session(sid);
+    if let Some(e) = reply.error {
+        return Err(SqlError::internal(format!(
+            "verify query failed: {} ({sql})",
+            e.message
+        )));
+    }
+    let mut out = Vec::new();
+    for o in reply.outputs {
+        if let Output::Rows { rows, .. } = o {
+            for r in rows {
+                out.push(
+                    r.into_iter()
+                        .map(|c| c.map(|b| String::from_utf8_lossy(&b).into_owned()))
+                        .collect(),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn show(row: &[Option<String>]) -> String {
+    let cells: Vec<String> = row
+        .iter()
+        .map(|c| c.clone().unwrap_or_else(|| "NULL".into()))
+        .collect();
+    format!("({})", cells.join(", "))
+}
+
+fn check_ducklake(
+    engine: &mut Engine,
+    kv: &dyn KvRead,
+    report: &mut Report,
+) -> Result<(), SqlError> {
+    let tables: Vec<(String, String, Vec<String>)> = engine
+        .st
+        .tables
+        .values()
+        .map(|t| {
+            (
+                t.schema.clone(),
+                t.name.clone(),
+                t.columns.iter().map(|c| c.name.clone()).collect(),
+            )
+        })
+        .collect();
+    let has = |schema: &str, name: &str| {
+        tables
+            .iter()
+            .find(|(s, n, _)| s == schema && n == name)
+            .map(|(_, _, cols)| cols.clone())
+    };
+    let mut schemas: Vec<String> = tables
+        .iter()
+        .filter(|(_, n, _)| n == "ducklake_snapshot")
+        .map(|(s, _, _)| s.clone())
+        .collect();
+    schemas.sort();
+    for s in &schemas {
+        let q = |t: &str| format!("\"{}\".{t}", s.replace('"', "\"\""));
+        let refs = [
+            ("ducklake_table", "table_id", "schema_id", "ducklake_schema"),
+            ("ducklake_column", "column_id", "table_id", "ducklake_table"),
+            (
+                "ducklake_data_file",
+                "data_file_id",
+                "table_id",
+                "ducklake_table",
+            ),
+        ];
+        for (child, id, fk, parent) in refs {
+            if has(s, child).is_none() || has(s, parent).is_none() {
+                continue;
+            }
+            let sql = format!(
+                "SELECT c.{id}, c.{fk} FROM {} c WHERE NOT EXISTS \
+                 (SELECT 1 FROM {} p WHERE p.{fk} = c.{fk})",
+                q(child),
+                q(parent)
+            );
+            for r in rows(engine, kv, &sql)? {
+                report.violations.push(Violation {
+                    check: "references",
+                    subject: format!("{s}.{child} {id}={}", show(&r[..1])),
+                    detail: format!("{fk} {} has no row in {parent}", show(&r[1..])),
+                });
+            }
+        }
+        for (schema, name, cols) in &tables {
+            if schema != s
+                || !cols.iter().any(|c| c == "begin_snapshot")
+                || !cols.iter().any(|c| c == "end_snapshot")
+            {
+                continue;
+            }
+            let sql = format!(
+                "SELECT {}, begin_snapshot, end_snapshot FROM {} \
+                 WHERE end_snapshot IS NOT NULL AND end_snapshot <= begin_snapshot",
+                cols[0],
+                q(name)
+            );
+            for r in rows(engine, kv, &sql)? {
+                report.violations.push(Violation {
+                    check: "snapshot_range",
+                    subject: format!("{s}.{name} {}={}", cols[0], show(&r[..1])),
+                    detail: format!("end_snapshot {} is not after begin_snapshot", show(&r[1..])),
+                });
+            }
+        }
+        let latest = rows(
+            engine,
+            kv,
+            &format!(
+                "SELECT snapshot_id, next_catalog_id, next_file_id FROM {} \
+                 ORDER BY snapshot_id DESC LIMIT 1",
+                q("ducklake_snapshot")
+            ),
+        )?;
+        let Some(snap) = latest.first() else { continue };
+        let num = |c: &Option<String>| c.as_deref().and_then(|v| v.parse::<i64>().ok());
+        let counters = [
+            (
+                "next_catalog_id",
+                num(&snap[1]),
+                &[
+                    ("ducklake_schema", "schema_id"),
+                    ("ducklake_table", "table_id"),
+                    ("ducklake_view", "view_id"),
+                    ("ducklake_macro", "macro_id"),
+                ][..],
+            ),
+            (
+                "next_file_id",
+                num(&snap[2]),
+                &[
+                    ("ducklake_data_file", "data_file_id"),
+                    ("ducklake_delete_file", "delete_file_id"),
+                ][..],
+            ),
+        ];
+        for (counter, value, sources) in counters {
+            let Some(value) = value else { continue };
+            for (table, col) in sources {
+                if has(s, table).is_none_or(|cols| !cols.iter().any(|c| c == col)) {
+                    continue;
+                }
+                let max = rows(engine, kv, &format!("SELECT max({col}) FROM {}", q(table)))?;
+                if let Some(m) = max.first().and_then(|r| num(&r[0])) {
+                    if m >= value {
+                        report.violations.push(Violation {
+                            check: "counters",
+                            subject: format!("{s}.ducklake_snapshot {}", show(&snap[..1])),
+                            detail: format!("{counter} {value} is not above max {table}.{col} {m}"),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    report.ducklake_schemas = schemas;
+    Ok(())
+}
