@@ -15,7 +15,8 @@ use crate::error::{DecodeError, SqlError};
 use crate::keys;
 use crate::txn::PendingCatalogTxn;
 
-const META_COMMIT_SEQ: &str = "commit_seq";
+/// Meta key holding the newest commit sequence (read replicas watch it).
+pub const META_COMMIT_SEQ: &str = "commit_seq";
 const META_NEXT_TABLE_ID: &str = "next_table_id";
 const META_NEXT_OID: &str = "next_oid";
 const META_TUPLE_PREFIX: &str = "tuples/";
@@ -95,6 +96,8 @@ pub struct Shared {
     in_flight: BTreeMap<u64, InFlight>,
     /// Wall clock of the current request, supplied by the host.
     pub now: i64,
+    /// Serving a read replica: every write fails with 25006.
+    pub read_only: bool,
 }
 
 pub struct Engine {
@@ -187,6 +190,7 @@ impl Engine {
             tuple_counters: HashMap::new(),
             in_flight: BTreeMap::new(),
             now: 0,
+            read_only: false,
         };
         for (name, oid) in BUILTIN_SCHEMAS {
             st.schemas.insert(
@@ -233,6 +237,30 @@ impl Engine {
 
     pub fn latest(&self) -> CommitSeq {
         CommitSeq(self.st.latest)
+    }
+
+    /// Read-replica mode: every write statement fails with 25006 from now on.
+    pub fn set_read_only(&mut self, on: bool) {
+        self.st.read_only = on;
+    }
+
+    /// Reloads the committed state (registry, schemas, counters, latest commit) from `kv`
+    /// after another process committed to the store, keeping the sessions: a read replica
+    /// calls this when its copy of the store advanced. Sessions pinned to an older commit
+    /// (REPEATABLE READ) keep reading it, since commits only add versions. Refused while this
+    /// engine has commits of its own in flight.
+    pub fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError> {
+        if !self.st.in_flight.is_empty() {
+            return Err(PgError::new(
+                "55000",
+                "cannot refresh the catalog while commits are in flight",
+            ));
+        }
+        let fresh = Engine::open(kv).map_err(|e| e.to_pg())?;
+        let read_only = self.st.read_only;
+        self.st = fresh.st;
+        self.st.read_only = read_only;
+        Ok(())
     }
 
     pub fn open_session(&mut self, user: &str, database: &str) -> SessionId {

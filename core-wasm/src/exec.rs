@@ -259,7 +259,8 @@ impl<'a> Cx<'a> {
     }
 
     fn check_writable(&self, what: &str) -> Result<(), SqlError> {
-        if self.sess.txn.as_ref().is_some_and(|t| t.read_only) {
+        // A read replica refuses writes like a PostgreSQL hot standby (25006).
+        if self.st.read_only || self.sess.txn.as_ref().is_some_and(|t| t.read_only) {
             return Err(SqlError::ReadOnlyTransaction {
                 what: what.to_string(),
             });

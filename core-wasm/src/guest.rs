@@ -201,4 +201,12 @@ impl wit_engine::Guest for Component {
     fn close_session(session: u64) {
         with_engine(|e| e.close_session(SessionId(session)))
     }
+
+    fn set_read_only(read_only: bool) {
+        with_engine(|e| e.set_read_only(read_only))
+    }
+
+    fn refresh() -> Result<(), wit::PgError> {
+        with_engine(|e| e.refresh(&HostKv)).map_err(pg_error)
+    }
 }

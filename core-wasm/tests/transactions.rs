@@ -329,3 +329,62 @@ fn psql_style_operators_and_visibility() {
         "only search_path tables are visible"
     );
 }
+
+/// A read replica's engine over the same store: refuses writes with 25006, sees the writer's
+/// commits after `refresh`, and a REPEATABLE READ transaction begun before keeps its view.
+#[test]
+fn replica_engine_refreshes_and_refuses_writes() {
+    let mut w = Harness::new();
+    let ws = w.session();
+    w.ok(ws, "CREATE TABLE t (id BIGINT PRIMARY KEY)");
+    w.ok(ws, "INSERT INTO t VALUES (1)");
+
+    let mut replica = Engine::open(&w.kv).expect("open replica");
+    replica.set_read_only(true);
+    let rs = replica.open_session("r", "lake");
+    let pinned = replica.open_session("r", "lake");
+    let q = |e: &mut Engine, kv: &MemKv, s: SessionId, sql: &str| e.query(kv, s, sql, 1);
+    let r = q(&mut replica, &w.kv, rs, "INSERT INTO t VALUES (2)");
+    assert_eq!(r.error.map(|e| e.code).as_deref(), Some("25006"));
+    let r = q(&mut replica, &w.kv, rs, "CREATE TABLE u (x INT)");
+    assert_eq!(r.error.map(|e| e.code).as_deref(), Some("25006"));
+    let r = q(
+        &mut replica,
+        &w.kv,
+        pinned,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM t",
+    );
+    assert!(r.error.is_none(), "{:?}", r.error);
+
+    w.ok(ws, "INSERT INTO t VALUES (2), (3)");
+    w.ok(ws, "CREATE TABLE u (x INT)");
+    let count = |e: &mut Engine, s: SessionId, sql: &str| match q(e, &w.kv, s, sql).outputs.last() {
+        Some(Output::Rows { rows, .. }) => {
+            String::from_utf8_lossy(rows[0][0].as_deref().unwrap_or_default()).to_string()
+        }
+        other => panic!("{sql}: {other:?}"),
+    };
+    assert_eq!(
+        count(&mut replica, rs, "SELECT count(*) FROM t"),
+        "1",
+        "not refreshed yet"
+    );
+    replica.refresh(&w.kv).expect("refresh");
+    assert_eq!(count(&mut replica, rs, "SELECT count(*) FROM t"), "3");
+    assert_eq!(
+        count(&mut replica, rs, "SELECT count(*) FROM u"),
+        "0",
+        "new table visible"
+    );
+    assert_eq!(
+        count(&mut replica, pinned, "SELECT count(*) FROM t"),
+        "1",
+        "pinned view kept"
+    );
+    let r = q(&mut replica, &w.kv, rs, "INSERT INTO t VALUES (9)");
+    assert_eq!(
+        r.error.map(|e| e.code).as_deref(),
+        Some("25006"),
+        "still read-only"
+    );
+}

@@ -170,6 +170,7 @@ impl WasmComponent {
             latest: 0,
             broken: None,
             unfinished: 0,
+            read_only: false,
         };
         core.open(kv)
             .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
@@ -398,6 +399,8 @@ pub struct WasmCore {
     broken: Option<String>,
     /// Commit batches handed to the host and not yet reported through `commit_finished`.
     unfinished: u64,
+    /// Read-replica mode, re-applied when a broken instance is replaced.
+    read_only: bool,
 }
 
 /// A failed call: the instance trapped (or could not be re-created).
@@ -419,6 +422,14 @@ impl WasmCore {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(pg_error(e)),
             Err(trap) => return Err(PgError::new("XX000", trap)),
+        }
+        if self.read_only {
+            let on = self.call(None, |b, s| {
+                b.rocklake_core_engine().call_set_read_only(s, true)
+            });
+            if let Err(trap) = on {
+                return Err(PgError::new("XX000", trap));
+            }
         }
         self.refresh_latest();
         Ok(())
@@ -593,6 +604,25 @@ impl Core for WasmCore {
         let _ = self.call(None, |b, s| {
             b.rocklake_core_engine().call_close_session(s, sid.0)
         });
+    }
+
+    fn set_read_only(&mut self, on: bool) {
+        self.read_only = on;
+        let _ = self.call(None, |b, s| {
+            b.rocklake_core_engine().call_set_read_only(s, on)
+        });
+    }
+
+    fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError> {
+        self.recover(kv);
+        let r = self.call(Some(kv), |b, s| b.rocklake_core_engine().call_refresh(s));
+        let out = match r {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(pg_error(e)),
+            Err(trap) => Err(PgError::new("XX000", trap)),
+        };
+        self.refresh_latest();
+        out
     }
 }
 

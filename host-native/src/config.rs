@@ -26,6 +26,8 @@ pub struct FileConfig {
     pub log_format: Option<String>,
     pub metrics_listen: Option<String>,
     pub slow_statement_ms: Option<u64>,
+    pub read_only: Option<bool>,
+    pub replica_poll_ms: Option<u64>,
 }
 
 /// A configuration problem, naming where the bad value came from.
@@ -67,6 +69,7 @@ pub const DEFAULT_DATA_PATH: &str = "./rocklake-data/files/";
 pub const DEFAULT_MAX_STATEMENT_BYTES: usize = 64 << 20;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 pub const DEFAULT_SLOW_STATEMENT_MS: u64 = 1000;
+pub const DEFAULT_REPLICA_POLL_MS: u64 = 100;
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -95,6 +98,8 @@ pub struct Settings {
     pub log_format: LogFormat,
     pub metrics_listen: Option<String>,
     pub slow_statement_ms: u64,
+    pub read_only: bool,
+    pub replica_poll_ms: u64,
 }
 
 /// What flags and environment gave (clap's view), each `None` when neither did.
@@ -113,6 +118,8 @@ pub struct Overrides {
     pub log_format: Option<LogFormat>,
     pub metrics_listen: Option<String>,
     pub slow_statement_ms: Option<u64>,
+    pub read_only: Option<bool>,
+    pub replica_poll_ms: Option<u64>,
 }
 
 fn one_of(key: &'static str, value: &str, allowed: &[&str]) -> Result<String, ConfigError> {
@@ -195,6 +202,11 @@ impl Settings {
                 .slow_statement_ms
                 .or(file.slow_statement_ms)
                 .unwrap_or(DEFAULT_SLOW_STATEMENT_MS),
+            read_only: o.read_only.or(file.read_only).unwrap_or(false),
+            replica_poll_ms: o
+                .replica_poll_ms
+                .or(file.replica_poll_ms)
+                .unwrap_or(DEFAULT_REPLICA_POLL_MS),
         };
         s.validate()?;
         Ok(s)
@@ -231,6 +243,13 @@ impl Settings {
                 key: "max_statement_bytes",
                 value: self.max_statement_bytes.to_string(),
                 reason: "must be at least 1024".into(),
+            });
+        }
+        if self.replica_poll_ms == 0 {
+            return Err(ConfigError::Invalid {
+                key: "replica_poll_ms",
+                value: "0".into(),
+                reason: "must be at least 1".into(),
             });
         }
         if self.catalog.is_empty() {

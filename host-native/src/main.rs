@@ -168,6 +168,13 @@ struct ServeArgs {
     /// Log (and count) query strings slower than this many milliseconds [default: 1000].
     #[arg(long, env = "ROCKLAKE_SLOW_STATEMENT_MS")]
     slow_statement_ms: Option<u64>,
+    /// Serve a read replica of the catalog: never takes over as writer, follows the writer's
+    /// commits, refuses writes with 25006 (DuckDB attaches it with READ_ONLY).
+    #[arg(long, env = "ROCKLAKE_READ_ONLY", num_args = 0..=1, default_missing_value = "true")]
+    read_only: Option<bool>,
+    /// How often a read replica checks for the writer's commits, in milliseconds [default: 100].
+    #[arg(long, env = "ROCKLAKE_REPLICA_POLL_MS")]
+    replica_poll_ms: Option<u64>,
 }
 
 impl ServeArgs {
@@ -194,6 +201,8 @@ impl ServeArgs {
             log_format: self.log_format,
             metrics_listen: self.metrics_listen.clone(),
             slow_statement_ms: self.slow_statement_ms,
+            read_only: self.read_only,
+            replica_poll_ms: self.replica_poll_ms,
         };
         Settings::resolve(o, file)
     }
@@ -502,16 +511,23 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         &ServiceConfig {
             catalog: catalog.to_string(),
             slow_statement: Some(std::time::Duration::from_millis(args.slow_statement_ms)),
+            replica_poll: args
+                .read_only
+                .then(|| std::time::Duration::from_millis(args.replica_poll_ms)),
         },
         core,
         Box::new(SystemClock),
     )
     .await
     .with_context(|| format!("cannot open catalog {catalog}"))?;
-    tracing::info!(
-        epoch = service.epoch(),
-        "catalog open; this instance is the writer"
-    );
+    if args.read_only {
+        tracing::info!("catalog open as a read replica");
+    } else {
+        tracing::info!(
+            epoch = service.epoch(),
+            "catalog open; this instance is the writer"
+        );
+    }
     // ---- end of service construction ----
 
     let mut config = ServerConfig::new(AuthConfig::new(
@@ -535,9 +551,10 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
         writeln!(
             stdout,
-            "ATTACH {} AS lake (DATA_PATH {});",
+            "ATTACH {} AS lake (DATA_PATH {}{});",
             sql_literal(&conninfo),
-            sql_literal(&data_path)
+            sql_literal(&data_path),
+            if args.read_only { ", READ_ONLY" } else { "" }
         )?;
         stdout.flush()?;
     }

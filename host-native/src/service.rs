@@ -11,7 +11,46 @@ use rocklake_core::Engine;
 use tokio::sync::Notify;
 
 use crate::metrics::{statement_class, Metrics};
-use crate::store::{Store, StoreError, StoreOptions};
+use crate::store::{Replica, Store, StoreError, StoreOptions, StoreReader};
+
+/// Where the catalog's keys come from: this server is the writer, or a read replica.
+enum Backing {
+    Writer(Store),
+    Replica(Box<Replica>),
+}
+
+impl Backing {
+    fn reader(&self) -> StoreReader {
+        match self {
+            Backing::Writer(s) => s.reader(),
+            Backing::Replica(r) => r.reader(),
+        }
+    }
+
+    async fn commit(&self, batch: &CommitBatch) -> Result<(), StoreError> {
+        match self {
+            Backing::Writer(s) => s.commit(batch).await,
+            // The engine refuses writes on a replica before any batch exists.
+            Backing::Replica(_) => Err(StoreError::Invalid {
+                message: "a read replica does not commit".into(),
+            }),
+        }
+    }
+
+    fn epoch(&self) -> u64 {
+        match self {
+            Backing::Writer(s) => s.epoch(),
+            Backing::Replica(_) => 0,
+        }
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        match self {
+            Backing::Writer(s) => s.close().await,
+            Backing::Replica(r) => r.close().await,
+        }
+    }
+}
 
 /// How to open a catalog.
 #[derive(Debug, Clone)]
@@ -20,6 +59,9 @@ pub struct ServiceConfig {
     pub catalog: String,
     /// Query strings slower than this are logged (target `rocklake::slow`) and counted.
     pub slow_statement: Option<std::time::Duration>,
+    /// Serve as a read replica, checking the writer's progress at this interval; `None`:
+    /// open as the writer.
+    pub replica_poll: Option<std::time::Duration>,
 }
 
 impl ServiceConfig {
@@ -27,6 +69,7 @@ impl ServiceConfig {
         ServiceConfig {
             catalog: catalog.into(),
             slow_statement: None,
+            replica_poll: None,
         }
     }
 }
@@ -53,7 +96,7 @@ impl Clock for SystemClock {
 
 struct Inner {
     engine: Mutex<Box<dyn Core>>,
-    store: Store,
+    store: Backing,
     clock: Box<dyn Clock>,
     /// Highest commit sequence whose batch has been applied (or has failed) and reported.
     done: AtomicU64,
@@ -115,6 +158,10 @@ pub trait Core: Send {
         outcome: Result<(), CommitFailure>,
     ) -> Reply;
     fn close_session(&mut self, sid: SessionId);
+    /// Read-replica mode (writes fail with 25006).
+    fn set_read_only(&mut self, on: bool);
+    /// Reload the committed state from `kv` (a replica's copy advanced).
+    fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError>;
 }
 
 /// The native build.
@@ -155,6 +202,12 @@ impl Core for Engine {
     }
     fn close_session(&mut self, sid: SessionId) {
         Engine::close_session(self, sid)
+    }
+    fn set_read_only(&mut self, on: bool) {
+        Engine::set_read_only(self, on)
+    }
+    fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError> {
+        Engine::refresh(self, kv)
     }
 }
 
@@ -262,35 +315,42 @@ impl CatalogService {
             CoreKind::Wasm(path) => Some(crate::component::WasmComponent::load(path)?),
         };
         let metrics = Arc::new(Metrics::new());
-        let store = Store::open(
-            &config.catalog,
-            StoreOptions {
-                metrics: Some(metrics.clone()),
-                ..StoreOptions::default()
-            },
-        )
-        .await?;
+        let opts = StoreOptions {
+            metrics: Some(metrics.clone()),
+            ..StoreOptions::default()
+        };
+        let store = match config.replica_poll {
+            None => Backing::Writer(Store::open(&config.catalog, opts).await?),
+            Some(poll) => {
+                Backing::Replica(Box::new(Replica::open(&config.catalog, poll, opts).await?))
+            }
+        };
         metrics.writer_epoch.set(store.epoch() as i64);
-        let engine: Box<dyn Core> = match component {
+        let mut engine: Box<dyn Core> = match component {
             None => Box::new(
                 Engine::open(&store.reader())
                     .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?,
             ),
             Some(component) => Box::new(component.instantiate(&store.reader())?),
         };
+        if config.replica_poll.is_some() {
+            engine.set_read_only(true);
+        }
         let done = engine.latest();
         metrics.last_commit_seq.set(done as i64);
-        Ok(Arc::new(CatalogService {
-            inner: Arc::new(Inner {
-                engine: Mutex::new(engine),
-                store,
-                clock,
-                done: AtomicU64::new(done),
-                turn: Notify::new(),
-                metrics,
-                slow_statement: config.slow_statement,
-            }),
-        }))
+        let inner = Arc::new(Inner {
+            engine: Mutex::new(engine),
+            store,
+            clock,
+            done: AtomicU64::new(done),
+            turn: Notify::new(),
+            metrics,
+            slow_statement: config.slow_statement,
+        });
+        if let Some(poll) = config.replica_poll {
+            tokio::spawn(follow_writer(Arc::downgrade(&inner), poll));
+        }
+        Ok(Arc::new(CatalogService { inner }))
     }
 
     /// The store's writer epoch (for logs and metrics).
@@ -365,6 +425,36 @@ impl CatalogService {
     pub async fn shutdown(&self) -> anyhow::Result<()> {
         self.inner.store.close().await?;
         Ok(())
+    }
+}
+
+/// A read replica's loop: reload the copy and the engine whenever the writer committed. Ends
+/// when the service is dropped or its store closed.
+async fn follow_writer(inner: std::sync::Weak<Inner>, poll: std::time::Duration) {
+    loop {
+        tokio::time::sleep(poll).await;
+        let Some(inner) = inner.upgrade() else { return };
+        let Backing::Replica(replica) = &inner.store else {
+            return;
+        };
+        match replica.refresh().await {
+            Ok(false) => {}
+            Ok(true) => {
+                let reader = replica.reader();
+                let mut eng = inner.engine();
+                match eng.refresh(&reader) {
+                    Ok(()) => {
+                        let latest = eng.latest();
+                        inner.done.store(latest, Ordering::SeqCst);
+                        inner.metrics.last_commit_seq.set(latest as i64);
+                        tracing::debug!(latest, "replica caught up");
+                    }
+                    Err(e) => tracing::warn!("replica refresh: {}", e.message),
+                }
+            }
+            Err(StoreError::Closed) => return,
+            Err(e) => tracing::warn!("replica poll: {e}"),
+        }
     }
 }
 

@@ -173,6 +173,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "differential_vs_postgres",
             "--test",
             "bad_input",
+            "--test",
+            "replica",
             "--",
             "--test-threads",
             "2",

@@ -36,6 +36,11 @@ impl Mirror {
         }
     }
 
+    /// Swaps in a whole new copy (a read replica's reload), under one write lock.
+    pub(crate) fn replace(&self, fresh: Map) {
+        *self.map.write().unwrap_or_else(PoisonError::into_inner) = fresh;
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.map
             .read()

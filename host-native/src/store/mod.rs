@@ -45,8 +45,8 @@ pub struct StoreOptions {
     /// Create the catalog (and, for a local path, its directory) when it does not exist.
     /// When false, opening a location without a catalog fails with [`StoreError::NotFound`].
     pub create_if_missing: bool,
-    /// Open without claiming the writer epoch. Reserved for read replicas; not implemented yet
-    /// (opening fails with [`StoreError::Invalid`]).
+    /// Must stay false for [`Store::open`] (which always claims the writer epoch; opening
+    /// fails with [`StoreError::Invalid`]); read replicas use [`Replica::open`].
     pub read_only: bool,
     /// Replace RockLake's tuned SlateDB settings ([`Store::default_settings`]). For experiments
     /// and tests; production should leave this `None`.
@@ -430,6 +430,121 @@ async fn load_all(db: &Db) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, slatedb::Error>
         map.insert(kv.key.to_vec(), kv.value.to_vec());
     }
     Ok(map)
+}
+
+/// A catalog opened as a read replica: SlateDB's `DbReader` follows the writer's WAL and
+/// manifest (polling every `poll`), and the mirror is reloaded whenever the writer's
+/// `commit_seq` key moves. Never fences the writer, never writes catalog keys.
+pub struct Replica {
+    reader: slatedb::DbReader,
+    mirror: Arc<mirror::Mirror>,
+    /// `commit_seq` value of the copy in the mirror.
+    seen: tokio::sync::Mutex<Option<Vec<u8>>>,
+    closed: std::sync::atomic::AtomicBool,
+    location: String,
+}
+
+impl std::fmt::Debug for Replica {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replica")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Replica {
+    pub async fn open(
+        url: &str,
+        poll: Duration,
+        opts: StoreOptions,
+    ) -> Result<Replica, StoreError> {
+        let mut loc = location::resolve(url, false)?;
+        if let Some(m) = &opts.metrics {
+            loc.store = Arc::new(instrumented::Instrumented::new(loc.store, m.clone()));
+        }
+        if !catalog_exists(&loc).await? {
+            return Err(StoreError::NotFound {
+                location: loc.display,
+            });
+        }
+        let options = slatedb::config::DbReaderOptions {
+            manifest_poll_interval: poll,
+            ..Default::default()
+        };
+        let reader = slatedb::DbReader::builder(loc.root.clone(), loc.store.clone())
+            .with_options(options)
+            .with_db_cache_disabled()
+            .build()
+            .await
+            .map_err(|e| from_slate(e, &loc.display, 0, "open replica"))?;
+        let replica = Replica {
+            reader,
+            mirror: Arc::new(mirror::Mirror::default()),
+            seen: tokio::sync::Mutex::new(None),
+            closed: std::sync::atomic::AtomicBool::new(false),
+            location: loc.display,
+        };
+        replica.refresh().await?;
+        tracing::info!(location = %replica.location, keys = replica.mirror.len(), "catalog opened as a read replica");
+        Ok(replica)
+    }
+
+    pub fn reader(&self) -> StoreReader {
+        StoreReader {
+            mirror: self.mirror.clone(),
+        }
+    }
+
+    /// Reloads the mirror when the writer committed since the last call; true when it did.
+    pub async fn refresh(&self) -> Result<bool, StoreError> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(StoreError::Closed);
+        }
+        let mut seen = self.seen.lock().await;
+        let key = rocklake_core::keys::meta_key(rocklake_core::engine::META_COMMIT_SEQ);
+        let now = self
+            .reader
+            .get(&key)
+            .await
+            .map_err(|e| from_slate(e, &self.location, 0, "poll replica"))?
+            .map(|b| b.to_vec());
+        if seen.is_some() && *seen == now {
+            return Ok(false);
+        }
+        // The copy is read from one DbReader state; keys of later commits that slip into the
+        // scan are invisible anyway (their sequence is above the commit_seq the engine loads).
+        let opts = ScanOptions::default()
+            .with_read_ahead_bytes(1024 * 1024)
+            .with_max_fetch_tasks(4);
+        let mut iter = self
+            .reader
+            .scan_with_options(vec![RESERVED_PREFIX + 1].., &opts)
+            .await
+            .map_err(|e| from_slate(e, &self.location, 0, "reload replica"))?;
+        let mut map = BTreeMap::new();
+        while let Some(kv) = iter
+            .next()
+            .await
+            .map_err(|e| from_slate(e, &self.location, 0, "reload replica"))?
+        {
+            map.insert(kv.key.to_vec(), kv.value.to_vec());
+        }
+        // Take commit_seq from the copy itself, so engine and mirror agree exactly.
+        let copied = map.get(&key).cloned();
+        self.mirror.replace(map);
+        *seen = copied;
+        Ok(true)
+    }
+
+    pub async fn close(&self) -> Result<(), StoreError> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.reader
+            .close()
+            .await
+            .map_err(|e| from_slate(e, &self.location, 0, "close replica"))
+    }
 }
 
 /// A consistent copy of every catalog key, read without becoming the writer: SlateDB's
