@@ -28,6 +28,9 @@ pub struct FileConfig {
     pub slow_statement_ms: Option<u64>,
     pub read_only: Option<bool>,
     pub replica_poll_ms: Option<u64>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_required: Option<bool>,
 }
 
 /// A configuration problem, naming where the bad value came from.
@@ -100,6 +103,9 @@ pub struct Settings {
     pub slow_statement_ms: u64,
     pub read_only: bool,
     pub replica_poll_ms: u64,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_required: bool,
 }
 
 /// What flags and environment gave (clap's view), each `None` when neither did.
@@ -120,6 +126,9 @@ pub struct Overrides {
     pub slow_statement_ms: Option<u64>,
     pub read_only: Option<bool>,
     pub replica_poll_ms: Option<u64>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_required: Option<bool>,
 }
 
 fn one_of(key: &'static str, value: &str, allowed: &[&str]) -> Result<String, ConfigError> {
@@ -207,6 +216,9 @@ impl Settings {
                 .replica_poll_ms
                 .or(file.replica_poll_ms)
                 .unwrap_or(DEFAULT_REPLICA_POLL_MS),
+            tls_cert: o.tls_cert.or(file.tls_cert),
+            tls_key: o.tls_key.or(file.tls_key),
+            tls_required: o.tls_required.or(file.tls_required).unwrap_or(false),
         };
         s.validate()?;
         Ok(s)
@@ -244,6 +256,27 @@ impl Settings {
                 value: self.max_statement_bytes.to_string(),
                 reason: "must be at least 1024".into(),
             });
+        }
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ConfigError::Invalid {
+                    key: if self.tls_cert.is_some() {
+                        "tls_key"
+                    } else {
+                        "tls_cert"
+                    },
+                    value: String::new(),
+                    reason: "tls_cert and tls_key must be given together".into(),
+                })
+            }
+            (None, None) if self.tls_required => {
+                return Err(ConfigError::Invalid {
+                    key: "tls_required",
+                    value: "true".into(),
+                    reason: "needs tls_cert and tls_key".into(),
+                })
+            }
+            _ => {}
         }
         if self.replica_poll_ms == 0 {
             return Err(ConfigError::Invalid {

@@ -175,6 +175,15 @@ struct ServeArgs {
     /// How often a read replica checks for the writer's commits, in milliseconds [default: 100].
     #[arg(long, env = "ROCKLAKE_REPLICA_POLL_MS")]
     replica_poll_ms: Option<u64>,
+    /// TLS certificate chain (PEM); with --tls-key, clients may use sslmode=require.
+    #[arg(long, env = "ROCKLAKE_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, env = "ROCKLAKE_TLS_KEY")]
+    tls_key: Option<PathBuf>,
+    /// Refuse connections that do not use TLS (FATAL 28000, as PostgreSQL's hostssl-only).
+    #[arg(long, env = "ROCKLAKE_TLS_REQUIRED", num_args = 0..=1, default_missing_value = "true")]
+    tls_required: Option<bool>,
 }
 
 impl ServeArgs {
@@ -203,6 +212,9 @@ impl ServeArgs {
             slow_statement_ms: self.slow_statement_ms,
             read_only: self.read_only,
             replica_poll_ms: self.replica_poll_ms,
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            tls_required: self.tls_required,
         };
         Settings::resolve(o, file)
     }
@@ -537,6 +549,15 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     )?);
     config.max_message_bytes = args.max_statement_bytes;
     config.max_connections = args.max_connections;
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        config.tls = Some(server::tls::TlsSettings::load(
+            cert,
+            key,
+            args.tls_required,
+        )?);
+    } else if !local.ip().is_loopback() {
+        tracing::warn!(listen = %local, "listening beyond loopback without TLS: passwords and catalog data cross the network in the clear (set --tls-cert/--tls-key)");
+    }
 
     let host = advertised_host(local);
     let conninfo = format!(

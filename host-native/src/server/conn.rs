@@ -8,8 +8,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use pgwire::error::PgWireError;
 use rocklake_core::api::{Describe, FieldDesc, Output, PgError, Reply, SessionId, TxnStatus};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, watch, OwnedSemaphorePermit};
 
@@ -112,9 +111,14 @@ enum Proto {
     Extended,
 }
 
+type ReadHalf = Box<dyn AsyncRead + Unpin + Send>;
+type WriteHalf = Box<dyn AsyncWrite + Unpin + Send>;
+
 struct Conn<B: Backend> {
-    reader: BufReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
+    reader: BufReader<ReadHalf>,
+    writer: WriteHalf,
+    /// The connection runs over TLS.
+    encrypted: bool,
     out: Out,
     backend: Arc<B>,
     shared: Arc<Shared>,
@@ -140,10 +144,27 @@ pub(crate) async fn run<B: Backend>(
     shared: Arc<Shared>,
     stop: watch::Receiver<bool>,
 ) {
-    let (r, w) = socket.into_split();
+    let timeout = shared.config.startup_timeout;
+    let negotiated = tokio::time::timeout(
+        timeout,
+        negotiate_encryption(socket, shared.config.tls.as_ref()),
+    )
+    .await;
+    let (r, w, encrypted) = match negotiated {
+        Ok(Ok(x)) => x,
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, "connection ended during SSL negotiation: {e}");
+            return;
+        }
+        Err(_) => {
+            tracing::info!(%peer, "start-up timed out");
+            return;
+        }
+    };
     let mut conn = Conn {
         reader: BufReader::with_capacity(64 << 10, r),
         writer: w,
+        encrypted,
         out: Out::default(),
         backend,
         shared,
@@ -171,6 +192,38 @@ pub(crate) async fn run<B: Backend>(
     }
     if let Some(pid) = conn.pid() {
         conn.shared.unregister(pid);
+    }
+}
+
+/// Answers the SSLRequest / GSSENCRequest packets that may open a connection (`S` and the
+/// TLS handshake when TLS is configured, else `N`) and returns the streams the protocol runs
+/// on, with any bytes already read of the first other packet put back in front.
+async fn negotiate_encryption(
+    mut socket: TcpStream,
+    tls: Option<&super::tls::TlsSettings>,
+) -> io::Result<(ReadHalf, WriteHalf, bool)> {
+    loop {
+        let mut head = [0u8; 8];
+        socket.read_exact(&mut head).await?;
+        let len = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        let code = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+        if len == 8 && code == SSL_REQUEST {
+            if let Some(tls) = tls {
+                socket.write_all(b"S").await?;
+                let stream = tls.acceptor.accept(socket).await?;
+                let (r, w) = tokio::io::split(stream);
+                return Ok((Box::new(r), Box::new(w), true));
+            }
+            socket.write_all(b"N").await?;
+            continue;
+        }
+        if len == 8 && code == GSSENC_REQUEST {
+            socket.write_all(b"N").await?;
+            continue;
+        }
+        let (r, w) = socket.into_split();
+        let r = std::io::Cursor::new(head.to_vec()).chain(r);
+        return Ok((Box::new(r), Box::new(w), false));
     }
 }
 
@@ -285,6 +338,20 @@ impl<B: Backend> Conn<B> {
                     return Err(Exit::Closed);
                 }
             };
+            if !self.encrypted && self.shared.config.tls.as_ref().is_some_and(|t| t.required) {
+                // What PostgreSQL says when only `hostssl` lines match.
+                self.fatal(fatal(
+                    "28000",
+                    format!(
+                        "no pg_hba.conf entry for host \"{}\", user \"{}\", database \"{}\", no encryption",
+                        self.peer.ip(),
+                        startup.user,
+                        startup.database
+                    ),
+                ))
+                .await?;
+                return Err(Exit::Closed);
+            }
             let Ok(permit) = self.shared.connection_slots.clone().try_acquire_owned() else {
                 self.fatal(fatal("53300", "sorry, too many clients already"))
                     .await?;

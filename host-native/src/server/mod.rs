@@ -16,6 +16,7 @@
 mod auth;
 mod codec;
 mod conn;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -111,6 +112,8 @@ pub struct ServerConfig {
     pub startup_timeout: Duration,
     /// On shutdown, how long running statements may take before their connections are cut.
     pub shutdown_grace: Duration,
+    /// TLS offered to clients (SSLRequest answered `S`); `None`: `N`, plaintext only.
+    pub tls: Option<tls::TlsSettings>,
 }
 
 impl ServerConfig {
@@ -122,6 +125,7 @@ impl ServerConfig {
             server_version: format!("15.18 (RockLake {})", env!("CARGO_PKG_VERSION")),
             startup_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
