@@ -20,6 +20,12 @@ pub struct OpLabel {
     pub op: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OpErrorLabel {
+    pub op: String,
+    pub kind: String,
+}
+
 fn latency_histogram() -> Histogram {
     // 50 µs … ~1.6 s
     Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
@@ -38,11 +44,12 @@ pub struct Metrics {
     pub commit_failures: Counter,
     pub commit_seconds: Histogram,
     pub commit_bytes: Counter,
+    pub commit_group_size: Histogram,
     pub last_commit_seq: Gauge,
     pub writer_epoch: Gauge,
     pub fenced_gauge: Gauge,
     pub store_requests: Family<OpLabel, Counter>,
-    pub store_errors: Family<OpLabel, Counter>,
+    pub store_errors: Family<OpErrorLabel, Counter>,
     pub store_bytes_written: Counter,
     pub store_bytes_read: Counter,
     fenced: AtomicBool,
@@ -76,11 +83,12 @@ impl Metrics {
         let commit_failures = Counter::default();
         let commit_seconds = latency_histogram();
         let commit_bytes = Counter::default();
+        let commit_group_size = Histogram::new(exponential_buckets(1.0, 2.0, 10));
         let last_commit_seq = Gauge::<i64, AtomicI64>::default();
         let writer_epoch = Gauge::<i64, AtomicI64>::default();
         let fenced_gauge = Gauge::<i64, AtomicI64>::default();
         let store_requests = Family::<OpLabel, Counter>::default();
-        let store_errors = Family::<OpLabel, Counter>::default();
+        let store_errors = Family::<OpErrorLabel, Counter>::default();
         let store_bytes_written = Counter::default();
         let store_bytes_read = Counter::default();
         registry.register("sessions", "Client sessions open now", sessions.clone());
@@ -126,6 +134,11 @@ impl Metrics {
             commit_bytes.clone(),
         );
         registry.register(
+            "commit_group_size",
+            "Commits made durable together by one store write (group commit)",
+            commit_group_size.clone(),
+        );
+        registry.register(
             "last_commit_seq",
             "Commit sequence number of the newest durable commit",
             last_commit_seq.clone(),
@@ -147,7 +160,9 @@ impl Metrics {
         );
         registry.register(
             "object_store_errors",
-            "Object store requests that failed, by operation",
+            "Object store requests that failed, by operation and kind; only kind other means the \
+             store is failing (SlateDB probes with not_found, retries not_implemented and \
+             fences with precondition or already_exists)",
             store_errors.clone(),
         );
         registry.register(
@@ -172,6 +187,7 @@ impl Metrics {
             commit_failures,
             commit_seconds,
             commit_bytes,
+            commit_group_size,
             last_commit_seq,
             writer_epoch,
             fenced_gauge,
@@ -214,11 +230,16 @@ impl Metrics {
         self.fenced.load(Ordering::SeqCst)
     }
 
-    pub fn store_op(&self, op: &'static str, ok: bool) {
+    pub fn store_op(&self, op: &'static str, error: Option<&'static str>) {
         let label = OpLabel { op: op.to_string() };
         self.store_requests.get_or_create(&label).inc();
-        if !ok {
-            self.store_errors.get_or_create(&label).inc();
+        if let Some(kind) = error {
+            self.store_errors
+                .get_or_create(&OpErrorLabel {
+                    op: op.to_string(),
+                    kind: kind.to_string(),
+                })
+                .inc();
         }
     }
 }

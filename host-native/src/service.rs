@@ -27,9 +27,9 @@ impl Backing {
         }
     }
 
-    async fn commit(&self, batch: &CommitBatch) -> Result<(), StoreError> {
+    async fn commit_group(&self, batches: &[CommitBatch]) -> Result<(), StoreError> {
         match self {
-            Backing::Writer(s) => s.commit(batch).await,
+            Backing::Writer(s) => s.commit_group(batches).await,
             // The engine refuses writes on a replica before any batch exists.
             Backing::Replica(_) => Err(StoreError::Invalid {
                 message: "a read replica does not commit".into(),
@@ -101,6 +101,13 @@ struct Inner {
     /// Highest commit sequence whose batch has been applied (or has failed) and reported.
     done: AtomicU64,
     turn: Notify,
+    /// Group commit: batches waiting for the next durable write, in sequence order.
+    queue: Mutex<Vec<Queued>>,
+    /// Highest commit sequence put in `queue`.
+    queued: AtomicU64,
+    queued_turn: Notify,
+    /// Held by the session that currently writes a group (the leader).
+    leader: tokio::sync::Mutex<()>,
     metrics: Arc<Metrics>,
     slow_statement: Option<std::time::Duration>,
 }
@@ -256,16 +263,49 @@ impl Inner {
         reply
     }
 
+    /// Makes `batch` durable, sharing one store write with the batches that queue up while
+    /// another group is being written (group commit), and waits until every earlier commit has
+    /// been reported, so commits are acknowledged in sequence order and never before they are
+    /// durable.
     async fn apply_in_order(&self, batch: &CommitBatch) -> Result<(), CommitFailure> {
-        loop {
-            let notified = self.turn.notified();
-            if self.done.load(Ordering::SeqCst) + 1 >= batch.seq.0 {
-                break;
-            }
-            notified.await;
-        }
         let started = std::time::Instant::now();
-        let result = self.store.commit(batch).await.map_err(store_failure);
+        // Queue in sequence order, so a group is always a run of consecutive commits.
+        wait_for(&self.queued_turn, || {
+            self.queued.load(Ordering::SeqCst) + 1 >= batch.seq.0
+        })
+        .await;
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        lock(&self.queue).push(Queued {
+            batch: batch.clone(),
+            tx,
+        });
+        self.queued.fetch_max(batch.seq.0, Ordering::SeqCst);
+        self.queued_turn.notify_waiters();
+        let result = loop {
+            tokio::select! {
+                biased;
+                r = &mut rx => break r.unwrap_or_else(|_| Err(lost_commit())),
+                guard = self.leader.lock() => {
+                    // Leader: write everything queued (ours, unless an earlier leader did).
+                    if let Ok(r) = rx.try_recv() {
+                        break r;
+                    }
+                    let group: Vec<Queued> = std::mem::take(&mut *lock(&self.queue));
+                    let batches: Vec<CommitBatch> =
+                        group.iter().map(|q| q.batch.clone()).collect();
+                    let outcome = self.store.commit_group(&batches).await.map_err(store_failure);
+                    self.metrics.commit_group_size.observe(group.len() as f64);
+                    for q in group {
+                        let _ = q.tx.send(outcome.clone());
+                    }
+                    drop(guard);
+                }
+            }
+        };
+        wait_for(&self.turn, || {
+            self.done.load(Ordering::SeqCst) + 1 >= batch.seq.0
+        })
+        .await;
         let m = &self.metrics;
         match &result {
             Ok(()) => {
@@ -344,6 +384,10 @@ impl CatalogService {
             clock,
             done: AtomicU64::new(done),
             turn: Notify::new(),
+            queue: Mutex::new(Vec::new()),
+            queued: AtomicU64::new(done),
+            queued_turn: Notify::new(),
+            leader: tokio::sync::Mutex::new(()),
             metrics,
             slow_statement: config.slow_statement,
         });
@@ -446,6 +490,7 @@ async fn follow_writer(inner: std::sync::Weak<Inner>, poll: std::time::Duration)
                     Ok(()) => {
                         let latest = eng.latest();
                         inner.done.store(latest, Ordering::SeqCst);
+                        inner.queued.store(latest, Ordering::SeqCst);
                         inner.metrics.last_commit_seq.set(latest as i64);
                         tracing::debug!(latest, "replica caught up");
                     }
@@ -455,6 +500,37 @@ async fn follow_writer(inner: std::sync::Weak<Inner>, poll: std::time::Duration)
             Err(StoreError::Closed) => return,
             Err(e) => tracing::warn!("replica poll: {e}"),
         }
+    }
+}
+
+/// A commit waiting in the group-commit queue.
+struct Queued {
+    batch: CommitBatch,
+    tx: tokio::sync::oneshot::Sender<Result<(), CommitFailure>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A leader dropped its group without answering (its task was cancelled mid-write): the
+/// outcome is unknown, so the commit must be reported as failed and the store re-checked.
+fn lost_commit() -> CommitFailure {
+    CommitFailure {
+        fenced: false,
+        transient: false,
+        message: "the group commit carrying this transaction was abandoned".into(),
+    }
+}
+
+/// Waits until `ready()` holds, re-checking whenever `notify` fires.
+async fn wait_for(notify: &Notify, ready: impl Fn() -> bool) {
+    loop {
+        let notified = notify.notified();
+        if ready() {
+            return;
+        }
+        notified.await;
     }
 }
 

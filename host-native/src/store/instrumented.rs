@@ -29,8 +29,22 @@ impl Instrumented {
     }
 
     fn count<T>(&self, op: &'static str, r: Result<T>) -> Result<T> {
-        self.metrics.store_op(op, r.is_ok());
+        self.metrics.store_op(op, r.as_ref().err().map(error_kind));
         r
+    }
+}
+
+/// Error kinds for `/metrics`. SlateDB meets some of them as part of its protocol (probing
+/// for objects that may not exist, conditional PUTs, retrying a PUT without attributes on
+/// stores that do not support them); only `other` means the store itself is failing.
+fn error_kind(e: &object_store::Error) -> &'static str {
+    match e {
+        object_store::Error::NotFound { .. } => "not_found",
+        object_store::Error::AlreadyExists { .. } => "already_exists",
+        object_store::Error::Precondition { .. } => "precondition",
+        object_store::Error::NotModified { .. } => "not_modified",
+        object_store::Error::NotImplemented { .. } => "not_implemented",
+        _ => "other",
     }
 }
 
@@ -91,12 +105,12 @@ impl ObjectStore for Instrumented {
         let metrics = self.metrics.clone();
         self.inner
             .delete_stream(locations)
-            .inspect(move |r| metrics.store_op("delete", r.is_ok()))
+            .inspect(move |r| metrics.store_op("delete", r.as_ref().err().map(error_kind)))
             .boxed()
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
-        self.metrics.store_op("list", true);
+        self.metrics.store_op("list", None);
         self.inner.list(prefix)
     }
 
@@ -105,7 +119,7 @@ impl ObjectStore for Instrumented {
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, Result<ObjectMeta>> {
-        self.metrics.store_op("list", true);
+        self.metrics.store_op("list", None);
         self.inner.list_with_offset(prefix, offset)
     }
 

@@ -300,18 +300,33 @@ impl Store {
     /// succeeding and its acknowledgement, the error is `Fenced` although the new writer will
     /// have replayed the batch.
     pub async fn commit(&self, batch: &CommitBatch) -> Result<(), StoreError> {
-        validate(batch)?;
+        self.commit_group(std::slice::from_ref(batch)).await
+    }
+
+    /// Group commit: several batches (in commit-sequence order) as ONE atomic SlateDB write and
+    /// one durable WAL upload. Either all of them are durable and visible afterwards or none
+    /// is; the same error then applies to each. Later batches' values win for a key written by
+    /// several (only the counters are).
+    pub async fn commit_group(&self, batches: &[CommitBatch]) -> Result<(), StoreError> {
+        for batch in batches {
+            validate(batch)?;
+        }
         let _guard = self.commit_lock.lock().await;
         self.check_writable()?;
-        if batch.puts.is_empty() && batch.deletes.is_empty() {
+        if batches
+            .iter()
+            .all(|b| b.puts.is_empty() && b.deletes.is_empty())
+        {
             return Ok(());
         }
         let mut wb = WriteBatch::new();
-        for (k, v) in &batch.puts {
-            wb.put(k, v);
-        }
-        for k in &batch.deletes {
-            wb.delete(k);
+        for batch in batches {
+            for (k, v) in &batch.puts {
+                wb.put(k, v);
+            }
+            for k in &batch.deletes {
+                wb.delete(k);
+            }
         }
         if let Err(e) = write_durably(&self.db, wb).await {
             let err = from_slate(e, &self.location, self.epoch, "commit");
@@ -329,7 +344,9 @@ impl Store {
             }
             return Err(err);
         }
-        self.mirror.apply(batch);
+        for batch in batches {
+            self.mirror.apply(batch);
+        }
         Ok(())
     }
 
