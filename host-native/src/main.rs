@@ -526,6 +526,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             replica_poll: args
                 .read_only
                 .then(|| std::time::Duration::from_millis(args.replica_poll_ms)),
+            faults: None,
         },
         core,
         Box::new(SystemClock),

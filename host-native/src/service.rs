@@ -62,6 +62,8 @@ pub struct ServiceConfig {
     /// Serve as a read replica, checking the writer's progress at this interval; `None`:
     /// open as the writer.
     pub replica_poll: Option<std::time::Duration>,
+    /// Object-store faults to inject (tests and benchmarks only).
+    pub faults: Option<crate::store::Faults>,
 }
 
 impl ServiceConfig {
@@ -70,6 +72,7 @@ impl ServiceConfig {
             catalog: catalog.into(),
             slow_statement: None,
             replica_poll: None,
+            faults: None,
         }
     }
 }
@@ -357,6 +360,7 @@ impl CatalogService {
         let metrics = Arc::new(Metrics::new());
         let opts = StoreOptions {
             metrics: Some(metrics.clone()),
+            faults: config.faults.clone(),
             ..StoreOptions::default()
         };
         let store = match config.replica_poll {

@@ -3,6 +3,8 @@
 //!
 //! * `store`: commit latency and scan throughput of the store, against bare-disk fsyncs
 //!   (`host-native/tests/bench_store.rs`, run as ignored release tests).
+//! * `commit`: group commit with 1..64 concurrent sessions, local directory and moto S3 with
+//!   50 ms per PUT (`host-native/tests/bench_commit.rs`), next to one bare PUT.
 //! * `duckdb`: the same DuckLake workload (`xtask/bench/duckdb_bench.py`) against a release
 //!   RockLake and a durable PostgreSQL 15 (`tests/e2e/pgctl.py start --fsync`), interleaved,
 //!   `ROCKLAKE_BENCH_RUNS` (default 3) fresh runs each, medians and ratios.
@@ -33,7 +35,8 @@ pub fn bench(name: &str) -> Result<()> {
             "1",
         ])),
         "duckdb" => duckdb(),
-        other => bail!("unknown benchmark {other:?} (available: store, duckdb)"),
+        "commit" => commit_bench(),
+        other => bail!("unknown benchmark {other:?} (available: store, duckdb, commit)"),
     }
 }
 
@@ -427,4 +430,65 @@ fn duckdb() -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `bench commit`: starts moto's S3 server (venv from scripts/setup.sh) with a bucket, then
+/// runs host-native/tests/bench_commit.rs in release mode against the local directory and that
+/// server.
+fn commit_bench() -> Result<()> {
+    let python = venv_python("s3")?;
+    let moto = python.with_file_name("moto_server");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let mut server = KillOnDrop(
+        Command::new(&moto)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("start {}", moto.display()))?,
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline || server.0.try_wait()?.is_some() {
+            bail!("moto_server did not start on port {port}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    run(Command::new(&python).args([
+        "-c",
+        "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], \
+         aws_access_key_id='test', aws_secret_access_key='test', \
+         region_name='us-east-1').create_bucket(Bucket='bench')",
+        &endpoint,
+    ]))?;
+    run(cargo()
+        .env("AWS_ENDPOINT", &endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .env("ROCKLAKE_BENCH_S3_URL", "s3://bench/catalog")
+        .args([
+            "test",
+            "--release",
+            "-p",
+            "rocklake",
+            "--test",
+            "bench_commit",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ]))
+}
+
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -13,6 +13,7 @@
 //! Keys whose first byte is 0x00 belong to the store; batches may not write them and readers
 //! never see them.
 
+mod faults;
 mod instrumented;
 mod location;
 mod mirror;
@@ -30,6 +31,7 @@ use slatedb::config::{
 use slatedb::{CloseReason, Db, DbStatus, ErrorKind, WriteBatch};
 use tokio::sync::watch;
 
+pub use faults::Faults;
 pub use mirror::StoreReader;
 
 /// First byte of every key the store reserves for itself.
@@ -53,6 +55,8 @@ pub struct StoreOptions {
     pub slatedb_settings: Option<Settings>,
     /// Count object-store requests, errors and bytes into these metrics.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Inject faults into the object store (tests and benchmarks).
+    pub faults: Option<Faults>,
 }
 
 impl Default for StoreOptions {
@@ -62,6 +66,7 @@ impl Default for StoreOptions {
             read_only: false,
             slatedb_settings: None,
             metrics: None,
+            faults: None,
         }
     }
 }
@@ -202,9 +207,7 @@ impl Store {
             });
         }
         let mut loc = location::resolve(url, opts.create_if_missing)?;
-        if let Some(m) = &opts.metrics {
-            loc.store = Arc::new(instrumented::Instrumented::new(loc.store, m.clone()));
-        }
+        wrap(&mut loc, &opts);
         if !opts.create_if_missing && !catalog_exists(&loc).await? {
             return Err(StoreError::NotFound {
                 location: loc.display,
@@ -476,9 +479,7 @@ impl Replica {
         opts: StoreOptions,
     ) -> Result<Replica, StoreError> {
         let mut loc = location::resolve(url, false)?;
-        if let Some(m) = &opts.metrics {
-            loc.store = Arc::new(instrumented::Instrumented::new(loc.store, m.clone()));
-        }
+        wrap(&mut loc, &opts);
         if !catalog_exists(&loc).await? {
             return Err(StoreError::NotFound {
                 location: loc.display,
@@ -604,6 +605,36 @@ pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, Sto
         deletes: vec![],
     });
     Ok(kv)
+}
+
+/// Injected faults under, metrics over the resolved object store.
+fn wrap(loc: &mut location::Location, opts: &StoreOptions) {
+    if let Some(f) = &opts.faults {
+        loc.store = Arc::new(faults::FaultInjecting::new(loc.store.clone(), f.clone()));
+    }
+    if let Some(m) = &opts.metrics {
+        loc.store = Arc::new(instrumented::Instrumented::new(
+            loc.store.clone(),
+            m.clone(),
+        ));
+    }
+}
+
+/// The object store and root path a catalog URL names (with optional injected faults), for
+/// tools and benchmarks that talk to the store directly.
+pub fn resolve_object_store(
+    url: &str,
+    faults: Option<Faults>,
+) -> Result<(Arc<dyn object_store::ObjectStore>, object_store::path::Path), StoreError> {
+    let mut loc = location::resolve(url, true)?;
+    wrap(
+        &mut loc,
+        &StoreOptions {
+            faults,
+            ..StoreOptions::default()
+        },
+    );
+    Ok((loc.store, loc.root))
 }
 
 /// Whether SlateDB has ever written a manifest under the location's root.
