@@ -31,6 +31,8 @@ pub struct FileConfig {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     pub tls_required: Option<bool>,
+    pub statement_timeout_ms: Option<u64>,
+    pub idle_in_transaction_timeout_ms: Option<u64>,
 }
 
 /// A configuration problem, naming where the bad value came from.
@@ -106,6 +108,10 @@ pub struct Settings {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     pub tls_required: bool,
+    /// 0: off.
+    pub statement_timeout_ms: u64,
+    /// 0: off.
+    pub idle_in_transaction_timeout_ms: u64,
 }
 
 /// What flags and environment gave (clap's view), each `None` when neither did.
@@ -129,6 +135,8 @@ pub struct Overrides {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     pub tls_required: Option<bool>,
+    pub statement_timeout_ms: Option<u64>,
+    pub idle_in_transaction_timeout_ms: Option<u64>,
 }
 
 fn one_of(key: &'static str, value: &str, allowed: &[&str]) -> Result<String, ConfigError> {
@@ -219,6 +227,14 @@ impl Settings {
             tls_cert: o.tls_cert.or(file.tls_cert),
             tls_key: o.tls_key.or(file.tls_key),
             tls_required: o.tls_required.or(file.tls_required).unwrap_or(false),
+            statement_timeout_ms: o
+                .statement_timeout_ms
+                .or(file.statement_timeout_ms)
+                .unwrap_or(0),
+            idle_in_transaction_timeout_ms: o
+                .idle_in_transaction_timeout_ms
+                .or(file.idle_in_transaction_timeout_ms)
+                .unwrap_or(0),
         };
         s.validate()?;
         Ok(s)

@@ -184,6 +184,14 @@ struct ServeArgs {
     /// Refuse connections that do not use TLS (FATAL 28000, as PostgreSQL's hostssl-only).
     #[arg(long, env = "ROCKLAKE_TLS_REQUIRED", num_args = 0..=1, default_missing_value = "true")]
     tls_required: Option<bool>,
+    /// Interrupt requests running longer than this many milliseconds with 57014, like
+    /// PostgreSQL's statement_timeout [default: 0 = off].
+    #[arg(long, env = "ROCKLAKE_STATEMENT_TIMEOUT_MS")]
+    statement_timeout_ms: Option<u64>,
+    /// End sessions idle inside a transaction block longer than this many milliseconds with
+    /// FATAL 25P03 [default: 0 = off].
+    #[arg(long, env = "ROCKLAKE_IDLE_IN_TRANSACTION_TIMEOUT_MS")]
+    idle_in_transaction_timeout_ms: Option<u64>,
 }
 
 impl ServeArgs {
@@ -215,6 +223,8 @@ impl ServeArgs {
             tls_cert: self.tls_cert.clone(),
             tls_key: self.tls_key.clone(),
             tls_required: self.tls_required,
+            statement_timeout_ms: self.statement_timeout_ms,
+            idle_in_transaction_timeout_ms: self.idle_in_transaction_timeout_ms,
         };
         Settings::resolve(o, file)
     }
@@ -550,6 +560,9 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     )?);
     config.max_message_bytes = args.max_statement_bytes;
     config.max_connections = args.max_connections;
+    let millis = |ms: u64| (ms > 0).then(|| std::time::Duration::from_millis(ms));
+    config.statement_timeout = millis(args.statement_timeout_ms);
+    config.idle_in_transaction_timeout = millis(args.idle_in_transaction_timeout_ms);
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         config.tls = Some(server::tls::TlsSettings::load(
             cert,

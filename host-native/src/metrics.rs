@@ -42,6 +42,7 @@ pub struct Metrics {
     pub slow_statements: Counter,
     pub commits: Counter,
     pub commit_failures: Counter,
+    pub commits_aborted: Counter,
     pub commit_seconds: Histogram,
     pub commit_bytes: Counter,
     pub commit_group_size: Histogram,
@@ -81,6 +82,7 @@ impl Metrics {
         let slow_statements = Counter::default();
         let commits = Counter::default();
         let commit_failures = Counter::default();
+        let commits_aborted = Counter::default();
         let commit_seconds = latency_histogram();
         let commit_bytes = Counter::default();
         let commit_group_size = Histogram::new(exponential_buckets(1.0, 2.0, 10));
@@ -122,6 +124,11 @@ impl Metrics {
             "commit_failures",
             "Commits the store refused or failed",
             commit_failures.clone(),
+        );
+        registry.register(
+            "commits_aborted",
+            "Commits abandoned before reaching the store (cancel request or statement timeout)",
+            commits_aborted.clone(),
         );
         registry.register(
             "commit_seconds",
@@ -185,6 +192,7 @@ impl Metrics {
             slow_statements,
             commits,
             commit_failures,
+            commits_aborted,
             commit_seconds,
             commit_bytes,
             commit_group_size,

@@ -111,6 +111,8 @@ struct Inner {
     queued_turn: Notify,
     /// Held by the session that currently writes a group (the leader).
     leader: tokio::sync::Mutex<()>,
+    /// Cancel requests and statement timeouts per session (see [`CatalogService::interrupt`]).
+    interrupts: Mutex<std::collections::HashMap<SessionId, Arc<Interrupt>>>,
     metrics: Arc<Metrics>,
     slow_statement: Option<std::time::Duration>,
 }
@@ -248,14 +250,18 @@ impl Inner {
 
     /// Applies `batch` in sequence order and continues the suspended request until it needs
     /// nothing more from the store.
-    async fn drive(&self, sid: SessionId, mut reply: Reply) -> Reply {
+    async fn drive(&self, sid: SessionId, mut reply: Reply, interrupt: &Interrupt) -> Reply {
         let mut outputs = std::mem::take(&mut reply.outputs);
         while let Some(batch) = reply.commit.take() {
-            let outcome = self.apply_in_order(&batch).await;
+            let (outcome, aborted) = self.apply_in_order(&batch, interrupt).await;
             let next = {
                 let mut eng = self.engine();
-                let r = eng.commit_finished(&self.store.reader(), sid, outcome);
+                let mut r = eng.commit_finished(&self.store.reader(), sid, outcome);
                 self.done.store(batch.seq.0, Ordering::SeqCst);
+                if let Some(e) = aborted {
+                    // The engine rolled the transaction back; tell the client why.
+                    r.error = Some(e);
+                }
                 r
             };
             self.turn.notify_waiters();
@@ -266,11 +272,25 @@ impl Inner {
         reply
     }
 
+    fn interrupt_slot(&self, sid: SessionId) -> Arc<Interrupt> {
+        lock(&self.interrupts).entry(sid).or_default().clone()
+    }
+
     /// Makes `batch` durable, sharing one store write with the batches that queue up while
     /// another group is being written (group commit), and waits until every earlier commit has
     /// been reported, so commits are acknowledged in sequence order and never before they are
     /// durable.
-    async fn apply_in_order(&self, batch: &CommitBatch) -> Result<(), CommitFailure> {
+    ///
+    /// A cancel or statement timeout aborts the commit while its batch has not been handed to
+    /// the store (still waiting in the queue); then the outcome is a failure and the second
+    /// value the error to report. Once a leader has taken the batch the interrupt is ignored,
+    /// as PostgreSQL ignores a cancel during commit: the client must never hear "canceled" for
+    /// a transaction that is durable.
+    async fn apply_in_order(
+        &self,
+        batch: &CommitBatch,
+        interrupt: &Interrupt,
+    ) -> (Result<(), CommitFailure>, Option<PgError>) {
         let started = std::time::Instant::now();
         // Queue in sequence order, so a group is always a run of consecutive commits.
         wait_for(&self.queued_turn, || {
@@ -284,10 +304,25 @@ impl Inner {
         });
         self.queued.fetch_max(batch.seq.0, Ordering::SeqCst);
         self.queued_turn.notify_waiters();
+        let mut aborted = None;
         let result = loop {
+            let interrupted = interrupt.notify.notified();
+            if let Some(reason) = interrupt.reason() {
+                let mut queue = lock(&self.queue);
+                if let Some(i) = queue.iter().position(|q| q.batch.seq == batch.seq) {
+                    queue.remove(i);
+                    aborted = Some(reason);
+                    break Err(CommitFailure {
+                        fenced: false,
+                        transient: false,
+                        message: "canceled before commit".into(),
+                    });
+                }
+            }
             tokio::select! {
                 biased;
                 r = &mut rx => break r.unwrap_or_else(|_| Err(lost_commit())),
+                _ = interrupted, if interrupt.reason().is_none() => {}
                 guard = self.leader.lock() => {
                     // Leader: write everything queued (ours, unless an earlier leader did).
                     if let Ok(r) = rx.try_recv() {
@@ -311,6 +346,9 @@ impl Inner {
         .await;
         let m = &self.metrics;
         match &result {
+            Err(_) if aborted.is_some() => {
+                m.commits_aborted.inc();
+            }
             Ok(()) => {
                 m.commits.inc();
                 m.commit_seconds.observe(started.elapsed().as_secs_f64());
@@ -330,7 +368,7 @@ impl Inner {
                 }
             }
         }
-        result
+        (result, aborted)
     }
 }
 
@@ -392,6 +430,7 @@ impl CatalogService {
             queued: AtomicU64::new(done),
             queued_turn: Notify::new(),
             leader: tokio::sync::Mutex::new(()),
+            interrupts: Mutex::new(std::collections::HashMap::new()),
             metrics,
             slow_statement: config.slow_statement,
         });
@@ -422,6 +461,9 @@ impl CatalogService {
     pub async fn query(&self, sid: SessionId, sql: &str) -> Reply {
         let inner = self.inner.clone();
         let sql = sql.to_string();
+        // A cancel from an earlier request must not hit this one.
+        let interrupt = inner.interrupt_slot(sid);
+        interrupt.clear();
         let task = tokio::spawn(async move {
             let started = std::time::Instant::now();
             let reply = {
@@ -429,7 +471,7 @@ impl CatalogService {
                 let reader = inner.store.reader();
                 inner.engine().query(&reader, sid, &sql, now)
             };
-            let reply = inner.drive(sid, reply).await;
+            let reply = inner.drive(sid, reply, &interrupt).await;
             inner.observe(&sql, started.elapsed(), reply.error.is_some());
             reply
         });
@@ -448,13 +490,15 @@ impl CatalogService {
 
     pub async fn copy_in_done(&self, sid: SessionId) -> Reply {
         let inner = self.inner.clone();
+        let interrupt = inner.interrupt_slot(sid);
+        interrupt.clear();
         let task = tokio::spawn(async move {
             let reply = {
                 let now = inner.clock.now_pg_micros();
                 let reader = inner.store.reader();
                 inner.engine().copy_in_done(&reader, sid, now)
             };
-            inner.drive(sid, reply).await
+            inner.drive(sid, reply, &interrupt).await
         });
         task.await
             .unwrap_or_else(|e| internal_reply(&format!("copy task failed: {e}")))
@@ -464,7 +508,18 @@ impl CatalogService {
         self.inner.engine().copy_in_fail(sid, message)
     }
 
+    /// Cancel request or statement timeout for the session's running request: its commit is
+    /// aborted with `reason` if the batch has not reached the store yet; otherwise the request
+    /// completes normally. Statements themselves run to completion (they are short and
+    /// synchronous in the core).
+    pub fn interrupt(&self, sid: SessionId, reason: PgError) {
+        let slot = self.inner.interrupt_slot(sid);
+        *lock(&slot.reason) = Some(reason);
+        slot.notify.notify_waiters();
+    }
+
     pub async fn close_session(&self, sid: SessionId) {
+        lock(&self.inner.interrupts).remove(&sid);
         self.inner.metrics.sessions.dec();
         self.inner.engine().close_session(sid);
     }
@@ -504,6 +559,23 @@ async fn follow_writer(inner: std::sync::Weak<Inner>, poll: std::time::Duration)
             Err(StoreError::Closed) => return,
             Err(e) => tracing::warn!("replica poll: {e}"),
         }
+    }
+}
+
+/// A pending cancel or statement timeout of one session.
+#[derive(Default)]
+struct Interrupt {
+    reason: Mutex<Option<PgError>>,
+    notify: Notify,
+}
+
+impl Interrupt {
+    fn reason(&self) -> Option<PgError> {
+        lock(&self.reason).clone()
+    }
+
+    fn clear(&self) {
+        *lock(&self.reason) = None;
     }
 }
 

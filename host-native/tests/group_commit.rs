@@ -114,3 +114,84 @@ fn metric(text: &str, sample: &str) -> f64 {
         })
         .unwrap_or(0.0)
 }
+
+fn canceled() -> rocklake_core::api::PgError {
+    rocklake_core::api::PgError::new("57014", "canceling statement due to user request")
+}
+
+async fn ids(service: &CatalogService) -> Vec<String> {
+    let sid = service.open_session("t", "lake");
+    let reply = service.query(sid, "SELECT id FROM t ORDER BY id").await;
+    service.close_session(sid).await;
+    match reply.outputs.last() {
+        Some(Output::Rows { rows, .. }) => rows
+            .iter()
+            .map(|r| String::from_utf8_lossy(r[0].as_deref().unwrap_or_default()).to_string())
+            .collect(),
+        other => panic!("ids: {other:?}"),
+    }
+}
+
+/// A cancel (or statement timeout) aborts a commit still waiting in the group-commit queue
+/// (57014, nothing written), and is ignored once the commit is being written (the client hears
+/// success, never "canceled" for a durable transaction). A store that takes 300 ms per PUT
+/// makes both windows wide.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_aborts_queued_commits_and_never_a_durable_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = dir.path().join("catalog").display().to_string();
+    let mut config = ServiceConfig::new(url.clone());
+    config.faults = Some(rocklake::store::Faults {
+        put_latency: std::time::Duration::from_millis(300),
+    });
+    let service = CatalogService::open(&config).await.expect("open");
+    let s0 = service.open_session("t", "lake");
+    let r = service
+        .query(s0, "CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
+        .await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+
+    let (a, b) = (
+        service.open_session("t", "lake"),
+        service.open_session("t", "lake"),
+    );
+    let sa = service.clone();
+    let ta = tokio::spawn(async move { sa.query(a, "INSERT INTO t VALUES (1, 1)").await });
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    let sb = service.clone();
+    let tb = tokio::spawn(async move { sb.query(b, "INSERT INTO t VALUES (2, 2)").await });
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    // A is being written (it leads the group), B waits in the queue behind it.
+    service.interrupt(a, canceled());
+    service.interrupt(b, canceled());
+    let ra = ta.await.expect("task a");
+    let rb = tb.await.expect("task b");
+    assert!(
+        ra.error.is_none(),
+        "A was already being written: {:?}",
+        ra.error
+    );
+    let eb = rb.error.expect("B was still queued: aborted");
+    assert_eq!(eb.code, "57014");
+    assert_eq!(rb.status, TxnStatus::Idle);
+    assert_eq!(ids(&service).await, ["1"]);
+    assert!(service
+        .metrics()
+        .render()
+        .contains("rocklake_commits_aborted_total 1"));
+
+    // Both sessions keep working; a stale interrupt does not hit the next statement.
+    let r = service.query(b, "INSERT INTO t VALUES (3, 3)").await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    let r = service.query(a, "INSERT INTO t VALUES (4, 4)").await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(ids(&service).await, ["1", "3", "4"]);
+    service.shutdown().await.expect("shutdown");
+    drop(service);
+
+    let again = CatalogService::open(&ServiceConfig::new(url))
+        .await
+        .expect("reopen");
+    assert_eq!(ids(&again).await, ["1", "3", "4"], "after reopen");
+    again.shutdown().await.expect("shutdown");
+}

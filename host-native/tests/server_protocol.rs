@@ -24,6 +24,9 @@ struct Fake {
     calls: Mutex<Vec<String>>,
     copied: Mutex<Vec<u8>>,
     in_block: Mutex<bool>,
+    /// Set by `interrupt`; ends a running "sleep" with this error.
+    interrupted: Mutex<Option<PgError>>,
+    wake: tokio::sync::Notify,
 }
 
 fn field(name: &str, type_oid: u32, type_len: i16) -> FieldDesc {
@@ -168,12 +171,21 @@ impl Backend for Fake {
                     self.status(),
                 ),
                 "sleep" => {
-                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    *self.interrupted.lock().expect("lock") = None;
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_secs(60)) => {}
+                        _ = self.wake.notified() => {}
+                    }
+                    let error = self.interrupted.lock().expect("lock").take();
                     reply(
-                        vec![Output::Command {
-                            tag: "SLEPT".into(),
-                        }],
-                        None,
+                        if error.is_some() {
+                            vec![]
+                        } else {
+                            vec![Output::Command {
+                                tag: "SLEPT".into(),
+                            }]
+                        },
+                        error,
                         self.status(),
                     )
                 }
@@ -261,6 +273,12 @@ impl Backend for Fake {
     fn close_session(&self, sid: SessionId) -> impl Future<Output = ()> + Send {
         self.log(format!("close {}", sid.0));
         async {}
+    }
+
+    fn interrupt(&self, sid: SessionId, reason: PgError) {
+        self.log(format!("interrupt {} {}", sid.0, reason.message));
+        *self.interrupted.lock().expect("lock") = Some(reason);
+        self.wake.notify_waiters();
     }
 }
 
@@ -682,6 +700,47 @@ async fn server_cancel_request_cancels_running_query() {
     // The session keeps working.
     c.send(&query("rows3")).await;
     assert_eq!(Client::types(&c.until_ready().await), "TDDDCZ");
+}
+
+#[tokio::test]
+async fn server_statement_timeout_interrupts_with_57014() {
+    let h = start_with(AuthMethod::Scram, |c| {
+        c.statement_timeout = Some(Duration::from_millis(200));
+    })
+    .await;
+    let mut c = h.login().await;
+    c.send(&query("sleep")).await;
+    let msgs = c.until_ready().await;
+    assert_eq!(Client::types(&msgs), "EZ");
+    assert_eq!(msgs[0].sqlstate(), "57014");
+    assert_eq!(
+        msgs[0].field('M').as_deref(),
+        Some("canceling statement due to statement timeout")
+    );
+    // Quick statements are not affected, and the session keeps working.
+    c.send(&query("rows3")).await;
+    assert_eq!(Client::types(&c.until_ready().await), "TDDDCZ");
+}
+
+#[tokio::test]
+async fn server_idle_in_transaction_timeout_is_fatal_25p03() {
+    let h = start_with(AuthMethod::Scram, |c| {
+        c.idle_in_transaction_timeout = Some(Duration::from_millis(200));
+    })
+    .await;
+    let mut c = h.login().await;
+    // Idle outside a transaction: no timeout.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    c.send(&query("BEGIN")).await;
+    assert_eq!(Client::types(&c.until_ready().await), "CZ");
+    let m = c.recv().await;
+    assert_eq!(m.sqlstate(), "25P03");
+    assert_eq!(m.field('S').as_deref(), Some("FATAL"));
+    assert_eq!(
+        m.field('M').as_deref(),
+        Some("terminating connection due to idle-in-transaction timeout")
+    );
+    assert!(c.is_closed().await, "the server closes the connection");
 }
 
 #[tokio::test]

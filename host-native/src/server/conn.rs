@@ -552,8 +552,21 @@ impl<B: Backend> Conn<B> {
                 ))
                 .await;
         }
+        let idle_limit = match self.status {
+            TxnStatus::Idle => None,
+            _ => self.shared.config.idle_in_transaction_timeout,
+        };
+        let idle_expired = async {
+            match idle_limit {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             // fill_buf is cancel-safe: nothing is consumed until a whole message is read below.
+            _ = idle_expired => {
+                self.fatal(fatal("25P03", "terminating connection due to idle-in-transaction timeout")).await
+            }
             r = self.reader.fill_buf() => {
                 if r?.is_empty() {
                     return Err(Exit::Closed);
@@ -757,7 +770,51 @@ impl<B: Backend> Conn<B> {
         self.skip_till_sync = true;
     }
 
-    /// Run a backend call that a CancelRequest may abort; `None` when it was cancelled.
+    /// Run a backend request that a CancelRequest or the statement timeout may interrupt: the
+    /// backend is told and decides (see [`Backend::interrupt`]); its reply is awaited either way.
+    async fn interruptible<T>(&mut self, fut: impl std::future::Future<Output = T>) -> T {
+        let sid = self.sid();
+        let slot = self.cancel.clone();
+        let cancel_rx = slot.as_ref().map(|s| s.arm());
+        let timeout = self.shared.config.statement_timeout;
+        tokio::pin!(fut);
+        let cancelled = async {
+            if let Some(rx) = cancel_rx {
+                if rx.await.is_ok() {
+                    return canceled();
+                }
+            }
+            std::future::pending().await
+        };
+        let timed_out = async {
+            match timeout {
+                Some(t) => {
+                    tokio::time::sleep(t).await;
+                    PgError::new("57014", "canceling statement due to statement timeout")
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            r = &mut fut => r,
+            reason = cancelled => {
+                self.backend.interrupt(sid, reason);
+                fut.await
+            }
+            reason = timed_out => {
+                self.backend.interrupt(sid, reason);
+                fut.await
+            }
+        };
+        if let Some(s) = &slot {
+            s.disarm();
+        }
+        result
+    }
+
+    /// Run a backend call that changes nothing and that a CancelRequest may drop; `None` when
+    /// it was cancelled.
     async fn cancellable<T>(&mut self, fut: impl std::future::Future<Output = T>) -> Option<T> {
         let Some(slot) = self.cancel.clone() else {
             return Some(fut.await);
@@ -801,9 +858,7 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "query: {sql}");
-        let Some(reply) = self.cancellable(backend.query(sid, &sql)).await else {
-            return self.simple_error(canceled()).await;
-        };
+        let reply = self.interruptible(backend.query(sid, &sql)).await;
         self.poisoned = false;
         let reply = self.send_reply(reply, Proto::Simple, 0).await?;
         if let Some(e) = &reply.error {
@@ -955,29 +1010,20 @@ impl<B: Backend> Conn<B> {
                     let done = backend.copy_in_done(sid);
                     let rx = cancel_rx.take();
                     let reply = match rx {
-                        Some(rx) => tokio::select! {
-                            biased;
-                            r = done => Some(r),
-                            Ok(()) = rx => None,
-                        },
-                        None => Some(done.await),
-                    };
-                    return Ok(match reply {
-                        Some(r) => r,
-                        None => {
-                            let mut r = Reply {
-                                outputs: vec![],
-                                error: Some(canceled()),
-                                status: self.status,
-                                commit: None,
-                            };
-                            if r.status == TxnStatus::InBlock {
-                                self.poisoned = true;
-                                r.status = TxnStatus::Failed;
+                        Some(rx) => {
+                            tokio::pin!(done);
+                            tokio::select! {
+                                biased;
+                                r = &mut done => r,
+                                Ok(()) = rx => {
+                                    backend.interrupt(sid, canceled());
+                                    done.await
+                                }
                             }
-                            r
                         }
-                    });
+                        None => done.await,
+                    };
+                    return Ok(reply);
                 }
                 Frontend::CopyFail(message) => {
                     let mut reply = backend.copy_in_fail(sid, &message).await;
@@ -1190,10 +1236,7 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "execute: {sql}");
-        let Some(reply) = self.cancellable(backend.query(sid, &sql)).await else {
-            self.ext_error(canceled());
-            return Ok(());
-        };
+        let reply = self.interruptible(backend.query(sid, &sql)).await;
         self.poisoned = false;
         let reply = self.send_reply(reply, Proto::Extended, max_rows).await?;
         self.status = reply.status;

@@ -41,10 +41,11 @@ use crate::service::CatalogService;
 /// * When `copy_in_data` fails, the server ends the COPY by calling `copy_in_fail` (its status is
 ///   reported to the client, its error is replaced by the data error, as PostgreSQL reports the
 ///   first error).
-/// * A CancelRequest drops the future of the running call (`query`, `describe`,
-///   `copy_in_done`) at an await point, so these must be cancel-safe: a dropped statement must
-///   leave the session as if the statement failed. The server then reports 57014 and treats an
-///   open transaction block as aborted (only ROLLBACK/COMMIT are forwarded, as `ROLLBACK`).
+/// * A CancelRequest or the statement timeout calls `interrupt` during `query` /
+///   `copy_in_done`, and the server keeps awaiting the reply: the backend ends the request with
+///   the given error if it can do so truthfully (its commit has not reached storage), or lets it
+///   finish, so a client never hears 57014 for a durable transaction. `describe` is only
+///   dropped on cancel (it changes nothing).
 pub trait Backend: Send + Sync + 'static {
     fn open_session(&self, user: &str, database: &str) -> SessionId;
     fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send;
@@ -61,6 +62,11 @@ pub trait Backend: Send + Sync + 'static {
     fn copy_in_done(&self, sid: SessionId) -> impl Future<Output = Reply> + Send;
     fn copy_in_fail(&self, sid: SessionId, message: &str) -> impl Future<Output = Reply> + Send;
     fn close_session(&self, sid: SessionId) -> impl Future<Output = ()> + Send;
+    /// A CancelRequest or statement timeout for the session's running `query` /
+    /// `copy_in_done`: the backend ends it with `reason` if it can still do so without lying
+    /// (before its commit reaches storage), else lets it finish; the server keeps awaiting the
+    /// call's reply either way.
+    fn interrupt(&self, sid: SessionId, reason: PgError);
 }
 
 impl Backend for CatalogService {
@@ -93,6 +99,9 @@ impl Backend for CatalogService {
     fn close_session(&self, sid: SessionId) -> impl Future<Output = ()> + Send {
         CatalogService::close_session(self, sid)
     }
+    fn interrupt(&self, sid: SessionId, reason: PgError) {
+        CatalogService::interrupt(self, sid, reason)
+    }
 }
 
 /// Protocol-level settings of the server.
@@ -114,6 +123,11 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// TLS offered to clients (SSLRequest answered `S`); `None`: `N`, plaintext only.
     pub tls: Option<tls::TlsSettings>,
+    /// PostgreSQL's `statement_timeout`: a request running longer is interrupted with 57014.
+    pub statement_timeout: Option<Duration>,
+    /// PostgreSQL's `idle_in_transaction_session_timeout`: a session idle inside a
+    /// transaction block longer than this is terminated with FATAL 25P03.
+    pub idle_in_transaction_timeout: Option<Duration>,
 }
 
 impl ServerConfig {
@@ -126,6 +140,8 @@ impl ServerConfig {
             startup_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(10),
             tls: None,
+            statement_timeout: None,
+            idle_in_transaction_timeout: None,
         }
     }
 }
