@@ -114,30 +114,9 @@ pub struct Settings {
     pub idle_in_transaction_timeout_ms: u64,
 }
 
-/// What flags and environment gave (clap's view), each `None` when neither did.
-#[derive(Debug, Default, Clone)]
-pub struct Overrides {
-    pub listen: Option<String>,
-    pub catalog: Option<String>,
-    pub user: Option<String>,
-    pub password: Option<String>,
-    pub auth: Option<String>,
-    pub data_path: Option<String>,
-    pub max_statement_bytes: Option<usize>,
-    pub max_connections: Option<usize>,
-    pub core: Option<String>,
-    pub component: Option<PathBuf>,
-    pub log_format: Option<LogFormat>,
-    pub metrics_listen: Option<String>,
-    pub slow_statement_ms: Option<u64>,
-    pub read_only: Option<bool>,
-    pub replica_poll_ms: Option<u64>,
-    pub tls_cert: Option<PathBuf>,
-    pub tls_key: Option<PathBuf>,
-    pub tls_required: Option<bool>,
-    pub statement_timeout_ms: Option<u64>,
-    pub idle_in_transaction_timeout_ms: Option<u64>,
-}
+/// What flags and environment gave (clap's view), each `None` when neither did: the same
+/// keys as the file.
+pub type Overrides = FileConfig;
 
 fn one_of(key: &'static str, value: &str, allowed: &[&str]) -> Result<String, ConfigError> {
     let v = value.to_ascii_lowercase();
@@ -179,13 +158,12 @@ impl Settings {
             Some(c) => Some(one_of("core", &c, &["native", "wasm"])?),
             None => None,
         };
-        let log_format = match (o.log_format, file.log_format) {
-            (Some(f), _) => f,
-            (None, Some(f)) => match one_of("log_format", &f, &["human", "json"])?.as_str() {
+        let log_format = match o.log_format.or(file.log_format) {
+            Some(f) => match one_of("log_format", &f, &["human", "json"])?.as_str() {
                 "json" => LogFormat::Json,
                 _ => LogFormat::Human,
             },
-            (None, None) => LogFormat::Human,
+            None => LogFormat::Human,
         };
         let s = Settings {
             listen: o

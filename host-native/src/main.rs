@@ -215,7 +215,13 @@ impl ServeArgs {
                 CoreArg::Wasm => "wasm".to_string(),
             }),
             component: self.component.clone(),
-            log_format: self.log_format,
+            log_format: self.log_format.map(|f| {
+                match f {
+                    LogFormat::Human => "human",
+                    LogFormat::Json => "json",
+                }
+                .to_string()
+            }),
             metrics_listen: self.metrics_listen.clone(),
             slow_statement_ms: self.slow_statement_ms,
             read_only: self.read_only,
