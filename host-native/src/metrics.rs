@@ -1,6 +1,6 @@
 //! Prometheus metrics of the server (`/metrics`, see [`crate::http`]).
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -53,7 +53,6 @@ pub struct Metrics {
     pub store_errors: Family<OpErrorLabel, Counter>,
     pub store_bytes_written: Counter,
     pub store_bytes_read: Counter,
-    fenced: AtomicBool,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -203,14 +202,15 @@ impl Metrics {
             store_errors,
             store_bytes_written,
             store_bytes_read,
-            fenced: AtomicBool::new(false),
         }
     }
 
     /// The text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            // Only a formatter error can end here; say so rather than serve half a page.
+            tracing::error!("cannot render metrics: {e}");
             out.clear();
         }
         out
@@ -230,12 +230,11 @@ impl Metrics {
     }
 
     pub fn set_fenced(&self) {
-        self.fenced.store(true, Ordering::SeqCst);
         self.fenced_gauge.set(1);
     }
 
     pub fn is_fenced(&self) -> bool {
-        self.fenced.load(Ordering::SeqCst)
+        self.fenced_gauge.get() == 1
     }
 
     pub fn store_op(&self, op: &'static str, error: Option<&'static str>) {

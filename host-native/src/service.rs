@@ -292,7 +292,8 @@ impl Inner {
         interrupt: &Interrupt,
     ) -> (Result<(), CommitFailure>, Option<PgError>) {
         let started = std::time::Instant::now();
-        // Queue in sequence order, so a group is always a run of consecutive commits.
+        // Queue in sequence order, so a group is written in ascending sequence (an interrupted
+        // commit may leave a gap; that is harmless, its seq is reported as failed).
         wait_for(&self.queued_turn, || {
             self.queued.load(Ordering::SeqCst) + 1 >= batch.seq.0
         })

@@ -39,15 +39,10 @@ fn bench_parent() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
 }
 
-/// PostgreSQL-epoch microseconds; the core only stores it.
+/// PostgreSQL-epoch microseconds, from the server's own clock.
 fn now_pg() -> i64 {
-    #[allow(clippy::disallowed_methods)]
-    let now = std::time::SystemTime::now();
-    let unix = now
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0);
-    rocklake_core::types::unix_micros_to_pg(unix)
+    use rocklake::service::Clock;
+    rocklake::service::SystemClock.now_pg_micros()
 }
 
 /// Time spent in the core and in the store for one request.

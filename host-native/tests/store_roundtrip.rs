@@ -154,8 +154,6 @@ async fn store_open_rules() {
     assert!(matches!(e, Err(StoreError::NotFound { .. })), "{e:?}");
     let e = Store::open("ftp://host/x", StoreOptions::default()).await;
     assert!(matches!(e, Err(StoreError::Invalid { .. })), "{e:?}");
-    let e = Store::open(empty, StoreOptions::default().read_only(true)).await;
-    assert!(matches!(e, Err(StoreError::Invalid { .. })), "{e:?}");
     // A large batch (well past one WAL block) round-trips too.
     let store = Store::open(empty, StoreOptions::default())
         .await

@@ -1,6 +1,7 @@
-//! An `ObjectStore` wrapper that counts requests, errors and bytes for `/metrics`. Every
-//! method forwards to the wrapped store (renames and ranged reads too, so the wrapped store's
-//! own atomic or coalescing implementations are kept).
+//! An `ObjectStore` wrapper that counts requests, errors and bytes for `/metrics` and can
+//! inject faults for tests and benchmarks ([`Faults`]: so far, latency before every PUT, the
+//! way a remote object store behaves). Every method forwards to the wrapped store (renames and
+//! ranged reads too, so the wrapped store's own atomic or coalescing implementations are kept).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -17,15 +18,33 @@ use object_store::{
 
 use crate::metrics::Metrics;
 
+/// Faults to inject.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Faults {
+    /// Added before every PUT (single and multipart start).
+    pub put_latency: std::time::Duration,
+}
+
 #[derive(Debug)]
 pub struct Instrumented {
     inner: Arc<dyn ObjectStore>,
     metrics: Arc<Metrics>,
+    faults: Faults,
 }
 
 impl Instrumented {
-    pub fn new(inner: Arc<dyn ObjectStore>, metrics: Arc<Metrics>) -> Instrumented {
-        Instrumented { inner, metrics }
+    pub fn new(inner: Arc<dyn ObjectStore>, metrics: Arc<Metrics>, faults: Faults) -> Instrumented {
+        Instrumented {
+            inner,
+            metrics,
+            faults,
+        }
+    }
+
+    async fn before_put(&self) {
+        if !self.faults.put_latency.is_zero() {
+            tokio::time::sleep(self.faults.put_latency).await;
+        }
     }
 
     fn count<T>(&self, op: &'static str, r: Result<T>) -> Result<T> {
@@ -63,6 +82,7 @@ impl ObjectStore for Instrumented {
         opts: PutOptions,
     ) -> Result<PutResult> {
         let len = payload.content_length() as u64;
+        self.before_put().await;
         let r = self.inner.put_opts(location, payload, opts).await;
         if r.is_ok() {
             self.metrics.store_bytes_written.inc_by(len);
@@ -75,6 +95,7 @@ impl ObjectStore for Instrumented {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> Result<Box<dyn MultipartUpload>> {
+        self.before_put().await;
         let r = self.inner.put_multipart_opts(location, opts).await;
         self.count("put_multipart", r)
     }

@@ -13,7 +13,6 @@
 //! Keys whose first byte is 0x00 belong to the store; batches may not write them and readers
 //! never see them.
 
-mod faults;
 mod instrumented;
 mod location;
 mod mirror;
@@ -31,7 +30,7 @@ use slatedb::config::{
 use slatedb::{CloseReason, Db, DbStatus, ErrorKind, WriteBatch};
 use tokio::sync::watch;
 
-pub use faults::Faults;
+pub use instrumented::Faults;
 pub use mirror::StoreReader;
 
 /// First byte of every key the store reserves for itself.
@@ -47,9 +46,6 @@ pub struct StoreOptions {
     /// Create the catalog (and, for a local path, its directory) when it does not exist.
     /// When false, opening a location without a catalog fails with [`StoreError::NotFound`].
     pub create_if_missing: bool,
-    /// Must stay false for [`Store::open`] (which always claims the writer epoch; opening
-    /// fails with [`StoreError::Invalid`]); read replicas use [`Replica::open`].
-    pub read_only: bool,
     /// Replace RockLake's tuned SlateDB settings ([`Store::default_settings`]). For experiments
     /// and tests; production should leave this `None`.
     pub slatedb_settings: Option<Settings>,
@@ -63,7 +59,6 @@ impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             create_if_missing: true,
-            read_only: false,
             slatedb_settings: None,
             metrics: None,
             faults: None,
@@ -74,10 +69,6 @@ impl Default for StoreOptions {
 impl StoreOptions {
     pub fn create_if_missing(mut self, yes: bool) -> Self {
         self.create_if_missing = yes;
-        self
-    }
-    pub fn read_only(mut self, yes: bool) -> Self {
-        self.read_only = yes;
         self
     }
     pub fn slatedb_settings(mut self, settings: Settings) -> Self {
@@ -200,12 +191,8 @@ impl Store {
     ///
     /// Fences any previous writer, claims a new writer epoch durably, then loads every key
     /// into the in-memory mirror.
+    /// Read replicas use [`Replica::open`] instead, which never claims the epoch.
     pub async fn open(url: &str, opts: StoreOptions) -> Result<Store, StoreError> {
-        if opts.read_only {
-            return Err(StoreError::Invalid {
-                message: "read-only open is not implemented yet".into(),
-            });
-        }
         let mut loc = location::resolve(url, opts.create_if_missing)?;
         wrap(&mut loc, &opts);
         if !opts.create_if_missing && !catalog_exists(&loc).await? {
@@ -607,17 +594,16 @@ pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, Sto
     Ok(kv)
 }
 
-/// Injected faults under, metrics over the resolved object store.
+/// Metrics and injected faults around the resolved object store.
 fn wrap(loc: &mut location::Location, opts: &StoreOptions) {
-    if let Some(f) = &opts.faults {
-        loc.store = Arc::new(faults::FaultInjecting::new(loc.store.clone(), f.clone()));
+    if opts.metrics.is_none() && opts.faults.is_none() {
+        return;
     }
-    if let Some(m) = &opts.metrics {
-        loc.store = Arc::new(instrumented::Instrumented::new(
-            loc.store.clone(),
-            m.clone(),
-        ));
-    }
+    loc.store = Arc::new(instrumented::Instrumented::new(
+        loc.store.clone(),
+        opts.metrics.clone().unwrap_or_default(),
+        opts.faults.clone().unwrap_or_default(),
+    ));
 }
 
 /// The object store and root path a catalog URL names (with optional injected faults), for
