@@ -126,7 +126,8 @@ impl std::fmt::Display for PgError {
 pub struct CommitBatch {
     pub seq: CommitSeq,
     pub puts: Vec<(Vec<u8>, Vec<u8>)>,
-    /// Keys to delete physically (only excision produces these; a normal commit never does).
+    /// Keys to delete physically: row versions removed by excision and lifecycle records
+    /// (leases, checkpoints) that were released. Ordinary SQL never produces deletes.
     pub deletes: Vec<Vec<u8>>,
 }
 

@@ -98,6 +98,9 @@ pub struct Shared {
     pub now: i64,
     /// Serving a read replica: every write fails with 25006.
     pub read_only: bool,
+    /// Oldest commit point another session's open transaction reads (lifecycle safety),
+    /// refreshed before each statement.
+    pub oldest_session_pin: Option<u64>,
 }
 
 pub struct Engine {
@@ -191,6 +194,7 @@ impl Engine {
             in_flight: BTreeMap::new(),
             now: 0,
             read_only: false,
+            oldest_session_pin: None,
         };
         for (name, oid) in BUILTIN_SCHEMAS {
             st.schemas.insert(
@@ -460,6 +464,7 @@ impl Engine {
     /// be made durable.
     fn run(&mut self, kv: &dyn KvRead, sess: &mut Session) -> Reply {
         while let Some(stmt) = sess.queue.pop_front() {
+            self.st.oldest_session_pin = self.oldest_pinned_snapshot();
             let step = {
                 let mut cx = crate::exec::Cx {
                     kv,
@@ -582,6 +587,11 @@ impl Engine {
             }
             return Err(SqlError::SerializationFailure);
         }
+        // Lifecycle records are read at the latest commit; another commit in flight that
+        // changes the same record would make this one's checks stale.
+        if p.meta.keys().any(|k| in_flight_keys.contains(k)) {
+            return Err(SqlError::SerializationFailure);
+        }
         for t in p.tables.values() {
             if let Some(other) = self
                 .st
@@ -639,6 +649,13 @@ impl Engine {
             k.extend_from_slice(&id.to_be_bytes());
             puts.push((k, n.to_be_bytes().to_vec()));
         }
+        let mut deletes: Vec<Vec<u8>> = p.excise.clone();
+        for (k, v) in &p.meta {
+            match v {
+                Some(v) => puts.push((k.clone(), v.clone())),
+                None => deletes.push(k.clone()),
+            }
+        }
         puts.push((keys::meta_key(META_COMMIT_SEQ), seq.to_be_bytes().to_vec()));
         puts.push((
             keys::meta_key(META_NEXT_TABLE_ID),
@@ -651,7 +668,7 @@ impl Engine {
         self.st.in_flight.insert(
             seq,
             InFlight {
-                keys: p.writes.keys().cloned().collect(),
+                keys: p.writes.keys().chain(p.meta.keys()).cloned().collect(),
                 tables: p.tables.values().cloned().collect(),
                 dropped: p.dropped.clone(),
                 schemas: p.schemas.clone(),
@@ -662,7 +679,7 @@ impl Engine {
         Ok(Some(CommitBatch {
             seq: CommitSeq(seq),
             puts,
-            deletes: vec![],
+            deletes,
         }))
     }
 

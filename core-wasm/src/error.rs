@@ -128,6 +128,9 @@ pub enum SqlError {
     Corrupt(DecodeError),
     #[error("internal error: {message}")]
     Internal { message: String },
+    /// See the variant's own documentation.
+    #[error(transparent)]
+    Lifecycle(crate::lifecycle::LifecycleError),
 }
 
 impl From<KvError> for SqlError {
@@ -188,6 +191,7 @@ impl SqlError {
             SqlError::Storage(_) => "58030",
             SqlError::Corrupt(_) => "XX001",
             SqlError::Internal { .. } => "XX000",
+            SqlError::Lifecycle(e) => e.sqlstate(),
         }
     }
 
@@ -232,6 +236,9 @@ impl SqlError {
             }
             SqlError::Fenced => {
                 e.hint = Some("Connect to the RockLake instance that now owns the catalog.".into());
+            }
+            SqlError::Lifecycle(l) => {
+                e.hint = l.hint().map(str::to_string);
             }
             _ => {}
         }

@@ -258,7 +258,7 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn check_writable(&self, what: &str) -> Result<(), SqlError> {
+    pub(crate) fn check_writable(&self, what: &str) -> Result<(), SqlError> {
         // A read replica refuses writes like a PostgreSQL hot standby (25006).
         if self.st.read_only || self.sess.txn.as_ref().is_some_and(|t| t.read_only) {
             return Err(SqlError::ReadOnlyTransaction {
@@ -268,7 +268,42 @@ impl<'a> Cx<'a> {
         Ok(())
     }
 
-    fn pending(&mut self) -> Result<&mut crate::txn::PendingCatalogTxn, SqlError> {
+    /// Runs one SELECT and returns its rows (columns only, no ctid), at commit `at` or at the
+    /// statement's own read point. Used by the lifecycle planner.
+    pub(crate) fn select_values(
+        &mut self,
+        sql: &str,
+        at: Option<u64>,
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
+        let stmts = parse(sql)?;
+        let [Statement::Query(q)] = stmts.as_slice() else {
+            return Err(SqlError::internal(format!("not one query: {sql}")));
+        };
+        let at = match at {
+            Some(a) => a,
+            None => self.read_point(),
+        };
+        let rcx = self.reader(at);
+        let mut binder = Binder::new(&rcx);
+        let bq = binder.bind_query(q, None)?;
+        Executor::new(&rcx).run_query(&bq, None)
+    }
+
+    /// Executes one generated statement inside the session's current transaction.
+    pub(crate) fn execute_sql(&mut self, sql: &str) -> Result<Output, SqlError> {
+        let stmts = parse(sql)?;
+        let [stmt] = stmts.as_slice() else {
+            return Err(SqlError::internal(format!("not one statement: {sql}")));
+        };
+        match execute(self, stmt)? {
+            Step::Output(o) => Ok(o),
+            Step::Commit { .. } => Err(SqlError::internal(
+                "generated statement ended the transaction",
+            )),
+        }
+    }
+
+    pub(crate) fn pending(&mut self) -> Result<&mut crate::txn::PendingCatalogTxn, SqlError> {
         self.ensure_txn();
         self.sess
             .txn
@@ -308,7 +343,10 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
     }
     let out = match stmt {
         Statement::StartTransaction { modes, .. } => begin(cx, modes)?,
-        Statement::Query(q) => query_statement(cx, q)?,
+        Statement::Query(q) => match crate::lifecycle::recognize(q) {
+            Some((name, args)) => crate::lifecycle::call(cx, &name, &args)?,
+            None => query_statement(cx, q)?,
+        },
         Statement::Insert(ins) => insert(cx, ins, None)?,
         Statement::Update(u) => update(cx, u, None)?,
         Statement::Delete(d) => delete(cx, d, None)?,

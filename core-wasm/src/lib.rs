@@ -14,6 +14,7 @@ pub mod exec;
 #[cfg(target_arch = "wasm32")]
 mod guest;
 pub mod keys;
+pub mod lifecycle;
 pub mod memkv;
 pub mod pgcatalog;
 pub mod query;

@@ -32,6 +32,14 @@ pub enum BufferedOp {
     CreateSchema {
         name: String,
     },
+    /// A lifecycle record (lease, checkpoint, floor) written or removed.
+    Meta {
+        key: Vec<u8>,
+    },
+    /// Versioned keys to delete physically (excision).
+    Excise {
+        count: usize,
+    },
 }
 
 /// The latest state of one row key inside the transaction.
@@ -60,6 +68,10 @@ pub struct PendingCatalogTxn {
     pub schemas: Vec<Schema>,
     /// Highest tuple number used per table (persisted as the table's counter at commit).
     pub tuple_counters: BTreeMap<u32, u64>,
+    /// Unversioned lifecycle records: `Some` writes the value, `None` removes the key.
+    pub meta: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Row versions no reader at or above the excision cut can see, deleted at commit.
+    pub excise: Vec<Vec<u8>>,
 }
 
 impl PendingCatalogTxn {
@@ -117,6 +129,20 @@ impl PendingCatalogTxn {
         self.ops.push(BufferedOp::DropTable { table_id });
         self.tables.remove(&table_id);
         self.dropped.push(table_id);
+        Ok(())
+    }
+
+    pub fn put_meta(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) -> Result<(), SqlError> {
+        self.charge(key.len() + value.as_ref().map_or(0, Vec::len) + 16)?;
+        self.ops.push(BufferedOp::Meta { key: key.clone() });
+        self.meta.insert(key, value);
+        Ok(())
+    }
+
+    pub fn excise_keys(&mut self, keys: Vec<Vec<u8>>) -> Result<(), SqlError> {
+        self.charge(keys.iter().map(|k| k.len() + 16).sum())?;
+        self.ops.push(BufferedOp::Excise { count: keys.len() });
+        self.excise.extend(keys);
         Ok(())
     }
 

@@ -83,11 +83,8 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
             };
             match key.first().copied() {
                 Some(keys::TAG_META) => {
-                    if value.len() != 8 {
-                        bad(
-                            "meta",
-                            format!("value has {} bytes, expected 8", value.len()),
-                        );
+                    if let Some(problem) = crate::lifecycle::check_meta_entry(&key[1..], value) {
+                        bad("meta", problem);
                     }
                     continue;
                 }
