@@ -4,7 +4,7 @@
 #   - the wasm32-unknown-unknown Rust target (the core component), or the pinned 1.97.0 fallback
 #   - PostgreSQL 15 from Debian (the differential oracle)
 #   - two Python venvs with DuckDB 1.5.5 and 1.4.4 and their ducklake/postgres extensions
-#   - a venv with moto's S3 server (object-storage suites)
+#   - a venv with moto's S3 server and Azurite from npm (object-storage suites)
 set -euo pipefail
 CACHE=${ROCKLAKE_CACHE:-$HOME/.cache/rocklake}
 mkdir -p "$CACHE"
@@ -131,4 +131,22 @@ make_venv venv-144 duckdb==1.4.4 duckdb-ext-ducklake==1.4.4.20260205 duckdb-ext-
 # If-Match on PUT, which SlateDB's manifest fencing relies on)
 make_venv venv-s3 'moto[server]==5.2.5' boto3
 
-log "ready: venvs in $CACHE"
+# --- Azurite (npm): Azure Blob for the object-storage suites ------------------
+# Microsoft's emulator honours If-None-Match: * (409) and If-Match (412) on Put Blob, which
+# SlateDB's manifest and RockLake's writer fencing rely on (tests/tests/azure.rs).
+AZURITE_VERSION=3.37.0
+if [ ! -f "$CACHE/azurite/.rocklake-$AZURITE_VERSION" ]; then
+  if ! command -v npm >/dev/null; then
+    log "installing nodejs and npm from Debian"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  log "installing azurite@$AZURITE_VERSION into $CACHE/azurite"
+  rm -rf "$CACHE/azurite"
+  mkdir -p "$CACHE/azurite"
+  npm install --prefix "$CACHE/azurite" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
+  [ -x "$CACHE/azurite/node_modules/.bin/azurite-blob" ] || { echo "azurite-blob missing after npm install" >&2; exit 1; }
+  touch "$CACHE/azurite/.rocklake-$AZURITE_VERSION"
+fi
+log "ready: venvs and Azurite in $CACHE"

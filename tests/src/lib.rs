@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+pub mod azurite;
+
 /// The repository root (the parent of this crate).
 pub fn repo_root() -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
