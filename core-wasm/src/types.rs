@@ -385,7 +385,12 @@ pub fn numeric_canonical(input: &str) -> Option<String> {
         return None;
     }
     let mut digits: String = format!("{ip}{fp}");
-    let mut scale = fp.len() as i32 - exp;
+    // PostgreSQL's numeric holds at most 131072 digits before the point and 16383 after; beyond
+    // that it refuses the value (22003), and expanding a huge exponent would take gigabytes.
+    let mut scale = fp.len() as i64 - i64::from(exp);
+    if !(-131_072..=16_383).contains(&scale) {
+        return None;
+    }
     if scale < 0 {
         digits.push_str(&"0".repeat((-scale) as usize));
         scale = 0;

@@ -73,7 +73,8 @@ pub fn numeric_from_binary(b: &[u8]) -> Result<String, SqlError> {
         return Err(bad("numeric value too short"));
     }
     let rd = |i: usize| i16::from_be_bytes([b[i], b[i + 1]]);
-    let ndigits = rd(0) as usize;
+    let ndigits =
+        usize::try_from(rd(0)).map_err(|_| bad("invalid length in external \"numeric\" value"))?;
     let weight = rd(2) as i32;
     let sign = u16::from_be_bytes([b[4], b[5]]);
     let dscale = rd(6).max(0) as usize;

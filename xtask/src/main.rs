@@ -2,6 +2,7 @@
 //! `cargo xtask bench <name>` runs a benchmark against the reference measured in the same run.
 
 mod bench;
+mod fuzz;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +29,15 @@ enum Cmd {
     Component,
     /// Run a benchmark: store | duckdb | core | commit.
     Bench { name: String },
+    /// Build the cargo-fuzz targets (fuzz/) and run each for a bounded time (docs/fuzzing.md);
+    /// the long mode is `--seconds 600`.
+    Fuzz {
+        /// Seconds per target.
+        #[arg(long, default_value_t = fuzz::CI_SECONDS)]
+        seconds: u64,
+        /// Targets to run (default: all): envelope, keys, sql, copy_binary, pg_message.
+        targets: Vec<String>,
+    },
 }
 
 fn root() -> PathBuf {
@@ -261,6 +271,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "2",
         ]))?;
     }
+    // Every fuzz target for a bounded time; a crash fails the run (docs/fuzzing.md).
+    fuzz::fuzz(fuzz::CI_SECONDS, &[])?;
     Ok(())
 }
 
@@ -269,6 +281,7 @@ fn main() -> Result<()> {
         Cmd::Ci { no_setup } => ci(no_setup),
         Cmd::Component => build_component(),
         Cmd::Bench { name } => bench(&name),
+        Cmd::Fuzz { seconds, targets } => fuzz::fuzz(seconds, &targets),
     }
 }
 
