@@ -344,7 +344,13 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
     let out = match stmt {
         Statement::StartTransaction { modes, .. } => begin(cx, modes)?,
         Statement::Query(q) => match crate::lifecycle::recognize(q) {
-            Some((name, args)) => crate::lifecycle::call(cx, &name, &args)?,
+            Some(call) => {
+                let out = crate::lifecycle::call(cx, &call.name, &call.args)?;
+                match &call.columns {
+                    Some(cols) => crate::lifecycle::project(out, cols)?,
+                    None => out,
+                }
+            }
             None => query_statement(cx, q)?,
         },
         Statement::Insert(ins) => insert(cx, ins, None)?,
@@ -500,6 +506,31 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
         return Err(SqlError::InFailedTransaction);
     }
     let fields = match stmt {
+        Statement::Query(q) if crate::lifecycle::recognize(q).is_some() => {
+            let call = crate::lifecycle::recognize(q);
+            let name = call.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+            let cols = crate::lifecycle::result_columns(&name).ok_or_else(|| {
+                SqlError::UndefinedFunction {
+                    message: format!("function {name}() does not exist"),
+                    hint: None,
+                }
+            })?;
+            let all = crate::lifecycle::fields(cols);
+            match call.and_then(|c| c.columns) {
+                None => Some(all),
+                Some(names) => Some(
+                    names
+                        .iter()
+                        .map(|n| {
+                            all.iter()
+                                .find(|f| &f.name == n)
+                                .cloned()
+                                .ok_or_else(|| SqlError::UndefinedColumn { name: n.clone() })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+            }
+        }
         Statement::Query(q)
             if matches!(
                 q.body.as_ref(),

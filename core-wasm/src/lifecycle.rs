@@ -40,6 +40,99 @@ pub const LEASE_PREFIX: &str = "lifecycle/lease/";
 pub const CHECKPOINT_PREFIX: &str = "lifecycle/checkpoint/";
 const SCAN_BATCH: usize = 4096;
 
+/// Result columns of each function (also what Describe answers before executing).
+const STATUS_COLUMNS: &[(&str, PgType)] = &[("name", PgType::Text), ("value", PgType::Text)];
+const GC_COLUMNS: &[(&str, PgType)] = &[
+    ("retain_from_before", PgType::Int8),
+    ("retain_from", PgType::Int8),
+    ("commit_floor", PgType::Int8),
+    ("excisable_versions", PgType::Int8),
+    ("excisable_bytes", PgType::Int8),
+    ("applied", PgType::Bool),
+    ("blocked_by", PgType::Text),
+];
+const EXCISE_COLUMNS: &[(&str, PgType)] = &[
+    ("before", PgType::Int8),
+    ("commit_cut", PgType::Int8),
+    ("versions", PgType::Int8),
+    ("bytes", PgType::Int8),
+    ("resumed", PgType::Bool),
+    ("done", PgType::Bool),
+    ("applied", PgType::Bool),
+];
+const RESTORE_COLUMNS: &[(&str, PgType)] = &[
+    ("checkpoint_id", PgType::Int8),
+    ("snapshot_id", PgType::Int8),
+    ("hide_snapshot", PgType::Int8),
+    ("hidden_rows", PgType::Int8),
+    ("revived_rows", PgType::Int8),
+];
+const REPAIR_COLUMNS: &[(&str, PgType)] = &[
+    ("check", PgType::Text),
+    ("subject", PgType::Text),
+    ("fix", PgType::Text),
+    ("applied", PgType::Bool),
+];
+const LEASE_LIST_COLUMNS: &[(&str, PgType)] = &[
+    ("lease_id", PgType::Int8),
+    ("snapshot_id", PgType::Int8),
+    ("commit_seq", PgType::Int8),
+    ("expires_at", PgType::Timestamptz),
+    ("holder", PgType::Text),
+    ("live", PgType::Bool),
+];
+const CHECKPOINT_LIST_COLUMNS: &[(&str, PgType)] = &[
+    ("checkpoint_id", PgType::Int8),
+    ("snapshot_id", PgType::Int8),
+    ("commit_seq", PgType::Int8),
+    ("created_at", PgType::Timestamptz),
+    ("name", PgType::Text),
+];
+const LEASE_COLUMNS: &[(&str, PgType)] = &[
+    ("lease_id", PgType::Int8),
+    ("snapshot_id", PgType::Int8),
+    ("commit_seq", PgType::Int8),
+    ("time", PgType::Timestamptz),
+    ("text", PgType::Text),
+];
+const CHECKPOINT_COLUMNS: &[(&str, PgType)] = &[
+    ("checkpoint_id", PgType::Int8),
+    ("snapshot_id", PgType::Int8),
+    ("commit_seq", PgType::Int8),
+    ("time", PgType::Timestamptz),
+    ("text", PgType::Text),
+];
+
+/// The result columns of `rocklake_<name>`, for Parse/Describe (which must not execute).
+pub fn result_columns(name: &str) -> Option<&'static [(&'static str, PgType)]> {
+    Some(match name {
+        "rocklake_status" => STATUS_COLUMNS,
+        "rocklake_leases" => LEASE_LIST_COLUMNS,
+        "rocklake_checkpoints" => CHECKPOINT_LIST_COLUMNS,
+        "rocklake_lease" | "rocklake_lease_renew" | "rocklake_lease_release" => LEASE_COLUMNS,
+        "rocklake_checkpoint_create" | "rocklake_checkpoint_drop" => CHECKPOINT_COLUMNS,
+        "rocklake_gc_plan" | "rocklake_gc_apply" => GC_COLUMNS,
+        "rocklake_excise_plan" | "rocklake_excise_apply" => EXCISE_COLUMNS,
+        "rocklake_checkpoint_restore" => RESTORE_COLUMNS,
+        "rocklake_repair" => REPAIR_COLUMNS,
+        _ => return None,
+    })
+}
+
+/// Row description of a result.
+pub fn fields(cols: &[(&str, PgType)]) -> Vec<crate::api::FieldDesc> {
+    cols.iter()
+        .map(|(name, ty)| crate::api::FieldDesc {
+            name: name.to_string(),
+            table_oid: 0,
+            column_id: 0,
+            type_oid: ty.oid(),
+            type_len: ty.typlen(),
+            type_mod: -1,
+        })
+        .collect()
+}
+
 /// Why a lifecycle operation was refused. Each variant says what to do instead.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -176,9 +269,65 @@ pub fn check_meta_entry(name: &[u8], value: &[u8]) -> Option<String> {
     (value.len() != 8).then(|| format!("value has {} bytes, expected 8", value.len()))
 }
 
-/// `SELECT * FROM rocklake_x(args)` or `SELECT rocklake_x(args)`: the function and its
-/// constant arguments.
-pub fn recognize(q: &ast::Query) -> Option<(String, Vec<Expr>)> {
+/// A recognized call: the function, its constant arguments, and the selected columns
+/// (`None`: all).
+pub struct LifecycleCall {
+    pub name: String,
+    pub args: Vec<Expr>,
+    pub columns: Option<Vec<String>>,
+}
+
+/// `SELECT * FROM rocklake_x(args)`, `SELECT col, … FROM rocklake_x(args)` or
+/// `SELECT rocklake_x(args)`.
+pub fn recognize(q: &ast::Query) -> Option<LifecycleCall> {
+    let (name, args) = recognize_call(q)?;
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return None;
+    };
+    let columns = match sel.projection.as_slice() {
+        [SelectItem::Wildcard(_)] | [SelectItem::UnnamedExpr(Expr::Function(_))] => None,
+        items => Some(
+            items
+                .iter()
+                .map(|i| match i {
+                    SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(id.value.to_lowercase()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?,
+        ),
+    };
+    Some(LifecycleCall {
+        name,
+        args,
+        columns,
+    })
+}
+
+/// Keeps the named result columns, in the order asked.
+pub fn project(out: Output, columns: &[String]) -> Result<Output, SqlError> {
+    let Output::Rows { fields, rows, tag } = out else {
+        return Ok(out);
+    };
+    let idx = columns
+        .iter()
+        .map(|c| {
+            fields
+                .iter()
+                .position(|f| &f.name == c)
+                .ok_or_else(|| SqlError::UndefinedColumn { name: c.clone() })
+        })
+        .collect::<Result<Vec<usize>, SqlError>>()?;
+    Ok(Output::Rows {
+        fields: idx.iter().map(|i| fields[*i].clone()).collect(),
+        rows: rows
+            .into_iter()
+            .map(|r| idx.iter().map(|i| r[*i].clone()).collect())
+            .collect(),
+        tag,
+    })
+}
+
+fn recognize_call(q: &ast::Query) -> Option<(String, Vec<Expr>)> {
     if q.with.is_some() || q.order_by.is_some() || q.limit_clause.is_some() {
         return None;
     }
@@ -190,7 +339,17 @@ pub fn recognize(q: &ast::Query) -> Option<(String, Vec<Expr>)> {
         n.starts_with("rocklake_").then_some((n, args))
     };
     match (sel.from.as_slice(), sel.projection.as_slice()) {
-        ([twj], [SelectItem::Wildcard(_)]) if twj.joins.is_empty() && sel.selection.is_none() => {
+        ([twj], items)
+            if twj.joins.is_empty()
+                && sel.selection.is_none()
+                && !items.is_empty()
+                && items.iter().all(|i| {
+                    matches!(
+                        i,
+                        SelectItem::Wildcard(_) | SelectItem::UnnamedExpr(Expr::Identifier(_))
+                    )
+                }) =>
+        {
             let TableFactor::Table {
                 name,
                 args: Some(a),
@@ -450,18 +609,7 @@ impl Rows {
     fn output(self) -> Output {
         let n = self.rows.len();
         Output::Rows {
-            fields: self
-                .cols
-                .iter()
-                .map(|(name, ty)| crate::api::FieldDesc {
-                    name: name.to_string(),
-                    table_oid: 0,
-                    column_id: 0,
-                    type_oid: ty.oid(),
-                    type_len: ty.typlen(),
-                    type_mod: -1,
-                })
-                .collect(),
+            fields: fields(&self.cols),
             rows: self
                 .rows
                 .iter()
@@ -493,14 +641,15 @@ fn opt_text(s: Option<String>) -> Value {
 
 /// Runs `rocklake_<name>(args)`.
 pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlError> {
-    let writes = !matches!(
+    let read_only = matches!(
         name,
         "rocklake_status"
             | "rocklake_leases"
             | "rocklake_checkpoints"
             | "rocklake_gc_plan"
             | "rocklake_excise_plan"
-    );
+    ) || (name == "rocklake_repair" && args.is_empty());
+    let writes = !read_only;
     if writes {
         if cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
             return Err(LifecycleError::InTransactionBlock {
@@ -551,6 +700,19 @@ pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlErr
             let id = non_negative(name, int_arg(name, args, 0, None)?)?;
             restore(cx, id)
         }
+        "rocklake_repair" => {
+            let apply = match text_arg(name, args, 0, "false")?.as_str() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(LifecycleError::BadCall {
+                        message: format!("rocklake_repair(apply boolean): not a boolean: {other}"),
+                    }
+                    .into())
+                }
+            };
+            repair(cx, apply)
+        }
         other => Err(SqlError::UndefinedFunction {
             message: format!("function {other}() does not exist"),
             hint: Some(
@@ -561,7 +723,7 @@ pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlErr
 }
 
 fn status(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
-    let mut r = Rows::new(&[("name", PgType::Text), ("value", PgType::Text)]);
+    let mut r = Rows::new(STATUS_COLUMNS);
     let lake_latest = match Lake::find(cx) {
         Ok(l) => l.latest_snapshot(cx)?.map(|s| s.to_string()),
         Err(_) => None,
@@ -594,31 +756,46 @@ fn status(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
             Some(records(cx, CHECKPOINT_PREFIX)?.len().to_string()),
         ),
     ];
+    let (stored_keys, stored_bytes) = stored_size(cx)?;
+    let items = items.into_iter().chain([
+        ("stored_keys", Some(stored_keys.to_string())),
+        ("stored_bytes", Some(stored_bytes.to_string())),
+    ]);
     for (k, v) in items {
         r.push(vec![Value::Text(k.into()), opt_text(v)]);
     }
     Ok(r.output())
 }
 
+/// Keys and key+value bytes the catalog holds (every version, every record): what excision
+/// shrinks. The object store reclaims the space after SlateDB compacts and collects garbage.
+fn stored_size(cx: &Cx<'_>) -> Result<(u64, u64), SqlError> {
+    let (mut n, mut bytes) = (0u64, 0u64);
+    let mut cursor = vec![keys::TAG_META];
+    let end = vec![0xFF];
+    loop {
+        let batch = cx.kv.scan(&cursor, &end, SCAN_BATCH)?;
+        for (k, v) in &batch {
+            n += 1;
+            bytes += (k.len() + v.len()) as u64;
+        }
+        match batch.last() {
+            Some((k, _)) if batch.len() == SCAN_BATCH => {
+                cursor = k.clone();
+                cursor.push(0);
+            }
+            _ => break,
+        }
+    }
+    Ok((n, bytes))
+}
+
 fn list(cx: &mut Cx<'_>, prefix: &str) -> Result<Output, SqlError> {
     let lease = prefix == LEASE_PREFIX;
     let mut r = Rows::new(if lease {
-        &[
-            ("lease_id", PgType::Int8),
-            ("snapshot_id", PgType::Int8),
-            ("commit_seq", PgType::Int8),
-            ("expires_at", PgType::Timestamptz),
-            ("holder", PgType::Text),
-            ("live", PgType::Bool),
-        ]
+        LEASE_LIST_COLUMNS
     } else {
-        &[
-            ("checkpoint_id", PgType::Int8),
-            ("snapshot_id", PgType::Int8),
-            ("commit_seq", PgType::Int8),
-            ("created_at", PgType::Timestamptz),
-            ("name", PgType::Text),
-        ]
+        CHECKPOINT_LIST_COLUMNS
     });
     let now = cx.st.now;
     for (id, rec) in records(cx, prefix)? {
@@ -644,14 +821,8 @@ fn next_id(cx: &mut Cx<'_>, counter: &str) -> Result<u64, SqlError> {
     Ok(id)
 }
 
-fn pin_row(cols_first: &'static str, id: u64, rec: &PinRecord) -> Output {
-    let mut r = Rows::new(&[
-        (cols_first, PgType::Int8),
-        ("snapshot_id", PgType::Int8),
-        ("commit_seq", PgType::Int8),
-        ("time", PgType::Timestamptz),
-        ("text", PgType::Text),
-    ]);
+fn pin_row(cols: &'static [(&'static str, PgType)], id: u64, rec: &PinRecord) -> Output {
+    let mut r = Rows::new(cols);
     r.push(vec![
         int(id),
         int(rec.snapshot_id),
@@ -694,7 +865,7 @@ fn lease(cx: &mut Cx<'_>, snapshot_id: u64, ttl: i64, holder: String) -> Result<
     };
     cx.pending()?
         .put_meta(record_key(LEASE_PREFIX, id), Some(rec.encode()))?;
-    Ok(pin_row("lease_id", id, &rec))
+    Ok(pin_row(LEASE_COLUMNS, id, &rec))
 }
 
 fn lease_renew(cx: &mut Cx<'_>, id: u64, ttl: i64) -> Result<Output, SqlError> {
@@ -721,7 +892,7 @@ fn lease_renew(cx: &mut Cx<'_>, id: u64, ttl: i64) -> Result<Output, SqlError> {
     rec.time = now.saturating_add(ttl.saturating_mul(1_000_000));
     cx.pending()?
         .put_meta(record_key(LEASE_PREFIX, id), Some(rec.encode()))?;
-    Ok(pin_row("lease_id", id, &rec))
+    Ok(pin_row(LEASE_COLUMNS, id, &rec))
 }
 
 fn drop_record(
@@ -742,9 +913,9 @@ fn drop_record(
     cx.pending()?.put_meta(key, None)?;
     Ok(pin_row(
         if prefix == LEASE_PREFIX {
-            "lease_id"
+            LEASE_COLUMNS
         } else {
-            "checkpoint_id"
+            CHECKPOINT_COLUMNS
         },
         id,
         &rec,
@@ -814,15 +985,7 @@ fn gc(cx: &mut Cx<'_>, floor: u64, apply: bool) -> Result<Output, SqlError> {
         )?;
         p.put_meta(keys::meta_key(RETAIN_SEQ), Some(seq.to_be_bytes().to_vec()))?;
     }
-    let mut r = Rows::new(&[
-        ("retain_from_before", PgType::Int8),
-        ("retain_from", PgType::Int8),
-        ("commit_floor", PgType::Int8),
-        ("excisable_versions", PgType::Int8),
-        ("excisable_bytes", PgType::Int8),
-        ("applied", PgType::Bool),
-        ("blocked_by", PgType::Text),
-    ]);
+    let mut r = Rows::new(GC_COLUMNS);
     r.push(vec![
         int(current),
         int(floor),
@@ -1026,15 +1189,7 @@ fn excise(cx: &mut Cx<'_>, before: u64, batch: usize, apply: bool) -> Result<Out
             }
         }
     }
-    let mut r = Rows::new(&[
-        ("before", PgType::Int8),
-        ("commit_cut", PgType::Int8),
-        ("versions", PgType::Int8),
-        ("bytes", PgType::Int8),
-        ("resumed", PgType::Bool),
-        ("done", PgType::Bool),
-        ("applied", PgType::Bool),
-    ]);
+    let mut r = Rows::new(EXCISE_COLUMNS);
     r.push(vec![
         int(before),
         int(cut),
@@ -1064,7 +1219,7 @@ fn checkpoint_create(cx: &mut Cx<'_>, label: String) -> Result<Output, SqlError>
     };
     cx.pending()?
         .put_meta(record_key(CHECKPOINT_PREFIX, id), Some(rec.encode()))?;
-    Ok(pin_row("checkpoint_id", id, &rec))
+    Ok(pin_row(CHECKPOINT_COLUMNS, id, &rec))
 }
 
 fn tag_count(out: &Output) -> u64 {
@@ -1241,13 +1396,7 @@ fn restore(cx: &mut Cx<'_>, id: u64) -> Result<Output, SqlError> {
             revived += tag_count(&out);
         }
     }
-    let mut r = Rows::new(&[
-        ("checkpoint_id", PgType::Int8),
-        ("snapshot_id", PgType::Int8),
-        ("hide_snapshot", PgType::Int8),
-        ("hidden_rows", PgType::Int8),
-        ("revived_rows", PgType::Int8),
-    ]);
+    let mut r = Rows::new(RESTORE_COLUMNS);
     r.push(vec![
         int(id),
         int(s),
@@ -1255,5 +1404,238 @@ fn restore(cx: &mut Cx<'_>, id: u64) -> Result<Output, SqlError> {
         int(hidden),
         int(revived),
     ]);
+    Ok(r.output())
+}
+
+/// `rocklake_repair([apply])`: fixes what can be fixed without judgement — counters behind the
+/// ids they hand out (RockLake's table id, oid and per-table tuple counters; DuckLake's
+/// `next_catalog_id` / `next_file_id`), expired leases and a stale excision cursor — and lists
+/// each fix. Without `true` it only lists them (dry run). Damage that needs a decision
+/// (corrupt envelopes, rows that disagree with their keys, dangling references) is left to
+/// `rocklake verify`, which reports it; `rocklake repair` refuses to call such a catalog fixed.
+fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
+    let mut fixes: Vec<(String, String, String)> = vec![];
+    // RockLake's own counters, from every stored version.
+    let mut max_table_id = 0u32;
+    let mut max_oid = 0u32;
+    let mut max_tuple: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut cursor = vec![keys::TAG_SCHEMA];
+    let end = vec![keys::TAG_ROW + 1];
+    loop {
+        let batch = cx.kv.scan(&cursor, &end, SCAN_BATCH)?;
+        for (raw, value) in &batch {
+            // A corrupt envelope is verify's to report; nothing here can fix it.
+            let Ok(env) = Envelope::decode(value) else {
+                continue;
+            };
+            match env {
+                Envelope::TableDef(def) => {
+                    max_table_id = max_table_id.max(def.table_id);
+                    max_oid = max_oid.max(def.oid.saturating_add(1));
+                }
+                Envelope::SchemaDef(sd) => max_oid = max_oid.max(sd.oid),
+                Envelope::Row(r) => {
+                    if let Some(id) = raw
+                        .get(1..5)
+                        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                        .map(u32::from_be_bytes)
+                    {
+                        let m = max_tuple.entry(id).or_default();
+                        *m = (*m).max(r.tuple);
+                    }
+                }
+                _ => {}
+            }
+        }
+        match batch.last() {
+            Some((k, _)) if batch.len() == SCAN_BATCH => {
+                cursor = k.clone();
+                cursor.push(0);
+            }
+            _ => break,
+        }
+    }
+    let stored_table_id = meta_u64(cx, "next_table_id")?;
+    if stored_table_id.min(u64::from(cx.st.next_table_id)) <= u64::from(max_table_id) {
+        fixes.push((
+            "counter".into(),
+            "next_table_id".into(),
+            format!("{stored_table_id} -> {}", u64::from(max_table_id) + 1),
+        ));
+        if apply {
+            cx.st.next_table_id = cx.st.next_table_id.max(max_table_id + 1);
+        }
+    }
+    let stored_oid = meta_u64(cx, "next_oid")?;
+    if stored_oid.min(u64::from(cx.st.next_oid)) <= u64::from(max_oid) {
+        fixes.push((
+            "counter".into(),
+            "next_oid".into(),
+            format!("{stored_oid} -> {}", u64::from(max_oid) + 1),
+        ));
+        if apply {
+            cx.st.next_oid = cx.st.next_oid.max(max_oid + 1);
+        }
+    }
+    for (id, max) in max_tuple {
+        let mut key = keys::meta_key("tuples/");
+        key.extend_from_slice(&id.to_be_bytes());
+        let persisted = match cx.kv.get(&key)? {
+            Some(v) => <[u8; 8]>::try_from(v.as_slice())
+                .map(u64::from_be_bytes)
+                .unwrap_or(0),
+            None => 0,
+        };
+        if persisted < max {
+            fixes.push((
+                "tuple_counter".into(),
+                format!("table id {id}"),
+                format!("{persisted} -> {max}"),
+            ));
+            if apply {
+                let c = cx.st.tuple_counters.entry(id).or_default();
+                *c = (*c).max(max);
+                let now_at = *c;
+                // Through the transaction's own counters, which the commit persists (a later
+                // statement of this transaction may raise them further).
+                let p = cx.pending()?;
+                let t = p.tuple_counters.entry(id).or_default();
+                *t = (*t).max(now_at);
+                p.ops.push(crate::txn::BufferedOp::Meta { key });
+            }
+        }
+    }
+    if apply && fixes.iter().any(|f| f.0 == "counter") {
+        // Every commit writes both counters from memory; this one writes the raised values.
+        let (t, o) = (cx.st.next_table_id, cx.st.next_oid);
+        let p = cx.pending()?;
+        p.put_meta(
+            keys::meta_key("next_table_id"),
+            Some(u64::from(t).to_be_bytes().to_vec()),
+        )?;
+        p.put_meta(
+            keys::meta_key("next_oid"),
+            Some(u64::from(o).to_be_bytes().to_vec()),
+        )?;
+    }
+    // DuckLake's counters on its latest snapshot row.
+    if let Ok(lake) = Lake::find(cx) {
+        let snap_table = lake.qualified("ducklake_snapshot");
+        let latest = cx.select_values(
+            &format!(
+                "SELECT snapshot_id, next_catalog_id, next_file_id FROM {snap_table} ORDER BY snapshot_id DESC LIMIT 1"
+            ),
+            None,
+        )?;
+        if let Some(row) = latest.first() {
+            let snap = row.first().cloned().unwrap_or(Value::Null);
+            // (counter, its value, the (table, id column)s it numbers)
+            type Counter<'v> = (
+                &'static str,
+                Option<&'v Value>,
+                &'static [(&'static str, &'static str)],
+            );
+            let counters: [Counter<'_>; 2] = [
+                (
+                    "next_catalog_id",
+                    row.get(1),
+                    &[
+                        ("ducklake_schema", "schema_id"),
+                        ("ducklake_table", "table_id"),
+                        ("ducklake_view", "view_id"),
+                        ("ducklake_macro", "macro_id"),
+                    ],
+                ),
+                (
+                    "next_file_id",
+                    row.get(2),
+                    &[
+                        ("ducklake_data_file", "data_file_id"),
+                        ("ducklake_delete_file", "delete_file_id"),
+                    ],
+                ),
+            ];
+            for (counter, value, sources) in counters {
+                let (Some(Value::Int(value)), Value::Int(snap)) = (value, &snap) else {
+                    continue;
+                };
+                let mut max: Option<i64> = None;
+                for (table, col) in sources {
+                    let exists = cx.st.tables.values().any(|t| {
+                        t.schema == lake.schema()
+                            && t.name == *table
+                            && t.column_index(col).is_some()
+                    });
+                    if !exists {
+                        continue;
+                    }
+                    let m = cx.select_values(
+                        &format!("SELECT max({col}) FROM {}", lake.qualified(table)),
+                        None,
+                    )?;
+                    if let Some(Value::Int(m)) = m.first().and_then(|r| r.first()) {
+                        max = Some(max.map_or(*m, |x| x.max(*m)));
+                    }
+                }
+                if let Some(m) = max.filter(|m| *m >= *value) {
+                    fixes.push((
+                        "counters".into(),
+                        format!(
+                            "{}.ducklake_snapshot snapshot_id={snap} {counter}",
+                            lake.schema()
+                        ),
+                        format!("{value} -> {}", m + 1),
+                    ));
+                    if apply {
+                        cx.execute_sql(&format!(
+                            "UPDATE {snap_table} SET {counter} = {} WHERE snapshot_id = {snap}",
+                            m + 1
+                        ))?;
+                    }
+                }
+            }
+        }
+    }
+    // Lifecycle housekeeping.
+    let now = cx.st.now;
+    for (id, l) in records(cx, LEASE_PREFIX)? {
+        if !lease_live(&l, now) {
+            fixes.push((
+                "lease".into(),
+                format!("lease {id}"),
+                "expired: removed".into(),
+            ));
+            if apply {
+                cx.pending()?.put_meta(record_key(LEASE_PREFIX, id), None)?;
+            }
+        }
+    }
+    if let Some(c) = cx.kv.get(&keys::meta_key(EXCISE_CURSOR))? {
+        let cut = c
+            .get(..8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_be_bytes);
+        let floor_seq = meta_u64(cx, RETAIN_SEQ)?;
+        if cut.is_none_or(|cut| cut > floor_seq) {
+            fixes.push((
+                "excise_cursor".into(),
+                EXCISE_CURSOR.into(),
+                "beyond the floor: removed".into(),
+            ));
+            if apply {
+                cx.pending()?
+                    .put_meta(keys::meta_key(EXCISE_CURSOR), None)?;
+            }
+        }
+    }
+    let mut r = Rows::new(REPAIR_COLUMNS);
+    for (check, subject, fix) in fixes {
+        r.push(vec![
+            Value::Text(check),
+            Value::Text(subject),
+            Value::Text(fix),
+            Value::Bool(apply),
+        ]);
+    }
     Ok(r.output())
 }

@@ -33,6 +33,7 @@ pub struct FileConfig {
     pub tls_required: Option<bool>,
     pub statement_timeout_ms: Option<u64>,
     pub idle_in_transaction_timeout_ms: Option<u64>,
+    pub record: Option<PathBuf>,
 }
 
 /// A configuration problem, naming where the bad value came from.
@@ -108,6 +109,8 @@ pub struct Settings {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     pub tls_required: bool,
+    /// Record every call into the core to a trace in this directory (`rocklake replay`).
+    pub record: Option<PathBuf>,
     /// 0: off.
     pub statement_timeout_ms: u64,
     /// 0: off.
@@ -205,6 +208,7 @@ impl Settings {
             tls_cert: o.tls_cert.or(file.tls_cert),
             tls_key: o.tls_key.or(file.tls_key),
             tls_required: o.tls_required.or(file.tls_required).unwrap_or(false),
+            record: o.record.or(file.record),
             statement_timeout_ms: o
                 .statement_timeout_ms
                 .or(file.statement_timeout_ms)

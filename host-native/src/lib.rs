@@ -4,6 +4,7 @@
 // PgError is PostgreSQL's ErrorResponse, passed by value across the core boundary (see core).
 #![allow(clippy::result_large_err)]
 
+pub mod admin;
 pub mod catalog_store;
 pub mod component;
 pub mod config;
@@ -12,3 +13,4 @@ pub mod metrics;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod trace;

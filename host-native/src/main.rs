@@ -58,6 +58,201 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Advance the retain-from floor: snapshots below it are no longer guaranteed readable
+    /// (never deletes bytes). Refused while a lease, a checkpoint or an open transaction
+    /// still needs an older snapshot.
+    ///
+    /// Examples:
+    ///   rocklake gc plan --retain-from 120 --catalog ./rocklake-data/catalog
+    ///   rocklake gc apply --retain-from 120 --json
+    Gc {
+        #[command(subcommand)]
+        action: GcAction,
+    },
+    /// Physically delete row versions no snapshot at or above the cut can read, in bounded
+    /// batches (resumable). Requires a floor: gc apply first.
+    ///
+    /// Examples:
+    ///   rocklake excise plan --before 120
+    ///   rocklake excise apply --before 120 --batch 5000
+    Excise {
+        #[command(subcommand)]
+        action: ExciseAction,
+    },
+    /// Checkpoints pin the latest snapshot until dropped; restore returns the lake to one.
+    ///
+    /// Examples:
+    ///   rocklake checkpoint create --name before-migration
+    ///   rocklake checkpoint list --json
+    ///   rocklake checkpoint restore 3
+    ///   rocklake checkpoint drop 3
+    Checkpoint {
+        #[command(subcommand)]
+        action: CheckpointAction,
+    },
+    /// Logical restore to a checkpoint (same as `checkpoint restore`).
+    ///
+    /// Example:
+    ///   rocklake restore 3 --catalog s3://bucket/lake
+    Restore {
+        /// Checkpoint id (see `rocklake checkpoint list`).
+        id: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Snapshot leases: keep a snapshot readable for a while (default 1 hour, renewable).
+    ///
+    /// Examples:
+    ///   rocklake lease create --snapshot 42 --ttl-secs 600
+    ///   rocklake lease list
+    Lease {
+        #[command(subcommand)]
+        action: LeaseAction,
+    },
+    /// Re-run a trace recorded with `serve --record DIR` on the core alone (no store, network
+    /// or clock) and check that every result is byte-identical; report the first divergence.
+    /// Exit status: 0 identical, 1 diverged, 2 invalid arguments, 3 unreadable trace.
+    ///
+    /// Examples:
+    ///   rocklake replay ./traces/rocklake-1790000000-4242.rltrace
+    ///   rocklake replay TRACE --core native --json
+    Replay {
+        /// The trace file.
+        trace: PathBuf,
+        /// Build of the core to replay on (`wasm` or `native`).
+        #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
+        core: Option<CoreArg>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lifecycle state: latest commit and snapshot, floor, excision progress, leases.
+    ///
+    /// Example:
+    ///   rocklake status --json
+    Status {
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+}
+
+/// Options shared by the lifecycle commands. They open the catalog as its writer, which
+/// fences a server running on it; while a server runs, call the same SQL functions through
+/// it instead (`psql … -c "SELECT * FROM rocklake_gc_apply(120)"`, see docs/lifecycle.md).
+/// Exit status: 0 done, 1 refused by the catalog, 2 invalid arguments, 3 catalog unavailable.
+#[derive(Args, Debug, Clone)]
+struct AdminArgs {
+    /// The catalog: a directory or a file://, s3://, gs://, az:// URL.
+    #[arg(
+        long,
+        env = "ROCKLAKE_CATALOG",
+        default_value = "./rocklake-data/catalog"
+    )]
+    catalog: String,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Build of the catalog core (`native` or `wasm`).
+    #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
+    core: Option<CoreArg>,
+}
+
+#[derive(Subcommand, Debug)]
+enum GcAction {
+    /// Show what the floor would release and what excision could then delete.
+    Plan {
+        #[arg(long)]
+        retain_from: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Move the floor.
+    Apply {
+        #[arg(long)]
+        retain_from: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ExciseAction {
+    /// Count what an excision at this cut deletes.
+    Plan {
+        #[arg(long)]
+        before: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Delete it, in batches of at most `--batch` versions each.
+    Apply {
+        #[arg(long)]
+        before: u64,
+        #[arg(long, default_value_t = 10_000)]
+        batch: usize,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum CheckpointAction {
+    /// Pin the latest snapshot.
+    Create {
+        #[arg(long, default_value = "")]
+        name: String,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// List checkpoints.
+    List {
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Remove a checkpoint (its snapshot is no longer pinned).
+    Drop {
+        id: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Logical restore to the checkpoint's snapshot.
+    Restore {
+        id: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum LeaseAction {
+    /// Lease a snapshot.
+    Create {
+        #[arg(long)]
+        snapshot: u64,
+        #[arg(long, default_value_t = 3600)]
+        ttl_secs: i64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Extend a live lease.
+    Renew {
+        id: u64,
+        #[arg(long, default_value_t = 3600)]
+        ttl_secs: i64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Release a lease.
+    Release {
+        id: u64,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// List leases.
+    List {
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -118,6 +313,15 @@ enum CoreArg {
     Wasm,
 }
 
+impl CoreArg {
+    fn name(self) -> &'static str {
+        match self {
+            CoreArg::Native => "native",
+            CoreArg::Wasm => "wasm",
+        }
+    }
+}
+
 /// Every option can also come from the configuration file (`--config`, key = the option's
 /// name with `_` for `-`); a flag beats its environment variable, which beats the file.
 #[derive(Args, Debug, Clone)]
@@ -175,6 +379,10 @@ struct ServeArgs {
     /// How often a read replica checks for the writer's commits, in milliseconds [default: 100].
     #[arg(long, env = "ROCKLAKE_REPLICA_POLL_MS")]
     replica_poll_ms: Option<u64>,
+    /// Record every call across the core boundary (arguments, storage reads with their
+    /// answers, results) to a trace file in this directory, for `rocklake replay`.
+    #[arg(long, env = "ROCKLAKE_RECORD")]
+    record: Option<PathBuf>,
     /// TLS certificate chain (PEM); with --tls-key, clients may use sslmode=require.
     #[arg(long, env = "ROCKLAKE_TLS_CERT")]
     tls_cert: Option<PathBuf>,
@@ -229,6 +437,7 @@ impl ServeArgs {
             tls_cert: self.tls_cert.clone(),
             tls_key: self.tls_key.clone(),
             tls_required: self.tls_required,
+            record: self.record.clone(),
             statement_timeout_ms: self.statement_timeout_ms,
             idle_in_transaction_timeout_ms: self.idle_in_transaction_timeout_ms,
         };
@@ -247,6 +456,88 @@ fn main() -> ExitCode {
             return config_check(&serve, json)
         }
         Some(Command::Verify { catalog, json }) => return verify(&catalog, json),
+        Some(Command::Gc { action }) => {
+            return match action {
+                GcAction::Plan { retain_from, admin } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_gc_plan({retain_from})"),
+                ),
+                GcAction::Apply { retain_from, admin } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_gc_apply({retain_from})"),
+                ),
+            }
+        }
+        Some(Command::Excise { action }) => {
+            return match action {
+                ExciseAction::Plan { before, admin } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_excise_plan({before})"),
+                ),
+                ExciseAction::Apply {
+                    before,
+                    batch,
+                    admin,
+                } => excise_apply(&admin, before, batch),
+            }
+        }
+        Some(Command::Checkpoint { action }) => {
+            return match action {
+                CheckpointAction::Create { name, admin } => admin_sql(
+                    &admin,
+                    &format!(
+                        "SELECT * FROM rocklake_checkpoint_create({})",
+                        sql_literal(&name)
+                    ),
+                ),
+                CheckpointAction::List { admin } => {
+                    admin_sql(&admin, "SELECT * FROM rocklake_checkpoints()")
+                }
+                CheckpointAction::Drop { id, admin } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_checkpoint_drop({id})"),
+                ),
+                CheckpointAction::Restore { id, admin } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_checkpoint_restore({id})"),
+                ),
+            }
+        }
+        Some(Command::Restore { id, admin }) => {
+            return admin_sql(
+                &admin,
+                &format!("SELECT * FROM rocklake_checkpoint_restore({id})"),
+            )
+        }
+        Some(Command::Lease { action }) => {
+            return match action {
+                LeaseAction::Create {
+                    snapshot,
+                    ttl_secs,
+                    admin,
+                } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_lease({snapshot}, {ttl_secs})"),
+                ),
+                LeaseAction::Renew {
+                    id,
+                    ttl_secs,
+                    admin,
+                } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_lease_renew({id}, {ttl_secs})"),
+                ),
+                LeaseAction::Release { id, admin } => admin_sql(
+                    &admin,
+                    &format!("SELECT * FROM rocklake_lease_release({id})"),
+                ),
+                LeaseAction::List { admin } => admin_sql(&admin, "SELECT * FROM rocklake_leases()"),
+            }
+        }
+        Some(Command::Replay { trace, core, json }) => return replay(&trace, core, json),
+        Some(Command::Status { admin }) => {
+            return admin_sql(&admin, "SELECT * FROM rocklake_status()")
+        }
         None => cli.serve,
     };
     let settings = match args.settings() {
@@ -348,6 +639,154 @@ fn verify(catalog: &str, json: bool) -> ExitCode {
         println!("{} violation(s)", report.violations.len());
     }
     if report.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Runs `work` against the catalog opened for administration and prints its table.
+fn admin_run<F>(admin: &AdminArgs, work: F) -> ExitCode
+where
+    F: for<'a> FnOnce(
+        &'a rocklake::admin::Admin,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = Result<rocklake::admin::Table, rocklake::admin::AdminError>,
+                > + 'a,
+        >,
+    >,
+{
+    use rocklake::admin::{Admin, AdminError};
+    init_logs(LogFormat::Human);
+    let url = match catalog_url(&admin.catalog) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let core = match core_kind(admin.core.map(|c| c.name()), None) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let run = async {
+        let a = Admin::open(url.as_str(), core).await?;
+        let result = work(&a).await;
+        let closed = a.close().await;
+        let table = result?;
+        closed?;
+        Ok::<_, AdminError>(table)
+    };
+    let result = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(run),
+        Err(e) => Err(AdminError::Unavailable(e.into())),
+    };
+    match result {
+        Ok(table) => {
+            if admin.json {
+                println!("{:#}", table.to_json());
+            } else {
+                println!("{}", table.render());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e @ AdminError::Refused(_)) => {
+            eprintln!("rocklake: {e}");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("rocklake: {e}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+fn admin_sql(admin: &AdminArgs, sql: &str) -> ExitCode {
+    let sql = sql.to_string();
+    admin_run(admin, move |a| Box::pin(async move { a.query(&sql).await }))
+}
+
+fn excise_apply(admin: &AdminArgs, before: u64, batch: usize) -> ExitCode {
+    // Drawn on stderr only when it is a terminal; scripts read stdout.
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("excising {bar:40} {pos}/{len} versions")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let shown = bar.clone();
+    let code = admin_run(admin, move |a| {
+        Box::pin(async move {
+            a.excise_all(before, batch, move |done, total| {
+                shown.set_length(total);
+                shown.set_position(done);
+            })
+            .await
+        })
+    });
+    bar.finish_and_clear();
+    code
+}
+
+fn replay(trace: &Path, core: Option<CoreArg>, json: bool) -> ExitCode {
+    init_logs(LogFormat::Human);
+    let kind = match core_kind(core.map(|c| c.name()), None) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let shown_core = match &kind {
+        CoreKind::Native => "native".to_string(),
+        CoreKind::Wasm(p) => format!("wasm ({})", p.display()),
+    };
+    let report = match rocklake::trace::replay(trace, rocklake::trace::core_factory(kind)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(3);
+        }
+    };
+    if json {
+        let d = report
+            .divergence
+            .as_ref()
+            .map(|d| serde_json::json!({"event": d.event, "call": d.call, "detail": d.detail}));
+        let out = serde_json::json!({
+            "trace": trace.display().to_string(),
+            "core": shown_core,
+            "events": report.events,
+            "queries": report.queries,
+            "truncated": report.truncated,
+            "identical": report.divergence.is_none(),
+            "divergence": d,
+        });
+        println!("{out:#}");
+    } else {
+        println!(
+            "replayed {} events ({} queries) on the {shown_core} core{}",
+            report.events,
+            report.queries,
+            if report.truncated {
+                "; the trace ends in an incomplete event"
+            } else {
+                ""
+            }
+        );
+        match &report.divergence {
+            None => println!("identical: every result matches the recording"),
+            Some(d) => println!("DIVERGED at event {}: {}\n  {}", d.event, d.call, d.detail),
+        }
+    }
+    if report.divergence.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -543,6 +982,8 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
                 .read_only
                 .then(|| std::time::Duration::from_millis(args.replica_poll_ms)),
             faults: None,
+            create_if_missing: true,
+            record: args.record.clone(),
         },
         core,
         Box::new(SystemClock),

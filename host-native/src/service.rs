@@ -64,6 +64,10 @@ pub struct ServiceConfig {
     pub replica_poll: Option<std::time::Duration>,
     /// Object-store faults to inject (tests and benchmarks only).
     pub faults: Option<crate::store::Faults>,
+    /// Create an empty catalog when none exists (the server does; admin commands do not).
+    pub create_if_missing: bool,
+    /// Record every call into the core to a trace in this directory.
+    pub record: Option<std::path::PathBuf>,
 }
 
 impl ServiceConfig {
@@ -73,6 +77,8 @@ impl ServiceConfig {
             slow_statement: None,
             replica_poll: None,
             faults: None,
+            create_if_missing: true,
+            record: None,
         }
     }
 }
@@ -400,6 +406,7 @@ impl CatalogService {
         let opts = StoreOptions {
             metrics: Some(metrics.clone()),
             faults: config.faults.clone(),
+            create_if_missing: config.create_if_missing,
             ..StoreOptions::default()
         };
         let store = match config.replica_poll {
@@ -409,13 +416,30 @@ impl CatalogService {
             }
         };
         metrics.writer_epoch.set(store.epoch() as i64);
+        let reader = store.reader();
+        let recording = crate::trace::RecordingKv::new(&reader);
+        let open_kv: &dyn KvRead = if config.record.is_some() {
+            &recording
+        } else {
+            &reader
+        };
         let mut engine: Box<dyn Core> = match component {
             None => Box::new(
-                Engine::open(&store.reader())
-                    .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?,
+                Engine::open(open_kv).map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?,
             ),
-            Some(component) => Box::new(component.instantiate(&store.reader())?),
+            Some(component) => Box::new(component.instantiate(open_kv)?),
         };
+        if let Some(dir) = &config.record {
+            let unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            let mut out = crate::trace::TraceWriter::create(dir, unix)
+                .map_err(|e| anyhow::anyhow!("cannot create a trace in {}: {e}", dir.display()))?;
+            out.record_open(&recording, engine.latest());
+            tracing::info!(trace = out.path(), "recording every call into the core");
+            engine = Box::new(crate::trace::Recorder::new(engine, out));
+        }
         if config.replica_poll.is_some() {
             engine.set_read_only(true);
         }

@@ -1,0 +1,384 @@
+//! Snapshot lifecycle with real DuckDB attached: a lake with 500 snapshots, DuckDB's own
+//! expire + cleanup, then RockLake's gc apply + excise apply through the running server (while
+//! DuckDB stays attached); every retained version reads identically and the catalog's stored
+//! bytes shrink. A checkpoint restore with DuckDB attached. Every lifecycle CLI subcommand's
+//! `--help` and one real run of each against the stopped server's catalog.
+
+use std::path::Path;
+use std::process::Command;
+
+use rocklake_tests::{duckdb_python, rocklake_bin, verify_catalog, Server};
+
+const FIVE_HUNDRED: &str = r#"
+import sys, json, dlconn, psycopg
+attach, dsn = sys.argv[1:3]
+out = {}
+con = dlconn.connect(exts=("ducklake", "postgres"))
+con.execute(attach)
+con.execute("CREATE TABLE lake.t (id BIGINT, v BIGINT)")
+for i in range(520):
+    if i % 10 == 9:
+        con.execute(f"UPDATE lake.t SET v = v + 1 WHERE id = {i - 5}")
+    elif i % 25 == 24:
+        con.execute(f"DELETE FROM lake.t WHERE id = {i - 20}")
+    else:
+        con.execute(f"INSERT INTO lake.t VALUES ({i}, {i})")
+snaps = [r[0] for r in con.execute("SELECT snapshot_id FROM ducklake_snapshots('lake') ORDER BY 1").fetchall()]
+out["snapshots"] = len(snaps)
+keep = snaps[len(snaps) // 2]
+def read(v):
+    return list(con.execute(f"SELECT count(*), coalesce(sum(v), 0), coalesce(sum(id), 0) FROM lake.t AT (VERSION => {v})").fetchone())
+retained = [s for s in snaps if s >= keep]
+before = {s: read(s) for s in retained}
+expired = [s for s in snaps if s < keep]
+con.execute(f"CALL ducklake_expire_snapshots('lake', versions => {expired})")
+con.execute("CALL ducklake_cleanup_old_files('lake', cleanup_all => true)")
+with psycopg.connect(dsn, autocommit=True) as c:
+    status = lambda: {k: v for k, v in c.execute("SELECT * FROM rocklake_status()").fetchall()}
+    s0 = status()
+    plan = c.execute(f"SELECT excisable_versions, blocked_by FROM rocklake_gc_plan({keep})").fetchone()
+    out["plan_versions"], out["plan_blocked"] = plan
+    try:
+        c.execute(f"SELECT * FROM rocklake_excise_apply({keep})")
+        out["excise_first"] = "ok"
+    except psycopg.Error as e:
+        out["excise_first"] = e.sqlstate
+    c.execute(f"SELECT * FROM rocklake_gc_apply({keep})")
+    try:
+        c.execute(f"SELECT * FROM rocklake_excise_apply({keep + 1})")
+        out["excise_beyond"] = "ok"
+    except psycopg.Error as e:
+        out["excise_beyond"] = e.sqlstate
+    total, batches = 0, 0
+    while True:
+        n, done = c.execute(f"SELECT versions, done FROM rocklake_excise_apply({keep}, 2000)").fetchone()
+        total += n
+        batches += 1
+        if done:
+            break
+    s1 = status()
+out["excised"], out["batches"] = total, batches
+out["stored_bytes_before"], out["stored_bytes_after"] = int(s0["stored_bytes"]), int(s1["stored_bytes"])
+out["stored_keys_before"], out["stored_keys_after"] = int(s0["stored_keys"]), int(s1["stored_keys"])
+after = {s: read(s) for s in retained}
+out["retained"] = len(retained)
+out["identical"] = sum(1 for s in retained if before[s] == after[s])
+out["diffs"] = [[s, before[s], after[s]] for s in retained if before[s] != after[s]][:5]
+try:
+    con.execute(f"SELECT count(*) FROM lake.t AT (VERSION => {expired[0]})").fetchone()
+    out["expired_read"] = "ok"
+except Exception as e:
+    out["expired_read"] = "error"
+con.execute("INSERT INTO lake.t VALUES (100000, 1)")
+out["after_insert"] = con.execute("SELECT count(*) FROM lake.t").fetchone()[0]
+out["latest_before_insert"] = before[retained[-1]][0]
+print("RESULT", json.dumps(out))
+"#;
+
+const RESTORE: &str = r#"
+import sys, json, dlconn, psycopg
+attach, dsn = sys.argv[1:3]
+out = {}
+con = dlconn.connect(exts=("ducklake", "postgres"))
+con.execute(attach)
+con.execute("CREATE TABLE lake.t (id BIGINT)")
+con.execute("INSERT INTO lake.t VALUES (1), (2)")
+pg = psycopg.connect(dsn, autocommit=True)
+cp, cp_snap = pg.execute("SELECT checkpoint_id, snapshot_id FROM rocklake_checkpoint_create('e2e')").fetchone()
+con.execute("INSERT INTO lake.t VALUES (3)")
+con.execute("CREATE TABLE lake.u (x INTEGER)")
+con.execute("INSERT INTO lake.u VALUES (7)")
+con.execute("ALTER TABLE lake.t ADD COLUMN note VARCHAR")
+con.execute("DELETE FROM lake.t WHERE id = 1")
+pre = con.execute("SELECT max(snapshot_id) FROM ducklake_snapshots('lake')").fetchone()[0]
+out["pre_rows"] = [r[0] for r in con.execute("SELECT id FROM lake.t ORDER BY id").fetchall()]
+hide = pg.execute(f"SELECT hide_snapshot FROM rocklake_checkpoint_restore({cp})").fetchone()[0]
+out["hide_is_next"] = hide == pre + 1
+out["rows"] = [r[0] for r in con.execute("SELECT id FROM lake.t ORDER BY id").fetchall()]
+out["tables"] = sorted(r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall())
+out["columns"] = [r[0] for r in con.execute("DESCRIBE lake.t").fetchall()]
+con.execute("INSERT INTO lake.t VALUES (10)")
+out["new_snapshot_is_fresh"] = con.execute("SELECT max(snapshot_id) FROM ducklake_snapshots('lake')").fetchone()[0] == hide + 1
+out["rows_after_insert"] = [r[0] for r in con.execute("SELECT id FROM lake.t ORDER BY id").fetchall()]
+out["time_travel_pre"] = [r[0] for r in con.execute(f"SELECT id FROM lake.t AT (VERSION => {pre}) ORDER BY id").fetchall()]
+out["time_travel_cp"] = [r[0] for r in con.execute(f"SELECT id FROM lake.t AT (VERSION => {cp_snap}) ORDER BY id").fetchall()]
+print("RESULT", json.dumps(out))
+"#;
+
+fn result(out: &str) -> serde_json::Value {
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .expect("RESULT line");
+    serde_json::from_str(line).expect("json")
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(entries) = std::fs::read_dir(p) {
+        for e in entries.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => total += dir_size(&e.path()),
+                Ok(m) => total += m.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
+
+#[test]
+fn lake_with_500_snapshots_survives_gc_and_excision() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("catalog");
+    let server = Server::start(&catalog, "rocklake", &[]).expect("server");
+    let disk_before_gc = std::cell::Cell::new(0u64);
+    let (ok, out) =
+        duckdb_python("155", FIVE_HUNDRED, &[&server.attach, &server.dsn()]).expect("script");
+    assert!(ok, "script failed: {out}");
+    let r = result(&out);
+    disk_before_gc.set(dir_size(&catalog));
+    assert!(r["snapshots"].as_u64().unwrap_or(0) >= 500, "{r}");
+    assert_eq!(
+        r["excise_first"], "55000",
+        "excise before gc must fail: {r}"
+    );
+    assert_eq!(
+        r["excise_beyond"], "55000",
+        "excise beyond the floor must fail: {r}"
+    );
+    assert!(r["plan_blocked"].is_null(), "{r}");
+    let excised = r["excised"].as_u64().unwrap_or(0);
+    assert!(
+        excised > 500,
+        "500 snapshots leave many superseded versions: {r}"
+    );
+    assert_eq!(
+        r["plan_versions"], r["excised"],
+        "the plan counted what apply deleted: {r}"
+    );
+    assert!(r["batches"].as_u64().unwrap_or(0) >= 1, "{r}");
+    assert_eq!(
+        r["identical"], r["retained"],
+        "every retained version reads identically: {r}"
+    );
+    assert!(r["retained"].as_u64().unwrap_or(0) >= 250, "{r}");
+    assert_eq!(
+        r["expired_read"], "error",
+        "expired snapshots are gone: {r}"
+    );
+    assert_eq!(
+        r["after_insert"].as_u64(),
+        r["latest_before_insert"].as_u64().map(|n| n + 1),
+        "DuckDB keeps committing: {r}"
+    );
+    let (kb, ka) = (
+        r["stored_bytes_before"].as_u64().unwrap_or(0),
+        r["stored_bytes_after"].as_u64().unwrap_or(u64::MAX),
+    );
+    println!(
+        "lifecycle: {} snapshots, floor at the middle; excised {excised} versions in {} batch(es); \
+         catalog keys {} -> {}, stored bytes {kb} -> {ka}; catalog directory {} bytes \
+         (SlateDB reclaims files after compaction and its garbage collector's 5 min minimum age)",
+        r["snapshots"],
+        r["batches"],
+        r["stored_keys_before"],
+        r["stored_keys_after"],
+        disk_before_gc.get()
+    );
+    assert!(ka < kb, "stored bytes shrink: {kb} -> {ka}");
+    server.stop().expect("stop");
+    println!(
+        "lifecycle: catalog directory {} bytes before gc, {} bytes after excision and a clean stop \
+         (deletions are written first; compaction and SlateDB's garbage collector return the space)",
+        disk_before_gc.get(),
+        dir_size(&catalog)
+    );
+    let (code, report) = verify_catalog(&catalog.display().to_string(), &[]).expect("verify");
+    assert_eq!(code, 0, "verify after excision: {report}");
+}
+
+#[test]
+fn checkpoint_restore_with_duckdb_attached() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("catalog");
+    let server = Server::start(&catalog, "rocklake", &[]).expect("server");
+    let (ok, out) =
+        duckdb_python("155", RESTORE, &[&server.attach, &server.dsn()]).expect("script");
+    assert!(ok, "script failed: {out}");
+    let r = result(&out);
+    assert_eq!(r["pre_rows"], serde_json::json!([2, 3]), "{r}");
+    assert_eq!(r["hide_is_next"], true, "{r}");
+    assert_eq!(
+        r["rows"],
+        serde_json::json!([1, 2]),
+        "DuckDB sees the checkpoint: {r}"
+    );
+    assert_eq!(r["tables"], serde_json::json!(["t"]), "{r}");
+    assert_eq!(r["columns"], serde_json::json!(["id"]), "{r}");
+    assert_eq!(r["new_snapshot_is_fresh"], true, "{r}");
+    assert_eq!(r["rows_after_insert"], serde_json::json!([1, 2, 10]), "{r}");
+    assert_eq!(r["time_travel_pre"], serde_json::json!([2, 3]), "{r}");
+    assert_eq!(r["time_travel_cp"], serde_json::json!([1, 2]), "{r}");
+    server.stop().expect("stop");
+    let (code, report) = verify_catalog(&catalog.display().to_string(), &[]).expect("verify");
+    assert_eq!(code, 0, "verify after restore: {report}");
+}
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(rocklake_bin().expect("binary"))
+        .args(args)
+        .env(
+            "ROCKLAKE_CORE",
+            std::env::var("ROCKLAKE_CORE").unwrap_or_else(|_| "native".into()),
+        )
+        .output()
+        .expect("run rocklake");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn cli_json(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = cli(args);
+    assert_eq!(code, 0, "rocklake {args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("rocklake {args:?}: {e}: {out}"))
+}
+
+#[test]
+fn lifecycle_cli_subcommands() {
+    for sub in [
+        vec!["gc", "--help"],
+        vec!["gc", "plan", "--help"],
+        vec!["gc", "apply", "--help"],
+        vec!["excise", "--help"],
+        vec!["excise", "plan", "--help"],
+        vec!["excise", "apply", "--help"],
+        vec!["checkpoint", "--help"],
+        vec!["checkpoint", "create", "--help"],
+        vec!["checkpoint", "list", "--help"],
+        vec!["checkpoint", "drop", "--help"],
+        vec!["checkpoint", "restore", "--help"],
+        vec!["restore", "--help"],
+        vec!["lease", "--help"],
+        vec!["lease", "create", "--help"],
+        vec!["lease", "renew", "--help"],
+        vec!["lease", "release", "--help"],
+        vec!["lease", "list", "--help"],
+        vec!["status", "--help"],
+    ] {
+        let (code, out, err) = cli(&sub);
+        assert_eq!(code, 0, "{sub:?}: {err}");
+        assert!(out.contains("Usage"), "{sub:?}: {out}");
+    }
+    for sub in ["gc", "excise", "checkpoint", "restore", "lease", "status"] {
+        let (_, out, _) = cli(&[sub, "--help"]);
+        assert!(
+            out.contains("Example"),
+            "{sub} --help shows examples: {out}"
+        );
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("catalog");
+    // A missing catalog is not created by an admin command.
+    let missing = dir.path().join("nothing").display().to_string();
+    let (code, _, err) = cli(&["status", "--catalog", &missing]);
+    assert_eq!(code, 3, "{err}");
+    assert!(!dir.path().join("nothing").exists());
+
+    let server = Server::start(&catalog, "rocklake", &[]).expect("server");
+    let (ok, out) = duckdb_python(
+        "155",
+        "import sys, dlconn\nc = dlconn.connect(exts=('ducklake', 'postgres'))\nc.execute(sys.argv[1])\n\
+         c.execute('CREATE TABLE lake.t (id BIGINT)')\n\
+         for i in range(6):\n    c.execute(f'INSERT INTO lake.t VALUES ({i})')\n",
+        &[&server.attach],
+    )
+    .expect("script");
+    assert!(ok, "{out}");
+    server.stop().expect("stop");
+    let cat = catalog.display().to_string();
+    let c = |args: &[&str]| {
+        let mut v = args.to_vec();
+        v.extend(["--catalog", &cat, "--json"]);
+        cli_json(&v)
+    };
+    let status = c(&["status"]);
+    let latest: u64 = status
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["name"] == "latest_snapshot"))
+        .and_then(|r| r["value"].as_str())
+        .and_then(|v| v.parse().ok())
+        .expect("latest snapshot");
+    assert!(latest >= 7, "{status}");
+    let cp = c(&["checkpoint", "create", "--name", "cli"]);
+    assert_eq!(cp[0]["text"], "cli", "{cp}");
+    assert_eq!(c(&["checkpoint", "list"]).as_array().map(Vec::len), Some(1));
+    let lease = c(&[
+        "lease",
+        "create",
+        "--snapshot",
+        &latest.to_string(),
+        "--ttl-secs",
+        "60",
+    ]);
+    let lease_id = lease[0]["lease_id"].to_string();
+    assert_eq!(c(&["lease", "list"])[0]["live"], true);
+    c(&["lease", "renew", &lease_id, "--ttl-secs", "120"]);
+    c(&["lease", "release", &lease_id]);
+    let floor = (latest - 2).to_string();
+    let plan = c(&["gc", "plan", "--retain-from", &floor]);
+    assert!(
+        plan[0]["excisable_versions"].as_u64().unwrap_or(0) > 0,
+        "{plan}"
+    );
+    // The checkpoint (at the latest snapshot) does not block a lower floor.
+    c(&["gc", "apply", "--retain-from", &floor]);
+    // A refusal exits 1 with the reason: excision beyond the floor.
+    let (code, _, err) = cli(&[
+        "excise",
+        "apply",
+        "--before",
+        &latest.to_string(),
+        "--catalog",
+        &cat,
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("ExcisionUnsafe"), "{err}");
+    let eplan = c(&["excise", "plan", "--before", &floor]);
+    let applied = c(&["excise", "apply", "--before", &floor, "--batch", "5"]);
+    assert_eq!(
+        applied[0]["versions"], eplan[0]["versions"],
+        "{applied} vs {eplan}"
+    );
+    assert!(
+        applied[0]["batches"].as_u64().unwrap_or(0) >= 2,
+        "{applied}"
+    );
+    let cp_id = cp[0]["checkpoint_id"].to_string();
+    let restored = c(&["restore", &cp_id]);
+    assert_eq!(
+        restored[0]["hide_snapshot"].as_u64(),
+        Some(latest + 1),
+        "{restored}"
+    );
+    let cp_restore = c(&["checkpoint", "restore", &cp_id]);
+    assert_eq!(
+        cp_restore[0]["hide_snapshot"].as_u64(),
+        Some(latest + 2),
+        "{cp_restore}"
+    );
+    c(&["checkpoint", "drop", &cp_id]);
+    let (code, report) = verify_catalog(&cat, &[]).expect("verify");
+    assert_eq!(code, 0, "{report}");
+    // Human output is a table.
+    let (code, out, _) = cli(&["status", "--catalog", &cat]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("retain_from") && out.contains("rows)"),
+        "{out}"
+    );
+}
