@@ -387,7 +387,13 @@ pub fn decode_fields(mut buf: &[u8], types: &[PgType]) -> Result<Vec<Value>, Dec
             let mut span = [0u8; 16];
             span.copy_from_slice(&field[1..17]);
             let span = (u128::from_be_bytes(span) ^ (1 << 127)) as i128;
-            iv.micros = (span - (iv.months as i128 * 30 + iv.days as i128) * 86_400_000_000) as i64;
+            // A span no interval encodes (only in a damaged key) is an error, not an overflow.
+            iv.micros = span
+                .checked_sub((iv.months as i128 * 30 + iv.days as i128) * 86_400_000_000)
+                .and_then(|m| i64::try_from(m).ok())
+                .ok_or_else(|| DecodeError::Key {
+                    message: "interval key out of range".into(),
+                })?;
         }
         out.push(v);
         buf = r.buf;

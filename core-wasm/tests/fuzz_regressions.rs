@@ -45,3 +45,14 @@ fn binary_numeric_with_negative_digit_count_is_an_error() {
     assert!(numeric_from_binary(&value).is_err());
     assert!(decode_binary(&value, PgType::Numeric).is_err());
 }
+
+/// fuzz target `keys`, crash-792c1283322212c6fd9371c578b2e34557de0015: an interval key field
+/// whose span is near i128::MIN (`attempt to subtract with overflow` in decode_fields).
+#[test]
+fn interval_key_with_an_impossible_span_is_an_error() {
+    let mut key = vec![0x01];
+    key.extend_from_slice(&[0u8; 16]); // span = i128::MIN after the sign flip
+    key.extend_from_slice(&(1u64 << 63 | 1).to_be_bytes()); // months = 1
+    key.extend_from_slice(&(1u64 << 63).to_be_bytes()); // days = 0
+    assert!(decode_fields(&key, &[PgType::Interval]).is_err());
+}
