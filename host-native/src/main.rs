@@ -126,6 +126,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Fix what can be fixed safely (counters behind the ids they hand out, expired leases, a
+    /// stale excision cursor), then verify. Dry run unless --apply. Anything verify still
+    /// finds needs a human and is listed; the exit status is then 1.
+    ///
+    /// Examples:
+    ///   rocklake repair --catalog ./rocklake-data/catalog
+    ///   rocklake repair --apply --json
+    Repair {
+        /// Apply the fixes (default: only list them).
+        #[arg(long)]
+        apply: bool,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
     /// Lifecycle state: latest commit and snapshot, floor, excision progress, leases.
     ///
     /// Example:
@@ -535,6 +549,7 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Replay { trace, core, json }) => return replay(&trace, core, json),
+        Some(Command::Repair { apply, admin }) => return repair(&admin, apply),
         Some(Command::Status { admin }) => {
             return admin_sql(&admin, "SELECT * FROM rocklake_status()")
         }
@@ -733,6 +748,51 @@ fn excise_apply(admin: &AdminArgs, before: u64, batch: usize) -> ExitCode {
     });
     bar.finish_and_clear();
     code
+}
+
+fn repair(admin: &AdminArgs, apply: bool) -> ExitCode {
+    let code = admin_sql(admin, &format!("SELECT * FROM rocklake_repair({apply})"));
+    if code != ExitCode::SUCCESS || !apply {
+        return code;
+    }
+    // What is left needs a decision a tool cannot make: report it and fail.
+    let Ok(url) = catalog_url(&admin.catalog) else {
+        return ExitCode::from(EXIT_CONFIG);
+    };
+    let run = async {
+        let kv = rocklake::store::read_snapshot(url.as_str()).await?;
+        let mut engine = rocklake_core::Engine::open(&kv)
+            .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
+        rocklake_core::verify::verify(&mut engine, &kv)
+            .map_err(|e| anyhow::anyhow!("verify failed: {e}"))
+    };
+    let report = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(run))
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(3);
+        }
+    };
+    for v in &report.violations {
+        eprintln!(
+            "cannot repair safely: {} {}: {}",
+            v.check, v.subject, v.detail
+        );
+    }
+    if report.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "{} violation(s) left; restore from a checkpoint or a backup",
+            report.violations.len()
+        );
+        ExitCode::from(1)
+    }
 }
 
 fn replay(trace: &Path, core: Option<CoreArg>, json: bool) -> ExitCode {

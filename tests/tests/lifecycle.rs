@@ -268,12 +268,23 @@ fn lifecycle_cli_subcommands() {
         vec!["lease", "release", "--help"],
         vec!["lease", "list", "--help"],
         vec!["status", "--help"],
+        vec!["repair", "--help"],
+        vec!["replay", "--help"],
     ] {
         let (code, out, err) = cli(&sub);
         assert_eq!(code, 0, "{sub:?}: {err}");
         assert!(out.contains("Usage"), "{sub:?}: {out}");
     }
-    for sub in ["gc", "excise", "checkpoint", "restore", "lease", "status"] {
+    for sub in [
+        "gc",
+        "excise",
+        "checkpoint",
+        "restore",
+        "lease",
+        "status",
+        "repair",
+        "replay",
+    ] {
         let (_, out, _) = cli(&[sub, "--help"]);
         assert!(
             out.contains("Example"),
@@ -372,6 +383,9 @@ fn lifecycle_cli_subcommands() {
         "{cp_restore}"
     );
     c(&["checkpoint", "drop", &cp_id]);
+    // Repair on a healthy catalog: nothing to fix, verify clean, exit 0.
+    assert_eq!(c(&["repair"]).as_array().map(Vec::len), Some(0));
+    assert_eq!(c(&["repair", "--apply"]).as_array().map(Vec::len), Some(0));
     let (code, report) = verify_catalog(&cat, &[]).expect("verify");
     assert_eq!(code, 0, "{report}");
     // Human output is a table.
