@@ -142,7 +142,16 @@ pub fn visible_rows(
     cx: &ReadCx<'_>,
     t: &Table,
 ) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
-    let prefix = keys::table_prefix(t.id);
+    visible_rows_in(cx, &keys::table_prefix(t.id))
+}
+
+/// Visible rows of a table whose logical key starts with `prefix` (the table's own prefix:
+/// every row).
+fn visible_rows_in(
+    cx: &ReadCx<'_>,
+    prefix: &[u8],
+) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
+    let prefix = prefix.to_vec();
     let end = keys::prefix_end(&prefix);
     let committed = scan_visible(cx.kv, &prefix, &end, cx.at)?;
     let mut out: Vec<crate::engine::VisibleRow> = Vec::with_capacity(committed.len());
@@ -176,13 +185,23 @@ pub fn visible_rows(
 }
 
 /// Rows of a table as value vectors (columns + ctid).
+/// `key_prefixes`: only rows under these encoded key prefixes (a pushed-down primary-key
+/// condition); `None`: every row.
 pub fn table_rows(
     cx: &ReadCx<'_>,
     t: &TableRef,
-    point_keys: Option<&[Vec<Value>]>,
+    key_prefixes: Option<&[Vec<u8>]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    let _ = point_keys;
-    let mut rows = visible_rows(cx, t)?;
+    let mut rows = match key_prefixes {
+        None => visible_rows(cx, t)?,
+        Some(ps) => {
+            let mut rows = Vec::new();
+            for p in ps {
+                rows.extend(visible_rows_in(cx, p)?);
+            }
+            rows
+        }
+    };
     // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
@@ -343,6 +362,9 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
     }
     let out = match stmt {
         Statement::StartTransaction { modes, .. } => begin(cx, modes)?,
+        Statement::Explain {
+            statement, analyze, ..
+        } => explain(cx, statement, *analyze)?,
         Statement::Query(q) => match crate::lifecycle::recognize(q) {
             Some(call) => {
                 let out = crate::lifecycle::call(cx, &call.name, &call.args)?;
@@ -471,6 +493,46 @@ fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Output {
         fields: cols.iter().map(ColMeta::field).collect(),
         rows,
         tag: format!("SELECT {n}"),
+    }
+}
+
+/// `EXPLAIN SELECT …`: how RockLake will read each table — a key-range scan of the primary
+/// key (with the key columns the WHERE clause fixes) or a scan of the whole table — as rows
+/// of one `QUERY PLAN` column, like PostgreSQL. Nothing is executed.
+fn explain(cx: &mut Cx<'_>, stmt: &Statement, analyze: bool) -> Result<Output, SqlError> {
+    if analyze {
+        return Err(SqlError::feature("EXPLAIN ANALYZE"));
+    }
+    let Statement::Query(q) = stmt else {
+        return Err(SqlError::feature("EXPLAIN of statements other than SELECT"));
+    };
+    if let Some(call) = crate::lifecycle::recognize(q) {
+        return Ok(plan_output(vec![format!("Function Scan on {}", call.name)]));
+    }
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let bq = Binder::new(&rcx).bind_query(q, None)?;
+    Ok(plan_output(crate::query::explain(&bq)))
+}
+
+fn plan_output(lines: Vec<String>) -> Output {
+    let n = lines.len();
+    Output::Rows {
+        fields: vec![ColMeta {
+            name: "QUERY PLAN".into(),
+            ty: PgType::Text,
+            typmod: -1,
+            table_oid: 0,
+            attnum: 0,
+            qual: None,
+            hidden: false,
+        }
+        .field()],
+        rows: lines
+            .into_iter()
+            .map(|l| vec![Some(l.into_bytes())])
+            .collect(),
+        tag: format!("EXPLAIN {n}"),
     }
 }
 
@@ -1068,7 +1130,7 @@ fn matching_rows(
         kind: JoinKind::Cross,
         source: Source::Table {
             table: t.clone(),
-            point_keys: None,
+            key_prefixes: None,
         },
         on: None,
         width,

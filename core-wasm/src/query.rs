@@ -136,7 +136,9 @@ pub enum JoinKind {
 pub enum Source {
     Table {
         table: TableRef,
-        point_keys: Option<Vec<Vec<Value>>>,
+        /// Primary-key prefixes the WHERE clause fixes (expressions evaluated once per
+        /// execution): the scan reads only these key ranges. `None`: the whole table.
+        key_prefixes: Option<Vec<Vec<BExpr>>>,
     },
     Virtual {
         schema: Option<String>,
@@ -994,7 +996,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     return Ok((
                         Source::Table {
                             table: t,
-                            point_keys: None,
+                            key_prefixes: None,
                         },
                         apply_alias_cols(cols, alias),
                     ));
@@ -1200,6 +1202,8 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             None
         };
+        let mut from = from;
+        push_down_keys(&mut from, filter.as_ref());
         Ok((
             BSelect {
                 from,
@@ -2043,6 +2047,294 @@ fn coerce_or_cast(e: BExpr, t: PgType) -> Result<BExpr, SqlError> {
     }
 }
 
+/// An expression with one value per execution: constants, casts of them, and uncorrelated
+/// scalar subqueries (evaluated once and cached).
+fn runtime_const(e: &BExpr) -> bool {
+    match e {
+        BExpr::Const(_) => true,
+        BExpr::Cast(x, _) | BExpr::Neg(x) => runtime_const(x),
+        BExpr::Scalar(q) => !q.correlated,
+        _ => false,
+    }
+}
+
+/// The plan lines of `EXPLAIN`: one per source, indented by depth.
+pub fn explain(q: &BQuery) -> Vec<String> {
+    let mut out = Vec::new();
+    explain_query(q, 0, &mut out);
+    out
+}
+
+fn explain_query(q: &BQuery, depth: usize, out: &mut Vec<String>) {
+    let mut d = depth;
+    if !q.order.is_empty() {
+        out.push(plan_line(d, "Sort".into()));
+        d += 1;
+    }
+    if q.limit.is_some() || q.offset.is_some() {
+        out.push(plan_line(d, "Limit".into()));
+        d += 1;
+    }
+    explain_set(&q.body, d, out);
+}
+
+fn plan_line(depth: usize, text: String) -> String {
+    if depth == 0 {
+        text
+    } else {
+        format!("{}->  {text}", "  ".repeat(depth * 3 - 2))
+    }
+}
+
+fn explain_set(s: &BSet, depth: usize, out: &mut Vec<String>) {
+    match s {
+        BSet::Select(sel) => {
+            let mut d = depth;
+            if sel.group.is_some() {
+                out.push(plan_line(d, "Aggregate".into()));
+                d += 1;
+            }
+            if sel.from.len() > 1 {
+                out.push(plan_line(d, "Nested Loop / Hash Join".into()));
+                d += 1;
+            }
+            for item in &sel.from {
+                explain_source(&item.source, d, out);
+            }
+            let mut subs = Vec::new();
+            for e in sel
+                .filter
+                .iter()
+                .chain(sel.projection.iter())
+                .chain(sel.having.iter())
+                .chain(sel.from.iter().filter_map(|f| f.on.as_ref()))
+            {
+                subqueries(e, &mut subs);
+            }
+            for q in subs {
+                out.push(plan_line(d, "SubPlan".into()));
+                explain_query(&q, d + 1, out);
+            }
+        }
+        BSet::Union(a, b, _) => {
+            out.push(plan_line(depth, "Append".into()));
+            explain_set(a, depth + 1, out);
+            explain_set(b, depth + 1, out);
+        }
+        BSet::Values(_) => out.push(plan_line(depth, "Values Scan".into())),
+        BSet::Query(q) => explain_query(q, depth, out),
+    }
+}
+
+fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
+    match src {
+        Source::Table {
+            table,
+            key_prefixes: None,
+        } => out.push(plan_line(
+            depth,
+            format!(
+                "Seq Scan on {}.{} (every row of the table)",
+                table.schema, table.name
+            ),
+        )),
+        Source::Table {
+            table,
+            key_prefixes: Some(ps),
+        } => {
+            let cols: Vec<String> = ps
+                .first()
+                .map(|p| {
+                    p.iter()
+                        .enumerate()
+                        .map(|(k, e)| {
+                            let name = table
+                                .primary_key
+                                .get(k)
+                                .and_then(|c| table.columns.get(*c))
+                                .map(|c| c.name.clone())
+                                .unwrap_or_default();
+                            let shown = match e {
+                                BExpr::Const(v) => crate::types::format_text(v, PgType::Text)
+                                    .unwrap_or_else(|| "NULL".into()),
+                                _ => "(subquery)".into(),
+                            };
+                            format!("{name} = {shown}")
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.push(plan_line(
+                depth,
+                format!(
+                    "Index Scan using {} on {}.{} (key prefix: {}{})",
+                    table.pkey_name,
+                    table.schema,
+                    table.name,
+                    cols.join(", "),
+                    if ps.len() > 1 {
+                        format!("; {} ranges", ps.len())
+                    } else {
+                        String::new()
+                    }
+                ),
+            ))
+        }
+        Source::Virtual { schema, name } => out.push(plan_line(
+            depth,
+            format!(
+                "Function Scan on {}.{name} (built from the catalog registry)",
+                schema.as_deref().unwrap_or("pg_catalog")
+            ),
+        )),
+        Source::Derived(q) => {
+            out.push(plan_line(depth, "Subquery Scan".into()));
+            explain_query(q, depth + 1, out);
+        }
+        Source::Values(_) => out.push(plan_line(depth, "Values Scan".into())),
+        Source::Dual => out.push(plan_line(depth, "Result".into())),
+    }
+}
+
+/// Subqueries inside an expression (scalar, IN, EXISTS), outermost first.
+fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
+    match e {
+        BExpr::Scalar(q) | BExpr::Exists(q, _) => out.push(q.clone()),
+        BExpr::InSub(x, q, _) => {
+            subqueries(x, out);
+            out.push(q.clone());
+        }
+        BExpr::Bin(_, a, b) | BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::IsDistinct(a, b, _) => {
+            subqueries(a, out);
+            subqueries(b, out);
+        }
+        BExpr::Like(a, b, _, _) => {
+            subqueries(a, out);
+            subqueries(b, out);
+        }
+        BExpr::Not(x) | BExpr::Neg(x) | BExpr::IsNull(x, _) | BExpr::Cast(x, _) => {
+            subqueries(x, out)
+        }
+        BExpr::InList(x, l, _) => {
+            subqueries(x, out);
+            for y in l {
+                subqueries(y, out);
+            }
+        }
+        BExpr::Func(_, args) => {
+            for a in args {
+                subqueries(a, out);
+            }
+        }
+        BExpr::Case(a, whens, el) => {
+            if let Some(a) = a {
+                subqueries(a, out);
+            }
+            for (w, t) in whens {
+                subqueries(w, out);
+                subqueries(t, out);
+            }
+            if let Some(x) = el {
+                subqueries(x, out);
+            }
+        }
+        BExpr::Const(_) | BExpr::Col(_) | BExpr::Outer(..) | BExpr::Agg(_) => {}
+    }
+}
+
+/// Most key ranges one scan is split into (an `IN` list per key column multiplies them).
+const MAX_KEY_PREFIXES: usize = 1024;
+
+/// Narrows the scan of the first FROM item to the primary-key prefixes its WHERE clause fixes
+/// (`pk = v`, `pk IN (…)` on leading key columns, ANDed). The filter still runs on every row
+/// read, so this only skips rows that could not pass it. Later FROM items may be the nullable
+/// side of an outer join and are left alone.
+fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
+    let (Some(first), Some(filter)) = (from.first_mut(), filter) else {
+        return;
+    };
+    let width = first.width;
+    let Source::Table {
+        table,
+        key_prefixes,
+    } = &mut first.source
+    else {
+        return;
+    };
+    if table.primary_key.is_empty() {
+        return;
+    }
+    let mut eq: HashMap<usize, BExpr> = HashMap::new();
+    let mut lists: HashMap<usize, Vec<BExpr>> = HashMap::new();
+    for c in conjuncts(filter.clone()) {
+        match c {
+            BExpr::Bin(BinOp::Eq, a, b) => {
+                let (col, val) = match (*a, *b) {
+                    (BExpr::Col(i), v) | (v, BExpr::Col(i)) => (i, v),
+                    _ => continue,
+                };
+                if col < width && runtime_const(&val) {
+                    eq.entry(col).or_insert(val);
+                }
+            }
+            BExpr::InList(a, list, false) => {
+                if let BExpr::Col(i) = *a {
+                    if i < width && !list.is_empty() && list.iter().all(runtime_const) {
+                        lists.entry(i).or_insert(list);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut prefixes: Vec<Vec<BExpr>> = vec![vec![]];
+    for col in &table.primary_key {
+        if let Some(v) = eq.get(col) {
+            for p in &mut prefixes {
+                p.push(v.clone());
+            }
+        } else if let Some(list) = lists.get(col) {
+            if prefixes.len() * list.len() > MAX_KEY_PREFIXES {
+                break;
+            }
+            prefixes = prefixes
+                .iter()
+                .flat_map(|p| {
+                    list.iter().map(move |v| {
+                        let mut q = p.clone();
+                        q.push(v.clone());
+                        q
+                    })
+                })
+                .collect();
+        } else {
+            break;
+        }
+    }
+    if prefixes.first().is_some_and(|p| !p.is_empty()) {
+        *key_prefixes = Some(prefixes);
+    }
+}
+
+/// Whether `v` is stored under the key encoding of a column of type `ty` (so a key built from
+/// it finds the rows equal to it).
+fn key_compatible(v: &Value, ty: PgType) -> bool {
+    matches!(
+        (v, ty),
+        (
+            Value::Int(_),
+            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid
+        ) | (
+            Value::Text(_),
+            PgType::Text | PgType::Varchar | PgType::Name
+        ) | (Value::Uuid(_), PgType::Uuid)
+            | (Value::Bool(_), PgType::Bool)
+            | (Value::Bytes(_), PgType::Bytea)
+            | (Value::Date(_), PgType::Date)
+            | (Value::Timestamp(_), PgType::Timestamptz | PgType::Timestamp)
+    )
+}
+
 fn conjuncts(e: BExpr) -> Vec<BExpr> {
     match e {
         BExpr::And(a, b) => {
@@ -2714,8 +3006,15 @@ impl<'a, 'b> Executor<'a, 'b> {
     ) -> Result<Vec<Vec<Value>>, SqlError> {
         match src {
             Source::Dual => Ok(vec![vec![]]),
-            Source::Table { table, point_keys } => {
-                crate::exec::table_rows(self.cx, table, point_keys.as_deref())
+            Source::Table {
+                table,
+                key_prefixes,
+            } => {
+                let ranges = match key_prefixes {
+                    Some(ps) => self.key_ranges(table, ps, parent),
+                    None => None,
+                };
+                crate::exec::table_rows(self.cx, table, ranges.as_deref())
             }
             Source::Virtual { schema, name } => {
                 crate::exec::virtual_rows(self.cx, schema.as_deref(), name)
@@ -2732,6 +3031,40 @@ impl<'a, 'b> Executor<'a, 'b> {
                     .collect()
             }
         }
+    }
+
+    /// Encoded key prefixes for a pushed-down scan; `None` falls back to the whole table (a
+    /// value of another type, or an expression that fails: the filter decides then).
+    fn key_ranges(
+        &self,
+        t: &TableRef,
+        prefixes: &[Vec<BExpr>],
+        parent: Option<&Env<'_>>,
+    ) -> Option<Vec<Vec<u8>>> {
+        let env = Env {
+            row: &[],
+            parent,
+            aggs: None,
+        };
+        let mut out = Vec::with_capacity(prefixes.len());
+        'prefix: for p in prefixes {
+            let mut key = crate::keys::table_prefix(t.id);
+            for (k, e) in p.iter().enumerate() {
+                let ty = t.columns.get(*t.primary_key.get(k)?)?.ty;
+                let v = self.eval(e, &env).ok()?;
+                if v.is_null() {
+                    continue 'prefix; // `= NULL` matches nothing
+                }
+                if !key_compatible(&v, ty) {
+                    return None;
+                }
+                crate::keys::encode_field(&mut key, &v, ty);
+            }
+            out.push(key);
+        }
+        out.sort();
+        out.dedup();
+        Some(out)
     }
 
     /// The joined rows of a FROM list (before WHERE).
