@@ -16,6 +16,7 @@ mod guest;
 pub mod keys;
 pub mod lifecycle;
 pub mod memkv;
+pub mod params;
 pub mod pgcatalog;
 pub mod query;
 pub mod regex;

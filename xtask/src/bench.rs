@@ -36,7 +36,24 @@ pub fn bench(name: &str) -> Result<()> {
         ])),
         "duckdb" => duckdb(),
         "commit" => commit_bench(),
-        other => bail!("unknown benchmark {other:?} (available: store, duckdb, commit)"),
+        "core" => {
+            // The component must be current: the benchmark compares it with this build.
+            crate::build_component()?;
+            run(cargo().args([
+                "test",
+                "--release",
+                "-p",
+                "rocklake",
+                "--test",
+                "bench_core",
+                "--",
+                "--ignored",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ]))
+        }
+        other => bail!("unknown benchmark {other:?} (available: store, duckdb, commit, core)"),
     }
 }
 

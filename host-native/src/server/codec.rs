@@ -47,6 +47,8 @@ pub enum Frontend {
     Bind {
         portal: String,
         statement: String,
+        /// Format code per parameter (none: all text; one: for every parameter).
+        param_formats: Vec<i16>,
         params: Vec<Option<Bytes>>,
         result_formats: Vec<i16>,
     },
@@ -185,8 +187,9 @@ pub fn decode(ty: u8, body: Bytes) -> Result<Frontend, PgError> {
             let portal = r.cstring()?;
             let statement = r.cstring()?;
             let nformats = count(&mut r)?;
+            let mut param_formats = Vec::with_capacity(nformats.min(1024));
             for _ in 0..nformats {
-                r.i16()?;
+                param_formats.push(r.i16()?);
             }
             let nparams = count(&mut r)?;
             let mut params = Vec::with_capacity(nparams.min(1024));
@@ -208,6 +211,7 @@ pub fn decode(ty: u8, body: Bytes) -> Result<Frontend, PgError> {
             Frontend::Bind {
                 portal,
                 statement,
+                param_formats,
                 params,
                 result_formats,
             }

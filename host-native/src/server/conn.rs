@@ -83,6 +83,8 @@ struct Startup {
 struct Prepared {
     sql: String,
     describe: Describe,
+    /// Parameter types the client gave in Parse (0: untyped, typed from context).
+    given_types: Vec<u32>,
 }
 
 /// One text-format result row.
@@ -707,9 +709,10 @@ impl<B: Backend> Conn<B> {
                 Frontend::Bind {
                     portal,
                     statement,
+                    param_formats,
                     params,
                     result_formats,
-                } => self.bind(portal, statement, params, result_formats),
+                } => self.bind(portal, statement, &param_formats, params, result_formats),
                 Frontend::Describe { kind, name } => self.describe(kind, &name),
                 Frontend::Execute { portal, max_rows } => self.execute(&portal, max_rows).await?,
                 Frontend::Close { kind, name } => {
@@ -1066,22 +1069,32 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "parse: {sql}");
-        let described = match self.cancellable(backend.describe(sid, &sql)).await {
+        // Parameters are described as NULLs of their types and bound as literals.
+        let nparams = rocklake_core::params::count(&sql).max(param_types.len());
+        let shape = if nparams > 0 {
+            rocklake_core::params::for_describe(&sql, &param_types)
+        } else {
+            sql.clone()
+        };
+        let described = match self.cancellable(backend.describe(sid, &shape)).await {
             None => Err(canceled()),
             Some(r) => r,
         };
         match described {
             Ok(mut describe) => {
-                // Types the client specified win over inferred ones, as in PostgreSQL.
-                if describe.param_types.len() < param_types.len() {
-                    describe.param_types.resize(param_types.len(), 0);
-                }
-                for (i, t) in param_types.iter().enumerate() {
-                    if *t != 0 {
-                        describe.param_types[i] = *t;
-                    }
-                }
-                self.unnamed = Some(Prepared { sql, describe });
+                // Types the client specified win; the others are reported as text (RockLake
+                // does not infer parameter types; an untyped value takes its context's type).
+                describe.param_types = (0..nparams)
+                    .map(|i| match param_types.get(i) {
+                        Some(t) if *t != 0 => *t,
+                        _ => 25,
+                    })
+                    .collect();
+                self.unnamed = Some(Prepared {
+                    sql,
+                    describe,
+                    given_types: param_types,
+                });
                 self.out.parse_complete();
             }
             Err(e) => {
@@ -1096,6 +1109,7 @@ impl<B: Backend> Conn<B> {
         &mut self,
         portal: String,
         statement: String,
+        param_formats: &[i16],
         params: Vec<Option<Bytes>>,
         result_formats: Vec<i16>,
     ) {
@@ -1111,6 +1125,11 @@ impl<B: Backend> Conn<B> {
                 "unnamed prepared statement does not exist",
             ));
         };
+        let stmt = Prepared {
+            sql: stmt.sql.clone(),
+            describe: stmt.describe.clone(),
+            given_types: stmt.given_types.clone(),
+        };
         if !portal.is_empty() {
             return self.ext_error(PgError::new("0A000", "named portals are not supported"));
         }
@@ -1121,12 +1140,49 @@ impl<B: Backend> Conn<B> {
                 format!("bind message supplies {} parameters, but prepared statement \"\" requires {wanted}", params.len()),
             ));
         }
-        if !params.is_empty() {
-            return self.ext_error(
-                PgError::new("0A000", "bind parameters are not supported")
-                    .with_hint("Inline the values into the statement text."),
-            );
+        if param_formats.len() > 1 && param_formats.len() != params.len() {
+            return self.ext_error(PgError::new(
+                "08P01",
+                format!(
+                    "bind message has {} parameter formats but {} parameters",
+                    param_formats.len(),
+                    params.len()
+                ),
+            ));
         }
+        let mut texts = Vec::with_capacity(params.len());
+        for (i, p) in params.iter().enumerate() {
+            let format = match param_formats {
+                [] => 0,
+                [one] => *one,
+                many => many[i],
+            };
+            let oid = stmt.describe.param_types.get(i).copied().unwrap_or(25);
+            texts.push(match p {
+                None => None,
+                Some(b) if format == 0 => match std::str::from_utf8(b) {
+                    Ok(s) => Some(s.to_string()),
+                    Err(_) => {
+                        return self.ext_error(PgError::new(
+                            "22021",
+                            "invalid byte sequence for encoding \"UTF8\"",
+                        ))
+                    }
+                },
+                Some(b) => match rocklake_core::params::decode_binary(oid, b) {
+                    Ok(s) => Some(s),
+                    Err(e) => return self.ext_error(e),
+                },
+            });
+        }
+        let sql = if params.is_empty() {
+            stmt.sql.clone()
+        } else {
+            match rocklake_core::params::substitute(&stmt.sql, &stmt.given_types, &texts) {
+                Ok(s) => s,
+                Err(e) => return self.ext_error(e),
+            }
+        };
         let columns = stmt.describe.fields.as_ref().map_or(0, Vec::len);
         if result_formats.len() > 1 && result_formats.len() != columns {
             return self.ext_error(PgError::new(
@@ -1143,7 +1199,7 @@ impl<B: Backend> Conn<B> {
                 "binary result format is not supported",
             ));
         }
-        let (sql, fields) = (stmt.sql.clone(), stmt.describe.fields.clone());
+        let fields = stmt.describe.fields.clone();
         self.portal = Some(Portal {
             sql,
             fields,

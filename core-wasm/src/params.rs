@@ -1,0 +1,295 @@
+//! Bind parameters of the extended query protocol (`$1`, `$2`, …).
+//!
+//! The core executes SQL text, so a bound statement is the statement with each placeholder
+//! replaced by a literal of the parameter's value: `'text'::type` when the client (or Parse)
+//! gave a type, an untyped `'text'` otherwise, which PostgreSQL's rules type from its context
+//! exactly like the parameter would have been. Placeholders inside string literals, quoted
+//! identifiers, comments and dollar-quoted strings are left alone.
+
+use crate::api::PgError;
+
+/// One placeholder occurrence: byte range in the SQL text and its number (1-based).
+fn placeholders(sql: &str) -> Vec<(usize, usize, usize)> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => {
+                // '…' with '' escapes; E'…' also has backslash escapes.
+                let escapes = i > 0 && (b[i - 1] == b'E' || b[i - 1] == b'e');
+                i += 1;
+                while i < b.len() {
+                    if escapes && b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if b[i] == b'\'' {
+                        if b.get(i + 1) == Some(&b'\'') {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0usize;
+                while i < b.len() {
+                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'$' => {
+                let start = i;
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let prev_ident =
+                    start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
+                if j > i + 1 && !prev_ident {
+                    if let Ok(n) = sql[i + 1..j].parse::<usize>() {
+                        out.push((start, j, n));
+                    }
+                    i = j;
+                    continue;
+                }
+                // $tag$ … $tag$ (also $$ … $$).
+                let mut k = i + 1;
+                while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
+                    k += 1;
+                }
+                if !prev_ident && k < b.len() && b[k] == b'$' {
+                    let tag = &sql[i..=k];
+                    match sql[k + 1..].find(tag) {
+                        Some(end) => i = k + 1 + end + tag.len(),
+                        None => i = b.len(),
+                    }
+                    continue;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// How many parameters the statement has: the highest `$n` it uses.
+pub fn count(sql: &str) -> usize {
+    placeholders(sql).iter().map(|p| p.2).max().unwrap_or(0)
+}
+
+/// PostgreSQL's name of a type oid, for the casts of typed parameters.
+pub fn type_name(oid: u32) -> Option<&'static str> {
+    Some(match oid {
+        16 => "boolean",
+        17 => "bytea",
+        18 => "\"char\"",
+        19 => "name",
+        20 => "bigint",
+        21 => "smallint",
+        23 => "integer",
+        25 => "text",
+        26 => "oid",
+        700 => "real",
+        701 => "double precision",
+        1043 => "varchar",
+        1082 => "date",
+        1083 => "time",
+        1114 => "timestamp",
+        1184 => "timestamptz",
+        1186 => "interval",
+        1700 => "numeric",
+        2950 => "uuid",
+        _ => return None,
+    })
+}
+
+fn replace(sql: &str, mut with: impl FnMut(usize) -> String) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut last = 0;
+    for (start, end, n) in placeholders(sql) {
+        out.push_str(&sql[last..start]);
+        out.push_str(&with(n));
+        last = end;
+    }
+    out.push_str(&sql[last..]);
+    out
+}
+
+/// The statement as Parse/Describe sees it: each parameter a NULL of its type (or untyped).
+pub fn for_describe(sql: &str, types: &[u32]) -> String {
+    replace(sql, |n| {
+        match types.get(n - 1).copied().and_then(type_name) {
+            Some(t) => format!("CAST(NULL AS {t})"),
+            None => "NULL".to_string(),
+        }
+    })
+}
+
+/// A parameter value from Bind, in text form (binary values decoded by [`decode_binary`]).
+pub type ParamText = Option<String>;
+
+/// The statement with every parameter replaced by a literal of its value.
+pub fn substitute(sql: &str, types: &[u32], values: &[ParamText]) -> Result<String, PgError> {
+    let mut missing = None;
+    let out = replace(sql, |n| {
+        let Some(v) = values.get(n - 1) else {
+            missing = Some(n);
+            return String::new();
+        };
+        let ty = types.get(n - 1).copied().and_then(type_name);
+        match (v, ty) {
+            (None, Some(t)) => format!("CAST(NULL AS {t})"),
+            (None, None) => "NULL".to_string(),
+            (Some(s), Some(t)) => format!("CAST({} AS {t})", quote(s)),
+            (Some(s), None) => quote(s),
+        }
+    });
+    match missing {
+        Some(n) => Err(PgError::new("42P02", format!("there is no parameter ${n}"))),
+        None => Ok(out),
+    }
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Decodes a binary-format parameter of type `oid` into its text form.
+pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
+    let bad = || {
+        PgError::new(
+            "22P03",
+            format!("incorrect binary data format in bind parameter of type {oid}"),
+        )
+    };
+    let int = |n: usize| -> Result<i64, PgError> {
+        if b.len() != n {
+            return Err(bad());
+        }
+        Ok(match n {
+            2 => i64::from(i16::from_be_bytes([b[0], b[1]])),
+            4 => i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+            _ => i64::from_be_bytes(b.try_into().map_err(|_| bad())?),
+        })
+    };
+    Ok(match oid {
+        16 => match b {
+            [0] => "false".into(),
+            [1] => "true".into(),
+            _ => return Err(bad()),
+        },
+        21 => int(2)?.to_string(),
+        23 | 26 => int(4)?.to_string(),
+        20 => int(8)?.to_string(),
+        700 => f32::from_be_bytes(b.try_into().map_err(|_| bad())?).to_string(),
+        701 => f64::from_be_bytes(b.try_into().map_err(|_| bad())?).to_string(),
+        25 | 1043 | 19 | 0 => String::from_utf8(b.to_vec())
+            .map_err(|_| PgError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?,
+        17 => {
+            let mut s = String::from("\\x");
+            for x in b {
+                s.push_str(&format!("{x:02x}"));
+            }
+            s
+        }
+        2950 => {
+            if b.len() != 16 {
+                return Err(bad());
+            }
+            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[0..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..32]
+            )
+        }
+        _ => {
+            return Err(PgError::new(
+                "0A000",
+                format!("binary format for bind parameters of type {oid} is not supported"),
+            )
+            .with_hint("Send the parameter in text format."))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_outside_quotes_and_comments_only() {
+        let sql = "SELECT $1, '$2', \"$3\", E'\\'$4', $$ $5 $$, $t$ $6 $t$ -- $7\n /* $8 /* $9 */ */ , a$10, $2";
+        let got: Vec<usize> = placeholders(sql).iter().map(|p| p.2).collect();
+        assert_eq!(got, vec![1, 2]);
+        assert_eq!(count(sql), 2);
+    }
+
+    #[test]
+    fn substitution_quotes_and_types() {
+        let s = substitute(
+            "SELECT * FROM t WHERE a = $1 AND b = $2 AND c IS $3",
+            &[20, 0],
+            &[Some("42".into()), Some("it's".into()), None],
+        )
+        .expect("ok");
+        assert_eq!(
+            s,
+            "SELECT * FROM t WHERE a = CAST('42' AS bigint) AND b = 'it''s' AND c IS NULL"
+        );
+        assert_eq!(
+            substitute("SELECT $2", &[], &[Some("x".into())])
+                .expect_err("missing")
+                .code,
+            "42P02"
+        );
+        assert_eq!(
+            for_describe("SELECT $1, $2", &[23]),
+            "SELECT CAST(NULL AS integer), NULL"
+        );
+    }
+
+    #[test]
+    fn binary_values_decode() {
+        assert_eq!(decode_binary(20, &42i64.to_be_bytes()).expect("i8"), "42");
+        assert_eq!(decode_binary(23, &(-7i32).to_be_bytes()).expect("i4"), "-7");
+        assert_eq!(decode_binary(16, &[1]).expect("bool"), "true");
+        assert_eq!(decode_binary(17, &[0xde, 0xad]).expect("bytea"), "\\xdead");
+        assert_eq!(decode_binary(20, &[1, 2]).expect_err("short").code, "22P03");
+        assert_eq!(
+            decode_binary(1186, &[0; 16]).expect_err("interval").code,
+            "0A000"
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! `cargo xtask bench core`: the same statements through the WebAssembly component and through
+//! the native core, in one run, over the same in-memory store: per-statement latency of small
+//! statements, throughput of large scans (1 M catalog rows), and component instantiation from
+//! the precompiled cache. Prints each pair with its ratio against the goals of issue 4
+//! (component ≤ 1.3× native on scans, ≤ 20 µs added per statement, instantiation ≤ 10 ms).
+//! Ignored by default: a benchmark, not a test (it needs a release build to mean anything).
+
+use std::time::{Duration, Instant};
+
+use rocklake::component::{default_component_path, WasmComponent};
+use rocklake::service::Core;
+use rocklake_core::api::{Output, SessionId};
+use rocklake_core::memkv::MemKv;
+use rocklake_core::writer::init_statements;
+use rocklake_core::Engine;
+
+const ROWS: usize = 1_000_000;
+const CHUNK: usize = 20_000;
+
+/// Runs `sql` to completion, applying commit batches to `kv`.
+fn run(core: &mut dyn Core, kv: &mut MemKv, sid: SessionId, sql: &str, now: i64) -> Vec<Output> {
+    let mut r = core.query(kv, sid, sql, now);
+    let mut outputs = std::mem::take(&mut r.outputs);
+    while let Some(batch) = r.commit.take() {
+        kv.apply(&batch);
+        r = core.commit_finished(kv, sid, Ok(()));
+        outputs.append(&mut r.outputs);
+    }
+    assert!(r.error.is_none(), "{sql}: {:?}", r.error);
+    outputs
+}
+
+/// A DuckLake catalog (DuckLake's own DDL) plus a 1 M-row table.
+fn build_store() -> MemKv {
+    let mut kv = MemKv::new();
+    let mut engine = Engine::open(&kv).expect("open");
+    let sid = engine.open_session("bench", "lake");
+    let mut ddl = vec!["BEGIN".to_string()];
+    ddl.extend(init_statements(
+        "/data/",
+        "bench",
+        "0190f6a2-0000-7000-8000-000000000000",
+    ));
+    ddl.push("COMMIT".into());
+    run(&mut engine, &mut kv, sid, &ddl.join(";\n"), 1);
+    run(
+        &mut engine,
+        &mut kv,
+        sid,
+        "CREATE TABLE big (id BIGINT, table_id BIGINT, v BIGINT, path VARCHAR)",
+        2,
+    );
+    for start in (0..ROWS).step_by(CHUNK) {
+        let values: Vec<String> = (start..start + CHUNK)
+            .map(|i| format!("({i}, {}, {}, 'f{i}.parquet')", i % 200, i % 1000))
+            .collect();
+        run(
+            &mut engine,
+            &mut kv,
+            sid,
+            &format!("INSERT INTO big VALUES {}", values.join(",")),
+            3,
+        );
+    }
+    for s in 1..=50 {
+        run(
+            &mut engine,
+            &mut kv,
+            sid,
+            &format!(
+                "INSERT INTO ducklake_snapshot VALUES ({s}, now(), {s}, 10, 0); \
+                 INSERT INTO ducklake_snapshot_changes VALUES ({s}, 'x', NULL, NULL, NULL)"
+            ),
+            4,
+        );
+    }
+    kv
+}
+
+fn time_per_call(
+    core: &mut dyn Core,
+    kv: &mut MemKv,
+    sid: SessionId,
+    sql: &str,
+    n: usize,
+) -> Duration {
+    // Warm up (first calls compile caches, grow the instance's memory).
+    for _ in 0..(n / 10).max(3) {
+        run(core, kv, sid, sql, 5);
+    }
+    let start = Instant::now();
+    for _ in 0..n {
+        run(core, kv, sid, sql, 5);
+    }
+    start.elapsed() / n as u32
+}
+
+fn best_of(
+    core: &mut dyn Core,
+    kv: &mut MemKv,
+    sid: SessionId,
+    sql: &str,
+    runs: usize,
+) -> Duration {
+    run(core, kv, sid, sql, 5);
+    (0..runs)
+        .map(|_| {
+            let s = Instant::now();
+            run(core, kv, sid, sql, 5);
+            s.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+#[test]
+#[ignore = "benchmark: cargo xtask bench core"]
+fn bench_core_component_vs_native() {
+    let path = default_component_path()
+        .filter(|p| p.is_file())
+        .expect("the component must be built (cargo xtask component)");
+    let t = Instant::now();
+    let mut kv = build_store();
+    println!(
+        "store: DuckLake catalog + {ROWS} rows built in {:.1} s ({} keys)",
+        t.elapsed().as_secs_f64(),
+        kv.len()
+    );
+
+    let mut native = Engine::open(&kv).expect("native open");
+    let nsid = Core::open_session(&mut native, "bench", "lake");
+
+    // Instantiation: load (precompiled cache) once, then instantiate as the server does.
+    let t = Instant::now();
+    let component = WasmComponent::load(&path).expect("load component");
+    let load = t.elapsed();
+    let mut inst_times = Vec::new();
+    let mut wasm = None;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let w = component.instantiate(&kv).expect("instantiate");
+        inst_times.push(t.elapsed());
+        wasm = Some(w);
+    }
+    let mut wasm = wasm.expect("instance");
+    let wsid = Core::open_session(&mut wasm, "bench", "lake");
+    inst_times.sort();
+    let inst = inst_times[inst_times.len() / 2];
+    println!(
+        "component: load from the cache {:.1} ms, instantiate + open the catalog {:.2} ms (median of 5; goal <= 10 ms)",
+        load.as_secs_f64() * 1000.0,
+        inst.as_secs_f64() * 1000.0
+    );
+
+    println!("\nper statement (mean of repeated calls; goal: component adds <= 20 µs)");
+    println!(
+        "{:<72} {:>10} {:>10} {:>9} {:>7}",
+        "statement", "native µs", "wasm µs", "added µs", "ratio"
+    );
+    let small = [
+        "SELECT 1",
+        "SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)",
+        "SELECT * FROM ducklake_snapshot_changes WHERE snapshot_id = 17",
+        "SELECT schema_id, schema_name FROM ducklake_schema WHERE begin_snapshot <= 40 AND (end_snapshot IS NULL OR end_snapshot > 40)",
+        "SELECT count(*) FROM pg_catalog.pg_namespace",
+        "BEGIN; INSERT INTO ducklake_snapshot_changes VALUES (1000, 'y', NULL, NULL, NULL); ROLLBACK",
+    ];
+    let mut worst_added = 0.0f64;
+    for sql in small {
+        let n = time_per_call(&mut native, &mut kv, nsid, sql, 2000);
+        let w = time_per_call(&mut wasm, &mut kv, wsid, sql, 2000);
+        let (nu, wu) = (n.as_secs_f64() * 1e6, w.as_secs_f64() * 1e6);
+        worst_added = worst_added.max(wu - nu);
+        let shown: String = sql.chars().take(70).collect();
+        println!(
+            "{shown:<72} {nu:>10.1} {wu:>10.1} {:>9.1} {:>6.2}x",
+            wu - nu,
+            wu / nu
+        );
+    }
+
+    println!("\nlarge scans over {ROWS} rows (best of 3; goal: component <= 1.3x native)");
+    println!(
+        "{:<72} {:>10} {:>10} {:>9} {:>7}",
+        "statement", "native ms", "wasm ms", "Mrows/s", "ratio"
+    );
+    let scans = [
+        "SELECT count(*) FROM big",
+        "SELECT sum(v) FROM big WHERE table_id = 17",
+        "SELECT count(*) FROM big WHERE path LIKE 'f99%'",
+    ];
+    let mut worst_ratio = 0.0f64;
+    for sql in scans {
+        let n = best_of(&mut native, &mut kv, nsid, sql, 3);
+        let w = best_of(&mut wasm, &mut kv, wsid, sql, 3);
+        let ratio = w.as_secs_f64() / n.as_secs_f64();
+        worst_ratio = worst_ratio.max(ratio);
+        println!(
+            "{sql:<72} {:>10.1} {:>10.1} {:>9.2} {ratio:>6.2}x",
+            n.as_secs_f64() * 1000.0,
+            w.as_secs_f64() * 1000.0,
+            ROWS as f64 / w.as_secs_f64() / 1e6
+        );
+    }
+    let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+    println!(
+        "\nsummary: scans worst {worst_ratio:.2}x (goal 1.3x: {}), per statement worst +{worst_added:.1} µs (goal 20 µs: {}), instantiation {:.2} ms (goal 10 ms: {})",
+        verdict(worst_ratio <= 1.3),
+        verdict(worst_added <= 20.0),
+        inst.as_secs_f64() * 1000.0,
+        verdict(inst <= Duration::from_millis(10))
+    );
+    // The two builds must agree, or the comparison is meaningless.
+    for sql in scans {
+        let a = run(&mut native, &mut kv, nsid, sql, 5);
+        let b = run(&mut wasm, &mut kv, wsid, sql, 5);
+        assert_eq!(a, b, "{sql}");
+    }
+}
