@@ -656,11 +656,12 @@ async fn server_bind_execute_unnamed_with_row_limit() {
         [&[0, 1][..], &1i32.to_be_bytes(), b"3"].concat()
     );
     assert_eq!(msgs[7].tag(), "SELECT 3");
-    // Parameters are refused with 0A000; named statements too.
+    // A Bind with fewer values than the statement has parameters is a protocol error;
+    // named statements are refused with 0A000.
     c.send(
         &[
             parse("", "with param", &[]),
-            bind_unnamed(&[b"1"]),
+            bind_unnamed(&[]),
             execute(0),
             sync(),
         ]
@@ -669,7 +670,7 @@ async fn server_bind_execute_unnamed_with_row_limit() {
     .await;
     let msgs = c.until_ready().await;
     assert_eq!(Client::types(&msgs), "1EZ");
-    assert_eq!(msgs[1].sqlstate(), "0A000");
+    assert_eq!(msgs[1].sqlstate(), "08P01");
     c.send(&[parse("s1", "rows3", &[]), sync()].concat()).await;
     let msgs = c.until_ready().await;
     assert_eq!(msgs[0].sqlstate(), "0A000");

@@ -1084,9 +1084,11 @@ impl<B: Backend> Conn<B> {
             Ok(mut describe) => {
                 // Types the client specified win; the others are reported as text (RockLake
                 // does not infer parameter types; an untyped value takes its context's type).
-                describe.param_types = (0..nparams)
-                    .map(|i| match param_types.get(i) {
-                        Some(t) if *t != 0 => *t,
+                let inferred = std::mem::take(&mut describe.param_types);
+                describe.param_types = (0..nparams.max(inferred.len()))
+                    .map(|i| match (param_types.get(i), inferred.get(i)) {
+                        (Some(t), _) if *t != 0 => *t,
+                        (_, Some(t)) if *t != 0 => *t,
                         _ => 25,
                     })
                     .collect();
