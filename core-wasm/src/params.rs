@@ -105,6 +105,14 @@ pub fn count(sql: &str) -> usize {
     placeholders(sql).iter().map(|p| p.2).max().unwrap_or(0)
 }
 
+/// Refuses `$0` (parameters are numbered from 1), as PostgreSQL does at Parse.
+pub fn check(sql: &str) -> Result<(), PgError> {
+    match placeholders(sql).iter().find(|p| p.2 == 0) {
+        Some(_) => Err(PgError::new("42P02", "there is no parameter $0")),
+        None => Ok(()),
+    }
+}
+
 /// PostgreSQL's name of a type oid, for the casts of typed parameters.
 pub fn type_name(oid: u32) -> Option<&'static str> {
     Some(match oid {
@@ -146,7 +154,12 @@ fn replace(sql: &str, mut with: impl FnMut(usize) -> String) -> String {
 /// The statement as Parse/Describe sees it: each parameter a NULL of its type (or untyped).
 pub fn for_describe(sql: &str, types: &[u32]) -> String {
     replace(sql, |n| {
-        match types.get(n - 1).copied().and_then(type_name) {
+        match n
+            .checked_sub(1)
+            .and_then(|i| types.get(i))
+            .copied()
+            .and_then(type_name)
+        {
             Some(t) => format!("CAST(NULL AS {t})"),
             None => "NULL".to_string(),
         }
@@ -160,7 +173,7 @@ pub type ParamText = Option<String>;
 pub fn substitute(sql: &str, types: &[u32], values: &[ParamText]) -> Result<String, PgError> {
     let mut missing = None;
     let out = replace(sql, |n| {
-        let Some(v) = values.get(n - 1) else {
+        let Some(v) = n.checked_sub(1).and_then(|i| values.get(i)) else {
             missing = Some(n);
             return String::new();
         };
@@ -277,6 +290,20 @@ mod tests {
         assert_eq!(
             for_describe("SELECT $1, $2", &[23]),
             "SELECT CAST(NULL AS integer), NULL"
+        );
+    }
+
+    /// Found by the pg_message fuzz target: `$0` underflowed the parameter index.
+    #[test]
+    fn parameter_zero_is_an_error_not_a_panic() {
+        let sql = "SELECT snapshot_id FROM ducklake_snapshot WHERE snapshot.id = $0";
+        assert_eq!(check(sql).expect_err("$0").code, "42P02");
+        assert_eq!(for_describe(sql, &[20]), sql.replace("$0", "NULL"));
+        assert_eq!(
+            substitute(sql, &[], &[Some("1".into())])
+                .expect_err("$0")
+                .code,
+            "42P02"
         );
     }
 

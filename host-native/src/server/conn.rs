@@ -1069,6 +1069,11 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "parse: {sql}");
+        if let Err(e) = rocklake_core::params::check(&sql) {
+            self.unnamed = None;
+            self.ext_error(e);
+            return Ok(());
+        }
         // Parameters are described as NULLs of their types and bound as literals.
         let nparams = rocklake_core::params::count(&sql).max(param_types.len());
         let shape = if nparams > 0 {
