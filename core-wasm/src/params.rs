@@ -233,20 +233,7 @@ pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
             }
             s
         }
-        2950 => {
-            if b.len() != 16 {
-                return Err(bad());
-            }
-            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-            format!(
-                "{}-{}-{}-{}-{}",
-                &h[0..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..32]
-            )
-        }
+        2950 => crate::types::fmt_uuid(&b.try_into().map_err(|_| bad())?),
         _ => {
             return Err(PgError::new(
                 "0A000",

@@ -593,6 +593,22 @@ fn init_logs(format: LogFormat) {
     }
 }
 
+/// verify_catalog over a consistent read-only copy of the catalog (never claims the writer).
+fn verify_report(url: &url::Url) -> anyhow::Result<rocklake_core::verify::Report> {
+    let run = async {
+        let kv = rocklake::store::read_snapshot(url.as_str()).await?;
+        let mut engine = rocklake_core::Engine::open(&kv)
+            .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
+        rocklake_core::verify::verify(&mut engine, &kv)
+            .map_err(|e| anyhow::anyhow!("verify failed: {e}"))
+    };
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(run))
+}
+
 fn verify(catalog: &str, json: bool) -> ExitCode {
     init_logs(LogFormat::Human);
     let url = match catalog_url(catalog) {
@@ -602,19 +618,7 @@ fn verify(catalog: &str, json: bool) -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    let run = async {
-        let kv = rocklake::store::read_snapshot(url.as_str()).await?;
-        let mut engine = rocklake_core::Engine::open(&kv)
-            .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
-        rocklake_core::verify::verify(&mut engine, &kv)
-            .map_err(|e| anyhow::anyhow!("verify failed: {e}"))
-    };
-    let report = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)
-        .and_then(|rt| rt.block_on(run))
-    {
+    let report = match verify_report(&url) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rocklake: {e:#}");
@@ -759,19 +763,7 @@ fn repair(admin: &AdminArgs, apply: bool) -> ExitCode {
     let Ok(url) = catalog_url(&admin.catalog) else {
         return ExitCode::from(EXIT_CONFIG);
     };
-    let run = async {
-        let kv = rocklake::store::read_snapshot(url.as_str()).await?;
-        let mut engine = rocklake_core::Engine::open(&kv)
-            .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
-        rocklake_core::verify::verify(&mut engine, &kv)
-            .map_err(|e| anyhow::anyhow!("verify failed: {e}"))
-    };
-    let report = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)
-        .and_then(|rt| rt.block_on(run))
-    {
+    let report = match verify_report(&url) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rocklake: {e:#}");
