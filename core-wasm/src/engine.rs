@@ -464,7 +464,13 @@ impl Engine {
     /// be made durable.
     fn run(&mut self, kv: &dyn KvRead, sess: &mut Session) -> Reply {
         while let Some(stmt) = sess.queue.pop_front() {
-            self.st.oldest_session_pin = self.oldest_pinned_snapshot();
+            // Only the lifecycle functions look at other sessions' read points.
+            self.st.oldest_session_pin = match &stmt {
+                Statement::Query(q) if crate::lifecycle::recognize(q).is_some() => {
+                    self.oldest_pinned_snapshot()
+                }
+                _ => None,
+            };
             let step = {
                 let mut cx = crate::exec::Cx {
                     kv,

@@ -641,15 +641,15 @@ fn opt_text(s: Option<String>) -> Value {
 
 /// Runs `rocklake_<name>(args)`.
 pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlError> {
-    let read_only = matches!(
-        name,
+    let writes = match name {
         "rocklake_status"
-            | "rocklake_leases"
-            | "rocklake_checkpoints"
-            | "rocklake_gc_plan"
-            | "rocklake_excise_plan"
-    ) || (name == "rocklake_repair" && args.is_empty());
-    let writes = !read_only;
+        | "rocklake_leases"
+        | "rocklake_checkpoints"
+        | "rocklake_gc_plan"
+        | "rocklake_excise_plan" => false,
+        "rocklake_repair" => repair_applies(name, args)?,
+        _ => true,
+    };
     if writes {
         if cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
             return Err(LifecycleError::InTransactionBlock {
@@ -701,16 +701,7 @@ pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlErr
             restore(cx, id)
         }
         "rocklake_repair" => {
-            let apply = match text_arg(name, args, 0, "false")?.as_str() {
-                "true" => true,
-                "false" => false,
-                other => {
-                    return Err(LifecycleError::BadCall {
-                        message: format!("rocklake_repair(apply boolean): not a boolean: {other}"),
-                    }
-                    .into())
-                }
-            };
+            let apply = repair_applies(name, args)?;
             repair(cx, apply)
         }
         other => Err(SqlError::UndefinedFunction {
@@ -973,7 +964,13 @@ fn gc(cx: &mut Cx<'_>, floor: u64, apply: bool) -> Result<Output, SqlError> {
         .into());
     };
     let blocker = floor_blocker(cx, floor, seq)?;
-    let scan = scan_excisable(cx, seq, &[keys::TAG_ROW], usize::MAX)?;
+    // Counting what excision could delete reads every version: the plan does it, the apply
+    // (which runs under the engine's lock like every statement) does not.
+    let scan = if apply {
+        None
+    } else {
+        Some(scan_excisable(cx, seq, &[keys::TAG_ROW], usize::MAX)?)
+    };
     if apply {
         if let Some(b) = blocker {
             return Err(b.into());
@@ -990,8 +987,9 @@ fn gc(cx: &mut Cx<'_>, floor: u64, apply: bool) -> Result<Output, SqlError> {
         int(current),
         int(floor),
         int(seq),
-        int(scan.deletes.len() as u64),
-        int(scan.bytes),
+        scan.as_ref()
+            .map_or(Value::Null, |x| int(x.deletes.len() as u64)),
+        scan.as_ref().map_or(Value::Null, |x| int(x.bytes)),
         Value::Bool(apply),
         opt_text(blocker.map(|b| b.to_string())),
     ]);
@@ -1089,11 +1087,13 @@ fn settle(
                 let d = match dropped_at.get(&id) {
                     Some(d) => *d,
                     None => {
-                        let d = latest_version(cx.kv, &keys::table_def_key(id))?
-                            .filter(|(_, live)| !live)
-                            .map(|(s, _)| s);
-                        let gone = latest_version(cx.kv, &keys::table_def_key(id))?.is_none();
-                        let d = if gone { Some(0) } else { d };
+                        // Commit of the definition's tombstone; 0 when no version is left
+                        // (an earlier excision removed it); none while it is still live.
+                        let d = match latest_version(cx.kv, &keys::table_def_key(id))? {
+                            None => Some(0),
+                            Some((s, false)) => Some(s),
+                            Some((_, true)) => None,
+                        };
                         dropped_at.insert(id, d);
                         d
                     }
@@ -1407,6 +1407,18 @@ fn restore(cx: &mut Cx<'_>, id: u64) -> Result<Output, SqlError> {
     Ok(r.output())
 }
 
+/// The `apply` argument of `rocklake_repair` (default false: a dry run).
+fn repair_applies(name: &str, args: &[Expr]) -> Result<bool, SqlError> {
+    match text_arg(name, args, 0, "false")?.as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(LifecycleError::BadCall {
+            message: format!("{name}(apply boolean): not a boolean: {other}"),
+        }
+        .into()),
+    }
+}
+
 /// `rocklake_repair([apply])`: fixes what can be fixed without judgement — counters behind the
 /// ids they hand out (RockLake's table id, oid and per-table tuple counters; DuckLake's
 /// `next_catalog_id` / `next_file_id`), expired leases and a stale excision cursor — and lists
@@ -1529,38 +1541,12 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
         )?;
         if let Some(row) = latest.first() {
             let snap = row.first().cloned().unwrap_or(Value::Null);
-            // (counter, its value, the (table, id column)s it numbers)
-            type Counter<'v> = (
-                &'static str,
-                Option<&'v Value>,
-                &'static [(&'static str, &'static str)],
-            );
-            let counters: [Counter<'_>; 2] = [
-                (
-                    "next_catalog_id",
-                    row.get(1),
-                    &[
-                        ("ducklake_schema", "schema_id"),
-                        ("ducklake_table", "table_id"),
-                        ("ducklake_view", "view_id"),
-                        ("ducklake_macro", "macro_id"),
-                    ],
-                ),
-                (
-                    "next_file_id",
-                    row.get(2),
-                    &[
-                        ("ducklake_data_file", "data_file_id"),
-                        ("ducklake_delete_file", "delete_file_id"),
-                    ],
-                ),
-            ];
-            for (counter, value, sources) in counters {
-                let (Some(Value::Int(value)), Value::Int(snap)) = (value, &snap) else {
+            for (i, (counter, sources)) in crate::verify::ID_COUNTERS.iter().enumerate() {
+                let (Some(Value::Int(value)), Value::Int(snap)) = (row.get(i + 1), &snap) else {
                     continue;
                 };
                 let mut max: Option<i64> = None;
-                for (table, col) in sources {
+                for (table, col) in *sources {
                     let exists = cx.st.tables.values().any(|t| {
                         t.schema == lake.schema()
                             && t.name == *table

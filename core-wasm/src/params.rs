@@ -7,6 +7,7 @@
 //! identifiers, comments and dollar-quoted strings are left alone.
 
 use crate::api::PgError;
+use crate::types::PgType;
 
 /// One placeholder occurrence: byte range in the SQL text and its number (1-based).
 fn placeholders(sql: &str) -> Vec<(usize, usize, usize)> {
@@ -100,42 +101,25 @@ fn placeholders(sql: &str) -> Vec<(usize, usize, usize)> {
     out
 }
 
-/// How many parameters the statement has: the highest `$n` it uses.
-pub fn count(sql: &str) -> usize {
-    placeholders(sql).iter().map(|p| p.2).max().unwrap_or(0)
-}
-
-/// Refuses `$0` (parameters are numbered from 1), as PostgreSQL does at Parse.
-pub fn check(sql: &str) -> Result<(), PgError> {
-    match placeholders(sql).iter().find(|p| p.2 == 0) {
-        Some(_) => Err(PgError::new("42P02", "there is no parameter $0")),
-        None => Ok(()),
+/// How many parameters the statement has (the highest `$n` it uses); `$0` is refused as
+/// PostgreSQL does at Parse (parameters are numbered from 1).
+pub fn count(sql: &str) -> Result<usize, PgError> {
+    let mut max = 0;
+    for (_, _, n) in placeholders(sql) {
+        if n == 0 {
+            return Err(PgError::new("42P02", "there is no parameter $0"));
+        }
+        max = max.max(n);
     }
+    Ok(max)
 }
 
-/// PostgreSQL's name of a type oid, for the casts of typed parameters.
-pub fn type_name(oid: u32) -> Option<&'static str> {
-    Some(match oid {
-        16 => "boolean",
-        17 => "bytea",
-        18 => "\"char\"",
-        19 => "name",
-        20 => "bigint",
-        21 => "smallint",
-        23 => "integer",
-        25 => "text",
-        26 => "oid",
-        700 => "real",
-        701 => "double precision",
-        1043 => "varchar",
-        1082 => "date",
-        1083 => "time",
-        1114 => "timestamp",
-        1184 => "timestamptz",
-        1186 => "interval",
-        1700 => "numeric",
-        2950 => "uuid",
-        _ => return None,
+/// The name a parameter of type `oid` is cast to (the type table's own names; arrays in the
+/// `elem[]` spelling the SQL layer reads).
+fn type_name(oid: u32) -> Option<&'static str> {
+    crate::types::type_by_oid(oid).map(|t| match t {
+        PgType::Int2Array | PgType::TextArray => t.sql_name(),
+        _ => t.typname(),
     })
 }
 
@@ -253,7 +237,7 @@ mod tests {
         let sql = "SELECT $1, '$2', \"$3\", E'\\'$4', $$ $5 $$, $t$ $6 $t$ -- $7\n /* $8 /* $9 */ */ , a$10, $2";
         let got: Vec<usize> = placeholders(sql).iter().map(|p| p.2).collect();
         assert_eq!(got, vec![1, 2]);
-        assert_eq!(count(sql), 2);
+        assert_eq!(count(sql).expect("count"), 2);
     }
 
     #[test]
@@ -266,7 +250,7 @@ mod tests {
         .expect("ok");
         assert_eq!(
             s,
-            "SELECT * FROM t WHERE a = CAST('42' AS bigint) AND b = 'it''s' AND c IS NULL"
+            "SELECT * FROM t WHERE a = CAST('42' AS int8) AND b = 'it''s' AND c IS NULL"
         );
         assert_eq!(
             substitute("SELECT $2", &[], &[Some("x".into())])
@@ -276,7 +260,7 @@ mod tests {
         );
         assert_eq!(
             for_describe("SELECT $1, $2", &[23]),
-            "SELECT CAST(NULL AS integer), NULL"
+            "SELECT CAST(NULL AS int4), NULL"
         );
     }
 
@@ -284,7 +268,7 @@ mod tests {
     #[test]
     fn parameter_zero_is_an_error_not_a_panic() {
         let sql = "SELECT snapshot_id FROM ducklake_snapshot WHERE snapshot.id = $0";
-        assert_eq!(check(sql).expect_err("$0").code, "42P02");
+        assert_eq!(count(sql).expect_err("$0").code, "42P02");
         assert_eq!(for_describe(sql, &[20]), sql.replace("$0", "NULL"));
         assert_eq!(
             substitute(sql, &[], &[Some("1".into())])

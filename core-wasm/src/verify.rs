@@ -49,6 +49,28 @@ pub struct Report {
 
 const SCAN_BATCH: usize = 4096;
 
+/// DuckLake's id counters on its latest `ducklake_snapshot` row, in column order after
+/// `snapshot_id`, with the (table, column) ids each hands out: every id in use must be below
+/// its counter. Checked here, fixed by `rocklake_repair`.
+pub(crate) const ID_COUNTERS: [(&str, &[(&str, &str)]); 2] = [
+    (
+        "next_catalog_id",
+        &[
+            ("ducklake_schema", "schema_id"),
+            ("ducklake_table", "table_id"),
+            ("ducklake_view", "view_id"),
+            ("ducklake_macro", "macro_id"),
+        ],
+    ),
+    (
+        "next_file_id",
+        &[
+            ("ducklake_data_file", "data_file_id"),
+            ("ducklake_delete_file", "delete_file_id"),
+        ],
+    ),
+];
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -323,29 +345,10 @@ fn check_ducklake(
         )?;
         let Some(snap) = latest.first() else { continue };
         let num = |c: &Option<String>| c.as_deref().and_then(|v| v.parse::<i64>().ok());
-        let counters = [
-            (
-                "next_catalog_id",
-                num(&snap[1]),
-                &[
-                    ("ducklake_schema", "schema_id"),
-                    ("ducklake_table", "table_id"),
-                    ("ducklake_view", "view_id"),
-                    ("ducklake_macro", "macro_id"),
-                ][..],
-            ),
-            (
-                "next_file_id",
-                num(&snap[2]),
-                &[
-                    ("ducklake_data_file", "data_file_id"),
-                    ("ducklake_delete_file", "delete_file_id"),
-                ][..],
-            ),
-        ];
-        for (counter, value, sources) in counters {
+        let values = [num(&snap[1]), num(&snap[2])];
+        for ((counter, sources), value) in ID_COUNTERS.iter().zip(values) {
             let Some(value) = value else { continue };
-            for (table, col) in sources {
+            for (table, col) in *sources {
                 if has(s, table).is_none_or(|cols| !cols.iter().any(|c| c == col)) {
                     continue;
                 }

@@ -1069,13 +1069,15 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "parse: {sql}");
-        if let Err(e) = rocklake_core::params::check(&sql) {
-            self.unnamed = None;
-            self.ext_error(e);
-            return Ok(());
-        }
         // Parameters are described as NULLs of their types and bound as literals.
-        let nparams = rocklake_core::params::count(&sql).max(param_types.len());
+        let nparams = match rocklake_core::params::count(&sql) {
+            Ok(n) => n.max(param_types.len()),
+            Err(e) => {
+                self.unnamed = None;
+                self.ext_error(e);
+                return Ok(());
+            }
+        };
         let shape = if nparams > 0 {
             rocklake_core::params::for_describe(&sql, &param_types)
         } else {
