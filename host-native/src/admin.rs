@@ -150,20 +150,14 @@ impl Admin {
         }
     }
 
-    /// Excision in bounded batches until done, reporting progress after each batch.
+    /// Excision in bounded batches until done, reporting (versions so far, batches so far)
+    /// after each batch. No plan first: counting the total would read every version twice.
     pub async fn excise_all(
         &self,
         before: u64,
         batch: usize,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<Table, AdminError> {
-        let plan = self
-            .query(&format!("SELECT * FROM rocklake_excise_plan({before})"))
-            .await?;
-        let total: u64 = plan
-            .first("versions")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
         let (mut versions, mut bytes, mut batches) = (0u64, 0u64, 0u64);
         let mut last;
         loop {
@@ -181,7 +175,7 @@ impl Admin {
                 .first("bytes")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0);
-            progress(versions, total.max(versions));
+            progress(versions, batches);
             if last.first("done") == Some("t") {
                 break;
             }

@@ -47,16 +47,8 @@ enum Command {
     ///   rocklake verify --catalog ./rocklake-data/catalog
     ///   AWS_ENDPOINT=http://127.0.0.1:9000 rocklake verify --catalog s3://bucket/lake --json
     Verify {
-        /// The catalog: a directory or a file://, s3://, gs://, az:// URL.
-        #[arg(
-            long,
-            env = "ROCKLAKE_CATALOG",
-            default_value = "./rocklake-data/catalog"
-        )]
-        catalog: String,
-        /// Print the report as JSON.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        target: CatalogArgs,
     },
     /// Advance the retain-from floor: snapshots below it are no longer guaranteed readable
     /// (never deletes bytes). Refused while a lease, a checkpoint or an open transaction
@@ -150,12 +142,9 @@ enum Command {
     },
 }
 
-/// Options shared by the lifecycle commands. They open the catalog as its writer, which
-/// fences a server running on it; while a server runs, call the same SQL functions through
-/// it instead (`psql … -c "SELECT * FROM rocklake_gc_apply(120)"`, see docs/lifecycle.md).
-/// Exit status: 0 done, 1 refused by the catalog, 2 invalid arguments, 3 catalog unavailable.
+/// Which catalog a command works on, and how it prints.
 #[derive(Args, Debug, Clone)]
-struct AdminArgs {
+struct CatalogArgs {
     /// The catalog: a directory or a file://, s3://, gs://, az:// URL.
     #[arg(
         long,
@@ -163,9 +152,19 @@ struct AdminArgs {
         default_value = "./rocklake-data/catalog"
     )]
     catalog: String,
-    /// Print JSON instead of a table.
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// Options shared by the lifecycle commands. They open the catalog as its writer, which
+/// fences a server running on it; while a server runs, call the same SQL functions through
+/// it instead (`psql … -c "SELECT * FROM rocklake_gc_apply(120)"`, see docs/lifecycle.md).
+/// Exit status: 0 done, 1 refused by the catalog, 2 invalid arguments, 3 catalog unavailable.
+#[derive(Args, Debug, Clone)]
+struct AdminArgs {
+    #[command(flatten)]
+    target: CatalogArgs,
     /// Build of the catalog core (`native` or `wasm`).
     #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
     core: Option<CoreArg>,
@@ -469,7 +468,7 @@ fn main() -> ExitCode {
         Some(Command::Config(ConfigCommand::Check { serve, json })) => {
             return config_check(&serve, json)
         }
-        Some(Command::Verify { catalog, json }) => return verify(&catalog, json),
+        Some(Command::Verify { target }) => return verify(&target.catalog, target.json),
         Some(Command::Gc { action }) => {
             return match action {
                 GcAction::Plan { retain_from, admin } => admin_sql(
@@ -679,7 +678,7 @@ where
 {
     use rocklake::admin::{Admin, AdminError};
     init_logs(LogFormat::Human);
-    let url = match catalog_url(&admin.catalog) {
+    let url = match catalog_url(&admin.target.catalog) {
         Ok(u) => u,
         Err(e) => {
             eprintln!("rocklake: {e:#}");
@@ -710,7 +709,7 @@ where
     };
     match result {
         Ok(table) => {
-            if admin.json {
+            if admin.target.json {
                 println!("{:#}", table.to_json());
             } else {
                 println!("{}", table.render());
@@ -735,17 +734,19 @@ fn admin_sql(admin: &AdminArgs, sql: &str) -> ExitCode {
 
 fn excise_apply(admin: &AdminArgs, before: u64, batch: usize) -> ExitCode {
     // Drawn on stderr only when it is a terminal; scripts read stdout.
-    let bar = indicatif::ProgressBar::new(0);
+    let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(
-        indicatif::ProgressStyle::with_template("excising {bar:40} {pos}/{len} versions")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} excising: {pos} versions deleted in {msg} batch(es) ({elapsed})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     let shown = bar.clone();
     let code = admin_run(admin, move |a| {
         Box::pin(async move {
-            a.excise_all(before, batch, move |done, total| {
-                shown.set_length(total);
+            a.excise_all(before, batch, move |done, batches| {
                 shown.set_position(done);
+                shown.set_message(batches.to_string());
             })
             .await
         })
@@ -760,7 +761,7 @@ fn repair(admin: &AdminArgs, apply: bool) -> ExitCode {
         return code;
     }
     // What is left needs a decision a tool cannot make: report it and fail.
-    let Ok(url) = catalog_url(&admin.catalog) else {
+    let Ok(url) = catalog_url(&admin.target.catalog) else {
         return ExitCode::from(EXIT_CONFIG);
     };
     let report = match verify_report(&url) {

@@ -375,7 +375,6 @@ fn decode_imports(d: &mut Dec<'_>) -> Result<VecDeque<Import>, TraceError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Call {
     Open,
-    Latest,
     OpenSession {
         user: String,
         database: String,
@@ -417,7 +416,6 @@ pub enum Call {
 fn encode_call(e: &mut Enc, c: &Call) {
     match c {
         Call::Open => e.u8(0),
-        Call::Latest => e.u8(1),
         Call::OpenSession { user, database } => {
             e.u8(2);
             e.str(user);
@@ -477,7 +475,6 @@ fn encode_call(e: &mut Enc, c: &Call) {
 fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
     Ok(match d.u8()? {
         0 => Call::Open,
-        1 => Call::Latest,
         2 => Call::OpenSession {
             user: d.str()?,
             database: d.str()?,
@@ -936,11 +933,6 @@ pub fn replay(path: &Path, make: Box<CoreFactory<'_>>) -> anyhow::Result<ReplayR
         let kv = ReplayKv::new(ev.imports);
         let (actual, shown): (Vec<u8>, String) = match &ev.call {
             Call::Open => anyhow::bail!("a second open in the trace (event {i})"),
-            Call::Latest => {
-                let mut e = Enc::default();
-                e.u64(core.latest());
-                (e.0, String::new())
-            }
             Call::OpenSession { user, database } => {
                 let sid = core.open_session(user, database);
                 let mut e = Enc::default();
