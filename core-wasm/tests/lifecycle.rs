@@ -58,6 +58,12 @@ impl Lake {
         lake
     }
 
+    /// A restart: a new engine over the same store.
+    fn reopen(&mut self) {
+        self.engine = Engine::open(&self.kv).expect("reopen");
+        self.s = self.engine.open_session("t", "lake");
+    }
+
     fn q(&mut self, sql: &str) -> Reply {
         self.now += 1000;
         let mut r = self.engine.query(&self.kv, self.s, sql, self.now);
@@ -439,8 +445,7 @@ fn excision_in_small_batches_resumes_from_its_cursor() {
             break;
         }
         // A restart between batches resumes where the last one stopped.
-        lake.engine = Engine::open(&lake.kv).expect("reopen");
-        lake.s = lake.engine.open_session("t", "lake");
+        lake.reopen();
     }
     assert!(batches > 1);
     assert_eq!(deleted, total);
@@ -512,8 +517,7 @@ fn step(lake: &mut Lake, op: &Op) {
             return;
         }
         Op::Reopen => {
-            lake.engine = Engine::open(&lake.kv).expect("reopen");
-            lake.s = lake.engine.open_session("t", "lake");
+            lake.reopen();
             return;
         }
         Op::Lease { pick, ttl } => {
@@ -627,8 +631,7 @@ fn repair_fixes_counters_and_housekeeping_and_dry_run_changes_nothing() {
         puts,
         deletes: vec![],
     });
-    lake.engine = Engine::open(&lake.kv).expect("reopen");
-    lake.s = lake.engine.open_session("t", "lake");
+    lake.reopen();
     lake.ok("UPDATE ducklake_snapshot SET next_file_id = 1 WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)");
     let checks = |lake: &mut Lake| -> Vec<&'static str> {
         let mut v: Vec<&'static str> = verify(&mut lake.engine, &lake.kv)
@@ -658,8 +661,7 @@ fn repair_fixes_counters_and_housekeeping_and_dry_run_changes_nothing() {
     assert!(checks(&mut lake).is_empty());
     let left = lake.rows("SELECT * FROM rocklake_repair()");
     assert!(left.is_empty(), "{left:?}");
-    lake.engine = Engine::open(&lake.kv).expect("reopen");
-    lake.s = lake.engine.open_session("t", "lake");
+    lake.reopen();
     assert!(checks(&mut lake).is_empty(), "the fixes are durable");
     assert!(lake.rows("SELECT * FROM rocklake_leases()").is_empty());
 }

@@ -5,36 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use rocklake_core::keys;
-use rocklake_core::types::PgType;
+use rocklake_core::types::{PgType, ALL_TYPES};
 
-/// Every type a key field can be declared with.
-const TYPES: [PgType; 25] = [
-    PgType::Bool,
-    PgType::Int2,
-    PgType::Int4,
-    PgType::Int8,
-    PgType::Float4,
-    PgType::Float8,
-    PgType::Numeric,
-    PgType::Text,
-    PgType::Varchar,
-    PgType::Bpchar,
-    PgType::Name,
-    PgType::Char,
-    PgType::Bytea,
-    PgType::Uuid,
-    PgType::Timestamptz,
-    PgType::Timestamp,
-    PgType::Date,
-    PgType::Time,
-    PgType::Interval,
-    PgType::Oid,
-    PgType::Regclass,
-    PgType::Tid,
-    PgType::Int2Array,
-    PgType::TextArray,
-    PgType::Unknown,
-];
 
 fuzz_target!(|data: &[u8]| {
     // Byte 0: how many fields (0..=3); then one byte per field type; the rest is the key.
@@ -48,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let (tys, key) = rest.split_at(n);
     let types: Vec<PgType> = tys
         .iter()
-        .map(|b| TYPES[usize::from(*b) % TYPES.len()])
+        .map(|b| ALL_TYPES[usize::from(*b) % ALL_TYPES.len()])
         .collect();
 
     // A versioned stored key: logical part and inverted commit sequence.

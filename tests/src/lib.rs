@@ -421,3 +421,68 @@ pub fn verify_catalog(catalog: &str, env: &[(String, String)]) -> Result<(i32, s
     }
     Ok((code, report))
 }
+
+/// The JSON a test script printed on its `RESULT …` line.
+pub fn result_json(out: &str) -> serde_json::Value {
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("no RESULT line in:\n{out}"));
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("RESULT is not JSON ({e}): {line}"))
+}
+
+const SQL_CLIENT: &str = r#"
+import sys, psycopg
+dsn, sql = sys.argv[1], sys.argv[2]
+try:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        cur = c.execute(sql)
+        print("OK", cur.fetchall() if cur.description else cur.statusmessage)
+except psycopg.Error as e:
+    print("ERR", e.sqlstate, str(e).splitlines()[0])
+"#;
+
+/// Runs one statement through psycopg: `OK <rows or status>` or `ERR <sqlstate> <message>`.
+pub fn sql_line(server: &Server, q: &str) -> String {
+    let (_, out) = duckdb_python("155", SQL_CLIENT, &[&server.dsn(), q]).expect("client");
+    out.lines().last().unwrap_or("").to_string()
+}
+
+/// Split brain on one catalog: `start` opens a server on it; a second one fences the first,
+/// whose commits then fail with 57P04 and never become visible, also after a reopen.
+pub fn split_brain(start: &dyn Fn() -> Result<Server>) {
+    let sql = sql_line;
+    let a = start().expect("start A");
+    assert!(sql(&a, "CREATE TABLE t (id BIGINT PRIMARY KEY)").starts_with("OK"));
+    assert!(sql(&a, "INSERT INTO t VALUES (1)").starts_with("OK"));
+
+    let b = start().expect("start B on the same catalog");
+    let fenced = sql(&a, "INSERT INTO t VALUES (2)");
+    assert!(
+        fenced.starts_with("ERR 57P04"),
+        "old writer must be fenced: {fenced}"
+    );
+    assert!(fenced.contains("Writer has been fenced"), "{fenced}");
+    // Still fenced on retry: a fenced writer never commits again.
+    assert!(sql(&a, "INSERT INTO t VALUES (3)").starts_with("ERR 57P04"));
+
+    assert_eq!(
+        sql(&b, "SELECT id FROM t ORDER BY id"),
+        "OK [(1,)]",
+        "the fenced writes are absent"
+    );
+    assert!(
+        sql(&b, "INSERT INTO t VALUES (4)").starts_with("OK"),
+        "the new writer commits"
+    );
+    drop(a);
+    b.stop().expect("stop B");
+
+    let c = start().expect("reopen");
+    assert_eq!(
+        sql(&c, "SELECT id FROM t ORDER BY id"),
+        "OK [(1,), (4,)]",
+        "after reopen only 1 and 4 exist"
+    );
+    c.stop().expect("stop");
+}

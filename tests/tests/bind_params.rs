@@ -2,7 +2,7 @@
 //! parameterized statements (Parse with `$n`, Bind with text and binary values, typed and
 //! untyped) to PostgreSQL 15 and to RockLake; rows, types and SQLSTATEs must agree.
 
-use rocklake_tests::{duckdb_python_quiet, Postgres, Server};
+use rocklake_tests::{duckdb_python_quiet, result_json, Postgres, Server};
 
 const SCRIPT: &str = r#"
 import sys, json, psycopg
@@ -42,11 +42,7 @@ print("RESULT", json.dumps(out))
 fn run(dsn: &str) -> serde_json::Value {
     let (ok, out) = duckdb_python_quiet("155", SCRIPT, &[dsn]).expect("python");
     assert!(ok, "script failed: {out}");
-    let line = out
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .expect("RESULT line");
-    serde_json::from_str(line).expect("json")
+    result_json(&out)
 }
 
 #[test]

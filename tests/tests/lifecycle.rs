@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use rocklake_tests::{duckdb_python, rocklake_bin, verify_catalog, Server};
+use rocklake_tests::{duckdb_python, result_json, rocklake_bin, verify_catalog, Server};
 
 const FIVE_HUNDRED: &str = r#"
 import sys, json, dlconn, psycopg
@@ -105,14 +105,6 @@ out["time_travel_cp"] = [r[0] for r in con.execute(f"SELECT id FROM lake.t AT (V
 print("RESULT", json.dumps(out))
 "#;
 
-fn result(out: &str) -> serde_json::Value {
-    let line = out
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .expect("RESULT line");
-    serde_json::from_str(line).expect("json")
-}
-
 fn dir_size(p: &Path) -> u64 {
     let mut total = 0;
     if let Ok(entries) = std::fs::read_dir(p) {
@@ -132,12 +124,11 @@ fn lake_with_500_snapshots_survives_gc_and_excision() {
     let dir = tempfile::tempdir().expect("tempdir");
     let catalog = dir.path().join("catalog");
     let server = Server::start(&catalog, "rocklake", &[]).expect("server");
-    let disk_before_gc = std::cell::Cell::new(0u64);
     let (ok, out) =
         duckdb_python("155", FIVE_HUNDRED, &[&server.attach, &server.dsn()]).expect("script");
     assert!(ok, "script failed: {out}");
-    let r = result(&out);
-    disk_before_gc.set(dir_size(&catalog));
+    let r = result_json(&out);
+    let disk_before_gc = dir_size(&catalog);
     assert!(r["snapshots"].as_u64().unwrap_or(0) >= 500, "{r}");
     assert_eq!(
         r["excise_first"], "55000",
@@ -184,14 +175,14 @@ fn lake_with_500_snapshots_survives_gc_and_excision() {
         r["batches"],
         r["stored_keys_before"],
         r["stored_keys_after"],
-        disk_before_gc.get()
+        disk_before_gc
     );
     assert!(ka < kb, "stored bytes shrink: {kb} -> {ka}");
     server.stop().expect("stop");
     println!(
         "lifecycle: catalog directory {} bytes before gc, {} bytes after excision and a clean stop \
          (deletions are written first; compaction and SlateDB's garbage collector return the space)",
-        disk_before_gc.get(),
+        disk_before_gc,
         dir_size(&catalog)
     );
     let (code, report) = verify_catalog(&catalog.display().to_string(), &[]).expect("verify");
@@ -206,7 +197,7 @@ fn checkpoint_restore_with_duckdb_attached() {
     let (ok, out) =
         duckdb_python("155", RESTORE, &[&server.attach, &server.dsn()]).expect("script");
     assert!(ok, "script failed: {out}");
-    let r = result(&out);
+    let r = result_json(&out);
     assert_eq!(r["pre_rows"], serde_json::json!([2, 3]), "{r}");
     assert_eq!(r["hide_is_next"], true, "{r}");
     assert_eq!(

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use rocklake_tests::{duckdb_python, rocklake_bin, Server};
+use rocklake_tests::{duckdb_python, result_json, rocklake_bin, Server};
 
 const SESSION: &str = r#"
 import sys, json, dlconn
@@ -51,11 +51,7 @@ fn duckdb_session_replays_exactly_on_both_builds() {
     let server = Server::start(&catalog, "rocklake", &["--record", &record]).expect("server");
     let (ok, out) = duckdb_python("155", SESSION, &[&server.attach]).expect("script");
     assert!(ok, "script failed: {out}");
-    let line = out
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .expect("RESULT line");
-    let r: serde_json::Value = serde_json::from_str(line).expect("json");
+    let r = result_json(&out);
     assert_eq!(
         r["rows"],
         serde_json::json!([[2, "bb"], [3, "c"], [4, "d"]]),

@@ -2,7 +2,7 @@
 //! READ_ONLY and SNAPSHOT_VERSION attaches, follows the writer's commits within a bound, refuses
 //! writes with 25006, and never fences the writer.
 
-use rocklake_tests::{duckdb_python, Server};
+use rocklake_tests::{duckdb_python, result_json, Server};
 
 const SCRIPT: &str = r#"
 import sys, time, json, dlconn, psycopg
@@ -101,11 +101,7 @@ fn read_replica_follows_the_writer() {
     )
     .expect("script");
     assert!(ok, "script failed: {out}");
-    let line = out
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .expect("RESULT line");
-    let r: serde_json::Value = serde_json::from_str(line).expect("json");
+    let r = result_json(&out);
     assert_eq!(r["replica_initial"], 3, "{r}");
     assert_eq!(r["replica_after_insert"], 4, "{r}");
     let lag = r["lag_ms"].as_f64().unwrap_or(f64::MAX);

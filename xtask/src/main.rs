@@ -100,24 +100,12 @@ fn build_component_with(toolchain: &Path) -> Result<()> {
         "==> the wasm32 target comes from the pinned fallback toolchain {}",
         toolchain.display()
     );
-    run(Command::new(bin.join("cargo"))
+    run(component_build(&mut Command::new(bin.join("cargo")))
         .env("RUSTC", bin.join("rustc"))
         .env("PATH", path)
         .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("RUSTC_WRAPPER")
-        .env("CARGO_TARGET_DIR", &own_target)
-        .env(
-            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER",
-            "wasm-component-ld",
-        )
-        .args([
-            "build",
-            "-p",
-            "rocklake-core",
-            "--target",
-            "wasm32-unknown-unknown",
-            "--release",
-        ]))?;
+        .env("CARGO_TARGET_DIR", &own_target))?;
     let rel = "wasm32-unknown-unknown/release/rocklake_core.wasm";
     let built = own_target.join(rel);
     let dest = std::env::var_os("CARGO_TARGET_DIR")
@@ -162,9 +150,13 @@ fn build_component() -> Result<()> {
              the target with rustup or else installs the fallback (docs/decisions/0003-wasm-toolchain.md)"
         );
     }
-    // rustc's wasm-component-ld links the cdylib straight into a component (no WASI imports:
-    // clock and storage come through the WIT imports).
-    run(cargo()
+    run(component_build(&mut cargo()))
+}
+
+/// `cargo build` of the core component. rustc's wasm-component-ld links the cdylib straight
+/// into a component (no WASI imports: clock and storage come through the WIT imports).
+fn component_build(cargo: &mut Command) -> &mut Command {
+    cargo
         .env(
             "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER",
             "wasm-component-ld",
@@ -176,7 +168,7 @@ fn build_component() -> Result<()> {
             "--target",
             "wasm32-unknown-unknown",
             "--release",
-        ]))
+        ])
 }
 
 /// The core's dependency tree must not contain an async runtime, networking or a clock source.
