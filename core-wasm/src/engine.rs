@@ -20,7 +20,7 @@ pub const META_COMMIT_SEQ: &str = "commit_seq";
 const META_NEXT_TABLE_ID: &str = "next_table_id";
 const META_NEXT_OID: &str = "next_oid";
 const META_TUPLE_PREFIX: &str = "tuples/";
-const SCAN_BATCH: usize = 4096;
+pub const SCAN_BATCH: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {

@@ -110,6 +110,9 @@ pub enum SqlError {
     /// ORDER BY / GROUP BY position out of range.
     #[error("{message}")]
     InvalidColumnReference { message: String },
+    /// Name a database that exists (`current_database()`).
+    #[error("database \"{name}\" does not exist")]
+    UndefinedDatabase { name: String },
     #[error("{message}")]
     InvalidParameter { message: String },
     #[error("{message}")]
@@ -185,6 +188,7 @@ impl SqlError {
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } => "22023",
+            SqlError::UndefinedDatabase { .. } => "3D000",
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::BadCopyFormat { .. } => "22P04",
             SqlError::Fenced => "57P04",

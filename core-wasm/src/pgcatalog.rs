@@ -88,6 +88,7 @@ enum Which {
     Am,
     Attrdef,
     Inherits,
+    AuthMembers,
     Collation,
     Tablespace,
     Policy,
@@ -396,6 +397,12 @@ const INHERITS_COLS: Spec = &[
     ("inhseqno", I4),
     ("inhdetachpending", BOOL),
 ];
+const AUTH_MEMBERS_COLS: Spec = &[
+    ("roleid", OID),
+    ("member", OID),
+    ("grantor", OID),
+    ("admin_option", BOOL),
+];
 const COLLATION_COLS: Spec = &[
     ("oid", OID),
     ("collname", NAME),
@@ -591,6 +598,14 @@ const RELATIONS: &[RelInfo] = &[
         CLASS_COLS,
     ),
     shared(Which::Database, "pg_database", 1262, 1248, DATABASE_COLS),
+    // RockLake has one role per server and no role memberships.
+    shared(
+        Which::AuthMembers,
+        "pg_auth_members",
+        1261,
+        2843,
+        AUTH_MEMBERS_COLS,
+    ),
     shared(
         Which::Tablespace,
         "pg_tablespace",
@@ -855,6 +870,7 @@ pub fn build(schema: Option<&str>, name: &str, view: &CatalogView<'_>) -> Option
         Which::Description
         | Which::Enum
         | Which::Inherits
+        | Which::AuthMembers
         | Which::Policy
         | Which::StatisticExt
         | Which::Publication
@@ -1701,6 +1717,17 @@ pub fn pkey_indexdef(tb: &Table) -> String {
     )
 }
 
+/// `pg_get_constraintdef` text of a table's primary-key constraint.
+pub fn pkey_constraintdef(tb: &Table) -> String {
+    let cols: Vec<String> = tb
+        .primary_key
+        .iter()
+        .filter_map(|i| tb.columns.get(*i))
+        .map(|c| quote_ident(&c.name))
+        .collect();
+    format!("PRIMARY KEY ({})", cols.join(", "))
+}
+
 fn indexes_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     view.tables
         .iter()
@@ -1789,7 +1816,7 @@ fn views_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
 
 // ------------------------------------------------------------------ databases, roles
 
-const PG_DATABASE_OWNER_OID: u32 = 6171;
+pub const PG_DATABASE_OWNER_OID: u32 = 6171;
 
 fn database_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     let u = view.user;
@@ -3787,6 +3814,7 @@ mod tests {
             "pg_description",
             "pg_enum",
             "pg_inherits",
+            "pg_auth_members",
             "pg_policy",
             "pg_statistic_ext",
             "pg_publication",

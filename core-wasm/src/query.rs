@@ -119,6 +119,10 @@ pub enum BExpr {
     InSub(Box<BExpr>, Rc<BQuery>, bool),
     Exists(Rc<BQuery>, bool),
     Scalar(Rc<BQuery>),
+    /// `ARRAY(SELECT …)`: the subquery's single column as an array.
+    ArraySub(Rc<BQuery>),
+    /// `x op ANY(array)` (false: ANY, true: ALL); elements are compared as the given type.
+    AnyArray(BinOp, Box<BExpr>, Box<BExpr>, bool, PgType),
     Like(Box<BExpr>, Box<BExpr>, bool, bool),
     Case(Option<Box<BExpr>>, Vec<(BExpr, BExpr)>, Option<Box<BExpr>>),
     Cast(Box<BExpr>, PgType),
@@ -146,6 +150,9 @@ pub enum Source {
     },
     Derived(Rc<BQuery>),
     Values(Vec<Vec<BExpr>>),
+    /// A set-returning function in FROM (`generate_series`, `unnest`); arguments may refer
+    /// to enclosing queries.
+    Function { name: String, args: Vec<BExpr> },
     /// `FROM` without tables: one empty row.
     Dual,
 }
@@ -475,6 +482,82 @@ fn value_type_name(v: &Value) -> &'static str {
 }
 
 /// Parses a SQL type as sqlparser prints it (`DECIMAL(9,2)`, `TIMESTAMP WITH TIME ZONE`).
+/// Rows of a set-returning function in FROM.
+fn set_function_rows(name: &str, args: &[Value]) -> Result<Vec<Vec<Value>>, SqlError> {
+    if args.iter().any(Value::is_null) {
+        return Ok(vec![]);
+    }
+    match (name, args) {
+        ("generate_series", [Value::Int(a), Value::Int(b), rest @ ..]) => {
+            let step = match rest.first() {
+                Some(Value::Int(s)) => *s,
+                _ => 1,
+            };
+            if step == 0 {
+                return Err(SqlError::InvalidParameter {
+                    message: "step size cannot equal zero".into(),
+                });
+            }
+            let mut out = Vec::new();
+            let mut i = *a;
+            while (step > 0 && i <= *b) || (step < 0 && i >= *b) {
+                if out.len() >= MAX_SERIES_ROWS {
+                    return Err(SqlError::ProgramLimit {
+                        message: format!("generate_series produces more than {MAX_SERIES_ROWS} rows"),
+                    });
+                }
+                out.push(vec![Value::Int(i)]);
+                match i.checked_add(step) {
+                    Some(n) => i = n,
+                    None => break,
+                }
+            }
+            Ok(out)
+        }
+        ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
+        _ => Err(SqlError::internal(format!("set function {name}"))),
+    }
+}
+
+/// Rows one `generate_series` may produce (the result is materialised).
+const MAX_SERIES_ROWS: usize = 10_000_000;
+
+/// PostgreSQL's `pg_size_pretty`: bytes below 10 kB, then kB/MB/GB/TB, half-rounded.
+fn size_pretty(bytes: i64) -> String {
+    const UNITS: [(&str, i64, bool, u32); 5] = [
+        ("bytes", 10 * 1024, false, 0),
+        ("kB", 20 * 1024 - 1, true, 10),
+        ("MB", 20 * 1024 - 1, true, 20),
+        ("GB", 20 * 1024 - 1, true, 30),
+        ("TB", 20 * 1024 - 1, true, 40),
+    ];
+    let mut size = bytes;
+    for (i, (name, limit, round, bits)) in UNITS.iter().enumerate() {
+        let next = UNITS.get(i + 1);
+        if next.is_none() || size.abs() < *limit {
+            if *round {
+                size = (size + if size < 0 { -1 } else { 1 }) / 2;
+            }
+            return format!("{size} {name}");
+        }
+        if let Some((_, _, next_round, next_bits)) = next {
+            let shift = next_bits - bits - u32::from(*next_round) + u32::from(*round);
+            size /= 1i64 << shift;
+        }
+    }
+    format!("{size} bytes")
+}
+
+/// `x::regtype` / `x::regnamespace`: the evaluator function that turns an OID into its name.
+fn reg_name_cast(dt: &ast::DataType) -> Option<&'static str> {
+    let text = dt.to_string().to_lowercase().replace('"', "");
+    match text.trim_start_matches("pg_catalog.") {
+        "regtype" => Some("regtype_name"),
+        "regnamespace" => Some("regnamespace_name"),
+        _ => None,
+    }
+}
+
 pub fn sql_type(dt: &ast::DataType) -> Result<(PgType, i32), SqlError> {
     let text = dt.to_string();
     let lower = text.to_lowercase();
@@ -938,15 +1021,79 @@ impl<'a, 'b> Binder<'a, 'b> {
         Ok((items, scope))
     }
 
+    fn bind_table_function(
+        &mut self,
+        parts: &[String],
+        args: &[ast::FunctionArg],
+        alias: &Option<ast::TableAlias>,
+    ) -> Result<(Source, Vec<ColMeta>), SqlError> {
+        let (schema, fname) = split_name(parts)?;
+        if !matches!(schema.as_deref(), None | Some("pg_catalog")) {
+            return Err(SqlError::feature(format!("table function {}", parts.join("."))));
+        }
+        // Arguments see only enclosing queries (as PostgreSQL's implicit LATERAL would, for
+        // the shapes psql sends).
+        let empty = Scope::default();
+        let mut bargs = Vec::new();
+        let mut types = Vec::new();
+        for a in args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+                return Err(SqlError::feature("named function arguments"));
+            };
+            let (b, t) = self.bind_expr(e, &empty, None)?;
+            bargs.push(b);
+            types.push(t);
+        }
+        let ty = match (fname.as_str(), types.as_slice()) {
+            ("generate_series", [a, b] | [a, b, _]) if a.is_integer() && b.is_integer() => {
+                if *a == PgType::Int8 || *b == PgType::Int8 {
+                    PgType::Int8
+                } else {
+                    PgType::Int4
+                }
+            }
+            ("generate_series", [PgType::Unknown, PgType::Unknown]) => PgType::Int4,
+            ("unnest", [PgType::Int2Array]) => PgType::Int2,
+            ("unnest", [PgType::TextArray | PgType::Unknown]) => PgType::Text,
+            _ => {
+                let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
+                return Err(SqlError::UndefinedFunction {
+                    message: format!("function {}({}) does not exist", fname, sig.join(", ")),
+                    hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
+                });
+            }
+        };
+        let col_name = alias
+            .as_ref()
+            .map(|a| ident(&a.name))
+            .unwrap_or_else(|| fname.clone());
+        let cols = vec![ColMeta {
+            name: col_name.clone(),
+            ty,
+            typmod: -1,
+            table_oid: 0,
+            attnum: 0,
+            qual: Some(col_name),
+            hidden: false,
+        }];
+        Ok((
+            Source::Function {
+                name: fname,
+                args: bargs,
+            },
+            apply_alias_cols(cols, alias),
+        ))
+    }
+
     fn bind_factor(&mut self, f: &TableFactor) -> Result<(Source, Vec<ColMeta>), SqlError> {
         match f {
             TableFactor::Table {
                 name, alias, args, ..
             } => {
-                if args.is_some() {
-                    return Err(SqlError::feature("table functions"));
-                }
                 let parts = object_name(name);
+                if let Some(fargs) = args {
+                    return self.bind_table_function(&parts, &fargs.args, alias);
+                }
                 let (schema, tname) = split_name(&parts)?;
                 let qual = alias
                     .as_ref()
@@ -1457,9 +1604,101 @@ impl<'a, 'b> Binder<'a, 'b> {
                     PgType::Bool,
                 )
             }
+            Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, Expr::AllOp { .. });
+                if let Expr::Subquery(q) = right.as_ref() {
+                    if all || *compare_op != ast::BinaryOperator::Eq {
+                        return Err(SqlError::feature("ANY/ALL over a subquery other than = ANY"));
+                    }
+                    return self.bind_expr(
+                        &Expr::In {
+                            expr: left.clone(),
+                            target: ast::InTarget::Subquery(q.clone()),
+                            negated: false,
+                            global: false,
+                        },
+                        scope,
+                        aggs,
+                    );
+                }
+                let op = match compare_op {
+                    ast::BinaryOperator::Eq => BinOp::Eq,
+                    ast::BinaryOperator::NotEq => BinOp::NotEq,
+                    ast::BinaryOperator::Lt => BinOp::Lt,
+                    ast::BinaryOperator::LtEq => BinOp::LtEq,
+                    ast::BinaryOperator::Gt => BinOp::Gt,
+                    ast::BinaryOperator::GtEq => BinOp::GtEq,
+                    other => return Err(SqlError::feature(format!("operator {other} ANY"))),
+                };
+                let (l, lt) = sub!(left);
+                let (r, rt) = sub!(right);
+                let (r, elem) = match rt {
+                    PgType::Int2Array => (r, PgType::Int2),
+                    PgType::TextArray => (r, PgType::Text),
+                    PgType::Unknown => (coerce_or_cast(r, PgType::TextArray)?, PgType::Text),
+                    other => {
+                        return Err(SqlError::UndefinedFunction {
+                            message: format!(
+                                "op ANY/ALL (array) requires array on right side, not {}",
+                                other.sql_name()
+                            ),
+                            hint: None,
+                        })
+                    }
+                };
+                let as_ty = if lt == PgType::Unknown { elem } else { lt };
+                (
+                    BExpr::AnyArray(op, Box::new(l), Box::new(r), all, as_ty),
+                    PgType::Bool,
+                )
+            }
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] =
+                    access_chain.as_slice()
+                else {
+                    return Err(SqlError::feature("field access or array slices"));
+                };
+                let (a, at) = sub!(root);
+                let (i, _) = sub!(index);
+                let elem = match at {
+                    PgType::Int2Array => PgType::Int2,
+                    PgType::TextArray => PgType::Text,
+                    other => {
+                        return Err(SqlError::DatatypeMismatch {
+                            message: format!(
+                                "cannot subscript type {} because it does not support subscripting",
+                                other.sql_name()
+                            ),
+                            hint: None,
+                        })
+                    }
+                };
+                (
+                    BExpr::Func(
+                        "array_subscript".into(),
+                        vec![a, coerce_or_cast(i, PgType::Int4)?],
+                    ),
+                    elem,
+                )
+            }
             Expr::Cast {
                 expr, data_type, ..
             } => {
+                if let Some(f) = reg_name_cast(data_type) {
+                    // Shown by name; RockLake has no regtype/regnamespace type of its own.
+                    let (x, _) = sub!(expr);
+                    return Ok((BExpr::Func(f.into(), vec![x]), PgType::Text));
+                }
                 let (ty, _) = sql_type(data_type)?;
                 let (x, xt) = sub!(expr);
                 if ty == PgType::Regclass && xt.is_string() {
@@ -1590,6 +1829,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                     PgType::Bool,
                 ))
             }
+            O::StringConcat if lt.is_array() || rt.is_array() => {
+                let ty = if lt.is_array() { lt } else { rt };
+                let l = coerce_or_cast(l, ty)?;
+                let r = coerce_or_cast(r, ty)?;
+                return Ok((BExpr::Func("array_cat".into(), vec![l, r]), ty));
+            }
             O::StringConcat => {
                 let l = coerce_or_cast(l, PgType::Text)?;
                 let r = coerce_or_cast(r, PgType::Text)?;
@@ -1719,6 +1964,20 @@ impl<'a, 'b> Binder<'a, 'b> {
                     star,
                 )
             }
+            ast::FunctionArguments::Subquery(q) if name == "array" => {
+                let bq = self.bind_query(q, Some(scope))?;
+                if bq.columns.len() != 1 {
+                    return Err(SqlError::Syntax {
+                        message: "subquery must return only one column".into(),
+                    });
+                }
+                let ty = if bq.columns[0].ty == PgType::Int2 {
+                    PgType::Int2Array
+                } else {
+                    PgType::TextArray
+                };
+                return Ok((BExpr::ArraySub(Rc::new(bq)), ty));
+            }
             ast::FunctionArguments::Subquery(_) => {
                 return Err(SqlError::feature("function with subquery argument"))
             }
@@ -1819,6 +2078,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "rtrim"
             | "pg_get_constraintdef"
             | "pg_get_indexdef"
+            | "pg_get_statisticsobjdef_columns"
             | "quote_ident"
             | "md5"
             | "current_setting"
@@ -1837,7 +2097,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_relation_size"
             | "pg_table_size"
             | "pg_indexes_size" => PgType::Int8,
-            "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length" => {
+            "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length"
+            | "array_upper" | "array_lower" => {
                 PgType::Int4
             }
             "pg_table_is_visible"
@@ -1847,6 +2108,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "has_schema_privilege"
             | "has_database_privilege"
             | "pg_is_in_recovery"
+            | "pg_relation_is_publishable"
             | "starts_with" => PgType::Bool,
             "coalesce" | "nullif" | "greatest" | "least" => types
                 .iter()
@@ -1900,11 +2162,13 @@ fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
         | BExpr::Outer(..)
         | BExpr::Agg(_)
         | BExpr::Exists(..)
-        | BExpr::Scalar(_) => vec![],
+        | BExpr::Scalar(_)
+        | BExpr::ArraySub(_) => vec![],
         BExpr::Bin(_, a, b)
         | BExpr::And(a, b)
         | BExpr::Or(a, b)
         | BExpr::Like(a, b, ..)
+        | BExpr::AnyArray(_, a, b, ..)
         | BExpr::IsDistinct(a, b, _) => {
             vec![a, b]
         }
@@ -2192,6 +2456,9 @@ fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
             explain_query(q, depth + 1, out);
         }
         Source::Values(_) => out.push(plan_line(depth, "Values Scan".into())),
+        Source::Function { name, .. } => {
+            out.push(plan_line(depth, format!("Function Scan on {name}")))
+        }
         Source::Dual => out.push(plan_line(depth, "Result".into())),
     }
 }
@@ -2199,7 +2466,7 @@ fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
 /// Subqueries inside an expression (scalar, IN, EXISTS), outermost first.
 fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
     match e {
-        BExpr::Scalar(q) | BExpr::Exists(q, _) => out.push(q.clone()),
+        BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) => out.push(q.clone()),
         BExpr::InSub(x, q, _) => {
             subqueries(x, out);
             out.push(q.clone());
@@ -2208,7 +2475,7 @@ fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
             subqueries(a, out);
             subqueries(b, out);
         }
-        BExpr::Like(a, b, _, _) => {
+        BExpr::Like(a, b, _, _) | BExpr::AnyArray(_, a, b, ..) => {
             subqueries(a, out);
             subqueries(b, out);
         }
@@ -2584,6 +2851,46 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
             }
             BExpr::Exists(q, neg) => Value::Bool(self.subquery_rows(q, env)?.is_empty() == *neg),
+            BExpr::AnyArray(op, l, r, all, ty) => {
+                let lv = self.eval(l, env)?;
+                let Value::Array(items) = self.eval(r, env)? else {
+                    return Ok(Value::Null);
+                };
+                // ANY: true if one comparison is true; ALL: false if one is false; otherwise
+                // NULL when a comparison was NULL.
+                let mut saw_null = false;
+                for item in items {
+                    let item = if item.is_null() {
+                        item
+                    } else {
+                        cast_value(item, *ty)?
+                    };
+                    match binop(*op, lv.clone(), item)? {
+                        Value::Bool(b) if b != *all => return Ok(Value::Bool(b)),
+                        Value::Null => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*all)
+                }
+            }
+            BExpr::ArraySub(q) => {
+                let rows = self.subquery_rows(q, env)?;
+                let text = q.columns[0].ty != PgType::Int2;
+                let mut items = Vec::with_capacity(rows.len());
+                for r in rows.iter() {
+                    let v = r.first().cloned().unwrap_or(Value::Null);
+                    items.push(if text && !v.is_null() {
+                        cast_value(v, PgType::Text)?
+                    } else {
+                        v
+                    });
+                }
+                Value::Array(items)
+            }
             BExpr::Scalar(q) => {
                 let rows = self.subquery_rows(q, env)?;
                 if rows.len() > 1 {
@@ -2664,7 +2971,68 @@ impl<'a, 'b> Executor<'a, 'b> {
             "current_user" | "session_user" | "user" | "current_role" => {
                 Value::Text(self.cx.user.to_string())
             }
-            "pg_get_userbyid" => Value::Text(self.cx.user.to_string()),
+"pg_get_userbyid" => match a.first() {
+                Some(Value::Int(o)) if *o == crate::pgcatalog::PG_DATABASE_OWNER_OID as i64 => {
+                    Value::Text("pg_database_owner".into())
+                }
+                Some(Value::Null) => Value::Null,
+                _ => Value::Text(self.cx.user.to_string()),
+            },
+            "regtype_name" => match a.first() {
+                Some(Value::Int(0)) => Value::Text("-".into()),
+                Some(Value::Int(o)) => Value::Text(match crate::types::type_by_oid(*o as u32) {
+                    Some(t) => format_type(t, -1),
+                    None => o.to_string(),
+                }),
+                _ => Value::Null,
+            },
+            "regnamespace_name" => match a.first() {
+                Some(Value::Int(o)) => Value::Text(
+                    self.schema_name(*o as u32)
+                        .unwrap_or_else(|| o.to_string()),
+                ),
+                _ => Value::Null,
+            },
+            "pg_get_indexdef" | "pg_get_constraintdef" => match a.first() {
+                Some(Value::Int(o)) => {
+                    let tables = self.cx.all_tables();
+                    match tables.iter().find(|t| t.pkey_oid() as i64 == *o) {
+                        Some(t) if name == "pg_get_indexdef" => {
+                            Value::Text(crate::pgcatalog::pkey_indexdef(t))
+                        }
+                        Some(t) => Value::Text(crate::pgcatalog::pkey_constraintdef(t)),
+                        None => Value::Null,
+                    }
+                }
+                _ => Value::Null,
+            },
+            "pg_relation_is_publishable" => Value::Bool(false),
+            // No extended statistics objects exist, so no OID names one.
+            "pg_get_statisticsobjdef_columns" => Value::Null,
+            "array_subscript" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(items)), Some(Value::Int(i))) if *i >= 1 => {
+                    items.get(*i as usize - 1).cloned().unwrap_or(Value::Null)
+                }
+                _ => Value::Null,
+            },
+            "array_upper" | "array_lower" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(items)), Some(Value::Int(1))) if !items.is_empty() => {
+                    Value::Int(if name == "array_upper" { items.len() as i64 } else { 1 })
+                }
+                _ => Value::Null,
+            },
+            "array_cat" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(x)), Some(Value::Array(y))) => {
+                    Value::Array(x.iter().chain(y).cloned().collect())
+                }
+                (Some(Value::Array(x)), _) | (_, Some(Value::Array(x))) => Value::Array(x.clone()),
+                _ => Value::Null,
+            },
+            "pg_size_pretty" => match a.first() {
+                Some(Value::Int(n)) => Value::Text(size_pretty(*n)),
+                Some(Value::Numeric(n)) => Value::Text(size_pretty(n.parse().unwrap_or(0))),
+                _ => Value::Null,
+            },
             "to_regclass" | "regclass_in" => {
                 let Some(s) = text(0) else {
                     return Ok(Value::Null);
@@ -2685,11 +3053,33 @@ impl<'a, 'b> Executor<'a, 'b> {
                     },
                 }
             }
-            "pg_database_size"
-            | "pg_total_relation_size"
-            | "pg_relation_size"
-            | "pg_table_size"
-            | "pg_indexes_size" => Value::Int(8192 * 8),
+            // Bytes RockLake stores for the relation: every version of every row (history is
+            // kept until excision, as PostgreSQL keeps dead tuples until VACUUM). The primary
+            // key is the row order itself, so there is no separate index storage.
+            "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" => match a.first() {
+                Some(Value::Int(o)) => {
+                    let tables = self.cx.all_tables();
+                    match tables.iter().find(|t| t.oid as i64 == *o) {
+                        Some(t) => Value::Int(self.stored_bytes(&crate::keys::table_prefix(t.id))?),
+                        None => Value::Null,
+                    }
+                }
+                _ => Value::Null,
+            },
+            "pg_indexes_size" => match a.first() {
+                Some(Value::Int(_)) => Value::Int(0),
+                _ => Value::Null,
+            },
+            "pg_database_size" => match text(0) {
+                Some(d) if d == self.cx.database => Value::Int(self.stored_bytes(&[])?),
+                Some(d) if matches!(d.as_str(), "postgres" | "template0" | "template1") => {
+                    Value::Int(0)
+                }
+                Some(d) => {
+                    return Err(SqlError::UndefinedDatabase { name: d })
+                }
+                None => Value::Null,
+            },
             "coalesce" => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
             "nullif" => {
                 let (x, y) = (
@@ -2783,10 +3173,15 @@ impl<'a, 'b> Executor<'a, 'b> {
             "obj_description"
             | "col_description"
             | "shobj_description"
-            | "pg_get_expr"
-            | "pg_get_constraintdef"
-            | "pg_get_indexdef" => match name {
+            | "pg_get_expr" => match name {
                 "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
+                // The one built-in comment of a fresh PostgreSQL database that psql shows.
+                "obj_description"
+                    if matches!(a.first(), Some(Value::Int(2200)))
+                        && text(1).as_deref() == Some("pg_namespace") =>
+                {
+                    Value::Text("standard public schema".into())
+                }
                 _ => Value::Null,
             },
             "current_setting" => match text(0).as_deref() {
@@ -2838,6 +3233,46 @@ impl<'a, 'b> Executor<'a, 'b> {
                 })
             }
         })
+    }
+
+    /// Name of a schema by OID (built-in or user).
+    fn schema_name(&self, oid: u32) -> Option<String> {
+        if let Some((n, _)) = crate::catalog::BUILTIN_SCHEMAS.iter().find(|(_, o)| *o == oid) {
+            return Some(n.to_string());
+        }
+        let pending = self.cx.pending.map(|p| p.schemas.as_slice()).unwrap_or(&[]);
+        self.cx
+            .st
+            .schemas
+            .values()
+            .chain(pending)
+            .find(|s| s.oid == oid)
+            .map(|s| s.name.clone())
+    }
+
+    /// Raw bytes (keys and values, every version) stored under a key prefix; empty = all.
+    fn stored_bytes(&self, prefix: &[u8]) -> Result<i64, SqlError> {
+        let end = if prefix.is_empty() {
+            vec![0xFF; 8]
+        } else {
+            crate::keys::prefix_end(prefix)
+        };
+        let mut cursor = prefix.to_vec();
+        let mut total = 0i64;
+        loop {
+            let batch = self.cx.kv.scan(&cursor, &end, crate::engine::SCAN_BATCH)?;
+            for (k, v) in &batch {
+                total += (k.len() + v.len()) as i64;
+            }
+            match batch.last() {
+                Some((k, _)) if batch.len() == crate::engine::SCAN_BATCH => {
+                    cursor = k.clone();
+                    cursor.push(0);
+                }
+                _ => break,
+            }
+        }
+        Ok(total)
     }
 
     fn subquery_rows(
@@ -3020,6 +3455,18 @@ impl<'a, 'b> Executor<'a, 'b> {
                 crate::exec::virtual_rows(self.cx, schema.as_deref(), name)
             }
             Source::Derived(q) => self.run_query(q, parent),
+            Source::Function { name, args } => {
+                let env = Env {
+                    row: &[],
+                    parent,
+                    aggs: None,
+                };
+                let vals = args
+                    .iter()
+                    .map(|e| self.eval(e, &env))
+                    .collect::<Result<Vec<_>, _>>()?;
+                set_function_rows(name, &vals)
+            }
             Source::Values(rows) => {
                 let env = Env {
                     row: &[],

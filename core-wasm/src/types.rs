@@ -178,6 +178,9 @@ impl PgType {
     pub fn is_numeric_family(self) -> bool {
         self.is_integer() || matches!(self, PgType::Float4 | PgType::Float8 | PgType::Numeric)
     }
+    pub fn is_array(self) -> bool {
+        matches!(self, PgType::Int2Array | PgType::TextArray)
+    }
     pub fn is_string(self) -> bool {
         matches!(
             self,
