@@ -5,6 +5,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod admin;
+pub mod bench;
 pub mod catalog_store;
 pub mod component;
 pub mod config;

@@ -5,10 +5,10 @@
 //! (a remote object store's latency; `cargo xtask bench commit` starts moto and sets `AWS_*` and
 //! `ROCKLAKE_BENCH_S3_URL`). Never asserts timing.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use rocklake::bench::{bare_put_latencies, percentile_ms, run_sessions};
 use rocklake::service::{CatalogService, ServiceConfig};
 use rocklake::store::{resolve_object_store, Faults};
 
@@ -19,38 +19,13 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn pct_ms(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[i.clamp(1, sorted.len()) - 1].as_secs_f64() * 1000.0
-}
-
-/// p50 of `n` bare 4 KiB PUTs to the store at `url` (with the same injected latency).
-async fn bare_put_p50(url: &str, faults: &Faults, n: usize) -> Result<f64> {
-    let (store, root) = resolve_object_store(url, Some(faults.clone()))?;
-    let mut times = Vec::new();
-    for i in 0..n {
-        let path = root.clone().join(format!("bare-put-{i}"));
-        let t = Instant::now();
-        store
-            .put_opts(
-                &path,
-                bytes::Bytes::from(vec![0x5au8; 4096]).into(),
-                object_store::PutOptions::default(),
-            )
-            .await
-            .context("bare put")?;
-        times.push(t.elapsed());
-    }
-    times.sort();
-    Ok(pct_ms(&times, 50.0))
-}
-
 async fn run_backend(name: &str, url: &str, faults: Faults) -> Result<()> {
     let per_session = env_usize("ROCKLAKE_BENCH_COMMITS_PER_SESSION", 20);
-    let put = bare_put_p50(url, &faults, 20).await?;
+    // The same injected latency as the catalog's store.
+    let (store, root) = resolve_object_store(url, Some(faults.clone()))?;
+    let mut puts = bare_put_latencies(store.as_ref(), &root, 0, 20).await?;
+    puts.sort();
+    let put = percentile_ms(&puts, 0.50);
     let mut config = ServiceConfig::new(url);
     config.faults = Some(faults.clone());
     let service = CatalogService::open(&config).await?;
@@ -69,44 +44,24 @@ async fn run_backend(name: &str, url: &str, faults: Faults) -> Result<()> {
     );
     let mut next_id = 0usize;
     for sessions in [1usize, 4, 16, 64] {
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for s in 0..sessions {
-            let service: Arc<CatalogService> = service.clone();
-            let base = next_id + s * per_session;
-            tasks.push(tokio::spawn(async move {
-                let sid = service.open_session("bench", "lake");
-                let mut lat = Vec::with_capacity(per_session);
-                for i in 0..per_session {
-                    let t = Instant::now();
-                    let r = service
-                        .query(sid, &format!("INSERT INTO t VALUES ({}, {i})", base + i))
-                        .await;
-                    if let Some(e) = r.error {
-                        return Err(anyhow::anyhow!("insert: {e}"));
-                    }
-                    lat.push(t.elapsed());
-                }
-                service.close_session(sid).await;
-                Ok(lat)
-            }));
-        }
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await??);
-        }
-        let elapsed = started.elapsed();
+        let base = next_id;
+        let run = run_sessions(
+            &service,
+            sessions,
+            per_session,
+            move |s, i| format!("INSERT INTO t VALUES ({}, {i})", base + s * per_session + i),
+            || {},
+        )
+        .await?;
         next_id += sessions * per_session;
-        all.sort();
-        let p50 = pct_ms(&all, 50.0);
         println!(
             "   {:>8} {:>9} {:>11.0} {:>9.2} {:>9.2} {:>11.2}x",
             sessions,
-            all.len(),
-            all.len() as f64 / elapsed.as_secs_f64(),
-            p50,
-            pct_ms(&all, 99.0),
-            p50 / put
+            run.commits(),
+            run.commits_per_s(),
+            run.p50_ms(),
+            run.p99_ms(),
+            run.p50_ms() / put
         );
     }
     service.shutdown().await?;

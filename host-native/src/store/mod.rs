@@ -623,6 +623,16 @@ pub fn resolve_object_store(
     Ok((loc.store, loc.root))
 }
 
+/// Whether a catalog exists at `url`, found without opening or creating anything (a local
+/// path that does not exist holds none). For tools that must never write into a catalog.
+pub async fn catalog_exists_at(url: &str) -> Result<bool, StoreError> {
+    match location::resolve(url, false) {
+        Ok(loc) => catalog_exists(&loc).await,
+        Err(StoreError::NotFound { .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether SlateDB has ever written a manifest under the location's root.
 async fn catalog_exists(loc: &location::Location) -> Result<bool, StoreError> {
     let prefix = loc.root.clone().join("manifest");
