@@ -30,11 +30,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Serve a catalog to DuckDB (the default).
-    ///
-    /// Examples:
-    ///   rocklake serve
-    ///   rocklake serve --listen 0.0.0.0:6543 --password "$SECRET" --catalog s3://bucket/lake
-    ///   rocklake serve --config /etc/rocklake.toml --metrics-listen 127.0.0.1:9187
+    #[command(
+        after_help = "Examples:\n  rocklake serve\n  rocklake serve --listen 0.0.0.0:6543 --password \"$SECRET\" --catalog s3://bucket/lake\n  rocklake serve --config /etc/rocklake.toml --metrics-listen 127.0.0.1:9187"
+    )]
     Serve(ServeArgs),
     /// Configuration tools.
     #[command(subcommand)]
@@ -42,10 +40,9 @@ enum Command {
     /// Check every stored key and DuckLake's catalog invariants (verify_catalog). Reads a
     /// consistent copy without taking over as writer, so it is safe next to a running server.
     /// Exit status: 0 clean, 1 violations found, 2 invalid arguments, 3 catalog unreadable.
-    ///
-    /// Examples:
-    ///   rocklake verify --catalog ./rocklake-data/catalog
-    ///   AWS_ENDPOINT=http://127.0.0.1:9000 rocklake verify --catalog s3://bucket/lake --json
+    #[command(
+        after_help = "Examples:\n  rocklake verify --catalog ./rocklake-data/catalog\n  AWS_ENDPOINT=http://127.0.0.1:9000 rocklake verify --catalog s3://bucket/lake --json"
+    )]
     Verify {
         #[command(flatten)]
         target: CatalogArgs,
@@ -53,39 +50,32 @@ enum Command {
     /// Advance the retain-from floor: snapshots below it are no longer guaranteed readable
     /// (never deletes bytes). Refused while a lease, a checkpoint or an open transaction
     /// still needs an older snapshot.
-    ///
-    /// Examples:
-    ///   rocklake gc plan --retain-from 120 --catalog ./rocklake-data/catalog
-    ///   rocklake gc apply --retain-from 120 --json
+    #[command(
+        after_help = "Examples:\n  rocklake gc plan --retain-from 120 --catalog ./rocklake-data/catalog\n  rocklake gc apply --retain-from 120 --json"
+    )]
     Gc {
         #[command(subcommand)]
         action: GcAction,
     },
     /// Physically delete row versions no snapshot at or above the cut can read, in bounded
     /// batches (resumable). Requires a floor: gc apply first.
-    ///
-    /// Examples:
-    ///   rocklake excise plan --before 120
-    ///   rocklake excise apply --before 120 --batch 5000
+    #[command(
+        after_help = "Examples:\n  rocklake excise plan --before 120\n  rocklake excise apply --before 120 --batch 5000"
+    )]
     Excise {
         #[command(subcommand)]
         action: ExciseAction,
     },
     /// Checkpoints pin the latest snapshot until dropped; restore returns the lake to one.
-    ///
-    /// Examples:
-    ///   rocklake checkpoint create --name before-migration
-    ///   rocklake checkpoint list --json
-    ///   rocklake checkpoint restore 3
-    ///   rocklake checkpoint drop 3
+    #[command(
+        after_help = "Examples:\n  rocklake checkpoint create --name before-migration\n  rocklake checkpoint list --json\n  rocklake checkpoint restore 3\n  rocklake checkpoint drop 3"
+    )]
     Checkpoint {
         #[command(subcommand)]
         action: CheckpointAction,
     },
     /// Logical restore to a checkpoint (same as `checkpoint restore`).
-    ///
-    /// Example:
-    ///   rocklake restore 3 --catalog s3://bucket/lake
+    #[command(after_help = "Example:\n  rocklake restore 3 --catalog s3://bucket/lake")]
     Restore {
         /// Checkpoint id (see `rocklake checkpoint list`).
         id: u64,
@@ -93,10 +83,9 @@ enum Command {
         admin: AdminArgs,
     },
     /// Snapshot leases: keep a snapshot readable for a while (default 1 hour, renewable).
-    ///
-    /// Examples:
-    ///   rocklake lease create --snapshot 42 --ttl-secs 600
-    ///   rocklake lease list
+    #[command(
+        after_help = "Examples:\n  rocklake lease create --snapshot 42 --ttl-secs 600\n  rocklake lease list"
+    )]
     Lease {
         #[command(subcommand)]
         action: LeaseAction,
@@ -104,10 +93,9 @@ enum Command {
     /// Re-run a trace recorded with `serve --record DIR` on the core alone (no store, network
     /// or clock) and check that every result is byte-identical; report the first divergence.
     /// Exit status: 0 identical, 1 diverged, 2 invalid arguments, 3 unreadable trace.
-    ///
-    /// Examples:
-    ///   rocklake replay ./traces/rocklake-1790000000-4242.rltrace
-    ///   rocklake replay TRACE --core native --json
+    #[command(
+        after_help = "Examples:\n  rocklake replay ./traces/rocklake-1790000000-4242.rltrace\n  rocklake replay TRACE --core native --json"
+    )]
     Replay {
         /// The trace file.
         trace: PathBuf,
@@ -121,10 +109,9 @@ enum Command {
     /// Fix what can be fixed safely (counters behind the ids they hand out, expired leases, a
     /// stale excision cursor), then verify. Dry run unless --apply. Anything verify still
     /// finds needs a human and is listed; the exit status is then 1.
-    ///
-    /// Examples:
-    ///   rocklake repair --catalog ./rocklake-data/catalog
-    ///   rocklake repair --apply --json
+    #[command(
+        after_help = "Examples:\n  rocklake repair --catalog ./rocklake-data/catalog\n  rocklake repair --apply --json"
+    )]
     Repair {
         /// Apply the fixes (default: only list them).
         #[arg(long)]
@@ -132,10 +119,23 @@ enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
-    /// Lifecycle state: latest commit and snapshot, floor, excision progress, leases.
+    /// Measure your object store with the real commit path, on a fresh catalog.
     ///
-    /// Example:
-    ///   rocklake status --json
+    /// Creates a FRESH catalog (refused when the location holds anything, so it never touches
+    /// a production catalog), runs concurrent sessions of DuckLake-shaped commits through the
+    /// same service the server runs, and times bare PUTs to the same store as the reference.
+    /// Deletes what it wrote afterwards unless --keep.
+    /// Exit status: 0 measured, 1 refused (the location is not empty), 2 invalid arguments,
+    /// 3 store unavailable or the run failed.
+    #[command(
+        after_help = "Examples:\n  rocklake bench commit\n  rocklake bench commit --sessions 16 --commits-per-session 100 --json\n  AWS_REGION=eu-west-1 rocklake bench commit --catalog s3://bucket/rocklake-bench"
+    )]
+    Bench {
+        #[command(subcommand)]
+        action: BenchAction,
+    },
+    /// Lifecycle state: latest commit and snapshot, floor, excision progress, leases.
+    #[command(after_help = "Example:\n  rocklake status --json")]
     Status {
         #[command(flatten)]
         admin: AdminArgs,
@@ -269,13 +269,55 @@ enum LeaseAction {
 }
 
 #[derive(Subcommand, Debug)]
+enum BenchAction {
+    /// Commit throughput and latency under concurrency, next to one bare PUT.
+    ///
+    /// Every commit is one REPEATABLE READ transaction with the rows a DuckLake INSERT commit
+    /// writes (snapshot, snapshot changes, a data file, two columns' file statistics).
+    #[command(
+        after_help = "Examples:\n  rocklake bench commit\n  rocklake bench commit --catalog /mnt/fast-disk/rocklake-bench --sessions 1\n  rocklake bench commit --catalog s3://bucket/rocklake-bench --sessions 64 --json"
+    )]
+    Commit(BenchCommitArgs),
+}
+
+/// Options of `rocklake bench commit`.
+#[derive(Args, Debug, Clone)]
+struct BenchCommitArgs {
+    /// Where to create the benchmark catalog: an empty (or missing) directory or a file://,
+    /// s3://, gs://, az:// URL. Default: a temporary directory under $TMPDIR. Deliberately
+    /// not read from ROCKLAKE_CATALOG, which names the production catalog.
+    #[arg(long)]
+    catalog: Option<String>,
+    /// Concurrent sessions (each one connection's worth of commits, one after the other).
+    #[arg(long, default_value_t = 4,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    sessions: usize,
+    /// Commits each session makes.
+    #[arg(long, default_value_t = 50,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    commits_per_session: usize,
+    /// Bare PUTs timed as the reference (half before the commits, half after).
+    #[arg(long, default_value_t = 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=10_000))]
+    puts: usize,
+    /// Leave the benchmark catalog in place (to inspect it, e.g. with `rocklake verify`).
+    #[arg(long)]
+    keep: bool,
+    /// Build of the catalog core (`native` or `wasm`).
+    #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
+    core: Option<CoreArg>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
 enum ConfigCommand {
     /// Load the configuration (file < environment < flags), validate it and print the result.
     /// Exit status 0 when valid, 2 when not.
-    ///
-    /// Examples:
-    ///   rocklake config check --config rocklake.toml
-    ///   ROCKLAKE_LISTEN=0.0.0.0:6543 rocklake config check --json
+    #[command(
+        after_help = "Examples:\n  rocklake config check --config rocklake.toml\n  ROCKLAKE_LISTEN=0.0.0.0:6543 rocklake config check --json"
+    )]
     Check {
         #[command(flatten)]
         serve: ServeArgs,
@@ -547,6 +589,11 @@ fn main() -> ExitCode {
                 LeaseAction::List { admin } => admin_sql(&admin, "SELECT * FROM rocklake_leases()"),
             }
         }
+        Some(Command::Bench { action }) => {
+            return match action {
+                BenchAction::Commit(args) => bench_commit(&args),
+            }
+        }
         Some(Command::Replay { trace, core, json }) => return replay(&trace, core, json),
         Some(Command::Repair { apply, admin }) => return repair(&admin, apply),
         Some(Command::Status { admin }) => {
@@ -579,8 +626,13 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr: stdout carries only the ATTACH line that scripts parse.
 fn init_logs(format: LogFormat) {
+    init_logs_at(format, "info");
+}
+
+/// Logs at `default` unless RUST_LOG says otherwise.
+fn init_logs_at(format: LogFormat, default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -844,6 +896,102 @@ fn replay(trace: &Path, core: Option<CoreArg>, json: bool) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
+    use rocklake::bench::{commit_bench, BenchError, CommitBenchOptions};
+    // The store's open/close chatter would bury the report; warnings and errors still show.
+    init_logs_at(LogFormat::Human, "warn");
+    let catalog = match args.catalog.as_deref().map(catalog_url).transpose() {
+        Ok(u) => u.map(|u| u.to_string()),
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let core = match core_kind(args.core.map(|c| c.name()), None) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let opts = CommitBenchOptions {
+        catalog,
+        sessions: args.sessions,
+        commits_per_session: args.commits_per_session,
+        puts: args.puts,
+        core,
+        keep: args.keep,
+    };
+    // On stderr, and only when it is a terminal: --json output stays clean.
+    let total = (args.sessions * args.commits_per_session) as u64;
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} commits ({per_sec}, {elapsed})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let shown = bar.clone();
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| BenchError::Failed(e.into()))
+        .and_then(|rt| rt.block_on(commit_bench(&opts, move |done, _| shown.set_position(done))));
+    bar.finish_and_clear();
+    let report = match result {
+        Ok(r) => r,
+        Err(e @ BenchError::Refused(_)) => {
+            eprintln!("rocklake: {e}");
+            return ExitCode::from(1);
+        }
+        Err(e) => {
+            eprintln!("rocklake: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(t) => println!("{t}"),
+            Err(e) => {
+                eprintln!("rocklake: {e}");
+                return ExitCode::from(3);
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    let r = &report;
+    let whereabouts = match (r.temporary, r.kept) {
+        (true, false) => "temporary, removed",
+        (true, true) => "temporary, kept",
+        (false, false) => "benchmark objects deleted afterwards",
+        (false, true) => "kept",
+    };
+    println!(
+        "rocklake bench commit on {} ({whereabouts}), {} core",
+        r.catalog, r.core
+    );
+    println!(
+        "  {} sessions x {} commits = {} commits in {:.2} s: {:.0} commits/s",
+        r.sessions, r.commits_per_session, r.commits, r.elapsed_s, r.commits_per_s
+    );
+    println!(
+        "  commit latency    p50 {:>8.2} ms   p99 {:>8.2} ms   max {:>8.2} ms",
+        r.p50_ms, r.p99_ms, r.max_ms
+    );
+    println!(
+        "  bare {} KiB PUT    p50 {:>8.2} ms   p99 {:>8.2} ms   ({} PUTs, same store)",
+        r.put_bytes / 1024,
+        r.put_p50_ms,
+        r.put_p99_ms,
+        r.puts
+    );
+    println!(
+        "  commit p50 / PUT p50: {:.2}x; {:.2} object-store PUTs and {:.0} batch bytes per commit",
+        r.p50_over_put, r.store_puts_per_commit, r.batch_bytes_per_commit
+    );
+    ExitCode::SUCCESS
 }
 
 fn config_check(args: &ServeArgs, json: bool) -> ExitCode {
