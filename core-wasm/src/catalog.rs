@@ -32,6 +32,64 @@ pub struct Table {
     /// Column indexes of the primary key, in key order (empty: rows are keyed by row id).
     pub primary_key: Vec<usize>,
     pub pkey_name: String,
+    /// Secondary indexes (RockLake's access paths for DuckLake's own tables; index number =
+    /// position here, part of every entry's key).
+    pub indexes: Vec<Index>,
+}
+
+/// A secondary index: entries keyed by these columns' values, then the row key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    pub name: String,
+    pub columns: Vec<usize>,
+}
+
+/// The indexes RockLake keeps for DuckLake's catalog tables (DuckLake itself creates none): the
+/// columns its per-query and per-commit reads filter on by equality (docs/decisions/0008).
+const DUCKLAKE_INDEXES: &[(&str, &[&str])] = &[
+    ("ducklake_data_file", &["table_id"]),
+    ("ducklake_delete_file", &["table_id"]),
+    ("ducklake_file_column_stats", &["table_id", "column_id"]),
+    ("ducklake_file_variant_stats", &["table_id", "column_id"]),
+    (
+        "ducklake_file_partition_value",
+        &["table_id", "partition_key_index"],
+    ),
+    ("ducklake_table_stats", &["table_id"]),
+    ("ducklake_table_column_stats", &["table_id", "column_id"]),
+    ("ducklake_schema_versions", &["table_id", "schema_version"]),
+    (
+        "ducklake_inlined_data_tables",
+        &["table_id", "schema_version"],
+    ),
+    ("ducklake_table", &["table_id"]),
+    ("ducklake_column", &["table_id", "column_id"]),
+    ("ducklake_column_tag", &["table_id", "column_id"]),
+    ("ducklake_partition_info", &["table_id"]),
+    ("ducklake_sort_info", &["table_id"]),
+    ("ducklake_tag", &["object_id"]),
+];
+
+/// Indexes for a new table: DuckLake's tables (by name, in any schema) get theirs when every
+/// indexed column exists and the primary key does not already lead with it.
+pub fn default_indexes(name: &str, columns: &[Column], primary_key: &[usize]) -> Vec<Index> {
+    let Some((_, cols)) = DUCKLAKE_INDEXES.iter().find(|(t, _)| *t == name) else {
+        return vec![];
+    };
+    let Some(positions) = cols
+        .iter()
+        .map(|c| columns.iter().position(|col| col.name == *c))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return vec![];
+    };
+    if primary_key.first() == positions.first() {
+        return vec![];
+    }
+    vec![Index {
+        name: format!("{name}_{}_idx", cols.join("_")),
+        columns: positions,
+    }]
 }
 
 pub type TableRef = Arc<Table>;
@@ -73,6 +131,14 @@ impl Table {
             primary_key: self.primary_key.iter().map(|i| *i as u32).collect(),
             oid: self.oid,
             pkey_name: self.pkey_name.clone(),
+            indexes: self
+                .indexes
+                .iter()
+                .map(|ix| pb::IndexDef {
+                    name: ix.name.clone(),
+                    columns: ix.columns.iter().map(|c| *c as u32).collect(),
+                })
+                .collect(),
         }
     }
 
@@ -102,6 +168,23 @@ impl Table {
                 message: "primary key column out of range".into(),
             });
         }
+        let indexes: Vec<Index> = def
+            .indexes
+            .iter()
+            .map(|ix| Index {
+                name: ix.name.clone(),
+                columns: ix.columns.iter().map(|c| *c as usize).collect(),
+            })
+            .collect();
+        if indexes.len() > usize::from(u8::MAX)
+            || indexes
+                .iter()
+                .any(|ix| ix.columns.is_empty() || ix.columns.iter().any(|c| *c >= columns.len()))
+        {
+            return Err(DecodeError::Payload {
+                message: "index definition out of range".into(),
+            });
+        }
         Ok(Table {
             id: def.table_id,
             oid: def.oid,
@@ -110,6 +193,7 @@ impl Table {
             columns,
             primary_key,
             pkey_name: def.pkey_name.clone(),
+            indexes,
         })
     }
 }

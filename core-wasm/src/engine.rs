@@ -160,14 +160,18 @@ pub fn scan_visible(
 
 /// Commit sequence of the newest committed version of `logical` (live or tombstone).
 pub fn latest_version(kv: &dyn KvRead, logical: &[u8]) -> Result<Option<(u64, bool)>, SqlError> {
+    Ok(latest_entry(kv, logical)?.map(|(seq, env)| (seq, !matches!(env, Envelope::Tombstone))))
+}
+
+/// The newest committed version of `logical` with its value.
+pub fn latest_entry(kv: &dyn KvRead, logical: &[u8]) -> Result<Option<(u64, Envelope)>, SqlError> {
     let end = keys::prefix_end(logical);
     // Versions of this key follow it directly; a longer logical key sharing the prefix cannot
     // appear first because fields are self-delimiting and versions are 8 bytes.
     for (raw, value) in kv.scan(logical, &end, 4)? {
         let (lk, seq) = keys::split_version(&raw)?;
         if lk == logical {
-            let live = !matches!(Envelope::decode(&value)?, Envelope::Tombstone);
-            return Ok(Some((seq, live)));
+            return Ok(Some((seq, Envelope::decode(&value)?)));
         }
     }
     Ok(None)
@@ -566,8 +570,24 @@ impl Engine {
             .values()
             .flat_map(|f| f.keys.iter())
             .collect();
+        // The committed row each write replaces, for tables with indexes (its entries move).
+        let table_of = |id: u32| -> Option<&Arc<Table>> {
+            if p.dropped.contains(&id) {
+                return None;
+            }
+            p.tables.get(&id).or_else(|| self.st.tables.get(&id))
+        };
+        let mut replaced: HashMap<&Vec<u8>, pb::Row> = HashMap::new();
         for (lk, w) in &p.writes {
-            let latest = latest_version(kv, lk)?;
+            let entry = latest_entry(kv, lk)?;
+            let latest = entry
+                .as_ref()
+                .map(|(seq, env)| (*seq, !matches!(env, Envelope::Tombstone)));
+            if let Some((_, Envelope::Row(old))) = entry {
+                if table_of(w.table_id).is_some_and(|t| !t.indexes.is_empty()) {
+                    replaced.insert(lk, old);
+                }
+            }
             let moved = if w.inserted {
                 // An insert conflicts only with a live row that appeared meanwhile.
                 in_flight_keys.contains(lk)
@@ -626,7 +646,38 @@ impl Engine {
             if w.row.is_none() && w.base_seq.is_none() {
                 continue; // inserted and deleted inside the transaction: nothing to record
             }
-            puts.push((versioned(lk), env.encode()));
+            let encoded = env.encode();
+            if let Some(t) = table_of(w.table_id).filter(|t| !t.indexes.is_empty()) {
+                // Index entries carry the row, versioned at the same commit: an entry moves
+                // (tombstone + new key) when its values change, else it is rewritten in place.
+                let old = replaced.get(lk);
+                for no in 0..t.indexes.len() {
+                    let old_key = match old {
+                        Some(r) => Some(crate::exec::index_entry_key(t, no, r, lk)?),
+                        None => None,
+                    };
+                    let new_key = match &w.row {
+                        Some(r) => Some(crate::exec::index_entry_key(t, no, r, lk)?),
+                        None => None,
+                    };
+                    if let Some(ok) = &old_key {
+                        if new_key.as_ref() != Some(ok) {
+                            puts.push((versioned(ok), Envelope::Tombstone.encode()));
+                        }
+                    }
+                    if let Some(nk) = &new_key {
+                        puts.push((versioned(nk), encoded.clone()));
+                    }
+                }
+            }
+            puts.push((versioned(lk), encoded));
+        }
+        for (k, row) in &p.index_fixes {
+            let env = match row {
+                Some(r) => Envelope::Row(r.clone()),
+                None => Envelope::Tombstone,
+            };
+            puts.push((versioned(k), env.encode()));
         }
         for t in p.tables.values() {
             puts.push((

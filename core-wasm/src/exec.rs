@@ -184,24 +184,61 @@ fn visible_rows_in(
     Ok(out)
 }
 
-/// Rows of a table as value vectors (columns + ctid).
-/// `key_prefixes`: only rows under these encoded key prefixes (a pushed-down primary-key
-/// condition); `None`: every row.
+/// Visible rows of a table under encoded key prefixes: row-key prefixes (a pushed-down
+/// primary-key condition) or index-entry prefixes (a condition on an index's leading columns),
+/// told apart by their tag. `None`: every row.
+pub fn table_versions(
+    cx: &ReadCx<'_>,
+    t: &Table,
+    key_prefixes: Option<&[Vec<u8>]>,
+) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
+    let Some(ps) = key_prefixes else {
+        return visible_rows(cx, t);
+    };
+    let mut rows = Vec::new();
+    if ps.first().and_then(|p| p.first()) != Some(&keys::TAG_INDEX) {
+        for p in ps {
+            rows.extend(visible_rows_in(cx, p)?);
+        }
+        return Ok(rows);
+    }
+    // Index entries are copies of the committed rows; this transaction's own writes to the
+    // table replace them (all of them: the caller's filter decides which match).
+    let table = keys::table_prefix(t.id);
+    let own: std::collections::BTreeMap<&Vec<u8>, &RowWrite> = cx
+        .pending
+        .map(|p| {
+            p.writes
+                .range(table.clone()..keys::prefix_end(&table))
+                .collect()
+        })
+        .unwrap_or_default();
+    for p in ps {
+        for (_, env, seq) in scan_visible(cx.kv, p, &keys::prefix_end(p), cx.at)? {
+            if let Envelope::Row(r) = env {
+                let lk = stored_row_key(t, &r)?;
+                if !own.contains_key(&lk) {
+                    rows.push((lk, r, Some(seq)));
+                }
+            }
+        }
+    }
+    for (lk, w) in own {
+        if let Some(r) = &w.row {
+            rows.push((lk.clone(), r.clone(), None));
+        }
+    }
+    Ok(rows)
+}
+
+/// Rows of a table as value vectors (columns + ctid), from every row or only those under
+/// `key_prefixes` (see [`table_versions`]).
 pub fn table_rows(
     cx: &ReadCx<'_>,
     t: &TableRef,
     key_prefixes: Option<&[Vec<u8>]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut rows = match key_prefixes {
-        None => visible_rows(cx, t)?,
-        Some(ps) => {
-            let mut rows = Vec::new();
-            for p in ps {
-                rows.extend(visible_rows_in(cx, p)?);
-            }
-            rows
-        }
-    };
+    let mut rows = table_versions(cx, t, key_prefixes)?;
     // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
@@ -735,6 +772,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         oid,
         schema,
         pkey_name: format!("{name}_pkey"),
+        indexes: crate::catalog::default_indexes(&name, &columns, &pk),
         name,
         columns,
         primary_key: pk,
@@ -902,6 +940,49 @@ pub fn unique_violation(t: &Table, row: Option<&pb::Row>) -> SqlError {
             vals.join(", ")
         ),
     }
+}
+
+/// The logical key a stored row lives under: its primary key, or its row id.
+pub fn stored_row_key(t: &Table, row: &pb::Row) -> Result<Vec<u8>, SqlError> {
+    if t.primary_key.is_empty() {
+        return Ok(keys::rowid_logical_key(t.id, row.row_id));
+    }
+    let fields = datum_fields(t, &t.primary_key, row)?;
+    let refs: Vec<(&Value, PgType)> = fields.iter().map(|(v, ty)| (v, *ty)).collect();
+    Ok(keys::row_logical_key(t.id, &refs))
+}
+
+/// The logical key of a row's entry in index `no` of its table.
+pub fn index_entry_key(
+    t: &Table,
+    no: usize,
+    row: &pb::Row,
+    row_key: &[u8],
+) -> Result<Vec<u8>, SqlError> {
+    let ix = t
+        .indexes
+        .get(no)
+        .ok_or_else(|| SqlError::internal("index number out of range"))?;
+    let fields = datum_fields(t, &ix.columns, row)?;
+    let refs: Vec<(&Value, PgType)> = fields.iter().map(|(v, ty)| (v, *ty)).collect();
+    Ok(keys::index_logical_key(t.id, no as u8, &refs, row_key))
+}
+
+fn datum_fields(
+    t: &Table,
+    cols: &[usize],
+    row: &pb::Row,
+) -> Result<Vec<(Value, PgType)>, SqlError> {
+    cols.iter()
+        .map(|&i| {
+            let ty = t.columns.get(i).map(|c| c.ty).unwrap_or(PgType::Text);
+            let v = match row.values.get(i) {
+                Some(d) => from_datum(d, ty)?,
+                None => Value::Null,
+            };
+            Ok((v, ty))
+        })
+        .collect()
 }
 
 fn logical_key(t: &Table, values: &[Value], tuple: u64) -> Vec<u8> {
@@ -1131,6 +1212,7 @@ fn matching_rows(
         source: Source::Table {
             table: t.clone(),
             key_prefixes: None,
+            index: None,
         },
         on: None,
         width,
@@ -1192,7 +1274,18 @@ fn matching_rows(
         let (b, _) = binder.bind_expr(&a.value, &scope, None)?;
         sets.push((ci, coerce_expr(b, t.columns[ci].ty)?));
     }
+    // The target table is read through its key or an index when the WHERE clause allows;
+    // the target versions below come from the same key ranges.
+    crate::query::push_down_keys(&mut items, filter.as_ref());
     let exec = Executor::new(&rcx);
+    let ranges = match items.first().map(|i| &i.source) {
+        Some(Source::Table {
+            key_prefixes: Some(ps),
+            index,
+            ..
+        }) => exec.key_ranges(t, *index, ps, None),
+        _ => None,
+    };
     let joined = exec.run_from(&items, None)?;
     let mut hits = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -1218,7 +1311,7 @@ fn matching_rows(
             }
         }
     }
-    let targets = visible_rows(&rcx, t)?;
+    let targets = table_versions(&rcx, t, ranges.as_deref())?;
     Ok((targets, hits, sets))
 }
 
@@ -1331,7 +1424,7 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
             // Rows without a key keep their storage identity (row id) across updates.
             let old_id = targets[ti].1.row_id;
             row.row_id = old_id;
-            let size = prost::Message::encoded_len(&row);
+            let size = prost::Message::encoded_len(&row) * (1 + t.indexes.len());
             cx.pending()?.put_row(
                 old_lk.clone(),
                 RowWrite {
@@ -1343,7 +1436,7 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
                 size,
             )?;
         } else if &new_lk == old_lk {
-            let size = prost::Message::encoded_len(&row);
+            let size = prost::Message::encoded_len(&row) * (1 + t.indexes.len());
             cx.pending()?.put_row(
                 old_lk.clone(),
                 RowWrite {
@@ -1395,7 +1488,7 @@ fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Re
             None => {}
         },
     }
-    let size = prost::Message::encoded_len(&row);
+    let size = prost::Message::encoded_len(&row) * (1 + t.indexes.len());
     cx.pending()?.put_row(
         lk,
         RowWrite {

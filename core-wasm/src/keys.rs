@@ -19,6 +19,9 @@ pub const TAG_SCHEMA: u8 = 0x02;
 pub const TAG_TABLE_DEF: u8 = 0x03;
 /// Versioned rows, keyed by table id and primary key (or row id).
 pub const TAG_ROW: u8 = 0x10;
+/// Secondary index entries: `table id (u32 BE) ‖ index number (u8) ‖ index fields ‖ row key
+/// fields`, versioned like rows, the value a copy of the row.
+pub const TAG_INDEX: u8 = 0x11;
 
 pub const VERSION_LEN: usize = 8;
 
@@ -51,6 +54,31 @@ pub fn table_prefix(table_id: u32) -> Vec<u8> {
     let mut k = Vec::with_capacity(5);
     k.push(TAG_ROW);
     k.extend_from_slice(&table_id.to_be_bytes());
+    k
+}
+
+/// Prefix of every entry of one index of a table.
+pub fn index_prefix(table_id: u32, index_no: u8) -> Vec<u8> {
+    let mut k = Vec::with_capacity(6);
+    k.push(TAG_INDEX);
+    k.extend_from_slice(&table_id.to_be_bytes());
+    k.push(index_no);
+    k
+}
+
+/// The logical key of a row's entry in an index: the index prefix, the indexed values, then the
+/// row's own key fields (so entries of equal values stay distinct and ordered by row key).
+pub fn index_logical_key(
+    table_id: u32,
+    index_no: u8,
+    fields: &[(&Value, PgType)],
+    row_key: &[u8],
+) -> Vec<u8> {
+    let mut k = index_prefix(table_id, index_no);
+    for (v, ty) in fields {
+        encode_field(&mut k, v, *ty);
+    }
+    k.extend_from_slice(row_key.get(5..).unwrap_or_default());
     k
 }
 

@@ -1007,7 +1007,7 @@ pub struct Excisable {
 }
 
 const PHASES: [(u8, u8); 2] = [
-    (keys::TAG_ROW, keys::TAG_ROW + 1),
+    (keys::TAG_ROW, keys::TAG_INDEX + 1),
     (keys::TAG_SCHEMA, keys::TAG_TABLE_DEF + 1),
 ];
 
@@ -1077,7 +1077,8 @@ fn settle(
     out: &mut Excisable,
 ) -> Result<(), SqlError> {
     let mut all = false;
-    if logical.first() == Some(&keys::TAG_ROW) {
+    // Index entries share the rows' layout (tag, table id) and their fate.
+    if matches!(logical.first(), Some(&keys::TAG_ROW | &keys::TAG_INDEX)) {
         if let Some(id) = logical
             .get(1..5)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
@@ -1431,8 +1432,11 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
     let mut max_table_id = 0u32;
     let mut max_oid = 0u32;
     let mut max_tuple: BTreeMap<u32, u64> = BTreeMap::new();
+    // Index entry versions stored under a key their row does not give: never readable as
+    // what they claim at any commit, so they are deleted outright.
+    let mut misplaced: Vec<Vec<u8>> = vec![];
     let mut cursor = vec![keys::TAG_SCHEMA];
-    let end = vec![keys::TAG_ROW + 1];
+    let end = vec![keys::TAG_INDEX + 1];
     loop {
         let batch = cx.kv.scan(&cursor, &end, SCAN_BATCH)?;
         for (raw, value) in &batch {
@@ -1447,13 +1451,26 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
                 }
                 Envelope::SchemaDef(sd) => max_oid = max_oid.max(sd.oid),
                 Envelope::Row(r) => {
-                    if let Some(id) = raw
+                    let Some(id) = raw
                         .get(1..5)
                         .and_then(|b| <[u8; 4]>::try_from(b).ok())
                         .map(u32::from_be_bytes)
-                    {
+                    else {
+                        continue;
+                    };
+                    if raw.first() == Some(&keys::TAG_ROW) {
                         let m = max_tuple.entry(id).or_default();
                         *m = (*m).max(r.tuple);
+                    } else if let (Some(t), Some(no), Ok((logical, _))) = (
+                        cx.st.tables.get(&id),
+                        raw.get(5).map(|n| usize::from(*n)),
+                        keys::split_version(raw),
+                    ) {
+                        let expected = crate::exec::stored_row_key(t, &r)
+                            .and_then(|rk| crate::exec::index_entry_key(t, no, &r, &rk));
+                        if no < t.indexes.len() && expected.is_ok_and(|k| k != logical) {
+                            misplaced.push(raw.clone());
+                        }
                     }
                 }
                 _ => {}
@@ -1529,6 +1546,35 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
             keys::meta_key("next_oid"),
             Some(u64::from(o).to_be_bytes().to_vec()),
         )?;
+    }
+    for raw in &misplaced {
+        let key: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        fixes.push((
+            "index".into(),
+            key,
+            "entry version stored under another key than its row gives: deleted".into(),
+        ));
+    }
+    if apply && !misplaced.is_empty() {
+        cx.pending()?.excise_keys(misplaced)?;
+    }
+    // Index entries that disagree with their rows (damage, or a store restored from parts):
+    // rewritten from the rows at this commit.
+    let tables: Vec<Arc<Table>> = cx.st.tables.values().cloned().collect();
+    let refs: Vec<&Table> = tables.iter().map(|t| t.as_ref()).collect();
+    let at = cx.st.latest;
+    for (t, no, problems) in crate::verify::index_agreement(cx.kv, &refs, at, usize::MAX)? {
+        for p in problems {
+            let key: String = p.key.iter().map(|b| format!("{b:02x}")).collect();
+            fixes.push((
+                "index".into(),
+                format!("{} {key}", t.indexes[no].name),
+                p.detail,
+            ));
+            if apply {
+                cx.pending()?.put_index_entry(p.fix.0, p.fix.1)?;
+            }
+        }
     }
     // DuckLake's counters on its latest snapshot row.
     if let Ok(lake) = Lake::find(cx) {

@@ -2843,6 +2843,7 @@ mod tests {
             ],
             primary_key: vec![0],
             pkey_name: "ducklake_snapshot_pkey".into(),
+            indexes: vec![],
         }
     }
 
@@ -2873,6 +2874,7 @@ mod tests {
             ],
             primary_key: vec![],
             pkey_name: String::new(),
+            indexes: vec![],
         }
     }
 

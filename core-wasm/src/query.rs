@@ -143,6 +143,9 @@ pub enum Source {
         /// Primary-key prefixes the WHERE clause fixes (expressions evaluated once per
         /// execution): the scan reads only these key ranges. `None`: the whole table.
         key_prefixes: Option<Vec<Vec<BExpr>>>,
+        /// `Some(n)`: `key_prefixes` are over the columns of secondary index `n`, not the
+        /// primary key.
+        index: Option<usize>,
     },
     Virtual {
         schema: Option<String>,
@@ -152,7 +155,10 @@ pub enum Source {
     Values(Vec<Vec<BExpr>>),
     /// A set-returning function in FROM (`generate_series`, `unnest`); arguments may refer
     /// to enclosing queries.
-    Function { name: String, args: Vec<BExpr> },
+    Function {
+        name: String,
+        args: Vec<BExpr>,
+    },
     /// `FROM` without tables: one empty row.
     Dual,
 }
@@ -503,7 +509,9 @@ fn set_function_rows(name: &str, args: &[Value]) -> Result<Vec<Vec<Value>>, SqlE
             while (step > 0 && i <= *b) || (step < 0 && i >= *b) {
                 if out.len() >= MAX_SERIES_ROWS {
                     return Err(SqlError::ProgramLimit {
-                        message: format!("generate_series produces more than {MAX_SERIES_ROWS} rows"),
+                        message: format!(
+                            "generate_series produces more than {MAX_SERIES_ROWS} rows"
+                        ),
                     });
                 }
                 out.push(vec![Value::Int(i)]);
@@ -1029,7 +1037,10 @@ impl<'a, 'b> Binder<'a, 'b> {
     ) -> Result<(Source, Vec<ColMeta>), SqlError> {
         let (schema, fname) = split_name(parts)?;
         if !matches!(schema.as_deref(), None | Some("pg_catalog")) {
-            return Err(SqlError::feature(format!("table function {}", parts.join("."))));
+            return Err(SqlError::feature(format!(
+                "table function {}",
+                parts.join(".")
+            )));
         }
         // Arguments see only enclosing queries (as PostgreSQL's implicit LATERAL would, for
         // the shapes psql sends).
@@ -1144,6 +1155,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         Source::Table {
                             table: t,
                             key_prefixes: None,
+                            index: None,
                         },
                         apply_alias_cols(cols, alias),
                     ));
@@ -1618,7 +1630,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let all = matches!(e, Expr::AllOp { .. });
                 if let Expr::Subquery(q) = right.as_ref() {
                     if all || *compare_op != ast::BinaryOperator::Eq {
-                        return Err(SqlError::feature("ANY/ALL over a subquery other than = ANY"));
+                        return Err(SqlError::feature(
+                            "ANY/ALL over a subquery other than = ANY",
+                        ));
                     }
                     return self.bind_expr(
                         &Expr::In {
@@ -2098,9 +2112,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_table_size"
             | "pg_indexes_size" => PgType::Int8,
             "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length"
-            | "array_upper" | "array_lower" => {
-                PgType::Int4
-            }
+            | "array_upper" | "array_lower" => PgType::Int4,
             "pg_table_is_visible"
             | "pg_type_is_visible"
             | "pg_function_is_visible"
@@ -2395,6 +2407,7 @@ fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
         Source::Table {
             table,
             key_prefixes: None,
+            ..
         } => out.push(plan_line(
             depth,
             format!(
@@ -2405,15 +2418,19 @@ fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
         Source::Table {
             table,
             key_prefixes: Some(ps),
+            index,
         } => {
+            let (key_cols, key_name) = match index.and_then(|n| table.indexes.get(n)) {
+                Some(ix) => (&ix.columns, &ix.name),
+                None => (&table.primary_key, &table.pkey_name),
+            };
             let cols: Vec<String> = ps
                 .first()
                 .map(|p| {
                     p.iter()
                         .enumerate()
                         .map(|(k, e)| {
-                            let name = table
-                                .primary_key
+                            let name = key_cols
                                 .get(k)
                                 .and_then(|c| table.columns.get(*c))
                                 .map(|c| c.name.clone())
@@ -2432,7 +2449,7 @@ fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
                 depth,
                 format!(
                     "Index Scan using {} on {}.{} (key prefix: {}{})",
-                    table.pkey_name,
+                    key_name,
                     table.schema,
                     table.name,
                     cols.join(", "),
@@ -2516,7 +2533,7 @@ const MAX_KEY_PREFIXES: usize = 1024;
 /// (`pk = v`, `pk IN (…)` on leading key columns, ANDed). The filter still runs on every row
 /// read, so this only skips rows that could not pass it. Later FROM items may be the nullable
 /// side of an outer join and are left alone.
-fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
+pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
     let (Some(first), Some(filter)) = (from.first_mut(), filter) else {
         return;
     };
@@ -2524,11 +2541,12 @@ fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
     let Source::Table {
         table,
         key_prefixes,
+        index,
     } = &mut first.source
     else {
         return;
     };
-    if table.primary_key.is_empty() {
+    if table.primary_key.is_empty() && table.indexes.is_empty() {
         return;
     }
     let mut eq: HashMap<usize, BExpr> = HashMap::new();
@@ -2554,8 +2572,35 @@ fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
             _ => {}
         }
     }
+    // The primary key when the condition fixes its leading column, else the index whose
+    // leading columns it fixes most of.
+    let pk = key_prefixes_for(&table.primary_key, &eq, &lists);
+    if !pk.is_empty() {
+        *key_prefixes = Some(pk);
+        return;
+    }
+    let best = table
+        .indexes
+        .iter()
+        .enumerate()
+        .map(|(n, ix)| (n, key_prefixes_for(&ix.columns, &eq, &lists)))
+        .filter(|(_, p)| !p.is_empty())
+        .max_by_key(|(n, p)| (p.first().map_or(0, Vec::len), usize::MAX - n));
+    if let Some((n, p)) = best {
+        *key_prefixes = Some(p);
+        *index = Some(n);
+    }
+}
+
+/// Key prefixes (as expressions) that a condition's `=`/`IN` conjuncts fix on the leading
+/// `cols`; empty when it fixes none.
+fn key_prefixes_for(
+    cols: &[usize],
+    eq: &HashMap<usize, BExpr>,
+    lists: &HashMap<usize, Vec<BExpr>>,
+) -> Vec<Vec<BExpr>> {
     let mut prefixes: Vec<Vec<BExpr>> = vec![vec![]];
-    for col in &table.primary_key {
+    for col in cols {
         if let Some(v) = eq.get(col) {
             for p in &mut prefixes {
                 p.push(v.clone());
@@ -2579,7 +2624,9 @@ fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
         }
     }
     if prefixes.first().is_some_and(|p| !p.is_empty()) {
-        *key_prefixes = Some(prefixes);
+        prefixes
+    } else {
+        vec![]
     }
 }
 
@@ -2971,7 +3018,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             "current_user" | "session_user" | "user" | "current_role" => {
                 Value::Text(self.cx.user.to_string())
             }
-"pg_get_userbyid" => match a.first() {
+            "pg_get_userbyid" => match a.first() {
                 Some(Value::Int(o)) if *o == crate::pgcatalog::PG_DATABASE_OWNER_OID as i64 => {
                     Value::Text("pg_database_owner".into())
                 }
@@ -2987,10 +3034,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "regnamespace_name" => match a.first() {
-                Some(Value::Int(o)) => Value::Text(
-                    self.schema_name(*o as u32)
-                        .unwrap_or_else(|| o.to_string()),
-                ),
+                Some(Value::Int(o)) => {
+                    Value::Text(self.schema_name(*o as u32).unwrap_or_else(|| o.to_string()))
+                }
                 _ => Value::Null,
             },
             "pg_get_indexdef" | "pg_get_constraintdef" => match a.first() {
@@ -3017,7 +3063,11 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "array_upper" | "array_lower" => match (a.first(), a.get(1)) {
                 (Some(Value::Array(items)), Some(Value::Int(1))) if !items.is_empty() => {
-                    Value::Int(if name == "array_upper" { items.len() as i64 } else { 1 })
+                    Value::Int(if name == "array_upper" {
+                        items.len() as i64
+                    } else {
+                        1
+                    })
                 }
                 _ => Value::Null,
             },
@@ -3055,29 +3105,36 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             // Bytes RockLake stores for the relation: every version of every row (history is
             // kept until excision, as PostgreSQL keeps dead tuples until VACUUM). The primary
-            // key is the row order itself, so there is no separate index storage.
-            "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" => match a.first() {
-                Some(Value::Int(o)) => {
-                    let tables = self.cx.all_tables();
-                    match tables.iter().find(|t| t.oid as i64 == *o) {
-                        Some(t) => Value::Int(self.stored_bytes(&crate::keys::table_prefix(t.id))?),
-                        None => Value::Null,
+            // key is the row order itself; secondary index entries are stored apart.
+            "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size" => {
+                match a.first() {
+                    Some(Value::Int(o)) => {
+                        let tables = self.cx.all_tables();
+                        match tables.iter().find(|t| t.oid as i64 == *o) {
+                            Some(t) => {
+                                let rows = crate::keys::table_prefix(t.id);
+                                let mut index = rows.clone();
+                                index[0] = crate::keys::TAG_INDEX;
+                                Value::Int(match name {
+                                    "pg_indexes_size" => self.stored_bytes(&index)?,
+                                    "pg_total_relation_size" => {
+                                        self.stored_bytes(&rows)? + self.stored_bytes(&index)?
+                                    }
+                                    _ => self.stored_bytes(&rows)?,
+                                })
+                            }
+                            None => Value::Null,
+                        }
                     }
+                    _ => Value::Null,
                 }
-                _ => Value::Null,
-            },
-            "pg_indexes_size" => match a.first() {
-                Some(Value::Int(_)) => Value::Int(0),
-                _ => Value::Null,
-            },
+            }
             "pg_database_size" => match text(0) {
                 Some(d) if d == self.cx.database => Value::Int(self.stored_bytes(&[])?),
                 Some(d) if matches!(d.as_str(), "postgres" | "template0" | "template1") => {
                     Value::Int(0)
                 }
-                Some(d) => {
-                    return Err(SqlError::UndefinedDatabase { name: d })
-                }
+                Some(d) => return Err(SqlError::UndefinedDatabase { name: d }),
                 None => Value::Null,
             },
             "coalesce" => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
@@ -3170,20 +3227,19 @@ impl<'a, 'b> Executor<'a, 'b> {
             | "has_schema_privilege"
             | "has_database_privilege" => Value::Bool(true),
             "pg_is_in_recovery" => Value::Bool(false),
-            "obj_description"
-            | "col_description"
-            | "shobj_description"
-            | "pg_get_expr" => match name {
-                "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
-                // The one built-in comment of a fresh PostgreSQL database that psql shows.
-                "obj_description"
-                    if matches!(a.first(), Some(Value::Int(2200)))
-                        && text(1).as_deref() == Some("pg_namespace") =>
-                {
-                    Value::Text("standard public schema".into())
+            "obj_description" | "col_description" | "shobj_description" | "pg_get_expr" => {
+                match name {
+                    "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
+                    // The one built-in comment of a fresh PostgreSQL database that psql shows.
+                    "obj_description"
+                        if matches!(a.first(), Some(Value::Int(2200)))
+                            && text(1).as_deref() == Some("pg_namespace") =>
+                    {
+                        Value::Text("standard public schema".into())
+                    }
+                    _ => Value::Null,
                 }
-                _ => Value::Null,
-            },
+            }
             "current_setting" => match text(0).as_deref() {
                 Some("server_version_num") => Value::Text("150018".into()),
                 Some("server_version") => Value::Text("15.18".into()),
@@ -3237,7 +3293,10 @@ impl<'a, 'b> Executor<'a, 'b> {
 
     /// Name of a schema by OID (built-in or user).
     fn schema_name(&self, oid: u32) -> Option<String> {
-        if let Some((n, _)) = crate::catalog::BUILTIN_SCHEMAS.iter().find(|(_, o)| *o == oid) {
+        if let Some((n, _)) = crate::catalog::BUILTIN_SCHEMAS
+            .iter()
+            .find(|(_, o)| *o == oid)
+        {
             return Some(n.to_string());
         }
         let pending = self.cx.pending.map(|p| p.schemas.as_slice()).unwrap_or(&[]);
@@ -3444,9 +3503,10 @@ impl<'a, 'b> Executor<'a, 'b> {
             Source::Table {
                 table,
                 key_prefixes,
+                index,
             } => {
                 let ranges = match key_prefixes {
-                    Some(ps) => self.key_ranges(table, ps, parent),
+                    Some(ps) => self.key_ranges(table, *index, ps, parent),
                     None => None,
                 };
                 crate::exec::table_rows(self.cx, table, ranges.as_deref())
@@ -3482,12 +3542,20 @@ impl<'a, 'b> Executor<'a, 'b> {
 
     /// Encoded key prefixes for a pushed-down scan; `None` falls back to the whole table (a
     /// value of another type, or an expression that fails: the filter decides then).
-    fn key_ranges(
+    pub fn key_ranges(
         &self,
         t: &TableRef,
+        index: Option<usize>,
         prefixes: &[Vec<BExpr>],
         parent: Option<&Env<'_>>,
     ) -> Option<Vec<Vec<u8>>> {
+        let (start, key_cols) = match index {
+            Some(n) => (
+                crate::keys::index_prefix(t.id, u8::try_from(n).ok()?),
+                &t.indexes.get(n)?.columns,
+            ),
+            None => (crate::keys::table_prefix(t.id), &t.primary_key),
+        };
         let env = Env {
             row: &[],
             parent,
@@ -3495,9 +3563,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         };
         let mut out = Vec::with_capacity(prefixes.len());
         'prefix: for p in prefixes {
-            let mut key = crate::keys::table_prefix(t.id);
+            let mut key = start.clone();
             for (k, e) in p.iter().enumerate() {
-                let ty = t.columns.get(*t.primary_key.get(k)?)?.ty;
+                let ty = t.columns.get(*key_cols.get(k)?)?.ty;
                 let v = self.eval(e, &env).ok()?;
                 if v.is_null() {
                     continue 'prefix; // `= NULL` matches nothing

@@ -40,6 +40,10 @@ pub enum BufferedOp {
     Excise {
         count: usize,
     },
+    /// An index entry rewritten by repair.
+    IndexEntry {
+        key: Vec<u8>,
+    },
 }
 
 /// The latest state of one row key inside the transaction.
@@ -72,6 +76,9 @@ pub struct PendingCatalogTxn {
     pub meta: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// Row versions no reader at or above the excision cut can see, deleted at commit.
     pub excise: Vec<Vec<u8>>,
+    /// Index entries repair rewrites (logical key → row copy, `None` removes the entry);
+    /// ordinary writes maintain indexes at commit instead.
+    pub index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
 }
 
 impl PendingCatalogTxn {
@@ -136,6 +143,13 @@ impl PendingCatalogTxn {
         self.charge(key.len() + value.as_ref().map_or(0, Vec::len) + 16)?;
         self.ops.push(BufferedOp::Meta { key: key.clone() });
         self.meta.insert(key, value);
+        Ok(())
+    }
+
+    pub fn put_index_entry(&mut self, key: Vec<u8>, row: Option<pb::Row>) -> Result<(), SqlError> {
+        self.charge(key.len() + row.as_ref().map_or(0, prost::Message::encoded_len) + 16)?;
+        self.ops.push(BufferedOp::IndexEntry { key: key.clone() });
+        self.index_fixes.insert(key, row);
         Ok(())
     }
 

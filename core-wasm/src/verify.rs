@@ -8,6 +8,10 @@
 //!   commit is partly visible ahead of its sequence — `commit_seq`;
 //! * a row's key is the key its values give (primary key fields, or its row id) and its table
 //!   is defined — `key_row`;
+//! * an index entry's key is the key its row gives, for an index its table defines, and at
+//!   the latest commit every index of a live table holds exactly one entry per live row, a
+//!   copy of the row — `index` (per-index sums first; keys listed only for an index whose sums
+//!   disagree; `rocklake repair` rewrites those entries);
 //! * tuple numbers never exceed the table's persisted counter, so new rows cannot reuse a
 //!   ctid — `tuple_counter`;
 //! * counters are 8-byte integers — `meta`.
@@ -110,7 +114,7 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
                     }
                     continue;
                 }
-                Some(keys::TAG_SCHEMA | keys::TAG_TABLE_DEF | keys::TAG_ROW) => {}
+                Some(keys::TAG_SCHEMA | keys::TAG_TABLE_DEF | keys::TAG_ROW | keys::TAG_INDEX) => {}
                 Some(other) => {
                     bad("key_row", format!("unknown key tag {other:#04x}"));
                     continue;
@@ -137,6 +141,7 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
                     continue;
                 }
             };
+
             match (logical[0], env) {
                 (keys::TAG_TABLE_DEF, Envelope::TableDef(def)) => match Table::from_proto(&def) {
                     Ok(t) => {
@@ -188,6 +193,37 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
                     let m = max_tuple.entry(id).or_insert(0);
                     *m = (*m).max(row.tuple);
                 }
+                (keys::TAG_INDEX, Envelope::Row(row)) => {
+                    let (id, no) = match index_of_key(logical) {
+                        Some(x) => x,
+                        None => {
+                            bad("index", "index entry key without table id and index".into());
+                            continue;
+                        }
+                    };
+                    let Some(t) = defs.get(&id).filter(|t| no < t.indexes.len()) else {
+                        bad(
+                            "index",
+                            format!(
+                                "entry of index {no} of table id {id}, which no definition has"
+                            ),
+                        );
+                        continue;
+                    };
+                    let expected = crate::exec::stored_row_key(t, &row)
+                        .and_then(|rk| crate::exec::index_entry_key(t, no, &row, &rk));
+                    match expected {
+                        Ok(k) if k == logical => {}
+                        Ok(_) => bad(
+                            "index",
+                            format!(
+                                "entry of {} in {}.{} is stored under another key",
+                                t.indexes[no].name, t.schema, t.name
+                            ),
+                        ),
+                        Err(e) => bad("envelope", format!("index entry value: {e}")),
+                    }
+                }
                 (keys::TAG_SCHEMA, Envelope::SchemaDef(_)) | (_, Envelope::Tombstone) => {}
                 (tag, _) => bad(
                     "envelope",
@@ -203,6 +239,24 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
             _ => break,
         }
     }
+    let tables: Vec<&Table> = engine.st.tables.values().map(|t| t.as_ref()).collect();
+    for (t, no, problems) in index_agreement(kv, &tables, latest, MAX_INDEX_PROBLEMS)? {
+        let name = &t.indexes[no].name;
+        for p in &problems {
+            report.violations.push(Violation {
+                check: "index",
+                subject: hex(&p.key),
+                detail: format!("{name} of {}.{}: {}", t.schema, t.name, p.detail),
+            });
+        }
+        if problems.is_empty() {
+            report.violations.push(Violation {
+                check: "index",
+                subject: name.clone(),
+                detail: format!("entries of {}.{} disagree with its rows", t.schema, t.name),
+            });
+        }
+    }
     for (id, max) in max_tuple {
         let counter = engine.st.tuple_counters.get(&id).copied().unwrap_or(0);
         if max > counter {
@@ -214,6 +268,134 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Table id and index number of an index entry's logical key.
+fn index_of_key(logical: &[u8]) -> Option<(u32, usize)> {
+    let id = u32::from_be_bytes(logical.get(1..5)?.try_into().ok()?);
+    Some((id, usize::from(*logical.get(5)?)))
+}
+
+/// One disagreement between an index and its table, with the entry write that mends it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct IndexProblem {
+    /// The entry's key (for an entry without a row) or the row's key (for a row without its
+    /// entry).
+    pub key: Vec<u8>,
+    pub detail: String,
+    /// Entry key and what to write there: `None` removes the entry, `Some(row)` writes it.
+    pub fix: (Vec<u8>, Option<rocklake_proto::Row>),
+}
+
+/// A table, one of its index numbers, and what is wrong with that index.
+pub(crate) type Disagreement<'t> = (&'t Table, usize, Vec<IndexProblem>);
+
+/// Indexes of `tables` whose entries disagree with their rows at commit `latest`, each with
+/// at most `max` problems listed. Order-independent sums (count and wrapping sum of 64-bit
+/// hashes of entry key ‖ row) of the entries each index should hold and does hold are
+/// compared first, one scan of rows and entries per table with constant memory; keys are
+/// looked up only for an index whose sums differ.
+pub(crate) fn index_agreement<'t>(
+    kv: &dyn KvRead,
+    tables: &[&'t Table],
+    latest: u64,
+    max: usize,
+) -> Result<Vec<Disagreement<'t>>, SqlError> {
+    let mut out = Vec::new();
+    for t in tables.iter().filter(|t| !t.indexes.is_empty()) {
+        let mut expected = vec![(0u64, 0u64); t.indexes.len()];
+        let tp = keys::table_prefix(t.id);
+        for (rk, env, _) in crate::engine::scan_visible(kv, &tp, &keys::prefix_end(&tp), latest)? {
+            let Envelope::Row(row) = env else { continue };
+            let value = Envelope::Row(row.clone()).encode();
+            for (no, sum) in expected.iter_mut().enumerate() {
+                let ek = crate::exec::index_entry_key(t, no, &row, &rk)?;
+                sum.0 += 1;
+                sum.1 = sum.1.wrapping_add(fnv64(&ek, &value));
+            }
+        }
+        for (no, want) in expected.iter().enumerate() {
+            let ix = keys::index_prefix(t.id, no as u8);
+            let mut got = (0u64, 0u64);
+            for (ek, env, _) in
+                crate::engine::scan_visible(kv, &ix, &keys::prefix_end(&ix), latest)?
+            {
+                got.0 += 1;
+                got.1 = got.1.wrapping_add(fnv64(&ek, &env.encode()));
+            }
+            if got != *want {
+                out.push((*t, no, index_disagreements(kv, t, no, latest, max)?));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn fnv64(a: &[u8], b: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for x in a.iter().chain([0xFFu8].iter()).chain(b) {
+        h ^= u64::from(*x);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Most keys listed for one disagreeing index.
+const MAX_INDEX_PROBLEMS: usize = 100;
+
+/// The keys behind a disagreeing index, at commit `latest`: live entries whose row is gone or
+/// different, and live rows without their entry. Point reads, so only run for such an index.
+fn index_disagreements(
+    kv: &dyn KvRead,
+    t: &Table,
+    no: usize,
+    latest: u64,
+    max: usize,
+) -> Result<Vec<IndexProblem>, SqlError> {
+    let mut out = Vec::new();
+    let ix = keys::index_prefix(t.id, no as u8);
+    for (ek, env, _) in crate::engine::scan_visible(kv, &ix, &keys::prefix_end(&ix), latest)? {
+        let Envelope::Row(row) = env else { continue };
+        let rk = crate::exec::stored_row_key(t, &row)?;
+        let fine = match crate::engine::scan_visible(kv, &rk, &keys::prefix_end(&rk), latest)?
+            .into_iter()
+            .find(|(lk, _, _)| *lk == rk)
+        {
+            Some((_, Envelope::Row(live), _)) => {
+                live == row && crate::exec::index_entry_key(t, no, &live, &rk)? == ek
+            }
+            _ => false,
+        };
+        if !fine {
+            out.push(IndexProblem {
+                key: ek.clone(),
+                detail: "entry without a matching live row".into(),
+                fix: (ek, None),
+            });
+            if out.len() >= max {
+                return Ok(out);
+            }
+        }
+    }
+    let tp = keys::table_prefix(t.id);
+    for (rk, env, _) in crate::engine::scan_visible(kv, &tp, &keys::prefix_end(&tp), latest)? {
+        let Envelope::Row(row) = env else { continue };
+        let ek = crate::exec::index_entry_key(t, no, &row, &rk)?;
+        let present = crate::engine::scan_visible(kv, &ek, &keys::prefix_end(&ek), latest)?
+            .into_iter()
+            .any(|(k, e, _)| k == ek && matches!(e, Envelope::Row(r) if r == row));
+        if !present {
+            out.push(IndexProblem {
+                key: rk,
+                detail: "live row without its index entry".into(),
+                fix: (ek, Some(row)),
+            });
+            if out.len() >= max {
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Runs `sql` on a fresh session and returns its rows as text.

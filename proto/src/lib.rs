@@ -88,6 +88,17 @@ pub struct TableDef {
     pub oid: u32,
     #[prost(string, tag = "7")]
     pub pkey_name: ::prost::alloc::string::String,
+    #[prost(message, repeated, tag = "8")]
+    pub indexes: ::prost::alloc::vec::Vec<IndexDef>,
+}
+
+/// A secondary index RockLake keeps for a table (see docs/decisions/0008).
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct IndexDef {
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(uint32, repeated, tag = "2")]
+    pub columns: ::prost::alloc::vec::Vec<u32>,
 }
 
 #[derive(Clone, PartialEq, ::prost::Message)]

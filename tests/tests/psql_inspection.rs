@@ -58,7 +58,8 @@ fn psql(dsn: &str, args: &[&str]) -> String {
 fn psql_describe_commands_match_postgres() {
     let pg = Postgres::start().expect("start PostgreSQL");
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("start rocklake");
+    let server =
+        Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("start rocklake");
     let rl = server.dsn();
     for dsn in [pg.dsn(), rl.clone()] {
         psql(&dsn, &["-q", "-v", "ON_ERROR_STOP=1", "-c", DDL]);
@@ -71,7 +72,11 @@ fn psql_describe_commands_match_postgres() {
             differ.push(format!("{cmd}\n--- PostgreSQL\n{want}--- RockLake\n{got}"));
         }
     }
-    assert!(differ.is_empty(), "psql output differs:\n{}", differ.join("\n"));
+    assert!(
+        differ.is_empty(),
+        "psql output differs:\n{}",
+        differ.join("\n")
+    );
 
     // The primary key shows as PostgreSQL shows it; a sanity check that the comparison above
     // compared real content.
@@ -98,18 +103,34 @@ fn psql_describe_commands_match_postgres() {
         .unwrap_or(0);
     assert!((80..8192).contains(&snap), "snapshot size {snap}: {sizes}");
     let dbs = psql(&rl, &["-A", "-t", "-F", "|", "-c", r"\l+"]);
-    let lake = dbs.lines().find(|l| l.starts_with("lake|")).unwrap_or_default();
-    assert!(lake.contains("UTF8") && lake.contains(" bytes|") || lake.contains(" kB|"), "{dbs}");
+    let lake = dbs
+        .lines()
+        .find(|l| l.starts_with("lake|"))
+        .unwrap_or_default();
+    assert!(
+        lake.contains("UTF8") && lake.contains(" bytes|") || lake.contains(" kB|"),
+        "{dbs}"
+    );
 
     // EXPLAIN names the key ranges a scan reads.
     let plan = psql(
         &rl,
-        &["-A", "-t", "-c", "EXPLAIN SELECT * FROM ducklake_snapshot WHERE snapshot_id = 1"],
+        &[
+            "-A",
+            "-t",
+            "-c",
+            "EXPLAIN SELECT * FROM ducklake_snapshot WHERE snapshot_id = 1",
+        ],
     );
     assert!(plan.contains("Index Scan"), "{plan}");
     let seq = psql(
         &rl,
-        &["-A", "-t", "-c", "EXPLAIN SELECT * FROM ducklake_table WHERE table_id = 1"],
+        &[
+            "-A",
+            "-t",
+            "-c",
+            "EXPLAIN SELECT * FROM ducklake_table WHERE table_id = 1",
+        ],
     );
     assert!(seq.contains("Seq Scan"), "{seq}");
     server.stop().expect("stop");
