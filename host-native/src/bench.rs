@@ -403,6 +403,50 @@ fn remove_empty_dirs(dir: &std::path::Path, itself: bool) {
     }
 }
 
+/// The location a benchmark runs on: the operator's (found empty) or a temporary directory.
+struct Fresh {
+    url: String,
+    temp: Option<tempfile::TempDir>,
+}
+
+impl Fresh {
+    /// `catalog` when it holds nothing ([`ensure_empty`]), else a new temporary directory.
+    async fn claim(catalog: Option<&str>) -> Result<Fresh, BenchError> {
+        let fresh = match catalog {
+            Some(url) => Fresh {
+                url: url.to_string(),
+                temp: None,
+            },
+            None => {
+                let dir = tempfile::Builder::new()
+                    .prefix("rocklake-bench-")
+                    .tempdir()
+                    .map_err(|e| BenchError::Failed(anyhow::anyhow!("temporary directory: {e}")))?;
+                Fresh {
+                    url: dir.path().join("catalog").display().to_string(),
+                    temp: Some(dir),
+                }
+            }
+        };
+        ensure_empty(&fresh.url).await?;
+        Ok(fresh)
+    }
+
+    /// Deletes what the benchmark wrote unless `keep`, even after a failed run (everything
+    /// under the location is the benchmark's). Returns the location and the cleanup's outcome.
+    async fn release(self, keep: bool) -> (String, anyhow::Result<()>) {
+        let cleaned = match (&self.temp, keep) {
+            (None, false) => remove_written(&self.url).await,
+            // A temporary directory goes with its TempDir below.
+            _ => Ok(()),
+        };
+        if let (Some(dir), true) = (self.temp, keep) {
+            let _ = dir.keep();
+        }
+        (self.url, cleaned)
+    }
+}
+
 /// Successful PUTs counted by the store's metrics: SlateDB meets some refusals as part of
 /// its protocol (conditional PUTs, a PUT retried without attributes on a local directory),
 /// and those wrote nothing.
@@ -443,28 +487,9 @@ pub async fn commit_bench<P>(
 where
     P: Fn(u64, u64) + Send + Sync + 'static,
 {
-    let (url, temp) = match &opts.catalog {
-        Some(url) => (url.clone(), None),
-        None => {
-            let dir = tempfile::Builder::new()
-                .prefix("rocklake-bench-")
-                .tempdir()
-                .map_err(|e| BenchError::Failed(anyhow::anyhow!("temporary directory: {e}")))?;
-            (dir.path().join("catalog").display().to_string(), Some(dir))
-        }
-    };
-    ensure_empty(&url).await?;
-    let measured = measure(&url, opts, progress).await;
-    // Clean up even after a failure: everything under the location is the benchmark's.
-    let cleaned = match (&temp, opts.keep) {
-        (_, true) | (Some(_), false) => Ok(()),
-        (None, false) => remove_written(&url).await,
-    };
-    if let Some(dir) = temp {
-        if opts.keep {
-            let _ = dir.keep();
-        }
-    }
+    let fresh = Fresh::claim(opts.catalog.as_deref()).await?;
+    let measured = measure(&fresh.url, opts, progress).await;
+    let (url, cleaned) = fresh.release(opts.keep).await;
     let mut report = measured.map_err(BenchError::Failed)?;
     cleaned.map_err(BenchError::Failed)?;
     report.catalog = url;
@@ -514,10 +539,7 @@ where
             catalog: String::new(),
             temporary: false,
             kept: false,
-            core: match &opts.core {
-                CoreKind::Native => "native".into(),
-                CoreKind::Wasm(p) => format!("wasm ({})", p.display()),
-            },
+            core: core_name(&opts.core),
             sessions: opts.sessions,
             commits_per_session: per,
             commits: run.commits(),
@@ -547,6 +569,228 @@ where
     Ok(report)
 }
 
+/// How to run `rocklake bench scan`.
+#[derive(Debug, Clone)]
+pub struct ScanBenchOptions {
+    /// Where to create the benchmark catalog (a path or URL); `None`: a temporary directory.
+    pub catalog: Option<String>,
+    /// Rows of `ducklake_file_column_stats` to load and scan.
+    pub rows: usize,
+    pub core: CoreKind,
+    pub keep: bool,
+}
+
+/// What `rocklake bench scan` measured (`--json` prints it as is).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScanBenchReport {
+    pub catalog: String,
+    pub temporary: bool,
+    pub kept: bool,
+    pub core: String,
+    pub rows: usize,
+    /// Loading the rows: multi-row INSERTs of [`SCAN_ROWS_PER_COMMIT`] rows, one commit each.
+    pub load_s: f64,
+    pub load_rows_per_s: f64,
+    /// `SELECT count(*)`: a scan of the table's key prefix in the core (median of 3).
+    pub count_ms: f64,
+    pub count_rows_per_s: f64,
+    /// `SELECT *`: the same scan with every row decoded and returned (median of 3).
+    pub select_ms: f64,
+    pub select_rows_per_s: f64,
+    /// Opening the catalog's store again (SlateDB open, writer epoch claim, every key read
+    /// into memory): the storage part of a server restart with this many rows.
+    pub reopen_ms: f64,
+}
+
+/// Rows per commit while `rocklake bench scan` loads its table.
+pub const SCAN_ROWS_PER_COMMIT: usize = 5000;
+
+/// Phases of `rocklake bench scan`, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanPhase {
+    /// Rows loaded so far, of the total.
+    Load {
+        done: u64,
+        total: u64,
+    },
+    Scan,
+    Reopen,
+}
+
+/// `ducklake_file_column_stats` rows `first..first + count` (ten columns, as DuckLake writes
+/// them: one row per data file and column).
+fn column_stats_insert(first: usize, count: usize) -> String {
+    let mut sql = String::from("INSERT INTO \"public\".ducklake_file_column_stats VALUES ");
+    for r in first..first + count {
+        let (file, column) = (r / 8, r % 8 + 1);
+        if r > first {
+            sql.push(',');
+        }
+        sql.push_str(&format!(
+            "({file}, 1, {column}, {size}, 1000, {nulls}, '{lo}', '{hi}', NULL, NULL)",
+            size = 4000 + r % 997,
+            nulls = r % 7,
+            lo = r * 3,
+            hi = r * 3 + 999,
+        ));
+    }
+    sql
+}
+
+/// Runs `sql`, timing it, and returns its rows.
+async fn timed_rows(
+    service: &CatalogService,
+    sid: rocklake_core::api::SessionId,
+    sql: &str,
+) -> anyhow::Result<(Duration, Vec<Vec<Option<Vec<u8>>>>)> {
+    let t = Instant::now();
+    let reply = service.query(sid, sql).await;
+    let took = t.elapsed();
+    if let Some(e) = reply.error {
+        anyhow::bail!("{sql}: {} {}", e.code, e.message);
+    }
+    match reply.outputs.into_iter().last() {
+        Some(Output::Rows { rows, .. }) => Ok((took, rows)),
+        other => anyhow::bail!("{sql}: expected rows, got {other:?}"),
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn per_s(n: usize, d: Duration) -> f64 {
+    n as f64 / d.as_secs_f64().max(f64::MIN_POSITIVE)
+}
+
+/// `rocklake bench scan`: creates a fresh catalog (refused unless the location is empty),
+/// loads `opts.rows` rows of `ducklake_file_column_stats` through the catalog service, times
+/// scans of them, then times opening the store again.
+pub async fn scan_bench<P>(
+    opts: &ScanBenchOptions,
+    progress: P,
+) -> Result<ScanBenchReport, BenchError>
+where
+    P: Fn(ScanPhase),
+{
+    let fresh = Fresh::claim(opts.catalog.as_deref()).await?;
+    let measured = measure_scan(&fresh.url, opts, progress).await;
+    let (url, cleaned) = fresh.release(opts.keep).await;
+    let mut report = measured.map_err(BenchError::Failed)?;
+    cleaned.map_err(BenchError::Failed)?;
+    report.catalog = url;
+    report.temporary = opts.catalog.is_none();
+    report.kept = opts.keep;
+    Ok(report)
+}
+
+async fn measure_scan<P>(
+    url: &str,
+    opts: &ScanBenchOptions,
+    progress: P,
+) -> anyhow::Result<ScanBenchReport>
+where
+    P: Fn(ScanPhase),
+{
+    let config = ServiceConfig::new(url);
+    let service =
+        CatalogService::open_with_core(&config, opts.core.clone(), Box::new(SystemClock)).await?;
+    let sid = service.open_session("rocklake-bench", "lake");
+    let run = async {
+        setup_ducklake(&service, &format!("{}.files/", url.trim_end_matches('/'))).await?;
+        let total = opts.rows as u64;
+        progress(ScanPhase::Load { done: 0, total });
+        let started = Instant::now();
+        let mut done = 0;
+        while done < opts.rows {
+            let n = SCAN_ROWS_PER_COMMIT.min(opts.rows - done);
+            let reply = service.query(sid, &column_stats_insert(done, n)).await;
+            if let Some(e) = reply.error {
+                anyhow::bail!("loading rows: {} {}", e.code, e.message);
+            }
+            done += n;
+            progress(ScanPhase::Load {
+                done: done as u64,
+                total,
+            });
+        }
+        let load = started.elapsed();
+        progress(ScanPhase::Scan);
+        let (mut counts, mut selects) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let (t, rows) = timed_rows(
+                &service,
+                sid,
+                "SELECT count(*) FROM \"public\".ducklake_file_column_stats",
+            )
+            .await?;
+            let counted = rows
+                .first()
+                .and_then(|r| r.first())
+                .and_then(|c| c.as_deref())
+                .map(|b| String::from_utf8_lossy(b).into_owned());
+            if counted.as_deref() != Some(opts.rows.to_string().as_str()) {
+                anyhow::bail!("count(*) answered {counted:?}, expected {}", opts.rows);
+            }
+            counts.push(t);
+            let (t, rows) = timed_rows(
+                &service,
+                sid,
+                "SELECT * FROM \"public\".ducklake_file_column_stats",
+            )
+            .await?;
+            if rows.len() != opts.rows {
+                anyhow::bail!(
+                    "SELECT * returned {} rows, expected {}",
+                    rows.len(),
+                    opts.rows
+                );
+            }
+            selects.push(t);
+        }
+        Ok::<_, anyhow::Error>((load, median(counts), median(selects)))
+    }
+    .await;
+    service.close_session(sid).await;
+    let closed = service.shutdown().await;
+    drop(service);
+    let (load, count, select) = run?;
+    closed?;
+
+    progress(ScanPhase::Reopen);
+    let t = Instant::now();
+    let store = crate::store::Store::open(
+        url,
+        crate::store::StoreOptions::default().create_if_missing(false),
+    )
+    .await?;
+    let reopen = t.elapsed();
+    store.close().await?;
+
+    Ok(ScanBenchReport {
+        catalog: String::new(),
+        temporary: false,
+        kept: false,
+        core: core_name(&opts.core),
+        rows: opts.rows,
+        load_s: load.as_secs_f64(),
+        load_rows_per_s: per_s(opts.rows, load),
+        count_ms: count.as_secs_f64() * 1000.0,
+        count_rows_per_s: per_s(opts.rows, count),
+        select_ms: select.as_secs_f64() * 1000.0,
+        select_rows_per_s: per_s(opts.rows, select),
+        reopen_ms: reopen.as_secs_f64() * 1000.0,
+    })
+}
+
+fn core_name(core: &CoreKind) -> String {
+    match core {
+        CoreKind::Native => "native".into(),
+        CoreKind::Wasm(p) => format!("wasm ({})", p.display()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,6 +803,17 @@ mod tests {
         assert_eq!(percentile_ms(&v, 1.0), 100.0);
         assert_eq!(percentile_ms(&v[..1], 0.99), 1.0);
         assert_eq!(percentile_ms(&[], 0.5), 0.0);
+    }
+
+    #[test]
+    fn column_stats_rows() {
+        let sql = column_stats_insert(8, 3);
+        assert_eq!(
+            sql.matches("), (").count() + sql.matches("),(").count(),
+            2,
+            "{sql}"
+        );
+        assert!(sql.contains("VALUES (1, 1, 1, "), "{sql}");
     }
 
     #[test]

@@ -278,6 +278,38 @@ enum BenchAction {
         after_help = "Examples:\n  rocklake bench commit\n  rocklake bench commit --catalog /mnt/fast-disk/rocklake-bench --sessions 1\n  rocklake bench commit --catalog s3://bucket/rocklake-bench --sessions 64 --json"
     )]
     Commit(BenchCommitArgs),
+    /// Load rows into a fresh catalog, time scans of them and a reopen of the store.
+    ///
+    /// Loads N rows of `ducklake_file_column_stats` (5000 per commit), then times
+    /// `SELECT count(*)` (a scan of the table's key prefix) and `SELECT *` (every row decoded
+    /// and returned), median of 3, and a reopen of the catalog's store (what a restart reads).
+    #[command(
+        after_help = "Examples:\n  rocklake bench scan\n  rocklake bench scan --rows 1000000 --json\n  rocklake bench scan --catalog s3://bucket/rocklake-bench --rows 200000"
+    )]
+    Scan(BenchScanArgs),
+}
+
+/// Options of `rocklake bench scan`.
+#[derive(Args, Debug, Clone)]
+struct BenchScanArgs {
+    /// Where to create the benchmark catalog: an empty (or missing) directory or a file://,
+    /// s3://, gs://, az:// URL. Default: a temporary directory under $TMPDIR. Deliberately
+    /// not read from ROCKLAKE_CATALOG, which names the production catalog.
+    #[arg(long)]
+    catalog: Option<String>,
+    /// Rows to load and scan.
+    #[arg(long, default_value_t = 100_000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
+    rows: usize,
+    /// Leave the benchmark catalog in place.
+    #[arg(long)]
+    keep: bool,
+    /// Build of the catalog core (`native` or `wasm`).
+    #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
+    core: Option<CoreArg>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Options of `rocklake bench commit`.
@@ -592,6 +624,7 @@ fn main() -> ExitCode {
         Some(Command::Bench { action }) => {
             return match action {
                 BenchAction::Commit(args) => bench_commit(&args),
+                BenchAction::Scan(args) => bench_scan(&args),
             }
         }
         Some(Command::Replay { trace, core, json }) => return replay(&trace, core, json),
@@ -902,19 +935,9 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
     use rocklake::bench::{commit_bench, BenchError, CommitBenchOptions};
     // The store's open/close chatter would bury the report; warnings and errors still show.
     init_logs_at(LogFormat::Human, "warn");
-    let catalog = match args.catalog.as_deref().map(catalog_url).transpose() {
-        Ok(u) => u.map(|u| u.to_string()),
-        Err(e) => {
-            eprintln!("rocklake: {e:#}");
-            return ExitCode::from(EXIT_CONFIG);
-        }
-    };
-    let core = match core_kind(args.core.map(|c| c.name()), None) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("rocklake: {e:#}");
-            return ExitCode::from(EXIT_CONFIG);
-        }
+    let (catalog, core) = match bench_target(args.catalog.as_deref(), args.core) {
+        Ok(t) => t,
+        Err(code) => return code,
     };
     let opts = CommitBenchOptions {
         catalog,
@@ -934,40 +957,22 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let shown = bar.clone();
+    let progress = move |done, _total| shown.set_position(done);
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| BenchError::Failed(e.into()))
-        .and_then(|rt| rt.block_on(commit_bench(&opts, move |done, _| shown.set_position(done))));
+        .and_then(|rt| rt.block_on(commit_bench(&opts, progress)));
     bar.finish_and_clear();
     let report = match result {
         Ok(r) => r,
-        Err(e @ BenchError::Refused(_)) => {
-            eprintln!("rocklake: {e}");
-            return ExitCode::from(1);
-        }
-        Err(e) => {
-            eprintln!("rocklake: {e}");
-            return ExitCode::from(3);
-        }
+        Err(e) => return bench_failed(&e),
     };
     if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(t) => println!("{t}"),
-            Err(e) => {
-                eprintln!("rocklake: {e}");
-                return ExitCode::from(3);
-            }
-        }
-        return ExitCode::SUCCESS;
+        return print_json(&report);
     }
     let r = &report;
-    let whereabouts = match (r.temporary, r.kept) {
-        (true, false) => "temporary, removed",
-        (true, true) => "temporary, kept",
-        (false, false) => "benchmark objects deleted afterwards",
-        (false, true) => "kept",
-    };
+    let whereabouts = bench_whereabouts(r.temporary, r.kept);
     println!(
         "rocklake bench commit on {} ({whereabouts}), {} core",
         r.catalog, r.core
@@ -992,6 +997,128 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
         r.p50_over_put, r.store_puts_per_commit, r.batch_bytes_per_commit
     );
     ExitCode::SUCCESS
+}
+
+fn bench_scan(args: &BenchScanArgs) -> ExitCode {
+    use rocklake::bench::{scan_bench, BenchError, ScanBenchOptions, ScanPhase};
+    init_logs_at(LogFormat::Human, "warn");
+    let (catalog, core) = match bench_target(args.catalog.as_deref(), args.core) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let opts = ScanBenchOptions {
+        catalog,
+        rows: args.rows,
+        core,
+        keep: args.keep,
+    };
+    // On stderr, and only when it is a terminal: --json output stays clean.
+    let bar = indicatif::ProgressBar::new(args.rows as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let shown = bar.clone();
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| BenchError::Failed(e.into()))
+        .and_then(|rt| {
+            rt.block_on(scan_bench(&opts, move |phase| match phase {
+                ScanPhase::Load { done, .. } => {
+                    shown.set_message("rows loaded");
+                    shown.set_position(done);
+                }
+                ScanPhase::Scan => shown.set_message("rows loaded; scanning"),
+                ScanPhase::Reopen => shown.set_message("rows loaded; reopening the store"),
+            }))
+        });
+    bar.finish_and_clear();
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => return bench_failed(&e),
+    };
+    if args.json {
+        return print_json(&report);
+    }
+    let r = &report;
+    println!(
+        "rocklake bench scan on {} ({}), {} core",
+        r.catalog,
+        bench_whereabouts(r.temporary, r.kept),
+        r.core
+    );
+    println!(
+        "  load {} rows        {:>9.2} s    {:>12.0} rows/s",
+        r.rows, r.load_s, r.load_rows_per_s
+    );
+    println!(
+        "  SELECT count(*)     {:>9.2} ms   {:>12.0} rows/s (key-prefix scan)",
+        r.count_ms, r.count_rows_per_s
+    );
+    println!(
+        "  SELECT *            {:>9.2} ms   {:>12.0} rows/s (rows decoded and returned)",
+        r.select_ms, r.select_rows_per_s
+    );
+    println!(
+        "  reopen the store    {:>9.2} ms   (SlateDB open + every key loaded: a restart)",
+        r.reopen_ms
+    );
+    ExitCode::SUCCESS
+}
+
+/// The benchmark location as a URL (None: a temporary directory) and the core, or the exit
+/// status for invalid arguments.
+fn bench_target(
+    catalog: Option<&str>,
+    core: Option<CoreArg>,
+) -> Result<(Option<String>, CoreKind), ExitCode> {
+    let catalog = match catalog.map(catalog_url).transpose() {
+        Ok(u) => u.map(|u| u.to_string()),
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return Err(ExitCode::from(EXIT_CONFIG));
+        }
+    };
+    match core_kind(core.map(|c| c.name()), None) {
+        Ok(c) => Ok((catalog, c)),
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            Err(ExitCode::from(EXIT_CONFIG))
+        }
+    }
+}
+
+/// Exit 1 when the location was refused (nothing written), 3 when the run failed.
+fn bench_failed(e: &rocklake::bench::BenchError) -> ExitCode {
+    eprintln!("rocklake: {e}");
+    match e {
+        rocklake::bench::BenchError::Refused(_) => ExitCode::from(1),
+        _ => ExitCode::from(3),
+    }
+}
+
+fn bench_whereabouts(temporary: bool, kept: bool) -> &'static str {
+    match (temporary, kept) {
+        (true, false) => "temporary, removed",
+        (true, true) => "temporary, kept",
+        (false, false) => "benchmark objects deleted afterwards",
+        (false, true) => "kept",
+    }
+}
+
+fn print_json(report: &impl serde::Serialize) -> ExitCode {
+    match serde_json::to_string_pretty(report) {
+        Ok(t) => {
+            println!("{t}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rocklake: {e}");
+            ExitCode::from(3)
+        }
+    }
 }
 
 fn config_check(args: &ServeArgs, json: bool) -> ExitCode {
