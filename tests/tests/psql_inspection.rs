@@ -123,13 +123,28 @@ fn psql_describe_commands_match_postgres() {
         ],
     );
     assert!(plan.contains("Index Scan"), "{plan}");
-    let seq = psql(
+    // DuckLake's tables carry RockLake's own secondary indexes (not SQL objects, so `\d` shows
+    // what PostgreSQL shows); EXPLAIN names them.
+    let ix = psql(
         &rl,
         &[
             "-A",
             "-t",
             "-c",
             "EXPLAIN SELECT * FROM ducklake_table WHERE table_id = 1",
+        ],
+    );
+    assert!(
+        ix.contains("Index Scan using ducklake_table_table_id_idx"),
+        "{ix}"
+    );
+    let seq = psql(
+        &rl,
+        &[
+            "-A",
+            "-t",
+            "-c",
+            "EXPLAIN SELECT * FROM ducklake_table WHERE table_name = 't'",
         ],
     );
     assert!(seq.contains("Seq Scan"), "{seq}");
