@@ -678,19 +678,35 @@ fn init_logs_at(format: LogFormat, default: &str) {
 }
 
 /// verify_catalog over a consistent read-only copy of the catalog (never claims the writer).
+/// The core's verify is one call without a progress hook, so this shows a spinner with the
+/// phase and the elapsed time (on stderr, only when it is a terminal), never a percentage.
 fn verify_report(url: &url::Url) -> anyhow::Result<rocklake_core::verify::Report> {
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} verify: {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    spinner.enable_steady_tick(std::time::Duration::from_millis(100));
     let run = async {
+        spinner.set_message("reading a consistent copy of the catalog");
         let kv = rocklake::store::read_snapshot(url.as_str()).await?;
+        spinner.set_message(format!("loading {} keys into the core", kv.len()));
         let mut engine = rocklake_core::Engine::open(&kv)
             .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
+        spinner.set_message(format!(
+            "checking {} keys and DuckLake's invariants",
+            kv.len()
+        ));
         rocklake_core::verify::verify(&mut engine, &kv)
             .map_err(|e| anyhow::anyhow!("verify failed: {e}"))
     };
-    tokio::runtime::Builder::new_multi_thread()
+    let report = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)
-        .and_then(|rt| rt.block_on(run))
+        .and_then(|rt| rt.block_on(run));
+    spinner.finish_and_clear();
+    report
 }
 
 fn verify(catalog: &str, json: bool) -> ExitCode {
@@ -886,7 +902,35 @@ fn replay(trace: &Path, core: Option<CoreArg>, json: bool) -> ExitCode {
         CoreKind::Native => "native".to_string(),
         CoreKind::Wasm(p) => format!("wasm ({})", p.display()),
     };
-    let report = match rocklake::trace::replay(trace, rocklake::trace::core_factory(kind)) {
+    // On stderr, and only when it is a terminal: --json output stays clean. Reading the trace
+    // and building the core (compiling the component) come before the count is known.
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} replay: {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.set_message(format!("reading {}", trace.display()));
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    let counting = indicatif::ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} calls replayed ({per_sec}, {elapsed}, ETA {eta})",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    let mut progress = |done: usize, total: usize| {
+        if done == 0 {
+            bar.set_message("opening the core");
+            bar.set_length(total as u64);
+        } else if done == 1 {
+            bar.set_style(counting.clone());
+        }
+        bar.set_position(done as u64);
+    };
+    let replayed = rocklake::trace::replay_with_progress(
+        trace,
+        rocklake::trace::core_factory(kind),
+        &mut progress,
+    );
+    bar.finish_and_clear();
+    let report = match replayed {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rocklake: {e:#}");

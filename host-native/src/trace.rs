@@ -907,7 +907,19 @@ fn first_difference(a: &[u8], b: &[u8]) -> usize {
 
 /// Replays the trace at `path` on the core `make` builds. Needs no store, network or clock.
 pub fn replay(path: &Path, make: Box<CoreFactory<'_>>) -> anyhow::Result<ReplayReport> {
+    replay_with_progress(path, make, &mut |_, _| {})
+}
+
+/// [`replay`], calling `progress(events replayed, events in the trace)` once the trace is read
+/// and after every event.
+pub fn replay_with_progress(
+    path: &Path,
+    make: Box<CoreFactory<'_>>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> anyhow::Result<ReplayReport> {
     let (events, truncated) = read_events(path)?;
+    let total = events.len();
+    progress(0, total);
     let mut report = ReplayReport {
         events: events.len(),
         queries: 0,
@@ -929,6 +941,7 @@ pub fn replay(path: &Path, make: Box<CoreFactory<'_>>) -> anyhow::Result<ReplayR
         report.divergence = Some(d);
         return Ok(report);
     }
+    progress(1, total);
     for (i, ev) in it {
         let kv = ReplayKv::new(ev.imports);
         let (actual, shown): (Vec<u8>, String) = match &ev.call {
@@ -987,6 +1000,7 @@ pub fn replay(path: &Path, make: Box<CoreFactory<'_>>) -> anyhow::Result<ReplayR
             report.divergence = Some(d);
             return Ok(report);
         }
+        progress(i + 1, total);
     }
     Ok(report)
 }
