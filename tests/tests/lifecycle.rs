@@ -2,7 +2,8 @@
 //! expire + cleanup, then RockLake's gc apply + excise apply through the running server (while
 //! DuckDB stays attached); every retained version reads identically and the catalog's stored
 //! bytes shrink. A checkpoint restore with DuckDB attached. Every lifecycle CLI subcommand's
-//! `--help` and one real run of each against the stopped server's catalog.
+//! `--help` and one real run of each against the stopped server's catalog; `rocklake bench`
+//! on fresh catalogs, and its refusal to touch an existing one.
 
 use std::path::Path;
 use std::process::Command;
@@ -261,6 +262,9 @@ fn lifecycle_cli_subcommands() {
         vec!["status", "--help"],
         vec!["repair", "--help"],
         vec!["replay", "--help"],
+        vec!["bench", "--help"],
+        vec!["bench", "commit", "--help"],
+        vec!["bench", "scan", "--help"],
     ] {
         let (code, out, err) = cli(&sub);
         assert_eq!(code, 0, "{sub:?}: {err}");
@@ -275,6 +279,7 @@ fn lifecycle_cli_subcommands() {
         "status",
         "repair",
         "replay",
+        "bench",
     ] {
         let (_, out, _) = cli(&[sub, "--help"]);
         assert!(
@@ -386,4 +391,118 @@ fn lifecycle_cli_subcommands() {
         out.contains("retain_from") && out.contains("rows)"),
         "{out}"
     );
+}
+
+/// Files (not directories) under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(
+                    p.strip_prefix(dir)
+                        .expect("under dir")
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn bench_cli_measures_fresh_catalogs_and_refuses_existing_ones() {
+    // Default location: a temporary directory, removed afterwards.
+    let r = cli_json(&[
+        "bench",
+        "commit",
+        "--sessions",
+        "2",
+        "--commits-per-session",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(r["commits"], 10, "{r}");
+    assert_eq!(r["temporary"], true, "{r}");
+    let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
+    assert!(f("commits_per_s") > 0.0, "{r}");
+    assert!(f("p50_ms") > 0.0 && f("p50_ms") <= f("p99_ms"), "{r}");
+    assert!(f("put_p50_ms") > 0.0 && f("p50_over_put") > 0.0, "{r}");
+    assert!(f("store_puts_per_commit") > 0.0, "{r}");
+    let temp = r["catalog"].as_str().expect("catalog");
+    assert!(!Path::new(temp).exists(), "{temp} should be removed");
+
+    // A given location, kept: a valid DuckLake catalog that verify accepts.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kept = dir.path().join("kept");
+    let kept_s = kept.display().to_string();
+    let r = cli_json(&[
+        "bench",
+        "commit",
+        "--catalog",
+        &kept_s,
+        "--sessions",
+        "2",
+        "--commits-per-session",
+        "5",
+        "--keep",
+        "--json",
+    ]);
+    assert_eq!(r["kept"], true, "{r}");
+    let (code, report) = verify_catalog(&kept_s, &[]).expect("verify");
+    assert_eq!(
+        code, 0,
+        "the benchmark's catalog is valid DuckLake: {report}"
+    );
+
+    // An existing catalog is refused before anything is written: exit 1, the reason on stderr.
+    let before = files_under(&kept);
+    for sub in ["commit", "scan"] {
+        let (code, out, err) = cli(&["bench", sub, "--catalog", &kept_s, "--json"]);
+        assert_eq!(code, 1, "bench {sub} on a catalog: {out} {err}");
+        assert!(err.contains("already holds a catalog"), "{err}");
+        assert!(out.is_empty(), "{out}");
+    }
+    assert_eq!(files_under(&kept), before, "the refused runs wrote nothing");
+    // So is any other non-empty location.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    std::fs::write(other.join("data.parquet"), b"x").expect("write");
+    let (code, _, err) = cli(&["bench", "commit", "--catalog", &other.display().to_string()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("not empty"), "{err}");
+
+    // A given location, not kept: everything the run wrote is deleted.
+    let fresh = dir.path().join("fresh");
+    let r = cli_json(&[
+        "bench",
+        "scan",
+        "--catalog",
+        &fresh.display().to_string(),
+        "--rows",
+        "300",
+        "--json",
+    ]);
+    assert_eq!(r["rows"], 300, "{r}");
+    assert!(r["count_rows_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+    assert!(r["reopen_ms"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+    assert_eq!(files_under(&fresh), Vec::<String>::new());
+
+    // Human output.
+    let (code, out, err) = cli(&[
+        "bench",
+        "commit",
+        "--sessions",
+        "1",
+        "--commits-per-session",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("commits/s") && out.contains("PUT"), "{out}");
 }
