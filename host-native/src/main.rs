@@ -1022,8 +1022,13 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
         r.catalog, r.core
     );
     println!(
-        "  {} sessions x {} commits = {} commits in {:.2} s: {:.0} commits/s",
-        r.sessions, r.commits_per_session, r.commits, r.elapsed_s, r.commits_per_s
+        "  {} session{} x {} commits = {} commits in {:.2} s: {:.0} commits/s",
+        r.sessions,
+        if r.sessions == 1 { "" } else { "s" },
+        r.commits_per_session,
+        r.commits,
+        r.elapsed_s,
+        r.commits_per_s
     );
     println!(
         "  commit latency    p50 {:>8.2} ms   p99 {:>8.2} ms   max {:>8.2} ms",
