@@ -80,6 +80,7 @@ async fn bench_group_commit() -> Result<()> {
         .context("ROCKLAKE_BENCH_S3_URL is not set: run through `cargo xtask bench commit`")?;
     let faults = Faults {
         put_latency: Duration::from_millis(50),
+        ..Faults::default()
     };
     run_backend("S3 (moto on loopback) + 50 ms per PUT", &s3, faults).await?;
     println!(

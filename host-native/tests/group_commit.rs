@@ -143,6 +143,7 @@ async fn cancel_aborts_queued_commits_and_never_a_durable_one() {
     let mut config = ServiceConfig::new(url.clone());
     config.faults = Some(rocklake::store::Faults {
         put_latency: std::time::Duration::from_millis(300),
+        ..rocklake::store::Faults::default()
     });
     let service = CatalogService::open(&config).await.expect("open");
     let s0 = service.open_session("t", "lake");

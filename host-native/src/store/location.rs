@@ -17,6 +17,9 @@ pub(crate) struct Location {
     pub(crate) root: Path,
     /// The URL as given, for messages.
     pub(crate) display: String,
+    /// Whether PUTs may carry object attributes (the local directory refuses them with
+    /// `NotImplemented`, and SlateDB then repeats the PUT without them).
+    pub(crate) attributes: bool,
 }
 
 /// Resolves `url`: a plain filesystem path or `file:///dir` (local), or `s3://bucket/prefix`,
@@ -47,6 +50,7 @@ pub(crate) fn resolve(url: &str, create_if_missing: bool) -> Result<Location, St
             store: Arc::new(object_store::memory::InMemory::new()),
             root: Path::from(parsed.path().trim_start_matches('/')),
             display,
+            attributes: true,
         });
     }
     let prefixes: &[&str] = match parsed.scheme() {
@@ -72,6 +76,7 @@ pub(crate) fn resolve(url: &str, create_if_missing: bool) -> Result<Location, St
         store: Arc::from(store),
         root,
         display,
+        attributes: true,
     })
 }
 
@@ -112,6 +117,7 @@ fn local(dir: &FsPath, create_if_missing: bool, display: String) -> Result<Locat
         store: Arc::new(fs),
         root: Path::default(),
         display,
+        attributes: false,
     })
 }
 

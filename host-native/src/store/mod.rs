@@ -12,13 +12,18 @@
 //!
 //! Keys whose first byte is 0x00 belong to the store; batches may not write them and readers
 //! never see them.
+//!
+//! A commit whose durability SlateDB cannot confirm leaves the store broken (SlateDB's `Db`
+//! stops accepting writes after a failed WAL upload). [`Store::recover`] opens the catalog
+//! again inside the same process — after checking that no other writer took over — and reloads
+//! the mirror from what is durable, which also answers whether the unconfirmed commit landed.
 
 mod instrumented;
 mod location;
 mod mirror;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +35,10 @@ use slatedb::config::{
 use slatedb::{CloseReason, Db, DbStatus, ErrorKind, WriteBatch};
 use tokio::sync::watch;
 
-pub use instrumented::Faults;
+pub use instrumented::{
+    is_wal_upload, CrashAt, CrashPoint, Faults, Outage, OutageSwitch, WalFault, WalFaultKind,
+    FAULTS_ENV,
+};
 pub use mirror::StoreReader;
 
 /// First byte of every key the store reserves for itself.
@@ -51,7 +59,8 @@ pub struct StoreOptions {
     pub slatedb_settings: Option<Settings>,
     /// Count object-store requests, errors and bytes into these metrics.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
-    /// Inject faults into the object store (tests and benchmarks).
+    /// Inject faults into the object store (tests and benchmarks). When `None`, a writer open
+    /// reads them from [`FAULTS_ENV`] (test-only; unset in production).
     pub faults: Option<Faults>,
 }
 
@@ -123,27 +132,39 @@ const FENCED: u8 = 1;
 const BROKEN: u8 = 2;
 const CLOSED: u8 = 3;
 
+/// How long [`Store::recover`] waits for the failed SlateDB instance to close, and for the
+/// manifest read that checks for a newer writer (SlateDB's admin reads retry without bound).
+const RECOVERY_STEP_BOUND: Duration = Duration::from_secs(5);
+
 /// A catalog opened as its single writer. Share it as `Arc<Store>`. Call [`Store::close`]
 /// before dropping it: SlateDB's background tasks (compactor, GC) run until then.
 pub struct Store {
-    db: Db,
-    status: watch::Receiver<DbStatus>,
+    /// The open SlateDB instance. Its lock serializes commits (spec step 1), recovery and close.
+    writer: tokio::sync::Mutex<Writer>,
     mirror: Arc<mirror::Mirror>,
-    /// Serializes commits (spec step 1) and close.
-    commit_lock: tokio::sync::Mutex<()>,
-    /// RockLake's writer epoch claimed at open.
-    epoch: u64,
-    /// SlateDB's manifest writer epoch claimed at open.
-    slatedb_epoch: u64,
+    /// RockLake's writer epoch claimed by the latest open (recovery claims a new one).
+    epoch: AtomicU64,
     state: AtomicU8,
     location: String,
+    /// The object store (with metrics and faults) and SlateDB's root in it, for recovery.
+    object_store: Arc<dyn object_store::ObjectStore>,
+    root: object_store::path::Path,
+    settings: Box<Settings>,
+}
+
+/// One SlateDB instance opened as the writer.
+struct Writer {
+    db: Db,
+    status: watch::Receiver<DbStatus>,
+    /// SlateDB's manifest writer epoch claimed when `db` was opened.
+    slatedb_epoch: u64,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
             .field("location", &self.location)
-            .field("epoch", &self.epoch)
+            .field("epoch", &self.epoch.load(Ordering::Relaxed))
             .field("state", &self.state.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
@@ -192,7 +213,16 @@ impl Store {
     /// Fences any previous writer, claims a new writer epoch durably, then loads every key
     /// into the in-memory mirror.
     /// Read replicas use [`Replica::open`] instead, which never claims the epoch.
-    pub async fn open(url: &str, opts: StoreOptions) -> Result<Store, StoreError> {
+    ///
+    /// Without `opts.faults`, faults are read from [`FAULTS_ENV`] (a malformed value is
+    /// [`StoreError::Invalid`]).
+    pub async fn open(url: &str, mut opts: StoreOptions) -> Result<Store, StoreError> {
+        if opts.faults.is_none() {
+            opts.faults = Faults::from_env().map_err(|message| StoreError::Invalid { message })?;
+        }
+        if let Some(f) = opts.faults.as_ref().filter(|f| f.is_active()) {
+            tracing::warn!(faults = %f, "injecting object-store faults: for tests only");
+        }
         let mut loc = location::resolve(url, opts.create_if_missing)?;
         wrap(&mut loc, &opts);
         if !opts.create_if_missing && !catalog_exists(&loc).await? {
@@ -203,69 +233,201 @@ impl Store {
         let settings = opts
             .slatedb_settings
             .unwrap_or_else(Store::default_settings);
-        let db = Db::builder(loc.root.clone(), loc.store.clone())
-            .with_settings(settings)
-            // Reads after open come from the mirror, so a block cache would only hold
-            // duplicate bytes.
-            .with_db_cache_disabled()
-            .build()
-            .await
-            .map_err(|e| from_slate(e, &loc.display, 0, "open"))?;
-        match Self::init(db, loc.display.clone()).await {
-            Ok(store) => Ok(store),
-            Err((db, e)) => {
-                // Best effort: the error that stopped the open is the one to report.
-                if let Err(close_err) = db.close().await {
-                    tracing::warn!(error = %close_err, "closing SlateDB after a failed open");
-                }
-                Err(e)
-            }
+        let (writer, epoch, map) =
+            open_writer(&loc.store, &loc.root, &settings, &loc.display).await?;
+        Ok(Store {
+            writer: tokio::sync::Mutex::new(writer),
+            mirror: Arc::new(mirror::Mirror::from_map(map)),
+            epoch: AtomicU64::new(epoch),
+            state: AtomicU8::new(OPEN),
+            location: loc.display,
+            object_store: loc.store,
+            root: loc.root,
+            settings: Box::new(settings),
+        })
+    }
+
+    /// Reopens the catalog after a commit failed with [`StoreError::Indeterminate`] (or
+    /// SlateDB failed in the background): checks that no other writer has opened it since
+    /// (else the store becomes fenced: [`StoreError::Fenced`]), stops the failed SlateDB
+    /// instance, opens the catalog again — which fences that instance, so nothing it still
+    /// sends can land afterwards — claims a new writer epoch and reloads the mirror from what
+    /// is durable. Afterwards the mirror answers whether the unconfirmed commit landed.
+    ///
+    /// Does nothing on a working store. On [`StoreError::Unavailable`] the store is still
+    /// broken; call again later. Waits for (and excludes) commits.
+    pub async fn recover(&self) -> Result<(), StoreError> {
+        let mut w = self.writer.lock().await;
+        match self.state.load(Ordering::SeqCst) {
+            OPEN => return Ok(()),
+            FENCED => return Err(self.fenced()),
+            CLOSED => return Err(StoreError::Closed),
+            _ => {}
+        }
+        if self.superseded(w.slatedb_epoch).await? {
+            self.state.store(FENCED, Ordering::SeqCst);
+            return Err(self.fenced());
+        }
+        // Stop the failed instance (its background tasks would keep running). Bounded: it may
+        // be stuck on the failing store. Whatever it still writes is either durable before the
+        // reopen below reads the catalog, or refused by the reopen's fence.
+        match tokio::time::timeout(RECOVERY_STEP_BOUND, w.db.close()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "closing the failed SlateDB instance"),
+            Err(_) => tracing::warn!("the failed SlateDB instance did not close in time"),
+        }
+        let old_epoch = self.epoch.load(Ordering::SeqCst);
+        let (writer, epoch, map) = open_writer(
+            &self.object_store,
+            &self.root,
+            &self.settings,
+            &self.location,
+        )
+        .await?;
+        self.mirror.replace(map);
+        *w = writer;
+        self.epoch.store(epoch, Ordering::SeqCst);
+        self.state.store(OPEN, Ordering::SeqCst);
+        tracing::warn!(
+            location = %self.location, old_epoch, epoch,
+            "catalog store reopened after a storage failure"
+        );
+        Ok(())
+    }
+
+    /// True when the store is broken and [`Store::recover`] may bring it back.
+    pub fn needs_recovery(&self) -> bool {
+        self.state.load(Ordering::SeqCst) == BROKEN
+    }
+
+    fn fenced(&self) -> StoreError {
+        StoreError::Fenced {
+            location: self.location.clone(),
+            epoch: self.epoch.load(Ordering::SeqCst),
         }
     }
 
-    async fn init(db: Db, location: String) -> Result<Store, (Db, StoreError)> {
-        let status = db.subscribe();
+    /// Whether another writer opened the catalog after our SlateDB instance (epoch `ours`):
+    /// the authoritative answer is the latest manifest's writer epoch. SlateDB also says
+    /// "fenced" when its own WAL upload was retried after landing without an acknowledgement
+    /// (on stores without object attributes, e.g. a local directory, it cannot tell that the
+    /// object in the slot is its own); then the epoch is still ours.
+    async fn superseded(&self, ours: u64) -> Result<bool, StoreError> {
+        superseded(&self.object_store, &self.root, ours, &self.location).await
+    }
+}
+
+/// See [`Store::superseded`].
+async fn superseded(
+    store: &Arc<dyn object_store::ObjectStore>,
+    root: &object_store::path::Path,
+    ours: u64,
+    location: &str,
+) -> Result<bool, StoreError> {
+    let admin = slatedb::admin::Admin::builder(root.clone(), store.clone()).build();
+    match tokio::time::timeout(RECOVERY_STEP_BOUND, admin.read_manifest(None)).await {
+        Ok(Ok(Some(m))) => Ok(m.writer_epoch() > ours),
+        Ok(Ok(None)) => Err(StoreError::Corrupt {
+            message: format!("the manifest of {location} disappeared"),
+        }),
+        Ok(Err(e)) => Err(from_slate(e, location, 0, "read manifest")),
+        Err(_) => Err(StoreError::Unavailable {
+            message: format!(
+                "reading the manifest of {location} timed out after {RECOVERY_STEP_BOUND:?}"
+            ),
+            transient: true,
+        }),
+    }
+}
+
+/// Opens SlateDB as the writer, claims RockLake's writer epoch and loads every key.
+async fn open_writer(
+    store: &Arc<dyn object_store::ObjectStore>,
+    root: &object_store::path::Path,
+    settings: &Settings,
+    location: &str,
+) -> Result<(Writer, u64, BTreeMap<Vec<u8>, Vec<u8>>), StoreError> {
+    let db = Db::builder(root.clone(), store.clone())
+        .with_settings(settings.clone())
+        // Reads after open come from the mirror, so a block cache would only hold
+        // duplicate bytes.
+        .with_db_cache_disabled()
+        .build()
+        .await
+        .map_err(|e| from_slate(e, location, 0, "open"))?;
+    match init(&db, location).await {
+        Ok((epoch, map)) => Ok((
+            Writer {
+                status: db.subscribe(),
+                slatedb_epoch: db.manifest().writer_epoch(),
+                db,
+            },
+            epoch,
+            map,
+        )),
+        Err(e) => {
+            // SlateDB's "fenced" may be the epoch claim's own upload, retried after its
+            // acknowledgement was lost (see `Store::superseded`): then opening again works.
+            let e = match e {
+                StoreError::Fenced { .. }
+                    if matches!(
+                        superseded(store, root, db.manifest().writer_epoch(), location).await,
+                        Ok(false)
+                    ) =>
+                {
+                    StoreError::Unavailable {
+                        message: format!(
+                            "claiming the writer epoch of {location} failed \
+                             (an upload whose acknowledgement was lost); open again"
+                        ),
+                        transient: true,
+                    }
+                }
+                e => e,
+            };
+            // Best effort: the error that stopped the open is the one to report.
+            if let Err(close_err) = db.close().await {
+                tracing::warn!(error = %close_err, "closing SlateDB after a failed open");
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Claims the next writer epoch durably and loads every catalog key.
+async fn init(db: &Db, location: &str) -> Result<(u64, BTreeMap<Vec<u8>, Vec<u8>>), StoreError> {
+    {
         let slatedb_epoch = db.manifest().writer_epoch();
         let previous = match db.get(WRITER_EPOCH_KEY).await {
             Ok(None) => 0,
             Ok(Some(v)) => match <[u8; 8]>::try_from(v.as_ref()) {
                 Ok(b) => u64::from_be_bytes(b),
                 Err(_) => {
-                    let e = StoreError::Corrupt {
+                    return Err(StoreError::Corrupt {
                         message: format!("writer_epoch key holds {} bytes, expected 8", v.len()),
-                    };
-                    return Err((db, e));
+                    });
                 }
             },
-            Err(e) => return Err((db, from_slate(e, &location, 0, "read writer epoch"))),
+            Err(e) => return Err(from_slate(e, location, 0, "read writer epoch")),
         };
         let epoch = previous + 1;
         let mut batch = WriteBatch::new();
         batch.put(WRITER_EPOCH_KEY, epoch.to_be_bytes());
-        if let Err(e) = write_durably(&db, batch).await {
-            return Err((db, from_slate(e, &location, epoch, "claim writer epoch")));
-        }
-
-        let map = match load_all(&db).await {
-            Ok(map) => map,
-            Err(e) => return Err((db, from_slate(e, &location, epoch, "load catalog"))),
-        };
+        write_durably(db, batch)
+            .await
+            .map_err(|e| from_slate(e, location, epoch, "claim writer epoch"))?;
+        let map = load_all(db)
+            .await
+            .map_err(|e| from_slate(e, location, epoch, "load catalog"))?;
         tracing::info!(
             location = %location, epoch, slatedb_epoch, keys = map.len(),
             "catalog store opened as writer"
         );
-        Ok(Store {
-            db,
-            status,
-            mirror: Arc::new(mirror::Mirror::from_map(map)),
-            commit_lock: tokio::sync::Mutex::new(()),
-            epoch,
-            slatedb_epoch,
-            state: AtomicU8::new(OPEN),
-            location,
-        })
+        Ok((epoch, map))
     }
+}
 
+impl Store {
     /// A reader over the mirror. See [`StoreReader`] for its consistency guarantee.
     pub fn reader(&self) -> StoreReader {
         StoreReader {
@@ -273,17 +435,18 @@ impl Store {
         }
     }
 
-    /// The writer epoch this store claimed at open.
+    /// The writer epoch this store claimed at open (or at its latest recovery).
     pub fn epoch(&self) -> u64 {
-        self.epoch
+        self.epoch.load(Ordering::SeqCst)
     }
 
     /// Applies `batch` atomically and durably; returns once it is durable in the object store
     /// and visible to readers. Puts are applied in order, then deletes.
     ///
-    /// On [`StoreError::Fenced`], [`StoreError::Invalid`] and [`StoreError::Closed`] nothing of
-    /// the batch was written. On [`StoreError::Indeterminate`] the outcome is unknown and the
-    /// store is unusable.
+    /// On [`StoreError::Fenced`], [`StoreError::Invalid`], [`StoreError::Unavailable`] and
+    /// [`StoreError::Closed`] nothing of the batch was written. On
+    /// [`StoreError::Indeterminate`] the outcome is unknown and the store is unusable until
+    /// [`Store::recover`] succeeds.
     ///
     /// Known gap (SlateDB's, not closable through its public API): if SlateDB's background
     /// manifest poll closes the `Db` as fenced in the microseconds between our WAL upload
@@ -301,8 +464,8 @@ impl Store {
         for batch in batches {
             validate(batch)?;
         }
-        let _guard = self.commit_lock.lock().await;
-        self.check_writable()?;
+        let w = self.writer.lock().await;
+        self.check_writable(&w).await?;
         if batches
             .iter()
             .all(|b| b.puts.is_empty() && b.deletes.is_empty())
@@ -318,18 +481,31 @@ impl Store {
                 wb.delete(k);
             }
         }
-        if let Err(e) = write_durably(&self.db, wb).await {
-            let err = from_slate(e, &self.location, self.epoch, "commit");
+        if let Err(e) = write_durably(&w.db, wb).await {
+            let epoch = self.epoch();
+            let err = from_slate(e, &self.location, epoch, "commit");
+            let indeterminate = |why: String| StoreError::Indeterminate {
+                message: format!("{why} (store {} epoch {epoch})", self.location),
+            };
             match err {
                 // SlateDB's WAL upload is create-if-absent: it fails when a newer writer's
-                // fence occupies the slot, so the batch never reached storage.
-                StoreError::Fenced { .. } => self.state.store(FENCED, Ordering::SeqCst),
+                // fence occupies the slot, so the batch never reached storage. Unless the
+                // object in the slot is our own upload, retried after its acknowledgement was
+                // lost: then no newer writer exists and the batch may well be durable.
+                StoreError::Fenced { .. } => match self.superseded(w.slatedb_epoch).await {
+                    Ok(true) => self.state.store(FENCED, Ordering::SeqCst),
+                    Ok(false) | Err(_) => {
+                        self.state.store(BROKEN, Ordering::SeqCst);
+                        return Err(indeterminate(format!(
+                            "SlateDB found the WAL slot taken but no other writer opened the \
+                             catalog (an upload whose acknowledgement was lost?): {err}"
+                        )));
+                    }
+                },
                 StoreError::Closed => {}
                 _ => {
                     self.state.store(BROKEN, Ordering::SeqCst);
-                    return Err(StoreError::Indeterminate {
-                        message: format!("{err} (store {} epoch {})", self.location, self.epoch),
-                    });
+                    return Err(indeterminate(err.to_string()));
                 }
             }
             return Err(err);
@@ -342,48 +518,68 @@ impl Store {
 
     /// Spec step 2: is our claim on the catalog still valid? SlateDB closes the `Db` as fenced
     /// when its manifest poll sees a newer writer epoch; the authoritative check is the WAL
-    /// upload itself (see [`Store::commit`]).
-    fn check_writable(&self) -> Result<(), StoreError> {
-        let fenced = || StoreError::Fenced {
-            location: self.location.clone(),
-            epoch: self.epoch,
-        };
+    /// upload itself (see [`Store::commit`]). A `Db` that failed in the background (a WAL or
+    /// memtable upload that kept failing) leaves the store broken: nothing of this batch was
+    /// written ([`StoreError::Unavailable`]) and [`Store::recover`] can reopen it.
+    async fn check_writable(&self, w: &Writer) -> Result<(), StoreError> {
         match self.state.load(Ordering::SeqCst) {
             OPEN => {}
-            FENCED => return Err(fenced()),
+            FENCED => return Err(self.fenced()),
+            BROKEN => {
+                return Err(StoreError::Unavailable {
+                    message: format!(
+                        "the store of {} failed earlier and is not reopened yet",
+                        self.location
+                    ),
+                    transient: true,
+                })
+            }
             _ => return Err(StoreError::Closed),
         }
-        let status = self.status.borrow();
-        if status.current_manifest.writer_epoch() != self.slatedb_epoch {
+        let (epoch_moved, close_reason) = {
+            let status = w.status.borrow();
+            (
+                status.current_manifest.writer_epoch() != w.slatedb_epoch,
+                status.close_reason,
+            )
+        };
+        if epoch_moved {
             self.state.store(FENCED, Ordering::SeqCst);
-            return Err(fenced());
+            return Err(self.fenced());
         }
-        match status.close_reason {
-            None => Ok(()),
-            Some(CloseReason::Fenced) => {
-                self.state.store(FENCED, Ordering::SeqCst);
-                Err(fenced())
-            }
-            Some(_) => {
-                self.state.store(BROKEN, Ordering::SeqCst);
-                Err(StoreError::Closed)
-            }
+        let Some(reason) = close_reason else {
+            return Ok(());
+        };
+        // "Fenced" may be our own unacknowledged upload (see `superseded`).
+        if reason == CloseReason::Fenced
+            && matches!(self.superseded(w.slatedb_epoch).await, Ok(true))
+        {
+            self.state.store(FENCED, Ordering::SeqCst);
+            return Err(self.fenced());
         }
+        self.state.store(BROKEN, Ordering::SeqCst);
+        Err(StoreError::Unavailable {
+            message: format!(
+                "SlateDB stopped ({reason:?}) on {}; the store must be reopened",
+                self.location
+            ),
+            transient: true,
+        })
     }
 
     /// Closes SlateDB (flushing nothing new: every commit is already durable). Waits for an
     /// in-flight commit. Readers keep answering from the mirror. Idempotent.
     pub async fn close(&self) -> Result<(), StoreError> {
-        let _guard = self.commit_lock.lock().await;
+        let w = self.writer.lock().await;
         if self.state.swap(CLOSED, Ordering::SeqCst) == CLOSED {
             return Ok(());
         }
-        match self.db.close().await {
+        match w.db.close().await {
             Ok(()) => Ok(()),
             Err(e) => match e.kind() {
                 // A fenced or already-failed Db has nothing left to flush; that is a close.
                 ErrorKind::Closed(_) => Ok(()),
-                _ => Err(from_slate(e, &self.location, self.epoch, "close")),
+                _ => Err(from_slate(e, &self.location, self.epoch(), "close")),
             },
         }
     }
@@ -599,11 +795,14 @@ fn wrap(loc: &mut location::Location, opts: &StoreOptions) {
     if opts.metrics.is_none() && opts.faults.is_none() {
         return;
     }
-    loc.store = Arc::new(instrumented::Instrumented::new(
-        loc.store.clone(),
-        opts.metrics.clone().unwrap_or_default(),
-        opts.faults.clone().unwrap_or_default(),
-    ));
+    loc.store = Arc::new(
+        instrumented::Instrumented::new(
+            loc.store.clone(),
+            opts.metrics.clone().unwrap_or_default(),
+            opts.faults.clone().unwrap_or_default(),
+        )
+        .attributes_supported(loc.attributes),
+    );
 }
 
 /// The object store and root path a catalog URL names (with optional injected faults), for
