@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use rocklake_core::api::{
     CommitBatch, CommitFailure, Describe, KvRead, PgError, Reply, SessionId, TxnStatus,
@@ -121,6 +122,50 @@ struct Inner {
     interrupts: Mutex<std::collections::HashMap<SessionId, Arc<Interrupt>>>,
     metrics: Arc<Metrics>,
     slow_statement: Option<std::time::Duration>,
+    /// Recovering from a failed object store without a restart (see [`Inner::write_group`]).
+    recovery: Mutex<Recovery>,
+}
+
+/// How long a commit whose outcome is unknown keeps reopening the store to find out whether it
+/// landed, before it is reported as unknown (58030).
+const RESOLVE_WITHIN: Duration = Duration::from_secs(3);
+/// Pause between those attempts.
+const RESOLVE_RETRY: Duration = Duration::from_millis(250);
+/// While the store stays down, it is reopened at most this often; commits in between fail at
+/// once (58030, nothing written, retry).
+const REOPEN_INTERVAL: Duration = Duration::from_millis(500);
+
+/// State of the recovery from a failed object store.
+#[derive(Debug, Default)]
+struct Recovery {
+    /// Highest commit sequence the store confirmed durable.
+    durable: u64,
+    /// The store holds another commit sequence than the one confirmed (a commit reported as
+    /// failed because its outcome was unknown did land): the engine must reload the catalog
+    /// from the store before it plans another commit, and until then commits fail (retry).
+    refresh_pending: bool,
+    /// When the last attempt to reopen the store failed.
+    failed_at: Option<Instant>,
+}
+
+/// The commit sequence the store holds (the `commit_seq` meta key every batch writes).
+fn stored_commit_seq(reader: &StoreReader) -> u64 {
+    let key = rocklake_core::keys::meta_key(rocklake_core::engine::META_COMMIT_SEQ);
+    reader
+        .get(&key)
+        .ok()
+        .flatten()
+        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+        .map_or(0, u64::from_be_bytes)
+}
+
+/// A failure that wrote nothing and that the client may retry (58030 with a retry hint).
+fn retry_later(message: String) -> CommitFailure {
+    CommitFailure {
+        fenced: false,
+        transient: true,
+        message,
+    }
 }
 
 /// Which build of the core runs the catalog.
@@ -264,6 +309,7 @@ impl Inner {
                 let mut eng = self.engine();
                 let mut r = eng.commit_finished(&self.store.reader(), sid, outcome);
                 self.done.store(batch.seq.0, Ordering::SeqCst);
+                self.refresh_if_pending(&mut eng);
                 if let Some(e) = aborted {
                     // The engine rolled the transaction back; tell the client why.
                     r.error = Some(e);
@@ -276,6 +322,223 @@ impl Inner {
         }
         reply.outputs = outputs;
         reply
+    }
+
+    /// Makes one group durable (the leader calls this), recovering from a failed object store
+    /// without a restart:
+    ///
+    /// - A group whose outcome the store cannot confirm (`Indeterminate`: SlateDB stops after
+    ///   a WAL upload fails beyond its retries) leaves the store broken. The leader reopens it
+    ///   for up to [`RESOLVE_WITHIN`] and reads from what is durable whether the group landed:
+    ///   then the clients hear COMMIT, or a retryable error when nothing of it is stored. If
+    ///   the store stays down, the outcome is reported as unknown.
+    /// - While the store is broken, each group first tries to reopen it (at most once per
+    ///   [`REOPEN_INTERVAL`]); meanwhile commits fail at once with a retryable error and
+    ///   nothing is written. Reads are served from memory throughout.
+    /// - When a reopened store holds a commit that was reported as failed, the engine reloads
+    ///   the catalog from the store ([`Inner::refresh_if_pending`]) before it plans another
+    ///   commit; commits planned before that fail with a retryable error.
+    async fn write_group(&self, batches: &[CommitBatch]) -> Result<(), CommitFailure> {
+        let Backing::Writer(store) = &self.store else {
+            return self
+                .store
+                .commit_group(batches)
+                .await
+                .map_err(store_failure);
+        };
+        let (Some(first), Some(last)) = (batches.first(), batches.last()) else {
+            return Ok(());
+        };
+        let (first, last) = (first.seq.0, last.seq.0);
+        let stale = || {
+            retry_later(
+                "not committed: the catalog is being reloaded after a storage failure; \
+                 retry the transaction"
+                    .into(),
+            )
+        };
+        for attempt in 0..2 {
+            if lock(&self.recovery).refresh_pending {
+                return Err(stale());
+            }
+            if store.needs_recovery() {
+                self.reopen(store).await?;
+                if lock(&self.recovery).refresh_pending {
+                    return Err(stale());
+                }
+            }
+            match store.commit_group(batches).await {
+                Ok(()) => {
+                    let mut r = lock(&self.recovery);
+                    r.durable = r.durable.max(last);
+                    return Ok(());
+                }
+                Err(StoreError::Indeterminate { message }) => {
+                    return self.resolve(store, first, last, &message).await;
+                }
+                // SlateDB stopped in the background before this group was written: reopen
+                // and try once more.
+                Err(StoreError::Unavailable { .. }) if attempt == 0 && store.needs_recovery() => {}
+                Err(e) => return Err(store_failure(e)),
+            }
+        }
+        Err(retry_later(
+            "not committed: the object store is failing; retry the transaction".into(),
+        ))
+    }
+
+    /// Reopens a broken store, at most once per [`REOPEN_INTERVAL`].
+    async fn reopen(&self, store: &Store) -> Result<(), CommitFailure> {
+        if lock(&self.recovery)
+            .failed_at
+            .is_some_and(|t| t.elapsed() < REOPEN_INTERVAL)
+        {
+            return Err(retry_later(
+                "not committed: the object store failed and is not reachable again yet; \
+                 retry the transaction"
+                    .into(),
+            ));
+        }
+        match store.recover().await {
+            Ok(()) => {
+                self.reconcile(store, None);
+                Ok(())
+            }
+            Err(e) => {
+                if !matches!(e, StoreError::Fenced { .. }) {
+                    lock(&self.recovery).failed_at = Some(Instant::now());
+                }
+                Err(store_failure(e))
+            }
+        }
+    }
+
+    /// The outcome of the group `first..=last` is unknown: reopen the store (for up to
+    /// [`RESOLVE_WITHIN`]) and read whether it landed.
+    async fn resolve(
+        &self,
+        store: &Store,
+        first: u64,
+        last: u64,
+        message: &str,
+    ) -> Result<(), CommitFailure> {
+        tracing::warn!(first, last, %message, "commit outcome unknown; reopening the store");
+        let deadline = Instant::now() + RESOLVE_WITHIN;
+        loop {
+            match store.recover().await {
+                Ok(()) => break,
+                Err(StoreError::Unavailable { .. }) if Instant::now() < deadline => {
+                    tokio::time::sleep(RESOLVE_RETRY).await;
+                }
+                Err(e) => {
+                    if !matches!(e, StoreError::Fenced { .. }) {
+                        lock(&self.recovery).failed_at = Some(Instant::now());
+                    }
+                    return Err(CommitFailure {
+                        fenced: false,
+                        transient: false,
+                        message: format!(
+                            "commit outcome unknown: {message}; reopening the store failed: \
+                             {e}. This server commits again once the store is back; check \
+                             whether the transaction landed before repeating it"
+                        ),
+                    });
+                }
+            }
+        }
+        let stored = self.reconcile(store, Some(last));
+        if stored >= last {
+            tracing::warn!(
+                first,
+                last,
+                "the commit whose outcome was unknown is durable"
+            );
+            Ok(())
+        } else if stored < first {
+            tracing::warn!(
+                first,
+                last,
+                "the commit whose outcome was unknown was not stored"
+            );
+            Err(retry_later(format!(
+                "not committed: the object store failed while this commit was written \
+                 ({message}); nothing of it is stored, retry the transaction"
+            )))
+        } else {
+            // A group is one atomic write; this cannot happen.
+            tracing::error!(
+                first,
+                last,
+                stored,
+                "the store holds part of a commit group"
+            );
+            Err(CommitFailure {
+                fenced: false,
+                transient: false,
+                message: format!(
+                    "commit outcome unknown: the store holds commit {stored} of the group \
+                     {first}..={last}"
+                ),
+            })
+        }
+    }
+
+    /// After a reopen: compares what the store holds with what was confirmed (plus `landing`,
+    /// the group being resolved, which is confirmed when the store holds it) and schedules the
+    /// engine's reload when they differ. Returns the stored commit sequence.
+    fn reconcile(&self, store: &Store, landing: Option<u64>) -> u64 {
+        let stored = stored_commit_seq(&store.reader());
+        let mut r = lock(&self.recovery);
+        r.failed_at = None;
+        if landing.is_some_and(|l| stored >= l) {
+            r.durable = r.durable.max(stored);
+        }
+        match stored.cmp(&r.durable) {
+            std::cmp::Ordering::Equal => {}
+            std::cmp::Ordering::Greater => {
+                tracing::warn!(
+                    stored,
+                    confirmed = r.durable,
+                    "a commit reported as failed is durable; reloading the catalog"
+                );
+                r.durable = stored;
+                r.refresh_pending = true;
+            }
+            std::cmp::Ordering::Less => {
+                tracing::error!(
+                    stored,
+                    confirmed = r.durable,
+                    "the reopened store lacks confirmed commits; reloading the catalog from it"
+                );
+                r.durable = stored;
+                r.refresh_pending = true;
+            }
+        }
+        stored
+    }
+
+    /// Reloads the engine from the store when [`Recovery::refresh_pending`], as soon as no
+    /// commit is in flight (the engine refuses before); called with the engine locked.
+    fn refresh_if_pending(&self, eng: &mut Box<dyn Core>) {
+        if !lock(&self.recovery).refresh_pending {
+            return;
+        }
+        if eng.refresh(&self.store.reader()).is_err() {
+            return;
+        }
+        let latest = eng.latest();
+        // No commit is between planning and reporting now, so the sequence counters restart
+        // from what the store holds.
+        self.done.store(latest, Ordering::SeqCst);
+        self.queued.store(latest, Ordering::SeqCst);
+        lock(&self.recovery).refresh_pending = false;
+        self.metrics.last_commit_seq.set(latest as i64);
+        self.turn.notify_waiters();
+        self.queued_turn.notify_waiters();
+        tracing::warn!(
+            latest,
+            "catalog reloaded from the store after a storage failure"
+        );
     }
 
     fn interrupt_slot(&self, sid: SessionId) -> Arc<Interrupt> {
@@ -338,7 +601,7 @@ impl Inner {
                     let group: Vec<Queued> = std::mem::take(&mut *lock(&self.queue));
                     let batches: Vec<CommitBatch> =
                         group.iter().map(|q| q.batch.clone()).collect();
-                    let outcome = self.store.commit_group(&batches).await.map_err(store_failure);
+                    let outcome = self.write_group(&batches).await;
                     self.metrics.commit_group_size.observe(group.len() as f64);
                     for q in group {
                         let _ = q.tx.send(outcome.clone());
@@ -458,6 +721,10 @@ impl CatalogService {
             interrupts: Mutex::new(std::collections::HashMap::new()),
             metrics,
             slow_statement: config.slow_statement,
+            recovery: Mutex::new(Recovery {
+                durable: done,
+                ..Recovery::default()
+            }),
         });
         if let Some(poll) = config.replica_poll {
             tokio::spawn(follow_writer(Arc::downgrade(&inner), poll));
@@ -494,7 +761,9 @@ impl CatalogService {
             let reply = {
                 let now = inner.clock.now_pg_micros();
                 let reader = inner.store.reader();
-                inner.engine().query(&reader, sid, &sql, now)
+                let mut eng = inner.engine();
+                inner.refresh_if_pending(&mut eng);
+                eng.query(&reader, sid, &sql, now)
             };
             let reply = inner.drive(sid, reply, &interrupt).await;
             inner.observe(&sql, started.elapsed(), reply.error.is_some());
@@ -521,7 +790,9 @@ impl CatalogService {
             let reply = {
                 let now = inner.clock.now_pg_micros();
                 let reader = inner.store.reader();
-                inner.engine().copy_in_done(&reader, sid, now)
+                let mut eng = inner.engine();
+                inner.refresh_if_pending(&mut eng);
+                eng.copy_in_done(&reader, sid, now)
             };
             inner.drive(sid, reply, &interrupt).await
         });

@@ -75,6 +75,9 @@ pub struct Faults {
     pub wal_fault: Option<WalFault>,
     /// While it is on, every request fails at once (the store is unreachable).
     pub outage: Option<Outage>,
+    /// Switch `outage` on right after the targeted `wal_fault` hits (an outcome the server
+    /// cannot learn until the store is back). Spec: `outage_on_wal_fault=1`.
+    pub outage_on_wal_fault: bool,
 }
 
 impl Default for Faults {
@@ -92,6 +95,7 @@ impl Default for Faults {
             crash: None,
             wal_fault: None,
             outage: None,
+            outage_on_wal_fault: false,
         }
     }
 }
@@ -197,6 +201,17 @@ impl Outage {
             Outage::Switch(s) => s.is_on(),
         }
     }
+
+    fn start(&self) {
+        match self {
+            Outage::File(p) => {
+                if let Err(e) = std::fs::write(p, b"injected outage\n") {
+                    tracing::warn!(path = %p.display(), error = %e, "cannot create the outage file");
+                }
+            }
+            Outage::Switch(s) => s.set(true),
+        }
+    }
 }
 
 /// A shared on/off switch for [`Outage::Switch`].
@@ -298,6 +313,7 @@ impl Faults {
                     }
                 }
                 "outage_file" => f.outage = Some(Outage::File(PathBuf::from(value))),
+                "outage_on_wal_fault" => f.outage_on_wal_fault = int()? != 0,
                 other => return Err(format!("unknown fault {other:?}")),
             }
         }
@@ -357,6 +373,9 @@ impl fmt::Display for Faults {
             Some(Outage::File(p)) => write!(f, ",outage_file={}", p.display())?,
             Some(Outage::Switch(_)) => write!(f, ",outage=switch")?,
             None => {}
+        }
+        if self.outage_on_wal_fault {
+            write!(f, ",outage_on_wal_fault=1")?;
         }
         Ok(())
     }
@@ -635,6 +654,11 @@ impl Instrumented {
         if r.is_ok() && crash == Some(CrashPoint::AfterPut) {
             die(CrashPoint::AfterPut, location, nth);
         }
+        if targeted.is_some() && self.faults.outage_on_wal_fault {
+            if let Some(o) = &self.faults.outage {
+                o.start();
+            }
+        }
         r
     }
 
@@ -823,7 +847,7 @@ mod tests {
         let f = Faults::parse(
             "seed=7, put_error=0.05,get_error=0.02,list_error=0.01,timeout=0.01,timeout_ms=300,\
              lost_ack=0.02,torn_put=0.01,put_latency_ms=5,crash=after_put:13,outage_file=/tmp/x,\
-             wal_fault=torn:4",
+             wal_fault=torn:4,outage_on_wal_fault=1",
         )
         .expect("parse");
         assert_eq!(f.seed, 7);

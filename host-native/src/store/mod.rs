@@ -134,7 +134,7 @@ const CLOSED: u8 = 3;
 
 /// How long [`Store::recover`] waits for the failed SlateDB instance to close, and for the
 /// manifest read that checks for a newer writer (SlateDB's admin reads retry without bound).
-const RECOVERY_STEP_BOUND: Duration = Duration::from_secs(5);
+const RECOVERY_STEP_BOUND: Duration = Duration::from_secs(2);
 
 /// A catalog opened as its single writer. Share it as `Arc<Store>`. Call [`Store::close`]
 /// before dropping it: SlateDB's background tasks (compactor, GC) run until then.
@@ -158,6 +158,17 @@ struct Writer {
     status: watch::Receiver<DbStatus>,
     /// SlateDB's manifest writer epoch claimed when `db` was opened.
     slatedb_epoch: u64,
+    /// Reopen attempts since `db` that failed after the store answered: each may have bumped
+    /// the manifest's writer epoch by one before failing (e.g. on a WAL object it could not
+    /// replay), and those bumps are ours, not another writer's.
+    failed_opens: u64,
+}
+
+impl Writer {
+    /// The highest manifest writer epoch this process may have claimed itself.
+    fn own_epoch(&self) -> u64 {
+        self.slatedb_epoch + self.failed_opens
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -264,7 +275,16 @@ impl Store {
             CLOSED => return Err(StoreError::Closed),
             _ => {}
         }
-        if self.superseded(w.slatedb_epoch).await? {
+        // One request without retries first, so that an attempt while the store is still down
+        // fails at once instead of after SlateDB's retries.
+        let probe = self.root.clone().join("manifest");
+        if let Err(e) = self.object_store.list_with_delimiter(Some(&probe)).await {
+            return Err(StoreError::Unavailable {
+                message: format!("{} is still unreachable: {e}", self.location),
+                transient: true,
+            });
+        }
+        if self.superseded(w.own_epoch()).await? {
             self.state.store(FENCED, Ordering::SeqCst);
             return Err(self.fenced());
         }
@@ -277,13 +297,20 @@ impl Store {
             Err(_) => tracing::warn!("the failed SlateDB instance did not close in time"),
         }
         let old_epoch = self.epoch.load(Ordering::SeqCst);
-        let (writer, epoch, map) = open_writer(
+        let opened = open_writer(
             &self.object_store,
             &self.root,
             &self.settings,
             &self.location,
         )
-        .await?;
+        .await;
+        let (writer, epoch, map) = match opened {
+            Ok(opened) => opened,
+            Err(e) => {
+                w.failed_opens += 1;
+                return Err(e);
+            }
+        };
         self.mirror.replace(map);
         *w = writer;
         self.epoch.store(epoch, Ordering::SeqCst);
@@ -307,8 +334,11 @@ impl Store {
         }
     }
 
-    /// Whether another writer opened the catalog after our SlateDB instance (epoch `ours`):
-    /// the authoritative answer is the latest manifest's writer epoch. SlateDB also says
+    /// Whether another writer opened the catalog after our SlateDB instance (epoch `ours`,
+    /// see [`Writer::own_epoch`]): the authoritative answer is the latest manifest's writer
+    /// epoch. (Known race: another writer opening while one of our reopen attempts fails
+    /// before bumping the epoch is taken for that attempt's bump, and the next attempt fences
+    /// it, as restarting this server would.) SlateDB also says
     /// "fenced" when its own WAL upload was retried after landing without an acknowledgement
     /// (on stores without object attributes, e.g. a local directory, it cannot tell that the
     /// object in the slot is its own); then the epoch is still ours.
@@ -360,6 +390,7 @@ async fn open_writer(
             Writer {
                 status: db.subscribe(),
                 slatedb_epoch: db.manifest().writer_epoch(),
+                failed_opens: 0,
                 db,
             },
             epoch,
@@ -492,7 +523,7 @@ impl Store {
                 // fence occupies the slot, so the batch never reached storage. Unless the
                 // object in the slot is our own upload, retried after its acknowledgement was
                 // lost: then no newer writer exists and the batch may well be durable.
-                StoreError::Fenced { .. } => match self.superseded(w.slatedb_epoch).await {
+                StoreError::Fenced { .. } => match self.superseded(w.own_epoch()).await {
                     Ok(true) => self.state.store(FENCED, Ordering::SeqCst),
                     Ok(false) | Err(_) => {
                         self.state.store(BROKEN, Ordering::SeqCst);
@@ -551,8 +582,7 @@ impl Store {
             return Ok(());
         };
         // "Fenced" may be our own unacknowledged upload (see `superseded`).
-        if reason == CloseReason::Fenced
-            && matches!(self.superseded(w.slatedb_epoch).await, Ok(true))
+        if reason == CloseReason::Fenced && matches!(self.superseded(w.own_epoch()).await, Ok(true))
         {
             self.state.store(FENCED, Ordering::SeqCst);
             return Err(self.fenced());
