@@ -242,6 +242,18 @@ pub fn to_datum(v: &Value) -> pb::Datum {
     pb::Datum { kind }
 }
 
+/// [`from_datum`] for a datum the caller owns: strings and bytes move instead of being copied
+/// (the scan path decodes every column of every row it reads).
+pub fn from_datum_owned(d: pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
+    use pb::datum::Kind;
+    match (d.kind, ty) {
+        (Some(Kind::Text(s)), t) if t.is_string() => Ok(Value::Text(s)),
+        (Some(Kind::Numeric(s)), PgType::Numeric) => Ok(Value::Numeric(s)),
+        (Some(Kind::Bytes(b)), PgType::Bytea) => Ok(Value::Bytes(b)),
+        (kind, ty) => from_datum(&pb::Datum { kind }, ty),
+    }
+}
+
 /// Reads a stored datum as a value of column type `ty`.
 pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
     use pb::datum::Kind;

@@ -129,7 +129,9 @@ pub fn scan_visible(
 ) -> Result<Vec<(Vec<u8>, Envelope, u64)>, SqlError> {
     let mut out = Vec::new();
     let mut cursor = start.to_vec();
-    let mut last_logical: Option<Vec<u8>> = None;
+    // The logical key whose visible version was taken (older versions of it are skipped).
+    let mut last_logical: Vec<u8> = Vec::new();
+    let mut have_last = false;
     loop {
         let batch = kv.scan(&cursor, end, SCAN_BATCH)?;
         let n = batch.len();
@@ -138,10 +140,12 @@ pub fn scan_visible(
             if seq > at {
                 continue;
             }
-            if last_logical.as_deref() == Some(logical) {
+            if have_last && last_logical == logical {
                 continue;
             }
-            last_logical = Some(logical.to_vec());
+            last_logical.clear();
+            last_logical.extend_from_slice(logical);
+            have_last = true;
             match Envelope::decode(value)? {
                 Envelope::Tombstone => {}
                 env => out.push((logical.to_vec(), env, seq)),

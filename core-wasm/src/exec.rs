@@ -125,11 +125,12 @@ fn tuple_of(tid: &Value) -> Option<u64> {
 }
 
 /// Decodes a stored row into column values (+ ctid), padding columns added later with NULL.
-fn row_values(t: &Table, row: &pb::Row) -> Result<Vec<Value>, SqlError> {
+fn row_values(t: &Table, row: pb::Row) -> Result<Vec<Value>, SqlError> {
     let mut out = Vec::with_capacity(t.columns.len() + 1);
-    for (i, c) in t.columns.iter().enumerate() {
-        out.push(match row.values.get(i) {
-            Some(d) => from_datum(d, c.ty)?,
+    let mut values = row.values.into_iter();
+    for c in &t.columns {
+        out.push(match values.next() {
+            Some(d) => crate::catalog::from_datum_owned(d, c.ty)?,
             None => Value::Null,
         });
     }
@@ -187,10 +188,15 @@ fn visible_rows_in(
 /// Visible rows of a table under encoded key prefixes: row-key prefixes (a pushed-down
 /// primary-key condition) or index-entry prefixes (a condition on an index's leading columns),
 /// told apart by their tag. `None`: every row.
+///
+/// Rows read through an index come with their row key only when `with_keys` (UPDATE and
+/// DELETE write by it); otherwise the key is computed only to overlay this transaction's own
+/// writes, and left empty.
 pub fn table_versions(
     cx: &ReadCx<'_>,
     t: &Table,
     key_prefixes: Option<&[Vec<u8>]>,
+    with_keys: bool,
 ) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
     let Some(ps) = key_prefixes else {
         return visible_rows(cx, t);
@@ -216,6 +222,10 @@ pub fn table_versions(
     for p in ps {
         for (_, env, seq) in scan_visible(cx.kv, p, &keys::prefix_end(p), cx.at)? {
             if let Envelope::Row(r) = env {
+                if own.is_empty() && !with_keys {
+                    rows.push((Vec::new(), r, Some(seq)));
+                    continue;
+                }
                 let lk = stored_row_key(t, &r)?;
                 if !own.contains_key(&lk) {
                     rows.push((lk, r, Some(seq)));
@@ -238,12 +248,12 @@ pub fn table_rows(
     t: &TableRef,
     key_prefixes: Option<&[Vec<u8>]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut rows = table_versions(cx, t, key_prefixes)?;
+    let mut rows = table_versions(cx, t, key_prefixes, false)?;
     // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
     rows.sort_by_key(|(_, r, _)| r.tuple);
-    rows.iter().map(|(_, r, _)| row_values(t, r)).collect()
+    rows.into_iter().map(|(_, r, _)| row_values(t, r)).collect()
 }
 
 pub fn virtual_rows(
@@ -1311,7 +1321,7 @@ fn matching_rows(
             }
         }
     }
-    let targets = table_versions(&rcx, t, ranges.as_deref())?;
+    let targets = table_versions(&rcx, t, ranges.as_deref(), true)?;
     Ok((targets, hits, sets))
 }
 

@@ -78,6 +78,15 @@ pub enum BinOp {
     Concat,
 }
 
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
     CountStar,
@@ -2796,6 +2805,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .cloned()
                 .ok_or_else(|| SqlError::internal("aggregate outside group"))?,
             BExpr::Bin(op, l, r) => {
+                // Comparisons of columns and constants (most WHERE conjuncts) read the values
+                // in place instead of copying them.
+                if let (Some(a), Some(b), true) = (peek(l, env), peek(r, env), op.is_comparison()) {
+                    return Ok(compare_op(*op, a, b));
+                }
                 let a = self.eval(l, env)?;
                 let b = self.eval(r, env)?;
                 binop(*op, a, b)?
@@ -3591,6 +3605,16 @@ impl<'a, 'b> Executor<'a, 'b> {
         let mut acc: Vec<Vec<Value>> = vec![vec![]];
         for item in from {
             let right = self.source_rows(&item.source, parent)?;
+            if acc.len() == 1
+                && acc[0].is_empty()
+                && item.hash_keys.is_empty()
+                && item.on.is_none()
+                && item.kind != JoinKind::Left
+            {
+                // The first item: its rows are the joined rows as they are (no copy).
+                acc = right;
+                continue;
+            }
             let mut next = Vec::new();
             // Equi-join keys select candidate rows through a hash index; otherwise every row of
             // the right side is a candidate. ON (the residual condition) and LEFT padding are shared.
@@ -3973,25 +3997,40 @@ fn numeric_add(a: &str, b: &str, sub: bool) -> String {
     }
 }
 
-pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
+/// A column or constant operand, by reference.
+fn peek<'v>(e: &'v BExpr, env: &'v Env<'_>) -> Option<&'v Value> {
+    match e {
+        BExpr::Const(v) => Some(v),
+        BExpr::Col(i) => env.row.get(*i),
+        _ => None,
+    }
+}
+
+/// A comparison with SQL's NULL rule.
+fn compare_op(op: BinOp, a: &Value, b: &Value) -> Value {
     use std::cmp::Ordering as O;
+    if a.is_null() || b.is_null() {
+        return Value::Null;
+    }
+    let o = compare(a, b);
+    Value::Bool(match op {
+        BinOp::Eq => o == O::Equal,
+        BinOp::NotEq => o != O::Equal,
+        BinOp::Lt => o == O::Less,
+        BinOp::LtEq => o != O::Greater,
+        BinOp::Gt => o == O::Greater,
+        BinOp::GtEq => o != O::Less,
+        _ => false,
+    })
+}
+
+pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
-    let cmp = |o: O| -> Value {
-        Value::Bool(match op {
-            BinOp::Eq => o == O::Equal,
-            BinOp::NotEq => o != O::Equal,
-            BinOp::Lt => o == O::Less,
-            BinOp::LtEq => o != O::Greater,
-            BinOp::Gt => o == O::Greater,
-            BinOp::GtEq => o != O::Less,
-            _ => false,
-        })
-    };
     Ok(match op {
         BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => {
-            cmp(compare(&a, &b))
+            compare_op(op, &a, &b)
         }
         BinOp::Concat => {
             let s = format!(
