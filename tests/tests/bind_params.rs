@@ -1,18 +1,25 @@
 //! Bind parameters of the extended protocol, differentially: psycopg sends the same
 //! parameterized statements (Parse with `$n`, Bind with text and binary values, typed and
-//! untyped) to PostgreSQL 15 and to RockLake; rows, types and SQLSTATEs must agree.
+//! untyped) to PostgreSQL 15 and to RockLake; rows, types and SQLSTATEs must agree. A second
+//! pass makes psycopg prepare every statement under a name (`prepare_threshold=0`: Parse with
+//! a name, Bind/Describe/Execute by name, reuse on the next call) and adds the named-statement
+//! protocol errors and DEALLOCATE.
 
 use rocklake_tests::{duckdb_python_quiet, result_json, Postgres, Server};
 
 const SCRIPT: &str = r#"
 import sys, json, psycopg
 from psycopg.types.numeric import Int8
-dsn = sys.argv[1]
+dsn, mode = sys.argv[1], sys.argv[2]
 out = []
-c = psycopg.connect(dsn, autocommit=True)
+named = mode == "named"
+c = psycopg.connect(dsn, autocommit=True, prepare_threshold=0 if named else None)
 c.execute("DROP TABLE IF EXISTS bp")
 c.execute("CREATE TABLE bp (id BIGINT PRIMARY KEY, name VARCHAR, b BYTEA, f DOUBLE PRECISION, ok BOOLEAN)")
 def run(sql, params, binary=False):
+    for _ in range(2 if named else 1):
+        run_once(sql, params, binary)
+def run_once(sql, params, binary=False):
     try:
         cur = c.cursor()
         cur.execute(sql, params, binary=False) if not binary else cur.execute(sql, params)
@@ -36,22 +43,50 @@ run("DELETE FROM bp WHERE ok = %s", (False,))
 run("SELECT count(*) FROM bp", ())
 run("SELECT * FROM bp WHERE id = %s", ("abc",))
 run("SELECT id FROM bp WHERE f > %s ORDER BY 1", (1.0,))
+if named:
+    from psycopg import pq
+    pgc = c.pgconn
+    def proto(label, res):
+        state = res.error_field(pq.DiagnosticField.SQLSTATE)
+        out.append([label, pq.ExecStatus(res.status).name, state.decode() if state else None])
+    proto("prepare s1", pgc.prepare(b"s1", b"SELECT count(*) FROM bp WHERE id > $1"))
+    proto("prepare s1 again", pgc.prepare(b"s1", b"SELECT 1"))
+    r = pgc.exec_prepared(b"s1", [b"0"])
+    out.append(["exec s1", pq.ExecStatus(r.status).name, r.get_value(0, 0).decode()])
+    proto("describe s1", pgc.describe_prepared(b"s1"))
+    proto("exec missing", pgc.exec_prepared(b"nope", []))
+    proto("describe missing", pgc.describe_prepared(b"nope"))
+    run_once("DEALLOCATE s1", None)
+    proto("exec after deallocate", pgc.exec_prepared(b"s1", [b"0"]))
+    run_once("DEALLOCATE s1", None)
+    proto("prepare s2", pgc.prepare(b"s2", b"SELECT 2"))
+    run_once("DEALLOCATE ALL", None)
+    proto("exec after deallocate all", pgc.exec_prepared(b"s2", []))
 print("RESULT", json.dumps(out))
 "#;
 
-fn run(dsn: &str) -> serde_json::Value {
-    let (ok, out) = duckdb_python_quiet("155", SCRIPT, &[dsn]).expect("python");
+fn run(dsn: &str, mode: &str) -> serde_json::Value {
+    let (ok, out) = duckdb_python_quiet("155", SCRIPT, &[dsn, mode]).expect("python");
     assert!(ok, "script failed: {out}");
     result_json(&out)
 }
 
 #[test]
 fn psycopg_parameters_match_postgres() {
+    compare("unnamed");
+}
+
+#[test]
+fn named_prepared_statements_match_postgres() {
+    compare("named");
+}
+
+fn compare(mode: &str) {
     let pg = Postgres::start().expect("postgres");
-    let expected = run(&pg.dsn());
+    let expected = run(&pg.dsn(), mode);
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("server");
-    let got = run(&server.dsn());
+    let got = run(&server.dsn(), mode);
     let (e, g) = (
         expected.as_array().expect("array"),
         got.as_array().expect("array"),
@@ -65,7 +100,7 @@ fn psycopg_parameters_match_postgres() {
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
     println!(
-        "bind parameters: {} statements identical to PostgreSQL",
+        "bind parameters ({mode}): {} statements identical to PostgreSQL",
         e.len()
     );
     server.stop().expect("stop");

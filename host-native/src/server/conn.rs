@@ -1,6 +1,6 @@
 //! One client connection: start-up, authentication, and the query loop.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -135,9 +135,17 @@ struct Conn<B: Backend> {
     /// aborted as far as the client knows, although the service still has it open.
     poisoned: bool,
     skip_till_sync: bool,
-    unnamed: Option<Prepared>,
-    portal: Option<Portal>,
+    /// Prepared statements by name ("" is the unnamed one).
+    statements: HashMap<String, Prepared>,
+    /// Portals by name ("" is the unnamed one); all end with the transaction.
+    portals: HashMap<String, Portal>,
+    /// The portal the running Execute reads (rows left over are kept on it).
+    current_portal: String,
 }
+
+/// Most named prepared statements or portals one connection may hold (each keeps its SQL and
+/// description in memory).
+const MAX_NAMED: usize = 10_000;
 
 pub(crate) async fn run<B: Backend>(
     socket: TcpStream,
@@ -178,8 +186,9 @@ pub(crate) async fn run<B: Backend>(
         status: TxnStatus::Idle,
         poisoned: false,
         skip_till_sync: false,
-        unnamed: None,
-        portal: None,
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        current_portal: String::new(),
     };
     let result = conn.serve().await;
     match result {
@@ -716,21 +725,19 @@ impl<B: Backend> Conn<B> {
                 Frontend::Describe { kind, name } => self.describe(kind, &name),
                 Frontend::Execute { portal, max_rows } => self.execute(&portal, max_rows).await?,
                 Frontend::Close { kind, name } => {
-                    if name.is_empty() {
-                        if kind == b'S' {
-                            self.unnamed = None;
-                        } else {
-                            self.portal = None;
-                        }
+                    // Closing something that does not exist is not an error.
+                    if kind == b'S' {
+                        self.statements.remove(&name);
+                    } else {
+                        self.portals.remove(&name);
                     }
                     self.out.close_complete();
                 }
                 Frontend::Sync => {
                     self.skip_till_sync = false;
                     if self.status == TxnStatus::Idle {
-                        // The implicit transaction ends at Sync and takes the unnamed portal
-                        // with it.
-                        self.portal = None;
+                        // The (implicit or explicit) transaction has ended: its portals with it.
+                        self.portals.clear();
                     }
                     self.out.ready(self.status);
                     self.flush().await?;
@@ -852,12 +859,20 @@ impl<B: Backend> Conn<B> {
 
     async fn simple_query(&mut self, sql: String) -> R<()> {
         // A simple query replaces the unnamed statement and portal, as in PostgreSQL.
-        self.unnamed = None;
-        self.portal = None;
+        self.statements.remove("");
+        self.portals.remove("");
         let sql = match self.gate(&sql) {
             Ok(s) => s,
             Err(e) => return self.simple_error(e).await,
         };
+        if let Some(done) = self.deallocate(&sql) {
+            match done {
+                Ok(tag) => self.out.command_complete(tag),
+                Err(e) => return self.simple_error(e).await,
+            }
+            self.out.ready(self.status);
+            return self.flush().await;
+        }
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "query: {sql}");
@@ -870,6 +885,22 @@ impl<B: Backend> Conn<B> {
         self.status = reply.status;
         self.out.ready(self.status);
         self.flush().await
+    }
+
+    /// `DEALLOCATE name | ALL` (the whole statement): prepared statements live in the
+    /// connection, not in the core. `None` when `sql` is something else.
+    fn deallocate(&mut self, sql: &str) -> Option<Result<&'static str, PgError>> {
+        Some(match deallocate_target(sql)? {
+            None => {
+                self.statements.clear();
+                Ok("DEALLOCATE ALL")
+            }
+            Some(name) if self.statements.remove(&name).is_some() => Ok("DEALLOCATE"),
+            Some(name) => Err(PgError::new(
+                "26000",
+                format!("prepared statement \"{name}\" does not exist"),
+            )),
+        })
     }
 
     /// Send the outputs of a reply, running COPY FROM STDIN sub-protocols as they come, and
@@ -893,7 +924,7 @@ impl<B: Backend> Conn<B> {
                                 self.out.data_row(&row);
                             }
                             self.out.portal_suspended();
-                            if let Some(p) = self.portal.as_mut() {
+                            if let Some(p) = self.portals.get_mut(&self.current_portal) {
                                 p.pending = Some((rows, tag));
                             }
                             return Ok(reply);
@@ -904,7 +935,14 @@ impl<B: Backend> Conn<B> {
                         }
                         self.out.command_complete(&tag);
                     }
-                    Output::Command { tag } => self.out.command_complete(&tag),
+                    Output::Command { tag } => {
+                        if tag == "DISCARD ALL" {
+                            // DISCARD ALL includes DEALLOCATE ALL and CLOSE ALL.
+                            self.statements.clear();
+                            self.portals.clear();
+                        }
+                        self.out.command_complete(&tag)
+                    }
                     Output::Empty => self.out.empty_query(),
                     Output::CopyOut {
                         binary,
@@ -1056,11 +1094,22 @@ impl<B: Backend> Conn<B> {
 
     async fn parse(&mut self, name: String, sql: String, param_types: Vec<u32>) -> R<()> {
         if !name.is_empty() {
-            self.ext_error(PgError::new(
-                "0A000",
-                "named prepared statements are not supported",
-            ));
-            return Ok(());
+            if self.statements.contains_key(&name) {
+                self.ext_error(PgError::new(
+                    "42P05",
+                    format!("prepared statement \"{name}\" already exists"),
+                ));
+                return Ok(());
+            }
+            if self.statements.len() >= MAX_NAMED {
+                self.ext_error(PgError::new(
+                    "54000",
+                    format!(
+                        "too many prepared statements on this connection (at most {MAX_NAMED})"
+                    ),
+                ));
+                return Ok(());
+            }
         }
         if let Err(e) = self.gate(&sql) {
             self.ext_error(e);
@@ -1073,7 +1122,9 @@ impl<B: Backend> Conn<B> {
         let nparams = match rocklake_core::params::count(&sql) {
             Ok(n) => n.max(param_types.len()),
             Err(e) => {
-                self.unnamed = None;
+                if name.is_empty() {
+                    self.statements.remove("");
+                }
                 self.ext_error(e);
                 return Ok(());
             }
@@ -1083,9 +1134,17 @@ impl<B: Backend> Conn<B> {
         } else {
             sql.clone()
         };
-        let described = match self.cancellable(backend.describe(sid, &shape)).await {
-            None => Err(canceled()),
-            Some(r) => r,
+        let described = if deallocate_target(&sql).is_some() {
+            // Handled by the connection at Execute; it returns no rows.
+            Ok(Describe {
+                param_types: vec![],
+                fields: None,
+            })
+        } else {
+            match self.cancellable(backend.describe(sid, &shape)).await {
+                None => Err(canceled()),
+                Some(r) => r,
+            }
         };
         match described {
             Ok(mut describe) => {
@@ -1099,15 +1158,20 @@ impl<B: Backend> Conn<B> {
                         _ => 25,
                     })
                     .collect();
-                self.unnamed = Some(Prepared {
-                    sql,
-                    describe,
-                    given_types: param_types,
-                });
+                self.statements.insert(
+                    name,
+                    Prepared {
+                        sql,
+                        describe,
+                        given_types: param_types,
+                    },
+                );
                 self.out.parse_complete();
             }
             Err(e) => {
-                self.unnamed = None;
+                if name.is_empty() {
+                    self.statements.remove("");
+                }
                 self.ext_error(e);
             }
         }
@@ -1122,16 +1186,14 @@ impl<B: Backend> Conn<B> {
         params: Vec<Option<Bytes>>,
         result_formats: Vec<i16>,
     ) {
-        if !statement.is_empty() {
+        let Some(stmt) = self.statements.get(&statement) else {
             return self.ext_error(PgError::new(
                 "26000",
-                format!("prepared statement \"{statement}\" does not exist"),
-            ));
-        }
-        let Some(stmt) = &self.unnamed else {
-            return self.ext_error(PgError::new(
-                "26000",
-                "unnamed prepared statement does not exist",
+                if statement.is_empty() {
+                    "unnamed prepared statement does not exist".to_string()
+                } else {
+                    format!("prepared statement \"{statement}\" does not exist")
+                },
             ));
         };
         let stmt = Prepared {
@@ -1140,13 +1202,24 @@ impl<B: Backend> Conn<B> {
             given_types: stmt.given_types.clone(),
         };
         if !portal.is_empty() {
-            return self.ext_error(PgError::new("0A000", "named portals are not supported"));
+            if self.portals.contains_key(&portal) {
+                return self.ext_error(PgError::new(
+                    "42P03",
+                    format!("cursor \"{portal}\" already exists"),
+                ));
+            }
+            if self.portals.len() >= MAX_NAMED {
+                return self.ext_error(PgError::new(
+                    "54000",
+                    format!("too many portals on this connection (at most {MAX_NAMED})"),
+                ));
+            }
         }
         let wanted = stmt.describe.param_types.len();
         if params.len() != wanted {
             return self.ext_error(PgError::new(
                 "08P01",
-                format!("bind message supplies {} parameters, but prepared statement \"\" requires {wanted}", params.len()),
+                format!("bind message supplies {} parameters, but prepared statement \"{statement}\" requires {wanted}", params.len()),
             ));
         }
         if param_formats.len() > 1 && param_formats.len() != params.len() {
@@ -1209,26 +1282,27 @@ impl<B: Backend> Conn<B> {
             ));
         }
         let fields = stmt.describe.fields.clone();
-        self.portal = Some(Portal {
-            sql,
-            fields,
-            pending: None,
-        });
+        self.portals.insert(
+            portal,
+            Portal {
+                sql,
+                fields,
+                pending: None,
+            },
+        );
         self.out.bind_complete();
     }
 
     fn describe(&mut self, kind: u8, name: &str) {
         if kind == b'S' {
-            if !name.is_empty() {
+            let Some(stmt) = self.statements.get(name) else {
                 return self.ext_error(PgError::new(
                     "26000",
-                    format!("prepared statement \"{name}\" does not exist"),
-                ));
-            }
-            let Some(stmt) = &self.unnamed else {
-                return self.ext_error(PgError::new(
-                    "26000",
-                    "unnamed prepared statement does not exist",
+                    if name.is_empty() {
+                        "unnamed prepared statement does not exist".to_string()
+                    } else {
+                        format!("prepared statement \"{name}\" does not exist")
+                    },
                 ));
             };
             let (types, fields) = (
@@ -1241,14 +1315,11 @@ impl<B: Backend> Conn<B> {
                 None => self.out.no_data(),
             }
         } else {
-            if !name.is_empty() {
+            let Some(portal) = self.portals.get(name) else {
                 return self.ext_error(PgError::new(
                     "34000",
                     format!("portal \"{name}\" does not exist"),
                 ));
-            }
-            let Some(portal) = &self.portal else {
-                return self.ext_error(PgError::new("34000", "portal \"\" does not exist"));
             };
             match portal.fields.clone() {
                 Some(f) => self.out.row_description(&f),
@@ -1258,15 +1329,11 @@ impl<B: Backend> Conn<B> {
     }
 
     async fn execute(&mut self, name: &str, max_rows: i32) -> R<()> {
-        if !name.is_empty() {
+        let Some(portal) = self.portals.get_mut(name) else {
             self.ext_error(PgError::new(
                 "34000",
                 format!("portal \"{name}\" does not exist"),
             ));
-            return Ok(());
-        }
-        let Some(portal) = self.portal.as_mut() else {
-            self.ext_error(PgError::new("34000", "portal \"\" does not exist"));
             return Ok(());
         };
         let max_rows = usize::try_from(max_rows).unwrap_or(0);
@@ -1281,10 +1348,10 @@ impl<B: Backend> Conn<B> {
             }
             if rows.is_empty() {
                 self.out.command_complete(&tag);
-                self.portal = None;
+                self.portals.remove(name);
             } else {
                 self.out.portal_suspended();
-                if let Some(p) = self.portal.as_mut() {
+                if let Some(p) = self.portals.get_mut(name) {
                     p.pending = Some((rows, tag));
                 }
             }
@@ -1298,22 +1365,56 @@ impl<B: Backend> Conn<B> {
                 return Ok(());
             }
         };
+        if let Some(done) = self.deallocate(&sql) {
+            self.portals.remove(name);
+            match done {
+                Ok(tag) => self.out.command_complete(tag),
+                Err(e) => self.ext_error(e),
+            }
+            return Ok(());
+        }
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "execute: {sql}");
         let reply = self.interruptible(backend.query(sid, &sql)).await;
         self.poisoned = false;
+        self.current_portal = name.to_string();
         let reply = self.send_reply(reply, Proto::Extended, max_rows).await?;
         self.status = reply.status;
-        let suspended = self.portal.as_ref().is_some_and(|p| p.pending.is_some());
+        let suspended = self.portals.get(name).is_some_and(|p| p.pending.is_some());
         if !suspended {
-            self.portal = None;
+            self.portals.remove(name);
         }
         if let Some(e) = &reply.error {
             self.out.error(e);
             self.skip_till_sync = true;
         }
         Ok(())
+    }
+}
+
+/// `DEALLOCATE [PREPARE] name | ALL` as the whole query: `Some(None)` for ALL, `Some(name)`.
+fn deallocate_target(sql: &str) -> Option<Option<String>> {
+    let words: Vec<&str> = sql
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .collect();
+    let rest = match words.as_slice() {
+        [first, rest @ ..] if first.eq_ignore_ascii_case("deallocate") => rest,
+        _ => return None,
+    };
+    let rest = match rest {
+        [p, tail @ ..] if p.eq_ignore_ascii_case("prepare") => tail,
+        other => other,
+    };
+    match rest {
+        [all] if all.eq_ignore_ascii_case("all") => Some(None),
+        [name] if name.starts_with('"') && name.ends_with('"') && name.len() >= 2 => {
+            Some(Some(name[1..name.len() - 1].replace("\"\"", "\"")))
+        }
+        [name] => Some(Some(name.to_lowercase())),
+        _ => None,
     }
 }
 
@@ -1382,7 +1483,23 @@ fn parse_startup_params(body: &[u8]) -> Result<(Startup, Vec<String>), PgError> 
 
 #[cfg(test)]
 mod tests {
-    use super::is_txn_end;
+    use super::{deallocate_target, is_txn_end};
+
+    #[test]
+    fn deallocate_statements() {
+        assert_eq!(deallocate_target("DEALLOCATE ALL"), Some(None));
+        assert_eq!(deallocate_target("deallocate prepare all;"), Some(None));
+        assert_eq!(
+            deallocate_target("DEALLOCATE _pg3_0"),
+            Some(Some("_pg3_0".into()))
+        );
+        assert_eq!(
+            deallocate_target("DEALLOCATE \"Mixed\"\"q\""),
+            Some(Some("Mixed\"q".into()))
+        );
+        assert_eq!(deallocate_target("DEALLOCATE a b"), None);
+        assert_eq!(deallocate_target("SELECT 1"), None);
+    }
 
     #[test]
     fn txn_end_detection() {
