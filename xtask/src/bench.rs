@@ -8,6 +8,11 @@
 //! * `duckdb`: the same DuckLake workload (`xtask/bench/duckdb_bench.py`) against a release
 //!   RockLake and a durable PostgreSQL 15 (`tests/e2e/pgctl.py start --fsync`), interleaved,
 //!   `ROCKLAKE_BENCH_RUNS` (default 3) fresh runs each, medians and ratios.
+//! * `scale`: a catalog of 20,000 tables and one table with 30,000 data files × 200 columns of
+//!   file stats, built through DuckDB and DuckLake's statement shapes
+//!   (`xtask/bench/scale_bench.py`), on a release RockLake and a durable PostgreSQL 15: ATTACH,
+//!   SHOW ALL TABLES, a filtered scan of the big table, the catalog reads behind it, server
+//!   memory. `ROCKLAKE_SCALE_TABLES`, `_FILES`, `_COLUMNS` shrink it.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -35,6 +40,7 @@ pub fn bench(name: &str) -> Result<()> {
             "1",
         ])),
         "duckdb" => duckdb(),
+        "scale" => scale(),
         "commit" => commit_bench(),
         "core" => {
             // The component must be current: the benchmark compares it with this build.
@@ -53,7 +59,9 @@ pub fn bench(name: &str) -> Result<()> {
                 "1",
             ]))
         }
-        other => bail!("unknown benchmark {other:?} (available: store, duckdb, commit, core)"),
+        other => {
+            bail!("unknown benchmark {other:?} (available: store, duckdb, commit, core, scale)")
+        }
     }
 }
 
@@ -121,6 +129,8 @@ impl Drop for Scratch {
 /// A catalog server under test: its libpq DSN and how to stop it.
 trait Backend {
     fn dsn(&self) -> String;
+    /// The server's process (PostgreSQL: the postmaster, parent of the backends).
+    fn pid(&self) -> u32;
     fn stop(self: Box<Self>) -> Result<()>;
 }
 
@@ -189,6 +199,10 @@ impl Backend for RockLake {
             "host=127.0.0.1 port={} dbname=lake user={RL_USER} password={RL_PASSWORD}",
             self.port
         )
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     fn stop(mut self: Box<Self>) -> Result<()> {
@@ -266,6 +280,10 @@ impl Postgres {
 impl Backend for Postgres {
     fn dsn(&self) -> String {
         self.dsn.clone()
+    }
+
+    fn pid(&self) -> u32 {
+        self.pid
     }
 
     fn stop(mut self: Box<Self>) -> Result<()> {
@@ -439,6 +457,129 @@ fn duckdb() -> Result<()> {
         let (r, p) = (metric(Kind::RockLake, key), metric(Kind::Postgres, key));
         println!(
             "   {:<52} {:>10.3} {:>10.3} {:>6.2}x {:>7}",
+            label,
+            r,
+            p,
+            r / p,
+            goal
+        );
+    }
+    Ok(())
+}
+
+/// `bench scale`: one build-and-measure run per server (the build is most of the time).
+fn scale() -> Result<()> {
+    let python = venv_python(&env_or("ROCKLAKE_BENCH_DUCKDB", "155"))?;
+    run(cargo().args(["build", "--release", "-p", "rocklake"]))?;
+    let bin = target_dir().join("release/rocklake");
+    let sizes = [
+        ("--tables", env_or("ROCKLAKE_SCALE_TABLES", "20000")),
+        ("--files", env_or("ROCKLAKE_SCALE_FILES", "30000")),
+        ("--columns", env_or("ROCKLAKE_SCALE_COLUMNS", "200")),
+    ];
+    let mut results: BTreeMap<Kind, BTreeMap<String, serde_json::Value>> = BTreeMap::new();
+    for kind in [Kind::RockLake, Kind::Postgres] {
+        eprintln!("==> bench scale against {kind:?}");
+        let backend: Box<dyn Backend> = match kind {
+            Kind::RockLake => Box::new(RockLake::start(&bin)?),
+            Kind::Postgres => Box::new(Postgres::start()?),
+        };
+        let data = Scratch::new("scale-data")?;
+        let mut cmd = Command::new(&python);
+        cmd.arg(root().join("xtask/bench/scale_bench.py"))
+            .arg("--dsn")
+            .arg(backend.dsn())
+            .arg("--data-path")
+            .arg(&data.0)
+            .arg("--server-pid")
+            .arg(backend.pid().to_string());
+        for (flag, value) in &sizes {
+            cmd.arg(flag).arg(value);
+        }
+        let out = cmd
+            .env("ROCKLAKE_SHARED", shared_dir())
+            .stderr(Stdio::inherit())
+            .output()
+            .context("run scale_bench.py");
+        let stopped = backend.stop();
+        let out = out?;
+        stopped?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            bail!(
+                "scale_bench.py failed against {kind:?} ({}):\n{stdout}",
+                out.status
+            );
+        }
+        let last = stdout.lines().last().unwrap_or_default();
+        let r: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(last).with_context(|| format!("driver output {last:?}"))?;
+        eprintln!("    {last}");
+        results.insert(kind, r);
+    }
+    let get = |kind: Kind, key: &str| -> f64 {
+        results
+            .get(&kind)
+            .and_then(|r| r.get(key))
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(f64::NAN)
+    };
+    println!();
+    println!(
+        "== bench scale: {} tables, {} stats rows (DuckDB {}); RockLake {} (core: {}) vs PostgreSQL 15 (pgctl.py --fsync)",
+        get(Kind::RockLake, "tables"),
+        get(Kind::RockLake, "stats_rows"),
+        results
+            .get(&Kind::RockLake)
+            .and_then(|r| r.get("duckdb"))
+            .and_then(|v| v.as_str())
+            .unwrap_or("?"),
+        bin.display(),
+        core_in_use()
+    );
+    println!(
+        "   {:<58} {:>10} {:>10} {:>7} {:>14}",
+        "metric", "RockLake", "Postgres", "ratio", "goal"
+    );
+    let rows: [(&str, &str, &str); 9] = [
+        (
+            "catalog_read_ms",
+            "catalog reads of one filtered scan, median (ms)",
+            "<=50 ms, <=0.2x",
+        ),
+        ("catalog_read_max_ms", "  same, slowest (ms)", ""),
+        (
+            "filtered_query_ms",
+            "DuckDB filtered scan of the big table, median (ms)",
+            "",
+        ),
+        (
+            "filtered_query_first_ms",
+            "  first one after ATTACH (ms)",
+            "",
+        ),
+        ("attach_ms", "DuckDB ATTACH (ms)", ""),
+        (
+            "show_all_tables_ms",
+            "first SHOW ALL TABLES after ATTACH (ms)",
+            "",
+        ),
+        (
+            "server_rss_mb",
+            "server resident memory after the run (MB)",
+            "",
+        ),
+        ("build_s", "building the catalog (s)", ""),
+        (
+            "catalog_read_bytes",
+            "  bytes those catalog reads return",
+            "",
+        ),
+    ];
+    for (key, label, goal) in rows {
+        let (r, p) = (get(Kind::RockLake, key), get(Kind::Postgres, key));
+        println!(
+            "   {:<58} {:>10.1} {:>10.1} {:>6.2}x {:>14}",
             label,
             r,
             p,

@@ -27,7 +27,7 @@ enum Cmd {
     },
     /// Build the core as a WebAssembly component (target/wasm32-unknown-unknown/release).
     Component,
-    /// Run a benchmark: store | duckdb | core | commit.
+    /// Run a benchmark: store | duckdb | core | commit | scale.
     Bench { name: String },
     /// Build the cargo-fuzz targets (fuzz/) and run each for a bounded time (docs/fuzzing.md);
     /// the long mode is `--seconds 600`.

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""One run of `cargo xtask bench scale` against one catalog server (RockLake or PostgreSQL),
+given its libpq DSN. Prints progress on stderr and one JSON object on the last stdout line.
+
+usage: scale_bench.py --dsn DSN --data-path DIR --server-pid PID
+                      [--tables 20000] [--files 30000] [--columns 200] [--repeat 7]
+
+Build (every catalog row arrives through DuckLake's own statements or their exact shapes):
+  * DuckDB attaches the empty catalog and creates `big` (--columns BIGINT columns) and inserts
+    one row: DuckLake writes one Parquet file, its data-file row and its column stats.
+  * --tables small tables are created by DuckDB itself, 1000 per transaction.
+  * --files - 1 more data files of `big` (all naming that one Parquet file, each claiming one
+    row) with --columns stats rows each, inserted with DuckLake's multi-row
+    `INSERT INTO ducklake_data_file VALUES (…), …` / `ducklake_file_column_stats` shapes; file k's
+    stats give c0 the range [10k, 10k] so a filter on c0 prunes every file but the real one.
+Measured (DuckDB numbers: medians of 3 fresh processes):
+  attach_ms             ATTACH in a fresh DuckDB instance
+  show_all_tables_ms    first SHOW ALL TABLES after that ATTACH (loads the whole catalog)
+  filtered_query_first_ms / filtered_query_ms
+                        SELECT c1 FROM lake.big WHERE c0 = <real value> (prunes to one file): the
+                        first after ATTACH, then the median of --repeat (DuckLake re-reads the
+                        snapshot, data files and stats in every query's transaction)
+  catalog_read_ms       the catalog statements DuckDB sends for that query, replayed with
+                        psycopg on one connection (latest snapshot, c0's stats, the table's data
+                        files and delete files), COPY results read in full
+  server_rss_mb         resident memory of the server (all its processes) after the run
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+shared = os.environ.get("ROCKLAKE_SHARED") or os.path.join(here, "..", "..", "..", "shared")
+sys.path.insert(0, os.path.join(shared, "tools"))
+import dlconn  # noqa: E402
+import psycopg  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--dsn", required=True)
+ap.add_argument("--data-path", required=True)
+ap.add_argument("--server-pid", type=int, required=True)
+ap.add_argument("--tables", type=int, default=20000)
+ap.add_argument("--files", type=int, default=30000)
+ap.add_argument("--columns", type=int, default=200)
+ap.add_argument("--repeat", type=int, default=7)
+args = ap.parse_args()
+os.makedirs(args.data_path, exist_ok=True)
+data_path = args.data_path.rstrip("/") + "/"
+REAL = 12345  # c0 of the one real row
+
+
+def log(msg):
+    print(f"[scale {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def attach(con):
+    con.execute(dlconn.attach_sql("postgres", data_path, meta=args.dsn,
+                                  extra_opts="DATA_INLINING_ROW_LIMIT 0"))
+
+
+def rss_mb(pid):
+    """Resident memory of a process and its children (PostgreSQL runs one per connection)."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return round(total / 1024, 1)
+
+
+r = {}
+t_build = time.perf_counter()
+con = dlconn.connect(exts=("ducklake", "postgres"))
+r["duckdb"] = dlconn.versions(con)["duckdb"]
+attach(con)
+cols = ", ".join(f"c{i} BIGINT" for i in range(args.columns))
+con.execute(f"CREATE TABLE lake.big ({cols})")
+vals = ", ".join(str(REAL if i == 0 else i) for i in range(args.columns))
+con.execute(f"INSERT INTO lake.big VALUES ({vals})")
+log("big table created with one Parquet file")
+for start in range(0, args.tables, 1000):
+    con.execute("BEGIN")
+    for i in range(start, min(start + 1000, args.tables)):
+        con.execute(f"CREATE TABLE lake.t{i} (id BIGINT, name VARCHAR, v DOUBLE)")
+    con.execute("COMMIT")
+    log(f"{min(start + 1000, args.tables)} small tables")
+con.close()
+
+meta = psycopg.connect(args.dsn, autocommit=True, prepare_threshold=None)
+snap, next_file = meta.execute(
+    "SELECT snapshot_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1"
+).fetchone()
+table_id = meta.execute(
+    "SELECT table_id FROM ducklake_table WHERE table_name = 'big' AND end_snapshot IS NULL"
+).fetchone()[0]
+df_cols = [c.name for c in meta.execute("SELECT * FROM ducklake_data_file LIMIT 0").description]
+real_file = meta.execute(
+    "SELECT * FROM ducklake_data_file WHERE table_id = %s", (table_id,)
+).fetchone()
+st_cols = [c.name for c in meta.execute("SELECT * FROM ducklake_file_column_stats LIMIT 0").description]
+real_stats = meta.execute(
+    "SELECT * FROM ducklake_file_column_stats WHERE table_id = %s ORDER BY column_id", (table_id,)
+).fetchall()
+c0_id = meta.execute(
+    "SELECT column_id FROM ducklake_column WHERE table_id = %s AND column_name = 'c0'", (table_id,)
+).fetchone()[0]
+
+
+def lit(v):
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def insert_rows(table, columns, rows):
+    """DuckLake's commit shape: one multi-row INSERT per table, many per transaction."""
+    with meta.transaction():
+        for i in range(0, len(rows), 1000):
+            chunk = rows[i:i + 1000]
+            values = ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in chunk)
+            meta.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values}")
+
+
+fid_at = df_cols.index("data_file_id")
+row_at = df_cols.index("row_id_start")
+file_at = st_cols.index("data_file_id")
+col_at = st_cols.index("column_id")
+min_at, max_at = st_cols.index("min_value"), st_cols.index("max_value")
+per_txn = max(1, 40000 // max(1, args.columns))  # files per transaction
+first = next_file
+for start in range(0, args.files - 1, per_txn):
+    files, stats = [], []
+    for k in range(start, min(start + per_txn, args.files - 1)):
+        fid = first + k
+        row = list(real_file)
+        row[fid_at] = fid
+        row[row_at] = 1 + k
+        files.append(row)
+        for s in real_stats:
+            srow = list(s)
+            srow[file_at] = fid
+            if srow[col_at] == c0_id:
+                srow[min_at] = srow[max_at] = str(10 * k)
+            stats.append(srow)
+    insert_rows("ducklake_data_file", df_cols, files)
+    insert_rows("ducklake_file_column_stats", st_cols, stats)
+    if (start // per_txn) % 10 == 0:
+        log(f"{start + len(files)} extra data files")
+meta.execute(
+    "UPDATE ducklake_snapshot SET next_file_id = %s WHERE snapshot_id = %s",
+    (first + args.files, snap),
+)
+meta.execute(
+    "UPDATE ducklake_table_stats SET record_count = %s, next_row_id = %s WHERE table_id = %s",
+    (args.files, args.files, table_id),
+)
+n_stats = meta.execute("SELECT count(*) FROM ducklake_file_column_stats").fetchone()[0]
+n_tables = meta.execute("SELECT count(*) FROM ducklake_table").fetchone()[0]
+r["build_s"] = round(time.perf_counter() - t_build, 1)
+r["stats_rows"] = n_stats
+r["tables"] = n_tables
+log(f"built in {r['build_s']} s: {n_tables} tables, {n_stats} stats rows")
+
+
+def median_ms(fn, n):
+    xs = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        xs.append((time.perf_counter() - t0) * 1000)
+    return round(statistics.median(xs), 2), round(max(xs), 2)
+
+
+meta.close()
+# ATTACH, the first SHOW ALL TABLES and the filtered query, each round in a fresh process (a
+# fresh DuckDB, as a new client would be; psycopg's libpq stays out of DuckDB's process).
+MEASURE = r"""
+import json, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+import dlconn
+dsn, data_path, real, tables, repeat = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+c = dlconn.connect(exts=("ducklake", "postgres"))
+t0 = time.perf_counter()
+c.execute(dlconn.attach_sql("postgres", data_path, meta=dsn, extra_opts="DATA_INLINING_ROW_LIMIT 0"))
+attach = (time.perf_counter() - t0) * 1000
+t0 = time.perf_counter()
+shown = len(c.execute("SHOW ALL TABLES").fetchall())
+show = (time.perf_counter() - t0) * 1000
+if shown == 0:
+    sys.exit(3)  # DuckDB sometimes lists nothing on the first call after ATTACH (PostgreSQL too)
+assert shown == tables, f"SHOW ALL TABLES listed {shown} tables, expected {tables}"
+# Not count(*): DuckLake answers that from file statistics without pruning by the filter.
+q = f"SELECT c1 FROM lake.big WHERE c0 = {real}"
+t0 = time.perf_counter()
+got = c.execute(q).fetchall()
+first = (time.perf_counter() - t0) * 1000
+assert got == [(1,)], f"filtered query returned {got}"
+xs = []
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    c.execute(q).fetchall()
+    xs.append((time.perf_counter() - t0) * 1000)
+print(json.dumps({"attach": attach, "show": show, "first": first, "warm": statistics.median(xs)}))
+"""
+rounds = []
+empty_listings = 0
+while len(rounds) < 3:
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, os.path.join(shared, "tools"), args.dsn, data_path,
+         str(REAL), str(args.tables + 1), str(args.repeat)],
+        capture_output=True, text=True,
+    )
+    if out.returncode == 3 and empty_listings < 10:
+        empty_listings += 1
+        continue
+    if out.returncode != 0:
+        sys.exit(f"DuckDB measurement failed:\n{out.stdout}\n{out.stderr}")
+    rounds.append(json.loads(out.stdout.strip().splitlines()[-1]))
+med = lambda k: round(statistics.median(x[k] for x in rounds), 1)  # noqa: E731
+r["attach_ms"] = med("attach")
+r["show_all_tables_ms"] = med("show")
+r["filtered_query_first_ms"] = med("first")
+r["filtered_query_ms"] = med("warm")
+r["empty_first_listings"] = empty_listings
+log(f"DuckDB: {rounds}")
+
+# The catalog statements behind that query (DuckDB 1.5 / DuckLake 1.0 shapes, traces pg155).
+stmts = [
+    ("copy", 'COPY (SELECT "snapshot_id","schema_version","next_catalog_id","next_file_id" FROM ('
+             "SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM \"public\".ducklake_snapshot "
+             "WHERE snapshot_id = ( SELECT MAX(snapshot_id) FROM \"public\".ducklake_snapshot )"
+             ") AS __unnamed_subquery ) TO STDOUT (FORMAT \"binary\")"),
+    ("copy", 'COPY (SELECT "data_file_id","value_count","max_value","min_value" FROM ('
+             f"SELECT data_file_id, value_count, max_value, min_value FROM \"public\".ducklake_file_column_stats "
+             f"WHERE column_id = {c0_id} AND table_id = {table_id}"
+             ") AS __unnamed_subquery ) TO STDOUT (FORMAT \"binary\")"),
+    ("copy", 'COPY (SELECT "data_file_id","table_id","begin_snapshot","end_snapshot","path","path_is_relative",'
+             '"file_size_bytes","footer_size","row_id_start","partial_max","mapping_id" FROM "public"."ducklake_data_file" '
+             f"WHERE \"table_id\" = '{table_id}' AND \"begin_snapshot\" <= '{snap}') TO STDOUT (FORMAT \"binary\")"),
+    ("copy", 'COPY (SELECT "table_id","begin_snapshot","end_snapshot","data_file_id","path","path_is_relative",'
+             '"format","file_size_bytes","footer_size" FROM "public"."ducklake_delete_file" '
+             f"WHERE \"table_id\" = '{table_id}' AND \"begin_snapshot\" <= '{snap}') TO STDOUT (FORMAT \"binary\")"),
+]
+# prepare_threshold=None: the simple/unnamed extended protocol on both servers, as DuckDB uses.
+replay = psycopg.connect(args.dsn, autocommit=True, prepare_threshold=None)
+
+
+def catalog_read():
+    nbytes = 0
+    with replay.transaction():
+        replay.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        cur = replay.cursor()
+        for _, sql in stmts:
+            with cur.copy(sql) as cp:
+                for chunk in cp:
+                    nbytes += len(chunk)
+    return nbytes
+
+
+r["catalog_read_bytes"] = catalog_read()
+r["catalog_read_ms"], r["catalog_read_max_ms"] = median_ms(catalog_read, args.repeat)
+r["server_rss_mb"] = rss_mb(args.server_pid)
+print(json.dumps(r), flush=True)
