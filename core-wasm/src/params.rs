@@ -228,9 +228,61 @@ pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
     })
 }
 
+/// Whether results of type `oid` can be sent in binary format ([`text_to_binary`]).
+pub fn binary_result_supported(oid: u32) -> bool {
+    crate::types::type_by_oid(oid).is_some()
+}
+
+/// A result cell in PostgreSQL's binary send format, from its text form: results cross the
+/// core boundary as text, and a client that asks for binary results (Bind result format 1)
+/// gets them converted here, through the same parser and encoder as COPY.
+pub fn text_to_binary(oid: u32, text: &[u8]) -> Result<Vec<u8>, PgError> {
+    let ty = crate::types::type_by_oid(oid).ok_or_else(|| {
+        PgError::new(
+            "0A000",
+            format!("binary format for results of type {oid} is not supported"),
+        )
+    })?;
+    let s = std::str::from_utf8(text)
+        .map_err(|_| PgError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+    let v = crate::types::parse_text(s, ty).map_err(|e| e.to_pg())?;
+    let mut out = Vec::new();
+    crate::wire::encode_binary(&v, ty, &mut out).map_err(|e| e.to_pg())?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_results_convert_to_the_binary_send_format() {
+        use crate::types::{format_text, PgType, Value};
+        let cases: Vec<(Value, PgType)> = vec![
+            (Value::Bool(true), PgType::Bool),
+            (Value::Int(-7), PgType::Int2),
+            (Value::Int(70_000), PgType::Int4),
+            (Value::Int(i64::MIN), PgType::Int8),
+            (Value::Float(0.1), PgType::Float8),
+            (Value::Float(-2.5), PgType::Float4),
+            (Value::Text("it's ✓".into()), PgType::Varchar),
+            (Value::Bytes(vec![0, 1, 255]), PgType::Bytea),
+            (Value::Uuid([7; 16]), PgType::Uuid),
+            (Value::Numeric("-12.3400".into()), PgType::Numeric),
+            (Value::Timestamp(815_000_000_123_456), PgType::Timestamptz),
+            (Value::Date(9_000), PgType::Date),
+        ];
+        for (v, ty) in cases {
+            let text = format_text(&v, ty).expect("text form");
+            let bin = text_to_binary(ty.oid(), text.as_bytes()).expect("binary");
+            let back = crate::wire::decode_binary(&bin, ty).expect("decodes");
+            assert_eq!(format_text(&back, ty), Some(text.clone()), "{ty:?} {text}");
+        }
+        assert_eq!(
+            text_to_binary(999_999, b"x").map_err(|e| e.code),
+            Err("0A000".to_string())
+        );
+    }
 
     #[test]
     fn placeholders_outside_quotes_and_comments_only() {

@@ -3,7 +3,7 @@
 //! untyped) to PostgreSQL 15 and to RockLake; rows, types and SQLSTATEs must agree. A second
 //! pass makes psycopg prepare every statement under a name (`prepare_threshold=0`: Parse with
 //! a name, Bind/Describe/Execute by name, reuse on the next call) and adds the named-statement
-//! protocol errors and DEALLOCATE.
+//! protocol errors and DEALLOCATE. A third asks for binary results.
 
 use rocklake_tests::{duckdb_python_quiet, result_json, Postgres, Server};
 
@@ -13,6 +13,7 @@ from psycopg.types.numeric import Int8
 dsn, mode = sys.argv[1], sys.argv[2]
 out = []
 named = mode == "named"
+binary_results = mode == "binary"
 c = psycopg.connect(dsn, autocommit=True, prepare_threshold=0 if named else None)
 c.execute("DROP TABLE IF EXISTS bp")
 c.execute("CREATE TABLE bp (id BIGINT PRIMARY KEY, name VARCHAR, b BYTEA, f DOUBLE PRECISION, ok BOOLEAN)")
@@ -22,11 +23,12 @@ def run(sql, params, binary=False):
 def run_once(sql, params, binary=False):
     try:
         cur = c.cursor()
-        cur.execute(sql, params, binary=False) if not binary else cur.execute(sql, params)
+        cur.execute(sql, params, binary=binary_results)
         if cur.description is None:
             out.append([sql, "ok", cur.rowcount])
         else:
-            out.append([sql, [d.type_code for d in cur.description], [[repr(v) for v in r] for r in cur.fetchall()]])
+            formats = [cur.pgresult.fformat(i) for i in range(cur.pgresult.nfields)]
+            out.append([sql, [d.type_code for d in cur.description], formats, [[repr(v) for v in r] for r in cur.fetchall()]])
     except psycopg.Error as e:
         out.append([sql, "error", e.sqlstate])
 run("INSERT INTO bp VALUES (%s, %s, %s, %s, %s)", (1, "it's", b"\x00\x01\xff", 1.5, True))
@@ -81,6 +83,12 @@ fn named_prepared_statements_match_postgres() {
     compare("named");
 }
 
+/// psycopg asks for every result column in binary (Bind result format 1).
+#[test]
+fn binary_results_match_postgres() {
+    compare("binary");
+}
+
 fn compare(mode: &str) {
     let pg = Postgres::start().expect("postgres");
     let expected = run(&pg.dsn(), mode);
@@ -99,6 +107,19 @@ fn compare(mode: &str) {
         }
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+    // Row results carry their format codes: all 1 when binary results were asked for.
+    let formats: Vec<&serde_json::Value> = g
+        .iter()
+        .filter_map(|r| r.get(2).filter(|f| f.is_array()))
+        .collect();
+    assert!(!formats.is_empty(), "no row results recorded");
+    let want = if mode == "binary" { 1 } else { 0 };
+    assert!(
+        formats
+            .iter()
+            .all(|f| f.as_array().is_some_and(|a| a.iter().all(|x| x == want))),
+        "format codes {formats:?}, expected all {want}"
+    );
     println!(
         "bind parameters ({mode}): {} statements identical to PostgreSQL",
         e.len()

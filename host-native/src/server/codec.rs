@@ -337,16 +337,22 @@ impl Out {
     /// RowDescription; `format` is 0 (text) for every column — RockLake never sends binary
     /// result columns outside COPY, as PostgreSQL does for simple queries.
     pub fn row_description(&mut self, fields: &[FieldDesc]) {
+        self.row_description_formats(fields, &[]);
+    }
+
+    /// RowDescription with Bind's result format codes (none: all text; one: for every column;
+    /// else one per column).
+    pub fn row_description_formats(&mut self, fields: &[FieldDesc], formats: &[i16]) {
         self.msg(b'T', |b| {
             b.put_i16(i16::try_from(fields.len()).unwrap_or(i16::MAX));
-            for f in fields {
+            for (i, f) in fields.iter().enumerate() {
                 put_cstr(b, &f.name);
                 b.put_u32(f.table_oid);
                 b.put_i16(f.column_id);
                 b.put_u32(f.type_oid);
                 b.put_i16(f.type_len);
                 b.put_i32(f.type_mod);
-                b.put_i16(0);
+                b.put_i16(result_format(formats, i));
             }
         });
     }
@@ -467,4 +473,13 @@ fn put_cstr(b: &mut BytesMut, s: &str) {
     let s = s.split('\0').next().unwrap_or("");
     b.put_slice(s.as_bytes());
     b.put_u8(0);
+}
+
+/// The format code of result column `i` under Bind's format list.
+pub fn result_format(formats: &[i16], i: usize) -> i16 {
+    match formats {
+        [] => 0,
+        [one] => *one,
+        many => many.get(i).copied().unwrap_or(0),
+    }
 }

@@ -93,6 +93,8 @@ type Row = Vec<Option<Vec<u8>>>;
 struct Portal {
     sql: String,
     fields: Option<Vec<FieldDesc>>,
+    /// Bind's result format codes (0 text, 1 binary; see `codec::result_format`).
+    formats: Vec<i16>,
     /// Rows left over after an Execute with a row limit, and the final tag.
     pending: Option<(VecDeque<Row>, String)>,
 }
@@ -887,6 +889,15 @@ impl<B: Backend> Conn<B> {
         self.flush().await
     }
 
+    /// The running portal's result formats when any column is wanted in binary.
+    fn result_formats(&self, proto: Proto) -> Option<Vec<i16>> {
+        if proto != Proto::Extended {
+            return None;
+        }
+        let p = self.portals.get(&self.current_portal)?;
+        p.formats.contains(&1).then(|| p.formats.clone())
+    }
+
     /// `DEALLOCATE name | ALL` (the whole statement): prepared statements live in the
     /// connection, not in the core. `None` when `sql` is something else.
     fn deallocate(&mut self, sql: &str) -> Option<Result<&'static str, PgError>> {
@@ -916,6 +927,16 @@ impl<B: Backend> Conn<B> {
                         if proto == Proto::Simple {
                             self.out.row_description(&fields);
                         }
+                        let rows = match self.result_formats(proto) {
+                            Some(formats) => match binary_rows(rows, &fields, &formats) {
+                                Ok(rows) => rows,
+                                Err(e) => {
+                                    reply.error = Some(e);
+                                    return Ok(reply);
+                                }
+                            },
+                            None => rows,
+                        };
                         let last = i + 1 == count && reply.error.is_none();
                         if proto == Proto::Extended && last && max_rows > 0 && rows.len() > max_rows
                         {
@@ -1275,18 +1296,32 @@ impl<B: Backend> Conn<B> {
                 ),
             ));
         }
-        if result_formats.iter().any(|f| *f != 0) {
+        if let Some(f) = result_formats.iter().find(|f| !matches!(f, 0 | 1)) {
             return self.ext_error(PgError::new(
-                "0A000",
-                "binary result format is not supported",
+                "22023",
+                format!("unsupported format code: {f}"),
             ));
         }
         let fields = stmt.describe.fields.clone();
+        for (i, f) in fields.iter().flatten().enumerate() {
+            if super::codec::result_format(&result_formats, i) == 1
+                && !rocklake_core::params::binary_result_supported(f.type_oid)
+            {
+                return self.ext_error(PgError::new(
+                    "0A000",
+                    format!(
+                        "binary format for results of type {} is not supported",
+                        f.type_oid
+                    ),
+                ));
+            }
+        }
         self.portals.insert(
             portal,
             Portal {
                 sql,
                 fields,
+                formats: result_formats,
                 pending: None,
             },
         );
@@ -1322,7 +1357,10 @@ impl<B: Backend> Conn<B> {
                 ));
             };
             match portal.fields.clone() {
-                Some(f) => self.out.row_description(&f),
+                Some(f) => {
+                    let formats = portal.formats.clone();
+                    self.out.row_description_formats(&f, &formats)
+                }
                 None => self.out.no_data(),
             }
         }
@@ -1391,6 +1429,24 @@ impl<B: Backend> Conn<B> {
         }
         Ok(())
     }
+}
+
+/// Converts text result rows to the binary send format where `formats` ask for it.
+fn binary_rows(rows: Vec<Row>, fields: &[FieldDesc], formats: &[i16]) -> Result<Vec<Row>, PgError> {
+    rows.into_iter()
+        .map(|row| {
+            row.into_iter()
+                .enumerate()
+                .map(|(i, cell)| match cell {
+                    Some(text) if super::codec::result_format(formats, i) == 1 => {
+                        let oid = fields.get(i).map_or(25, |f| f.type_oid);
+                        rocklake_core::params::text_to_binary(oid, &text).map(Some)
+                    }
+                    other => Ok(other),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// `DEALLOCATE [PREPARE] name | ALL` as the whole query: `Some(None)` for ALL, `Some(name)`.
