@@ -829,8 +829,25 @@ where
 }
 
 fn admin_sql(admin: &AdminArgs, sql: &str) -> ExitCode {
+    // Opening a large catalog (every key is loaded) and the full scans of `gc plan` or
+    // `repair` take seconds: a spinner with the elapsed time on stderr (terminals only).
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+    spinner.set_message("opening the catalog");
+    let shown = spinner.clone();
     let sql = sql.to_string();
-    admin_run(admin, move |a| Box::pin(async move { a.query(&sql).await }))
+    let code = admin_run(admin, move |a| {
+        Box::pin(async move {
+            shown.set_message(sql.clone());
+            a.query(&sql).await
+        })
+    });
+    spinner.finish_and_clear();
+    code
 }
 
 fn excise_apply(admin: &AdminArgs, before: u64, batch: usize) -> ExitCode {
