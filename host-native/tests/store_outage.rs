@@ -395,3 +395,48 @@ async fn malformed_fault_spec_refuses_to_open() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_stops_answering_cannot_hold_a_commit_past_the_timeout() {
+    use rocklake_core::api::{CommitBatch, CommitSeq, KvRead};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = dir.path().join("catalog").display().to_string();
+    // WAL upload #2 (the first commit) hangs for a minute, far beyond SlateDB's patience and
+    // ours: the commit must end at the commit timeout, as unknown.
+    let mut opts = StoreOptions::default().commit_timeout(Duration::from_secs(1));
+    opts.faults = Some(Faults {
+        wal_fault: Some(WalFault {
+            kind: WalFaultKind::Timeout,
+            nth: 2,
+        }),
+        timeout_after: Duration::from_secs(60),
+        ..Faults::default()
+    });
+    let store = Store::open(&url, opts).await.expect("open");
+    let batch = |n: u64| CommitBatch {
+        seq: CommitSeq(n),
+        puts: vec![(format!("k/{n}").into_bytes(), b"v".to_vec())],
+        deletes: vec![],
+    };
+    let started = Instant::now();
+    let r = store.commit(&batch(1)).await;
+    let took = started.elapsed();
+    assert!(
+        matches!(r, Err(StoreError::Indeterminate { .. })),
+        "commit against a hanging store: {r:?}"
+    );
+    assert!(took < Duration::from_secs(5), "the commit took {took:?}");
+    assert!(store.needs_recovery());
+    store
+        .recover()
+        .await
+        .expect("recover while the old upload still hangs");
+    // The hanging upload never wrote anything: the batch is absent, and the store commits again.
+    assert_eq!(store.reader().get(b"k/1").expect("get"), None);
+    store
+        .commit(&batch(2))
+        .await
+        .expect("commit after recovery");
+    assert!(store.reader().get(b"k/2").expect("get").is_some());
+    store.close().await.expect("close");
+}

@@ -62,7 +62,16 @@ pub struct StoreOptions {
     /// Inject faults into the object store (tests and benchmarks). When `None`, a writer open
     /// reads them from [`FAULTS_ENV`] (test-only; unset in production).
     pub faults: Option<Faults>,
+    /// How long a commit waits for the store to confirm its WAL upload (through the object
+    /// store client's and SlateDB's retries) before its outcome is reported unknown
+    /// ([`StoreError::Indeterminate`]) and the store must be reopened. Also bounds a reopen.
+    pub commit_timeout: Duration,
 }
+
+/// Default [`StoreOptions::commit_timeout`]: well above a healthy store's worst PUT latency,
+/// well below the minutes the object store client's and SlateDB's retries can add up to on a
+/// store that stopped answering.
+pub const DEFAULT_COMMIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Default for StoreOptions {
     fn default() -> Self {
@@ -71,6 +80,7 @@ impl Default for StoreOptions {
             slatedb_settings: None,
             metrics: None,
             faults: None,
+            commit_timeout: DEFAULT_COMMIT_TIMEOUT,
         }
     }
 }
@@ -82,6 +92,10 @@ impl StoreOptions {
     }
     pub fn slatedb_settings(mut self, settings: Settings) -> Self {
         self.slatedb_settings = Some(settings);
+        self
+    }
+    pub fn commit_timeout(mut self, timeout: Duration) -> Self {
+        self.commit_timeout = timeout;
         self
     }
 }
@@ -150,6 +164,7 @@ pub struct Store {
     object_store: Arc<dyn object_store::ObjectStore>,
     root: object_store::path::Path,
     settings: Box<Settings>,
+    commit_timeout: Duration,
 }
 
 /// One SlateDB instance opened as the writer.
@@ -255,6 +270,7 @@ impl Store {
             object_store: loc.store,
             root: loc.root,
             settings: Box::new(settings),
+            commit_timeout: opts.commit_timeout,
         })
     }
 
@@ -278,11 +294,24 @@ impl Store {
         // One request without retries first, so that an attempt while the store is still down
         // fails at once instead of after SlateDB's retries.
         let probe = self.root.clone().join("manifest");
-        if let Err(e) = self.object_store.list_with_delimiter(Some(&probe)).await {
-            return Err(StoreError::Unavailable {
-                message: format!("{} is still unreachable: {e}", self.location),
-                transient: true,
-            });
+        let listing = self.object_store.list_with_delimiter(Some(&probe));
+        match tokio::time::timeout(RECOVERY_STEP_BOUND, listing).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                return Err(StoreError::Unavailable {
+                    message: format!("{} is still unreachable: {e}", self.location),
+                    transient: true,
+                })
+            }
+            Err(_) => {
+                return Err(StoreError::Unavailable {
+                    message: format!(
+                        "{} is still unreachable: no answer within {RECOVERY_STEP_BOUND:?}",
+                        self.location
+                    ),
+                    transient: true,
+                })
+            }
         }
         if self.superseded(w.own_epoch()).await? {
             self.state.store(FENCED, Ordering::SeqCst);
@@ -297,13 +326,22 @@ impl Store {
             Err(_) => tracing::warn!("the failed SlateDB instance did not close in time"),
         }
         let old_epoch = self.epoch.load(Ordering::SeqCst);
-        let opened = open_writer(
+        let opening = open_writer(
             &self.object_store,
             &self.root,
             &self.settings,
             &self.location,
-        )
-        .await;
+        );
+        let opened = match tokio::time::timeout(self.commit_timeout, opening).await {
+            Ok(opened) => opened,
+            Err(_) => Err(StoreError::Unavailable {
+                message: format!(
+                    "reopening {} did not finish within {:?}",
+                    self.location, self.commit_timeout
+                ),
+                transient: true,
+            }),
+        };
         let (writer, epoch, map) = match opened {
             Ok(opened) => opened,
             Err(e) => {
@@ -512,7 +550,24 @@ impl Store {
                 wb.delete(k);
             }
         }
-        if let Err(e) = write_durably(&w.db, wb).await {
+        let written =
+            match tokio::time::timeout(self.commit_timeout, write_durably(&w.db, wb)).await {
+                Ok(written) => written,
+                Err(_) => {
+                    // SlateDB may still upload the batch; the reopen that follows fences this
+                    // instance first, so the batch is durable before the reopen reads, or never.
+                    self.state.store(BROKEN, Ordering::SeqCst);
+                    return Err(StoreError::Indeterminate {
+                        message: format!(
+                            "the store did not confirm the commit within {:?} (store {} epoch {})",
+                            self.commit_timeout,
+                            self.location,
+                            self.epoch()
+                        ),
+                    });
+                }
+            };
+        if let Err(e) = written {
             let epoch = self.epoch();
             let err = from_slate(e, &self.location, epoch, "commit");
             let indeterminate = |why: String| StoreError::Indeterminate {
