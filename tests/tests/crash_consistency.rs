@@ -75,22 +75,30 @@ fn sigkill_during_commits_loses_nothing_acknowledged_and_shows_nothing_partial()
             .spawn()
             .expect("writer");
         let stdout = child.stdout.take().expect("stdout");
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             let mut acks = Vec::new();
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(n) = line.strip_prefix("ACK ") {
+                if line.starts_with("READY") {
+                    let _ = ready_tx.send(());
+                } else if let Some(n) = line.strip_prefix("ACK ") {
                     acks.push(n.trim().parse::<i64>().unwrap_or(-1));
                 }
             }
             acks
         });
+        // The kill lands a random moment after the writer is set up (Python's start-up takes
+        // long on a loaded machine; timing it from the spawn made rounds without any commit).
+        ready_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("writer ready");
         let started = Instant::now();
-        std::thread::sleep(Duration::from_millis(300 + delay_ms));
+        std::thread::sleep(Duration::from_millis(delay_ms));
         server.kill().expect("SIGKILL the server");
         let _ = child.wait();
         let round_acks = reader.join().expect("reader");
         assert!(
-            !round_acks.is_empty() || started.elapsed() < Duration::from_millis(400),
+            !round_acks.is_empty() || started.elapsed() < Duration::from_millis(100),
             "round {round}: no commit acknowledged"
         );
         acked.extend(&round_acks);
@@ -141,8 +149,8 @@ fn sigkill_during_commits_loses_nothing_acknowledged_and_shows_nothing_partial()
         next = a.last().copied().unwrap_or(0) + 1;
         let unacked_but_present = a.iter().filter(|n| !acked.contains(n)).count();
         println!(
-            "round {round}: killed after {} ms, {} acked this round, {} committed in total, {} committed without ack",
-            300 + delay_ms,
+            "round {round}: killed {} ms after the writer was ready, {} acked this round, {} committed in total, {} committed without ack",
+            delay_ms,
             round_acks.len(),
             a.len(),
             unacked_but_present
