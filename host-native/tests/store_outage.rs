@@ -440,3 +440,35 @@ async fn a_store_that_stops_answering_cannot_hold_a_commit_past_the_timeout() {
     assert!(store.reader().get(b"k/2").expect("get").is_some());
     store.close().await.expect("close");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn transient_errors_are_absorbed_by_the_retries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = dir.path().join("catalog").display().to_string();
+    // One GET, PUT or LIST in ten fails (a few of them slowly); SlateDB retries each up to
+    // three times, so a request fails for good about once in 10^4.
+    let faults =
+        Faults::parse("seed=11,error=0.1,timeout=0.02,timeout_ms=200").expect("fault spec");
+    let service = open(&url, faults).await;
+    create_table(&service).await;
+    let started = Instant::now();
+    let mut retried = 0;
+    for id in 0..30 {
+        retried += insert_until_committed(&service, id, Duration::from_secs(30)).await;
+    }
+    println!(
+        "30 commits with 10 % transient errors in {:?}, {retried} retried by the client",
+        started.elapsed()
+    );
+    assert_eq!(ids(&service).await, (0..30).collect::<Vec<_>>());
+    let metrics = service.metrics().render();
+    let injected: f64 = metrics
+        .lines()
+        .filter(|l| l.starts_with("rocklake_object_store_errors_total") && l.contains("other"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(injected > 0.0, "no error was injected:\n{metrics}");
+    service.shutdown().await.expect("shutdown");
+    drop(service);
+    assert_eq!(verify_and_reopen(&url).await, (0..30).collect::<Vec<_>>());
+}
