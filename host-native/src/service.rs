@@ -369,8 +369,14 @@ impl Inner {
             }
             match store.commit_group(batches).await {
                 Ok(()) => {
-                    let mut r = lock(&self.recovery);
-                    r.durable = r.durable.max(last);
+                    // (A group of empty batches writes nothing, not even commit_seq.)
+                    if batches
+                        .iter()
+                        .any(|b| !b.puts.is_empty() || !b.deletes.is_empty())
+                    {
+                        let mut r = lock(&self.recovery);
+                        r.durable = r.durable.max(last);
+                    }
                     return Ok(());
                 }
                 Err(StoreError::Indeterminate { message }) => {
