@@ -1700,14 +1700,18 @@ fn index_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .collect()
 }
 
-/// `pg_get_indexdef` text of a table's primary-key index.
-pub fn pkey_indexdef(tb: &Table) -> String {
-    let cols: Vec<String> = tb
-        .primary_key
+/// The primary key's columns, quoted as `pg_get_indexdef` and `pg_get_constraintdef` show them.
+fn pkey_columns(tb: &Table) -> Vec<String> {
+    tb.primary_key
         .iter()
         .filter_map(|i| tb.columns.get(*i))
         .map(|c| quote_ident(&c.name))
-        .collect();
+        .collect()
+}
+
+/// `pg_get_indexdef` text of a table's primary-key index.
+pub fn pkey_indexdef(tb: &Table) -> String {
+    let cols = pkey_columns(tb);
     format!(
         "CREATE UNIQUE INDEX {} ON {}.{} USING btree ({})",
         quote_ident(&tb.pkey_name),
@@ -1719,13 +1723,7 @@ pub fn pkey_indexdef(tb: &Table) -> String {
 
 /// `pg_get_constraintdef` text of a table's primary-key constraint.
 pub fn pkey_constraintdef(tb: &Table) -> String {
-    let cols: Vec<String> = tb
-        .primary_key
-        .iter()
-        .filter_map(|i| tb.columns.get(*i))
-        .map(|c| quote_ident(&c.name))
-        .collect();
-    format!("PRIMARY KEY ({})", cols.join(", "))
+    format!("PRIMARY KEY ({})", pkey_columns(tb).join(", "))
 }
 
 fn indexes_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {

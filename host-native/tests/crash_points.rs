@@ -43,19 +43,8 @@ const TABLE_ID: u64 = 1;
 /// A child that reaches no crash point stops after this many commits per session.
 const MAX_COMMITS_PER_SESSION: u64 = 60;
 
-/// xorshift64*: reproducible from the seed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod seeded;
+use seeded::Rng;
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| {

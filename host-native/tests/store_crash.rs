@@ -16,19 +16,8 @@ use rocklake_core::api::KvRead;
 
 const KEYS_PER_BATCH: usize = 6;
 
-/// xorshift64*: enough randomness for kill timing, reproducible from the seed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod seeded;
+use seeded::Rng;
 
 fn expected_value(n: u64, i: usize) -> Vec<u8> {
     let mut v = format!("{n}:{i}:").into_bytes();

@@ -303,34 +303,41 @@ enum Kind {
     Postgres,
 }
 
-/// One workload run against a fresh server; the driver's JSON metrics.
-fn one_run(kind: Kind, bin: &Path, python: &Path) -> Result<BTreeMap<String, serde_json::Value>> {
+/// One run of a Python driver (`xtask/bench/<script>`) against a fresh server of `kind`, with
+/// `--dsn`, `--data-path` and the arguments `extra` gives for that server; the driver's JSON
+/// metrics (its last stdout line).
+fn one_run(
+    kind: Kind,
+    bin: &Path,
+    python: &Path,
+    script: &str,
+    extra: &dyn Fn(&dyn Backend) -> Vec<String>,
+) -> Result<BTreeMap<String, serde_json::Value>> {
     let backend: Box<dyn Backend> = match kind {
         Kind::RockLake => Box::new(RockLake::start(bin)?),
         Kind::Postgres => Box::new(Postgres::start()?),
     };
     let data = Scratch::new("data")?;
     let out = Command::new(python)
-        .arg(root().join("xtask/bench/duckdb_bench.py"))
+        .arg(root().join("xtask/bench").join(script))
         .arg("--dsn")
         .arg(backend.dsn())
         .arg("--data-path")
         .arg(&data.0)
+        .args(extra(backend.as_ref()))
         .env("ROCKLAKE_SHARED", shared_dir())
         .stderr(Stdio::inherit())
         .output()
-        .context("run duckdb_bench.py");
+        .with_context(|| format!("run {script}"));
     let stopped = backend.stop();
     let out = out?;
     stopped?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        bail!(
-            "duckdb_bench.py failed against {kind:?} ({}):\n{stdout}",
-            out.status
-        );
+        bail!("{script} failed against {kind:?} ({}):\n{stdout}", out.status);
     }
     let last = stdout.lines().last().unwrap_or_default();
+    eprintln!("    {last}");
     serde_json::from_str(last).with_context(|| format!("driver output {last:?}"))
 }
 
@@ -389,8 +396,7 @@ fn duckdb() -> Result<()> {
         };
         for kind in order {
             eprintln!("==> bench duckdb: run {}/{runs} against {kind:?}", i + 1);
-            let r = one_run(kind, &bin, &python)?;
-            eprintln!("    {}", serde_json::to_string(&r).unwrap_or_default());
+            let r = one_run(kind, &bin, &python, "duckdb_bench.py", &|_| vec![])?;
             results.entry(kind).or_default().push(r);
         }
     }
@@ -480,42 +486,15 @@ fn scale() -> Result<()> {
     let mut results: BTreeMap<Kind, BTreeMap<String, serde_json::Value>> = BTreeMap::new();
     for kind in [Kind::RockLake, Kind::Postgres] {
         eprintln!("==> bench scale against {kind:?}");
-        let backend: Box<dyn Backend> = match kind {
-            Kind::RockLake => Box::new(RockLake::start(&bin)?),
-            Kind::Postgres => Box::new(Postgres::start()?),
+        let extra = |backend: &dyn Backend| {
+            let mut args = vec!["--server-pid".to_string(), backend.pid().to_string()];
+            for (flag, value) in &sizes {
+                args.push(flag.to_string());
+                args.push(value.clone());
+            }
+            args
         };
-        let data = Scratch::new("scale-data")?;
-        let mut cmd = Command::new(&python);
-        cmd.arg(root().join("xtask/bench/scale_bench.py"))
-            .arg("--dsn")
-            .arg(backend.dsn())
-            .arg("--data-path")
-            .arg(&data.0)
-            .arg("--server-pid")
-            .arg(backend.pid().to_string());
-        for (flag, value) in &sizes {
-            cmd.arg(flag).arg(value);
-        }
-        let out = cmd
-            .env("ROCKLAKE_SHARED", shared_dir())
-            .stderr(Stdio::inherit())
-            .output()
-            .context("run scale_bench.py");
-        let stopped = backend.stop();
-        let out = out?;
-        stopped?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        if !out.status.success() {
-            bail!(
-                "scale_bench.py failed against {kind:?} ({}):\n{stdout}",
-                out.status
-            );
-        }
-        let last = stdout.lines().last().unwrap_or_default();
-        let r: BTreeMap<String, serde_json::Value> =
-            serde_json::from_str(last).with_context(|| format!("driver output {last:?}"))?;
-        eprintln!("    {last}");
-        results.insert(kind, r);
+        results.insert(kind, one_run(kind, &bin, &python, "scale_bench.py", &extra)?);
     }
     let get = |kind: Kind, key: &str| -> f64 {
         results
