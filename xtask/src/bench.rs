@@ -334,7 +334,10 @@ fn one_run(
     stopped?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        bail!("{script} failed against {kind:?} ({}):\n{stdout}", out.status);
+        bail!(
+            "{script} failed against {kind:?} ({}):\n{stdout}",
+            out.status
+        );
     }
     let last = stdout.lines().last().unwrap_or_default();
     eprintln!("    {last}");
@@ -494,7 +497,10 @@ fn scale() -> Result<()> {
             }
             args
         };
-        results.insert(kind, one_run(kind, &bin, &python, "scale_bench.py", &extra)?);
+        results.insert(
+            kind,
+            one_run(kind, &bin, &python, "scale_bench.py", &extra)?,
+        );
     }
     let get = |kind: Kind, key: &str| -> f64 {
         results
