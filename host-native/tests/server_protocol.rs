@@ -657,7 +657,7 @@ async fn server_bind_execute_unnamed_with_row_limit() {
     );
     assert_eq!(msgs[7].tag(), "SELECT 3");
     // A Bind with fewer values than the statement has parameters is a protocol error;
-    // named statements are refused with 0A000.
+    // a named statement is kept, and preparing its name again is 42P05.
     c.send(
         &[
             parse("", "with param", &[]),
@@ -671,9 +671,13 @@ async fn server_bind_execute_unnamed_with_row_limit() {
     let msgs = c.until_ready().await;
     assert_eq!(Client::types(&msgs), "1EZ");
     assert_eq!(msgs[1].sqlstate(), "08P01");
+    c.send(&[parse("s1", "rows3", &[]), describe(b'S', "s1"), sync()].concat())
+        .await;
+    let msgs = c.until_ready().await;
+    assert_eq!(Client::types(&msgs), "1tTZ");
     c.send(&[parse("s1", "rows3", &[]), sync()].concat()).await;
     let msgs = c.until_ready().await;
-    assert_eq!(msgs[0].sqlstate(), "0A000");
+    assert_eq!(msgs[0].sqlstate(), "42P05");
     assert_eq!(msgs[1].body, b"I");
 }
 
