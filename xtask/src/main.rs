@@ -2,6 +2,7 @@
 //! `cargo xtask bench <name>` runs a benchmark against the reference measured in the same run.
 
 mod bench;
+mod embed;
 mod fuzz;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +28,9 @@ enum Cmd {
     },
     /// Build the core as a WebAssembly component (target/wasm32-unknown-unknown/release).
     Component,
+    /// Run the core component in a second, minimal embedder (wasmtime + an in-memory map;
+    /// xtask/src/embed.rs) and check what it prints.
+    EmbedExample,
     /// Run a benchmark: store | duckdb | core | commit | scale.
     Bench { name: String },
     /// Build the cargo-fuzz targets (fuzz/) and run each for a bounded time (docs/fuzzing.md);
@@ -231,6 +235,8 @@ fn ci(no_setup: bool) -> Result<()> {
     run(cargo().args(["build", "-p", "rocklake"]))?;
     if root().join("core-wasm/src/guest.rs").exists() {
         build_component()?;
+        // The component outside RockLake's server, in the minimal embedder.
+        embed::check()?;
     }
     // Unit, property and integration tests of every crate, then the end-to-end suites (real
     // DuckDB, real PostgreSQL), two at a time: the machine has two cores.
@@ -272,6 +278,7 @@ fn main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Ci { no_setup } => ci(no_setup),
         Cmd::Component => build_component(),
+        Cmd::EmbedExample => build_component().and_then(|()| embed::check()),
         Cmd::Bench { name } => bench(&name),
         Cmd::Fuzz { seconds, targets } => fuzz::fuzz(seconds, &targets),
     }
