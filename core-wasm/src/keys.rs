@@ -292,6 +292,11 @@ fn decode_numeric(r: &mut Reader<'_>) -> Result<String, DecodeError> {
                 }
                 digits.push((b'0' + d - 1) as char);
             }
+            // The encoder writes significant digits only; anything else is not a key it made
+            // (and would decode to a value whose own key differs).
+            if digits.is_empty() || digits.starts_with('0') || digits.ends_with('0') {
+                return Err(bad());
+            }
             (neg, exp, digits)
         }
         _ => return Err(bad()),

@@ -15,6 +15,28 @@ fn numeric_key_with_a_huge_exponent_is_an_error() {
     assert!(decode_fields(&key, &[PgType::Numeric]).is_err());
 }
 
+/// fuzz target `keys`, crash-c2940f4f37e589da4bf6c1dd56b6a43b6ea35823: a numeric key field
+/// with a trailing zero digit ("20" × 10^131072, which the encoder writes as "2" × 10^131073).
+/// It decoded to a value whose own key was then refused: the decoder accepted a form the
+/// encoder never writes. Non-canonical digits are an error now.
+#[test]
+fn numeric_key_with_non_canonical_digits_is_an_error() {
+    let key = [1, 3, 128, 2, 0, 2, 3, 1, 0, 0, 4];
+    assert!(decode_fields(&key, &[PgType::Numeric]).is_err());
+    // The canonical form of a small value still decodes (digit 2 stored as 3, then the end).
+    let mut ok = Vec::new();
+    rocklake_core::keys::encode_field(
+        &mut ok,
+        &rocklake_core::types::Value::Numeric("20".into()),
+        PgType::Numeric,
+    );
+    let back = decode_fields(&ok, &[PgType::Numeric]).expect("canonical key decodes");
+    assert_eq!(
+        back,
+        vec![rocklake_core::types::Value::Numeric("20".into())]
+    );
+}
+
 /// The same through SQL text: exponents beyond what PostgreSQL's numeric can hold are refused
 /// at once; the extremes of what it can hold still work.
 #[test]
