@@ -160,6 +160,27 @@ pub type KvPairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Read access to the raw key/value store, answered by the host. Keys are the versioned keys of
 /// [`crate::keys`]; MVCC filtering happens in the core.
+/// The rows of the last result set among `outputs`, as text (`None` is NULL); empty when
+/// there is none. For hosts and tools that read answers back (the typed writer, the CLI).
+pub fn last_text_rows(outputs: &[Output]) -> Vec<Vec<Option<String>>> {
+    outputs
+        .iter()
+        .rev()
+        .find_map(|o| match o {
+            Output::Rows { rows, .. } => Some(
+                rows.iter()
+                    .map(|r| {
+                        r.iter()
+                            .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 pub trait KvRead {
     /// All entries with `start <= key < end`, in key order, at most `limit` of them.
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError>;

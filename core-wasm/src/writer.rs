@@ -1117,7 +1117,7 @@ xmlserialize xmltable year years yes zone \
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Output, SessionId};
+    use crate::api::SessionId;
     use crate::memkv::MemKv;
     use crate::Engine;
 
@@ -1172,24 +1172,7 @@ mod tests {
             if let Some(e) = r.error {
                 return Err(WriterError::Sql(Box::new(e)));
             }
-            Ok(outputs
-                .iter()
-                .rev()
-                .find_map(|o| match o {
-                    Output::Rows { rows, .. } => Some(
-                        rows.iter()
-                            .map(|r| {
-                                r.iter()
-                                    .map(|c| {
-                                        c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
-                                    })
-                                    .collect()
-                            })
-                            .collect(),
-                    ),
-                    _ => None,
-                })
-                .unwrap_or_default())
+            Ok(crate::api::last_text_rows(&outputs))
         }
         fn random_bytes(&mut self) -> [u8; 16] {
             self.seed = self.seed.wrapping_add(1);

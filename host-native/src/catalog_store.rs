@@ -114,25 +114,6 @@ fn sql_error(reply: &Reply) -> Option<WriterError> {
     reply.error.clone().map(|e| WriterError::Sql(Box::new(e)))
 }
 
-fn last_rows(outputs: &[Output]) -> Rows {
-    outputs
-        .iter()
-        .rev()
-        .find_map(|o| match o {
-            Output::Rows { rows, .. } => Some(
-                rows.iter()
-                    .map(|r| {
-                        r.iter()
-                            .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
-                            .collect()
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
 fn default_data_path(url: &str) -> String {
     let base = if url.contains("://") {
         url.trim_end_matches('/').to_string()
@@ -342,7 +323,7 @@ impl WriterHost for Session<'_> {
             return Err(e);
         }
         debug_assert!(reply.status != TxnStatus::Failed);
-        Ok(last_rows(&reply.outputs))
+        Ok(rocklake_core::api::last_text_rows(&reply.outputs))
     }
 
     fn random_bytes(&mut self) -> [u8; 16] {

@@ -60,23 +60,7 @@ fn env_u64(name: &str) -> Option<u64> {
 // The child.
 
 fn rows(reply: &Reply) -> Vec<Vec<Option<String>>> {
-    reply
-        .outputs
-        .iter()
-        .rev()
-        .find_map(|o| match o {
-            Output::Rows { rows, .. } => Some(
-                rows.iter()
-                    .map(|r| {
-                        r.iter()
-                            .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
-                            .collect()
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .unwrap_or_default()
+    rocklake_core::api::last_text_rows(&reply.outputs)
 }
 
 fn committed(reply: &Reply) -> bool {
