@@ -499,26 +499,22 @@ impl Inner {
         if landing.is_some_and(|l| stored >= l) {
             r.durable = r.durable.max(stored);
         }
-        match stored.cmp(&r.durable) {
-            std::cmp::Ordering::Equal => {}
-            std::cmp::Ordering::Greater => {
+        if stored != r.durable {
+            if stored > r.durable {
                 tracing::warn!(
                     stored,
                     confirmed = r.durable,
                     "a commit reported as failed is durable; reloading the catalog"
                 );
-                r.durable = stored;
-                r.refresh_pending = true;
-            }
-            std::cmp::Ordering::Less => {
+            } else {
                 tracing::error!(
                     stored,
                     confirmed = r.durable,
                     "the reopened store lacks confirmed commits; reloading the catalog from it"
                 );
-                r.durable = stored;
-                r.refresh_pending = true;
             }
+            r.durable = stored;
+            r.refresh_pending = true;
         }
         stored
     }
