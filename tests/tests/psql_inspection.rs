@@ -108,7 +108,7 @@ fn psql_describe_commands_match_postgres() {
         .find(|l| l.starts_with("lake|"))
         .unwrap_or_default();
     assert!(
-        lake.contains("UTF8") && lake.contains(" bytes|") || lake.contains(" kB|"),
+        lake.contains("UTF8") && (lake.contains(" bytes|") || lake.contains(" kB|")),
         "{dbs}"
     );
 
