@@ -1,147 +1,9 @@
-//! `cargo xtask embed-example`: a second, minimal embedder of the core component, apart from
-//! RockLake's server — wasmtime, the WIT world in `wit/`, and an in-memory ordered map as the
-//! store. It opens an empty catalog, runs a few statements (DDL, an insert that commits, a query)
-//! and prints the results: what a host must do, per docs/embedding.md, and nothing more.
-
-use std::collections::BTreeMap;
-use std::path::Path;
+//! `cargo xtask embed-example`: builds the core component, runs the minimal second embedder
+//! (`host-native/examples/embed_core.rs`: wasmtime, the WIT world, an in-memory map; nothing of
+//! RockLake's server) and checks what it prints. The example is built with host-native's
+//! dependencies, so wasmtime is compiled once for the workspace, not again for xtask.
 
 use anyhow::{bail, Context, Result};
-use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, Store};
-
-mod bindings {
-    wasmtime::component::bindgen!({
-        path: "../wit",
-        world: "catalog-core",
-    });
-}
-
-use bindings::rocklake::core::types::{KvError, Output, Reply};
-use bindings::CatalogCore;
-
-/// The host's side of the world: the store the core reads through `kv-get` / `kv-scan`.
-#[derive(Default)]
-struct MapStore {
-    map: BTreeMap<Vec<u8>, Vec<u8>>,
-}
-
-impl bindings::rocklake::core::kv::Host for MapStore {
-    fn kv_get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, KvError> {
-        Ok(self.map.get(&key).cloned())
-    }
-
-    fn kv_scan(
-        &mut self,
-        start: Vec<u8>,
-        end: Vec<u8>,
-        limit: u64,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
-        if start >= end {
-            return Ok(vec![]);
-        }
-        Ok(self
-            .map
-            .range(start..end)
-            .take(usize::try_from(limit).unwrap_or(usize::MAX))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
-    }
-}
-
-impl bindings::rocklake::core::types::Host for MapStore {}
-
-/// Runs the statements against a fresh in-memory catalog and returns what they printed.
-pub fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {
-    let mut config = Config::new();
-    config.wasm_component_model(true);
-    let engine = Engine::new(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let component = Component::from_file(&engine, component)
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .with_context(|| format!("load {}", component.display()))?;
-    let mut linker = Linker::<MapStore>::new(&engine);
-    CatalogCore::add_to_linker::<MapStore, HasSelf<MapStore>>(&mut linker, |s| s)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut store = Store::new(&engine, MapStore::default());
-    let core = CatalogCore::instantiate(&mut store, &component, &linker)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let api = core.rocklake_core_engine();
-    if let Err(e) = api
-        .call_open(&mut store)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-    {
-        bail!("open: {} {}", e.code, e.message);
-    }
-    let session = api
-        .call_open_session(&mut store, "embedder", "lake")
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut printed = Vec::new();
-    for (i, sql) in statements.iter().enumerate() {
-        // The clock is the host's: here a fixed instant per statement (microseconds since
-        // 2000-01-01, PostgreSQL's epoch), which makes the example deterministic.
-        let now = 848_000_000_000_000 + i as i64 * 1_000_000;
-        let mut reply: Reply = api
-            .call_query(&mut store, session, sql, now)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        // A COMMIT suspends the request with a batch: make it durable (here: apply it to the
-        // map, puts then deletes), then report the outcome to continue the request. Outputs
-        // come from the suspended reply and from its continuations, in order.
-        let mut outputs = std::mem::take(&mut reply.outputs);
-        while let Some(batch) = reply.commit.take() {
-            let map = &mut store.data_mut().map;
-            for (k, v) in batch.puts {
-                map.insert(k, v);
-            }
-            for k in batch.deletes {
-                map.remove(&k);
-            }
-            reply = api
-                .call_commit_finished(&mut store, session, Ok(()))
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            outputs.append(&mut reply.outputs);
-        }
-        for output in &outputs {
-            printed.push(match output {
-                Output::Command(tag) => tag.clone(),
-                Output::Rows(r) => {
-                    let names: Vec<&str> = r.fields.iter().map(|f| f.name.as_str()).collect();
-                    let rows: Vec<String> = r
-                        .rows
-                        .iter()
-                        .map(|row| {
-                            row.iter()
-                                .map(|c| match c {
-                                    Some(b) => String::from_utf8_lossy(b).into_owned(),
-                                    None => "NULL".into(),
-                                })
-                                .collect::<Vec<_>>()
-                                .join("|")
-                        })
-                        .collect();
-                    format!("{} :: {} ({})", names.join("|"), rows.join("; "), r.tag)
-                }
-                Output::CopyOut(c) => format!("COPY OUT {}", c.tag),
-                Output::CopyIn(_) => "COPY IN".into(),
-                Output::Empty => "EMPTY".into(),
-            });
-        }
-        if let Some(e) = &reply.error {
-            printed.push(format!("ERROR {} {}", e.code, e.message));
-        }
-    }
-    api.call_close_session(&mut store, session)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    printed.push(format!("{} keys in the host's map", store.data().map.len()));
-    Ok(printed)
-}
-
-/// The statements of the example and the lines they must print (checked by `cargo xtask ci`).
-pub const STATEMENTS: &[&str] = &[
-    "CREATE TABLE ducklake_snapshot (snapshot_id BIGINT PRIMARY KEY, snapshot_time TIMESTAMPTZ, schema_version BIGINT)",
-    "INSERT INTO ducklake_snapshot VALUES (0, NOW(), 0), (1, NOW(), 1)",
-    "SELECT snapshot_id, schema_version FROM ducklake_snapshot WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)",
-    "INSERT INTO ducklake_snapshot VALUES (1, NOW(), 2)",
-];
 
 /// Runs the example on the component `cargo xtask component` built and fails unless it prints
 /// [`EXPECTED`] (then a count of the keys it stored).
@@ -154,7 +16,31 @@ pub fn check() -> Result<()> {
                 .unwrap_or_else(|| crate::root().join("target"))
                 .join("wasm32-unknown-unknown/release/rocklake_core.wasm")
         });
-    let printed = run(&component, STATEMENTS)?;
+    let out = crate::cargo()
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "rocklake",
+            "--example",
+            "embed_core",
+            "--",
+        ])
+        .arg(&component)
+        .current_dir(crate::root())
+        .output()
+        .context("run the embed_core example")?;
+    if !out.status.success() {
+        bail!(
+            "the embed_core example failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let printed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
     for line in &printed {
         eprintln!("    embed-example: {line}");
     }
