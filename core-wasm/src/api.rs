@@ -51,9 +51,10 @@ pub enum Output {
 }
 
 /// PostgreSQL transaction status as reported in ReadyForQuery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TxnStatus {
     /// 'I'
+    #[default]
     Idle,
     /// 'T'
     InBlock,
@@ -141,8 +142,29 @@ impl CommitBatch {
     }
 }
 
-/// What the core answers to one request of the host.
+/// What the host knows about a client when it opens a session.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionOptions {
+    pub user: String,
+    pub database: String,
+    /// The role may only read: every write fails with 25006 and read-write mode is refused.
+    pub read_only: bool,
+    /// Setting values in the order they apply: the server's defaults, then the client's
+    /// start-up parameters (`options=-c name=value` included). RESET returns to them.
+    pub settings: Vec<(String, String)>,
+}
+
+/// A session the core opened.
 #[derive(Debug, Clone, PartialEq)]
+pub struct OpenedSession {
+    pub id: SessionId,
+    /// Every setting PostgreSQL reports with ParameterStatus at start-up, in its order, then
+    /// the timeouts the host enforces (`statement_timeout`, `idle_in_transaction_session_timeout`).
+    pub settings: Vec<(String, String)>,
+}
+
+/// What the core answers to one request of the host.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reply {
     /// Outputs of the statements that completed, in order.
     pub outputs: Vec<Output>,
@@ -153,6 +175,9 @@ pub struct Reply {
     /// When set, the request is suspended: the host must write this batch durably and call
     /// `commit_finished`, which continues the request and returns the rest of the reply.
     pub commit: Option<CommitBatch>,
+    /// Settings whose values changed during the request (as SHOW shows them): those
+    /// PostgreSQL reports with ParameterStatus and the timeouts the host enforces.
+    pub settings: Vec<(String, String)>,
 }
 
 /// Key/value pairs in key order.
@@ -186,6 +211,11 @@ pub trait KvRead {
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError>;
     /// The value stored under exactly `key`.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError>;
+    /// Polled by long statements every few thousand rows: `Some(message)` cancels the
+    /// statement with 57014 (statement timeout or CancelRequest).
+    fn interrupted(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A storage failure reported by the host. The statement fails; nothing is committed.

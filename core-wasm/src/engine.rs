@@ -42,6 +42,8 @@ pub struct Txn {
     pub start_time: i64,
     pub failed: bool,
     pub pending: PendingCatalogTxn,
+    /// SETs made in this transaction (kept only if it commits).
+    pub settings: crate::settings::TxnSettings,
 }
 
 /// What the session does when the host reports the outcome of its commit.
@@ -50,6 +52,8 @@ struct AwaitingCommit {
     seq: u64,
     /// Command tag to emit on success (`COMMIT`), or none for implicit commits.
     tag: Option<String>,
+    /// The transaction's SETs, kept once the commit is durable.
+    settings: crate::settings::TxnSettings,
 }
 
 #[derive(Debug)]
@@ -70,6 +74,7 @@ pub struct Session {
     outputs: Vec<Output>,
     awaiting: Option<AwaitingCommit>,
     pub copy_in: Option<CopyIn>,
+    pub settings: crate::settings::SessionSettings,
 }
 
 /// A commit planned but not yet reported durable.
@@ -275,23 +280,56 @@ impl Engine {
         Ok(())
     }
 
+    /// Opens a read-write session with the default settings (tools, tests).
     pub fn open_session(&mut self, user: &str, database: &str) -> SessionId {
+        let opts = crate::api::SessionOptions {
+            user: user.to_string(),
+            database: database.to_string(),
+            ..Default::default()
+        };
+        match self.open_session_with(&opts) {
+            Ok(s) => s.id,
+            // Unreachable: without settings there is nothing to refuse.
+            Err(_) => SessionId(u64::MAX),
+        }
+    }
+
+    /// Opens a session for `opts.user`; fails (the host ends the connection) when a start-up
+    /// setting is unknown or invalid.
+    pub fn open_session_with(
+        &mut self,
+        opts: &crate::api::SessionOptions,
+    ) -> Result<crate::api::OpenedSession, PgError> {
+        let settings = crate::settings::SessionSettings::new(&opts.settings, opts.read_only)
+            .map_err(|e| e.to_pg())?;
         let id = SessionId(self.next_session);
         self.next_session += 1;
-        self.sessions.insert(
+        let mut sess = Session {
             id,
-            Session {
-                id,
-                user: user.to_string(),
-                database: database.to_string(),
-                txn: None,
-                queue: VecDeque::new(),
-                outputs: Vec::new(),
-                awaiting: None,
-                copy_in: None,
-            },
-        );
-        id
+            user: opts.user.clone(),
+            database: opts.database.clone(),
+            txn: None,
+            queue: VecDeque::new(),
+            outputs: Vec::new(),
+            awaiting: None,
+            copy_in: None,
+            settings,
+        };
+        let settings = sess.settings.report(None, &sess.user, self.st.read_only);
+        self.sessions.insert(id, sess);
+        Ok(crate::api::OpenedSession { id, settings })
+    }
+
+    /// Puts a session back after a request, adding the settings the request changed to the
+    /// reply (not while its commit is suspended: the outcome decides them).
+    fn finish(&mut self, mut sess: Session, mut reply: Reply) -> Reply {
+        if reply.commit.is_none() {
+            reply.settings = sess
+                .settings
+                .report(sess.txn.as_ref(), &sess.user, self.st.read_only);
+        }
+        self.sessions.insert(sess.id, sess);
+        reply
     }
 
     /// Ends a session; an open transaction is rolled back (nothing of it was ever written).
@@ -325,6 +363,7 @@ impl Engine {
             error: Some(PgError::new("08003", "session does not exist")),
             status: TxnStatus::Idle,
             commit: None,
+            settings: Vec::new(),
         }
     }
 
@@ -342,6 +381,7 @@ impl Engine {
                 error: None,
                 status: Self::status_of(&sess),
                 commit: None,
+                settings: Vec::new(),
             },
             Ok(stmts) => {
                 sess.queue = stmts.into();
@@ -361,11 +401,11 @@ impl Engine {
                     error: Some(e.to_pg()),
                     status: Self::status_of(&sess),
                     commit: None,
+                    settings: Vec::new(),
                 }
             }
         };
-        self.sessions.insert(sid, sess);
-        reply
+        self.finish(sess, reply)
     }
 
     /// Describes the row shape of one statement without executing it.
@@ -433,8 +473,7 @@ impl Engine {
             }
             Err(e) => self.fail(&mut sess, e),
         };
-        self.sessions.insert(sid, reply_session(sess, &reply));
-        reply
+        self.finish(sess, reply)
     }
 
     pub fn copy_in_fail(&mut self, sid: SessionId, message: &str) -> Reply {
@@ -449,8 +488,7 @@ impl Engine {
         if let Some(err) = reply.error.as_mut() {
             err.code = "57014".into();
         }
-        self.sessions.insert(sid, sess);
-        reply
+        self.finish(sess, reply)
     }
 
     /// Records an error: the transaction block fails (explicit) or is discarded (implicit).
@@ -465,6 +503,7 @@ impl Engine {
             error: Some(e.to_pg()),
             status: Self::status_of(sess),
             commit: None,
+            settings: Vec::new(),
         }
     }
 
@@ -517,6 +556,7 @@ impl Engine {
             error: None,
             status: Self::status_of(sess),
             commit: None,
+            settings: Vec::new(),
         }
     }
 
@@ -534,6 +574,7 @@ impl Engine {
                 error: None,
                 status: TxnStatus::Idle,
                 commit: Some(batch),
+                settings: Vec::new(),
             }),
             Ok(None) => None,
             Err(e) => Some(self.fail(sess, e)),
@@ -561,8 +602,13 @@ impl Engine {
             });
             return Ok(None);
         }
-        let p = txn.pending;
+        let crate::engine::Txn {
+            pending: p,
+            settings,
+            ..
+        } = txn;
         if p.is_empty() {
+            sess.settings.commit(settings);
             if let Some(tag) = tag {
                 sess.outputs.push(Output::Command { tag });
             }
@@ -736,7 +782,7 @@ impl Engine {
                 tuple_counters: p.tuple_counters.clone(),
             },
         );
-        sess.awaiting = Some(AwaitingCommit { seq, tag });
+        sess.awaiting = Some(AwaitingCommit { seq, tag, settings });
         Ok(Some(CommitBatch {
             seq: CommitSeq(seq),
             puts,
@@ -775,6 +821,7 @@ impl Engine {
                 )),
                 status: TxnStatus::Idle,
                 commit: None,
+                settings: Vec::new(),
             };
         };
         let flight = self.st.in_flight.remove(&aw.seq);
@@ -793,6 +840,7 @@ impl Engine {
                     }
                     let _ = f.tuple_counters;
                 }
+                sess.settings.commit(aw.settings);
                 if let Some(tag) = aw.tag {
                     sess.outputs.push(Output::Command { tag });
                 }
@@ -800,11 +848,6 @@ impl Engine {
             }
             Err(e) => self.fail(&mut sess, e),
         };
-        self.sessions.insert(sid, sess);
-        reply
+        self.finish(sess, reply)
     }
-}
-
-fn reply_session(sess: Session, _reply: &Reply) -> Session {
-    sess
 }

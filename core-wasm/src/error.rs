@@ -39,6 +39,13 @@ pub enum SqlError {
     UsingColumnMissing { name: String, side: &'static str },
     #[error("schema \"{name}\" does not exist")]
     UndefinedSchema { name: String },
+    /// The host interrupted the statement (statement_timeout, CancelRequest); its effects are
+    /// undone as for any failed statement.
+    #[error("{message}")]
+    QueryCanceled { message: String },
+    /// Qualify the name or SET search_path to an existing schema.
+    #[error("no schema has been selected to create in")]
+    NoSchemaSelected,
     #[error("relation \"{name}\" already exists")]
     DuplicateTable { name: String },
     #[error("schema \"{name}\" already exists")]
@@ -117,6 +124,24 @@ pub enum SqlError {
     InvalidParameter { message: String },
     #[error("{message}")]
     InvalidTransactionState { message: String },
+    /// SET/SHOW/RESET of a name PostgreSQL does not know: fix the name.
+    #[error("unrecognized configuration parameter \"{name}\"")]
+    UndefinedParameter { name: String },
+    /// The setting is fixed (server-wide or read-only); leave it alone.
+    #[error("{message}")]
+    CantChangeParameter { message: String },
+    /// The value does not parse or is out of range for the setting; the hint lists valid ones.
+    #[error("{message}")]
+    BadParameterValue {
+        message: String,
+        hint: Option<String>,
+    },
+    /// The role may not do this (a read-only role asking for read-write mode).
+    #[error("{message}")]
+    InsufficientPrivilege { message: String },
+    /// Must come before the transaction's first query (SET TRANSACTION ISOLATION LEVEL).
+    #[error("{message}")]
+    ActiveTransaction { message: String },
     /// The COPY data stream is malformed.
     #[error("{message}")]
     BadCopyFormat { message: String },
@@ -164,7 +189,7 @@ impl SqlError {
             SqlError::Syntax { .. } => "42601",
             SqlError::UndefinedTable { .. } => "42P01",
             SqlError::UndefinedColumn { .. } | SqlError::UsingColumnMissing { .. } => "42703",
-            SqlError::UndefinedSchema { .. } => "3F000",
+            SqlError::UndefinedSchema { .. } | SqlError::NoSchemaSelected => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",
             SqlError::DuplicateColumn { .. } => "42701",
@@ -190,6 +215,12 @@ impl SqlError {
             SqlError::InvalidParameter { .. } => "22023",
             SqlError::UndefinedDatabase { .. } => "3D000",
             SqlError::InvalidTransactionState { .. } => "25000",
+            SqlError::UndefinedParameter { .. } => "42704",
+            SqlError::QueryCanceled { .. } => "57014",
+            SqlError::CantChangeParameter { .. } => "55P02",
+            SqlError::BadParameterValue { .. } => "22023",
+            SqlError::InsufficientPrivilege { .. } => "42501",
+            SqlError::ActiveTransaction { .. } => "25001",
             SqlError::BadCopyFormat { .. } => "22P04",
             SqlError::Fenced => "57P04",
             SqlError::Storage(_) => "58030",
@@ -227,7 +258,9 @@ impl SqlError {
             SqlError::BatchTooLarge => {
                 e.hint = Some("Split large operations into smaller transactions.".into());
             }
-            SqlError::DatatypeMismatch { hint, .. } | SqlError::UndefinedFunction { hint, .. } => {
+            SqlError::DatatypeMismatch { hint, .. }
+            | SqlError::UndefinedFunction { hint, .. }
+            | SqlError::BadParameterValue { hint, .. } => {
                 e.hint = hint.clone();
             }
             SqlError::Storage(kv) if kv.transient => {

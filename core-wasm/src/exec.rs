@@ -83,30 +83,13 @@ fn syntax_message(raw: &str) -> String {
     }
 }
 
-/// The current value of a server setting as `SHOW` / `current_setting` report it.
-pub fn setting(name: &str) -> Option<String> {
-    Some(
-        match name.to_ascii_lowercase().as_str() {
-            "server_version" => "15.18",
-            "server_version_num" => "150018",
-            "server_encoding" | "client_encoding" => "UTF8",
-            "datestyle" => "ISO, MDY",
-            "timezone" => "Etc/UTC",
-            "intervalstyle" => "postgres",
-            "standard_conforming_strings" => "on",
-            "integer_datetimes" => "on",
-            "transaction_isolation" | "default_transaction_isolation" => "read committed",
-            "transaction_read_only" | "default_transaction_read_only" => "off",
-            "search_path" => "\"$user\", public",
-            "max_connections" => "100",
-            "lc_collate" | "lc_ctype" => "C.UTF-8",
-            "extra_float_digits" => "1",
-            "application_name" => "",
-            "is_superuser" => "on",
-            _ => return None,
-        }
-        .to_string(),
-    )
+/// The setting SHOW names (`SHOW TIME ZONE` → "time zone").
+fn show_name(variable: &[ast::Ident]) -> String {
+    variable
+        .iter()
+        .map(|i| i.value.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn tid_of(tuple: u64) -> Value {
@@ -253,7 +236,12 @@ pub fn table_rows(
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
     rows.sort_by_key(|(_, r, _)| r.tuple);
-    rows.into_iter().map(|(_, r, _)| row_values(t, r)).collect()
+    rows.into_iter()
+        .map(|(_, r, _)| {
+            cx.tick()?;
+            row_values(t, r)
+        })
+        .collect()
 }
 
 pub fn virtual_rows(
@@ -273,6 +261,7 @@ pub fn virtual_rows(
         database: cx.database,
         user: cx.user,
         row_counts: &counts,
+        settings: Some(cx.settings),
     };
     crate::pgcatalog::build(schema, name, &view)
         .map(|v| v.rows)
@@ -282,17 +271,29 @@ pub fn virtual_rows(
 }
 
 impl<'a> Cx<'a> {
-    fn ensure_txn(&mut self) {
+    pub(crate) fn ensure_txn(&mut self) {
         if self.sess.txn.is_none() {
+            let (isolation, read_only) = self.settings().transaction_defaults();
             self.sess.txn = Some(Txn {
                 explicit: false,
-                isolation: Isolation::ReadCommitted,
-                read_only: false,
+                isolation,
+                read_only,
                 snapshot: None,
                 start_time: self.st.now,
                 failed: false,
                 pending: Default::default(),
+                settings: Default::default(),
             });
+        }
+    }
+
+    /// The session's settings as its current statement sees them.
+    pub(crate) fn settings(&self) -> crate::settings::View<'_> {
+        crate::settings::View {
+            sess: &self.sess.settings,
+            txn: self.sess.txn.as_ref(),
+            user: &self.sess.user,
+            hot_standby: self.st.read_only,
         }
     }
 
@@ -321,12 +322,17 @@ impl<'a> Cx<'a> {
             user: &self.sess.user,
             database: &self.sess.database,
             now,
+            settings: self.settings(),
+            ticks: std::cell::Cell::new(0),
         }
     }
 
     pub(crate) fn check_writable(&self, what: &str) -> Result<(), SqlError> {
         // A read replica refuses writes like a PostgreSQL hot standby (25006).
-        if self.st.read_only || self.sess.txn.as_ref().is_some_and(|t| t.read_only) {
+        if self.st.read_only
+            || self.sess.settings.read_only_role
+            || self.sess.txn.as_ref().is_some_and(|t| t.read_only)
+        {
             return Err(SqlError::ReadOnlyTransaction {
                 what: what.to_string(),
             });
@@ -452,21 +458,30 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
                     message: "DISCARD ALL cannot run inside a transaction block".into(),
                 });
             }
+            // DISCARD ALL includes RESET ALL.
+            crate::settings::reset(cx, None)?;
             Output::Command {
                 tag: "DISCARD ALL".into(),
             }
         }
-        Statement::Set(_) => Output::Command { tag: "SET".into() },
+        Statement::Set(set) => {
+            crate::settings::set(cx, set)?;
+            Output::Command { tag: "SET".into() }
+        }
+        Statement::Reset(r) => {
+            let name = match &r.reset {
+                ast::Reset::ALL => None,
+                ast::Reset::SessionAuthorization => Some("session_authorization".to_string()),
+                ast::Reset::ConfigurationParameter(n) => Some(n.to_string()),
+            };
+            crate::settings::reset(cx, name.as_deref())?;
+            Output::Command {
+                tag: "RESET".into(),
+            }
+        }
         Statement::ShowVariable { variable } => {
-            let name = variable
-                .iter()
-                .map(|i| i.value.to_lowercase())
-                .collect::<Vec<_>>()
-                .join(" ");
-            let value = setting(&name).ok_or_else(|| SqlError::InvalidParameter {
-                message: format!("unrecognized configuration parameter \"{name}\""),
-            })?;
-            let meta = ColMeta::expr(&name, PgType::Text);
+            let (name, value) = cx.settings().show(&show_name(variable))?;
+            let meta = ColMeta::expr(name, PgType::Text);
             Output::Rows {
                 fields: vec![meta.field()],
                 rows: vec![vec![Some(value.into_bytes())]],
@@ -483,8 +498,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
 }
 
 fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlError> {
-    let mut isolation = Isolation::ReadCommitted;
-    let mut read_only = false;
+    let (mut isolation, mut read_only) = cx.settings().transaction_defaults();
     for m in modes {
         match m {
             ast::TransactionMode::IsolationLevel(l) => {
@@ -495,7 +509,14 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
                 }
             }
             ast::TransactionMode::AccessMode(a) => {
-                read_only = matches!(a, ast::TransactionAccessMode::ReadOnly)
+                read_only = matches!(a, ast::TransactionAccessMode::ReadOnly);
+                if !read_only {
+                    crate::settings::refuse_read_write(
+                        cx.st.read_only,
+                        cx.sess.settings.read_only_role,
+                        &cx.sess.user,
+                    )?;
+                }
             }
         }
     }
@@ -517,6 +538,7 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
                 start_time: cx.st.now,
                 failed: false,
                 pending: Default::default(),
+                settings: Default::default(),
             })
         }
     }
@@ -655,12 +677,8 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             Some(bq.columns.iter().map(ColMeta::field).collect())
         }
         Statement::ShowVariable { variable } => {
-            let name = variable
-                .iter()
-                .map(|i| i.value.to_lowercase())
-                .collect::<Vec<_>>()
-                .join(" ");
-            Some(vec![ColMeta::expr(&name, PgType::Text).field()])
+            let (name, _) = cx.settings().show(&show_name(variable))?;
+            Some(vec![ColMeta::expr(name, PgType::Text).field()])
         }
         _ => None,
     };
@@ -672,9 +690,16 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
 
 // ------------------------------------------------------------------ DDL
 
-fn qualified(parts: &[String]) -> Result<(String, String), SqlError> {
+/// Schema and name of an object to create: unqualified names go to the first existing
+/// schema of search_path.
+fn qualified(cx: &mut Cx<'_>, parts: &[String]) -> Result<(String, String), SqlError> {
     let (s, n) = split_name(parts)?;
-    Ok((s.unwrap_or_else(|| "public".into()), n))
+    if let Some(s) = s {
+        return Ok((s, n));
+    }
+    let at = cx.read_point();
+    let schema = cx.reader(at).existing_search_path().into_iter().next();
+    schema.map(|s| (s, n)).ok_or(SqlError::NoSchemaSelected)
 }
 
 fn schema_exists(cx: &Cx<'_>, name: &str) -> bool {
@@ -696,7 +721,7 @@ fn find_table(cx: &mut Cx<'_>, parts: &[String]) -> Result<Option<TableRef>, Sql
 fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlError> {
     cx.check_writable("CREATE TABLE")?;
     let parts = object_name(&ct.name);
-    let (schema, name) = qualified(&parts)?;
+    let (schema, name) = qualified(cx, &parts)?;
     if !schema_exists(cx, &schema) {
         return Err(SqlError::UndefinedSchema { name: schema });
     }

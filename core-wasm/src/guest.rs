@@ -57,6 +57,10 @@ impl KvRead for HostKv {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
         wit_kv::kv_get(key).map_err(kv_error)
     }
+
+    fn interrupted(&self) -> Option<String> {
+        wit_kv::interrupted()
+    }
 }
 
 fn kv_error(e: wit::KvError) -> KvError {
@@ -136,6 +140,7 @@ fn reply(r: Reply) -> wit::Reply {
             puts: b.puts,
             deletes: b.deletes,
         }),
+        settings: r.settings,
     }
 }
 
@@ -152,8 +157,19 @@ impl wit_engine::Guest for Component {
         with_engine(|e| e.latest().0)
     }
 
-    fn open_session(user: String, database: String) -> u64 {
-        with_engine(|e| e.open_session(&user, &database).0)
+    fn open_session(options: wit::SessionOptions) -> Result<wit::OpenedSession, wit::PgError> {
+        let opts = crate::api::SessionOptions {
+            user: options.user,
+            database: options.database,
+            read_only: options.read_only,
+            settings: options.settings,
+        };
+        with_engine(|e| e.open_session_with(&opts))
+            .map(|o| wit::OpenedSession {
+                id: o.id.0,
+                settings: o.settings,
+            })
+            .map_err(pg_error)
     }
 
     fn query(session: u64, sql: String, now: i64) -> wit::Reply {

@@ -64,6 +64,8 @@ pub struct CatalogView<'a> {
     pub user: &'a str,
     /// Table id -> approximate live rows (for `reltuples`).
     pub row_counts: &'a dyn Fn(u32) -> u64,
+    /// The session's settings (`pg_settings`); `None`: a fresh session's defaults.
+    pub settings: Option<crate::settings::View<'a>>,
 }
 
 // ------------------------------------------------------------------ relation directory
@@ -1952,430 +1954,18 @@ fn tablespace_rows() -> Vec<Vec<Value>> {
 
 // ------------------------------------------------------------------ pg_settings
 
-struct Setting {
-    name: &'static str,
-    setting: &'static str,
-    unit: Option<&'static str>,
-    category: &'static str,
-    short_desc: &'static str,
-    context: &'static str,
-    vartype: &'static str,
-    min_max: Option<(&'static str, &'static str)>,
-    enumvals: &'static [&'static str],
-}
-
-const fn s(
-    name: &'static str,
-    setting: &'static str,
-    category: &'static str,
-    short_desc: &'static str,
-    context: &'static str,
-    vartype: &'static str,
-) -> Setting {
-    Setting {
-        name,
-        setting,
-        unit: None,
-        category,
-        short_desc,
-        context,
-        vartype,
-        min_max: None,
-        enumvals: &[],
-    }
-}
-
-const CLIENT_LOCALE: &str = "Client Connection Defaults / Locale and Formatting";
-const CLIENT_STMT: &str = "Client Connection Defaults / Statement Behavior";
-const PRESET: &str = "Preset Options";
-const CONN: &str = "Connections and Authentication / Connection Settings";
-
-/// A realistic subset of PostgreSQL 15's settings, as a fresh session sees them.
-const SETTINGS: &[Setting] = &[
-    s(
-        "application_name",
-        "",
-        "Reporting and Logging / What to Log",
-        "Sets the application name to be reported in statistics and logs.",
-        "user",
-        "string",
-    ),
-    Setting {
-        unit: Some("8kB"),
-        min_max: Some(("8192", "8192")),
-        ..s(
-            "block_size",
-            "8192",
-            PRESET,
-            "Shows the size of a disk block.",
-            "internal",
-            "integer",
-        )
-    },
-    Setting {
-        enumvals: &["escape", "hex"],
-        ..s(
-            "bytea_output",
-            "hex",
-            CLIENT_STMT,
-            "Sets the output format for bytea.",
-            "user",
-            "enum",
-        )
-    },
-    s(
-        "client_encoding",
-        "UTF8",
-        CLIENT_LOCALE,
-        "Sets the client's character set encoding.",
-        "user",
-        "string",
-    ),
-    s(
-        "DateStyle",
-        "ISO, MDY",
-        CLIENT_LOCALE,
-        "Sets the display format for date and time values.",
-        "user",
-        "string",
-    ),
-    s(
-        "default_tablespace",
-        "",
-        CLIENT_STMT,
-        "Sets the default tablespace to create tables and indexes in.",
-        "user",
-        "string",
-    ),
-    Setting {
-        enumvals: &[
-            "serializable",
-            "repeatable read",
-            "read committed",
-            "read uncommitted",
-        ],
-        ..s(
-            "default_transaction_isolation",
-            "read committed",
-            CLIENT_STMT,
-            "Sets the transaction isolation level of each new transaction.",
-            "user",
-            "enum",
-        )
-    },
-    s(
-        "default_transaction_read_only",
-        "off",
-        CLIENT_STMT,
-        "Sets the default read-only status of new transactions.",
-        "user",
-        "bool",
-    ),
-    Setting {
-        min_max: Some(("-15", "3")),
-        ..s(
-            "extra_float_digits",
-            "1",
-            CLIENT_LOCALE,
-            "Sets the number of digits displayed for floating-point values.",
-            "user",
-            "integer",
-        )
-    },
-    Setting {
-        unit: Some("ms"),
-        min_max: Some(("0", "2147483647")),
-        ..s(
-            "idle_in_transaction_session_timeout",
-            "0",
-            CLIENT_STMT,
-            "Sets the maximum allowed idle time between queries, when in a transaction.",
-            "user",
-            "integer",
-        )
-    },
-    s(
-        "in_hot_standby",
-        "off",
-        PRESET,
-        "Shows whether hot standby is currently active.",
-        "internal",
-        "bool",
-    ),
-    s(
-        "integer_datetimes",
-        "on",
-        PRESET,
-        "Shows whether datetimes are integer based.",
-        "internal",
-        "bool",
-    ),
-    Setting {
-        enumvals: &["postgres", "postgres_verbose", "sql_standard", "iso_8601"],
-        ..s(
-            "IntervalStyle",
-            "postgres",
-            CLIENT_LOCALE,
-            "Sets the display format for interval values.",
-            "user",
-            "enum",
-        )
-    },
-    s(
-        "is_superuser",
-        "on",
-        PRESET,
-        "Shows whether the current user is a superuser.",
-        "internal",
-        "bool",
-    ),
-    s(
-        "lc_collate",
-        "C",
-        PRESET,
-        "Shows the collation order locale.",
-        "internal",
-        "string",
-    ),
-    s(
-        "lc_ctype",
-        "C",
-        PRESET,
-        "Shows the character classification and case conversion locale.",
-        "internal",
-        "string",
-    ),
-    s(
-        "listen_addresses",
-        "*",
-        CONN,
-        "Sets the host name or IP address(es) to listen to.",
-        "postmaster",
-        "string",
-    ),
-    Setting {
-        unit: Some("ms"),
-        min_max: Some(("0", "2147483647")),
-        ..s(
-            "lock_timeout",
-            "0",
-            CLIENT_STMT,
-            "Sets the maximum allowed duration of any wait for a lock.",
-            "user",
-            "integer",
-        )
-    },
-    Setting {
-        min_max: Some(("1", "262143")),
-        ..s(
-            "max_connections",
-            "100",
-            CONN,
-            "Sets the maximum number of concurrent connections.",
-            "postmaster",
-            "integer",
-        )
-    },
-    Setting {
-        min_max: Some(("63", "63")),
-        ..s(
-            "max_identifier_length",
-            "63",
-            PRESET,
-            "Shows the maximum identifier length.",
-            "internal",
-            "integer",
-        )
-    },
-    Setting {
-        min_max: Some(("32", "32")),
-        ..s(
-            "max_index_keys",
-            "32",
-            PRESET,
-            "Shows the maximum number of index keys.",
-            "internal",
-            "integer",
-        )
-    },
-    Setting {
-        enumvals: &["md5", "scram-sha-256"],
-        ..s(
-            "password_encryption",
-            "scram-sha-256",
-            "Connections and Authentication / Authentication",
-            "Chooses the algorithm for encrypting passwords.",
-            "user",
-            "enum",
-        )
-    },
-    Setting {
-        min_max: Some(("1", "65535")),
-        ..s(
-            "port",
-            "5432",
-            CONN,
-            "Sets the TCP port the server listens on.",
-            "postmaster",
-            "integer",
-        )
-    },
-    s(
-        "search_path",
-        "\"$user\", public",
-        CLIENT_STMT,
-        "Sets the schema search order for names that are not schema-qualified.",
-        "user",
-        "string",
-    ),
-    s(
-        "server_encoding",
-        "UTF8",
-        PRESET,
-        "Shows the server (database) character set encoding.",
-        "internal",
-        "string",
-    ),
-    s(
-        "server_version",
-        SERVER_VERSION,
-        PRESET,
-        "Shows the server version.",
-        "internal",
-        "string",
-    ),
-    Setting {
-        min_max: Some(("150018", "150018")),
-        ..s(
-            "server_version_num",
-            SERVER_VERSION_NUM,
-            PRESET,
-            "Shows the server version as an integer.",
-            "internal",
-            "integer",
-        )
-    },
-    s(
-        "session_authorization",
-        "",
-        "Developer Options",
-        "Sets the session user name.",
-        "user",
-        "string",
-    ),
-    Setting {
-        unit: Some("8kB"),
-        min_max: Some(("16", "1073741823")),
-        ..s(
-            "shared_buffers",
-            "16384",
-            "Resource Usage / Memory",
-            "Sets the number of shared memory buffers used by the server.",
-            "postmaster",
-            "integer",
-        )
-    },
-    s(
-        "ssl",
-        "off",
-        "Connections and Authentication / SSL",
-        "Enables SSL connections.",
-        "sighup",
-        "bool",
-    ),
-    s(
-        "standard_conforming_strings",
-        "on",
-        "Version and Platform Compatibility / Previous PostgreSQL Versions",
-        "Causes '...' strings to treat backslashes literally.",
-        "user",
-        "bool",
-    ),
-    Setting {
-        unit: Some("ms"),
-        min_max: Some(("0", "2147483647")),
-        ..s(
-            "statement_timeout",
-            "0",
-            CLIENT_STMT,
-            "Sets the maximum allowed duration of any statement.",
-            "user",
-            "integer",
-        )
-    },
-    s(
-        "TimeZone",
-        "Etc/UTC",
-        CLIENT_LOCALE,
-        "Sets the time zone for displaying and interpreting time stamps.",
-        "user",
-        "string",
-    ),
-    s(
-        "timezone_abbreviations",
-        "Default",
-        CLIENT_LOCALE,
-        "Selects a file of time zone abbreviations.",
-        "user",
-        "string",
-    ),
-    Setting {
-        enumvals: &[
-            "serializable",
-            "repeatable read",
-            "read committed",
-            "read uncommitted",
-        ],
-        ..s(
-            "transaction_isolation",
-            "read committed",
-            CLIENT_STMT,
-            "Sets the current transaction's isolation level.",
-            "user",
-            "enum",
-        )
-    },
-    s(
-        "transaction_read_only",
-        "off",
-        CLIENT_STMT,
-        "Sets the current transaction's read-only status.",
-        "user",
-        "bool",
-    ),
-    Setting {
-        enumvals: &["minimal", "replica", "logical"],
-        ..s(
-            "wal_level",
-            "replica",
-            "Write-Ahead Log / Settings",
-            "Sets the level of information written to the WAL.",
-            "postmaster",
-            "enum",
-        )
-    },
-    Setting {
-        unit: Some("kB"),
-        min_max: Some(("64", "2147483647")),
-        ..s(
-            "work_mem",
-            "4096",
-            "Resource Usage / Memory",
-            "Sets the maximum memory to be used for query workspaces.",
-            "user",
-            "integer",
-        )
-    },
-];
-
 fn settings_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
-    SETTINGS
+    crate::settings::SETTINGS
         .iter()
         .map(|st| {
-            let setting = if st.name == "session_authorization" {
-                view.user
-            } else {
-                st.setting
+            let setting = match view.settings {
+                Some(v) => v.stored(st),
+                None if st.name == "session_authorization" => view.user.to_string(),
+                None => st.setting.to_string(),
+            };
+            let reset = match view.settings {
+                Some(v) => v.reset_value(st),
+                None => setting.clone(),
             };
             let (min, max) = match st.min_max {
                 Some((a, z)) => (t(a), t(z)),
@@ -2393,7 +1983,7 @@ fn settings_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             };
             vec![
                 t(st.name),
-                t(setting),
+                t(&setting),
                 opt_text(st.unit),
                 t(st.category),
                 t(st.short_desc),
@@ -2404,8 +1994,8 @@ fn settings_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 min,
                 max,
                 enumvals,
-                t(setting),
-                t(setting),
+                t(st.setting),
+                t(&reset),
                 NULL,
                 NULL,
                 b(false),
@@ -2906,6 +2496,7 @@ mod tests {
             database: "lake",
             user: "postgres",
             row_counts: &counts,
+            settings: None,
         }
     }
 

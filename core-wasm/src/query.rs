@@ -275,9 +275,24 @@ pub struct ReadCx<'a> {
     pub user: &'a str,
     pub database: &'a str,
     pub now: i64,
+    pub settings: crate::settings::View<'a>,
+    /// Rows worked on since the statement started (see [`ReadCx::tick`]).
+    pub ticks: std::cell::Cell<u32>,
 }
 
 impl ReadCx<'_> {
+    /// Counts one row of work; every 4096 rows asks the host whether to stop.
+    pub fn tick(&self) -> Result<(), SqlError> {
+        let n = self.ticks.get().wrapping_add(1);
+        self.ticks.set(n);
+        if n.is_multiple_of(4096) {
+            if let Some(message) = self.kv.interrupted() {
+                return Err(SqlError::QueryCanceled { message });
+            }
+        }
+        Ok(())
+    }
+
     /// Resolves a table by (optional) schema and name, own uncommitted DDL first.
     pub fn find_table(&self, schema: Option<&str>, name: &str) -> Option<TableRef> {
         let matches = |t: &Table| t.name == name && schema.is_none_or(|s| s == t.schema);
@@ -287,15 +302,36 @@ impl ReadCx<'_> {
             }
         }
         let dropped = |id: u32| self.pending.is_some_and(|p| p.dropped.contains(&id));
-        // Unqualified names search `public` first, as PostgreSQL's default search_path.
-        let mut candidates: Vec<&TableRef> = self
+        let candidates: Vec<&TableRef> = self
             .st
             .tables
             .values()
             .filter(|t| matches(t) && !dropped(t.id))
             .collect();
-        candidates.sort_by_key(|t| t.schema != "public");
-        candidates.first().map(|t| (*t).clone())
+        if schema.is_some() {
+            return candidates.first().map(|t| (*t).clone());
+        }
+        // Unqualified names: the first schema of search_path holding one.
+        self.settings
+            .search_path()
+            .iter()
+            .find_map(|s| candidates.iter().find(|t| &t.schema == s))
+            .map(|t| (*t).clone())
+    }
+
+    /// The schemas of search_path that exist, in order (`current_schemas(false)`).
+    pub fn existing_search_path(&self) -> Vec<String> {
+        self.settings
+            .search_path()
+            .into_iter()
+            .filter(|s| {
+                self.st.schemas.contains_key(s)
+                    || self
+                        .pending
+                        .is_some_and(|p| p.schemas.iter().any(|x| &x.name == s))
+                    || crate::catalog::BUILTIN_SCHEMAS.iter().any(|(n, _)| n == s)
+            })
+            .collect()
     }
 
     pub fn all_tables(&self) -> Vec<TableRef> {
@@ -3024,11 +3060,24 @@ impl<'a, 'b> Executor<'a, 'b> {
             | "clock_timestamp" => Value::Timestamp(self.cx.now),
             "version" => Value::Text(crate::VERSION_STRING.to_string()),
             "current_database" => Value::Text(self.cx.database.to_string()),
-            "current_schema" => Value::Text("public".into()),
-            "current_schemas" => Value::Array(vec![
-                Value::Text("pg_catalog".into()),
-                Value::Text("public".into()),
-            ]),
+            "current_schema" => self
+                .cx
+                .existing_search_path()
+                .into_iter()
+                .next()
+                .map_or(Value::Null, Value::Text),
+            "current_schemas" => {
+                let implicit = matches!(a.first(), Some(Value::Bool(true)));
+                let schemas = self.cx.existing_search_path();
+                Value::Array(
+                    implicit
+                        .then(|| "pg_catalog".to_string())
+                        .into_iter()
+                        .chain(schemas)
+                        .map(Value::Text)
+                        .collect(),
+                )
+            }
             "current_user" | "session_user" | "user" | "current_role" => {
                 Value::Text(self.cx.user.to_string())
             }
@@ -3254,10 +3303,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                     _ => Value::Null,
                 }
             }
-            "current_setting" => match text(0).as_deref() {
-                Some("server_version_num") => Value::Text("150018".into()),
-                Some("server_version") => Value::Text("15.18".into()),
-                Some(other) => Value::Text(crate::exec::setting(other).unwrap_or_default()),
+            "current_setting" => match text(0) {
+                Some(name) => match self.cx.settings.show(&name) {
+                    Ok((_, v)) => Value::Text(v),
+                    Err(_) if matches!(a.get(1), Some(Value::Bool(true))) => Value::Null,
+                    Err(e) => return Err(e),
+                },
                 None => Value::Null,
             },
             "pg_encoding_to_char" => Value::Text("UTF8".into()),
@@ -3669,6 +3720,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 };
                 let mut matched = false;
                 for &ri in candidates {
+                    self.cx.tick()?;
                     let mut row = l.clone();
                     row.extend(right[ri].iter().cloned());
                     let ok = match &item.on {
@@ -3710,6 +3762,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         if let Some(f) = &sel.filter {
             let mut kept = Vec::with_capacity(rows.len());
             for r in rows {
+                self.cx.tick()?;
                 if truthy(&self.eval(
                     f,
                     &Env {

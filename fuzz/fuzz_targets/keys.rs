@@ -7,7 +7,6 @@ use libfuzzer_sys::fuzz_target;
 use rocklake_core::keys;
 use rocklake_core::types::{PgType, ALL_TYPES};
 
-
 fuzz_target!(|data: &[u8]| {
     // Byte 0: how many fields (0..=3); then one byte per field type; the rest is the key.
     let Some((&n, rest)) = data.split_first() else {

@@ -8,7 +8,9 @@ use std::future::Future;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use rocklake::server::Backend;
-use rocklake_core::api::{Describe, Output, PgError, Reply, SessionId};
+use rocklake_core::api::{
+    Describe, OpenedSession, Output, PgError, Reply, SessionId, SessionOptions,
+};
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
 
@@ -130,8 +132,8 @@ impl EngineBackend {
 }
 
 impl Backend for EngineBackend {
-    fn open_session(&self, user: &str, database: &str) -> SessionId {
-        lock(&self.inner).engine.open_session(user, database)
+    fn open_session(&self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        lock(&self.inner).engine.open_session_with(options)
     }
 
     fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {

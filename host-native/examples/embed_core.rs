@@ -51,6 +51,11 @@ impl bindings::rocklake::core::kv::Host for MapStore {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect())
     }
+
+    /// This host never interrupts a statement (no statement timeout, no cancel).
+    fn interrupted(&mut self) -> Option<String> {
+        None
+    }
 }
 
 impl bindings::rocklake::core::types::Host for MapStore {}
@@ -76,9 +81,19 @@ fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {
     {
         bail!("open: {} {}", e.code, e.message);
     }
-    let session = api
-        .call_open_session(&mut store, "embedder", "lake")
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let options = bindings::rocklake::core::types::SessionOptions {
+        user: "embedder".into(),
+        database: "lake".into(),
+        read_only: false,
+        settings: vec![],
+    };
+    let session = match api
+        .call_open_session(&mut store, &options)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+    {
+        Ok(opened) => opened.id,
+        Err(e) => bail!("open-session: {} {}", e.code, e.message),
+    };
     let mut printed = Vec::new();
     for (i, sql) in statements.iter().enumerate() {
         // The clock is the host's: here a fixed instant per statement (microseconds since

@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use rocklake_core::api::{
-    CommitBatch, CommitFailure, CommitSeq, Describe, FieldDesc, KvError, KvRead, Output, PgError,
-    Reply, SessionId, TxnStatus,
+    CommitBatch, CommitFailure, CommitSeq, Describe, FieldDesc, KvError, KvRead, OpenedSession,
+    Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
 };
 use sha2::Digest as _;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -152,7 +152,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.1.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.2.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -366,6 +366,10 @@ impl bindings::rocklake::core::kv::Host for HostState {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         self.kv()?.scan(&start, &end, limit).map_err(kv_error)
     }
+
+    fn interrupted(&mut self) -> Option<String> {
+        self.kv().ok().and_then(|kv| kv.interrupted())
+    }
 }
 
 impl bindings::rocklake::core::types::Host for HostState {}
@@ -510,6 +514,7 @@ fn internal_reply(message: String) -> Reply {
         error: Some(PgError::new("XX000", message)),
         status: TxnStatus::Idle,
         commit: None,
+        settings: Vec::new(),
     }
 }
 
@@ -518,13 +523,24 @@ impl Core for WasmCore {
         self.latest
     }
 
-    fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        // A broken instance answers with an id no engine hands out; its calls then fail.
+    fn open_session_with(&mut self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        let wit_options = wit::SessionOptions {
+            user: options.user.clone(),
+            database: options.database.clone(),
+            read_only: options.read_only,
+            settings: options.settings.clone(),
+        };
         let r = self.call(None, |b, s| {
-            b.rocklake_core_engine()
-                .call_open_session(s, user, database)
+            b.rocklake_core_engine().call_open_session(s, &wit_options)
         });
-        SessionId(r.unwrap_or(u64::MAX))
+        match r {
+            Ok(Ok(o)) => Ok(OpenedSession {
+                id: SessionId(o.id),
+                settings: o.settings,
+            }),
+            Ok(Err(e)) => Err(pg_error(e)),
+            Err(why) => Err(PgError::new("XX000", why)),
+        }
     }
 
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
@@ -686,5 +702,6 @@ fn reply(r: wit::Reply) -> Reply {
             puts: b.puts,
             deletes: b.deletes,
         }),
+        settings: r.settings,
     }
 }

@@ -33,7 +33,33 @@ pub struct FileConfig {
     pub tls_required: Option<bool>,
     pub statement_timeout_ms: Option<u64>,
     pub idle_in_transaction_timeout_ms: Option<u64>,
+    pub commit_timeout_ms: Option<u64>,
     pub record: Option<PathBuf>,
+    /// More roles (`[[users]]` tables); the file is their only source.
+    pub users: Option<Vec<RoleConfig>>,
+}
+
+/// One `[[users]]` table: a role besides the main `user`.
+#[derive(Debug, Default, Deserialize, Serialize, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    pub name: String,
+    /// The password itself (keep the file private), or
+    pub password: Option<String>,
+    /// the name of an environment variable holding it.
+    pub password_env: Option<String>,
+    /// Sessions of this role may only read (writes fail with 25006).
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// A resolved extra role.
+#[derive(Debug, Clone, Serialize)]
+pub struct Role {
+    pub name: String,
+    #[serde(skip)]
+    pub password: String,
+    pub read_only: bool,
 }
 
 /// A configuration problem, naming where the bad value came from.
@@ -76,6 +102,7 @@ pub const DEFAULT_MAX_STATEMENT_BYTES: usize = 64 << 20;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 pub const DEFAULT_SLOW_STATEMENT_MS: u64 = 1000;
 pub const DEFAULT_REPLICA_POLL_MS: u64 = 100;
+pub const DEFAULT_COMMIT_TIMEOUT_MS: u64 = 30_000;
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -115,6 +142,9 @@ pub struct Settings {
     pub statement_timeout_ms: u64,
     /// 0: off.
     pub idle_in_transaction_timeout_ms: u64,
+    pub commit_timeout_ms: u64,
+    /// Roles besides `user`.
+    pub users: Vec<Role>,
 }
 
 /// What flags and environment gave (clap's view), each `None` when neither did: the same
@@ -148,6 +178,49 @@ fn address(key: &'static str, value: &str) -> Result<(), ConfigError> {
             reason: "resolves to no address".into(),
         }),
     }
+}
+
+/// The `[[users]]` tables with their passwords looked up.
+fn roles(config: Vec<RoleConfig>) -> Result<Vec<Role>, ConfigError> {
+    config
+        .into_iter()
+        .map(|r| {
+            if r.name.is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: "users.name",
+                    value: String::new(),
+                    reason: "must not be empty".into(),
+                });
+            }
+            let password = match (r.password, &r.password_env) {
+                (Some(p), None) => p,
+                (None, Some(var)) => std::env::var(var).map_err(|_| ConfigError::Invalid {
+                    key: "users.password_env",
+                    value: var.clone(),
+                    reason: format!("environment variable for role {:?} is not set", r.name),
+                })?,
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        key: "users.password",
+                        value: r.name.clone(),
+                        reason: "give exactly one of password and password_env".into(),
+                    })
+                }
+            };
+            if password.is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: "users.password",
+                    value: r.name,
+                    reason: "must not be empty".into(),
+                });
+            }
+            Ok(Role {
+                name: r.name,
+                password,
+                read_only: r.read_only,
+            })
+        })
+        .collect()
 }
 
 impl Settings {
@@ -217,6 +290,11 @@ impl Settings {
                 .idle_in_transaction_timeout_ms
                 .or(file.idle_in_transaction_timeout_ms)
                 .unwrap_or(0),
+            commit_timeout_ms: o
+                .commit_timeout_ms
+                .or(file.commit_timeout_ms)
+                .unwrap_or(DEFAULT_COMMIT_TIMEOUT_MS),
+            users: roles(file.users.unwrap_or_default())?,
         };
         s.validate()?;
         Ok(s)
@@ -282,6 +360,24 @@ impl Settings {
                 value: "0".into(),
                 reason: "must be at least 1".into(),
             });
+        }
+        if self.commit_timeout_ms == 0 {
+            return Err(ConfigError::Invalid {
+                key: "commit_timeout_ms",
+                value: "0".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        let mut names = vec![self.user.as_str()];
+        for r in &self.users {
+            if names.contains(&r.name.as_str()) {
+                return Err(ConfigError::Invalid {
+                    key: "users.name",
+                    value: r.name.clone(),
+                    reason: "names a role twice (the main user included)".into(),
+                });
+            }
+            names.push(&r.name);
         }
         if self.catalog.is_empty() {
             return Err(ConfigError::Invalid {

@@ -487,6 +487,10 @@ struct ServeArgs {
     /// FATAL 25P03 [default: 0 = off].
     #[arg(long, env = "ROCKLAKE_IDLE_IN_TRANSACTION_TIMEOUT_MS")]
     idle_in_transaction_timeout_ms: Option<u64>,
+    /// A commit whose durable write takes longer than this many milliseconds fails with 58030
+    /// ("outcome unknown"; it is then either fully there or fully absent) [default: 30000].
+    #[arg(long, env = "ROCKLAKE_COMMIT_TIMEOUT_MS")]
+    commit_timeout_ms: Option<u64>,
 }
 
 impl ServeArgs {
@@ -527,6 +531,8 @@ impl ServeArgs {
             record: self.record.clone(),
             statement_timeout_ms: self.statement_timeout_ms,
             idle_in_transaction_timeout_ms: self.idle_in_transaction_timeout_ms,
+            commit_timeout_ms: self.commit_timeout_ms,
+            users: None,
         };
         Settings::resolve(o, file)
     }
@@ -1378,6 +1384,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             faults: None,
             create_if_missing: true,
             record: args.record.clone(),
+            commit_timeout: std::time::Duration::from_millis(args.commit_timeout_ms),
         },
         core,
         Box::new(SystemClock),
@@ -1394,11 +1401,11 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     }
     // ---- end of service construction ----
 
-    let mut config = ServerConfig::new(AuthConfig::new(
-        method,
-        args.user.clone(),
-        password.clone(),
-    )?);
+    let mut auth = AuthConfig::new(method, args.user.clone(), password.clone())?;
+    for role in &args.users {
+        auth = auth.with_role(role.name.clone(), role.password.clone(), role.read_only)?;
+    }
+    let mut config = ServerConfig::new(auth);
     config.max_message_bytes = args.max_statement_bytes;
     config.max_connections = args.max_connections;
     let millis = |ms: u64| (ms > 0).then(|| std::time::Duration::from_millis(ms));
@@ -1434,7 +1441,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         )?;
         stdout.flush()?;
     }
-    tracing::info!(listen = %local, auth = ?method, user = %args.user, "RockLake listening");
+    tracing::info!(listen = %local, auth = ?method, user = %args.user, roles = args.users.len() + 1, "RockLake listening");
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let metrics_task = match &args.metrics_listen {

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rocklake_core::api::{
-    CommitBatch, CommitFailure, Describe, KvRead, PgError, Reply, SessionId, TxnStatus,
+    CommitBatch, CommitFailure, Describe, KvRead, OpenedSession, PgError, Reply, SessionId,
+    SessionOptions,
 };
 use rocklake_core::Engine;
 use tokio::sync::Notify;
@@ -69,6 +70,9 @@ pub struct ServiceConfig {
     pub create_if_missing: bool,
     /// Record every call into the core to a trace in this directory.
     pub record: Option<std::path::PathBuf>,
+    /// A commit whose durable write has not finished after this long fails with 58030
+    /// ("outcome unknown"); see `StoreOptions::commit_timeout`.
+    pub commit_timeout: std::time::Duration,
 }
 
 impl ServiceConfig {
@@ -80,6 +84,7 @@ impl ServiceConfig {
             faults: None,
             create_if_missing: true,
             record: None,
+            commit_timeout: crate::store::DEFAULT_COMMIT_TIMEOUT,
         }
     }
 }
@@ -207,7 +212,19 @@ fn store_failure(e: StoreError) -> CommitFailure {
 /// arguments and the answers of `kv`.
 pub trait Core: Send {
     fn latest(&self) -> u64;
-    fn open_session(&mut self, user: &str, database: &str) -> SessionId;
+    fn open_session_with(&mut self, options: &SessionOptions) -> Result<OpenedSession, PgError>;
+    /// A read-write session with the default settings (tools, tests). Without settings there
+    /// is nothing to refuse; should the core fail anyway, the id is one no engine hands out,
+    /// so every later call fails with "session does not exist".
+    fn open_session(&mut self, user: &str, database: &str) -> SessionId {
+        let options = SessionOptions {
+            user: user.to_string(),
+            database: database.to_string(),
+            ..Default::default()
+        };
+        self.open_session_with(&options)
+            .map_or(SessionId(u64::MAX), |s| s.id)
+    }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
     fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str)
         -> Result<Describe, PgError>;
@@ -232,8 +249,8 @@ impl Core for Engine {
     fn latest(&self) -> u64 {
         Engine::latest(self).0
     }
-    fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        Engine::open_session(self, user, database)
+    fn open_session_with(&mut self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        Engine::open_session_with(self, options)
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         Engine::query(self, kv, sid, sql, now)
@@ -293,6 +310,30 @@ impl Inner {
         }
     }
 
+    /// Runs one request of the engine on a blocking thread: statements are CPU-bound and may
+    /// run long, and an async worker they occupied would stop driving the timers
+    /// (statement_timeout, CancelRequest) and the sockets of every other session.
+    async fn on_engine<F>(self: &Arc<Self>, interrupt: &Arc<Interrupt>, call: F) -> Reply
+    where
+        F: FnOnce(&mut dyn Core, &dyn KvRead, i64) -> Reply + Send + 'static,
+    {
+        let inner = self.clone();
+        let interrupt = interrupt.clone();
+        tokio::task::spawn_blocking(move || {
+            let now = inner.clock.now_pg_micros();
+            let reader = inner.store.reader();
+            let kv = RequestKv {
+                inner: &reader,
+                interrupt: &interrupt,
+            };
+            let mut eng = inner.engine();
+            inner.refresh_if_pending(&mut eng);
+            call(&mut **eng, &kv, now)
+        })
+        .await
+        .unwrap_or_else(|e| internal_reply(&format!("engine call failed: {e}")))
+    }
+
     fn engine(&self) -> MutexGuard<'_, Box<dyn Core>> {
         // A panic while holding the lock is a bug; the engine's state is still consistent
         // because every mutation completes before it returns, so keep serving.
@@ -307,7 +348,12 @@ impl Inner {
             let (outcome, aborted) = self.apply_in_order(&batch, interrupt).await;
             let next = {
                 let mut eng = self.engine();
-                let mut r = eng.commit_finished(&self.store.reader(), sid, outcome);
+                let reader = self.store.reader();
+                let kv = RequestKv {
+                    inner: &reader,
+                    interrupt,
+                };
+                let mut r = eng.commit_finished(&kv, sid, outcome);
                 self.done.store(batch.seq.0, Ordering::SeqCst);
                 self.refresh_if_pending(&mut eng);
                 if let Some(e) = aborted {
@@ -672,6 +718,7 @@ impl CatalogService {
             metrics: Some(metrics.clone()),
             faults: config.faults.clone(),
             create_if_missing: config.create_if_missing,
+            commit_timeout: config.commit_timeout,
             ..StoreOptions::default()
         };
         let store = match config.replica_poll {
@@ -739,10 +786,25 @@ impl CatalogService {
         self.inner.store.epoch()
     }
 
+    /// A read-write session with default settings (admin commands, benchmarks).
     pub fn open_session(&self, user: &str, database: &str) -> SessionId {
-        self.inner.metrics.sessions.inc();
-        self.inner.metrics.sessions_opened.inc();
-        self.inner.engine().open_session(user, database)
+        let options = SessionOptions {
+            user: user.to_string(),
+            database: database.to_string(),
+            ..Default::default()
+        };
+        self.open_session_with(&options)
+            .map_or(SessionId(u64::MAX), |s| s.id)
+    }
+
+    /// A client's session: fails when a start-up setting is unknown or invalid.
+    pub fn open_session_with(&self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        let r = self.inner.engine().open_session_with(options);
+        if r.is_ok() {
+            self.inner.metrics.sessions.inc();
+            self.inner.metrics.sessions_opened.inc();
+        }
+        r
     }
 
     /// The server's metrics (rendered by `/metrics`).
@@ -760,13 +822,12 @@ impl CatalogService {
         interrupt.clear();
         let task = tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let reply = {
-                let now = inner.clock.now_pg_micros();
-                let reader = inner.store.reader();
-                let mut eng = inner.engine();
-                inner.refresh_if_pending(&mut eng);
-                eng.query(&reader, sid, &sql, now)
-            };
+            let statement = sql.clone();
+            let reply = inner
+                .on_engine(&interrupt, move |eng, kv, now| {
+                    eng.query(kv, sid, &statement, now)
+                })
+                .await;
             let reply = inner.drive(sid, reply, &interrupt).await;
             inner.observe(&sql, started.elapsed(), reply.error.is_some());
             reply
@@ -789,13 +850,11 @@ impl CatalogService {
         let interrupt = inner.interrupt_slot(sid);
         interrupt.clear();
         let task = tokio::spawn(async move {
-            let reply = {
-                let now = inner.clock.now_pg_micros();
-                let reader = inner.store.reader();
-                let mut eng = inner.engine();
-                inner.refresh_if_pending(&mut eng);
-                eng.copy_in_done(&reader, sid, now)
-            };
+            let reply = inner
+                .on_engine(&interrupt, move |eng, kv, now| {
+                    eng.copy_in_done(kv, sid, now)
+                })
+                .await;
             inner.drive(sid, reply, &interrupt).await
         });
         task.await
@@ -877,6 +936,30 @@ impl Interrupt {
     }
 }
 
+/// The store as one request of a session reads it: long statements ask it whether the
+/// session's statement timeout or a CancelRequest wants them stopped.
+struct RequestKv<'a> {
+    inner: &'a dyn KvRead,
+    interrupt: &'a Interrupt,
+}
+
+impl KvRead for RequestKv<'_> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> Result<rocklake_core::api::KvPairs, rocklake_core::api::KvError> {
+        self.inner.scan(start, end, limit)
+    }
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, rocklake_core::api::KvError> {
+        self.inner.get(key)
+    }
+    fn interrupted(&self) -> Option<String> {
+        self.interrupt.reason().map(|e| e.message)
+    }
+}
+
 /// A commit waiting in the group-commit queue.
 struct Queued {
     batch: CommitBatch,
@@ -912,7 +995,6 @@ fn internal_reply(message: &str) -> Reply {
     Reply {
         outputs: vec![],
         error: Some(PgError::new("XX000", message)),
-        status: TxnStatus::Idle,
-        commit: None,
+        ..Reply::default()
     }
 }

@@ -18,13 +18,13 @@ use std::io::Write;
 use std::path::Path;
 
 use rocklake_core::api::{
-    CommitBatch, CommitFailure, Describe, FieldDesc, KvError, KvPairs, KvRead, Output, PgError,
-    Reply, SessionId,
+    CommitBatch, CommitFailure, Describe, FieldDesc, KvError, KvPairs, KvRead, OpenedSession,
+    Output, PgError, Reply, SessionId, SessionOptions,
 };
 
 use crate::service::Core;
 
-const MAGIC: &[u8; 8] = b"RLTRACE1";
+const MAGIC: &[u8; 8] = b"RLTRACE2";
 
 // ---------------------------------------------------------------- encoding
 
@@ -155,6 +155,27 @@ impl Enc {
                 self.batch(b);
             }
         }
+        self.pairs(&r.settings);
+    }
+    fn pairs(&mut self, pairs: &[(String, String)]) {
+        self.u32(pairs.len() as u32);
+        for (k, v) in pairs {
+            self.str(k);
+            self.str(v);
+        }
+    }
+    fn opened_result(&mut self, r: &Result<OpenedSession, PgError>) {
+        match r {
+            Ok(o) => {
+                self.u8(0);
+                self.u64(o.id.0);
+                self.pairs(&o.settings);
+            }
+            Err(e) => {
+                self.u8(1);
+                self.pg_error(e);
+            }
+        }
     }
     fn unit_result(&mut self, r: &Result<(), PgError>) {
         match r {
@@ -252,6 +273,14 @@ impl<'a> Dec<'a> {
     fn str(&mut self) -> Result<String, TraceError> {
         String::from_utf8(self.bytes()?).map_err(|_| self.bad("invalid UTF-8"))
     }
+    fn pairs(&mut self) -> Result<Vec<(String, String)>, TraceError> {
+        let n = self.u32()?;
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.push((self.str()?, self.str()?));
+        }
+        Ok(out)
+    }
     fn bool(&mut self) -> Result<bool, TraceError> {
         Ok(self.u8()? != 0)
     }
@@ -272,6 +301,8 @@ enum Import {
         key: Vec<u8>,
         answer: Result<Option<Vec<u8>>, KvError>,
     },
+    /// A long statement asked whether to stop.
+    Interrupted { answer: Option<String> },
 }
 
 fn encode_imports(e: &mut Enc, imports: &[Import]) {
@@ -317,6 +348,10 @@ fn encode_imports(e: &mut Enc, imports: &[Import]) {
                         e.kv_error(err);
                     }
                 }
+            }
+            Import::Interrupted { answer } => {
+                e.u8(2);
+                e.opt_str(answer);
             }
         }
     }
@@ -365,6 +400,12 @@ fn decode_imports(d: &mut Dec<'_>) -> Result<VecDeque<Import>, TraceError> {
                 };
                 Import::Get { key, answer }
             }
+            2 => Import::Interrupted {
+                answer: match d.u8()? {
+                    0 => None,
+                    _ => Some(d.str()?),
+                },
+            },
             _ => return Err(d.bad("unknown import tag")),
         });
     }
@@ -376,8 +417,7 @@ fn decode_imports(d: &mut Dec<'_>) -> Result<VecDeque<Import>, TraceError> {
 pub enum Call {
     Open,
     OpenSession {
-        user: String,
-        database: String,
+        options: SessionOptions,
     },
     Query {
         sid: u64,
@@ -416,10 +456,12 @@ pub enum Call {
 fn encode_call(e: &mut Enc, c: &Call) {
     match c {
         Call::Open => e.u8(0),
-        Call::OpenSession { user, database } => {
+        Call::OpenSession { options } => {
             e.u8(2);
-            e.str(user);
-            e.str(database);
+            e.str(&options.user);
+            e.str(&options.database);
+            e.u8(options.read_only as u8);
+            e.pairs(&options.settings);
         }
         Call::Query { sid, sql, now } => {
             e.u8(3);
@@ -476,8 +518,12 @@ fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
     Ok(match d.u8()? {
         0 => Call::Open,
         2 => Call::OpenSession {
-            user: d.str()?,
-            database: d.str()?,
+            options: SessionOptions {
+                user: d.str()?,
+                database: d.str()?,
+                read_only: d.bool()?,
+                settings: d.pairs()?,
+            },
         },
         3 => Call::Query {
             sid: d.u64()?,
@@ -567,6 +613,13 @@ impl KvRead for RecordingKv<'_> {
         });
         answer
     }
+    fn interrupted(&self) -> Option<String> {
+        let answer = self.inner.interrupted();
+        self.log.borrow_mut().push(Import::Interrupted {
+            answer: answer.clone(),
+        });
+        answer
+    }
 }
 
 /// Where a recording goes. Writing is best effort: a failed write is logged once and
@@ -645,19 +698,18 @@ impl Core for Recorder {
         // Not recorded: `&self` cannot write, and the answer is implied by the other calls.
         self.inner.latest()
     }
-    fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        let sid = self.inner.open_session(user, database);
+    fn open_session_with(&mut self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        let r = self.inner.open_session_with(options);
         let mut e = Enc::default();
-        e.u64(sid.0);
+        e.opened_result(&r);
         self.out.write(
             &Call::OpenSession {
-                user: user.into(),
-                database: database.into(),
+                options: options.clone(),
             },
             &[],
             e.0,
         );
-        sid
+        r
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         let rkv = RecordingKv::new(kv);
@@ -827,6 +879,20 @@ impl KvRead for ReplayKv {
             ))),
         }
     }
+    fn interrupted(&self) -> Option<String> {
+        let next = self.answers.borrow_mut().pop_front();
+        match next {
+            Some(Import::Interrupted { answer }) => answer,
+            other => {
+                self.diverge(format!(
+                    "the core asked whether to stop; the recording has {}",
+                    describe_import(other.as_ref())
+                ));
+                // Stopping ends the statement at once, so the divergence is reported.
+                Some("replay divergence".into())
+            }
+        }
+    }
 }
 
 fn describe_import(i: Option<&Import>) -> String {
@@ -840,6 +906,7 @@ fn describe_import(i: Option<&Import>) -> String {
             show_key(end)
         ),
         Some(Import::Get { key, .. }) => format!("a read of key {}", show_key(key)),
+        Some(Import::Interrupted { .. }) => "an interruption check".into(),
     }
 }
 
@@ -946,11 +1013,15 @@ pub fn replay_with_progress(
         let kv = ReplayKv::new(ev.imports);
         let (actual, shown): (Vec<u8>, String) = match &ev.call {
             Call::Open => anyhow::bail!("a second open in the trace (event {i})"),
-            Call::OpenSession { user, database } => {
-                let sid = core.open_session(user, database);
+            Call::OpenSession { options } => {
+                let r = core.open_session_with(options);
                 let mut e = Enc::default();
-                e.u64(sid.0);
-                (e.0, format!("session {}", sid.0))
+                e.opened_result(&r);
+                let shown = match &r {
+                    Ok(o) => format!("session {}", o.id.0),
+                    Err(err) => format!("open-session error {}: {}", err.code, err.message),
+                };
+                (e.0, shown)
             }
             Call::Query { sid, sql, now } => {
                 report.queries += 1;
@@ -1114,8 +1185,12 @@ mod tests {
         let calls = vec![
             Call::Open,
             Call::OpenSession {
-                user: "u".into(),
-                database: "lake".into(),
+                options: SessionOptions {
+                    user: "u".into(),
+                    database: "lake".into(),
+                    read_only: true,
+                    settings: vec![("statement_timeout".into(), "5s".into())],
+                },
             },
             Call::Query {
                 sid: 3,

@@ -334,7 +334,7 @@ fn component_imports_only_the_kv_interface() {
     imports.sort();
     assert_eq!(
         imports,
-        ["rocklake:core/kv@0.1.0", "rocklake:core/types@0.1.0"],
+        ["rocklake:core/kv@0.2.0", "rocklake:core/types@0.2.0"],
         "unexpected imports"
     );
 }

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 use rocklake::service::{CatalogService, Core, CoreKind, ServiceConfig};
 use rocklake::trace::{core_factory, replay};
-use rocklake_core::api::{CommitFailure, Describe, KvRead, Output, PgError, Reply, SessionId};
+use rocklake_core::api::{
+    CommitFailure, Describe, KvRead, OpenedSession, Output, PgError, Reply, SessionId,
+    SessionOptions,
+};
 use rocklake_core::Engine;
 
 const SESSION: &[&str] = &[
@@ -92,8 +95,8 @@ impl Core for Flipped {
     fn latest(&self) -> u64 {
         Core::latest(&self.inner)
     }
-    fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        Core::open_session(&mut self.inner, user, database)
+    fn open_session_with(&mut self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        Core::open_session_with(&mut self.inner, options)
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         let mut r = Core::query(&mut self.inner, kv, sid, sql, now);

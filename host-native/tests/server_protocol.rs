@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use common::*;
 use rocklake::server::{serve_backend, AuthConfig, AuthMethod, Backend, ServerConfig};
-use rocklake_core::api::{Describe, FieldDesc, Output, PgError, Reply, SessionId, TxnStatus};
+use rocklake_core::api::{
+    Describe, FieldDesc, OpenedSession, Output, PgError, Reply, SessionId, SessionOptions,
+    TxnStatus,
+};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -46,6 +49,7 @@ fn reply(outputs: Vec<Output>, error: Option<PgError>, status: TxnStatus) -> Rep
         error,
         status,
         commit: None,
+        settings: Vec::new(),
     }
 }
 
@@ -79,9 +83,12 @@ impl Fake {
 }
 
 impl Backend for Fake {
-    fn open_session(&self, user: &str, database: &str) -> SessionId {
-        self.log(format!("open {user} {database}"));
-        SessionId(7)
+    fn open_session(&self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        self.log(format!("open {} {}", options.user, options.database));
+        Ok(OpenedSession {
+            id: SessionId(7),
+            settings: vec![("application_name".into(), String::new())],
+        })
     }
 
     fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {

@@ -38,13 +38,22 @@ impl std::str::FromStr for AuthMethod {
 /// PostgreSQL's default `scram_iterations`.
 const SCRAM_ITERATIONS: usize = 4096;
 
-/// The single role RockLake accepts, and how it authenticates.
+/// The roles RockLake accepts, and how they authenticate.
 #[derive(Clone)]
 pub struct AuthConfig {
     pub method: AuthMethod,
+    /// The first role: read-write, named in the printed ATTACH string.
     pub user: String,
+    users: Vec<Role>,
+}
+
+/// One role that may log in.
+#[derive(Clone)]
+struct Role {
+    name: String,
     password: String,
     scram: ScramVerifier,
+    read_only: bool,
 }
 
 /// `SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey>` in parts.
@@ -99,9 +108,14 @@ impl ScramVerifier {
 impl fmt::Debug for AuthConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Never print the password or key material.
+        let roles: Vec<(&str, bool)> = self
+            .users
+            .iter()
+            .map(|r| (r.name.as_str(), r.read_only))
+            .collect();
         f.debug_struct("AuthConfig")
             .field("method", &self.method)
-            .field("user", &self.user)
+            .field("roles (name, read_only)", &roles)
             .finish_non_exhaustive()
     }
 }
@@ -112,27 +126,65 @@ impl AuthConfig {
         user: impl Into<String>,
         password: impl Into<String>,
     ) -> anyhow::Result<Self> {
+        let user = user.into();
+        let config = AuthConfig {
+            method,
+            user: user.clone(),
+            users: Vec::new(),
+        };
+        config.with_role(user, password, false)
+    }
+
+    /// Adds a role that may log in (`read_only`: its sessions may only read).
+    pub fn with_role(
+        mut self,
+        name: impl Into<String>,
+        password: impl Into<String>,
+        read_only: bool,
+    ) -> anyhow::Result<Self> {
+        let name = name.into();
+        if self.users.iter().any(|r| r.name == name) {
+            anyhow::bail!("role {name:?} is configured twice");
+        }
         let password = password.into();
         let scram = ScramVerifier::new(&password)?;
-        Ok(AuthConfig {
-            method,
-            user: user.into(),
+        self.users.push(Role {
+            name,
             password,
             scram,
-        })
+            read_only,
+        });
+        Ok(self)
     }
 
+    /// The first role's password (the one the printed ATTACH string uses).
     pub fn password(&self) -> &str {
-        &self.password
+        self.users.first().map_or("", |r| r.password.as_str())
     }
 
-    /// Server state for one SCRAM exchange with `user`: the configured verifier for our user, a
-    /// mock one otherwise.
+    fn role(&self, user: &str) -> Option<&Role> {
+        self.users.iter().find(|r| r.name == user)
+    }
+
+    /// True when `user` is configured as read-only.
+    pub fn is_read_only(&self, user: &str) -> bool {
+        self.role(user).is_some_and(|r| r.read_only)
+    }
+
+    /// True when `user` may log in (trust mode checks only this).
+    pub fn knows(&self, user: &str) -> bool {
+        self.role(user).is_some()
+    }
+
+    /// Server state for one SCRAM exchange with `user`: the role's verifier, or a mock one
+    /// for an unknown user.
     pub(crate) fn scram_secret_for(&self, user: &str) -> anyhow::Result<ScramSecret> {
-        if user == self.user {
-            Ok(self.scram.secret())
-        } else {
-            Ok(ScramVerifier::mock(&self.scram.salt)?.secret())
+        match self.role(user) {
+            Some(r) => Ok(r.scram.secret()),
+            None => {
+                let salt = self.users.first().map_or(&[][..], |r| &r.scram.salt[..]);
+                Ok(ScramVerifier::mock(salt)?.secret())
+            }
         }
     }
 
@@ -142,13 +194,16 @@ impl AuthConfig {
 
     /// Check an MD5 response (`md5` + md5(md5(password || user) || salt)).
     pub(crate) fn check_md5(&self, user: &str, salt: &[u8; 4], response: &str) -> bool {
-        let expected =
-            pgwire::api::auth::md5pass::hash_md5_password(&self.user, &self.password, salt);
-        user == self.user && constant_time_eq(expected.as_bytes(), response.as_bytes())
+        let Some(r) = self.role(user) else {
+            return false;
+        };
+        let expected = pgwire::api::auth::md5pass::hash_md5_password(&r.name, &r.password, salt);
+        constant_time_eq(expected.as_bytes(), response.as_bytes())
     }
 
     pub(crate) fn check_cleartext(&self, user: &str, response: &str) -> bool {
-        user == self.user && constant_time_eq(self.password.as_bytes(), response.as_bytes())
+        self.role(user)
+            .is_some_and(|r| constant_time_eq(r.password.as_bytes(), response.as_bytes()))
     }
 }
 

@@ -262,6 +262,9 @@ pub fn decode(ty: u8, body: Bytes) -> Result<Frontend, PgError> {
 #[derive(Default)]
 pub struct Out {
     pub buf: BytesMut,
+    /// Changed settings, sent as ParameterStatus just before the next ReadyForQuery (where
+    /// PostgreSQL reports them).
+    changed_settings: Vec<(String, String)>,
 }
 
 impl Out {
@@ -331,7 +334,18 @@ impl Out {
     }
 
     pub fn ready(&mut self, status: TxnStatus) {
+        for (name, value) in std::mem::take(&mut self.changed_settings) {
+            self.parameter_status(&name, &value);
+        }
         self.msg(b'Z', |b| b.put_u8(status.as_byte()));
+    }
+
+    /// Queues a ParameterStatus for the next ReadyForQuery (a later value of the same
+    /// setting replaces an earlier one).
+    pub fn setting_changed(&mut self, name: &str, value: &str) {
+        self.changed_settings.retain(|(n, _)| n != name);
+        self.changed_settings
+            .push((name.to_string(), value.to_string()));
     }
 
     /// RowDescription; `format` is 0 (text) for every column — RockLake never sends binary

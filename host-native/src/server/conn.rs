@@ -4,10 +4,13 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use pgwire::error::PgWireError;
-use rocklake_core::api::{Describe, FieldDesc, Output, PgError, Reply, SessionId, TxnStatus};
+use rocklake_core::api::{
+    Describe, FieldDesc, Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
+};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, watch, OwnedSemaphorePermit};
@@ -77,7 +80,8 @@ fn is_txn_end(sql: &str) -> bool {
 struct Startup {
     user: String,
     database: String,
-    application_name: String,
+    /// Setting values from the start-up packet (`options=-c name=value` included), in order.
+    settings: Vec<(String, String)>,
 }
 
 struct Prepared {
@@ -143,6 +147,10 @@ struct Conn<B: Backend> {
     portals: HashMap<String, Portal>,
     /// The portal the running Execute reads (rows left over are kept on it).
     current_portal: String,
+    /// The session's `statement_timeout` (server default, then SET).
+    statement_timeout: Option<Duration>,
+    /// The session's `idle_in_transaction_session_timeout`.
+    idle_in_transaction_timeout: Option<Duration>,
 }
 
 /// Most named prepared statements or portals one connection may hold (each keeps its SQL and
@@ -191,6 +199,8 @@ pub(crate) async fn run<B: Backend>(
         statements: HashMap::new(),
         portals: HashMap::new(),
         current_portal: String::new(),
+        statement_timeout: None,
+        idle_in_transaction_timeout: None,
     };
     let result = conn.serve().await;
     match result {
@@ -407,7 +417,7 @@ impl<B: Backend> Conn<B> {
         let config = self.shared.config.auth.clone();
         match config.method {
             AuthMethod::Trust => {
-                if user != config.user {
+                if !config.knows(user) {
                     self.fatal(fatal("28000", format!("role \"{user}\" does not exist")))
                         .await?;
                 }
@@ -524,32 +534,55 @@ impl<B: Backend> Conn<B> {
         let secret = slot.secret;
         self.cancel = Some(slot);
         self.pid = Some(pid);
-        let sid = self.backend.open_session(&startup.user, &startup.database);
-        self.sid = Some(sid);
-        tracing::info!(peer = %self.peer, pid, user = %startup.user, database = %startup.database, "session started");
-        let version = self.shared.config.server_version.clone();
-        // Exactly PostgreSQL 15's GUC_REPORT set, in the order it sends them.
-        let params: [(&str, &str); 13] = [
-            ("application_name", &startup.application_name),
-            ("client_encoding", "UTF8"),
-            ("DateStyle", "ISO, MDY"),
-            ("default_transaction_read_only", "off"),
-            ("in_hot_standby", "off"),
-            ("integer_datetimes", "on"),
-            ("IntervalStyle", "postgres"),
-            ("is_superuser", "on"),
-            ("server_encoding", "UTF8"),
-            ("server_version", &version),
-            ("session_authorization", &startup.user),
-            ("standard_conforming_strings", "on"),
-            ("TimeZone", "Etc/UTC"),
-        ];
-        for (name, value) in params {
-            self.out.parameter_status(name, value);
+        let mut settings = Vec::new();
+        let config = &self.shared.config;
+        for (name, limit) in [
+            ("statement_timeout", config.statement_timeout),
+            (
+                "idle_in_transaction_session_timeout",
+                config.idle_in_transaction_timeout,
+            ),
+        ] {
+            if let Some(t) = limit {
+                settings.push((name.to_string(), t.as_millis().to_string()));
+            }
         }
+        settings.extend(startup.settings);
+        let options = SessionOptions {
+            read_only: config.auth.is_read_only(&startup.user),
+            user: startup.user,
+            database: startup.database,
+            settings,
+        };
+        let opened = match self.backend.open_session(&options) {
+            Ok(o) => o,
+            Err(mut e) => {
+                e.severity = "FATAL".into();
+                return self.fatal(e).await;
+            }
+        };
+        self.sid = Some(opened.id);
+        tracing::info!(peer = %self.peer, pid, user = %options.user, database = %options.database, read_only = options.read_only, "session started");
+        // PostgreSQL 15's GUC_REPORT set, in the order it sends them, as the core has them.
+        self.apply_settings(opened.settings, true);
         self.out.backend_key_data(pid, secret);
         self.out.ready(TxnStatus::Idle);
         self.flush().await
+    }
+
+    /// Takes the settings the core reports changed: the timeouts this connection enforces,
+    /// and ParameterStatus for the others (sent now at start-up, else before the next
+    /// ReadyForQuery, where PostgreSQL reports them).
+    fn apply_settings(&mut self, settings: Vec<(String, String)>, now: bool) {
+        for (name, value) in settings {
+            let limit = rocklake_core::settings::timeout_millis(&value).map(Duration::from_millis);
+            match name.as_str() {
+                "statement_timeout" => self.statement_timeout = limit,
+                "idle_in_transaction_session_timeout" => self.idle_in_transaction_timeout = limit,
+                _ if now => self.out.parameter_status(&name, &value),
+                _ => self.out.setting_changed(&name, &value),
+            }
+        }
     }
 
     // ---------------------------------------------------------------- message reading
@@ -567,7 +600,7 @@ impl<B: Backend> Conn<B> {
         }
         let idle_limit = match self.status {
             TxnStatus::Idle => None,
-            _ => self.shared.config.idle_in_transaction_timeout,
+            _ => self.idle_in_transaction_timeout,
         };
         let idle_expired = async {
             match idle_limit {
@@ -788,7 +821,7 @@ impl<B: Backend> Conn<B> {
         let sid = self.sid();
         let slot = self.cancel.clone();
         let cancel_rx = slot.as_ref().map(|s| s.arm());
-        let timeout = self.shared.config.statement_timeout;
+        let timeout = self.statement_timeout;
         tokio::pin!(fut);
         let cancelled = async {
             if let Some(rx) = cancel_rx {
@@ -918,6 +951,7 @@ impl<B: Backend> Conn<B> {
     /// return the reply whose error and status end the request (the last continuation).
     async fn send_reply(&mut self, mut reply: Reply, proto: Proto, max_rows: usize) -> R<Reply> {
         loop {
+            self.apply_settings(std::mem::take(&mut reply.settings), false);
             let outputs = std::mem::take(&mut reply.outputs);
             let count = outputs.len();
             let mut copy_in = None;
@@ -1495,7 +1529,7 @@ fn parse_startup_params(body: &[u8]) -> Result<(Startup, Vec<String>), PgError> 
     let mut parts = body[..body.len() - 1].split(|b| *b == 0);
     let mut user = None;
     let mut database = None;
-    let mut application_name = String::new();
+    let mut settings = Vec::new();
     let mut unrecognized = Vec::new();
     while let Some(name) = parts.next() {
         if name.is_empty() {
@@ -1507,11 +1541,20 @@ fn parse_startup_params(body: &[u8]) -> Result<(Startup, Vec<String>), PgError> 
         match name.as_str() {
             "user" => user = Some(value),
             "database" => database = Some(value),
-            "application_name" => application_name = value,
+            "options" => settings.extend(command_line_settings(&value)?),
+            // Asks for a walsender, which RockLake is not; PostgreSQL's own clients send
+            // "false" or nothing.
+            "replication" if !matches!(value.as_str(), "false" | "0" | "off" | "no") => {
+                return Err(fatal(
+                    "0A000",
+                    "RockLake does not serve replication connections",
+                ))
+            }
+            "replication" => {}
             n if n.starts_with("_pq_.") => unrecognized.push(name),
-            // Other GUCs (client_encoding, DateStyle, options, ...) are accepted and ignored:
-            // RockLake always speaks UTF8 with ISO dates, which is what it reports.
-            _ => {}
+            // Every other parameter is a setting (application_name, client_encoding, ...),
+            // checked by the core when the session opens.
+            _ => settings.push((name, value)),
         }
     }
     let user = match user {
@@ -1531,15 +1574,77 @@ fn parse_startup_params(body: &[u8]) -> Result<(Startup, Vec<String>), PgError> 
         Startup {
             user,
             database,
-            application_name,
+            settings,
         },
         unrecognized,
     ))
 }
 
+/// The `-c name=value` / `--name=value` switches of the start-up `options` parameter
+/// (whitespace separates them; a backslash escapes the next character).
+fn command_line_settings(options: &str) -> Result<Vec<(String, String)>, PgError> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let invalid = |w: &str| {
+        fatal(
+            "42601",
+            format!("invalid command-line argument for server process: {w}"),
+        )
+    };
+    let mut out = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        let assignment = if w == "-c" {
+            words.next().ok_or_else(|| invalid(&w))?
+        } else if let Some(rest) = w.strip_prefix("-c").or_else(|| w.strip_prefix("--")) {
+            rest.to_string()
+        } else {
+            return Err(invalid(&w));
+        };
+        let (name, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| fatal("42601", format!("-c {assignment} requires a value")))?;
+        out.push((name.replace('-', "_"), value.to_string()));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{deallocate_target, is_txn_end};
+    use super::{command_line_settings, deallocate_target, is_txn_end};
+
+    #[test]
+    fn startup_options_become_settings() {
+        let got = command_line_settings(
+            "-c statement_timeout=5s --application-name=a\\ b -cDateStyle=ISO",
+        )
+        .expect("valid");
+        assert_eq!(
+            got,
+            [
+                ("statement_timeout".to_string(), "5s".to_string()),
+                ("application_name".to_string(), "a b".to_string()),
+                ("DateStyle".to_string(), "ISO".to_string()),
+            ]
+        );
+        assert!(command_line_settings("-x").is_err());
+        assert!(command_line_settings("-c nothing").is_err());
+    }
 
     #[test]
     fn deallocate_statements() {

@@ -23,7 +23,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rocklake_core::api::{Describe, PgError, Reply, SessionId};
+use rocklake_core::api::{Describe, OpenedSession, PgError, Reply, SessionId, SessionOptions};
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch, Semaphore};
 use tokio::task::JoinSet;
@@ -47,7 +47,7 @@ use crate::service::CatalogService;
 ///   finish, so a client never hears 57014 for a durable transaction. `describe` is only
 ///   dropped on cancel (it changes nothing).
 pub trait Backend: Send + Sync + 'static {
-    fn open_session(&self, user: &str, database: &str) -> SessionId;
+    fn open_session(&self, options: &SessionOptions) -> Result<OpenedSession, PgError>;
     fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send;
     fn describe(
         &self,
@@ -70,8 +70,8 @@ pub trait Backend: Send + Sync + 'static {
 }
 
 impl Backend for CatalogService {
-    fn open_session(&self, user: &str, database: &str) -> SessionId {
-        CatalogService::open_session(self, user, database)
+    fn open_session(&self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
+        CatalogService::open_session_with(self, options)
     }
     fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
         CatalogService::query(self, sid, sql)
@@ -113,9 +113,6 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// Connections beyond this get PostgreSQL's 53300 "sorry, too many clients already".
     pub max_connections: usize,
-    /// `server_version` ParameterStatus. libpq parses the leading `major.minor` (150018 here),
-    /// DuckDB reads its version from `SELECT version()` instead.
-    pub server_version: String,
     /// Start-up and authentication must finish within this (PostgreSQL's
     /// `authentication_timeout`, 60 s).
     pub startup_timeout: Duration,
@@ -136,7 +133,6 @@ impl ServerConfig {
             auth,
             max_message_bytes: 64 << 20,
             max_connections: 100,
-            server_version: format!("15.18 (RockLake {})", env!("CARGO_PKG_VERSION")),
             startup_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(10),
             tls: None,

@@ -1,0 +1,1336 @@
+//! Session settings (PostgreSQL's GUCs): the values SET, RESET, SHOW, `current_setting()` and
+//! `pg_settings` see, with PostgreSQL's rules — a SET inside a transaction that rolls back is
+//! undone, SET LOCAL lasts until the transaction ends, RESET returns to the value the session
+//! started with (server default or the client's start-up parameter). Values are validated and
+//! shown as PostgreSQL 15 does (`5000` → `5s`). Settings whose behaviour RockLake does not
+//! implement (time zones other than UTC, non-ISO date styles, encodings other than UTF8) are
+//! refused rather than accepted and ignored.
+
+use std::collections::BTreeMap;
+
+use sqlparser::ast;
+
+use crate::engine::{Isolation, Txn};
+use crate::error::SqlError;
+use crate::pgcatalog::{SERVER_VERSION, SERVER_VERSION_NUM};
+
+pub(crate) struct Setting {
+    pub(crate) name: &'static str,
+    pub(crate) setting: &'static str,
+    pub(crate) unit: Option<&'static str>,
+    pub(crate) category: &'static str,
+    pub(crate) short_desc: &'static str,
+    pub(crate) context: &'static str,
+    pub(crate) vartype: &'static str,
+    pub(crate) min_max: Option<(&'static str, &'static str)>,
+    pub(crate) enumvals: &'static [&'static str],
+}
+
+const fn s(
+    name: &'static str,
+    setting: &'static str,
+    category: &'static str,
+    short_desc: &'static str,
+    context: &'static str,
+    vartype: &'static str,
+) -> Setting {
+    Setting {
+        name,
+        setting,
+        unit: None,
+        category,
+        short_desc,
+        context,
+        vartype,
+        min_max: None,
+        enumvals: &[],
+    }
+}
+
+const CLIENT_LOCALE: &str = "Client Connection Defaults / Locale and Formatting";
+const CLIENT_STMT: &str = "Client Connection Defaults / Statement Behavior";
+const PRESET: &str = "Preset Options";
+const CONN: &str = "Connections and Authentication / Connection Settings";
+
+/// A realistic subset of PostgreSQL 15's settings, with the values a fresh session sees.
+pub(crate) const SETTINGS: &[Setting] = &[
+    s(
+        "application_name",
+        "",
+        "Reporting and Logging / What to Log",
+        "Sets the application name to be reported in statistics and logs.",
+        "user",
+        "string",
+    ),
+    Setting {
+        min_max: Some(("8192", "8192")),
+        ..s(
+            "block_size",
+            "8192",
+            PRESET,
+            "Shows the size of a disk block.",
+            "internal",
+            "integer",
+        )
+    },
+    Setting {
+        enumvals: &["escape", "hex"],
+        ..s(
+            "bytea_output",
+            "hex",
+            CLIENT_STMT,
+            "Sets the output format for bytea.",
+            "user",
+            "enum",
+        )
+    },
+    s(
+        "client_encoding",
+        "UTF8",
+        CLIENT_LOCALE,
+        "Sets the client's character set encoding.",
+        "user",
+        "string",
+    ),
+    s(
+        "DateStyle",
+        "ISO, MDY",
+        CLIENT_LOCALE,
+        "Sets the display format for date and time values.",
+        "user",
+        "string",
+    ),
+    s(
+        "default_tablespace",
+        "",
+        CLIENT_STMT,
+        "Sets the default tablespace to create tables and indexes in.",
+        "user",
+        "string",
+    ),
+    Setting {
+        enumvals: &[
+            "serializable",
+            "repeatable read",
+            "read committed",
+            "read uncommitted",
+        ],
+        ..s(
+            "default_transaction_isolation",
+            "read committed",
+            CLIENT_STMT,
+            "Sets the transaction isolation level of each new transaction.",
+            "user",
+            "enum",
+        )
+    },
+    s(
+        "default_transaction_read_only",
+        "off",
+        CLIENT_STMT,
+        "Sets the default read-only status of new transactions.",
+        "user",
+        "bool",
+    ),
+    Setting {
+        min_max: Some(("-15", "3")),
+        ..s(
+            "extra_float_digits",
+            "1",
+            CLIENT_LOCALE,
+            "Sets the number of digits displayed for floating-point values.",
+            "user",
+            "integer",
+        )
+    },
+    Setting {
+        unit: Some("ms"),
+        min_max: Some(("0", "2147483647")),
+        ..s(
+            "idle_in_transaction_session_timeout",
+            "0",
+            CLIENT_STMT,
+            "Sets the maximum allowed idle time between queries, when in a transaction.",
+            "user",
+            "integer",
+        )
+    },
+    s(
+        "in_hot_standby",
+        "off",
+        PRESET,
+        "Shows whether hot standby is currently active.",
+        "internal",
+        "bool",
+    ),
+    s(
+        "integer_datetimes",
+        "on",
+        PRESET,
+        "Shows whether datetimes are integer based.",
+        "internal",
+        "bool",
+    ),
+    Setting {
+        enumvals: &["postgres", "postgres_verbose", "sql_standard", "iso_8601"],
+        ..s(
+            "IntervalStyle",
+            "postgres",
+            CLIENT_LOCALE,
+            "Sets the display format for interval values.",
+            "user",
+            "enum",
+        )
+    },
+    s(
+        "is_superuser",
+        "on",
+        PRESET,
+        "Shows whether the current user is a superuser.",
+        "internal",
+        "bool",
+    ),
+    s(
+        "lc_collate",
+        "C.UTF-8",
+        PRESET,
+        "Shows the collation order locale.",
+        "internal",
+        "string",
+    ),
+    s(
+        "lc_ctype",
+        "C.UTF-8",
+        PRESET,
+        "Shows the character classification and case conversion locale.",
+        "internal",
+        "string",
+    ),
+    s(
+        "listen_addresses",
+        "*",
+        CONN,
+        "Sets the host name or IP address(es) to listen to.",
+        "postmaster",
+        "string",
+    ),
+    Setting {
+        unit: Some("ms"),
+        min_max: Some(("0", "2147483647")),
+        ..s(
+            "lock_timeout",
+            "0",
+            CLIENT_STMT,
+            "Sets the maximum allowed duration of any wait for a lock.",
+            "user",
+            "integer",
+        )
+    },
+    Setting {
+        min_max: Some(("1", "262143")),
+        ..s(
+            "max_connections",
+            "100",
+            CONN,
+            "Sets the maximum number of concurrent connections.",
+            "postmaster",
+            "integer",
+        )
+    },
+    Setting {
+        min_max: Some(("63", "63")),
+        ..s(
+            "max_identifier_length",
+            "63",
+            PRESET,
+            "Shows the maximum identifier length.",
+            "internal",
+            "integer",
+        )
+    },
+    Setting {
+        min_max: Some(("32", "32")),
+        ..s(
+            "max_index_keys",
+            "32",
+            PRESET,
+            "Shows the maximum number of index keys.",
+            "internal",
+            "integer",
+        )
+    },
+    Setting {
+        enumvals: &["md5", "scram-sha-256"],
+        ..s(
+            "password_encryption",
+            "scram-sha-256",
+            "Connections and Authentication / Authentication",
+            "Chooses the algorithm for encrypting passwords.",
+            "user",
+            "enum",
+        )
+    },
+    Setting {
+        min_max: Some(("1", "65535")),
+        ..s(
+            "port",
+            "5432",
+            CONN,
+            "Sets the TCP port the server listens on.",
+            "postmaster",
+            "integer",
+        )
+    },
+    s(
+        "search_path",
+        "\"$user\", public",
+        CLIENT_STMT,
+        "Sets the schema search order for names that are not schema-qualified.",
+        "user",
+        "string",
+    ),
+    s(
+        "server_encoding",
+        "UTF8",
+        PRESET,
+        "Shows the server (database) character set encoding.",
+        "internal",
+        "string",
+    ),
+    s(
+        "server_version",
+        SERVER_VERSION,
+        PRESET,
+        "Shows the server version.",
+        "internal",
+        "string",
+    ),
+    Setting {
+        min_max: Some(("150018", "150018")),
+        ..s(
+            "server_version_num",
+            SERVER_VERSION_NUM,
+            PRESET,
+            "Shows the server version as an integer.",
+            "internal",
+            "integer",
+        )
+    },
+    s(
+        "session_authorization",
+        "",
+        "Developer Options",
+        "Sets the session user name.",
+        "user",
+        "string",
+    ),
+    Setting {
+        unit: Some("8kB"),
+        min_max: Some(("16", "1073741823")),
+        ..s(
+            "shared_buffers",
+            "16384",
+            "Resource Usage / Memory",
+            "Sets the number of shared memory buffers used by the server.",
+            "postmaster",
+            "integer",
+        )
+    },
+    s(
+        "ssl",
+        "off",
+        "Connections and Authentication / SSL",
+        "Enables SSL connections.",
+        "sighup",
+        "bool",
+    ),
+    s(
+        "standard_conforming_strings",
+        "on",
+        "Version and Platform Compatibility / Previous PostgreSQL Versions",
+        "Causes '...' strings to treat backslashes literally.",
+        "user",
+        "bool",
+    ),
+    Setting {
+        unit: Some("ms"),
+        min_max: Some(("0", "2147483647")),
+        ..s(
+            "statement_timeout",
+            "0",
+            CLIENT_STMT,
+            "Sets the maximum allowed duration of any statement.",
+            "user",
+            "integer",
+        )
+    },
+    s(
+        "TimeZone",
+        "Etc/UTC",
+        CLIENT_LOCALE,
+        "Sets the time zone for displaying and interpreting time stamps.",
+        "user",
+        "string",
+    ),
+    s(
+        "timezone_abbreviations",
+        "Default",
+        CLIENT_LOCALE,
+        "Selects a file of time zone abbreviations.",
+        "user",
+        "string",
+    ),
+    Setting {
+        enumvals: &[
+            "serializable",
+            "repeatable read",
+            "read committed",
+            "read uncommitted",
+        ],
+        ..s(
+            "transaction_isolation",
+            "read committed",
+            CLIENT_STMT,
+            "Sets the current transaction's isolation level.",
+            "user",
+            "enum",
+        )
+    },
+    s(
+        "transaction_read_only",
+        "off",
+        CLIENT_STMT,
+        "Sets the current transaction's read-only status.",
+        "user",
+        "bool",
+    ),
+    Setting {
+        enumvals: &["minimal", "replica", "logical"],
+        ..s(
+            "wal_level",
+            "replica",
+            "Write-Ahead Log / Settings",
+            "Sets the level of information written to the WAL.",
+            "postmaster",
+            "enum",
+        )
+    },
+    Setting {
+        unit: Some("kB"),
+        min_max: Some(("64", "2147483647")),
+        ..s(
+            "work_mem",
+            "4096",
+            "Resource Usage / Memory",
+            "Sets the maximum memory to be used for query workspaces.",
+            "user",
+            "integer",
+        )
+    },
+];
+
+/// Settings PostgreSQL 15 reports with ParameterStatus (GUC_REPORT), in the order it sends them
+/// at start-up.
+pub const REPORTED: &[&str] = &[
+    "application_name",
+    "client_encoding",
+    "DateStyle",
+    "default_transaction_read_only",
+    "in_hot_standby",
+    "integer_datetimes",
+    "IntervalStyle",
+    "is_superuser",
+    "server_encoding",
+    "server_version",
+    "session_authorization",
+    "standard_conforming_strings",
+    "TimeZone",
+];
+
+/// Settings the host enforces with its own timers; their changes are reported to it as well.
+pub const HOST_ENFORCED: &[&str] = &["statement_timeout", "idle_in_transaction_session_timeout"];
+
+/// Setting name → stored value (in the setting's base unit, as `pg_settings.setting` shows it).
+type Values = BTreeMap<&'static str, String>;
+
+/// The definition of `name` (case-insensitive, with SHOW's multi-word spellings).
+pub(crate) fn find(name: &str) -> Option<&'static Setting> {
+    let name = match name.to_ascii_lowercase().as_str() {
+        "time zone" => "timezone",
+        "transaction isolation level" => "transaction_isolation",
+        "session authorization" => "session_authorization",
+        _ => return SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name)),
+    };
+    SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+}
+
+fn lookup(name: &str) -> Result<&'static Setting, SqlError> {
+    find(name).ok_or_else(|| SqlError::UndefinedParameter {
+        name: name.to_ascii_lowercase(),
+    })
+}
+
+/// The settings of one session.
+#[derive(Debug, Default)]
+pub struct SessionSettings {
+    /// What RESET returns to: the server's defaults, then the client's start-up parameters.
+    reset: Values,
+    /// Values of committed SETs.
+    values: Values,
+    /// The values of [`REPORTED`] and [`HOST_ENFORCED`] the host last heard.
+    reported: BTreeMap<&'static str, String>,
+    /// A SET ran since the last report, or its transaction is still open.
+    touched: bool,
+    /// The role may only read: writes fail with 25006 whatever the session sets.
+    pub read_only_role: bool,
+}
+
+/// SETs made inside a transaction: kept or dropped with it.
+#[derive(Debug, Default)]
+pub struct TxnSettings {
+    /// The session values as this transaction changed them (`None`: unchanged).
+    values: Option<Values>,
+    /// SET LOCAL values, dropped when the transaction ends.
+    local: Values,
+}
+
+impl SessionSettings {
+    /// A session's settings from `given` (server defaults, then the client's start-up
+    /// parameters, later ones winning), each checked as SET would check it.
+    pub fn new(given: &[(String, String)], read_only_role: bool) -> Result<Self, SqlError> {
+        let mut s = SessionSettings {
+            read_only_role,
+            ..Default::default()
+        };
+        for (name, value) in given {
+            let def = lookup(name)?;
+            check_changeable(def)?;
+            if def.name == "default_transaction_read_only" && read_only_role {
+                continue;
+            }
+            let current = s.reset.get(def.name).map_or(def.setting, String::as_str);
+            let stored = parse_value(def, value, current)?;
+            s.reset.insert(def.name, stored);
+        }
+        Ok(s)
+    }
+
+    /// Keeps the SETs of a committed transaction.
+    pub fn commit(&mut self, t: TxnSettings) {
+        if let Some(v) = t.values {
+            self.values = v;
+        }
+    }
+
+    /// The changed values of [`REPORTED`] and [`HOST_ENFORCED`] settings since the last call
+    /// (all of them on the first call).
+    pub fn report(
+        &mut self,
+        view_txn: Option<&Txn>,
+        user: &str,
+        hot_standby: bool,
+    ) -> Vec<(String, String)> {
+        if !self.touched && !self.reported.is_empty() {
+            return Vec::new();
+        }
+        let mut changed = Vec::new();
+        let mut now = Vec::new();
+        {
+            let view = View {
+                sess: self,
+                txn: view_txn,
+                user,
+                hot_standby,
+            };
+            for name in REPORTED.iter().chain(HOST_ENFORCED) {
+                if let Some(def) = find(name) {
+                    now.push((def.name, view.display(def)));
+                }
+            }
+        }
+        for (name, value) in now {
+            if self.reported.get(name) != Some(&value) {
+                changed.push((name.to_string(), value.clone()));
+                self.reported.insert(name, value);
+            }
+        }
+        // Keep looking while a transaction holding SETs is open: its end changes the values.
+        self.touched =
+            view_txn.is_some_and(|t| t.settings.values.is_some() || !t.settings.local.is_empty());
+        changed
+    }
+}
+
+/// Reads settings as one statement of a session sees them.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub sess: &'a SessionSettings,
+    pub txn: Option<&'a Txn>,
+    pub user: &'a str,
+    /// A read replica: PostgreSQL's hot standby.
+    pub hot_standby: bool,
+}
+
+fn on_off(b: bool) -> String {
+    if b { "on" } else { "off" }.to_string()
+}
+
+impl View<'_> {
+    /// The stored value (base units), as `pg_settings.setting` shows it.
+    pub(crate) fn stored(&self, def: &'static Setting) -> String {
+        let role_ro = self.sess.read_only_role;
+        match def.name {
+            "session_authorization" => return self.user.to_string(),
+            "in_hot_standby" => return on_off(self.hot_standby),
+            "is_superuser" => return on_off(!role_ro),
+            "default_transaction_read_only" if role_ro => return on_off(true),
+            "transaction_read_only" => {
+                let ro = match self.txn {
+                    Some(t) => t.read_only,
+                    None => self.value("default_transaction_read_only") == "on",
+                };
+                return on_off(ro || role_ro || self.hot_standby);
+            }
+            "transaction_isolation" => {
+                return match self.txn {
+                    Some(t) => isolation_name(t.isolation).to_string(),
+                    None => self.value("default_transaction_isolation"),
+                }
+            }
+            _ => {}
+        }
+        self.plain(def)
+    }
+
+    fn plain(&self, def: &'static Setting) -> String {
+        if let Some(t) = self.txn {
+            if let Some(v) = t.settings.local.get(def.name) {
+                return v.clone();
+            }
+        }
+        let values = self
+            .txn
+            .and_then(|t| t.settings.values.as_ref())
+            .unwrap_or(&self.sess.values);
+        values
+            .get(def.name)
+            .or_else(|| self.sess.reset.get(def.name))
+            .cloned()
+            .unwrap_or_else(|| def.setting.to_string())
+    }
+
+    /// What RESET would return to (`pg_settings.reset_val`).
+    pub(crate) fn reset_value(&self, def: &'static Setting) -> String {
+        self.sess
+            .reset
+            .get(def.name)
+            .cloned()
+            .unwrap_or_else(|| def.setting.to_string())
+    }
+
+    /// The stored value of a setting known to exist.
+    fn value(&self, name: &str) -> String {
+        find(name).map(|d| self.stored(d)).unwrap_or_default()
+    }
+
+    /// The value as SHOW and `current_setting()` show it.
+    pub(crate) fn display(&self, def: &'static Setting) -> String {
+        display(def, &self.stored(def))
+    }
+
+    /// SHOW / `current_setting(name)`.
+    pub fn show(&self, name: &str) -> Result<(&'static str, String), SqlError> {
+        let def = lookup(name)?;
+        Ok((def.name, self.display(def)))
+    }
+
+    /// The isolation level and access mode a new transaction gets.
+    pub fn transaction_defaults(&self) -> (Isolation, bool) {
+        let isolation = match self.value("default_transaction_isolation").as_str() {
+            "repeatable read" => Isolation::RepeatableRead,
+            "serializable" => Isolation::Serializable,
+            _ => Isolation::ReadCommitted,
+        };
+        (
+            isolation,
+            self.value("default_transaction_read_only") == "on",
+        )
+    }
+
+    /// The schemas of `search_path` in order (`$user` replaced by the user name), whether
+    /// they exist or not.
+    pub fn search_path(&self) -> Vec<String> {
+        split_list(&self.value("search_path"))
+            .into_iter()
+            .map(|s| {
+                if s == "$user" {
+                    self.user.to_string()
+                } else {
+                    s
+                }
+            })
+            .collect()
+    }
+}
+
+pub fn isolation_name(i: Isolation) -> &'static str {
+    match i {
+        Isolation::ReadCommitted => "read committed",
+        Isolation::RepeatableRead => "repeatable read",
+        Isolation::Serializable => "serializable",
+    }
+}
+
+/// Splits a list setting (`"$user", public`) into names: unquoted ones lowercased, quoted ones
+/// unescaped.
+fn split_list(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let Some(&c) = chars.peek() else { break };
+        let mut name = String::new();
+        if c == '"' {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    if chars.next_if_eq(&'"').is_some() {
+                        name.push('"');
+                    } else {
+                        break;
+                    }
+                } else {
+                    name.push(c);
+                }
+            }
+            while chars.next_if(|c| *c != ',').is_some() {}
+        } else {
+            while let Some(c) = chars.next_if(|c| *c != ',') {
+                name.push(c);
+            }
+            name = name.trim().to_lowercase();
+        }
+        out.push(name);
+        if chars.next().is_none() {
+            break;
+        }
+    }
+    out
+}
+
+/// PostgreSQL's `quote_identifier` for list settings (keywords aside).
+fn quote_ident(s: &str) -> String {
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$');
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+fn check_changeable(def: &Setting) -> Result<(), SqlError> {
+    let message = match def.context {
+        "user" | "superuser" => return Ok(()),
+        "postmaster" => format!(
+            "parameter \"{}\" cannot be changed without restarting the server",
+            def.name
+        ),
+        "sighup" => format!("parameter \"{}\" cannot be changed now", def.name),
+        _ => format!("parameter \"{}\" cannot be changed", def.name),
+    };
+    Err(SqlError::CantChangeParameter { message })
+}
+
+fn invalid(def: &Setting, raw: &str, hint: Option<&str>) -> SqlError {
+    SqlError::BadParameterValue {
+        message: format!("invalid value for parameter \"{}\": \"{raw}\"", def.name),
+        hint: hint.map(str::to_string),
+    }
+}
+
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("us", 0.001),
+    ("ms", 1.0),
+    ("s", 1000.0),
+    ("min", 60_000.0),
+    ("h", 3_600_000.0),
+    ("d", 86_400_000.0),
+];
+const MEMORY_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0 / 1024.0),
+    ("kB", 1.0),
+    ("MB", 1024.0),
+    ("GB", 1024.0 * 1024.0),
+    ("TB", 1024.0 * 1024.0 * 1024.0),
+];
+
+/// Checks `raw` for `def` as PostgreSQL's SET does and returns the stored form. `current` is
+/// the stored value now (DateStyle keeps the part not given).
+pub(crate) fn parse_value(def: &Setting, raw: &str, current: &str) -> Result<String, SqlError> {
+    match def.name {
+        "TimeZone" => return parse_time_zone(def, raw),
+        "client_encoding" => {
+            return match raw.to_ascii_lowercase().replace(['-', '_'], "").as_str() {
+                "utf8" | "unicode" => Ok("UTF8".into()),
+                _ => Err(invalid(def, raw, Some("RockLake speaks UTF8 only."))),
+            }
+        }
+        "DateStyle" => return parse_date_style(def, raw, current),
+        "IntervalStyle" if !raw.eq_ignore_ascii_case("postgres") => {
+            return Err(invalid(
+                def,
+                raw,
+                Some("RockLake formats intervals in the postgres style only."),
+            ))
+        }
+        "bytea_output" if !raw.eq_ignore_ascii_case("hex") => {
+            return Err(invalid(def, raw, Some("RockLake sends bytea in hex only.")))
+        }
+        _ => {}
+    }
+    match def.vartype {
+        "bool" => parse_bool(raw)
+            .map(on_off)
+            .ok_or_else(|| SqlError::BadParameterValue {
+                message: format!("parameter \"{}\" requires a Boolean value", def.name),
+                hint: None,
+            }),
+        "enum" => def
+            .enumvals
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(raw.trim()))
+            .map(|v| v.to_string())
+            .ok_or_else(|| {
+                invalid(
+                    def,
+                    raw,
+                    Some(&format!("Available values: {}.", def.enumvals.join(", "))),
+                )
+            }),
+        "integer" => {
+            let v = parse_int(def, raw)?;
+            if def.name == "extra_float_digits" && v < 1 {
+                return Err(invalid(
+                    def,
+                    raw,
+                    Some("RockLake prints floating-point values in their shortest exact form (extra_float_digits 1 to 3)."),
+                ));
+            }
+            Ok(v.to_string())
+        }
+        _ => Ok(raw.to_string()),
+    }
+}
+
+fn parse_bool(raw: &str) -> Option<bool> {
+    let v = raw.trim().to_ascii_lowercase();
+    let prefix_of = |word: &str| !v.is_empty() && word.starts_with(v.as_str());
+    match v.as_str() {
+        "1" => Some(true),
+        "0" => Some(false),
+        "on" => Some(true),
+        "of" | "off" => Some(false),
+        _ if prefix_of("true") || prefix_of("yes") => Some(true),
+        _ if prefix_of("false") || prefix_of("no") => Some(false),
+        _ => None,
+    }
+}
+
+/// An integer setting: a number with an optional unit (PostgreSQL's `parse_int`), converted to
+/// the setting's base unit, rounded, and checked against its range.
+fn parse_int(def: &Setting, raw: &str) -> Result<i64, SqlError> {
+    let text = raw.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(text.len());
+    let (num, unit) = (&text[..split], text[split..].trim());
+    let (units, hint) = match def.unit {
+        Some("ms") => (
+            TIME_UNITS,
+            "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\".",
+        ),
+        Some("kB") | Some("8kB") => (
+            MEMORY_UNITS,
+            "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
+        ),
+        _ => (&[][..], ""),
+    };
+    let number: f64 = num.parse().map_err(|_| invalid(def, raw, None))?;
+    let value = if unit.is_empty() {
+        if !num.contains(['.', 'e', 'E']) && num.parse::<i32>().is_err() {
+            return Err(invalid(def, raw, Some("Value exceeds integer range.")));
+        }
+        number
+    } else {
+        let (_, factor) = units
+            .iter()
+            .find(|(u, _)| *u == unit)
+            .ok_or_else(|| invalid(def, raw, (!hint.is_empty()).then_some(hint)))?;
+        let base = if def.unit == Some("8kB") { 8.0 } else { 1.0 };
+        number * factor / base
+    };
+    let value = value.round();
+    let (min, max) = def
+        .min_max
+        .and_then(|(a, z)| Some((a.parse::<i64>().ok()?, z.parse::<i64>().ok()?)))
+        .unwrap_or((i32::MIN.into(), i32::MAX.into()));
+    if !(min as f64..=max as f64).contains(&value) {
+        let unit = def.unit.map(|u| format!(" {u}")).unwrap_or_default();
+        return Err(SqlError::BadParameterValue {
+            message: format!(
+                "{value}{unit} is outside the valid range for parameter \"{}\" ({min} .. {max})",
+                def.name
+            ),
+            hint: None,
+        });
+    }
+    Ok(value as i64)
+}
+
+fn parse_time_zone(def: &Setting, raw: &str) -> Result<String, SqlError> {
+    const UTC_NAMES: &[&str] = &[
+        "UTC",
+        "Etc/UTC",
+        "GMT",
+        "Etc/GMT",
+        "UCT",
+        "Etc/UCT",
+        "Zulu",
+        "Etc/Zulu",
+        "Universal",
+        "Etc/Universal",
+        "Greenwich",
+        "Etc/Greenwich",
+    ];
+    UTC_NAMES
+        .iter()
+        .find(|n| n.eq_ignore_ascii_case(raw.trim()))
+        .map(|n| n.to_string())
+        .ok_or_else(|| {
+            invalid(
+                def,
+                raw,
+                Some("RockLake keeps and shows times in UTC only (UTC, Etc/UTC, GMT, ...)."),
+            )
+        })
+}
+
+/// `ISO, MDY`: only the ISO output style; any field order.
+fn parse_date_style(def: &Setting, raw: &str, current: &str) -> Result<String, SqlError> {
+    let mut order = current
+        .split(',')
+        .nth(1)
+        .map(str::trim)
+        .unwrap_or("MDY")
+        .to_string();
+    for part in raw.split(',').map(|p| p.trim().to_ascii_lowercase()) {
+        match part.as_str() {
+            "iso" => {}
+            "mdy" | "us" | "noneuropean" | "non-european" => order = "MDY".into(),
+            "dmy" | "euro" | "european" => order = "DMY".into(),
+            "ymd" => order = "YMD".into(),
+            "postgres" | "sql" | "german" => {
+                return Err(invalid(
+                    def,
+                    raw,
+                    Some("RockLake formats dates in the ISO style only."),
+                ))
+            }
+            _ => return Err(invalid(def, raw, None)),
+        }
+    }
+    Ok(format!("ISO, {order}"))
+}
+
+/// A stored value as SHOW shows it (`5000` ms → `5s`, `4096` kB → `4MB`).
+pub(crate) fn display(def: &Setting, stored: &str) -> String {
+    let Ok(v) = stored.parse::<i64>() else {
+        return stored.to_string();
+    };
+    let (units, factor): (&[(&str, i64)], i64) = match def.unit {
+        Some("ms") => (
+            &[
+                ("d", 86_400_000),
+                ("h", 3_600_000),
+                ("min", 60_000),
+                ("s", 1000),
+                ("ms", 1),
+            ],
+            1,
+        ),
+        Some("kB") => (
+            &[("TB", 1 << 30), ("GB", 1 << 20), ("MB", 1 << 10), ("kB", 1)],
+            1,
+        ),
+        Some("8kB") => (
+            &[("TB", 1 << 30), ("GB", 1 << 20), ("MB", 1 << 10), ("kB", 1)],
+            8,
+        ),
+        _ => return stored.to_string(),
+    };
+    let v = v * factor;
+    if v == 0 {
+        return "0".into();
+    }
+    units
+        .iter()
+        .find(|(_, f)| v % f == 0)
+        .map(|(u, f)| format!("{}{u}", v / f))
+        .unwrap_or_else(|| stored.to_string())
+}
+
+/// A host-enforced timeout's shown value (`5s`, `0`) in milliseconds; `None` when off or
+/// unreadable.
+pub fn timeout_millis(shown: &str) -> Option<u64> {
+    let text = shown.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let n: u64 = text[..split].parse().ok()?;
+    let factor = match &text[split..] {
+        "" | "ms" => 1,
+        "s" => 1000,
+        "min" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    (n > 0).then_some(n * factor)
+}
+
+// ------------------------------------------------------------------ SET / RESET
+
+/// The text of SET's value list as PostgreSQL flattens it; `None` for DEFAULT.
+fn flatten(def: &Setting, values: &[ast::Expr]) -> Result<Option<String>, SqlError> {
+    let mut parts = Vec::with_capacity(values.len());
+    for e in values {
+        let text = match e {
+            ast::Expr::Identifier(id) if id.quote_style.is_none() => {
+                if id.value.eq_ignore_ascii_case("default") && values.len() == 1 {
+                    return Ok(None);
+                }
+                id.value.to_lowercase()
+            }
+            ast::Expr::Identifier(id) => id.value.clone(),
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                ast::Value::Number(n, _) => n.to_string(),
+                ast::Value::Boolean(b) => on_off(*b),
+                _ => return Err(set_syntax(e)),
+            },
+            ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr,
+            } => match expr.as_ref() {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => format!("-{n}"),
+                    _ => return Err(set_syntax(e)),
+                },
+                _ => return Err(set_syntax(e)),
+            },
+            _ => return Err(set_syntax(e)),
+        };
+        parts.push(text);
+    }
+    match def.name {
+        "search_path" => Ok(Some(
+            parts
+                .iter()
+                .map(|p| quote_ident(p))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )),
+        "DateStyle" => Ok(Some(parts.join(", "))),
+        _ if parts.len() == 1 => Ok(parts.pop()),
+        _ => Err(SqlError::BadParameterValue {
+            message: format!("SET {} takes only one argument", def.name),
+            hint: None,
+        }),
+    }
+}
+
+fn set_syntax(e: &ast::Expr) -> SqlError {
+    SqlError::Syntax {
+        message: format!("at or near \"{e}\""),
+    }
+}
+
+/// Where a SET puts its value.
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    Session,
+    Local,
+}
+
+/// Runs SET (every PostgreSQL form RockLake supports).
+pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), SqlError> {
+    match set {
+        ast::Set::SingleAssignment {
+            scope,
+            hivevar: false,
+            variable,
+            values,
+        } => {
+            let scope = match scope {
+                Some(ast::ContextModifier::Local) => Scope::Local,
+                _ => Scope::Session,
+            };
+            let name = variable.to_string();
+            let def = lookup(&name)?;
+            assign(cx, def, flatten(def, values)?, scope)
+        }
+        ast::Set::SetTimeZone { local, value } => {
+            let def = lookup("TimeZone")?;
+            let scope = if *local { Scope::Local } else { Scope::Session };
+            let value = match value {
+                ast::Expr::Identifier(id)
+                    if id.quote_style.is_none()
+                        && (id.value.eq_ignore_ascii_case("local")
+                            || id.value.eq_ignore_ascii_case("default")) =>
+                {
+                    None
+                }
+                e => flatten(def, std::slice::from_ref(e))?,
+            };
+            assign(cx, def, value, scope)
+        }
+        ast::Set::SetNames { charset_name, .. } => {
+            let def = lookup("client_encoding")?;
+            assign(cx, def, Some(charset_name.value.clone()), Scope::Session)
+        }
+        ast::Set::SetTransaction {
+            modes,
+            snapshot: None,
+            session,
+        } => {
+            let prefix = if *session { "default_" } else { "" };
+            for m in modes {
+                let (name, value) = match m {
+                    ast::TransactionMode::IsolationLevel(l) => (
+                        "transaction_isolation",
+                        match l {
+                            ast::TransactionIsolationLevel::ReadUncommitted => "read uncommitted",
+                            ast::TransactionIsolationLevel::ReadCommitted => "read committed",
+                            ast::TransactionIsolationLevel::RepeatableRead => "repeatable read",
+                            _ => "serializable",
+                        },
+                    ),
+                    ast::TransactionMode::AccessMode(a) => (
+                        "transaction_read_only",
+                        if matches!(a, ast::TransactionAccessMode::ReadOnly) {
+                            "on"
+                        } else {
+                            "off"
+                        },
+                    ),
+                };
+                let def = lookup(&format!("{prefix}{name}"))?;
+                assign(cx, def, Some(value.to_string()), Scope::Session)?;
+            }
+            Ok(())
+        }
+        ast::Set::SetRole { role_name, .. } => match role_name {
+            Some(r) if r.value != cx.sess.user => Err(SqlError::InsufficientPrivilege {
+                message: format!("permission denied to set role \"{}\"", r.value),
+            }),
+            _ => Ok(()),
+        },
+        ast::Set::SetSessionAuthorization(_) => Err(SqlError::FeatureNotSupported {
+            what: "SET SESSION AUTHORIZATION".into(),
+        }),
+        other => Err(SqlError::Syntax {
+            message: format!("at or near \"{other}\""),
+        }),
+    }
+}
+
+/// RESET name / RESET ALL.
+pub(crate) fn reset(cx: &mut crate::exec::Cx<'_>, name: Option<&str>) -> Result<(), SqlError> {
+    let Some(name) = name else {
+        cx.ensure_txn();
+        let sess = &mut *cx.sess;
+        if let Some(t) = sess.txn.as_mut() {
+            t.settings.values = Some(Values::new());
+            t.settings.local.clear();
+        }
+        sess.settings.touched = true;
+        return Ok(());
+    };
+    let def = lookup(name)?;
+    assign(cx, def, None, Scope::Session)
+}
+
+/// Sets (`Some`) or resets (`None`) one setting in the session's current transaction.
+fn assign(
+    cx: &mut crate::exec::Cx<'_>,
+    def: &'static Setting,
+    value: Option<String>,
+    scope: Scope,
+) -> Result<(), SqlError> {
+    check_changeable(def)?;
+    let hot_standby = cx.st.read_only;
+    cx.ensure_txn();
+    let sess = &mut *cx.sess;
+    let role_ro = sess.settings.read_only_role;
+    let Some(txn) = sess.txn.as_mut() else {
+        return Err(SqlError::Internal {
+            message: "SET outside a transaction".into(),
+        });
+    };
+    let current = View {
+        sess: &sess.settings,
+        txn: Some(txn),
+        user: &sess.user,
+        hot_standby,
+    }
+    .stored(def);
+    let stored = match value {
+        Some(v) => Some(parse_value(def, &v, &current)?),
+        None => None,
+    };
+    let wants_read_write = stored.as_deref() == Some("off");
+    match def.name {
+        // Properties of the running transaction, not saved values.
+        "transaction_read_only" => {
+            if wants_read_write {
+                refuse_read_write(hot_standby, role_ro, &sess.user)?;
+                if txn.read_only && txn.snapshot.is_some() {
+                    return Err(SqlError::ActiveTransaction {
+                        message: "transaction read-write mode must be set before any query".into(),
+                    });
+                }
+            }
+            txn.read_only = stored.as_deref() == Some("on");
+            return Ok(());
+        }
+        "transaction_isolation" => {
+            let level = stored.unwrap_or_else(|| "read committed".into());
+            let isolation = match level.as_str() {
+                "repeatable read" => Isolation::RepeatableRead,
+                "serializable" => Isolation::Serializable,
+                _ => Isolation::ReadCommitted,
+            };
+            if txn.snapshot.is_some() && isolation != txn.isolation {
+                return Err(SqlError::ActiveTransaction {
+                    message: "SET TRANSACTION ISOLATION LEVEL must be called before any query"
+                        .into(),
+                });
+            }
+            txn.isolation = isolation;
+            return Ok(());
+        }
+        "default_transaction_read_only" if wants_read_write && role_ro => {
+            refuse_read_write(false, true, &sess.user)?;
+        }
+        _ => {}
+    }
+    let settings = &mut sess.settings;
+    match scope {
+        Scope::Local => {
+            let v = match stored {
+                Some(v) => v,
+                None => settings
+                    .reset
+                    .get(def.name)
+                    .cloned()
+                    .unwrap_or_else(|| def.setting.to_string()),
+            };
+            txn.settings.local.insert(def.name, v);
+        }
+        Scope::Session => {
+            let values = txn
+                .settings
+                .values
+                .get_or_insert_with(|| settings.values.clone());
+            match stored {
+                Some(v) => values.insert(def.name, v),
+                None => values.remove(def.name),
+            };
+            txn.settings.local.remove(def.name);
+        }
+    }
+    settings.touched = true;
+    Ok(())
+}
+
+/// A read replica or a read-only role asking for read-write mode.
+pub(crate) fn refuse_read_write(
+    hot_standby: bool,
+    role_ro: bool,
+    user: &str,
+) -> Result<(), SqlError> {
+    if hot_standby {
+        return Err(SqlError::FeatureNotSupported {
+            what: "transaction read-write mode on a read replica".into(),
+        });
+    }
+    if role_ro {
+        return Err(SqlError::InsufficientPrivilege {
+            message: format!("permission denied to set transaction read-write mode: role \"{user}\" is read-only"),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_values_parse_and_show_as_postgresql() {
+        let def = find("statement_timeout").expect("known");
+        let shown = |raw: &str| display(def, &parse_value(def, raw, "0").expect(raw));
+        assert_eq!(shown("1500"), "1500ms");
+        assert_eq!(shown("1.5s"), "1500ms");
+        assert_eq!(shown("60s"), "1min");
+        assert_eq!(shown("3600000"), "1h");
+        assert_eq!(shown("100us"), "0");
+        assert_eq!(shown("1d"), "1d");
+        assert_eq!(timeout_millis("1min"), Some(60_000));
+        assert_eq!(timeout_millis("0"), None);
+        for bad in ["abc", "5 parsecs", "-1", "2147483648"] {
+            assert!(parse_value(def, bad, "0").is_err(), "{bad}");
+        }
+        let work_mem = find("work_mem").expect("known");
+        assert_eq!(
+            display(
+                work_mem,
+                &parse_value(work_mem, "64MB", "4096").expect("64MB")
+            ),
+            "64MB"
+        );
+        assert_eq!(
+            display(find("shared_buffers").expect("known"), "16384"),
+            "128MB"
+        );
+    }
+
+    #[test]
+    fn search_path_lists_round_trip() {
+        assert_eq!(split_list("\"$user\", public"), ["$user", "public"]);
+        assert_eq!(split_list("a, \"x y\", \"Q\""), ["a", "x y", "Q"]);
+        assert_eq!(quote_ident("a,b"), "\"a,b\"");
+        assert_eq!(quote_ident("public"), "public");
+    }
+
+    #[test]
+    fn bools_accept_postgresql_spellings() {
+        for (raw, v) in [
+            ("on", true),
+            ("OFF", false),
+            ("t", true),
+            ("ye", true),
+            ("0", false),
+            ("n", false),
+        ] {
+            assert_eq!(parse_bool(raw), Some(v), "{raw}");
+        }
+        assert_eq!(parse_bool("maybe"), None);
+        assert_eq!(parse_bool("o"), None);
+    }
+}

@@ -1,0 +1,345 @@
+//! Session settings and roles. Differentially against PostgreSQL 15: SET / SET LOCAL / RESET /
+//! SHOW / current_setting / pg_settings with PostgreSQL's validation, units and transaction
+//! rules, search_path resolving unqualified names, the ParameterStatus messages a client sees
+//! after each statement, a per-session statement_timeout and
+//! idle_in_transaction_session_timeout, start-up `options`. Then RockLake's own: a read-only
+//! role from the configuration file (DuckDB reads through it; every write and every attempt
+//! at read-write mode is refused), and the settings RockLake refuses instead of ignoring.
+
+use rocklake_tests::{duckdb_python_quiet, result_json, Postgres, Server};
+
+const SCRIPT: &str = r#"
+import sys, json, time, psycopg
+dsn = sys.argv[1]
+out = []
+c = psycopg.connect(dsn, autocommit=True)
+REPORTED = ["application_name", "DateStyle", "TimeZone", "default_transaction_read_only"]
+def run(sql, conn=c):
+    try:
+        cur = conn.execute(sql)
+        rows = cur.fetchall() if cur.description else cur.statusmessage
+        res = [sql, [d.name for d in cur.description] if cur.description else None, rows]
+    except psycopg.Error as e:
+        d = e.diag
+        res = [sql, "error", e.sqlstate, d.message_primary, d.message_hint]
+    res.append({p: conn.info.parameter_status(p) for p in REPORTED})
+    out.append(res)
+for s in [
+    "SHOW statement_timeout",
+    "SET statement_timeout = 'abc'",
+    "SET statement_timeout = -1",
+    "SET statement_timeout = '5 parsecs'",
+    "SET statement_timeout = 2147483648",
+    "SET statement_timeout = 1, 2",
+    "SET statement_timeout = 1500", "SHOW statement_timeout",
+    "SET statement_timeout = '1.5s'", "SHOW statement_timeout",
+    "SET statement_timeout TO '60s'", "SHOW statement_timeout",
+    "SELECT current_setting('statement_timeout')",
+    "SELECT name, setting, unit, reset_val FROM pg_settings WHERE name IN ('statement_timeout', 'work_mem') ORDER BY 1",
+    "SET statement_timeout TO DEFAULT", "SHOW statement_timeout",
+    "SET transaction_read_only = maybe",
+    "SET default_transaction_isolation = 'bogus'",
+    "SET server_version = '1'", "SET port = 1", "SET lc_collate = 'C'",
+    "SET nosuch = 1", "SHOW nosuch", "SELECT current_setting('nosuch')",
+    "SELECT current_setting('nosuch', true)",
+    "SET extra_float_digits = 99",
+    "SET application_name = 'x y'", "SHOW application_name",
+    "SET search_path = a, \"B\", public", "SHOW search_path",
+    "SELECT current_schemas(true), current_schema()",
+    "DROP TABLE IF EXISTS ss_t", "CREATE TABLE ss_t (a int)", "INSERT INTO public.ss_t VALUES (1)",
+    "SET search_path = nosuch", "SELECT current_schema()", "CREATE TABLE ss_u (a int)",
+    "SELECT * FROM ss_t", "SELECT * FROM public.ss_t",
+    "CREATE SCHEMA IF NOT EXISTS ss", "SET search_path = ss, public",
+    "DROP TABLE IF EXISTS ss.ss_t", "CREATE TABLE ss_t (b int)", "INSERT INTO ss_t VALUES (7)",
+    "SELECT * FROM ss_t", "SELECT * FROM public.ss_t", "SELECT current_schema()",
+    "RESET search_path", "SELECT * FROM ss_t", "SHOW search_path",
+    "SET TIME ZONE 'UTC'", "SHOW timezone", "SHOW TIME ZONE", "RESET timezone", "SHOW TimeZone",
+    "SET LOCAL statement_timeout = 100", "SHOW statement_timeout",
+    "BEGIN", "SET statement_timeout = 7000", "ROLLBACK", "SHOW statement_timeout",
+    "BEGIN", "SET statement_timeout = 7000", "COMMIT", "SHOW statement_timeout",
+    "BEGIN", "SET LOCAL statement_timeout = 9000", "SHOW statement_timeout", "COMMIT",
+    "SHOW statement_timeout",
+    "BEGIN", "SET statement_timeout = 1000", "SELECT 1/0", "ROLLBACK", "SHOW statement_timeout",
+    "SET statement_timeout = 1000; SELECT 1/0", "SHOW statement_timeout",
+    "RESET ALL", "SHOW statement_timeout",
+    "SET datestyle = 'iso, dmy'", "SHOW datestyle", "SET datestyle = 'ISO'", "SHOW DateStyle",
+    "RESET datestyle",
+    "SET work_mem = '64MB'", "SHOW work_mem", "SET work_mem = 100", "SHOW work_mem",
+    "SET default_transaction_read_only = on", "SHOW transaction_read_only", "BEGIN",
+    "SHOW transaction_read_only", "CREATE TABLE ro_t (a int)", "ROLLBACK",
+    "SET default_transaction_read_only = off",
+    "BEGIN", "SET TRANSACTION READ ONLY", "INSERT INTO public.ss_t VALUES (2)", "ROLLBACK",
+    "BEGIN ISOLATION LEVEL REPEATABLE READ", "SHOW transaction_isolation", "SELECT 1",
+    "SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "ROLLBACK",
+    "SET default_transaction_isolation = 'repeatable read'", "BEGIN", "SHOW transaction_isolation",
+    "COMMIT", "RESET default_transaction_isolation", "SHOW transaction_isolation",
+    "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", "SHOW default_transaction_read_only",
+    "RESET default_transaction_read_only",
+    "SET client_encoding = 'UTF8'", "SHOW client_encoding",
+    "SET statement_timeout = 5000", "DISCARD ALL", "SHOW statement_timeout", "SHOW application_name",
+]:
+    run(s)
+
+# statement_timeout is per session: this one times out, a second session does not.
+slow = "SELECT count(*) FROM generate_series(1, 3000) a, generate_series(1, 1000) b"
+run("SET statement_timeout = 50")
+run(slow)
+other = psycopg.connect(dsn, autocommit=True)
+run(slow, other)
+run("SHOW statement_timeout", other)
+run("RESET statement_timeout")
+run(slow)
+
+# idle_in_transaction_session_timeout is per session too.
+idle = psycopg.connect(dsn, autocommit=True)
+run("SET idle_in_transaction_session_timeout = 300", idle)
+run("BEGIN", idle)
+time.sleep(1.0)
+try:
+    idle.execute("SELECT 1")
+    out.append(["idle session", "still open"])
+except psycopg.Error as e:
+    out.append(["idle session", "error", e.sqlstate, idle.closed])
+run("BEGIN", other)
+time.sleep(1.0)
+run("SELECT 1", other)
+run("COMMIT", other)
+
+# Start-up parameters: options=-c and application_name, as RESET's target.
+opts = psycopg.connect(dsn, autocommit=True, application_name="boot",
+                       options="-c statement_timeout=2s -c search_path=ss,public")
+run("SHOW statement_timeout", opts)
+run("SELECT * FROM ss_t", opts)
+run("SET application_name = 'later'", opts)
+run("RESET ALL", opts)
+run("SHOW application_name", opts)
+run("SHOW statement_timeout", opts)
+try:
+    psycopg.connect(dsn, options="-c nosuch=1")
+    out.append(["bad startup setting", "accepted"])
+except psycopg.Error as e:
+    out.append(["bad startup setting", str(e).split("FATAL:")[-1].strip()])
+print("RESULT", json.dumps(out))
+"#;
+
+fn run(dsn: &str) -> serde_json::Value {
+    let (ok, out) = duckdb_python_quiet("155", SCRIPT, &[dsn]).expect("python");
+    assert!(ok, "script failed: {out}");
+    result_json(&out)
+}
+
+#[test]
+fn settings_match_postgres() {
+    let pg = Postgres::start().expect("postgres");
+    let expected = run(&pg.dsn());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("server");
+    let got = run(&server.dsn());
+    let (e, g) = (
+        expected.as_array().expect("array"),
+        got.as_array().expect("array"),
+    );
+    assert_eq!(e.len(), g.len());
+    let mismatches: Vec<String> = e
+        .iter()
+        .zip(g)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("PostgreSQL: {a}\nRockLake:   {b}"))
+        .collect();
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+    // The script must have seen the behaviours it is about, not only agreement.
+    let text = got.to_string();
+    for needle in [
+        "57014", "25P03", "1500ms", "\"x y\"", "3F000", "25006", "25001", "42704",
+    ] {
+        assert!(text.contains(needle), "{needle} never seen: {text}");
+    }
+    println!(
+        "session settings: {} statements identical to PostgreSQL",
+        e.len()
+    );
+    server.stop().expect("stop");
+}
+
+const ROLE_SCRIPT: &str = r#"
+import sys, json, duckdb, psycopg
+port, data, writer_pw = sys.argv[1], sys.argv[2], sys.argv[3]
+out = []
+def attach(user, pw, read_only):
+    c = duckdb.connect()
+    ro = ", READ_ONLY" if read_only else ""
+    c.execute(f"ATTACH 'ducklake:postgres:host=127.0.0.1 port={port} dbname=lake user={user} password={pw}' AS lake (DATA_PATH '{data}'{ro})")
+    return c
+w = attach("rocklake", writer_pw, False)
+w.execute("CREATE TABLE lake.items AS SELECT range AS id FROM range(5)")
+r = attach("reader", "readerpw", True)
+out.append(["reader count", r.execute("SELECT count(*) FROM lake.items").fetchall()[0][0]])
+w.execute("INSERT INTO lake.items VALUES (5)")
+r2 = attach("reader", "readerpw", True)
+out.append(["reader sees new commit", r2.execute("SELECT count(*) FROM lake.items").fetchall()[0][0]])
+rw = attach("reader", "readerpw", False)
+try:
+    rw.execute("INSERT INTO lake.items VALUES (6)")
+    out.append(["reader insert", "committed"])
+except Exception as e:
+    out.append(["reader insert", "refused", "read-only transaction" in str(e)])
+out.append(["writer count", w.execute("SELECT count(*) FROM lake.items").fetchall()[0][0]])
+def pg(sql, user="reader", pw="readerpw"):
+    try:
+        conn = psycopg.connect(f"host=127.0.0.1 port={port} dbname=lake user={user} password={pw}", autocommit=True)
+    except psycopg.Error as e:
+        return ["connect", str(e).split("FATAL:")[-1].strip()]
+    try:
+        cur = conn.execute(sql)
+        return [sql, cur.fetchall() if cur.description else cur.statusmessage,
+                conn.info.parameter_status("default_transaction_read_only")]
+    except psycopg.Error as e:
+        return [sql, "error", e.sqlstate, e.diag.message_primary]
+for sql in [
+    "SHOW transaction_read_only",
+    "SHOW default_transaction_read_only",
+    "CREATE TABLE public.x (a int)",
+    "DELETE FROM public.ducklake_snapshot",
+    "SET default_transaction_read_only = off",
+    "SET transaction_read_only = off",
+    "BEGIN READ WRITE",
+    "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+    "SELECT count(*) > 0 FROM public.ducklake_snapshot",
+]:
+    out.append(pg(sql))
+out.append(pg("SELECT 1", pw="wrong"))
+out.append(pg("SELECT 1", user="nobody"))
+out.append(pg("SHOW transaction_read_only", user="rocklake", pw=writer_pw))
+print("RESULT", json.dumps(out))
+"#;
+
+#[test]
+fn read_only_role_reads_and_never_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("rocklake.toml");
+    std::fs::write(
+        &config,
+        "[[users]]\nname = \"reader\"\npassword_env = \"RL_TEST_READER_PASSWORD\"\nread_only = true\n",
+    )
+    .expect("config");
+    std::env::set_var("RL_TEST_READER_PASSWORD", "readerpw");
+    let server = Server::start(
+        &dir.path().join("catalog"),
+        "rocklake",
+        &["--config", config.to_str().expect("utf8")],
+    )
+    .expect("server");
+    let data = dir.path().join("files");
+    let (ok, out) = duckdb_python_quiet(
+        "155",
+        ROLE_SCRIPT,
+        &[
+            &server.port.to_string(),
+            &format!("{}/", data.display()),
+            &server.password,
+        ],
+    )
+    .expect("python");
+    assert!(ok, "script failed: {out}");
+    let got = result_json(&out);
+    println!("{}", serde_json::to_string_pretty(&got).expect("json"));
+    let expected = serde_json::json!([
+        ["reader count", 5],
+        ["reader sees new commit", 6],
+        ["reader insert", "refused", true],
+        ["writer count", 6],
+        ["SHOW transaction_read_only", [["on"]], "on"],
+        ["SHOW default_transaction_read_only", [["on"]], "on"],
+        [
+            "CREATE TABLE public.x (a int)",
+            "error",
+            "25006",
+            "cannot execute CREATE TABLE in a read-only transaction"
+        ],
+        [
+            "DELETE FROM public.ducklake_snapshot",
+            "error",
+            "25006",
+            "cannot execute DELETE in a read-only transaction"
+        ],
+        [
+            "SET default_transaction_read_only = off",
+            "error",
+            "42501",
+            "permission denied to set transaction read-write mode: role \"reader\" is read-only"
+        ],
+        [
+            "SET transaction_read_only = off",
+            "error",
+            "42501",
+            "permission denied to set transaction read-write mode: role \"reader\" is read-only"
+        ],
+        [
+            "BEGIN READ WRITE",
+            "error",
+            "42501",
+            "permission denied to set transaction read-write mode: role \"reader\" is read-only"
+        ],
+        [
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+            "error",
+            "42501",
+            "permission denied to set transaction read-write mode: role \"reader\" is read-only"
+        ],
+        [
+            "SELECT count(*) > 0 FROM public.ducklake_snapshot",
+            [[true]],
+            "on"
+        ],
+        [
+            "connect",
+            "password authentication failed for user \"reader\""
+        ],
+        [
+            "connect",
+            "password authentication failed for user \"nobody\""
+        ],
+        ["SHOW transaction_read_only", [["off"]], "off"],
+    ]);
+    assert_eq!(got, expected);
+    server.stop().expect("stop");
+}
+
+/// What RockLake refuses rather than accepting and ignoring: time zones other than UTC,
+/// non-ISO date styles, encodings other than UTF8, extra_float_digits below 1.
+#[test]
+fn unsupported_settings_are_refused_not_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("server");
+    let script = r#"
+import sys, json, psycopg
+c = psycopg.connect(sys.argv[1], autocommit=True)
+out = []
+for s in ["SET TimeZone = 'Europe/Paris'", "SET DateStyle = 'German'", "SET client_encoding = 'LATIN1'",
+          "SET extra_float_digits = 0", "SET IntervalStyle = 'iso_8601'", "SET bytea_output = 'escape'",
+          "SET TimeZone = 'Etc/UTC'", "SHOW TimeZone", "SET extra_float_digits = 3", "SHOW extra_float_digits"]:
+    try:
+        cur = c.execute(s)
+        out.append([s, cur.fetchall() if cur.description else "ok"])
+    except psycopg.Error as e:
+        out.append([s, e.sqlstate, e.diag.message_hint is not None])
+print("RESULT", json.dumps(out))
+"#;
+    let (ok, out) = duckdb_python_quiet("155", script, &[&server.dsn()]).expect("python");
+    assert!(ok, "script failed: {out}");
+    let got = result_json(&out);
+    let expected = serde_json::json!([
+        ["SET TimeZone = 'Europe/Paris'", "22023", true],
+        ["SET DateStyle = 'German'", "22023", true],
+        ["SET client_encoding = 'LATIN1'", "22023", true],
+        ["SET extra_float_digits = 0", "22023", true],
+        ["SET IntervalStyle = 'iso_8601'", "22023", true],
+        ["SET bytea_output = 'escape'", "22023", true],
+        ["SET TimeZone = 'Etc/UTC'", "ok"],
+        ["SHOW TimeZone", [["Etc/UTC"]]],
+        ["SET extra_float_digits = 3", "ok"],
+        ["SHOW extra_float_digits", [["3"]]],
+    ]);
+    assert_eq!(got, expected);
+    server.stop().expect("stop");
+}
