@@ -103,6 +103,10 @@ pub struct Shared {
     pub now: i64,
     /// Serving a read replica: every write fails with 25006.
     pub read_only: bool,
+    /// Excision may have deleted versions that commit points below this read (the cut of a
+    /// finished or running excision, as of the last open or refresh): reading there fails
+    /// with 72000 instead of seeing part of the history.
+    pub excised_below: u64,
     /// Oldest commit point another session's open transaction reads (lifecycle safety),
     /// refreshed before each statement.
     pub oldest_session_pin: Option<u64>,
@@ -208,6 +212,7 @@ impl Engine {
             now: 0,
             read_only: false,
             oldest_session_pin: None,
+            excised_below: crate::lifecycle::excised_below(kv)?,
         };
         for (name, oid) in BUILTIN_SCHEMAS {
             st.schemas.insert(

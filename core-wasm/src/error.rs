@@ -43,6 +43,11 @@ pub enum SqlError {
     /// undone as for any failed statement.
     #[error("{message}")]
     QueryCanceled { message: String },
+    /// The transaction's snapshot is older than what excision kept (a replica's REPEATABLE READ
+    /// transaction that outlived a gc + excise on the writer): start a new transaction, and hold
+    /// a lease on the writer for reads that must survive excision.
+    #[error("snapshot too old")]
+    SnapshotTooOld { commit_seq: u64, excised_below: u64 },
     /// Qualify the name or SET search_path to an existing schema.
     #[error("no schema has been selected to create in")]
     NoSchemaSelected,
@@ -217,6 +222,7 @@ impl SqlError {
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::UndefinedParameter { .. } => "42704",
             SqlError::QueryCanceled { .. } => "57014",
+            SqlError::SnapshotTooOld { .. } => "72000",
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } => "22023",
             SqlError::InsufficientPrivilege { .. } => "42501",
@@ -257,6 +263,17 @@ impl SqlError {
             }
             SqlError::BatchTooLarge => {
                 e.hint = Some("Split large operations into smaller transactions.".into());
+            }
+            SqlError::SnapshotTooOld {
+                commit_seq,
+                excised_below,
+            } => {
+                e.detail = Some(format!(
+                    "The transaction reads commit {commit_seq}; excision has removed versions that commits below {excised_below} read."
+                ));
+                e.hint = Some(
+                    "Start a new transaction. Reads that must outlive gc and excise on the writer hold a lease there (rocklake_lease).".into(),
+                );
             }
             SqlError::DatatypeMismatch { hint, .. }
             | SqlError::UndefinedFunction { hint, .. }

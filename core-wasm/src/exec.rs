@@ -307,6 +307,19 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// A pinned snapshot that excision has reached since it was taken reads a partial history:
+    /// refuse it (only a replica can get here; the writer refuses to excise past its own open
+    /// transactions).
+    pub(crate) fn check_snapshot_age(&self) -> Result<(), SqlError> {
+        match self.sess.txn.as_ref().and_then(|t| t.snapshot) {
+            Some(at) if at < self.st.excised_below => Err(SqlError::SnapshotTooOld {
+                commit_seq: at,
+                excised_below: self.st.excised_below,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn reader(&self, at: u64) -> ReadCx<'_> {
         let now = self
             .sess
@@ -411,7 +424,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             }));
         }
         _ if failed => return Err(SqlError::InFailedTransaction),
-        _ => {}
+        _ => cx.check_snapshot_age()?,
     }
     let out = match stmt {
         Statement::StartTransaction { modes, .. } => begin(cx, modes)?,

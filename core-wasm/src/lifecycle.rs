@@ -73,6 +73,11 @@ const REPAIR_COLUMNS: &[(&str, PgType)] = &[
     ("fix", PgType::Text),
     ("applied", PgType::Bool),
 ];
+const VERIFY_COLUMNS: &[(&str, PgType)] = &[
+    ("check", PgType::Text),
+    ("subject", PgType::Text),
+    ("detail", PgType::Text),
+];
 const LEASE_LIST_COLUMNS: &[(&str, PgType)] = &[
     ("lease_id", PgType::Int8),
     ("snapshot_id", PgType::Int8),
@@ -115,6 +120,7 @@ pub fn result_columns(name: &str) -> Option<&'static [(&'static str, PgType)]> {
         "rocklake_excise_plan" | "rocklake_excise_apply" => EXCISE_COLUMNS,
         "rocklake_checkpoint_restore" => RESTORE_COLUMNS,
         "rocklake_repair" => REPAIR_COLUMNS,
+        "rocklake_verify" => VERIFY_COLUMNS,
         _ => return None,
     })
 }
@@ -646,7 +652,8 @@ pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlErr
         | "rocklake_leases"
         | "rocklake_checkpoints"
         | "rocklake_gc_plan"
-        | "rocklake_excise_plan" => false,
+        | "rocklake_excise_plan"
+        | "rocklake_verify" => false,
         "rocklake_repair" => repair_applies(name, args)?,
         _ => true,
     };
@@ -704,6 +711,7 @@ pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlErr
             let apply = repair_applies(name, args)?;
             repair(cx, apply)
         }
+        "rocklake_verify" => verify(cx),
         other => Err(SqlError::UndefinedFunction {
             message: format!("function {other}() does not exist"),
             hint: Some(
@@ -711,6 +719,42 @@ pub fn call(cx: &mut Cx<'_>, name: &str, args: &[Expr]) -> Result<Output, SqlErr
             ),
         }),
     }
+}
+
+/// `rocklake_verify()`: verify_catalog on the catalog as committed, from a running server —
+/// one row per violation, then a `summary` row (what was checked; `ok` or how many failed).
+fn verify(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
+    // A fresh engine over the committed store: verify reads the catalog as a new session
+    // would, independent of this session's own transaction.
+    let mut engine = crate::Engine::open(cx.kv)?;
+    let report = crate::verify::verify(&mut engine, cx.kv)?;
+    let mut r = Rows::new(VERIFY_COLUMNS);
+    for v in &report.violations {
+        r.push(vec![
+            Value::Text(v.check.to_string()),
+            Value::Text(v.subject.clone()),
+            Value::Text(v.detail.clone()),
+        ]);
+    }
+    let verdict = match report.violations.len() {
+        0 => "ok".to_string(),
+        n => format!("{n} violation{}", if n == 1 { "" } else { "s" }),
+    };
+    r.push(vec![
+        Value::Text("summary".into()),
+        Value::Text(format!(
+            "{} keys, {} rows, DuckLake schemas: {}",
+            report.keys_checked,
+            report.rows_checked,
+            if report.ducklake_schemas.is_empty() {
+                "none".to_string()
+            } else {
+                report.ducklake_schemas.join(", ")
+            }
+        )),
+        Value::Text(verdict),
+    ]);
+    Ok(r.output())
 }
 
 fn status(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
@@ -1201,6 +1245,18 @@ fn excise(cx: &mut Cx<'_>, before: u64, batch: usize, apply: bool) -> Result<Out
         Value::Bool(apply),
     ]);
     Ok(r.output())
+}
+
+/// The commit point below which excision may have deleted versions: the cut of the last
+/// finished excision, or of the one in progress (its cursor), whichever is higher.
+pub(crate) fn excised_below(kv: &dyn crate::api::KvRead) -> Result<u64, SqlError> {
+    let seq = |v: Option<Vec<u8>>| {
+        v.and_then(|b| b.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()))
+            .map_or(0, u64::from_be_bytes)
+    };
+    let done = seq(kv.get(&keys::meta_key(EXCISED_SEQ))?);
+    let running = seq(kv.get(&keys::meta_key(EXCISE_CURSOR))?);
+    Ok(done.max(running))
 }
 
 fn checkpoint_create(cx: &mut Cx<'_>, label: String) -> Result<Output, SqlError> {

@@ -665,3 +665,63 @@ fn repair_fixes_counters_and_housekeeping_and_dry_run_changes_nothing() {
     assert!(checks(&mut lake).is_empty(), "the fixes are durable");
     assert!(lake.rows("SELECT * FROM rocklake_leases()").is_empty());
 }
+
+/// A read replica's REPEATABLE READ transaction that outlives gc + excise on the writer fails
+/// with 72000 once the replica refreshes, instead of reading a history with holes.
+#[test]
+fn a_replica_snapshot_older_than_excision_fails_with_72000() {
+    let mut lake = Lake::new();
+    for _ in 0..4 {
+        lake.add_file();
+    }
+    let mut replica = Engine::open(&lake.kv).expect("replica");
+    replica.set_read_only(true);
+    let rs = replica.open_session("reader", "lake");
+    let q = |engine: &mut Engine, kv: &MemKv, sql: &str| engine.query(kv, rs, sql, 1);
+    let r = q(&mut replica, &lake.kv, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    assert!(r.error.is_none());
+    let r = q(&mut replica, &lake.kv, "SELECT count(*) FROM side");
+    assert!(r.error.is_none(), "{:?}", r.error);
+    // The writer knows nothing of the replica's transaction.
+    lake.add_file();
+    let floor = lake.next_snapshot - 1;
+    lake.ok(&format!("SELECT * FROM rocklake_gc_apply({floor})"));
+    lake.ok(&format!("SELECT * FROM rocklake_excise_apply({floor})"));
+    // Before the replica sees the excision its reads still work (nothing it knows is gone).
+    let r = q(&mut replica, &lake.kv, "SELECT 1");
+    assert!(r.error.is_none(), "{:?}", r.error);
+    replica.refresh(&lake.kv).expect("refresh");
+    let r = q(&mut replica, &lake.kv, "SELECT count(*) FROM side");
+    let e = r.error.expect("72000 after the refresh");
+    assert_eq!((e.code.as_str(), e.message.as_str()), ("72000", "snapshot too old"));
+    assert!(e.hint.is_some_and(|h| h.contains("lease")));
+    // The transaction is aborted; a new one reads the current state.
+    let r = q(&mut replica, &lake.kv, "ROLLBACK");
+    assert!(r.error.is_none());
+    let r = q(&mut replica, &lake.kv, "SELECT count(*) FROM side");
+    assert!(r.error.is_none(), "{:?}", r.error);
+}
+
+/// `rocklake_verify()`: the checks of `rocklake verify` from SQL on a running catalog.
+#[test]
+fn verify_is_a_sql_function_that_finds_damage() {
+    let mut lake = Lake::new();
+    lake.add_file();
+    let rows = lake.rows("SELECT * FROM rocklake_verify()");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["check"].as_deref(), Some("summary"));
+    assert_eq!(rows[0]["detail"].as_deref(), Some("ok"));
+    assert!(rows[0]["subject"]
+        .as_deref()
+        .is_some_and(|s| s.contains("DuckLake schemas: public")));
+    // A data file pointing at a table that does not exist.
+    lake.snapshot(
+        "INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start) VALUES (99, 424242, {S}, NULL, 'x.parquet', true, 'parquet', 1, 1, 1, 0)",
+    );
+    let rows = lake.rows("SELECT * FROM rocklake_verify()");
+    assert!(rows.iter().any(|r| r["check"].as_deref() == Some("references")
+        && r["detail"].as_deref().is_some_and(|d| d.contains("424242"))), "{rows:?}");
+    let last = rows.last().expect("summary");
+    assert_eq!(last["check"].as_deref(), Some("summary"));
+    assert_ne!(last["detail"].as_deref(), Some("ok"));
+}
