@@ -1247,6 +1247,33 @@ fn excise(cx: &mut Cx<'_>, before: u64, batch: usize, apply: bool) -> Result<Out
     Ok(r.output())
 }
 
+/// What a committed batch did to checkpoints, for a host that backs each with a checkpoint
+/// of its store: `(id, true)` created, `(id, false)` dropped.
+pub fn checkpoint_changes(batch: &crate::api::CommitBatch) -> Vec<(u64, bool)> {
+    let prefix = keys::meta_key(CHECKPOINT_PREFIX);
+    let id = |k: &[u8]| record_id(&prefix, k);
+    let created = batch.puts.iter().filter_map(|(k, _)| Some((id(k)?, true)));
+    let dropped = batch.deletes.iter().filter_map(|k| Some((id(k)?, false)));
+    created.chain(dropped).collect()
+}
+
+/// The ids of the checkpoints the catalog holds.
+pub fn checkpoint_ids(kv: &dyn crate::api::KvRead) -> Result<Vec<u64>, SqlError> {
+    let prefix = keys::meta_key(CHECKPOINT_PREFIX);
+    Ok(kv
+        .scan(&prefix, &keys::prefix_end(&prefix), usize::MAX)?
+        .iter()
+        .filter_map(|(k, _)| record_id(&prefix, k))
+        .collect())
+}
+
+/// The id of a lifecycle record key (see [`record_key`]).
+fn record_id(prefix: &[u8], key: &[u8]) -> Option<u64> {
+    key.strip_prefix(prefix)
+        .and_then(|r| <[u8; 8]>::try_from(r).ok())
+        .map(u64::from_be_bytes)
+}
+
 /// The commit point below which excision may have deleted versions: the cut of the last
 /// finished excision, or of the one in progress (its cursor), whichever is higher.
 pub(crate) fn excised_below(kv: &dyn crate::api::KvRead) -> Result<u64, SqlError> {

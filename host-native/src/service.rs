@@ -310,6 +310,26 @@ impl Inner {
         }
     }
 
+    /// Pins (or unpins) the store checkpoints backing the RockLake checkpoints a durable batch
+    /// created (or dropped). The commit stands either way; a failure is logged and repaired
+    /// at the next open ([`Store::reconcile_checkpoints`]).
+    async fn back_checkpoints(&self, batch: &CommitBatch) {
+        let Backing::Writer(store) = &self.store else {
+            return;
+        };
+        for (id, created) in rocklake_core::lifecycle::checkpoint_changes(batch) {
+            let r = if created {
+                store.pin_checkpoint(id).await
+            } else {
+                store.unpin_checkpoint(id).await
+            };
+            match r {
+                Ok(()) => tracing::info!(checkpoint = id, pinned = created, "store checkpoint"),
+                Err(e) => tracing::warn!(checkpoint = id, error = %e, "store checkpoint not updated; repaired at the next open"),
+            }
+        }
+    }
+
     /// Runs one request of the engine on a blocking thread: statements are CPU-bound and may
     /// run long, and an async worker they occupied would stop driving the timers
     /// (statement_timeout, CancelRequest) and the sockets of every other session.
@@ -346,6 +366,9 @@ impl Inner {
         let mut outputs = std::mem::take(&mut reply.outputs);
         while let Some(batch) = reply.commit.take() {
             let (outcome, aborted) = self.apply_in_order(&batch, interrupt).await;
+            if outcome.is_ok() {
+                self.back_checkpoints(&batch).await;
+            }
             let next = {
                 let mut eng = self.engine();
                 let reader = self.store.reader();
@@ -728,6 +751,19 @@ impl CatalogService {
             }
         };
         metrics.writer_epoch.set(store.epoch() as i64);
+        if let Backing::Writer(s) = &store {
+            // A crash between a checkpoint's commit and its store checkpoint, or a failed
+            // pin, is repaired here.
+            let ids = rocklake_core::lifecycle::checkpoint_ids(&s.reader())
+                .map_err(|e| anyhow::anyhow!("cannot read checkpoints: {e}"))?;
+            match s.reconcile_checkpoints(&ids).await {
+                Ok((0, 0)) => {}
+                Ok((pinned, unpinned)) => {
+                    tracing::info!(pinned, unpinned, "store checkpoints reconciled")
+                }
+                Err(e) => tracing::warn!(error = %e, "store checkpoints not reconciled"),
+            }
+        }
         let reader = store.reader();
         let recording = crate::trace::RecordingKv::new(&reader);
         let open_kv: &dyn KvRead = if config.record.is_some() {

@@ -652,6 +652,82 @@ impl Store {
         })
     }
 
+    /// Backs RockLake checkpoint `id` with a SlateDB checkpoint named
+    /// [`store_checkpoint_name`]: the files of everything committed so far (the checkpoint's
+    /// snapshot included) stay in the object store until [`Store::unpin_checkpoint`], whatever
+    /// excision, compaction and SlateDB's garbage collector do. Idempotent.
+    pub async fn pin_checkpoint(&self, id: u64) -> Result<(), StoreError> {
+        let name = store_checkpoint_name(id);
+        if !self.store_checkpoints(Some(&name)).await?.is_empty() {
+            return Ok(());
+        }
+        let w = self.writer.lock().await;
+        self.check_writable(&w).await?;
+        let options = slatedb::config::CheckpointOptions {
+            name: Some(name),
+            ..Default::default()
+        };
+        w.db
+            .create_checkpoint(slatedb::config::CheckpointScope::Durable, &options)
+            .await
+            .map(|_| ())
+            .map_err(|e| from_slate(e, &self.location, self.epoch(), "create store checkpoint"))
+    }
+
+    /// Drops the SlateDB checkpoint(s) backing RockLake checkpoint `id`; their files become
+    /// garbage for SlateDB's collector once nothing else references them.
+    pub async fn unpin_checkpoint(&self, id: u64) -> Result<(), StoreError> {
+        let admin = slatedb::admin::Admin::builder(self.root.clone(), self.object_store.clone())
+            .build();
+        for cp in self
+            .store_checkpoints(Some(&store_checkpoint_name(id)))
+            .await?
+        {
+            admin
+                .delete_checkpoint(cp.id)
+                .await
+                .map_err(|e| from_slate(e, &self.location, 0, "delete store checkpoint"))?;
+        }
+        Ok(())
+    }
+
+    /// SlateDB's checkpoints of this store (all, or those named `name`).
+    pub async fn store_checkpoints(
+        &self,
+        name: Option<&str>,
+    ) -> Result<Vec<slatedb::Checkpoint>, StoreError> {
+        let admin = slatedb::admin::Admin::builder(self.root.clone(), self.object_store.clone())
+            .build();
+        admin
+            .list_checkpoints(name)
+            .await
+            .map_err(|e| from_slate(e, &self.location, 0, "list store checkpoints"))
+    }
+
+    /// Makes the SlateDB checkpoints match RockLake's checkpoints `ids`: pins the missing
+    /// (a crash between a checkpoint's commit and its pin), unpins those whose RockLake
+    /// checkpoint is gone. SlateDB checkpoints of others (readers' own) are left alone.
+    /// Returns how many were pinned and unpinned.
+    pub async fn reconcile_checkpoints(&self, ids: &[u64]) -> Result<(usize, usize), StoreError> {
+        let have: Vec<u64> = self
+            .store_checkpoints(None)
+            .await?
+            .iter()
+            .filter_map(|c| c.name.as_deref().and_then(checkpoint_id_of))
+            .collect();
+        let mut pinned = 0;
+        for id in ids.iter().filter(|id| !have.contains(id)) {
+            self.pin_checkpoint(*id).await?;
+            pinned += 1;
+        }
+        let mut unpinned = 0;
+        for id in have.iter().filter(|id| !ids.contains(id)) {
+            self.unpin_checkpoint(*id).await?;
+            unpinned += 1;
+        }
+        Ok((pinned, unpinned))
+    }
+
     /// Closes SlateDB (flushing nothing new: every commit is already durable). Waits for an
     /// in-flight commit. Readers keep answering from the mirror. Idempotent.
     pub async fn close(&self) -> Result<(), StoreError> {
@@ -668,6 +744,15 @@ impl Store {
             },
         }
     }
+}
+
+/// The name of the SlateDB checkpoint backing RockLake checkpoint `id`.
+pub fn store_checkpoint_name(id: u64) -> String {
+    format!("rocklake-checkpoint-{id}")
+}
+
+fn checkpoint_id_of(name: &str) -> Option<u64> {
+    name.strip_prefix("rocklake-checkpoint-")?.parse().ok()
 }
 
 fn validate(batch: &CommitBatch) -> Result<(), StoreError> {
