@@ -678,7 +678,11 @@ fn a_replica_snapshot_older_than_excision_fails_with_72000() {
     replica.set_read_only(true);
     let rs = replica.open_session("reader", "lake");
     let q = |engine: &mut Engine, kv: &MemKv, sql: &str| engine.query(kv, rs, sql, 1);
-    let r = q(&mut replica, &lake.kv, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    let r = q(
+        &mut replica,
+        &lake.kv,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ",
+    );
     assert!(r.error.is_none());
     let r = q(&mut replica, &lake.kv, "SELECT count(*) FROM side");
     assert!(r.error.is_none(), "{:?}", r.error);
@@ -693,7 +697,10 @@ fn a_replica_snapshot_older_than_excision_fails_with_72000() {
     replica.refresh(&lake.kv).expect("refresh");
     let r = q(&mut replica, &lake.kv, "SELECT count(*) FROM side");
     let e = r.error.expect("72000 after the refresh");
-    assert_eq!((e.code.as_str(), e.message.as_str()), ("72000", "snapshot too old"));
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        ("72000", "snapshot too old")
+    );
     assert!(e.hint.is_some_and(|h| h.contains("lease")));
     // The transaction is aborted; a new one reads the current state.
     let r = q(&mut replica, &lake.kv, "ROLLBACK");
@@ -719,8 +726,12 @@ fn verify_is_a_sql_function_that_finds_damage() {
         "INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start) VALUES (99, 424242, {S}, NULL, 'x.parquet', true, 'parquet', 1, 1, 1, 0)",
     );
     let rows = lake.rows("SELECT * FROM rocklake_verify()");
-    assert!(rows.iter().any(|r| r["check"].as_deref() == Some("references")
-        && r["detail"].as_deref().is_some_and(|d| d.contains("424242"))), "{rows:?}");
+    assert!(
+        rows.iter()
+            .any(|r| r["check"].as_deref() == Some("references")
+                && r["detail"].as_deref().is_some_and(|d| d.contains("424242"))),
+        "{rows:?}"
+    );
     let last = rows.last().expect("summary");
     assert_eq!(last["check"].as_deref(), Some("summary"));
     assert_ne!(last["detail"].as_deref(), Some("ok"));

@@ -134,6 +134,18 @@ enum Command {
         #[command(subcommand)]
         action: BenchAction,
     },
+    /// Return the space excision freed to the object store, now: merge every table of the
+    /// store into one sorted run and delete every file SlateDB no longer needs. Opens the
+    /// catalog as its writer, so stop the server first (a running one reclaims the space by
+    /// itself, later: compaction, then SlateDB's garbage collector after 5 minutes).
+    /// Exit status: 0 done, 2 invalid arguments, 3 catalog unavailable.
+    #[command(
+        after_help = "Examples:\n  rocklake reclaim --catalog ./rocklake-data/catalog\n  rocklake reclaim --json"
+    )]
+    Reclaim {
+        #[command(flatten)]
+        target: CatalogArgs,
+    },
     /// Lifecycle state: latest commit and snapshot, floor, excision progress, leases.
     #[command(after_help = "Example:\n  rocklake status --json")]
     Status {
@@ -549,6 +561,7 @@ fn main() -> ExitCode {
             return config_check(&serve, json)
         }
         Some(Command::Verify { target }) => return verify(&target.catalog, target.json),
+        Some(Command::Reclaim { target }) => return reclaim(&target.catalog, target.json),
         Some(Command::Gc { action }) => {
             return match action {
                 GcAction::Plan { retain_from, admin } => admin_sql(
@@ -713,6 +726,42 @@ fn verify_report(url: &url::Url) -> anyhow::Result<rocklake_core::verify::Report
         .and_then(|rt| rt.block_on(run));
     spinner.finish_and_clear();
     report
+}
+
+fn reclaim(catalog: &str, json: bool) -> ExitCode {
+    init_logs(LogFormat::Human);
+    let url = match catalog_url(catalog) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let run = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| {
+            rt.block_on(rocklake::store::reclaim(url.as_str()))
+                .map_err(anyhow::Error::from)
+        });
+    match run {
+        Ok(r) if json => {
+            println!("{:#}", serde_json::json!(r));
+            ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            println!(
+                "merged {} L0 tables and {} sorted runs; {} bytes in {} objects -> {} bytes in {} objects",
+                r.merged_l0, r.merged_runs, r.bytes_before, r.objects_before, r.bytes_after, r.objects_after
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rocklake: {e:#}");
+            ExitCode::from(3)
+        }
+    }
 }
 
 fn verify(catalog: &str, json: bool) -> ExitCode {

@@ -325,7 +325,9 @@ impl Inner {
             };
             match r {
                 Ok(()) => tracing::info!(checkpoint = id, pinned = created, "store checkpoint"),
-                Err(e) => tracing::warn!(checkpoint = id, error = %e, "store checkpoint not updated; repaired at the next open"),
+                Err(e) => {
+                    tracing::warn!(checkpoint = id, error = %e, "store checkpoint not updated; repaired at the next open")
+                }
             }
         }
     }

@@ -44,11 +44,25 @@ async fn checkpoints_pin_store_checkpoints_and_reconcile_at_open() {
     let url = dir.path().join("catalog").display().to_string();
     let (service, sid) = open(&url).await;
     let mut init = vec!["BEGIN".to_string()];
-    init.extend(init_statements("/data/", "t", "0190f6a2-0000-7000-8000-000000000000"));
+    init.extend(init_statements(
+        "/data/",
+        "t",
+        "0190f6a2-0000-7000-8000-000000000000",
+    ));
     init.push("COMMIT".into());
     sql(&service, sid, &init.join(";\n")).await;
-    sql(&service, sid, "SELECT * FROM rocklake_checkpoint_create('first')").await;
-    sql(&service, sid, "SELECT * FROM rocklake_checkpoint_create('second')").await;
+    sql(
+        &service,
+        sid,
+        "SELECT * FROM rocklake_checkpoint_create('first')",
+    )
+    .await;
+    sql(
+        &service,
+        sid,
+        "SELECT * FROM rocklake_checkpoint_create('second')",
+    )
+    .await;
     assert_eq!(
         store_checkpoints(&url).await,
         ["rocklake-checkpoint-1", "rocklake-checkpoint-2"]
@@ -63,7 +77,11 @@ async fn checkpoints_pin_store_checkpoints_and_reconcile_at_open() {
     // checkpoint gone, a stray one for checkpoint 1 back.
     let (store, root) = resolve_object_store(&url, None).expect("store");
     let admin = slatedb::admin::Admin::builder(root, store).build();
-    for c in admin.list_checkpoints(Some("rocklake-checkpoint-2")).await.expect("list") {
+    for c in admin
+        .list_checkpoints(Some("rocklake-checkpoint-2"))
+        .await
+        .expect("list")
+    {
         admin.delete_checkpoint(c.id).await.expect("delete");
     }
     let options = slatedb::config::CheckpointOptions {

@@ -667,8 +667,7 @@ impl Store {
             name: Some(name),
             ..Default::default()
         };
-        w.db
-            .create_checkpoint(slatedb::config::CheckpointScope::Durable, &options)
+        w.db.create_checkpoint(slatedb::config::CheckpointScope::Durable, &options)
             .await
             .map(|_| ())
             .map_err(|e| from_slate(e, &self.location, self.epoch(), "create store checkpoint"))
@@ -677,8 +676,8 @@ impl Store {
     /// Drops the SlateDB checkpoint(s) backing RockLake checkpoint `id`; their files become
     /// garbage for SlateDB's collector once nothing else references them.
     pub async fn unpin_checkpoint(&self, id: u64) -> Result<(), StoreError> {
-        let admin = slatedb::admin::Admin::builder(self.root.clone(), self.object_store.clone())
-            .build();
+        let admin =
+            slatedb::admin::Admin::builder(self.root.clone(), self.object_store.clone()).build();
         for cp in self
             .store_checkpoints(Some(&store_checkpoint_name(id)))
             .await?
@@ -696,8 +695,8 @@ impl Store {
         &self,
         name: Option<&str>,
     ) -> Result<Vec<slatedb::Checkpoint>, StoreError> {
-        let admin = slatedb::admin::Admin::builder(self.root.clone(), self.object_store.clone())
-            .build();
+        let admin =
+            slatedb::admin::Admin::builder(self.root.clone(), self.object_store.clone()).build();
         admin
             .list_checkpoints(name)
             .await
@@ -744,6 +743,148 @@ impl Store {
             },
         }
     }
+}
+
+/// What [`reclaim`] did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ReclaimReport {
+    /// Bytes and objects under the catalog's root before and after.
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub objects_before: u64,
+    pub objects_after: u64,
+    /// L0 tables and sorted runs merged into one sorted run.
+    pub merged_l0: usize,
+    pub merged_runs: usize,
+}
+
+/// Offline maintenance after excision: flushes the memtable, merges every L0 table and
+/// sorted run into one sorted run (deleted and superseded versions drop out instead of
+/// waiting for the size-tiered compactor to bring them together), then runs SlateDB's garbage
+/// collector once with no minimum age, which is safe only because nothing else has the
+/// catalog open: the catalog is opened as its writer (a server on it is fenced — stop it
+/// first). Files a store checkpoint (`rocklake-checkpoint-<id>`) or a reader's checkpoint
+/// still references stay.
+pub async fn reclaim(url: &str) -> Result<ReclaimReport, StoreError> {
+    let loc = location::resolve(url, false)?;
+    let (bytes_before, objects_before) = usage(&loc).await?;
+    let store = Store::open(url, StoreOptions::default().create_if_missing(false)).await?;
+    let merged = compact_fully(&store).await;
+    let closed = store.close().await;
+    let (merged_l0, merged_runs) = merged?;
+    closed?;
+    let dir = |min_age| slatedb::config::GarbageCollectorDirectoryOptions {
+        interval: None,
+        min_age,
+        dry_run: false,
+    };
+    let gc = slatedb::config::GarbageCollectorOptions {
+        manifest_options: Some(dir(Duration::ZERO)),
+        wal_options: Some(dir(Duration::ZERO)),
+        wal_fence_options: None,
+        compacted_options: Some(dir(Duration::ZERO)),
+        compactions_options: Some(dir(Duration::ZERO)),
+        detach_options: None,
+        // The local directory has no conditional overwrites (SlateDB's advice for it).
+        boundary_files_enabled: loc.attributes,
+        ..Default::default()
+    };
+    slatedb::admin::Admin::builder(loc.root.clone(), loc.store.clone())
+        .build()
+        .run_gc_once(gc)
+        .await
+        .map_err(|e| from_slate(e, &loc.display, 0, "garbage collection"))?;
+    let (bytes_after, objects_after) = usage(&loc).await?;
+    Ok(ReclaimReport {
+        bytes_before,
+        bytes_after,
+        objects_before,
+        objects_after,
+        merged_l0,
+        merged_runs,
+    })
+}
+
+/// Flushes the memtable and merges all L0 tables and sorted runs into one sorted run through
+/// the writer's own compactor; waits until the manifest shows the result.
+async fn compact_fully(store: &Store) -> Result<(usize, usize), StoreError> {
+    use slatedb::compactor::{CompactionSpec, SourceId};
+    {
+        let w = store.writer.lock().await;
+        w.db.flush_with_options(slatedb::config::FlushOptions {
+            flush_type: slatedb::config::FlushType::MemTable,
+        })
+        .await
+        .map_err(|e| from_slate(e, &store.location, store.epoch(), "flush memtable"))?;
+    }
+    let admin =
+        slatedb::admin::Admin::builder(store.root.clone(), store.object_store.clone()).build();
+    let manifest = |what: &'static str| {
+        let admin = &admin;
+        let location = store.location.clone();
+        async move {
+            admin
+                .read_manifest(None)
+                .await
+                .map_err(|e| from_slate(e, &location, 0, what))?
+                .ok_or_else(|| StoreError::Corrupt {
+                    message: format!("{location} has no manifest"),
+                })
+        }
+    };
+    let m = manifest("read manifest").await?;
+    let l0: Vec<_> = m.l0().iter().map(|v| v.id).collect();
+    let runs: Vec<u32> = m.compacted().iter().map(|sr| sr.id).collect();
+    if l0.len() + runs.len() <= 1 {
+        return Ok((l0.len(), runs.len()));
+    }
+    let destination = runs.iter().copied().min().unwrap_or(0);
+    let sources: Vec<SourceId> = l0
+        .iter()
+        .map(|id| SourceId::SstView(*id))
+        .chain(runs.iter().map(|id| SourceId::SortedRun(*id)))
+        .collect();
+    admin
+        .submit_compaction(CompactionSpec::new(sources, destination))
+        .await
+        .map_err(|e| from_slate(e, &store.location, 0, "submit compaction"))?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let m = manifest("read manifest").await?;
+        let l0_left = m.l0().iter().any(|v| l0.contains(&v.id));
+        let runs_left = m
+            .compacted()
+            .iter()
+            .any(|sr| sr.id != destination && runs.contains(&sr.id));
+        if !l0_left && !runs_left {
+            return Ok((l0.len(), runs.len()));
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(StoreError::Unavailable {
+                message: format!(
+                    "the full compaction of {} did not finish within 300 s",
+                    store.location
+                ),
+                transient: true,
+            });
+        }
+    }
+}
+
+/// Bytes and objects under the catalog's root.
+async fn usage(loc: &location::Location) -> Result<(u64, u64), StoreError> {
+    let mut listing = loc.store.list(Some(&loc.root));
+    let (mut bytes, mut objects) = (0, 0);
+    while let Some(meta) = listing.next().await {
+        let meta = meta.map_err(|e| StoreError::Unavailable {
+            message: format!("listing {}: {e}", loc.display),
+            transient: true,
+        })?;
+        bytes += meta.size;
+        objects += 1;
+    }
+    Ok((bytes, objects))
 }
 
 /// The name of the SlateDB checkpoint backing RockLake checkpoint `id`.
