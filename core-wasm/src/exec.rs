@@ -231,17 +231,30 @@ pub fn table_rows(
     t: &TableRef,
     key_prefixes: Option<&[Vec<u8>]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
+    table_rows_where(cx, t, key_prefixes, &mut |_| Ok(true))
+}
+
+/// The rows of [`table_rows`] for which `keep` holds, tested as each row is decoded.
+pub fn table_rows_where(
+    cx: &ReadCx<'_>,
+    t: &TableRef,
+    key_prefixes: Option<&[Vec<u8>]>,
+    keep: &mut dyn FnMut(&[Value]) -> Result<bool, SqlError>,
+) -> Result<Vec<Vec<Value>>, SqlError> {
     let mut rows = table_versions(cx, t, key_prefixes, false)?;
     // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
     rows.sort_by_key(|(_, r, _)| r.tuple);
-    rows.into_iter()
-        .map(|(_, r, _)| {
-            cx.tick()?;
-            row_values(t, r)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (_, r, _) in rows {
+        cx.tick()?;
+        let values = row_values(t, r)?;
+        if keep(&values)? {
+            out.push(values);
+        }
+    }
+    Ok(out)
 }
 
 pub fn virtual_rows(

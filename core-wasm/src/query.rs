@@ -3758,25 +3758,57 @@ impl<'a, 'b> Executor<'a, 'b> {
         parent: Option<&Env<'_>>,
         order: &[OrderKey],
     ) -> Result<KeyedRows, SqlError> {
-        let mut rows = self.run_from(&sel.from, parent)?;
-        if let Some(f) = &sel.filter {
-            let mut kept = Vec::with_capacity(rows.len());
-            for r in rows {
-                self.cx.tick()?;
-                if truthy(&self.eval(
-                    f,
-                    &Env {
-                        row: &r,
-                        parent,
-                        aggs: None,
-                    },
-                )?) == Some(true)
-                {
-                    kept.push(r);
-                }
+        let keep = |r: &[Value], f: &BExpr| -> Result<bool, SqlError> {
+            Ok(truthy(&self.eval(
+                f,
+                &Env {
+                    row: r,
+                    parent,
+                    aggs: None,
+                },
+            )?) == Some(true))
+        };
+        let rows = match (&sel.filter, sel.from.as_slice()) {
+            // One stored table: filter each row as it is decoded, so rows that do not match
+            // are never collected (most of a catalog scan, typically).
+            (
+                Some(f),
+                [FromItem {
+                    source:
+                        Source::Table {
+                            table,
+                            key_prefixes,
+                            index,
+                        },
+                    kind,
+                    on: None,
+                    hash_keys,
+                    ..
+                }],
+            ) if hash_keys.is_empty() && *kind != JoinKind::Left => {
+                let ranges = match key_prefixes {
+                    Some(ps) => self.key_ranges(table, *index, ps, parent),
+                    None => None,
+                };
+                crate::exec::table_rows_where(self.cx, table, ranges.as_deref(), &mut |r| {
+                    keep(r, f)
+                })?
             }
-            rows = kept;
-        }
+            (filter, _) => {
+                let mut rows = self.run_from(&sel.from, parent)?;
+                if let Some(f) = filter {
+                    let mut kept = Vec::with_capacity(rows.len());
+                    for r in rows {
+                        self.cx.tick()?;
+                        if keep(&r, f)? {
+                            kept.push(r);
+                        }
+                    }
+                    rows = kept;
+                }
+                rows
+            }
+        };
         let mut out = Vec::new();
         match &sel.group {
             None => {
