@@ -85,9 +85,13 @@ impl Fake {
 impl Backend for Fake {
     fn open_session(&self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
         self.log(format!("open {} {}", options.user, options.database));
+        // The core's own settings logic: the server must pass on what it reports.
+        let mut settings =
+            rocklake_core::settings::SessionSettings::new(&options.settings, options.read_only)
+                .map_err(|e| e.to_pg())?;
         Ok(OpenedSession {
             id: SessionId(7),
-            settings: vec![("application_name".into(), String::new())],
+            settings: settings.report(None, &options.user, false),
         })
     }
 
