@@ -211,6 +211,14 @@ pub trait KvRead {
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError>;
     /// The value stored under exactly `key`.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError>;
+    /// The entries with `start <= key < end` in descending key order, at most `limit` of
+    /// them. The default reads the range forwards; stores that can walk backwards override it.
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        let mut all = self.scan(start, end, usize::MAX)?;
+        all.reverse();
+        all.truncate(limit);
+        Ok(all)
+    }
     /// Polled by long statements every few thousand rows: `Some(message)` cancels the
     /// statement with 57014 (statement timeout or CancelRequest).
     fn interrupted(&self) -> Option<String> {

@@ -234,6 +234,47 @@ pub fn table_rows(
     table_rows_where(cx, t, key_prefixes, &mut |_| Ok(true))
 }
 
+/// The visible row of `t` with the greatest key at `cx.at` — the row holding `max` of the
+/// table's first primary-key column — read backwards from the end of the table, so the
+/// answer costs a few keys however many rows the table has. `None`: no visible row. Own
+/// uncommitted writes are not looked at: callers use it only when the transaction has none
+/// for `t`.
+pub fn last_row(cx: &ReadCx<'_>, t: &TableRef) -> Result<Option<Vec<Value>>, SqlError> {
+    const BATCH: usize = 64;
+    let prefix = keys::table_prefix(t.id);
+    let mut end = keys::prefix_end(&prefix);
+    // A logical key's versions arrive oldest first (they are stored newest first); the
+    // newest one at or before `cx.at` decides whether the row is visible.
+    let mut current: Vec<u8> = Vec::new();
+    let mut visible: Option<(u64, Vec<u8>)> = None;
+    let live = |value: Option<(u64, Vec<u8>)>| -> Result<Option<Vec<Value>>, SqlError> {
+        match value.map(|(_, v)| Envelope::decode(&v)).transpose()? {
+            Some(Envelope::Row(r)) => Ok(Some(row_values(t, r)?)),
+            _ => Ok(None),
+        }
+    };
+    loop {
+        let batch = cx.kv.scan_rev(&prefix, &end, BATCH)?;
+        for (raw, value) in &batch {
+            cx.tick()?;
+            let (logical, seq) = keys::split_version(raw)?;
+            if logical != current.as_slice() {
+                if let Some(row) = live(visible.take())? {
+                    return Ok(Some(row));
+                }
+                current = logical.to_vec();
+            }
+            if seq <= cx.at && visible.as_ref().is_none_or(|(s, _)| seq > *s) {
+                visible = Some((seq, value.clone()));
+            }
+        }
+        match batch.last() {
+            Some((k, _)) if batch.len() == BATCH => end = k.clone(),
+            _ => return live(visible.take()),
+        }
+    }
+}
+
 /// The rows of [`table_rows`] for which `keep` holds, tested as each row is decoded.
 pub fn table_rows_where(
     cx: &ReadCx<'_>,

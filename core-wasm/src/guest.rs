@@ -58,6 +58,20 @@ impl KvRead for HostKv {
         wit_kv::kv_get(key).map_err(kv_error)
     }
 
+    fn scan_rev(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+        let limit = if limit == usize::MAX {
+            u64::MAX
+        } else {
+            limit as u64
+        };
+        wit_kv::kv_scan_rev(start, end, limit).map_err(kv_error)
+    }
+
     fn interrupted(&self) -> Option<String> {
         wit_kv::interrupted()
     }

@@ -50,4 +50,17 @@ impl KvRead for MemKv {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
         Ok(self.map.get(key).cloned())
     }
+
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        if start >= end {
+            return Ok(vec![]);
+        }
+        Ok(self
+            .map
+            .range(start.to_vec()..end.to_vec())
+            .rev()
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
 }

@@ -3752,6 +3752,43 @@ impl<'a, 'b> Executor<'a, 'b> {
         Ok(acc)
     }
 
+    /// Whether `sel` is `SELECT max(k) … FROM t` (any number of `max(k)`, nothing else
+    /// aggregated, no WHERE or GROUP BY) with `k` the leading primary-key column of `t`, an
+    /// integer, and no own writes to `t` in this transaction.
+    fn max_of_leading_key(&self, sel: &BSelect, item: &FromItem) -> bool {
+        let Source::Table {
+            table,
+            key_prefixes: None,
+            ..
+        } = &item.source
+        else {
+            return false;
+        };
+        let Some(&k) = table.primary_key.first() else {
+            return false;
+        };
+        let integer_key = table.columns.get(k).is_some_and(|c| c.ty.is_integer());
+        let only_max_k = !sel.aggs.is_empty()
+            && sel.aggs.iter().all(|a| {
+                a.func == AggFunc::Max && matches!(a.args.as_slice(), [BExpr::Col(c)] if *c == k)
+            });
+        let prefix = crate::keys::table_prefix(table.id);
+        let own_writes = self.cx.pending.is_some_and(|p| {
+            p.tables.contains_key(&table.id)
+                || p.writes
+                    .range(prefix.clone()..crate::keys::prefix_end(&prefix))
+                    .next()
+                    .is_some()
+        });
+        integer_key
+            && only_max_k
+            && sel.group.as_ref().is_some_and(Vec::is_empty)
+            && item.kind != JoinKind::Left
+            && item.on.is_none()
+            && item.hash_keys.is_empty()
+            && !own_writes
+    }
+
     fn run_select(
         &self,
         sel: &BSelect,
@@ -3769,6 +3806,15 @@ impl<'a, 'b> Executor<'a, 'b> {
             )?) == Some(true))
         };
         let rows = match (&sel.filter, sel.from.as_slice()) {
+            // `max(k)` of a table's leading integer key column alone (DuckLake's
+            // `SELECT MAX(snapshot_id) FROM ducklake_snapshot` in every transaction): only the
+            // last row can hold it.
+            (None, [item]) if self.max_of_leading_key(sel, item) => match &item.source {
+                Source::Table { table, .. } => {
+                    crate::exec::last_row(self.cx, table)?.into_iter().collect()
+                }
+                _ => Vec::new(),
+            },
             // One stored table: filter each row as it is decoded, so rows that do not match
             // are never collected (most of a catalog scan, typically).
             (

@@ -26,6 +26,11 @@ impl KvRead for Counting {
         self.keys_read.set(self.keys_read.get() + 1);
         self.kv.get(key)
     }
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        let r = self.kv.scan_rev(start, end, limit)?;
+        self.keys_read.set(self.keys_read.get() + r.len());
+        Ok(r)
+    }
 }
 
 struct H {
@@ -434,4 +439,76 @@ fn verify_reports_a_damaged_index_and_repair_rewrites_it() {
 fn by_index_and_scan_count(h: &mut H) -> Vec<Vec<Option<String>>> {
     h.rows("SELECT table_id, count(*) FROM ducklake_data_file WHERE table_id IN (0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19) GROUP BY 1 ORDER BY 1")
         .0
+}
+
+/// `max` of a table's leading integer key column (DuckLake's latest-snapshot lookup in every
+/// transaction) reads the end of the table backwards: a few keys, with the answer a full scan
+/// gives — past deleted and updated rows, at a pinned commit point, and falling back to the
+/// scan when the transaction wrote to the table itself.
+#[test]
+fn max_of_the_leading_key_reads_only_the_end_of_the_table() {
+    let mut h = H::new();
+    let one = |h: &mut H, sql: &str| {
+        let (rows, n) = h.rows(sql);
+        (rows[0][0].clone(), n)
+    };
+    let (max, n) = one(&mut h, "SELECT max(snapshot_id) FROM snap");
+    assert_eq!(
+        (max.as_deref(), n < 80),
+        (Some("1999"), true),
+        "read {n} keys"
+    );
+    let (rows, n) = h.rows(
+        "SELECT snapshot_id, v FROM snap WHERE snapshot_id = (SELECT MAX(snapshot_id) FROM snap)",
+    );
+    assert_eq!(
+        rows,
+        [[Some("1999".to_string()), Some("v1999".to_string())]]
+    );
+    assert!(n < 80, "DuckLake's query read {n} keys");
+    h.ok("DELETE FROM snap WHERE snapshot_id >= 1990");
+    h.ok("UPDATE snap SET v = 'x' WHERE snapshot_id = 1989");
+    assert_eq!(
+        one(&mut h, "SELECT max(snapshot_id) FROM snap")
+            .0
+            .as_deref(),
+        Some("1989")
+    );
+    // A pinned reader keeps its answer while others commit a larger key.
+    let pinned = h.engine.open_session("p", "lake");
+    h.ok_in(pinned, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    let (rows, _) = h.rows_in(pinned, "SELECT max(snapshot_id) FROM snap");
+    assert_eq!(rows[0][0].as_deref(), Some("1989"));
+    h.ok("INSERT INTO snap VALUES (5000, 'n')");
+    let (rows, _) = h.rows_in(pinned, "SELECT max(snapshot_id) FROM snap");
+    assert_eq!(rows[0][0].as_deref(), Some("1989"));
+    h.ok_in(pinned, "COMMIT");
+    assert_eq!(
+        one(&mut h, "SELECT max(snapshot_id) FROM snap")
+            .0
+            .as_deref(),
+        Some("5000")
+    );
+    // Own writes: the scan, which sees them.
+    h.ok("BEGIN");
+    h.ok("INSERT INTO snap VALUES (6000, 'own')");
+    let (max, n) = one(&mut h, "SELECT max(snapshot_id) FROM snap");
+    assert_eq!(max.as_deref(), Some("6000"));
+    assert!(n > 1000, "own writes fall back to the scan ({n} keys)");
+    h.ok("ROLLBACK");
+    // Other shapes keep PostgreSQL's answers through the general path.
+    let (rows, _) = h.rows("SELECT max(snapshot_id), count(*) FROM snap");
+    assert_eq!(
+        rows[0],
+        [Some("5000".to_string()), Some("1991".to_string())]
+    );
+    assert_eq!(
+        one(&mut h, "SELECT max(a) FROM pair").0.as_deref(),
+        Some("29")
+    );
+    h.ok("CREATE TABLE e (id BIGINT PRIMARY KEY)");
+    assert_eq!(one(&mut h, "SELECT max(id) FROM e").0, None);
+    h.ok("INSERT INTO e VALUES (3)");
+    h.ok("DELETE FROM e WHERE id = 3");
+    assert_eq!(one(&mut h, "SELECT max(id) FROM e").0, None);
 }

@@ -52,6 +52,24 @@ impl bindings::rocklake::core::kv::Host for MapStore {
             .collect())
     }
 
+    fn kv_scan_rev(
+        &mut self,
+        start: Vec<u8>,
+        end: Vec<u8>,
+        limit: u64,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+        if start >= end {
+            return Ok(vec![]);
+        }
+        Ok(self
+            .map
+            .range(start..end)
+            .rev()
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
     /// This host never interrupts a statement (no statement timeout, no cancel).
     fn interrupted(&mut self) -> Option<String> {
         None

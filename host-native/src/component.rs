@@ -367,6 +367,16 @@ impl bindings::rocklake::core::kv::Host for HostState {
         self.kv()?.scan(&start, &end, limit).map_err(kv_error)
     }
 
+    fn kv_scan_rev(
+        &mut self,
+        start: Vec<u8>,
+        end: Vec<u8>,
+        limit: u64,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, wit::KvError> {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        self.kv()?.scan_rev(&start, &end, limit).map_err(kv_error)
+    }
+
     fn interrupted(&mut self) -> Option<String> {
         self.kv().ok().and_then(|kv| kv.interrupted())
     }

@@ -993,6 +993,14 @@ impl KvRead for RequestKv<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, rocklake_core::api::KvError> {
         self.inner.get(key)
     }
+    fn scan_rev(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> Result<rocklake_core::api::KvPairs, rocklake_core::api::KvError> {
+        self.inner.scan_rev(start, end, limit)
+    }
     fn interrupted(&self) -> Option<String> {
         self.interrupt.reason().map(|e| e.message)
     }

@@ -291,10 +291,12 @@ impl<'a> Dec<'a> {
 /// One storage read of the core and the host's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Import {
+    /// A range scan, forwards or (`rev`) backwards.
     Scan {
         start: Vec<u8>,
         end: Vec<u8>,
         limit: u64,
+        rev: bool,
         answer: Result<KvPairs, KvError>,
     },
     Get {
@@ -313,9 +315,10 @@ fn encode_imports(e: &mut Enc, imports: &[Import]) {
                 start,
                 end,
                 limit,
+                rev,
                 answer,
             } => {
-                e.u8(0);
+                e.u8(if *rev { 3 } else { 0 });
                 e.bytes(start);
                 e.bytes(end);
                 e.u64(*limit);
@@ -369,7 +372,7 @@ fn decode_imports(d: &mut Dec<'_>) -> Result<VecDeque<Import>, TraceError> {
     let mut out = VecDeque::new();
     for _ in 0..n {
         out.push_back(match d.u8()? {
-            0 => {
+            tag @ (0 | 3) => {
                 let start = d.bytes()?;
                 let end = d.bytes()?;
                 let limit = d.u64()?;
@@ -388,6 +391,7 @@ fn decode_imports(d: &mut Dec<'_>) -> Result<VecDeque<Import>, TraceError> {
                     start,
                     end,
                     limit,
+                    rev: tag == 3,
                     answer,
                 }
             }
@@ -601,6 +605,18 @@ impl KvRead for RecordingKv<'_> {
             start: start.to_vec(),
             end: end.to_vec(),
             limit: limit as u64,
+            rev: false,
+            answer: answer.clone(),
+        });
+        answer
+    }
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        let answer = self.inner.scan_rev(start, end, limit);
+        self.log.borrow_mut().push(Import::Scan {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            limit: limit as u64,
+            rev: true,
             answer: answer.clone(),
         });
         answer
@@ -850,23 +866,40 @@ fn show_key(k: &[u8]) -> String {
     k.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl KvRead for ReplayKv {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+impl ReplayKv {
+    fn replay_scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+        rev: bool,
+    ) -> Result<KvPairs, KvError> {
         let next = self.answers.borrow_mut().pop_front();
         match next {
             Some(Import::Scan {
                 start: s,
                 end: e,
                 limit: l,
+                rev: r,
                 answer,
-            }) if s == start && e == end && l == limit as u64 => answer,
+            }) if s == start && e == end && l == limit as u64 && r == rev => answer,
             other => Err(self.diverge(format!(
-                "the core scanned [{}, {}) limit {limit}; the recording has {}",
+                "the core scanned [{}, {}) limit {limit}{}; the recording has {}",
                 show_key(start),
                 show_key(end),
+                if rev { " backwards" } else { "" },
                 describe_import(other.as_ref())
             ))),
         }
+    }
+}
+
+impl KvRead for ReplayKv {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        self.replay_scan(start, end, limit, false)
+    }
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        self.replay_scan(start, end, limit, true)
     }
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
         let next = self.answers.borrow_mut().pop_front();
@@ -899,9 +932,14 @@ fn describe_import(i: Option<&Import>) -> String {
     match i {
         None => "no further read".into(),
         Some(Import::Scan {
-            start, end, limit, ..
+            start,
+            end,
+            limit,
+            rev,
+            ..
         }) => format!(
-            "a scan of [{}, {}) limit {limit}",
+            "a {}scan of [{}, {}) limit {limit}",
+            if *rev { "backward " } else { "" },
             show_key(start),
             show_key(end)
         ),
@@ -1216,7 +1254,15 @@ mod tests {
                 start: vec![1],
                 end: vec![2],
                 limit: 10,
+                rev: false,
                 answer: Ok(vec![(vec![1, 5], vec![9])]),
+            },
+            Import::Scan {
+                start: vec![1],
+                end: vec![3],
+                limit: 1,
+                rev: true,
+                answer: Ok(vec![(vec![2, 5], vec![8])]),
             },
             Import::Get {
                 key: vec![7],

@@ -107,4 +107,26 @@ impl KvRead for StoreReader {
             .unwrap_or_else(PoisonError::into_inner);
         Ok(map.get(key).cloned())
     }
+
+    fn scan_rev(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+        if limit == 0 || start >= end {
+            return Ok(Vec::new());
+        }
+        let map = self
+            .mirror
+            .map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        Ok(map
+            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+            .rev()
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
 }
