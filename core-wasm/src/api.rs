@@ -154,6 +154,17 @@ pub struct SessionOptions {
     pub settings: Vec<(String, String)>,
 }
 
+impl SessionOptions {
+    /// A read-write session with the default settings (tools, tests).
+    pub fn plain(user: &str, database: &str) -> SessionOptions {
+        SessionOptions {
+            user: user.to_string(),
+            database: database.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
 /// A session the core opened.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenedSession {

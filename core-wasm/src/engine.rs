@@ -287,12 +287,7 @@ impl Engine {
 
     /// Opens a read-write session with the default settings (tools, tests).
     pub fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        let opts = crate::api::SessionOptions {
-            user: user.to_string(),
-            database: database.to_string(),
-            ..Default::default()
-        };
-        match self.open_session_with(&opts) {
+        match self.open_session_with(&crate::api::SessionOptions::plain(user, database)) {
             Ok(s) => s.id,
             // Unreachable: without settings there is nothing to refuse.
             Err(_) => SessionId(u64::MAX),

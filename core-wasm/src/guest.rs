@@ -45,13 +45,7 @@ impl KvRead for HostKv {
         end: &[u8],
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
-        // usize is 32 bits here: `usize::MAX` means "no limit", which the host spells u64::MAX.
-        let limit = if limit == usize::MAX {
-            u64::MAX
-        } else {
-            limit as u64
-        };
-        wit_kv::kv_scan(start, end, limit).map_err(kv_error)
+        wit_kv::kv_scan(start, end, wire_limit(limit)).map_err(kv_error)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
@@ -64,16 +58,20 @@ impl KvRead for HostKv {
         end: &[u8],
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
-        let limit = if limit == usize::MAX {
-            u64::MAX
-        } else {
-            limit as u64
-        };
-        wit_kv::kv_scan_rev(start, end, limit).map_err(kv_error)
+        wit_kv::kv_scan_rev(start, end, wire_limit(limit)).map_err(kv_error)
     }
 
     fn interrupted(&self) -> Option<String> {
         wit_kv::interrupted()
+    }
+}
+
+/// usize is 32 bits here: `usize::MAX` means "no limit", which the host spells u64::MAX.
+fn wire_limit(limit: usize) -> u64 {
+    if limit == usize::MAX {
+        u64::MAX
+    } else {
+        limit as u64
     }
 }
 

@@ -742,16 +742,7 @@ fn verify(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
     };
     r.push(vec![
         Value::Text("summary".into()),
-        Value::Text(format!(
-            "{} keys, {} rows, DuckLake schemas: {}",
-            report.keys_checked,
-            report.rows_checked,
-            if report.ducklake_schemas.is_empty() {
-                "none".to_string()
-            } else {
-                report.ducklake_schemas.join(", ")
-            }
-        )),
+        Value::Text(report.summary()),
         Value::Text(verdict),
     ]);
     Ok(r.output())

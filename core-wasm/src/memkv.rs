@@ -34,17 +34,25 @@ impl MemKv {
     }
 }
 
+impl MemKv {
+    /// `start <= key < end`, ascending or (`rev`) descending, at most `limit`.
+    fn range(&self, start: &[u8], end: &[u8], limit: usize, rev: bool) -> KvPairs {
+        if start >= end {
+            return vec![];
+        }
+        let range = self.map.range(start.to_vec()..end.to_vec());
+        let copy = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
+        if rev {
+            range.rev().take(limit).map(copy).collect()
+        } else {
+            range.take(limit).map(copy).collect()
+        }
+    }
+}
+
 impl KvRead for MemKv {
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
-        if start >= end {
-            return Ok(vec![]);
-        }
-        Ok(self
-            .map
-            .range(start.to_vec()..end.to_vec())
-            .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+        Ok(self.range(start, end, limit, false))
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
@@ -52,15 +60,6 @@ impl KvRead for MemKv {
     }
 
     fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
-        if start >= end {
-            return Ok(vec![]);
-        }
-        Ok(self
-            .map
-            .range(start.to_vec()..end.to_vec())
-            .rev()
-            .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+        Ok(self.range(start, end, limit, true))
     }
 }

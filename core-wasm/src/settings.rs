@@ -53,6 +53,13 @@ const PRESET: &str = "Preset Options";
 const CONN: &str = "Connections and Authentication / Connection Settings";
 
 /// A realistic subset of PostgreSQL 15's settings, with the values a fresh session sees.
+const ISOLATION_LEVELS: &[&str] = &[
+    "serializable",
+    "repeatable read",
+    "read committed",
+    "read uncommitted",
+];
+
 pub(crate) const SETTINGS: &[Setting] = &[
     s(
         "application_name",
@@ -109,12 +116,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "string",
     ),
     Setting {
-        enumvals: &[
-            "serializable",
-            "repeatable read",
-            "read committed",
-            "read uncommitted",
-        ],
+        enumvals: ISOLATION_LEVELS,
         ..s(
             "default_transaction_isolation",
             "read committed",
@@ -381,12 +383,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "string",
     ),
     Setting {
-        enumvals: &[
-            "serializable",
-            "repeatable read",
-            "read committed",
-            "read uncommitted",
-        ],
+        enumvals: ISOLATION_LEVELS,
         ..s(
             "transaction_isolation",
             "read committed",

@@ -51,6 +51,23 @@ pub struct Report {
     pub violations: Vec<Violation>,
 }
 
+impl Report {
+    /// "N keys (M row versions), DuckLake schemas: …" — the one-line summary the CLI and
+    /// `rocklake_verify()` print.
+    pub fn summary(&self) -> String {
+        format!(
+            "checked {} keys ({} row versions), DuckLake schemas: {}",
+            self.keys_checked,
+            self.rows_checked,
+            if self.ducklake_schemas.is_empty() {
+                "none".to_string()
+            } else {
+                self.ducklake_schemas.join(", ")
+            }
+        )
+    }
+}
+
 const SCAN_BATCH: usize = 4096;
 
 /// DuckLake's id counters on its latest `ducklake_snapshot` row, in column order after

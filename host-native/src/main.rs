@@ -797,16 +797,7 @@ fn verify(catalog: &str, json: bool) -> ExitCode {
         });
         println!("{out:#}");
     } else {
-        println!(
-            "checked {} keys ({} row versions), DuckLake schemas: {}",
-            report.keys_checked,
-            report.rows_checked,
-            if report.ducklake_schemas.is_empty() {
-                "none".to_string()
-            } else {
-                report.ducklake_schemas.join(", ")
-            }
-        );
+        println!("{}", report.summary());
         for v in &report.violations {
             println!("VIOLATION {}: {}: {}", v.check, v.subject, v.detail);
         }

@@ -217,12 +217,7 @@ pub trait Core: Send {
     /// is nothing to refuse; should the core fail anyway, the id is one no engine hands out,
     /// so every later call fails with "session does not exist".
     fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        let options = SessionOptions {
-            user: user.to_string(),
-            database: database.to_string(),
-            ..Default::default()
-        };
-        self.open_session_with(&options)
+        self.open_session_with(&SessionOptions::plain(user, database))
             .map_or(SessionId(u64::MAX), |s| s.id)
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
@@ -826,12 +821,7 @@ impl CatalogService {
 
     /// A read-write session with default settings (admin commands, benchmarks).
     pub fn open_session(&self, user: &str, database: &str) -> SessionId {
-        let options = SessionOptions {
-            user: user.to_string(),
-            database: database.to_string(),
-            ..Default::default()
-        };
-        self.open_session_with(&options)
+        self.open_session_with(&SessionOptions::plain(user, database))
             .map_or(SessionId(u64::MAX), |s| s.id)
     }
 

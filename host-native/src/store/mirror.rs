@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use rocklake_core::api::{CommitBatch, KvError, KvRead};
+use rocklake_core::api::{CommitBatch, KvError, KvPairs, KvRead};
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -76,27 +76,31 @@ impl StoreReader {
     }
 }
 
-impl KvRead for StoreReader {
-    fn scan(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+impl StoreReader {
+    /// `start <= key < end`, ascending or (`rev`) descending, at most `limit`.
+    fn range(&self, start: &[u8], end: &[u8], limit: usize, rev: bool) -> KvPairs {
         // BTreeMap::range panics on an inverted range; an empty answer is the right one.
         if limit == 0 || start >= end {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let map = self
             .mirror
             .map
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        Ok(map
-            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
-            .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+        let range = map.range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)));
+        let copy = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
+        if rev {
+            range.rev().take(limit).map(copy).collect()
+        } else {
+            range.take(limit).map(copy).collect()
+        }
+    }
+}
+
+impl KvRead for StoreReader {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        Ok(self.range(start, end, limit, false))
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
@@ -108,25 +112,7 @@ impl KvRead for StoreReader {
         Ok(map.get(key).cloned())
     }
 
-    fn scan_rev(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
-        if limit == 0 || start >= end {
-            return Ok(Vec::new());
-        }
-        let map = self
-            .mirror
-            .map
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        Ok(map
-            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
-            .rev()
-            .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+        Ok(self.range(start, end, limit, true))
     }
 }
