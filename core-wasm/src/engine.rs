@@ -70,7 +70,7 @@ pub struct Session {
     pub user: String,
     pub database: String,
     pub txn: Option<Txn>,
-    queue: VecDeque<Statement>,
+    queue: VecDeque<Arc<Statement>>,
     outputs: Vec<Output>,
     awaiting: Option<AwaitingCommit>,
     pub copy_in: Option<CopyIn>,
@@ -116,6 +116,39 @@ pub struct Engine {
     pub st: Shared,
     sessions: HashMap<SessionId, Session>,
     next_session: u64,
+    /// Parsed statements by SQL text: clients send the same texts over and over (DuckDB's
+    /// latest-snapshot lookup in every transaction), and parsing is most of a small
+    /// statement's cost.
+    parsed: ParseCache,
+}
+
+/// A bounded cache of parse results. Parsing is a pure function of the text, so a hit is
+/// exactly what parsing again would give.
+#[derive(Debug, Default)]
+struct ParseCache {
+    map: HashMap<String, Arc<[Arc<Statement>]>>,
+}
+
+impl ParseCache {
+    /// Texts up to this long are cached (large INSERTs are not worth keeping).
+    const MAX_TEXT: usize = 4096;
+    /// Entries kept; the cache starts over when full (cheap, and bounded).
+    const MAX_ENTRIES: usize = 512;
+
+    fn parse(&mut self, sql: &str) -> Result<Arc<[Arc<Statement>]>, SqlError> {
+        if let Some(hit) = self.map.get(sql) {
+            return Ok(hit.clone());
+        }
+        let stmts: Arc<[Arc<Statement>]> =
+            crate::exec::parse(sql)?.into_iter().map(Arc::new).collect();
+        if sql.len() <= Self::MAX_TEXT {
+            if self.map.len() >= Self::MAX_ENTRIES {
+                self.map.clear();
+            }
+            self.map.insert(sql.to_string(), stmts.clone());
+        }
+        Ok(stmts)
+    }
 }
 
 /// A visible row: logical key, decoded row, and the commit that wrote it (`None`: own write).
@@ -254,6 +287,7 @@ impl Engine {
             st,
             sessions: HashMap::new(),
             next_session: 1,
+            parsed: ParseCache::default(),
         })
     }
 
@@ -375,7 +409,7 @@ impl Engine {
         };
         sess.outputs.clear();
         sess.queue.clear();
-        let reply = match crate::exec::parse(sql) {
+        let reply = match self.parsed.parse(sql) {
             Ok(stmts) if stmts.is_empty() => Reply {
                 outputs: vec![Output::Empty],
                 error: None,
@@ -384,7 +418,7 @@ impl Engine {
                 settings: Vec::new(),
             },
             Ok(stmts) => {
-                sess.queue = stmts.into();
+                sess.queue = stmts.iter().cloned().collect();
                 self.run(kv, &mut sess)
             }
             Err(e) => {
@@ -512,7 +546,7 @@ impl Engine {
     fn run(&mut self, kv: &dyn KvRead, sess: &mut Session) -> Reply {
         while let Some(stmt) = sess.queue.pop_front() {
             // Only the lifecycle functions look at other sessions' read points.
-            self.st.oldest_session_pin = match &stmt {
+            self.st.oldest_session_pin = match &*stmt {
                 Statement::Query(q) if crate::lifecycle::recognize(q).is_some() => {
                     self.oldest_pinned_snapshot()
                 }
