@@ -321,11 +321,9 @@ impl Engine {
 
     /// Opens a read-write session with the default settings (tools, tests).
     pub fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        match self.open_session_with(&crate::api::SessionOptions::plain(user, database)) {
-            Ok(s) => s.id,
-            // Unreachable: without settings there is nothing to refuse.
-            Err(_) => SessionId(u64::MAX),
-        }
+        let opts = crate::api::SessionOptions::plain(user, database);
+        self.add_session(&opts, crate::settings::SessionSettings::default())
+            .id
     }
 
     /// Opens a session for `opts.user`; fails (the host ends the connection) when a start-up
@@ -336,6 +334,15 @@ impl Engine {
     ) -> Result<crate::api::OpenedSession, PgError> {
         let settings = crate::settings::SessionSettings::new(&opts.settings, opts.read_only)
             .map_err(|e| e.to_pg())?;
+        Ok(self.add_session(opts, settings))
+    }
+
+    /// Registers a session whose settings are already checked.
+    fn add_session(
+        &mut self,
+        opts: &crate::api::SessionOptions,
+        settings: crate::settings::SessionSettings,
+    ) -> crate::api::OpenedSession {
         let id = SessionId(self.next_session);
         self.next_session += 1;
         let mut sess = Session {
@@ -351,7 +358,7 @@ impl Engine {
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
         self.sessions.insert(id, sess);
-        Ok(crate::api::OpenedSession { id, settings })
+        crate::api::OpenedSession { id, settings }
     }
 
     /// Puts a session back after a request, adding the settings the request changed to the

@@ -214,11 +214,17 @@ pub trait Core: Send {
     fn latest(&self) -> u64;
     fn open_session_with(&mut self, options: &SessionOptions) -> Result<OpenedSession, PgError>;
     /// A read-write session with the default settings (tools, tests). Without settings there
-    /// is nothing to refuse; should the core fail anyway, the id is one no engine hands out,
-    /// so every later call fails with "session does not exist".
+    /// is nothing to refuse; a core that fails anyway (a trapped component) is logged, and the
+    /// id returned is one no engine hands out, so every later call fails with "session does
+    /// not exist".
     fn open_session(&mut self, user: &str, database: &str) -> SessionId {
-        self.open_session_with(&SessionOptions::plain(user, database))
-            .map_or(SessionId(u64::MAX), |s| s.id)
+        match self.open_session_with(&SessionOptions::plain(user, database)) {
+            Ok(s) => s.id,
+            Err(e) => {
+                tracing::error!(code = %e.code, "opening a session failed: {}", e.message);
+                SessionId(u64::MAX)
+            }
+        }
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
     fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str)
@@ -246,6 +252,9 @@ impl Core for Engine {
     }
     fn open_session_with(&mut self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
         Engine::open_session_with(self, options)
+    }
+    fn open_session(&mut self, user: &str, database: &str) -> SessionId {
+        Engine::open_session(self, user, database)
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         Engine::query(self, kv, sid, sql, now)
@@ -821,8 +830,10 @@ impl CatalogService {
 
     /// A read-write session with default settings (admin commands, benchmarks).
     pub fn open_session(&self, user: &str, database: &str) -> SessionId {
-        self.open_session_with(&SessionOptions::plain(user, database))
-            .map_or(SessionId(u64::MAX), |s| s.id)
+        let sid = self.inner.engine().open_session(user, database);
+        self.inner.metrics.sessions.inc();
+        self.inner.metrics.sessions_opened.inc();
+        sid
     }
 
     /// A client's session: fails when a start-up setting is unknown or invalid.

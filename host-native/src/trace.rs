@@ -596,29 +596,33 @@ impl<'a> RecordingKv<'a> {
     fn take(&self) -> Vec<Import> {
         std::mem::take(&mut *self.log.borrow_mut())
     }
+    fn log_scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+        rev: bool,
+        answer: &Result<KvPairs, KvError>,
+    ) {
+        self.log.borrow_mut().push(Import::Scan {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            limit: limit as u64,
+            rev,
+            answer: answer.clone(),
+        });
+    }
 }
 
 impl KvRead for RecordingKv<'_> {
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
         let answer = self.inner.scan(start, end, limit);
-        self.log.borrow_mut().push(Import::Scan {
-            start: start.to_vec(),
-            end: end.to_vec(),
-            limit: limit as u64,
-            rev: false,
-            answer: answer.clone(),
-        });
+        self.log_scan(start, end, limit, false, &answer);
         answer
     }
     fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
         let answer = self.inner.scan_rev(start, end, limit);
-        self.log.borrow_mut().push(Import::Scan {
-            start: start.to_vec(),
-            end: end.to_vec(),
-            limit: limit as u64,
-            rev: true,
-            answer: answer.clone(),
-        });
+        self.log_scan(start, end, limit, true, &answer);
         answer
     }
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
