@@ -191,8 +191,162 @@ pub struct Reply {
     pub settings: Vec<(String, String)>,
 }
 
-/// Key/value pairs in key order.
-pub type KvPairs = Vec<(Vec<u8>, Vec<u8>)>;
+/// One answer of a scan: key/value entries in scan order, packed into one buffer.
+///
+/// A page costs one allocation however many rows it holds, and crosses the WIT boundary as
+/// two flat lists (one copy each) instead of two lists per row, which the canonical ABI
+/// would lower with one call into the guest's allocator per key and per value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KvPage {
+    /// Entry `i` is `data[start..ends[2i]]` (key) then `data[ends[2i]..ends[2i+1]]` (value),
+    /// where `start` is the previous entry's value end (0 for the first).
+    data: Vec<u8>,
+    ends: Vec<u32>,
+}
+
+impl KvPage {
+    pub fn new() -> KvPage {
+        KvPage::default()
+    }
+
+    /// Appends one entry. Fails only when the page would pass 4 GiB (offsets are u32 so
+    /// that a page reads the same in a 32-bit guest).
+    pub fn push(&mut self, key: &[u8], value: &[u8]) -> Result<(), KvError> {
+        let too_big = || KvError {
+            message: "scan page exceeds 4 GiB; scan with a smaller limit".into(),
+            transient: false,
+        };
+        let key_end = u32::try_from(self.data.len() + key.len()).map_err(|_| too_big())?;
+        let value_end = u32::try_from(key_end as usize + value.len()).map_err(|_| too_big())?;
+        self.data.extend_from_slice(key);
+        self.data.extend_from_slice(value);
+        self.ends.push(key_end);
+        self.ends.push(value_end);
+        Ok(())
+    }
+
+    /// Rebuilds a page from its two lists (as they crossed the boundary), checking that every
+    /// offset lies inside `data` and that they never go backwards.
+    pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Result<KvPage, KvError> {
+        let mut prev = 0usize;
+        let ok = ends.len().is_multiple_of(2)
+            && ends.iter().all(|&e| {
+                let e = e as usize;
+                let fine = e >= prev && e <= data.len();
+                prev = e;
+                fine
+            });
+        if ok {
+            Ok(KvPage { data, ends })
+        } else {
+            Err(KvError {
+                message: "malformed scan page from the host (offsets out of order or range)".into(),
+                transient: false,
+            })
+        }
+    }
+
+    pub fn into_parts(self) -> (Vec<u8>, Vec<u32>) {
+        (self.data, self.ends)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.ends.len() / 2
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Entry `i` as (key, value).
+    pub fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let key_end = *self.ends.get(2 * i)? as usize;
+        let value_end = *self.ends.get(2 * i + 1)? as usize;
+        let start = if i == 0 {
+            0
+        } else {
+            self.ends[2 * i - 1] as usize
+        };
+        Some((
+            self.data.get(start..key_end)?,
+            self.data.get(key_end..value_end)?,
+        ))
+    }
+
+    pub fn last(&self) -> Option<(&[u8], &[u8])> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    pub fn iter(&self) -> KvPageIter<'_> {
+        KvPageIter {
+            page: self,
+            front: 0,
+            back: self.len(),
+        }
+    }
+
+    /// The entries as owned pairs (tests and tools).
+    pub fn to_pairs(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect()
+    }
+
+    /// Builds a page from entries; fails like [`KvPage::push`].
+    pub fn try_from_iter<'a>(
+        entries: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Result<KvPage, KvError> {
+        let mut page = KvPage::new();
+        for (k, v) in entries {
+            page.push(k, v)?;
+        }
+        Ok(page)
+    }
+}
+
+/// The entries of a [`KvPage`] as borrowed (key, value) slices.
+pub struct KvPageIter<'a> {
+    page: &'a KvPage,
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for KvPageIter<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.front >= self.back {
+            return None;
+        }
+        self.front += 1;
+        self.page.get(self.front - 1)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for KvPageIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front >= self.back {
+            return None;
+        }
+        self.back -= 1;
+        self.page.get(self.back)
+    }
+}
+
+impl ExactSizeIterator for KvPageIter<'_> {}
+
+impl<'a> IntoIterator for &'a KvPage {
+    type Item = (&'a [u8], &'a [u8]);
+    type IntoIter = KvPageIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
 
 /// Read access to the raw key/value store, answered by the host. Keys are the versioned keys of
 /// [`crate::keys`]; MVCC filtering happens in the core.
@@ -219,16 +373,14 @@ pub fn last_text_rows(outputs: &[Output]) -> Vec<Vec<Option<String>>> {
 
 pub trait KvRead {
     /// All entries with `start <= key < end`, in key order, at most `limit` of them.
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError>;
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError>;
     /// The value stored under exactly `key`.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError>;
     /// The entries with `start <= key < end` in descending key order, at most `limit` of
     /// them. The default reads the range forwards; stores that can walk backwards override it.
-    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
-        let mut all = self.scan(start, end, usize::MAX)?;
-        all.reverse();
-        all.truncate(limit);
-        Ok(all)
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        let all = self.scan(start, end, usize::MAX)?;
+        KvPage::try_from_iter(all.iter().rev().take(limit))
     }
     /// Polled by long statements every few thousand rows: `Some(message)` cancels the
     /// statement with 57014 (statement timeout or CancelRequest).

@@ -195,7 +195,7 @@ pub fn scan_visible(
         }
         match batch.last() {
             Some((k, _)) if n == SCAN_BATCH => {
-                cursor = k.clone();
+                cursor = k.to_vec();
                 cursor.push(0);
             }
             _ => break,
@@ -214,10 +214,10 @@ pub fn latest_entry(kv: &dyn KvRead, logical: &[u8]) -> Result<Option<(u64, Enve
     let end = keys::prefix_end(logical);
     // Versions of this key follow it directly; a longer logical key sharing the prefix cannot
     // appear first because fields are self-delimiting and versions are 8 bytes.
-    for (raw, value) in kv.scan(logical, &end, 4)? {
-        let (lk, seq) = keys::split_version(&raw)?;
+    for (raw, value) in &kv.scan(logical, &end, 4)? {
+        let (lk, seq) = keys::split_version(raw)?;
         if lk == logical {
-            return Ok(Some((seq, Envelope::decode(&value)?)));
+            return Ok(Some((seq, Envelope::decode(value)?)));
         }
     }
     Ok(None)
@@ -276,12 +276,12 @@ impl Engine {
             }
         }
         let tp = keys::meta_key(META_TUPLE_PREFIX);
-        for (k, v) in kv.scan(&tp, &keys::prefix_end(&tp), usize::MAX)? {
+        for (k, v) in &kv.scan(&tp, &keys::prefix_end(&tp), usize::MAX)? {
             let id_bytes: [u8; 4] = k[tp.len()..].try_into().map_err(|_| DecodeError::Key {
                 message: "bad tuple counter key".into(),
             })?;
             st.tuple_counters
-                .insert(u32::from_be_bytes(id_bytes), decode_meta_u64(&v)?);
+                .insert(u32::from_be_bytes(id_bytes), decode_meta_u64(v)?);
         }
         Ok(Engine {
             st,

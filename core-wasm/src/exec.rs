@@ -265,11 +265,11 @@ pub fn last_row(cx: &ReadCx<'_>, t: &TableRef) -> Result<Option<Vec<Value>>, Sql
                 current = logical.to_vec();
             }
             if seq <= cx.at && visible.as_ref().is_none_or(|(s, _)| seq > *s) {
-                visible = Some((seq, value.clone()));
+                visible = Some((seq, value.to_vec()));
             }
         }
         match batch.last() {
-            Some((k, _)) if batch.len() == BATCH => end = k.clone(),
+            Some((k, _)) if batch.len() == BATCH => end = k.to_vec(),
             _ => return live(visible.take()),
         }
     }

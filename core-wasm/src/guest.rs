@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 
 use crate::api::{
-    self, CommitFailure, KvError, KvRead, Output, PgError, Reply, SessionId, TxnStatus,
+    self, CommitFailure, KvError, KvPage, KvRead, Output, PgError, Reply, SessionId, TxnStatus,
 };
 use crate::Engine;
 
@@ -39,31 +39,27 @@ thread_local! {
 struct HostKv;
 
 impl KvRead for HostKv {
-    fn scan(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
-        wit_kv::kv_scan(start, end, wire_limit(limit)).map_err(kv_error)
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        page(wit_kv::kv_scan(start, end, wire_limit(limit)))
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
         wit_kv::kv_get(key).map_err(kv_error)
     }
 
-    fn scan_rev(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
-        wit_kv::kv_scan_rev(start, end, wire_limit(limit)).map_err(kv_error)
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        page(wit_kv::kv_scan_rev(start, end, wire_limit(limit)))
     }
 
     fn interrupted(&self) -> Option<String> {
         wit_kv::interrupted()
     }
+}
+
+/// A page from the host, checked before use (a bad offset is an error, not a trap).
+fn page(answer: Result<wit::KvPage, wit::KvError>) -> Result<KvPage, KvError> {
+    let p = answer.map_err(kv_error)?;
+    KvPage::from_parts(p.data, p.ends)
 }
 
 /// usize is 32 bits here: `usize::MAX` means "no limit", which the host spells u64::MAX.

@@ -536,9 +536,9 @@ impl Lake {
         let logical = keys::row_logical_key(self.snapshot.id, &[(&v, PgType::Int8)]);
         let end = keys::prefix_end(&logical);
         let mut oldest = None;
-        for (raw, value) in cx.kv.scan(&logical, &end, usize::MAX)? {
-            let (lk, seq) = keys::split_version(&raw)?;
-            if lk == logical.as_slice() && !matches!(Envelope::decode(&value)?, Envelope::Tombstone)
+        for (raw, value) in &cx.kv.scan(&logical, &end, usize::MAX)? {
+            let (lk, seq) = keys::split_version(raw)?;
+            if lk == logical.as_slice() && !matches!(Envelope::decode(value)?, Envelope::Tombstone)
             {
                 oldest = Some(seq);
             }
@@ -571,12 +571,12 @@ fn meta_u64(cx: &Cx<'_>, name: &str) -> Result<u64, SqlError> {
 fn records(cx: &Cx<'_>, prefix: &str) -> Result<Vec<(u64, PinRecord)>, SqlError> {
     let p = keys::meta_key(prefix);
     let mut out = Vec::new();
-    for (k, v) in cx.kv.scan(&p, &keys::prefix_end(&p), usize::MAX)? {
+    for (k, v) in &cx.kv.scan(&p, &keys::prefix_end(&p), usize::MAX)? {
         let id = k
             .get(p.len()..)
             .and_then(|b| <[u8; 8]>::try_from(b).ok())
             .map(u64::from_be_bytes);
-        let (Some(id), Some(rec)) = (id, PinRecord::decode(&v)) else {
+        let (Some(id), Some(rec)) = (id, PinRecord::decode(v)) else {
             return Err(SqlError::Corrupt(crate::error::DecodeError::Payload {
                 message: format!("malformed lifecycle record under {prefix}"),
             }));
@@ -807,7 +807,7 @@ fn stored_size(cx: &Cx<'_>) -> Result<(u64, u64), SqlError> {
         }
         match batch.last() {
             Some((k, _)) if batch.len() == SCAN_BATCH => {
-                cursor = k.clone();
+                cursor = k.to_vec();
                 cursor.push(0);
             }
             _ => break,
@@ -1078,18 +1078,18 @@ fn scan_excisable(cx: &Cx<'_>, cut: u64, start: &[u8], max: usize) -> Result<Exc
                         settle(cx, cut, &group_key, &group, &mut dropped_at, &mut out)?;
                         group.clear();
                         if out.deletes.len() >= max {
-                            out.next = Some(raw.clone());
+                            out.next = Some(raw.to_vec());
                             return Ok(out);
                         }
                     }
                     group_key = logical.to_vec();
                 }
                 let tomb = matches!(Envelope::decode(value)?, Envelope::Tombstone);
-                group.push((raw.clone(), seq, tomb, (raw.len() + value.len()) as u64));
+                group.push((raw.to_vec(), seq, tomb, (raw.len() + value.len()) as u64));
             }
             match batch.last() {
                 Some((k, _)) if full => {
-                    cursor = k.clone();
+                    cursor = k.to_vec();
                     cursor.push(0);
                 }
                 _ => break,
@@ -1543,7 +1543,7 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
                         let expected = crate::exec::stored_row_key(t, &r)
                             .and_then(|rk| crate::exec::index_entry_key(t, no, &r, &rk));
                         if no < t.indexes.len() && expected.is_ok_and(|k| k != logical) {
-                            misplaced.push(raw.clone());
+                            misplaced.push(raw.to_vec());
                         }
                     }
                 }
@@ -1552,7 +1552,7 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
         }
         match batch.last() {
             Some((k, _)) if batch.len() == SCAN_BATCH => {
-                cursor = k.clone();
+                cursor = k.to_vec();
                 cursor.push(0);
             }
             _ => break,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::{CommitBatch, KvError, KvPairs, KvRead};
+use crate::api::{CommitBatch, KvError, KvPage, KvRead};
 
 #[derive(Debug, Default, Clone)]
 pub struct MemKv {
@@ -36,30 +36,29 @@ impl MemKv {
 
 impl MemKv {
     /// `start <= key < end`, ascending or (`rev`) descending, at most `limit`.
-    fn range(&self, start: &[u8], end: &[u8], limit: usize, rev: bool) -> KvPairs {
+    fn range(&self, start: &[u8], end: &[u8], limit: usize, rev: bool) -> Result<KvPage, KvError> {
         if start >= end {
-            return vec![];
+            return Ok(KvPage::new());
         }
         let range = self.map.range(start.to_vec()..end.to_vec());
-        let copy = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
         if rev {
-            range.rev().take(limit).map(copy).collect()
+            KvPage::try_from_iter(range.rev().take(limit).map(|(k, v)| (&k[..], &v[..])))
         } else {
-            range.take(limit).map(copy).collect()
+            KvPage::try_from_iter(range.take(limit).map(|(k, v)| (&k[..], &v[..])))
         }
     }
 }
 
 impl KvRead for MemKv {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
-        Ok(self.range(start, end, limit, false))
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        self.range(start, end, limit, false)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
         Ok(self.map.get(key).cloned())
     }
 
-    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
-        Ok(self.range(start, end, limit, true))
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        self.range(start, end, limit, true)
     }
 }

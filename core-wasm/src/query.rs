@@ -2776,10 +2776,11 @@ pub fn value_key(vals: &[Value]) -> Vec<u8> {
     k
 }
 
-fn like_match(s: &[char], p: &[char], ci: bool) -> bool {
+/// SQL LIKE: `%` any run, `_` one character, `\\` escapes the next. Works on the strings in
+/// place (byte offsets, characters decoded as met): it runs once per scanned row.
+fn like_match(s: &str, p: &str, ci: bool) -> bool {
     // Iterative wildcard matching with backtracking on the last '%'.
-    let (mut si, mut pi) = (0usize, 0usize);
-    let (mut star, mut mark) = (None::<usize>, 0usize);
+    let at = |t: &str, i: usize| t[i..].chars().next();
     let eq = |a: char, b: char| {
         if ci {
             a.to_lowercase().eq(b.to_lowercase())
@@ -2787,31 +2788,33 @@ fn like_match(s: &[char], p: &[char], ci: bool) -> bool {
             a == b
         }
     };
-    while si < s.len() {
-        if pi < p.len() && p[pi] == '\\' && pi + 1 < p.len() && eq(s[si], p[pi + 1]) {
-            si += 1;
-            pi += 2;
-        } else if pi < p.len()
-            && (p[pi] == '_' || (p[pi] != '%' && p[pi] != '\\' && eq(s[si], p[pi])))
-        {
-            si += 1;
-            pi += 1;
-        } else if pi < p.len() && p[pi] == '%' {
+    let (mut si, mut pi) = (0usize, 0usize);
+    let (mut star, mut mark) = (None::<usize>, 0usize);
+    while let Some(c) = at(s, si) {
+        let pc = at(p, pi);
+        let escaped = match pc {
+            Some('\\') => at(p, pi + 1),
+            _ => None,
+        };
+        if let Some(e) = escaped.filter(|e| eq(c, *e)) {
+            si += c.len_utf8();
+            pi += 1 + e.len_utf8();
+        } else if pc.is_some_and(|q| q == '_' || (q != '%' && q != '\\' && eq(c, q))) {
+            si += c.len_utf8();
+            pi += pc.map_or(0, char::len_utf8);
+        } else if pc == Some('%') {
             star = Some(pi);
             mark = si;
             pi += 1;
         } else if let Some(st) = star {
             pi = st + 1;
-            mark += 1;
+            mark += at(s, mark).map_or(1, char::len_utf8);
             si = mark;
         } else {
             return false;
         }
     }
-    while pi < p.len() && p[pi] == '%' {
-        pi += 1;
-    }
-    pi == p.len()
+    p[pi..].bytes().all(|b| b == b'%')
 }
 
 impl<'a, 'b> Executor<'a, 'b> {
@@ -2998,14 +3001,24 @@ impl<'a, 'b> Executor<'a, 'b> {
                     .unwrap_or(Value::Null)
             }
             BExpr::Like(x, p, neg, ci) => {
-                let s = self.eval(x, env)?;
-                let pat = self.eval(p, env)?;
-                match (s, pat) {
-                    (Value::Text(s), Value::Text(p)) => {
-                        let sc: Vec<char> = s.chars().collect();
-                        let pc: Vec<char> = p.chars().collect();
-                        Value::Bool(like_match(&sc, &pc, *ci) != *neg)
+                // Columns and constants are read in place (no copy per row).
+                let (s_owned, p_owned);
+                let s = match peek(x, env) {
+                    Some(v) => v,
+                    None => {
+                        s_owned = self.eval(x, env)?;
+                        &s_owned
                     }
+                };
+                let pat = match peek(p, env) {
+                    Some(v) => v,
+                    None => {
+                        p_owned = self.eval(p, env)?;
+                        &p_owned
+                    }
+                };
+                match (s, pat) {
+                    (Value::Text(s), Value::Text(p)) => Value::Bool(like_match(s, p, *ci) != *neg),
                     _ => Value::Null,
                 }
             }
@@ -3390,7 +3403,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             match batch.last() {
                 Some((k, _)) if batch.len() == crate::engine::SCAN_BATCH => {
-                    cursor = k.clone();
+                    cursor = k.to_vec();
                     cursor.push(0);
                 }
                 _ => break,
@@ -4302,19 +4315,51 @@ mod tests {
 
     #[test]
     fn like_patterns() {
-        let m = |s: &str, p: &str| {
-            like_match(
-                &s.chars().collect::<Vec<_>>(),
-                &p.chars().collect::<Vec<_>>(),
-                false,
-            )
-        };
+        let m = |s: &str, p: &str| like_match(s, p, false);
         assert!(m("rds_x", "rds%"));
         assert!(!m("xrds", "rds%"));
         assert!(m("abc", "a_c"));
         assert!(m("a%c", "a\\%c"));
         assert!(!m("abc", "a\\%c"));
         assert!(m("", "%"));
+        assert!(!m("", "_"));
+        assert!(m("ab", "%%b%"));
+        assert!(m("aXbXc", "a%c"));
+        assert!(!m("aXbXd", "a%c"));
+        assert!(m("abcabd", "%abd"));
+        // Multi-byte characters count as one for `_`, backtracking steps over whole ones.
+        assert!(m("é", "_"));
+        assert!(m("xéyébz", "%é_z"));
+        assert!(!m("xéyéz", "%é_z"));
+        assert!(m("€10", "\\€%"));
+        assert!(like_match("ÉCOLE", "%cole", true));
+        assert!(!like_match("ÉCOLE", "%cole", false));
+    }
+
+    /// LIKE by its definition, recursively over characters: the reference for the fast one.
+    fn like_reference(s: &[char], p: &[char]) -> bool {
+        match p.split_first() {
+            None => s.is_empty(),
+            Some(('%', rest)) => (0..=s.len()).any(|i| like_reference(&s[i..], rest)),
+            Some(('_', rest)) => !s.is_empty() && like_reference(&s[1..], rest),
+            Some(('\\', [e, rest @ ..])) => s.first() == Some(e) && like_reference(&s[1..], rest),
+            // A pattern ending in the escape character matches nothing here (PostgreSQL
+            // rejects it with 22025).
+            Some(('\\', [])) => false,
+            Some((c, rest)) => s.first() == Some(c) && like_reference(&s[1..], rest),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn like_agrees_with_its_definition(
+            s in "[abé%_\\\\]{0,8}",
+            p in "[abé%_\\\\]{0,6}",
+        ) {
+            let sc: Vec<char> = s.chars().collect();
+            let pc: Vec<char> = p.chars().collect();
+            proptest::prop_assert_eq!(like_match(&s, &p, false), like_reference(&sc, &pc), "{:?} LIKE {:?}", s, p);
+        }
     }
 
     #[test]

@@ -250,7 +250,7 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
         }
         match batch.last() {
             Some((k, _)) if n == SCAN_BATCH => {
-                cursor = k.clone();
+                cursor = k.to_vec();
                 cursor.push(0);
             }
             _ => break,

@@ -622,8 +622,8 @@ fn repair_fixes_counters_and_housekeeping_and_dry_run_changes_nothing() {
         .kv
         .scan(&p, &keys::prefix_end(&p), usize::MAX)
         .expect("scan")
-        .into_iter()
-        .map(|(k, _)| (k, 0u64.to_be_bytes().to_vec()))
+        .iter()
+        .map(|(k, _)| (k.to_vec(), 0u64.to_be_bytes().to_vec()))
         .collect();
     assert!(!puts.is_empty());
     lake.kv.apply(&CommitBatch {

@@ -6,7 +6,7 @@
 
 use std::cell::Cell;
 
-use rocklake_core::api::{KvError, KvPairs, KvRead, Output, Reply, SessionId};
+use rocklake_core::api::{KvError, KvPage, KvRead, Output, Reply, SessionId};
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
 
@@ -17,7 +17,7 @@ struct Counting {
 }
 
 impl KvRead for Counting {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         let r = self.kv.scan(start, end, limit)?;
         self.keys_read.set(self.keys_read.get() + r.len());
         Ok(r)
@@ -26,7 +26,7 @@ impl KvRead for Counting {
         self.keys_read.set(self.keys_read.get() + 1);
         self.kv.get(key)
     }
-    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         let r = self.kv.scan_rev(start, end, limit)?;
         self.keys_read.set(self.keys_read.get() + r.len());
         Ok(r)
@@ -391,7 +391,8 @@ fn verify_reports_a_damaged_index_and_repair_rewrites_it() {
                 &[rocklake_core::keys::TAG_INDEX + 1],
                 usize::MAX,
             )
-            .expect("scan");
+            .expect("scan")
+            .to_pairs();
     let (lost, lost_value) = index_keys[5].clone();
     let mut stray = lost.clone();
     stray[10] ^= 0x01;

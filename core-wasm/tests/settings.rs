@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 
-use rocklake_core::api::{KvError, KvPairs, KvRead, Reply, SessionOptions, TxnStatus};
+use rocklake_core::api::{KvError, KvPage, KvRead, Reply, SessionOptions, TxnStatus};
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
 
@@ -15,7 +15,7 @@ struct Interrupting<'a> {
 }
 
 impl KvRead for Interrupting<'_> {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         self.kv.scan(start, end, limit)
     }
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {

@@ -74,6 +74,7 @@ impl Lake {
         self.kv
             .scan(&[0x10], &[0x11], 1)
             .expect("scan")
+            .to_pairs()
             .into_iter()
             .next()
             .expect("a row")

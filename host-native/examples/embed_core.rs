@@ -21,7 +21,7 @@ mod bindings {
     });
 }
 
-use bindings::rocklake::core::types::{KvError, Output, Reply};
+use bindings::rocklake::core::types::{KvError, KvPage, Output, Reply};
 use bindings::CatalogCore;
 
 /// The host's side of the world: the store the core reads through `kv-get` / `kv-scan`.
@@ -35,39 +35,20 @@ impl bindings::rocklake::core::kv::Host for MapStore {
         Ok(self.map.get(&key).cloned())
     }
 
-    fn kv_scan(
-        &mut self,
-        start: Vec<u8>,
-        end: Vec<u8>,
-        limit: u64,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+    fn kv_scan(&mut self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> Result<KvPage, KvError> {
         if start >= end {
-            return Ok(vec![]);
+            return Ok(pack(std::iter::empty()));
         }
-        Ok(self
-            .map
-            .range(start..end)
-            .take(usize::try_from(limit).unwrap_or(usize::MAX))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        Ok(pack(self.map.range(start..end).take(limit)))
     }
 
-    fn kv_scan_rev(
-        &mut self,
-        start: Vec<u8>,
-        end: Vec<u8>,
-        limit: u64,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+    fn kv_scan_rev(&mut self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> Result<KvPage, KvError> {
         if start >= end {
-            return Ok(vec![]);
+            return Ok(pack(std::iter::empty()));
         }
-        Ok(self
-            .map
-            .range(start..end)
-            .rev()
-            .take(usize::try_from(limit).unwrap_or(usize::MAX))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        Ok(pack(self.map.range(start..end).rev().take(limit)))
     }
 
     /// This host never interrupts a statement (no statement timeout, no cancel).
@@ -77,6 +58,23 @@ impl bindings::rocklake::core::kv::Host for MapStore {
 }
 
 impl bindings::rocklake::core::types::Host for MapStore {}
+
+/// A scan answer as the WIT `kv-page` lays it out: keys and values back to back in `data`,
+/// and for each entry the end offsets of its key and of its value in `ends`. (A page of this
+/// store stays far below the 4 GiB that u32 offsets allow.)
+fn pack<'a>(entries: impl Iterator<Item = (&'a Vec<u8>, &'a Vec<u8>)>) -> KvPage {
+    let mut page = KvPage {
+        data: Vec::new(),
+        ends: Vec::new(),
+    };
+    for (k, v) in entries {
+        page.data.extend_from_slice(k);
+        page.ends.push(page.data.len() as u32);
+        page.data.extend_from_slice(v);
+        page.ends.push(page.data.len() as u32);
+    }
+    page
+}
 
 /// Runs the statements against a fresh in-memory catalog and returns what they printed.
 fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {

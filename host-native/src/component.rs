@@ -152,7 +152,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.2.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.3.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -362,9 +362,14 @@ impl bindings::rocklake::core::kv::Host for HostState {
         start: Vec<u8>,
         end: Vec<u8>,
         limit: u64,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, wit::KvError> {
+    ) -> Result<wit::KvPage, wit::KvError> {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        self.kv()?.scan(&start, &end, limit).map_err(kv_error)
+        let (data, ends) = self
+            .kv()?
+            .scan(&start, &end, limit)
+            .map_err(kv_error)?
+            .into_parts();
+        Ok(wit::KvPage { data, ends })
     }
 
     fn kv_scan_rev(
@@ -372,9 +377,14 @@ impl bindings::rocklake::core::kv::Host for HostState {
         start: Vec<u8>,
         end: Vec<u8>,
         limit: u64,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, wit::KvError> {
+    ) -> Result<wit::KvPage, wit::KvError> {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        self.kv()?.scan_rev(&start, &end, limit).map_err(kv_error)
+        let (data, ends) = self
+            .kv()?
+            .scan_rev(&start, &end, limit)
+            .map_err(kv_error)?
+            .into_parts();
+        Ok(wit::KvPage { data, ends })
     }
 
     fn interrupted(&mut self) -> Option<String> {

@@ -988,7 +988,7 @@ impl KvRead for RequestKv<'_> {
         start: &[u8],
         end: &[u8],
         limit: usize,
-    ) -> Result<rocklake_core::api::KvPairs, rocklake_core::api::KvError> {
+    ) -> Result<rocklake_core::api::KvPage, rocklake_core::api::KvError> {
         self.inner.scan(start, end, limit)
     }
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, rocklake_core::api::KvError> {
@@ -999,7 +999,7 @@ impl KvRead for RequestKv<'_> {
         start: &[u8],
         end: &[u8],
         limit: usize,
-    ) -> Result<rocklake_core::api::KvPairs, rocklake_core::api::KvError> {
+    ) -> Result<rocklake_core::api::KvPage, rocklake_core::api::KvError> {
         self.inner.scan_rev(start, end, limit)
     }
     fn interrupted(&self) -> Option<String> {

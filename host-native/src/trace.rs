@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::Path;
 
 use rocklake_core::api::{
-    CommitBatch, CommitFailure, Describe, FieldDesc, KvError, KvPairs, KvRead, OpenedSession,
+    CommitBatch, CommitFailure, Describe, FieldDesc, KvError, KvPage, KvRead, OpenedSession,
     Output, PgError, Reply, SessionId, SessionOptions,
 };
 
@@ -297,7 +297,7 @@ enum Import {
         end: Vec<u8>,
         limit: u64,
         rev: bool,
-        answer: Result<KvPairs, KvError>,
+        answer: Result<KvPage, KvError>,
     },
     Get {
         key: Vec<u8>,
@@ -379,11 +379,12 @@ fn decode_imports(d: &mut Dec<'_>) -> Result<VecDeque<Import>, TraceError> {
                 let answer = match d.u8()? {
                     0 => {
                         let m = d.u32()?;
-                        let mut pairs = Vec::new();
+                        let mut page = KvPage::new();
                         for _ in 0..m {
-                            pairs.push((d.bytes()?, d.bytes()?));
+                            let (k, v) = (d.bytes()?, d.bytes()?);
+                            page.push(&k, &v).map_err(|e| d.bad(&e.message))?;
                         }
-                        Ok(pairs)
+                        Ok(page)
                     }
                     _ => Err(decode_kv_error(d)?),
                 };
@@ -602,7 +603,7 @@ impl<'a> RecordingKv<'a> {
         end: &[u8],
         limit: usize,
         rev: bool,
-        answer: &Result<KvPairs, KvError>,
+        answer: &Result<KvPage, KvError>,
     ) {
         self.log.borrow_mut().push(Import::Scan {
             start: start.to_vec(),
@@ -615,12 +616,12 @@ impl<'a> RecordingKv<'a> {
 }
 
 impl KvRead for RecordingKv<'_> {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         let answer = self.inner.scan(start, end, limit);
         self.log_scan(start, end, limit, false, &answer);
         answer
     }
-    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         let answer = self.inner.scan_rev(start, end, limit);
         self.log_scan(start, end, limit, true, &answer);
         answer
@@ -877,7 +878,7 @@ impl ReplayKv {
         end: &[u8],
         limit: usize,
         rev: bool,
-    ) -> Result<KvPairs, KvError> {
+    ) -> Result<KvPage, KvError> {
         let next = self.answers.borrow_mut().pop_front();
         match next {
             Some(Import::Scan {
@@ -899,10 +900,10 @@ impl ReplayKv {
 }
 
 impl KvRead for ReplayKv {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         self.replay_scan(start, end, limit, false)
     }
-    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         self.replay_scan(start, end, limit, true)
     }
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
@@ -1259,14 +1260,17 @@ mod tests {
                 end: vec![2],
                 limit: 10,
                 rev: false,
-                answer: Ok(vec![(vec![1, 5], vec![9])]),
+                answer: KvPage::try_from_iter([
+                    (&[1u8, 5][..], &[9u8][..]),
+                    (&[1u8, 6][..], &[][..]),
+                ]),
             },
             Import::Scan {
                 start: vec![1],
                 end: vec![3],
                 limit: 1,
                 rev: true,
-                answer: Ok(vec![(vec![2, 5], vec![8])]),
+                answer: KvPage::try_from_iter([(&[2u8, 5][..], &[8u8][..])]),
             },
             Import::Get {
                 key: vec![7],

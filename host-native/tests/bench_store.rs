@@ -408,7 +408,7 @@ async fn bench_scan_throughput() -> Result<()> {
             let Some((last, _)) = page.last() else { break };
             n += page.len();
             bytes += page.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
-            start = last.clone();
+            start = last.to_vec();
             start.push(0);
         }
         Ok((n, bytes, t.elapsed()))

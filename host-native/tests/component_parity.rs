@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use rocklake::component::{default_component_path, WasmComponent, WasmCore, BUILD_COMMAND};
 use rocklake::service::Core;
 use rocklake_core::api::{
-    CommitFailure, Describe, KvError, KvRead, Output, PgError, Reply, SessionId,
+    CommitFailure, Describe, KvError, KvPage, KvRead, Output, PgError, Reply, SessionId,
 };
 use rocklake_core::Engine;
 
@@ -27,19 +27,14 @@ struct MemKv {
 }
 
 impl KvRead for MemKv {
-    fn scan(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, KvError> {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         self.scans.set(self.scans.get() + 1);
-        Ok(self
-            .map
-            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
-            .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+        KvPage::try_from_iter(
+            self.map
+                .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+                .take(limit)
+                .map(|(k, v)| (&k[..], &v[..])),
+        )
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
@@ -334,7 +329,7 @@ fn component_imports_only_the_kv_interface() {
     imports.sort();
     assert_eq!(
         imports,
-        ["rocklake:core/kv@0.2.0", "rocklake:core/types@0.2.0"],
+        ["rocklake:core/kv@0.3.0", "rocklake:core/types@0.3.0"],
         "unexpected imports"
     );
 }

@@ -46,7 +46,7 @@ async fn store_reader_never_sees_half_a_batch() {
                         continue;
                     }
                     assert_eq!(c.len(), KEYS, "thread {t}: partial key set {c:?}");
-                    let n = parse(&c[0].1);
+                    let n = parse(c.get(0).expect("first entry").1);
                     assert!(
                         c.iter().all(|(_, v)| parse(v) == n),
                         "thread {t}: torn batch {c:?}"

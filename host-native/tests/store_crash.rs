@@ -146,7 +146,7 @@ async fn store_crash_sigkill_keeps_acked_batches_atomic() {
         let open_time = t_open.elapsed();
         let rows = store.reader().scan(b"b/", b"b0", usize::MAX).expect("scan");
         let mut batches: BTreeMap<u64, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
-        for (k, v) in rows {
+        for (k, v) in rows.to_pairs() {
             let k = String::from_utf8(k).expect("utf8 key");
             let n: u64 = k[2..12].parse().expect("batch number");
             let i: usize = k[13..].parse().expect("entry number");

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use rocklake_core::api::{CommitBatch, KvError, KvPairs, KvRead};
+use rocklake_core::api::{CommitBatch, KvError, KvPage, KvRead};
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -78,10 +78,10 @@ impl StoreReader {
 
 impl StoreReader {
     /// `start <= key < end`, ascending or (`rev`) descending, at most `limit`.
-    fn range(&self, start: &[u8], end: &[u8], limit: usize, rev: bool) -> KvPairs {
+    fn range(&self, start: &[u8], end: &[u8], limit: usize, rev: bool) -> Result<KvPage, KvError> {
         // BTreeMap::range panics on an inverted range; an empty answer is the right one.
         if limit == 0 || start >= end {
-            return Vec::new();
+            return Ok(KvPage::new());
         }
         let map = self
             .mirror
@@ -89,18 +89,17 @@ impl StoreReader {
             .read()
             .unwrap_or_else(PoisonError::into_inner);
         let range = map.range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)));
-        let copy = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
         if rev {
-            range.rev().take(limit).map(copy).collect()
+            KvPage::try_from_iter(range.rev().take(limit).map(|(k, v)| (&k[..], &v[..])))
         } else {
-            range.take(limit).map(copy).collect()
+            KvPage::try_from_iter(range.take(limit).map(|(k, v)| (&k[..], &v[..])))
         }
     }
 }
 
 impl KvRead for StoreReader {
-    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
-        Ok(self.range(start, end, limit, false))
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        self.range(start, end, limit, false)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
@@ -112,7 +111,7 @@ impl KvRead for StoreReader {
         Ok(map.get(key).cloned())
     }
 
-    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPairs, KvError> {
-        Ok(self.range(start, end, limit, true))
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        self.range(start, end, limit, true)
     }
 }
