@@ -415,3 +415,40 @@ pub struct CommitFailure {
     pub transient: bool,
     pub message: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::KvPage;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_page_gives_back_what_was_pushed(
+            entries in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..12), proptest::collection::vec(any::<u8>(), 0..12)),
+                0..20,
+            )
+        ) {
+            let page = KvPage::try_from_iter(entries.iter().map(|(k, v)| (&k[..], &v[..]))).expect("page");
+            prop_assert_eq!(page.len(), entries.len());
+            prop_assert_eq!(page.to_pairs(), entries.clone());
+            let back: Vec<_> = page.iter().rev().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+            let mut expected = entries.clone();
+            expected.reverse();
+            prop_assert_eq!(back, expected);
+            // What crossed the boundary reads back the same.
+            let (data, ends) = page.clone().into_parts();
+            prop_assert_eq!(KvPage::from_parts(data, ends).expect("valid parts"), page);
+        }
+    }
+
+    #[test]
+    fn malformed_parts_are_an_error() {
+        // Odd number of offsets, an offset past the data, offsets going backwards.
+        assert!(KvPage::from_parts(vec![1, 2, 3], vec![1]).is_err());
+        assert!(KvPage::from_parts(vec![1, 2, 3], vec![1, 4]).is_err());
+        assert!(KvPage::from_parts(vec![1, 2, 3], vec![2, 1]).is_err());
+        assert!(KvPage::from_parts(vec![1, 2, 3], vec![1, 2, 2, 3]).is_ok());
+        assert_eq!(KvPage::new().last(), None);
+    }
+}
