@@ -141,6 +141,9 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
+    /// A function argument that must not be NULL was (`set_config(NULL, …)`).
+    #[error("{message}")]
+    NullValueNotAllowed { message: String },
     /// The role may not do this (a read-only role asking for read-write mode).
     #[error("{message}")]
     InsufficientPrivilege { message: String },
@@ -225,6 +228,7 @@ impl SqlError {
             SqlError::SnapshotTooOld { .. } => "72000",
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } => "22023",
+            SqlError::NullValueNotAllowed { .. } => "22004",
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",
             SqlError::BadCopyFormat { .. } => "22P04",

@@ -546,6 +546,20 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
                 tag: "RESET".into(),
             }
         }
+        Statement::ShowVariable { variable } if show_name(variable).eq_ignore_ascii_case("all") => {
+            let rows = crate::settings::show_all(&cx.settings());
+            Output::Rows {
+                fields: ["name", "setting", "description"]
+                    .into_iter()
+                    .map(|c| ColMeta::expr(c, PgType::Text).field())
+                    .collect(),
+                rows: rows
+                    .into_iter()
+                    .map(|r| r.into_iter().map(|v| Some(v.into_bytes())).collect())
+                    .collect(),
+                tag: "SHOW".into(),
+            }
+        }
         Statement::ShowVariable { variable } => {
             let (name, value) = cx.settings().show(&show_name(variable))?;
             let meta = ColMeta::expr(name, PgType::Text);
@@ -683,8 +697,14 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     let rcx = cx.reader(at);
     let mut binder = Binder::new(&rcx);
     let bq = binder.bind_query(q, None)?;
-    let rows = Executor::new(&rcx).run_query(&bq, None)?;
-    Ok(rows_output(&bq.columns, rows))
+    let exec = Executor::new(&rcx);
+    let rows = exec.run_query(&bq, None)?;
+    let set_configs = exec.take_set_configs();
+    let out = rows_output(&bq.columns, rows);
+    for call in set_configs {
+        crate::settings::apply_set_config(cx, call)?;
+    }
+    Ok(out)
 }
 
 pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
@@ -742,6 +762,14 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             let rcx = cx.reader(at);
             let bq = Binder::new(&rcx).bind_query(q, None)?;
             Some(bq.columns.iter().map(ColMeta::field).collect())
+        }
+        Statement::ShowVariable { variable } if show_name(variable).eq_ignore_ascii_case("all") => {
+            Some(
+                ["name", "setting", "description"]
+                    .into_iter()
+                    .map(|c| ColMeta::expr(c, PgType::Text).field())
+                    .collect(),
+            )
         }
         Statement::ShowVariable { variable } => {
             let (name, _) = cx.settings().show(&show_name(variable))?;

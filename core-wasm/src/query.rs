@@ -2141,6 +2141,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "quote_ident"
             | "md5"
             | "current_setting"
+            | "set_config"
             | "pg_encoding_to_char"
             | "pg_size_pretty"
             | "gen_random_uuid_text"
@@ -2737,6 +2738,9 @@ pub struct Env<'r> {
 pub struct Executor<'a, 'b> {
     pub cx: &'a ReadCx<'b>,
     cache: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
+    /// `set_config` calls evaluated so far, applied in order once the statement's rows are
+    /// complete (the executor only reads the session).
+    set_configs: RefCell<Vec<crate::settings::SetConfig>>,
 }
 
 fn truthy(v: &Value) -> Option<bool> {
@@ -2818,10 +2822,16 @@ fn like_match(s: &str, p: &str, ci: bool) -> bool {
 }
 
 impl<'a, 'b> Executor<'a, 'b> {
+    /// The `set_config` calls the statement made, in order (see [`crate::settings::SetConfig`]).
+    pub(crate) fn take_set_configs(&self) -> Vec<crate::settings::SetConfig> {
+        std::mem::take(&mut *self.set_configs.borrow_mut())
+    }
+
     pub fn new(cx: &'a ReadCx<'b>) -> Self {
         Executor {
             cx,
             cache: RefCell::new(HashMap::new()),
+            set_configs: RefCell::new(Vec::new()),
         }
     }
 
@@ -3318,12 +3328,32 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             "current_setting" => match text(0) {
                 Some(name) => match self.cx.settings.show(&name) {
-                    Ok((_, v)) => Value::Text(v),
+                    // A set_config earlier in this statement counts already.
+                    Ok((canonical, v)) => Value::Text(
+                        self.set_configs
+                            .borrow()
+                            .iter()
+                            .rev()
+                            .find(|c| c.name() == canonical)
+                            .map_or(v, |c| c.shown.clone()),
+                    ),
                     Err(_) if matches!(a.get(1), Some(Value::Bool(true))) => Value::Null,
                     Err(e) => return Err(e),
                 },
                 None => Value::Null,
             },
+            "set_config" => {
+                let Some(name) = text(0) else {
+                    return Err(SqlError::NullValueNotAllowed {
+                        message: "SET requires parameter name".into(),
+                    });
+                };
+                let local = matches!(a.get(2), Some(Value::Bool(true)));
+                let (call, shown) =
+                    crate::settings::SetConfig::check(&self.cx.settings, &name, text(1), local)?;
+                self.set_configs.borrow_mut().push(call);
+                Value::Text(shown)
+            }
             "pg_encoding_to_char" => Value::Text("UTF8".into()),
             "quote_ident" => text(0)
                 .map(|s| Value::Text(format!("\"{}\"", s.replace('"', "\"\""))))

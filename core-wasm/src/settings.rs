@@ -1255,6 +1255,79 @@ fn assign(
     Ok(())
 }
 
+/// A `set_config(name, value, is_local)` met while a query is evaluated. The query only reads
+/// the session, so the call is checked (like SET) and answered at once, and
+/// [`apply_set_config`] makes it take effect when the statement's rows are complete.
+#[derive(Clone)]
+pub(crate) struct SetConfig {
+    def: &'static Setting,
+    value: Option<String>,
+    local: bool,
+    /// The value as SHOW shows it once applied (what `current_setting` answers for the rest
+    /// of the statement).
+    pub(crate) shown: String,
+}
+
+impl SetConfig {
+    pub(crate) fn name(&self) -> &'static str {
+        self.def.name
+    }
+}
+
+impl SetConfig {
+    /// Checks the call and returns it with the value `set_config` answers: the new value as
+    /// SHOW will show it (a NULL value resets, answering the value RESET returns to).
+    pub(crate) fn check(
+        view: &View<'_>,
+        name: &str,
+        value: Option<String>,
+        local: bool,
+    ) -> Result<(SetConfig, String), SqlError> {
+        let def = lookup(name)?;
+        check_changeable(def)?;
+        let shown = match &value {
+            Some(v) => display(def, &parse_value(def, v, &view.stored(def))?),
+            None => display(def, &view.reset_value(def)),
+        };
+        let call = SetConfig {
+            def,
+            value,
+            local,
+            shown: shown.clone(),
+        };
+        Ok((call, shown))
+    }
+}
+
+/// Makes a checked `set_config` call take effect, as SET (`is_local` false) or SET LOCAL.
+pub(crate) fn apply_set_config(
+    cx: &mut crate::exec::Cx<'_>,
+    call: SetConfig,
+) -> Result<(), SqlError> {
+    let scope = if call.local {
+        Scope::Local
+    } else {
+        Scope::Session
+    };
+    assign(cx, call.def, call.value, scope)
+}
+
+/// SHOW ALL: every setting RockLake knows, by name as PostgreSQL sorts them (ignoring case),
+/// with its value as SHOW shows it and its description.
+pub(crate) fn show_all(view: &View<'_>) -> Vec<[String; 3]> {
+    let mut all: Vec<&'static Setting> = SETTINGS.iter().collect();
+    all.sort_by_key(|d| d.name.to_ascii_lowercase());
+    all.into_iter()
+        .map(|d| {
+            [
+                d.name.to_string(),
+                view.display(d),
+                d.short_desc.to_string(),
+            ]
+        })
+        .collect()
+}
+
 /// A read replica or a read-only role asking for read-write mode.
 pub(crate) fn refuse_read_write(
     hot_standby: bool,

@@ -14,10 +14,15 @@ dsn = sys.argv[1]
 out = []
 c = psycopg.connect(dsn, autocommit=True)
 REPORTED = ["application_name", "DateStyle", "TimeZone", "default_transaction_read_only"]
+SHOW_ALL_KEEP = ["application_name", "DateStyle", "search_path", "statement_timeout",
+                 "TimeZone", "transaction_isolation", "work_mem"]
 def run(sql, conn=c):
     try:
         cur = conn.execute(sql)
         rows = cur.fetchall() if cur.description else cur.statusmessage
+        if sql == "SHOW ALL":
+            # RockLake knows fewer settings than PostgreSQL: compare those it has.
+            rows = [r for r in rows if r[0] in SHOW_ALL_KEEP] + [cur.statusmessage]
         res = [sql, [d.name for d in cur.description] if cur.description else None, rows]
     except psycopg.Error as e:
         d = e.diag
@@ -77,6 +82,24 @@ for s in [
     "RESET default_transaction_read_only",
     "SET client_encoding = 'UTF8'", "SHOW client_encoding",
     "SET statement_timeout = 5000", "DISCARD ALL", "SHOW statement_timeout", "SHOW application_name",
+    # set_config(): SET from inside a query (psql, pg_dump and ORMs use it).
+    "SELECT set_config('statement_timeout', '3s', false)", "SHOW statement_timeout",
+    "SELECT set_config('application_name', 'via set_config', false) AS v",
+    "SELECT set_config('work_mem', '8MB', false), current_setting('work_mem')",
+    "BEGIN", "SELECT set_config('statement_timeout', '4s', true)", "SHOW statement_timeout",
+    "COMMIT", "SHOW statement_timeout",
+    "BEGIN", "SELECT set_config('statement_timeout', '5s', false)", "ROLLBACK",
+    "SHOW statement_timeout",
+    "SELECT set_config('search_path', '', false)", "SHOW search_path",
+    "SELECT set_config('search_path', 'public', false)",
+    "SELECT set_config('statement_timeout', '8s', false), 1/0", "SHOW statement_timeout",
+    "SELECT set_config('statement_timeout', NULL, false)", "SHOW statement_timeout",
+    "SELECT set_config('nosuch', '1', false)",
+    "SELECT set_config('statement_timeout', 'abc', false)",
+    "SELECT set_config('server_version', '1', false)",
+    "SELECT set_config(NULL, '1', false)",
+    "SELECT set_config('statement_timeout', '6s', NULL)", "SHOW statement_timeout",
+    "RESET ALL", "SHOW ALL",
 ]:
     run(s)
 
