@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use rocklake_core::api::{
-    CommitBatch, CommitFailure, CommitSeq, Describe, FieldDesc, KvError, KvRead, OpenedSession,
-    Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
+    CommitBatch, CommitFailure, CommitSeq, Describe, FieldDesc, KvError, KvPage, KvRead,
+    OpenedSession, Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
 };
 use sha2::Digest as _;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -364,12 +364,7 @@ impl bindings::rocklake::core::kv::Host for HostState {
         limit: u64,
     ) -> Result<wit::KvPage, wit::KvError> {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let (data, ends) = self
-            .kv()?
-            .scan(&start, &end, limit)
-            .map_err(kv_error)?
-            .into_parts();
-        Ok(wit::KvPage { data, ends })
+        wit_page(self.kv()?.scan(&start, &end, limit))
     }
 
     fn kv_scan_rev(
@@ -379,12 +374,7 @@ impl bindings::rocklake::core::kv::Host for HostState {
         limit: u64,
     ) -> Result<wit::KvPage, wit::KvError> {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let (data, ends) = self
-            .kv()?
-            .scan_rev(&start, &end, limit)
-            .map_err(kv_error)?
-            .into_parts();
-        Ok(wit::KvPage { data, ends })
+        wit_page(self.kv()?.scan_rev(&start, &end, limit))
     }
 
     fn interrupted(&mut self) -> Option<String> {
@@ -393,6 +383,12 @@ impl bindings::rocklake::core::kv::Host for HostState {
 }
 
 impl bindings::rocklake::core::types::Host for HostState {}
+
+/// A scan's answer as it crosses into the component: the page's two lists, moved.
+fn wit_page(answer: Result<KvPage, KvError>) -> Result<wit::KvPage, wit::KvError> {
+    let (data, ends) = answer.map_err(kv_error)?.into_parts();
+    Ok(wit::KvPage { data, ends })
+}
 
 fn kv_error(e: KvError) -> wit::KvError {
     wit::KvError {
