@@ -723,6 +723,9 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
     if cx.sess.txn.as_ref().is_some_and(|t| t.failed) {
         return Err(SqlError::InFailedTransaction);
     }
+    // Types the statement's context gives its parameters `$n` (the host reports the others,
+    // and those the client gave, as it should).
+    let mut params: std::collections::BTreeMap<usize, PgType> = Default::default();
     let fields = match stmt {
         Statement::Query(q) if crate::lifecycle::recognize(q).is_some() => {
             let call = crate::lifecycle::recognize(q);
@@ -760,8 +763,41 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
         {
             let at = cx.read_point();
             let rcx = cx.reader(at);
-            let bq = Binder::new(&rcx).bind_query(q, None)?;
+            let mut binder = Binder::describing(&rcx);
+            let bq = binder.bind_query(q, None)?;
+            params = binder.param_types();
             Some(bq.columns.iter().map(ColMeta::field).collect())
+        }
+        Statement::Insert(ins) => {
+            params = insert_param_types(cx, ins)?;
+            None
+        }
+        Statement::Update(u) => {
+            let (t, alias, from) = update_target(cx, u)?;
+            let at = cx.read_point();
+            let rcx = cx.reader(at);
+            let mut binder = Binder::describing(&rcx);
+            let sel = u.selection.as_ref();
+            bind_matching(&mut binder, &t, alias, &from, sel, None, &u.assignments)?;
+            params = binder.param_types();
+            None
+        }
+        Statement::Delete(d) => {
+            let (t, alias, using) = delete_target(cx, d)?;
+            let at = cx.read_point();
+            let rcx = cx.reader(at);
+            let mut binder = Binder::describing(&rcx);
+            bind_matching(
+                &mut binder,
+                &t,
+                alias,
+                &using,
+                d.selection.as_ref(),
+                None,
+                &[],
+            )?;
+            params = binder.param_types();
+            None
         }
         Statement::ShowVariable { variable } if show_name(variable).eq_ignore_ascii_case("all") => {
             Some(
@@ -777,10 +813,54 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
         }
         _ => None,
     };
+    let count = params.keys().next_back().copied().unwrap_or(0);
     Ok(Describe {
-        param_types: vec![],
+        param_types: (1..=count)
+            .map(|n| match params.get(&n) {
+                Some(t) if *t != PgType::Unknown => t.oid(),
+                // Used, but nothing types it (`SELECT $1`): PostgreSQL resolves it as text.
+                Some(_) => PgType::Text.oid(),
+                // Not in the statement at all: the host reports it unless the client typed it.
+                None => 0,
+            })
+            .collect(),
         fields,
     })
+}
+
+/// Parameter types of an INSERT: each `VALUES` item takes its target column's type (and
+/// typed by its own context inside: `$1 + 1`, `CAST($2 AS …)`); an `INSERT … SELECT` types
+/// them as the SELECT does.
+fn insert_param_types(
+    cx: &mut Cx<'_>,
+    ins: &ast::Insert,
+) -> Result<std::collections::BTreeMap<usize, PgType>, SqlError> {
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::feature("INSERT into a table function"));
+    };
+    let t = resolve_target(cx, name)?;
+    let targets = insert_targets(&t, ins)?;
+    let Some(source) = &ins.source else {
+        return Ok(Default::default());
+    };
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut binder = Binder::describing(&rcx);
+    match source.body.as_ref() {
+        ast::SetExpr::Values(v) if source.with.is_none() => {
+            let empty = Scope::default();
+            for r in &v.rows {
+                for (e, ci) in r.iter().zip(&targets) {
+                    let (b, _) = binder.bind_expr(e, &empty, None)?;
+                    coerce_expr(b, t.columns[*ci].ty)?;
+                }
+            }
+        }
+        _ => {
+            binder.bind_query(source, None)?;
+        }
+    }
+    Ok(binder.param_types())
 }
 
 // ------------------------------------------------------------------ DDL
@@ -1192,6 +1272,22 @@ fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, S
     })
 }
 
+/// The column indexes an INSERT writes, in the order its values come.
+fn insert_targets(t: &TableRef, ins: &ast::Insert) -> Result<Vec<usize>, SqlError> {
+    if ins.columns.is_empty() {
+        return Ok((0..t.columns.len()).collect());
+    }
+    ins.columns
+        .iter()
+        .map(|c| {
+            let n = object_name(c).concat();
+            t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn {
+                name: format!("{n}\" of relation \"{}", t.name),
+            })
+        })
+        .collect()
+}
+
 fn insert(
     cx: &mut Cx<'_>,
     ins: &ast::Insert,
@@ -1205,19 +1301,7 @@ fn insert(
         return Err(SqlError::feature("INSERT into a table function"));
     };
     let t = resolve_target(cx, name)?;
-    let targets: Vec<usize> = if ins.columns.is_empty() {
-        (0..t.columns.len()).collect()
-    } else {
-        ins.columns
-            .iter()
-            .map(|c| {
-                let n = object_name(c).concat();
-                t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn {
-                    name: format!("{n}\" of relation \"{}", t.name),
-                })
-            })
-            .collect::<Result<_, _>>()?
-    };
+    let targets = insert_targets(&t, ins)?;
     let Some(source) = &ins.source else {
         return Err(SqlError::feature("INSERT without VALUES or SELECT"));
     };
@@ -1319,20 +1403,20 @@ type Matched = (
     Vec<(usize, BExpr)>,
 );
 
-/// Target rows of UPDATE/DELETE joined with their FROM/USING items and filtered.
-/// Returns, per matching target row, the joined value row.
-fn matching_rows(
-    cx: &mut Cx<'_>,
+/// Source items (target table first), filter and (column, value) assignments of a DML.
+type BoundMatching = (Vec<FromItem>, Option<BExpr>, Vec<(usize, BExpr)>);
+
+/// Binds the target, FROM list, WHERE clause and SET expressions of an UPDATE or DELETE:
+/// the source items (target table first), the filter and the (column, value) assignments.
+fn bind_matching(
+    binder: &mut Binder<'_, '_>,
     t: &TableRef,
     alias: Option<String>,
     from: &[ast::TableWithJoins],
     selection: Option<&ast::Expr>,
     with: Option<&ast::With>,
     assignments: &[ast::Assignment],
-) -> Result<Matched, SqlError> {
-    let at = cx.read_point();
-    let rcx = cx.reader(at);
-    let mut binder = Binder::new(&rcx);
+) -> Result<BoundMatching, SqlError> {
     let qual = alias.unwrap_or_else(|| t.name.clone());
     // CTEs are bound as a query wrapper so they are visible to FROM.
     let mut scope = table_scope(t, &qual);
@@ -1404,6 +1488,25 @@ fn matching_rows(
         let (b, _) = binder.bind_expr(&a.value, &scope, None)?;
         sets.push((ci, coerce_expr(b, t.columns[ci].ty)?));
     }
+    Ok((items, filter, sets))
+}
+
+/// Target rows of UPDATE/DELETE joined with their FROM/USING items and filtered.
+/// Returns, per matching target row, the joined value row.
+fn matching_rows(
+    cx: &mut Cx<'_>,
+    t: &TableRef,
+    alias: Option<String>,
+    from: &[ast::TableWithJoins],
+    selection: Option<&ast::Expr>,
+    with: Option<&ast::With>,
+    assignments: &[ast::Assignment],
+) -> Result<Matched, SqlError> {
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut binder = Binder::new(&rcx);
+    let (mut items, filter, sets) =
+        bind_matching(&mut binder, t, alias, from, selection, with, assignments)?;
     // The target table is read through its key or an index when the WHERE clause allows;
     // the target versions below come from the same key ranges.
     crate::query::push_down_keys(&mut items, filter.as_ref());
@@ -1490,8 +1593,10 @@ fn check_not_moved(cx: &Cx<'_>, lk: &[u8], seen: Option<u64>) -> Result<(), SqlE
     Ok(())
 }
 
-fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<Output, SqlError> {
-    cx.check_writable("UPDATE")?;
+/// Target table, its alias and the other FROM items of an UPDATE or DELETE.
+type DmlTarget = (TableRef, Option<String>, Vec<ast::TableWithJoins>);
+
+fn update_target(cx: &mut Cx<'_>, u: &ast::Update) -> Result<DmlTarget, SqlError> {
     let (name, alias) = match &u.table.relation {
         ast::TableFactor::Table { name, alias, .. } => {
             (name, alias.as_ref().map(|a| a.name.value.clone()))
@@ -1504,6 +1609,31 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
         | Some(ast::UpdateTableFromKind::BeforeSet(f)) => f.clone(),
         None => vec![],
     };
+    Ok((t, alias, from))
+}
+
+fn delete_target(cx: &mut Cx<'_>, d: &ast::Delete) -> Result<DmlTarget, SqlError> {
+    let tables = match &d.from {
+        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+    };
+    let Some(first) = tables.first() else {
+        return Err(SqlError::Syntax {
+            message: "DELETE without table".into(),
+        });
+    };
+    let (name, alias) = match &first.relation {
+        ast::TableFactor::Table { name, alias, .. } => {
+            (name, alias.as_ref().map(|a| a.name.value.clone()))
+        }
+        _ => return Err(SqlError::feature("DELETE from a non-table")),
+    };
+    let t = resolve_target(cx, name)?;
+    Ok((t, alias, d.using.clone().unwrap_or_default()))
+}
+
+fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<Output, SqlError> {
+    cx.check_writable("UPDATE")?;
+    let (t, alias, from) = update_target(cx, u)?;
     let (targets, hits, sets) = matching_rows(
         cx,
         &t,
@@ -1633,22 +1763,7 @@ fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Re
 
 fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("DELETE")?;
-    let tables = match &d.from {
-        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
-    };
-    let Some(first) = tables.first() else {
-        return Err(SqlError::Syntax {
-            message: "DELETE without table".into(),
-        });
-    };
-    let (name, alias) = match &first.relation {
-        ast::TableFactor::Table { name, alias, .. } => {
-            (name, alias.as_ref().map(|a| a.name.value.clone()))
-        }
-        _ => return Err(SqlError::feature("DELETE from a non-table")),
-    };
-    let t = resolve_target(cx, name)?;
-    let using = d.using.clone().unwrap_or_default();
+    let (t, alias, using) = delete_target(cx, d)?;
     let (targets, hits, _) = matching_rows(cx, &t, alias, &using, d.selection.as_ref(), with, &[])?;
     let by_tuple: std::collections::HashMap<u64, usize> = targets
         .iter()

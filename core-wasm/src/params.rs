@@ -135,7 +135,8 @@ fn replace(sql: &str, mut with: impl FnMut(usize) -> String) -> String {
     out
 }
 
-/// The statement as Parse/Describe sees it: each parameter a NULL of its type (or untyped).
+/// The statement as Parse/Describe sees it: each parameter the client typed a NULL of its
+/// type; the others stay `$n`, for the core to type from their context (Describe reports it).
 pub fn for_describe(sql: &str, types: &[u32]) -> String {
     replace(sql, |n| {
         match n
@@ -145,6 +146,7 @@ pub fn for_describe(sql: &str, types: &[u32]) -> String {
             .and_then(type_name)
         {
             Some(t) => format!("CAST(NULL AS {t})"),
+            None if n > 0 => format!("${n}"),
             None => "NULL".to_string(),
         }
     })
@@ -312,7 +314,7 @@ mod tests {
         );
         assert_eq!(
             for_describe("SELECT $1, $2", &[23]),
-            "SELECT CAST(NULL AS int4), NULL"
+            "SELECT CAST(NULL AS int4), $2"
         );
     }
 

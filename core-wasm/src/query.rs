@@ -5,8 +5,8 @@
 //! The catalog's statements are few and known; this is a small tree-walking evaluator with
 //! hash joins on equality conditions and primary-key point lookups, not a general planner.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -136,6 +136,10 @@ pub enum BExpr {
     Case(Option<Box<BExpr>>, Vec<(BExpr, BExpr)>, Option<Box<BExpr>>),
     Cast(Box<BExpr>, PgType),
     Func(String, Vec<BExpr>),
+    /// Parameter `$n` of a statement being described (Parse + Describe): never executed.
+    /// The cell receives the type the context gives it (a comparison with a column, a cast,
+    /// an INSERT target), which ParameterDescription reports.
+    Param(usize, Rc<Cell<PgType>>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -356,6 +360,8 @@ impl ReadCx<'_> {
 
 pub struct Binder<'a, 'b> {
     pub cx: &'a ReadCx<'b>,
+    /// Describing a statement: `$n` binds as [`BExpr::Param`], typed here by its context.
+    params: Option<BTreeMap<usize, Rc<Cell<PgType>>>>,
     /// Enclosing scopes, innermost last.
     outer: Vec<Scope>,
     ctes: Vec<HashMap<String, Rc<BQuery>>>,
@@ -641,11 +647,29 @@ impl<'a, 'b> Binder<'a, 'b> {
     pub fn new(cx: &'a ReadCx<'b>) -> Self {
         Binder {
             cx,
+            params: None,
             outer: Vec::new(),
             ctes: Vec::new(),
             next_id: 0,
             touched_outer: Vec::new(),
         }
+    }
+
+    /// A binder for Parse + Describe: parameters `$n` are allowed and typed from context.
+    pub fn describing(cx: &'a ReadCx<'b>) -> Self {
+        Binder {
+            params: Some(BTreeMap::new()),
+            ..Binder::new(cx)
+        }
+    }
+
+    /// The types the statement's context gave its parameters (`Unknown`: none), by number.
+    pub fn param_types(&self) -> BTreeMap<usize, PgType> {
+        self.params
+            .iter()
+            .flatten()
+            .map(|(n, c)| (*n, c.get()))
+            .collect()
     }
 
     fn new_id(&mut self) -> usize {
@@ -1487,11 +1511,27 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                 }
             }
-            Expr::Value(v) => {
-                let val = literal(&v.value)?;
-                let ty = const_ty(&val);
-                (BExpr::Const(val), ty)
-            }
+            Expr::Value(v) => match (&v.value, self.params.as_mut()) {
+                (ast::Value::Placeholder(p), Some(params)) => {
+                    let n = p
+                        .strip_prefix('$')
+                        .and_then(|d| d.parse::<usize>().ok())
+                        .ok_or_else(|| SqlError::Syntax {
+                            message: format!("at or near \"{p}\""),
+                        })?;
+                    let cell = params
+                        .entry(n)
+                        .or_insert_with(|| Rc::new(Cell::new(PgType::Unknown)))
+                        .clone();
+                    let ty = cell.get();
+                    (BExpr::Param(n, cell), ty)
+                }
+                (value, _) => {
+                    let val = literal(value)?;
+                    let ty = const_ty(&val);
+                    (BExpr::Const(val), ty)
+                }
+            },
             Expr::TypedString(ts) => {
                 let (ty, _) = sql_type(&ts.data_type)?;
                 let s = match &ts.value.value {
@@ -1975,6 +2015,18 @@ impl<'a, 'b> Binder<'a, 'b> {
                 hint: None,
             });
         }
+        // varchar has no operators of its own: PostgreSQL compares it as text, so that is
+        // the type a parameter facing it gets.
+        let param_ty = if t == PgType::Varchar {
+            PgType::Text
+        } else {
+            t
+        };
+        for side in [&l, &r] {
+            if let BExpr::Param(_, cell) = side {
+                type_param(cell, param_ty);
+            }
+        }
         let l = coerce_expr(l, t)?;
         let r = coerce_expr(r, t)?;
         let out = if is_cmp {
@@ -2217,6 +2269,7 @@ fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
     let kids: Vec<&BExpr> = match e {
         BExpr::Col(i) => return Some(*i),
         BExpr::Const(_)
+        | BExpr::Param(..)
         | BExpr::Outer(..)
         | BExpr::Agg(_)
         | BExpr::Exists(..)
@@ -2346,6 +2399,10 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
 /// literals, integer widening, numeric promotion, NULL).
 pub fn coerce_expr(e: BExpr, t: PgType) -> Result<BExpr, SqlError> {
     match e {
+        BExpr::Param(n, cell) => {
+            type_param(&cell, t);
+            Ok(BExpr::Param(n, cell))
+        }
         BExpr::Const(Value::Text(s)) if t != PgType::Unknown && !t.is_string() => {
             Ok(BExpr::Const(parse_text(&s, t)?))
         }
@@ -2364,8 +2421,20 @@ pub fn coerce_expr(e: BExpr, t: PgType) -> Result<BExpr, SqlError> {
 /// Explicit CAST: constants are converted now, other expressions at run time.
 fn coerce_or_cast(e: BExpr, t: PgType) -> Result<BExpr, SqlError> {
     match e {
+        BExpr::Param(n, cell) => {
+            // `$1::int8`: PostgreSQL gives the parameter the cast's type.
+            type_param(&cell, t);
+            Ok(BExpr::Param(n, cell))
+        }
         BExpr::Const(v) => Ok(BExpr::Const(cast_value(v, t)?)),
         other => Ok(BExpr::Cast(Box::new(other), t)),
+    }
+}
+
+/// The first context that types a parameter decides, as in PostgreSQL.
+fn type_param(cell: &Cell<PgType>, t: PgType) {
+    if cell.get() == PgType::Unknown && t != PgType::Unknown {
+        cell.set(t);
     }
 }
 
@@ -2568,7 +2637,7 @@ fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
                 subqueries(x, out);
             }
         }
-        BExpr::Const(_) | BExpr::Col(_) | BExpr::Outer(..) | BExpr::Agg(_) => {}
+        BExpr::Const(_) | BExpr::Col(_) | BExpr::Outer(..) | BExpr::Agg(_) | BExpr::Param(..) => {}
     }
 }
 
@@ -2838,6 +2907,8 @@ impl<'a, 'b> Executor<'a, 'b> {
     pub fn eval(&self, e: &BExpr, env: &Env<'_>) -> Result<Value, SqlError> {
         Ok(match e {
             BExpr::Const(v) => v.clone(),
+            // Only described statements hold parameters, and those are never executed.
+            BExpr::Param(..) => Value::Null,
             BExpr::Col(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
             BExpr::Outer(depth, i) => {
                 let mut cur = env;

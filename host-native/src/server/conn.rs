@@ -1203,16 +1203,27 @@ impl<B: Backend> Conn<B> {
         };
         match described {
             Ok(mut describe) => {
-                // Types the client specified win; the others are reported as text (RockLake
-                // does not infer parameter types; an untyped value takes its context's type).
+                // Types the client specified win, then those the core inferred from the
+                // statement; a parameter with neither is not in the statement at all.
                 let inferred = std::mem::take(&mut describe.param_types);
-                describe.param_types = (0..nparams.max(inferred.len()))
+                let types: Vec<u32> = (0..nparams.max(inferred.len()))
                     .map(|i| match (param_types.get(i), inferred.get(i)) {
                         (Some(t), _) if *t != 0 => *t,
-                        (_, Some(t)) if *t != 0 => *t,
-                        _ => 25,
+                        (_, Some(t)) => *t,
+                        _ => 0,
                     })
                     .collect();
+                if let Some(i) = types.iter().position(|t| *t == 0) {
+                    if name.is_empty() {
+                        self.statements.remove("");
+                    }
+                    self.ext_error(PgError::new(
+                        "42P18",
+                        format!("could not determine data type of parameter ${}", i + 1),
+                    ));
+                    return Ok(());
+                }
+                describe.param_types = types;
                 self.statements.insert(
                     name,
                     Prepared {
