@@ -726,8 +726,12 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
     // Types the statement's context gives its parameters `$n` (the host reports the others,
     // and those the client gave, as it should).
     let mut params: std::collections::BTreeMap<usize, PgType> = Default::default();
+    // False for statements whose parameters are not typed here: each is then reported as
+    // text, as an untyped value would be taken.
+    let mut analyzed = true;
     let fields = match stmt {
         Statement::Query(q) if crate::lifecycle::recognize(q).is_some() => {
+            analyzed = false;
             let call = crate::lifecycle::recognize(q);
             let name = call.as_ref().map(|c| c.name.clone()).unwrap_or_default();
             let cols = crate::lifecycle::result_columns(&name).ok_or_else(|| {
@@ -772,33 +776,46 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             params = insert_param_types(cx, ins)?;
             None
         }
+        Statement::Explain {
+            statement,
+            analyze: false,
+            ..
+        } if matches!(statement.as_ref(), Statement::Query(q) if crate::lifecycle::recognize(q).is_none()) =>
+        {
+            if let Statement::Query(q) = statement.as_ref() {
+                let at = cx.read_point();
+                let rcx = cx.reader(at);
+                let mut binder = Binder::describing(&rcx);
+                binder.bind_query(q, None)?;
+                params = binder.param_types();
+            }
+            match plan_output(vec![]) {
+                Output::Rows { fields, .. } => Some(fields),
+                _ => None,
+            }
+        }
         Statement::Update(u) => {
-            let (t, alias, from) = update_target(cx, u)?;
-            let at = cx.read_point();
-            let rcx = cx.reader(at);
-            let mut binder = Binder::describing(&rcx);
-            let sel = u.selection.as_ref();
-            bind_matching(&mut binder, &t, alias, &from, sel, None, &u.assignments)?;
-            params = binder.param_types();
+            params = update_param_types(cx, u, None)?;
             None
         }
         Statement::Delete(d) => {
-            let (t, alias, using) = delete_target(cx, d)?;
-            let at = cx.read_point();
-            let rcx = cx.reader(at);
-            let mut binder = Binder::describing(&rcx);
-            bind_matching(
-                &mut binder,
-                &t,
-                alias,
-                &using,
-                d.selection.as_ref(),
-                None,
-                &[],
-            )?;
-            params = binder.param_types();
+            params = delete_param_types(cx, d, None)?;
             None
         }
+        Statement::Query(q) => match q.body.as_ref() {
+            ast::SetExpr::Update(Statement::Update(u)) => {
+                params = update_param_types(cx, u, q.with.as_ref())?;
+                None
+            }
+            ast::SetExpr::Delete(Statement::Delete(d)) => {
+                params = delete_param_types(cx, d, q.with.as_ref())?;
+                None
+            }
+            _ => {
+                analyzed = false;
+                None
+            }
+        },
         Statement::ShowVariable { variable } if show_name(variable).eq_ignore_ascii_case("all") => {
             Some(
                 ["name", "setting", "description"]
@@ -811,8 +828,16 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             let (name, _) = cx.settings().show(&show_name(variable))?;
             Some(vec![ColMeta::expr(name, PgType::Text).field()])
         }
-        _ => None,
+        _ => {
+            analyzed = false;
+            None
+        }
     };
+    if !analyzed {
+        for n in 1..=crate::params::count(sql).unwrap_or(0) {
+            params.insert(n, PgType::Unknown);
+        }
+    }
     let count = params.keys().next_back().copied().unwrap_or(0);
     Ok(Describe {
         param_types: (1..=count)
@@ -826,6 +851,44 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             .collect(),
         fields,
     })
+}
+
+/// Parameter types of an UPDATE: SET values take their column's type, the WHERE clause and
+/// FROM items type the rest.
+fn update_param_types(
+    cx: &mut Cx<'_>,
+    u: &ast::Update,
+    with: Option<&ast::With>,
+) -> Result<std::collections::BTreeMap<usize, PgType>, SqlError> {
+    let (t, alias, from) = update_target(cx, u)?;
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut binder = Binder::describing(&rcx);
+    let sel = u.selection.as_ref();
+    bind_matching(&mut binder, &t, alias, &from, sel, with, &u.assignments)?;
+    Ok(binder.param_types())
+}
+
+/// Parameter types of a DELETE, from its WHERE clause and USING items.
+fn delete_param_types(
+    cx: &mut Cx<'_>,
+    d: &ast::Delete,
+    with: Option<&ast::With>,
+) -> Result<std::collections::BTreeMap<usize, PgType>, SqlError> {
+    let (t, alias, using) = delete_target(cx, d)?;
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut binder = Binder::describing(&rcx);
+    bind_matching(
+        &mut binder,
+        &t,
+        alias,
+        &using,
+        d.selection.as_ref(),
+        with,
+        &[],
+    )?;
+    Ok(binder.param_types())
 }
 
 /// Parameter types of an INSERT: each `VALUES` item takes its target column's type (and
@@ -1417,8 +1480,25 @@ fn bind_matching(
     with: Option<&ast::With>,
     assignments: &[ast::Assignment],
 ) -> Result<BoundMatching, SqlError> {
+    // The WITH clause's names are visible to FROM/USING, WHERE (subqueries too) and SET.
+    let Some(w) = with else {
+        return bind_matching_scoped(binder, t, alias, from, selection, assignments);
+    };
+    binder.push_ctes(w)?;
+    let bound = bind_matching_scoped(binder, t, alias, from, selection, assignments);
+    binder.pop_ctes();
+    bound
+}
+
+fn bind_matching_scoped(
+    binder: &mut Binder<'_, '_>,
+    t: &TableRef,
+    alias: Option<String>,
+    from: &[ast::TableWithJoins],
+    selection: Option<&ast::Expr>,
+    assignments: &[ast::Assignment],
+) -> Result<BoundMatching, SqlError> {
     let qual = alias.unwrap_or_else(|| t.name.clone());
-    // CTEs are bound as a query wrapper so they are visible to FROM.
     let mut scope = table_scope(t, &qual);
     let width = scope.cols.len();
     let mut items = vec![FromItem {
@@ -1433,40 +1513,9 @@ fn bind_matching(
         hash_keys: vec![],
     }];
     if !from.is_empty() {
-        if let Some(w) = with {
-            // Bind the FROM list inside a synthetic query that carries the WITH clause.
-            let q = ast::Query {
-                with: Some(w.clone()),
-                body: Box::new(ast::SetExpr::Select(Box::new(empty_select(from)))),
-                order_by: None,
-                limit_clause: None,
-                fetch: None,
-                locks: vec![],
-                for_clause: None,
-                settings: None,
-                format_clause: None,
-                pipe_operators: vec![],
-            };
-            let bq = binder.bind_query(&q, None)?;
-            let w2 = bq.columns.len();
-            let mut cols = bq.columns.clone();
-            let alias_name = from_alias(from);
-            for c in cols.iter_mut() {
-                c.qual = alias_name.clone();
-            }
-            scope.cols.extend(cols);
-            items.push(FromItem {
-                kind: JoinKind::Cross,
-                source: Source::Derived(std::rc::Rc::new(bq)),
-                on: None,
-                width: w2,
-                hash_keys: vec![],
-            });
-        } else {
-            let (more, s2) = binder.bind_from(from)?;
-            scope.cols.extend(s2.cols);
-            items.extend(more);
-        }
+        let (more, s2) = binder.bind_from(from)?;
+        scope.cols.extend(s2.cols);
+        items.extend(more);
     }
     let filter = match selection {
         Some(e) => Some(binder.bind_bool(e, &scope)?),
@@ -1546,39 +1595,6 @@ fn matching_rows(
     }
     let targets = table_versions(&rcx, t, ranges.as_deref(), true)?;
     Ok((targets, hits, sets))
-}
-
-fn empty_select(from: &[ast::TableWithJoins]) -> ast::Select {
-    let mut sel = match Parser::new(&PostgreSqlDialect {})
-        .try_with_sql("SELECT *")
-        .and_then(|mut p| p.parse_query())
-    {
-        Ok(q) => match *q.body {
-            ast::SetExpr::Select(s) => *s,
-            _ => unreachable_select(),
-        },
-        Err(_) => unreachable_select(),
-    };
-    sel.from = from.to_vec();
-    sel
-}
-
-#[allow(clippy::panic)]
-fn unreachable_select() -> ast::Select {
-    // "SELECT *" always parses to a Select; this is a programming error if reached.
-    panic!("internal: SELECT * did not parse")
-}
-
-fn from_alias(from: &[ast::TableWithJoins]) -> Option<String> {
-    match from.first().map(|f| &f.relation) {
-        Some(ast::TableFactor::Table { name, alias, .. }) => Some(
-            alias
-                .as_ref()
-                .map(|a| a.name.value.clone())
-                .unwrap_or_else(|| object_name(name).last().cloned().unwrap_or_default()),
-        ),
-        _ => None,
-    }
 }
 
 /// Checks that a row this transaction is about to change was not changed by a transaction that

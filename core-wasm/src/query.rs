@@ -697,28 +697,41 @@ impl<'a, 'b> Binder<'a, 'b> {
     }
 
     fn bind_query_inner(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {
-        let mut pushed = false;
         if let Some(with) = &q.with {
-            let mut map = HashMap::new();
-            self.ctes.push(HashMap::new());
-            pushed = true;
-            for cte in &with.cte_tables {
-                let mut sub = self.bind_query(&cte.query, None)?;
-                for (c, a) in sub.columns.iter_mut().zip(cte.alias.columns.iter()) {
-                    c.name = ident(&a.name);
-                }
-                let rc = Rc::new(sub);
-                map.insert(ident(&cte.alias.name), rc.clone());
-                if let Some(top) = self.ctes.last_mut() {
-                    top.insert(ident(&cte.alias.name), rc);
-                }
-            }
+            self.push_ctes(with)?;
         }
         let r = self.bind_query_body(q);
-        if pushed {
-            self.ctes.pop();
+        if q.with.is_some() {
+            self.pop_ctes();
         }
         r
+    }
+
+    /// Binds a WITH clause and makes its names visible to everything bound until
+    /// [`Binder::pop_ctes`] (on error nothing stays pushed).
+    pub fn push_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
+        self.ctes.push(HashMap::new());
+        for cte in &with.cte_tables {
+            let bound = self.bind_query(&cte.query, None);
+            let mut sub = match bound {
+                Ok(sub) => sub,
+                Err(e) => {
+                    self.ctes.pop();
+                    return Err(e);
+                }
+            };
+            for (c, a) in sub.columns.iter_mut().zip(cte.alias.columns.iter()) {
+                c.name = ident(&a.name);
+            }
+            if let Some(top) = self.ctes.last_mut() {
+                top.insert(ident(&cte.alias.name), Rc::new(sub));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn pop_ctes(&mut self) {
+        self.ctes.pop();
     }
 
     fn bind_query_body(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {

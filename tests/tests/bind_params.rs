@@ -45,6 +45,9 @@ run("DELETE FROM bp WHERE ok = %s", (False,))
 run("SELECT count(*) FROM bp", ())
 run("SELECT * FROM bp WHERE id = %s", ("abc",))
 run("SELECT id FROM bp WHERE f > %s ORDER BY 1", (1.0,))
+run("WITH x AS (SELECT 3 AS a) UPDATE bp SET f = %s WHERE id IN (SELECT a FROM x)", (2.5,))
+run("WITH x AS (SELECT 3 AS a) DELETE FROM bp WHERE id IN (SELECT a FROM x) AND f = %s", (7.0,))
+run("SELECT id, f FROM bp ORDER BY id", ())
 if named:
     from psycopg import pq
     pgc = c.pgconn
@@ -85,6 +88,11 @@ for i, sql in enumerate([
     "UPDATE bp2 SET t = $1 FROM bp WHERE bp.id = bp2.k AND bp.name = $2",
     "DELETE FROM bp WHERE ok = $1 OR id > $2",
     "DELETE FROM bp2 USING bp WHERE bp.id = bp2.k AND bp.b = $1",
+    "WITH x(a, b) AS (VALUES (1, 'a')) UPDATE bp SET name = x.b FROM x WHERE bp.id = x.a AND bp.f < $1",
+    "WITH x AS (SELECT 1 AS a) DELETE FROM bp USING x WHERE bp.id = x.a AND ok = $1",
+    "WITH x AS (SELECT 1 AS a) DELETE FROM bp WHERE id IN (SELECT a FROM x) AND ok = $1",
+    "WITH x AS (SELECT 2 AS a) UPDATE bp SET f = $1 WHERE id IN (SELECT a FROM x)",
+    "EXPLAIN SELECT id FROM bp WHERE id = $1",
 ]):
     name = f"pd{i}".encode()
     res = c.pgconn.prepare(name, sql.encode())
