@@ -697,7 +697,7 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     let rcx = cx.reader(at);
     let mut binder = Binder::new(&rcx);
     let bq = binder.bind_query(q, None)?;
-    let exec = Executor::new(&rcx);
+    let exec = Executor::with_set_config(&rcx);
     let rows = exec.run_query(&bq, None)?;
     let set_configs = exec.take_set_configs();
     let out = rows_output(&bq.columns, rows);
@@ -726,12 +726,8 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
     // Types the statement's context gives its parameters `$n` (the host reports the others,
     // and those the client gave, as it should).
     let mut params: std::collections::BTreeMap<usize, PgType> = Default::default();
-    // False for statements whose parameters are not typed here: each is then reported as
-    // text, as an untyped value would be taken.
-    let mut analyzed = true;
     let fields = match stmt {
         Statement::Query(q) if crate::lifecycle::recognize(q).is_some() => {
-            analyzed = false;
             let call = crate::lifecycle::recognize(q);
             let name = call.as_ref().map(|c| c.name.clone()).unwrap_or_default();
             let cols = crate::lifecycle::result_columns(&name).ok_or_else(|| {
@@ -811,10 +807,7 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
                 params = delete_param_types(cx, d, q.with.as_ref())?;
                 None
             }
-            _ => {
-                analyzed = false;
-                None
-            }
+            _ => None,
         },
         Statement::ShowVariable { variable } if show_name(variable).eq_ignore_ascii_case("all") => {
             Some(
@@ -828,15 +821,12 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             let (name, _) = cx.settings().show(&show_name(variable))?;
             Some(vec![ColMeta::expr(name, PgType::Text).field()])
         }
-        _ => {
-            analyzed = false;
-            None
-        }
+        _ => None,
     };
-    if !analyzed {
-        for n in 1..=crate::params::count(sql).unwrap_or(0) {
-            params.insert(n, PgType::Unknown);
-        }
+    // Parameters the statement has but nothing above typed (statements not analysed here,
+    // clauses the binder does not visit) are reported as text, as an untyped value is taken.
+    for n in crate::params::numbers(sql).into_iter().filter(|n| *n > 0) {
+        params.entry(n).or_insert(PgType::Unknown);
     }
     let count = params.keys().next_back().copied().unwrap_or(0);
     Ok(Describe {
@@ -913,6 +903,7 @@ fn insert_param_types(
         ast::SetExpr::Values(v) if source.with.is_none() => {
             let empty = Scope::default();
             for r in &v.rows {
+                check_insert_width(r, &targets)?;
                 for (e, ci) in r.iter().zip(&targets) {
                     let (b, _) = binder.bind_expr(e, &empty, None)?;
                     coerce_expr(b, t.columns[*ci].ty)?;
@@ -1335,6 +1326,15 @@ fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, S
     })
 }
 
+fn check_insert_width(row: &[ast::Expr], targets: &[usize]) -> Result<(), SqlError> {
+    if row.len() > targets.len() {
+        return Err(SqlError::Syntax {
+            message: "INSERT has more expressions than target columns".into(),
+        });
+    }
+    Ok(())
+}
+
 /// The column indexes an INSERT writes, in the order its values come.
 fn insert_targets(t: &TableRef, ins: &ast::Insert) -> Result<Vec<usize>, SqlError> {
     if ins.columns.is_empty() {
@@ -1383,11 +1383,7 @@ fn insert(
                 let empty = Scope::default();
                 let mut out = Vec::with_capacity(v.rows.len());
                 for r in &v.rows {
-                    if r.len() > targets.len() {
-                        return Err(SqlError::Syntax {
-                            message: "INSERT has more expressions than target columns".into(),
-                        });
-                    }
+                    check_insert_width(r, &targets)?;
                     let mut vals = Vec::with_capacity(r.len());
                     for (e, ci) in r.iter().zip(&targets) {
                         let (b, _) = binder.bind_expr(e, &empty, None)?;

@@ -220,14 +220,27 @@ pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
             s
         }
         2950 => crate::types::fmt_uuid(&b.try_into().map_err(|_| bad())?),
-        _ => {
-            return Err(PgError::new(
-                "0A000",
-                format!("binary format for bind parameters of type {oid} is not supported"),
-            )
-            .with_hint("Send the parameter in text format."))
-        }
+        // The other scalar types (numeric, dates and times, interval, bpchar, …): PostgreSQL's
+        // receive format, shown as text for the literal the statement is bound with.
+        _ => match crate::types::type_by_oid(oid).filter(|t| !t.is_array()) {
+            Some(ty) => {
+                let v = crate::wire::decode_binary(b, ty).map_err(|_| bad())?;
+                crate::types::format_text(&v, ty).ok_or_else(bad)?
+            }
+            None => {
+                return Err(PgError::new(
+                    "0A000",
+                    format!("binary format for bind parameters of type {oid} is not supported"),
+                )
+                .with_hint("Send the parameter in text format."))
+            }
+        },
     })
+}
+
+/// The parameter numbers `$n` that occur in `sql` (outside literals, identifiers and comments).
+pub fn numbers(sql: &str) -> std::collections::BTreeSet<usize> {
+    placeholders(sql).into_iter().map(|(_, _, n)| n).collect()
 }
 
 /// Whether results of type `oid` can be sent in binary format ([`text_to_binary`]).
@@ -339,8 +352,28 @@ mod tests {
         assert_eq!(decode_binary(16, &[1]).expect("bool"), "true");
         assert_eq!(decode_binary(17, &[0xde, 0xad]).expect("bytea"), "\\xdead");
         assert_eq!(decode_binary(20, &[1, 2]).expect_err("short").code, "22P03");
+        // Types through PostgreSQL's receive format: interval, date, numeric.
+        let mut interval = 3_000_000i64.to_be_bytes().to_vec();
+        interval.extend(2i32.to_be_bytes());
+        interval.extend(1i32.to_be_bytes());
         assert_eq!(
-            decode_binary(1186, &[0; 16]).expect_err("interval").code,
+            decode_binary(1186, &interval).expect("interval"),
+            "1 mon 2 days 00:00:03"
+        );
+        assert_eq!(
+            decode_binary(1082, &1i32.to_be_bytes()).expect("date"),
+            "2000-01-02"
+        );
+        let mut numeric = Vec::new();
+        crate::wire::numeric_to_binary("-12.50", &mut numeric);
+        assert_eq!(decode_binary(1700, &numeric).expect("numeric"), "-12.50");
+        assert_eq!(
+            decode_binary(1082, &[0; 3]).expect_err("short date").code,
+            "22P03"
+        );
+        // Arrays only in text format.
+        assert_eq!(
+            decode_binary(1009, &[0; 12]).expect_err("text[]").code,
             "0A000"
         );
     }

@@ -826,11 +826,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                     offset: o,
                     ..
                 } => {
+                    // bigint in PostgreSQL: unknown literals and parameters take that type.
                     if let Some(l) = l {
-                        limit = Some(self.bind_expr(l, &empty, None)?.0);
+                        let b = self.bind_expr(l, &empty, None)?.0;
+                        limit = Some(coerce_expr(b, PgType::Int8)?);
                     }
                     if let Some(o) = o {
-                        offset = Some(self.bind_expr(&o.value, &empty, None)?.0);
+                        let b = self.bind_expr(&o.value, &empty, None)?.0;
+                        offset = Some(coerce_expr(b, PgType::Int8)?);
                     }
                 }
                 ast::LimitClause::OffsetCommaLimit { .. } => {
@@ -2821,8 +2824,9 @@ pub struct Executor<'a, 'b> {
     pub cx: &'a ReadCx<'b>,
     cache: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
     /// `set_config` calls evaluated so far, applied in order once the statement's rows are
-    /// complete (the executor only reads the session).
-    set_configs: RefCell<Vec<crate::settings::SetConfig>>,
+    /// complete (the executor only reads the session). `None`: the statement cannot apply
+    /// them (not a plain query), so `set_config` is refused instead of silently dropped.
+    set_configs: Option<RefCell<Vec<crate::settings::SetConfig>>>,
 }
 
 fn truthy(v: &Value) -> Option<bool> {
@@ -2904,16 +2908,27 @@ fn like_match(s: &str, p: &str, ci: bool) -> bool {
 }
 
 impl<'a, 'b> Executor<'a, 'b> {
+    /// An executor for a plain query, whose caller applies the `set_config` calls it makes.
+    pub(crate) fn with_set_config(cx: &'a ReadCx<'b>) -> Self {
+        Executor {
+            set_configs: Some(RefCell::new(Vec::new())),
+            ..Executor::new(cx)
+        }
+    }
+
     /// The `set_config` calls the statement made, in order (see [`crate::settings::SetConfig`]).
     pub(crate) fn take_set_configs(&self) -> Vec<crate::settings::SetConfig> {
-        std::mem::take(&mut *self.set_configs.borrow_mut())
+        self.set_configs
+            .as_ref()
+            .map(|c| std::mem::take(&mut *c.borrow_mut()))
+            .unwrap_or_default()
     }
 
     pub fn new(cx: &'a ReadCx<'b>) -> Self {
         Executor {
             cx,
             cache: RefCell::new(HashMap::new()),
-            set_configs: RefCell::new(Vec::new()),
+            set_configs: None,
         }
     }
 
@@ -3415,11 +3430,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                     // A set_config earlier in this statement counts already.
                     Ok((canonical, v)) => Value::Text(
                         self.set_configs
-                            .borrow()
-                            .iter()
-                            .rev()
-                            .find(|c| c.name() == canonical)
-                            .map_or(v, |c| c.shown.clone()),
+                            .as_ref()
+                            .and_then(|c| {
+                                c.borrow()
+                                    .iter()
+                                    .rev()
+                                    .find(|c| c.name() == canonical)
+                                    .map(|c| c.shown.clone())
+                            })
+                            .unwrap_or(v),
                     ),
                     Err(_) if matches!(a.get(1), Some(Value::Bool(true))) => Value::Null,
                     Err(e) => return Err(e),
@@ -3432,10 +3451,20 @@ impl<'a, 'b> Executor<'a, 'b> {
                         message: "SET requires parameter name".into(),
                     });
                 };
-                let local = matches!(a.get(2), Some(Value::Bool(true)));
+                let Some(calls) = self.set_configs.as_ref() else {
+                    return Err(SqlError::feature(
+                        "set_config() outside a SELECT (in INSERT, UPDATE, DELETE or COPY)",
+                    ));
+                };
+                // is_local is boolean; a text argument ('true', or a bound parameter) is cast.
+                let local = match a.get(2) {
+                    Some(Value::Bool(b)) => *b,
+                    Some(Value::Text(t)) => parse_text(t, PgType::Bool)? == Value::Bool(true),
+                    _ => false,
+                };
                 let (call, shown) =
                     crate::settings::SetConfig::check(&self.cx.settings, &name, text(1), local)?;
-                self.set_configs.borrow_mut().push(call);
+                calls.borrow_mut().push(call);
                 Value::Text(shown)
             }
             "pg_encoding_to_char" => Value::Text("UTF8".into()),

@@ -17,6 +17,8 @@ binary_results = mode == "binary"
 c = psycopg.connect(dsn, autocommit=True, prepare_threshold=0 if named else None)
 c.execute("DROP TABLE IF EXISTS bp")
 c.execute("CREATE TABLE bp (id BIGINT PRIMARY KEY, name VARCHAR, b BYTEA, f DOUBLE PRECISION, ok BOOLEAN)")
+c.execute("DROP TABLE IF EXISTS bp2")
+c.execute("CREATE TABLE bp2 (k INTEGER, t TIMESTAMPTZ, n NUMERIC, v VARCHAR)")
 def run(sql, params, binary=False):
     for _ in range(2 if named else 1):
         run_once(sql, params, binary)
@@ -45,6 +47,9 @@ run("DELETE FROM bp WHERE ok = %s", (False,))
 run("SELECT count(*) FROM bp", ())
 run("SELECT * FROM bp WHERE id = %s", ("abc",))
 run("SELECT id FROM bp WHERE f > %s ORDER BY 1", (1.0,))
+run("SELECT count(*) FROM bp2 WHERE n = %b OR t < %b", (__import__("decimal").Decimal("1.25"), __import__("datetime").datetime(2024, 1, 2, 3, 4, 5, tzinfo=__import__("datetime").timezone.utc)))
+run("SELECT set_config('statement_timeout', '4s', %s)", ("true",))
+run("SELECT current_setting('statement_timeout')", ())
 run("WITH x AS (SELECT 3 AS a) UPDATE bp SET f = %s WHERE id IN (SELECT a FROM x)", (2.5,))
 run("WITH x AS (SELECT 3 AS a) DELETE FROM bp WHERE id IN (SELECT a FROM x) AND f = %s", (7.0,))
 run("SELECT id, f FROM bp ORDER BY id", ())
@@ -70,7 +75,6 @@ if named:
 # ParameterDescription: the types PostgreSQL infers for untyped parameters from their
 # context (drivers such as asyncpg, tokio-postgres and JDBC encode arguments by them).
 from psycopg import pq as _pq
-c.execute("CREATE TABLE IF NOT EXISTS bp2 (k INTEGER, t TIMESTAMPTZ, n NUMERIC, v VARCHAR)")
 for i, sql in enumerate([
     "SELECT id FROM bp WHERE id = $1",
     "SELECT id FROM bp WHERE $1 < id AND name = $2",
@@ -93,6 +97,9 @@ for i, sql in enumerate([
     "WITH x AS (SELECT 1 AS a) DELETE FROM bp WHERE id IN (SELECT a FROM x) AND ok = $1",
     "WITH x AS (SELECT 2 AS a) UPDATE bp SET f = $1 WHERE id IN (SELECT a FROM x)",
     "EXPLAIN SELECT id FROM bp WHERE id = $1",
+    "SELECT id FROM bp ORDER BY id LIMIT $1 OFFSET $2",
+    "SELECT id FROM bp ORDER BY id FETCH FIRST 1 ROWS ONLY",
+    "INSERT INTO bp (id, name) VALUES ($1, $2, $3)",
 ]):
     name = f"pd{i}".encode()
     res = c.pgconn.prepare(name, sql.encode())

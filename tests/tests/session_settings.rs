@@ -329,7 +329,8 @@ fn read_only_role_reads_and_never_writes() {
 }
 
 /// What RockLake refuses rather than accepting and ignoring: time zones other than UTC,
-/// non-ISO date styles, encodings other than UTF8, extra_float_digits below 1.
+/// non-ISO date styles, encodings other than UTF8, extra_float_digits below 1, set_config()
+/// inside INSERT/UPDATE/DELETE/COPY.
 #[test]
 fn unsupported_settings_are_refused_not_ignored() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -340,7 +341,9 @@ c = psycopg.connect(sys.argv[1], autocommit=True)
 out = []
 for s in ["SET TimeZone = 'Europe/Paris'", "SET DateStyle = 'German'", "SET client_encoding = 'LATIN1'",
           "SET extra_float_digits = 0", "SET IntervalStyle = 'iso_8601'", "SET bytea_output = 'escape'",
-          "SET TimeZone = 'Etc/UTC'", "SHOW TimeZone", "SET extra_float_digits = 3", "SHOW extra_float_digits"]:
+          "SET TimeZone = 'Etc/UTC'", "SHOW TimeZone", "SET extra_float_digits = 3", "SHOW extra_float_digits",
+          "CREATE TABLE sc_t (v TEXT)",
+          "INSERT INTO sc_t SELECT set_config('work_mem', '8MB', false)", "SHOW work_mem"]:
     try:
         cur = c.execute(s)
         out.append([s, cur.fetchall() if cur.description else "ok"])
@@ -362,6 +365,14 @@ print("RESULT", json.dumps(out))
         ["SHOW TimeZone", [["Etc/UTC"]]],
         ["SET extra_float_digits = 3", "ok"],
         ["SHOW extra_float_digits", [["3"]]],
+        ["CREATE TABLE sc_t (v TEXT)", "ok"],
+        // set_config in a statement that cannot apply it: refused, never silently dropped.
+        [
+            "INSERT INTO sc_t SELECT set_config('work_mem', '8MB', false)",
+            "0A000",
+            false
+        ],
+        ["SHOW work_mem", [["4MB"]]],
     ]);
     assert_eq!(got, expected);
     server.stop().expect("stop");
