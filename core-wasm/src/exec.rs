@@ -791,20 +791,26 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             }
         }
         Statement::Update(u) => {
-            params = update_param_types(cx, u, None)?;
+            let target = update_target(cx, u)?;
+            params = dml_param_types(cx, target, u.selection.as_ref(), None, &u.assignments)?;
             None
         }
         Statement::Delete(d) => {
-            params = delete_param_types(cx, d, None)?;
+            let target = delete_target(cx, d)?;
+            params = dml_param_types(cx, target, d.selection.as_ref(), None, &[])?;
             None
         }
         Statement::Query(q) => match q.body.as_ref() {
             ast::SetExpr::Update(Statement::Update(u)) => {
-                params = update_param_types(cx, u, q.with.as_ref())?;
+                let target = update_target(cx, u)?;
+                let (sel, with) = (u.selection.as_ref(), q.with.as_ref());
+                params = dml_param_types(cx, target, sel, with, &u.assignments)?;
                 None
             }
             ast::SetExpr::Delete(Statement::Delete(d)) => {
-                params = delete_param_types(cx, d, q.with.as_ref())?;
+                let target = delete_target(cx, d)?;
+                let (sel, with) = (d.selection.as_ref(), q.with.as_ref());
+                params = dml_param_types(cx, target, sel, with, &[])?;
                 None
             }
             _ => None,
@@ -843,41 +849,19 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
     })
 }
 
-/// Parameter types of an UPDATE: SET values take their column's type, the WHERE clause and
-/// FROM items type the rest.
-fn update_param_types(
+/// Parameter types of an UPDATE or DELETE: SET values take their column's type, the WHERE
+/// clause and FROM/USING items type the rest.
+fn dml_param_types(
     cx: &mut Cx<'_>,
-    u: &ast::Update,
+    (t, alias, from): DmlTarget,
+    selection: Option<&ast::Expr>,
     with: Option<&ast::With>,
+    assignments: &[ast::Assignment],
 ) -> Result<std::collections::BTreeMap<usize, PgType>, SqlError> {
-    let (t, alias, from) = update_target(cx, u)?;
     let at = cx.read_point();
     let rcx = cx.reader(at);
     let mut binder = Binder::describing(&rcx);
-    let sel = u.selection.as_ref();
-    bind_matching(&mut binder, &t, alias, &from, sel, with, &u.assignments)?;
-    Ok(binder.param_types())
-}
-
-/// Parameter types of a DELETE, from its WHERE clause and USING items.
-fn delete_param_types(
-    cx: &mut Cx<'_>,
-    d: &ast::Delete,
-    with: Option<&ast::With>,
-) -> Result<std::collections::BTreeMap<usize, PgType>, SqlError> {
-    let (t, alias, using) = delete_target(cx, d)?;
-    let at = cx.read_point();
-    let rcx = cx.reader(at);
-    let mut binder = Binder::describing(&rcx);
-    bind_matching(
-        &mut binder,
-        &t,
-        alias,
-        &using,
-        d.selection.as_ref(),
-        with,
-        &[],
-    )?;
+    bind_matching(&mut binder, &t, alias, &from, selection, with, assignments)?;
     Ok(binder.param_types())
 }
 
