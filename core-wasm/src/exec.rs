@@ -791,26 +791,24 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             }
         }
         Statement::Update(u) => {
-            let target = update_target(cx, u)?;
-            params = dml_param_types(cx, target, u.selection.as_ref(), None, &u.assignments)?;
+            let dml = update_dml(cx, u, None)?;
+            params = dml_param_types(cx, &dml)?;
             None
         }
         Statement::Delete(d) => {
-            let target = delete_target(cx, d)?;
-            params = dml_param_types(cx, target, d.selection.as_ref(), None, &[])?;
+            let dml = delete_dml(cx, d, None)?;
+            params = dml_param_types(cx, &dml)?;
             None
         }
         Statement::Query(q) => match q.body.as_ref() {
             ast::SetExpr::Update(Statement::Update(u)) => {
-                let target = update_target(cx, u)?;
-                let (sel, with) = (u.selection.as_ref(), q.with.as_ref());
-                params = dml_param_types(cx, target, sel, with, &u.assignments)?;
+                let dml = update_dml(cx, u, q.with.as_ref())?;
+                params = dml_param_types(cx, &dml)?;
                 None
             }
             ast::SetExpr::Delete(Statement::Delete(d)) => {
-                let target = delete_target(cx, d)?;
-                let (sel, with) = (d.selection.as_ref(), q.with.as_ref());
-                params = dml_param_types(cx, target, sel, with, &[])?;
+                let dml = delete_dml(cx, d, q.with.as_ref())?;
+                params = dml_param_types(cx, &dml)?;
                 None
             }
             _ => None,
@@ -853,15 +851,12 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
 /// clause and FROM/USING items type the rest.
 fn dml_param_types(
     cx: &mut Cx<'_>,
-    (t, alias, from): DmlTarget,
-    selection: Option<&ast::Expr>,
-    with: Option<&ast::With>,
-    assignments: &[ast::Assignment],
+    dml: &Dml<'_>,
 ) -> Result<std::collections::BTreeMap<usize, PgType>, SqlError> {
     let at = cx.read_point();
     let rcx = cx.reader(at);
     let mut binder = Binder::describing(&rcx);
-    bind_matching(&mut binder, &t, alias, &from, selection, with, assignments)?;
+    bind_matching(&mut binder, dml)?;
     Ok(binder.param_types())
 }
 
@@ -1451,34 +1446,30 @@ type BoundMatching = (Vec<FromItem>, Option<BExpr>, Vec<(usize, BExpr)>);
 
 /// Binds the target, FROM list, WHERE clause and SET expressions of an UPDATE or DELETE:
 /// the source items (target table first), the filter and the (column, value) assignments.
-fn bind_matching(
-    binder: &mut Binder<'_, '_>,
-    t: &TableRef,
-    alias: Option<String>,
-    from: &[ast::TableWithJoins],
-    selection: Option<&ast::Expr>,
-    with: Option<&ast::With>,
-    assignments: &[ast::Assignment],
-) -> Result<BoundMatching, SqlError> {
+fn bind_matching(binder: &mut Binder<'_, '_>, dml: &Dml<'_>) -> Result<BoundMatching, SqlError> {
     // The WITH clause's names are visible to FROM/USING, WHERE (subqueries too) and SET.
-    let Some(w) = with else {
-        return bind_matching_scoped(binder, t, alias, from, selection, assignments);
+    let Some(w) = dml.with else {
+        return bind_matching_scoped(binder, dml);
     };
     binder.push_ctes(w)?;
-    let bound = bind_matching_scoped(binder, t, alias, from, selection, assignments);
+    let bound = bind_matching_scoped(binder, dml);
     binder.pop_ctes();
     bound
 }
 
 fn bind_matching_scoped(
     binder: &mut Binder<'_, '_>,
-    t: &TableRef,
-    alias: Option<String>,
-    from: &[ast::TableWithJoins],
-    selection: Option<&ast::Expr>,
-    assignments: &[ast::Assignment],
+    dml: &Dml<'_>,
 ) -> Result<BoundMatching, SqlError> {
-    let qual = alias.unwrap_or_else(|| t.name.clone());
+    let Dml {
+        table: t,
+        alias,
+        from,
+        selection,
+        assignments,
+        ..
+    } = dml;
+    let qual = alias.clone().unwrap_or_else(|| t.name.clone());
     let mut scope = table_scope(t, &qual);
     let width = scope.cols.len();
     let mut items = vec![FromItem {
@@ -1502,7 +1493,7 @@ fn bind_matching_scoped(
         None => None,
     };
     let mut sets = Vec::new();
-    for a in assignments {
+    for a in assignments.iter() {
         let name = match &a.target {
             ast::AssignmentTarget::ColumnName(n) => {
                 object_name(n).last().cloned().unwrap_or_default()
@@ -1522,20 +1513,12 @@ fn bind_matching_scoped(
 
 /// Target rows of UPDATE/DELETE joined with their FROM/USING items and filtered.
 /// Returns, per matching target row, the joined value row.
-fn matching_rows(
-    cx: &mut Cx<'_>,
-    t: &TableRef,
-    alias: Option<String>,
-    from: &[ast::TableWithJoins],
-    selection: Option<&ast::Expr>,
-    with: Option<&ast::With>,
-    assignments: &[ast::Assignment],
-) -> Result<Matched, SqlError> {
+fn matching_rows(cx: &mut Cx<'_>, dml: &Dml<'_>) -> Result<Matched, SqlError> {
+    let t = &dml.table;
     let at = cx.read_point();
     let rcx = cx.reader(at);
     let mut binder = Binder::new(&rcx);
-    let (mut items, filter, sets) =
-        bind_matching(&mut binder, t, alias, from, selection, with, assignments)?;
+    let (mut items, filter, sets) = bind_matching(&mut binder, dml)?;
     // The target table is read through its key or an index when the WHERE clause allows;
     // the target versions below come from the same key ranges.
     crate::query::push_down_keys(&mut items, filter.as_ref());
@@ -1589,26 +1572,48 @@ fn check_not_moved(cx: &Cx<'_>, lk: &[u8], seen: Option<u64>) -> Result<(), SqlE
     Ok(())
 }
 
-/// Target table, its alias and the other FROM items of an UPDATE or DELETE.
-type DmlTarget = (TableRef, Option<String>, Vec<ast::TableWithJoins>);
+/// What an UPDATE or DELETE reads: its target table (and alias), the other FROM/USING items,
+/// the WHERE clause, the WITH clause around it and the SET assignments (none for DELETE).
+struct Dml<'s> {
+    table: TableRef,
+    alias: Option<String>,
+    from: Vec<ast::TableWithJoins>,
+    selection: Option<&'s ast::Expr>,
+    with: Option<&'s ast::With>,
+    assignments: &'s [ast::Assignment],
+}
 
-fn update_target(cx: &mut Cx<'_>, u: &ast::Update) -> Result<DmlTarget, SqlError> {
+fn update_dml<'s>(
+    cx: &mut Cx<'_>,
+    u: &'s ast::Update,
+    with: Option<&'s ast::With>,
+) -> Result<Dml<'s>, SqlError> {
     let (name, alias) = match &u.table.relation {
         ast::TableFactor::Table { name, alias, .. } => {
             (name, alias.as_ref().map(|a| a.name.value.clone()))
         }
         _ => return Err(SqlError::feature("UPDATE of a non-table")),
     };
-    let t = resolve_target(cx, name)?;
     let from: Vec<ast::TableWithJoins> = match &u.from {
         Some(ast::UpdateTableFromKind::AfterSet(f))
         | Some(ast::UpdateTableFromKind::BeforeSet(f)) => f.clone(),
         None => vec![],
     };
-    Ok((t, alias, from))
+    Ok(Dml {
+        table: resolve_target(cx, name)?,
+        alias,
+        from,
+        selection: u.selection.as_ref(),
+        with,
+        assignments: &u.assignments,
+    })
 }
 
-fn delete_target(cx: &mut Cx<'_>, d: &ast::Delete) -> Result<DmlTarget, SqlError> {
+fn delete_dml<'s>(
+    cx: &mut Cx<'_>,
+    d: &'s ast::Delete,
+    with: Option<&'s ast::With>,
+) -> Result<Dml<'s>, SqlError> {
     let tables = match &d.from {
         ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
     };
@@ -1623,22 +1628,21 @@ fn delete_target(cx: &mut Cx<'_>, d: &ast::Delete) -> Result<DmlTarget, SqlError
         }
         _ => return Err(SqlError::feature("DELETE from a non-table")),
     };
-    let t = resolve_target(cx, name)?;
-    Ok((t, alias, d.using.clone().unwrap_or_default()))
+    Ok(Dml {
+        table: resolve_target(cx, name)?,
+        alias,
+        from: d.using.clone().unwrap_or_default(),
+        selection: d.selection.as_ref(),
+        with,
+        assignments: &[],
+    })
 }
 
 fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("UPDATE")?;
-    let (t, alias, from) = update_target(cx, u)?;
-    let (targets, hits, sets) = matching_rows(
-        cx,
-        &t,
-        alias,
-        &from,
-        u.selection.as_ref(),
-        with,
-        &u.assignments,
-    )?;
+    let dml = update_dml(cx, u, with)?;
+    let (targets, hits, sets) = matching_rows(cx, &dml)?;
+    let t = dml.table;
     let by_tuple: std::collections::HashMap<u64, usize> = targets
         .iter()
         .enumerate()
@@ -1759,8 +1763,9 @@ fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Re
 
 fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("DELETE")?;
-    let (t, alias, using) = delete_target(cx, d)?;
-    let (targets, hits, _) = matching_rows(cx, &t, alias, &using, d.selection.as_ref(), with, &[])?;
+    let dml = delete_dml(cx, d, with)?;
+    let (targets, hits, _) = matching_rows(cx, &dml)?;
+    let t = dml.table;
     let by_tuple: std::collections::HashMap<u64, usize> = targets
         .iter()
         .enumerate()
