@@ -34,6 +34,7 @@ pub struct FileConfig {
     pub statement_timeout_ms: Option<u64>,
     pub idle_in_transaction_timeout_ms: Option<u64>,
     pub commit_timeout_ms: Option<u64>,
+    pub commit_journal: Option<bool>,
     pub record: Option<PathBuf>,
     /// More roles (`[[users]]` tables); the file is their only source.
     pub users: Option<Vec<RoleConfig>>,
@@ -143,6 +144,9 @@ pub struct Settings {
     /// 0: off.
     pub idle_in_transaction_timeout_ms: u64,
     pub commit_timeout_ms: u64,
+    /// Local catalogs: commits are durable through the append-only commit journal
+    /// (decision 0009) instead of one WAL file each.
+    pub commit_journal: bool,
     /// Roles besides `user`.
     pub users: Vec<Role>,
 }
@@ -294,6 +298,7 @@ impl Settings {
                 .commit_timeout_ms
                 .or(file.commit_timeout_ms)
                 .unwrap_or(DEFAULT_COMMIT_TIMEOUT_MS),
+            commit_journal: o.commit_journal.or(file.commit_journal).unwrap_or(true),
             users: roles(file.users.unwrap_or_default())?,
         };
         s.validate()?;

@@ -503,6 +503,10 @@ struct ServeArgs {
     /// ("outcome unknown"; it is then either fully there or fully absent) [default: 30000].
     #[arg(long, env = "ROCKLAKE_COMMIT_TIMEOUT_MS")]
     commit_timeout_ms: Option<u64>,
+    /// Local-directory catalogs: make commits durable by appending to the commit journal
+    /// (`true`), or by one SlateDB WAL file per commit group (`false`) [default: true].
+    #[arg(long, env = "ROCKLAKE_COMMIT_JOURNAL")]
+    commit_journal: Option<bool>,
 }
 
 impl ServeArgs {
@@ -544,6 +548,7 @@ impl ServeArgs {
             statement_timeout_ms: self.statement_timeout_ms,
             idle_in_transaction_timeout_ms: self.idle_in_transaction_timeout_ms,
             commit_timeout_ms: self.commit_timeout_ms,
+            commit_journal: self.commit_journal,
             users: None,
         };
         Settings::resolve(o, file)
@@ -1425,6 +1430,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             create_if_missing: true,
             record: args.record.clone(),
             commit_timeout: std::time::Duration::from_millis(args.commit_timeout_ms),
+            commit_journal: args.commit_journal,
         },
         core,
         Box::new(SystemClock),

@@ -17,7 +17,7 @@ use crate::store::{Replica, Store, StoreError, StoreOptions, StoreReader};
 
 /// Where the catalog's keys come from: this server is the writer, or a read replica.
 enum Backing {
-    Writer(Store),
+    Writer(Box<Store>),
     Replica(Box<Replica>),
 }
 
@@ -73,6 +73,8 @@ pub struct ServiceConfig {
     /// A commit whose durable write has not finished after this long fails with 58030
     /// ("outcome unknown"); see `StoreOptions::commit_timeout`.
     pub commit_timeout: std::time::Duration,
+    /// See `StoreOptions::commit_journal`.
+    pub commit_journal: bool,
 }
 
 impl ServiceConfig {
@@ -85,6 +87,7 @@ impl ServiceConfig {
             create_if_missing: true,
             record: None,
             commit_timeout: crate::store::DEFAULT_COMMIT_TIMEOUT,
+            commit_journal: true,
         }
     }
 }
@@ -748,10 +751,11 @@ impl CatalogService {
             faults: config.faults.clone(),
             create_if_missing: config.create_if_missing,
             commit_timeout: config.commit_timeout,
+            commit_journal: config.commit_journal,
             ..StoreOptions::default()
         };
         let store = match config.replica_poll {
-            None => Backing::Writer(Store::open(&config.catalog, opts).await?),
+            None => Backing::Writer(Box::new(Store::open(&config.catalog, opts).await?)),
             Some(poll) => {
                 Backing::Replica(Box::new(Replica::open(&config.catalog, poll, opts).await?))
             }

@@ -2,7 +2,9 @@
 //!
 //! A child process (this test binary again, running [`crash_child`]) opens a catalog through
 //! the catalog service — core, group commit, SlateDB store — with `ROCKLAKE_FAULTS` arming one
-//! crash point (`before_put`, `during_put` or `after_put` of its Nth WAL upload), and commits
+//! crash point (`before_put`, `during_put` or `after_put` of its Nth WAL upload, with the local
+//! commit journal off; `journal_before_sync`, `journal_after_sync` or `journal_torn` of its Nth
+//! journal append, with the journal on), and commits
 //! DuckLake-shaped transactions from 1–3 concurrent sessions: each writes a `ducklake_snapshot`
 //! row, its `ducklake_snapshot_changes` row, a `ducklake_data_file` row and two
 //! `ducklake_file_column_stats` rows, and the child prints `ACK <snapshot id>` once COMMIT
@@ -142,10 +144,14 @@ async fn child_main(dir: String, sessions: u64) {
         let _ = writeln!(out, "\n@@ {line}");
         let _ = out.flush();
     };
-    // Faults come from ROCKLAKE_FAULTS, as for `rocklake serve`.
-    let service = CatalogService::open(&ServiceConfig::new(dir.clone()))
-        .await
-        .expect("child: open");
+    // Faults come from ROCKLAKE_FAULTS, as for `rocklake serve`. A journal crash point needs
+    // the commit journal; a WAL one needs every commit to wait for its WAL upload.
+    let mut config = ServiceConfig::new(dir.clone());
+    config.commit_journal = Faults::from_env()
+        .expect("child: faults")
+        .and_then(|f| f.crash)
+        .is_some_and(|c| c.point.is_journal());
+    let service = CatalogService::open(&config).await.expect("child: open");
     let sid = service.open_session("crash", "lake");
     let first = |r: &Reply| rows(r).first().and_then(|r| r.first()).cloned().flatten();
     // A previous life may have died between the two setup commits.
@@ -524,7 +530,8 @@ fn run_chain(point: CrashPoint, seed: u64, rng: &mut Rng, runs: std::ops::Range<
     for (life_no, run) in runs.enumerate() {
         let sessions = 1 + rng.below(3);
         // WAL uploads of a life: #1 the open's epoch claim, (#2, #3 the first life's setup),
-        // then about one per commit (fewer when concurrent commits share an upload).
+        // then about one per commit (fewer when concurrent commits share an upload). Journal
+        // appends: (#1, #2 the setup), then one per commit group.
         let nth = 1 + rng.below(12);
         let run_seed = rng.next();
         let mut spec = format!("seed={run_seed},crash={point}:{nth}");
@@ -631,7 +638,10 @@ fn crash_at_named_points_loses_nothing_acknowledged_and_shows_nothing_partial() 
             .split(',')
             .map(|p| CrashPoint::from_name(p.trim()).expect("crash point name"))
             .collect(),
-        Err(_) => CrashPoint::ALL.to_vec(),
+        Err(_) => CrashPoint::ALL
+            .into_iter()
+            .chain(CrashPoint::JOURNAL)
+            .collect(),
     };
     let started = Instant::now();
     // One chain per point, side by side (each child is mostly waiting on fsync).

@@ -145,6 +145,8 @@ async fn cancel_aborts_queued_commits_and_never_a_durable_one() {
         put_latency: std::time::Duration::from_millis(300),
         ..rocklake::store::Faults::default()
     });
+    // The slow PUTs must be on the commit path: the WAL upload, not the local journal.
+    config.commit_journal = false;
     let service = CatalogService::open(&config).await.expect("open");
     let s0 = service.open_session("t", "lake");
     let r = service

@@ -27,20 +27,19 @@ fn count(r: &impl KvRead, prefix: &str) -> usize {
     r.scan(&start, &end, usize::MAX).expect("scan").len()
 }
 
-async fn fenced_writer_case(wait_for_manifest_poll: bool) {
+/// `journal`: local commit journal on (the default; A's commits are refused by the journal's
+/// owner check) or off (refused by SlateDB's WAL fence).
+async fn fenced_writer_case(wait_for_manifest_poll: bool, journal: bool) {
+    let opts = || StoreOptions::default().commit_journal(journal);
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().to_str().expect("utf8").to_string();
 
-    let a = Store::open(&path, StoreOptions::default())
-        .await
-        .expect("open A");
+    let a = Store::open(&path, opts()).await.expect("open A");
     a.commit(&batch(1, "a-before", 4))
         .await
         .expect("A commits before the fence");
 
-    let b = Store::open(&path, StoreOptions::default())
-        .await
-        .expect("open B");
+    let b = Store::open(&path, opts()).await.expect("open B");
     assert_eq!(b.epoch(), a.epoch() + 1);
     assert_eq!(
         count(&b.reader(), "a-before"),
@@ -75,9 +74,7 @@ async fn fenced_writer_case(wait_for_manifest_poll: bool) {
     a.close().await.expect("close fenced A");
     b.close().await.expect("close B");
 
-    let c = Store::open(&path, StoreOptions::default())
-        .await
-        .expect("reopen");
+    let c = Store::open(&path, opts()).await.expect("reopen");
     let r = c.reader();
     assert_eq!(count(&r, "a-before"), 4);
     assert_eq!(
@@ -95,10 +92,20 @@ async fn fenced_writer_case(wait_for_manifest_poll: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fencing_immediate_commit() {
-    fenced_writer_case(false).await;
+    fenced_writer_case(false, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_fencing_immediate_commit_without_journal() {
+    fenced_writer_case(false, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fencing_after_manifest_poll() {
-    fenced_writer_case(true).await;
+    fenced_writer_case(true, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_fencing_after_manifest_poll_without_journal() {
+    fenced_writer_case(true, false).await;
 }

@@ -83,6 +83,8 @@ async fn insert(service: &CatalogService, id: i64) -> (Outcome, Duration, String
 async fn open(url: &str, faults: Faults) -> Arc<CatalogService> {
     let mut config = ServiceConfig::new(url);
     config.faults = Some(faults);
+    // These faults hit the WAL upload, which the local commit journal takes off the commit path.
+    config.commit_journal = false;
     CatalogService::open(&config).await.expect("open")
 }
 
@@ -363,7 +365,9 @@ async fn torn_wal_object_is_never_accepted() {
     drop(service);
 
     // A fresh open refuses the catalog instead of accepting the truncated object.
-    let mut opts = StoreOptions::default().create_if_missing(false);
+    let mut opts = StoreOptions::default()
+        .create_if_missing(false)
+        .commit_journal(false);
     opts.faults = Some(Faults::default());
     match Store::open(&url, opts).await {
         Err(StoreError::Corrupt { message }) => println!("open refuses: {message}"),
@@ -403,7 +407,9 @@ async fn a_store_that_stops_answering_cannot_hold_a_commit_past_the_timeout() {
     let url = dir.path().join("catalog").display().to_string();
     // WAL upload #2 (the first commit) hangs for a minute, far beyond SlateDB's patience and
     // ours: the commit must end at the commit timeout, as unknown.
-    let mut opts = StoreOptions::default().commit_timeout(Duration::from_secs(1));
+    let mut opts = StoreOptions::default()
+        .commit_timeout(Duration::from_secs(1))
+        .commit_journal(false);
     opts.faults = Some(Faults {
         wal_fault: Some(WalFault {
             kind: WalFaultKind::Timeout,

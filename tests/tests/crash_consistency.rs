@@ -252,7 +252,16 @@ fn named_crash_points_in_the_server_keep_duckdb_commits_whole() {
     let mut acked: Vec<i64> = Vec::new();
     let mut next: i64 = 1;
     let started = Instant::now();
-    let points = ["before_put", "during_put", "after_put"];
+    // WAL points with the local commit journal off (every commit waits for its WAL upload),
+    // journal points with it on (the default).
+    let points = [
+        "before_put",
+        "during_put",
+        "after_put",
+        "journal_before_sync",
+        "journal_after_sync",
+        "journal_torn",
+    ];
     let mut x = seed | 1;
     for run in 0..runs * points.len() {
         let point = points[run % points.len()];
@@ -260,13 +269,18 @@ fn named_crash_points_in_the_server_keep_duckdb_commits_whole() {
         x ^= x >> 7;
         x ^= x << 17;
         // WAL uploads of the server: #1 its epoch claim, then DuckDB's first ATTACH
-        // (initialising the catalog) and CREATE TABLEs, then one per COMMIT.
+        // (initialising the catalog) and CREATE TABLEs, then one per COMMIT. Journal appends:
+        // the same without the epoch claim.
         let nth = 3 + x % 8;
         let spec = format!("seed={x},crash={point}:{nth}");
+        let journal = point.starts_with("journal_");
         let server = Server::start_url(
             &catalog_url,
             &data,
-            &[("ROCKLAKE_FAULTS".to_string(), spec.clone())],
+            &[
+                ("ROCKLAKE_FAULTS".to_string(), spec.clone()),
+                ("ROCKLAKE_COMMIT_JOURNAL".to_string(), journal.to_string()),
+            ],
             &[],
         )
         .expect("start with faults");
@@ -334,8 +348,9 @@ fn named_crash_points_in_the_server_keep_duckdb_commits_whole() {
         server.stop().expect("stop");
     }
     println!(
-        "server crash points: runs={} points=3 acked={} lost=0 partial=0 in {:?}",
+        "server crash points: runs={} points={} acked={} lost=0 partial=0 in {:?}",
         runs * points.len(),
+        points.len(),
         acked.len(),
         started.elapsed()
     );
@@ -412,8 +427,17 @@ fn store_outage_gives_clear_errors_and_the_same_server_recovers() {
     let data = dir.path().join("files");
     let flag = dir.path().join("store-down");
     let spec = format!("outage_file={}", flag.display());
-    let server = Server::start_url(&catalog, &data, &[("ROCKLAKE_FAULTS".into(), spec)], &[])
-        .expect("start");
+    // The outage hits the object store; the local commit journal would keep commits off it.
+    let server = Server::start_url(
+        &catalog,
+        &data,
+        &[
+            ("ROCKLAKE_FAULTS".into(), spec),
+            ("ROCKLAKE_COMMIT_JOURNAL".into(), "false".into()),
+        ],
+        &[],
+    )
+    .expect("start");
     let pid = server.pid();
     let (ok, out) = rocklake_tests::duckdb_python(
         "155",

@@ -112,13 +112,28 @@ pub enum CrashPoint {
     /// The WAL PUT returned success; the process dies before SlateDB, the store or the client
     /// hear of it (the client never sees COMMIT).
     AfterPut,
+    /// Local commit journal (counted per journal append, not per WAL upload): the record is
+    /// written but not yet `fdatasync`ed when the process dies.
+    JournalBeforeSync,
+    /// The journal record is durable; the process dies before the client hears COMMIT.
+    JournalAfterSync,
+    /// Half the journal record reaches the disk (as a power loss mid-write may leave it).
+    JournalTorn,
 }
 
 impl CrashPoint {
+    /// The points on the WAL upload path (commits without the local journal).
     pub const ALL: [CrashPoint; 3] = [
         CrashPoint::BeforePut,
         CrashPoint::DuringPut,
         CrashPoint::AfterPut,
+    ];
+
+    /// The points on the local journal's append path.
+    pub const JOURNAL: [CrashPoint; 3] = [
+        CrashPoint::JournalBeforeSync,
+        CrashPoint::JournalAfterSync,
+        CrashPoint::JournalTorn,
     ];
 
     pub fn name(self) -> &'static str {
@@ -126,11 +141,22 @@ impl CrashPoint {
             CrashPoint::BeforePut => "before_put",
             CrashPoint::DuringPut => "during_put",
             CrashPoint::AfterPut => "after_put",
+            CrashPoint::JournalBeforeSync => "journal_before_sync",
+            CrashPoint::JournalAfterSync => "journal_after_sync",
+            CrashPoint::JournalTorn => "journal_torn",
         }
     }
 
+    /// Whether the point is on the journal's path (else on the WAL upload's).
+    pub fn is_journal(self) -> bool {
+        CrashPoint::JOURNAL.contains(&self)
+    }
+
     pub fn from_name(s: &str) -> Option<CrashPoint> {
-        CrashPoint::ALL.into_iter().find(|p| p.name() == s)
+        CrashPoint::ALL
+            .into_iter()
+            .chain(CrashPoint::JOURNAL)
+            .find(|p| p.name() == s)
     }
 }
 
@@ -553,8 +579,18 @@ impl Instrumented {
 /// Ends the process the way a crash does: SIGKILL, so nothing runs after this point (no
 /// destructors, no flushing, no exit handlers).
 fn die(point: CrashPoint, location: &Path, nth: u64) -> ! {
+    die_at(point, location, nth)
+}
+
+/// See [`die`]; `nth` counts WAL uploads or journal appends, as `point` does.
+pub(crate) fn die_at(point: CrashPoint, location: &dyn fmt::Display, nth: u64) -> ! {
+    let what = if point.is_journal() {
+        "journal append"
+    } else {
+        "WAL upload"
+    };
     eprintln!(
-        "rocklake: {FAULTS_ENV}: crash point {point} reached (WAL upload #{nth}, {location}); killing the process"
+        "rocklake: {FAULTS_ENV}: crash point {point} reached ({what} #{nth}, {location}); killing the process"
     );
     #[cfg(unix)]
     {
@@ -607,7 +643,7 @@ impl Instrumented {
         let crash = self
             .faults
             .crash
-            .filter(|c| upload == Some(c.nth))
+            .filter(|c| !c.point.is_journal() && upload == Some(c.nth))
             .map(|c| c.point);
         match crash {
             Some(CrashPoint::BeforePut) => die(CrashPoint::BeforePut, location, nth),

@@ -20,6 +20,9 @@ pub(crate) struct Location {
     /// Whether PUTs may carry object attributes (the local directory refuses them with
     /// `NotImplemented`, and SlateDB then repeats the PUT without them).
     pub(crate) attributes: bool,
+    /// The catalog's directory when the store is the local filesystem (where the commit
+    /// journal lives).
+    pub(crate) local_dir: Option<PathBuf>,
 }
 
 /// Resolves `url`: a plain filesystem path or `file:///dir` (local), or `s3://bucket/prefix`,
@@ -51,6 +54,7 @@ pub(crate) fn resolve(url: &str, create_if_missing: bool) -> Result<Location, St
             root: Path::from(parsed.path().trim_start_matches('/')),
             display,
             attributes: true,
+            local_dir: None,
         });
     }
     let prefixes: &[&str] = match parsed.scheme() {
@@ -77,6 +81,7 @@ pub(crate) fn resolve(url: &str, create_if_missing: bool) -> Result<Location, St
         root,
         display,
         attributes: true,
+        local_dir: None,
     })
 }
 
@@ -118,6 +123,7 @@ fn local(dir: &FsPath, create_if_missing: bool, display: String) -> Result<Locat
         root: Path::default(),
         display,
         attributes: false,
+        local_dir: Some(dir),
     })
 }
 

@@ -19,10 +19,12 @@
 //! the mirror from what is durable, which also answers whether the unconfirmed commit landed.
 
 mod instrumented;
+mod journal;
 mod location;
 mod mirror;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,6 +68,10 @@ pub struct StoreOptions {
     /// store client's and SlateDB's retries) before its outcome is reported unknown
     /// ([`StoreError::Indeterminate`]) and the store must be reopened. Also bounds a reopen.
     pub commit_timeout: Duration,
+    /// On a local directory, make commits durable by appending to the commit journal
+    /// (decision 0009) instead of by a WAL file each. Ignored for object stores. Default on;
+    /// tests of the WAL upload path turn it off.
+    pub commit_journal: bool,
 }
 
 /// Default [`StoreOptions::commit_timeout`]: well above a healthy store's worst PUT latency,
@@ -81,6 +87,7 @@ impl Default for StoreOptions {
             metrics: None,
             faults: None,
             commit_timeout: DEFAULT_COMMIT_TIMEOUT,
+            commit_journal: true,
         }
     }
 }
@@ -98,7 +105,16 @@ impl StoreOptions {
         self.commit_timeout = timeout;
         self
     }
+    pub fn commit_journal(mut self, yes: bool) -> Self {
+        self.commit_journal = yes;
+        self
+    }
 }
+
+/// Cut the journal back (after making SlateDB durable) once it holds this many bytes: about
+/// a thousand typical commits, so the flush it waits for costs one commit in a thousand a few
+/// milliseconds, and an open replays at most this much.
+const JOURNAL_CUT_BYTES: u64 = 1024 * 1024;
 
 /// What went wrong, phrased by what the caller should do about it.
 #[non_exhaustive]
@@ -158,13 +174,27 @@ pub struct Store {
     mirror: Arc<mirror::Mirror>,
     /// RockLake's writer epoch claimed by the latest open (recovery claims a new one).
     epoch: AtomicU64,
-    state: AtomicU8,
+    /// Shared with the journal's SlateDB applier, which marks the store broken when SlateDB
+    /// refuses a batch.
+    state: Arc<AtomicU8>,
     location: String,
     /// The object store (with metrics and faults) and SlateDB's root in it, for recovery.
     object_store: Arc<dyn object_store::ObjectStore>,
     root: object_store::path::Path,
     settings: Box<Settings>,
     commit_timeout: Duration,
+    /// Where and how the commit journal runs (local catalogs with the journal on).
+    journal: Option<JournalPlace>,
+}
+
+/// A local catalog's commit journal: its directory, the crash point armed on it (tests), and
+/// whether commits go through it. Without `commit`, an open still replays and claims a journal
+/// an earlier writer left (its acknowledged commits may be only there), then leaves it empty.
+#[derive(Debug, Clone)]
+struct JournalPlace {
+    dir: PathBuf,
+    crash: Option<CrashAt>,
+    commit: bool,
 }
 
 /// One SlateDB instance opened as the writer.
@@ -177,6 +207,67 @@ struct Writer {
     /// the manifest's writer epoch by one before failing (e.g. on a WAL object it could not
     /// replay), and those bumps are ours, not another writer's.
     failed_opens: u64,
+    /// The commit journal claimed for this instance's epoch (see [`JournalPlace`]).
+    journal: Option<JournalWriter>,
+}
+
+/// The commit journal and the task that hands journaled batches to SlateDB.
+struct JournalWriter {
+    journal: Arc<std::sync::Mutex<journal::Journal>>,
+    applier: tokio::sync::mpsc::Sender<Apply>,
+    /// Set when recovery replaces this instance: a late failure of its applier (writing to the
+    /// SlateDB instance recovery closed) must not mark the reopened store broken.
+    retired: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Work for the applier, in commit order.
+enum Apply {
+    Write(WriteBatch),
+    /// Answered once every earlier write is in SlateDB: `true` when all of them were taken.
+    Barrier(tokio::sync::oneshot::Sender<bool>),
+}
+
+/// Journaled commit groups queued for SlateDB at most (then commits wait: back-pressure).
+const APPLY_QUEUE: usize = 1024;
+
+/// Writes journaled batches into SlateDB in commit order, off the commit path (a SlateDB write
+/// costs about as much as the journal's `fdatasync`; the mirror already answers reads). After a
+/// refused write it takes nothing more and marks the store broken: the reopen replays the
+/// journal, which still holds everything (it is cut only after a successful barrier).
+fn spawn_applier(
+    db: Db,
+    state: Arc<AtomicU8>,
+    retired: Arc<std::sync::atomic::AtomicBool>,
+    location: String,
+) -> tokio::sync::mpsc::Sender<Apply> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(APPLY_QUEUE);
+    tokio::spawn(async move {
+        let mut healthy = true;
+        while let Some(work) = rx.recv().await {
+            match work {
+                Apply::Write(wb) if healthy => {
+                    if let Err(e) = db.write_with_options(wb, &WriteOptions::default()).await {
+                        tracing::warn!(location = %location, error = %e,
+                            "SlateDB refused a journaled commit; the store reopens and replays it");
+                        healthy = false;
+                        if !retired.load(Ordering::SeqCst) {
+                            let _ = state.compare_exchange(
+                                OPEN,
+                                BROKEN,
+                                Ordering::SeqCst,
+                                Ordering::SeqCst,
+                            );
+                        }
+                    }
+                }
+                Apply::Write(_) => {}
+                Apply::Barrier(done) => {
+                    let _ = done.send(healthy);
+                }
+            }
+        }
+    });
+    tx
 }
 
 impl Writer {
@@ -259,18 +350,32 @@ impl Store {
         let settings = opts
             .slatedb_settings
             .unwrap_or_else(Store::default_settings);
-        let (writer, epoch, map) =
-            open_writer(&loc.store, &loc.root, &settings, &loc.display).await?;
+        let journal = loc.local_dir.clone().map(|dir| JournalPlace {
+            dir,
+            crash: opts.faults.as_ref().and_then(|f| f.crash),
+            commit: opts.commit_journal,
+        });
+        let state = Arc::new(AtomicU8::new(OPEN));
+        let (writer, epoch, map) = open_writer(
+            &loc.store,
+            &loc.root,
+            &settings,
+            &loc.display,
+            journal.as_ref(),
+            &state,
+        )
+        .await?;
         Ok(Store {
             writer: tokio::sync::Mutex::new(writer),
             mirror: Arc::new(mirror::Mirror::from_map(map)),
             epoch: AtomicU64::new(epoch),
-            state: AtomicU8::new(OPEN),
+            state,
             location: loc.display,
             object_store: loc.store,
             root: loc.root,
             settings: Box::new(settings),
             commit_timeout: opts.commit_timeout,
+            journal,
         })
     }
 
@@ -331,6 +436,8 @@ impl Store {
             &self.root,
             &self.settings,
             &self.location,
+            self.journal.as_ref(),
+            &self.state,
         );
         let opened = match tokio::time::timeout(self.commit_timeout, opening).await {
             Ok(opened) => opened,
@@ -350,6 +457,9 @@ impl Store {
             }
         };
         self.mirror.replace(map);
+        if let Some(jw) = &w.journal {
+            jw.retired.store(true, Ordering::SeqCst);
+        }
         *w = writer;
         self.epoch.store(epoch, Ordering::SeqCst);
         self.state.store(OPEN, Ordering::SeqCst);
@@ -408,12 +518,15 @@ async fn superseded(
     }
 }
 
-/// Opens SlateDB as the writer, claims RockLake's writer epoch and loads every key.
+/// Opens SlateDB as the writer, claims RockLake's writer epoch (and the commit journal,
+/// replaying what it holds) and loads every key.
 async fn open_writer(
     store: &Arc<dyn object_store::ObjectStore>,
     root: &object_store::path::Path,
     settings: &Settings,
     location: &str,
+    journal: Option<&JournalPlace>,
+    state: &Arc<AtomicU8>,
 ) -> Result<(Writer, u64, BTreeMap<Vec<u8>, Vec<u8>>), StoreError> {
     let db = Db::builder(root.clone(), store.clone())
         .with_settings(settings.clone())
@@ -423,12 +536,25 @@ async fn open_writer(
         .build()
         .await
         .map_err(|e| from_slate(e, location, 0, "open"))?;
-    match init(&db, location).await {
-        Ok((epoch, map)) => Ok((
+    match init(&db, location, journal).await {
+        Ok((epoch, map, journal)) => Ok((
             Writer {
                 status: db.subscribe(),
                 slatedb_epoch: db.manifest().writer_epoch(),
                 failed_opens: 0,
+                journal: journal.map(|j| {
+                    let retired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                    JournalWriter {
+                        journal: Arc::new(std::sync::Mutex::new(j)),
+                        applier: spawn_applier(
+                            db.clone(),
+                            state.clone(),
+                            retired.clone(),
+                            location.to_string(),
+                        ),
+                        retired,
+                    }
+                }),
                 db,
             },
             epoch,
@@ -463,8 +589,11 @@ async fn open_writer(
     }
 }
 
-/// Claims the next writer epoch durably and loads every catalog key.
-async fn init(db: &Db, location: &str) -> Result<(u64, BTreeMap<Vec<u8>, Vec<u8>>), StoreError> {
+type Loaded = (u64, BTreeMap<Vec<u8>, Vec<u8>>, Option<journal::Journal>);
+
+/// Claims the next writer epoch durably, takes the commit journal over (replaying it) and
+/// loads every catalog key.
+async fn init(db: &Db, location: &str, place: Option<&JournalPlace>) -> Result<Loaded, StoreError> {
     {
         let slatedb_epoch = db.manifest().writer_epoch();
         let previous = match db.get(WRITER_EPOCH_KEY).await {
@@ -485,6 +614,13 @@ async fn init(db: &Db, location: &str) -> Result<(u64, BTreeMap<Vec<u8>, Vec<u8>
         write_durably(db, batch)
             .await
             .map_err(|e| from_slate(e, location, epoch, "claim writer epoch"))?;
+        let journal = match place {
+            Some(place) if place.commit || place.dir.join(journal::JOURNAL_FILE).exists() => {
+                let journal = take_over_journal(db, location, epoch, place).await?;
+                place.commit.then_some(journal)
+            }
+            _ => None,
+        };
         let map = load_all(db)
             .await
             .map_err(|e| from_slate(e, location, epoch, "load catalog"))?;
@@ -492,8 +628,53 @@ async fn init(db: &Db, location: &str) -> Result<(u64, BTreeMap<Vec<u8>, Vec<u8>
             location = %location, epoch, slatedb_epoch, keys = map.len(),
             "catalog store opened as writer"
         );
-        Ok((epoch, map))
+        Ok((epoch, map, journal))
     }
+}
+
+/// Decision 0009's takeover: after SlateDB fenced the previous writer, lock
+/// the journal (an old writer's append in progress finishes first; later ones are refused),
+/// make every record in it durable in SlateDB, then write our epoch into it.
+async fn take_over_journal(
+    db: &Db,
+    location: &str,
+    epoch: u64,
+    place: &JournalPlace,
+) -> Result<journal::Journal, StoreError> {
+    let io_err = |what: &str, e: std::io::Error| StoreError::Unavailable {
+        message: format!("{what} the commit journal in {}: {e}", place.dir.display()),
+        transient: false,
+    };
+    let dir = place.dir.clone();
+    let takeover = tokio::task::spawn_blocking(move || journal::Takeover::begin(&dir))
+        .await
+        .map_err(|e| StoreError::Internal {
+            message: format!("journal takeover task: {e}"),
+        })?
+        .map_err(|e| io_err("cannot read", e))?;
+    let batches: usize = takeover.records.iter().map(Vec::len).sum();
+    if !takeover.records.is_empty() {
+        for record in &takeover.records {
+            db.write_with_options(write_batch(record), &WriteOptions::default())
+                .await
+                .map_err(|e| from_slate(e, location, epoch, "replay commit journal"))?;
+        }
+        db.flush()
+            .await
+            .map_err(|e| from_slate(e, location, epoch, "replay commit journal"))?;
+    }
+    tracing::info!(
+        location = %location, epoch, previous = ?takeover.previous_epoch(),
+        records = takeover.records.len(), batches,
+        "commit journal taken over"
+    );
+    let crash = place.crash;
+    tokio::task::spawn_blocking(move || takeover.claim(epoch, crash))
+        .await
+        .map_err(|e| StoreError::Internal {
+            message: format!("journal claim task: {e}"),
+        })?
+        .map_err(|e| io_err("cannot claim", e))
 }
 
 impl Store {
@@ -541,15 +722,10 @@ impl Store {
         {
             return Ok(());
         }
-        let mut wb = WriteBatch::new();
-        for batch in batches {
-            for (k, v) in &batch.puts {
-                wb.put(k, v);
-            }
-            for k in &batch.deletes {
-                wb.delete(k);
-            }
+        if let Some(jw) = &w.journal {
+            return self.commit_journaled(&w.db, jw, batches).await;
         }
+        let wb = write_batch(batches);
         let written =
             match tokio::time::timeout(self.commit_timeout, write_durably(&w.db, wb)).await {
                 Ok(written) => written,
@@ -600,6 +776,125 @@ impl Store {
             self.mirror.apply(batch);
         }
         Ok(())
+    }
+
+    /// [`Store::commit_group`] on a local catalog with the journal (decision 0009): durable
+    /// once the group's record is appended and `fdatasync`ed; SlateDB gets the batches
+    /// without waiting for its WAL (it writes them within `flush_interval`).
+    async fn commit_journaled(
+        &self,
+        db: &Db,
+        jw: &JournalWriter,
+        batches: &[CommitBatch],
+    ) -> Result<(), StoreError> {
+        let framed = journal::frame(batches).map_err(|e| StoreError::Invalid {
+            message: e.to_string(),
+        })?;
+        let appending = jw.journal.clone();
+        let appended = tokio::task::spawn_blocking(move || {
+            appending
+                .lock()
+                .map_err(|_| journal::AppendError::Io(std::io::Error::other("journal poisoned")))?
+                .append(&framed)
+        })
+        .await;
+        match appended {
+            Ok(Ok(())) => {}
+            Ok(Err(journal::AppendError::Superseded { theirs })) => {
+                // Checked under the journal's lock before writing: nothing of this group is
+                // anywhere, and the newer writer replays everything we acknowledged.
+                tracing::warn!(location = %self.location, ours = self.epoch(), theirs,
+                    "commit refused: another writer took the commit journal over");
+                self.state.store(FENCED, Ordering::SeqCst);
+                return Err(self.fenced());
+            }
+            Ok(Err(journal::AppendError::Io(e))) => {
+                // Part of the record may be on disk, and a replay may find it whole.
+                self.state.store(BROKEN, Ordering::SeqCst);
+                return Err(StoreError::Indeterminate {
+                    message: format!(
+                        "appending to the commit journal of {} failed: {e}",
+                        self.location
+                    ),
+                });
+            }
+            Err(e) => {
+                self.state.store(BROKEN, Ordering::SeqCst);
+                return Err(StoreError::Indeterminate {
+                    message: format!("the commit journal task failed: {e}"),
+                });
+            }
+        }
+        // Durable now: whatever SlateDB does next, the next open replays the record.
+        if jw
+            .applier
+            .send(Apply::Write(write_batch(batches)))
+            .await
+            .is_err()
+        {
+            tracing::warn!(location = %self.location, "the SlateDB applier stopped");
+            self.state.store(BROKEN, Ordering::SeqCst);
+        }
+        for batch in batches {
+            self.mirror.apply(batch);
+        }
+        let pending = jw.journal.lock().map_or(0, |j| j.pending_bytes());
+        if pending >= JOURNAL_CUT_BYTES && self.state.load(Ordering::SeqCst) == OPEN {
+            self.cut_journal(db, jw).await;
+        }
+        Ok(())
+    }
+
+    /// Waits until SlateDB has every journaled batch and has made them durable, then empties
+    /// the journal. A failure leaves the journal as it is (the next open replays it); the
+    /// store's state or SlateDB's status shows a broken store at the next commit.
+    async fn cut_journal(&self, db: &Db, jw: &JournalWriter) {
+        if !self.sync_applier(jw).await {
+            return;
+        }
+        match tokio::time::timeout(self.commit_timeout, db.flush()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(location = %self.location, error = %e,
+                    "flushing SlateDB before cutting the commit journal");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(location = %self.location,
+                    "flushing SlateDB before cutting the commit journal timed out");
+                return;
+            }
+        }
+        let cutting = jw.journal.clone();
+        let cut = tokio::task::spawn_blocking(move || match cutting.lock() {
+            Ok(mut j) => j.truncate(),
+            Err(_) => Err(journal::AppendError::Io(std::io::Error::other(
+                "journal poisoned",
+            ))),
+        })
+        .await;
+        match cut {
+            Ok(Ok(())) => {}
+            Ok(Err(journal::AppendError::Superseded { theirs })) => {
+                tracing::warn!(location = %self.location, theirs,
+                    "another writer took the commit journal over");
+                self.state.store(FENCED, Ordering::SeqCst);
+            }
+            Ok(Err(journal::AppendError::Io(e))) => {
+                tracing::warn!(location = %self.location, error = %e, "cutting the commit journal");
+            }
+            Err(e) => tracing::warn!(error = %e, "the journal cut task failed"),
+        }
+    }
+
+    /// Waits until the applier has handed every queued batch to SlateDB; `false` when one was
+    /// refused (or the applier is gone).
+    async fn sync_applier(&self, jw: &JournalWriter) -> bool {
+        let (done, answer) = tokio::sync::oneshot::channel();
+        if jw.applier.send(Apply::Barrier(done)).await.is_err() {
+            return false;
+        }
+        answer.await.unwrap_or(false)
     }
 
     /// Spec step 2: is our claim on the catalog still valid? SlateDB closes the `Db` as fenced
@@ -663,6 +958,27 @@ impl Store {
         }
         let w = self.writer.lock().await;
         self.check_writable(&w).await?;
+        if let Some(jw) = &w.journal {
+            // A durable-scope checkpoint covers only what SlateDB made durable; journaled
+            // commits may not be there yet.
+            if !self.sync_applier(jw).await {
+                return Err(StoreError::Unavailable {
+                    message: format!(
+                        "SlateDB refused a journaled commit of {}; the store must be reopened",
+                        self.location
+                    ),
+                    transient: true,
+                });
+            }
+            w.db.flush().await.map_err(|e| {
+                from_slate(
+                    e,
+                    &self.location,
+                    self.epoch(),
+                    "flush before store checkpoint",
+                )
+            })?;
+        }
         let options = slatedb::config::CheckpointOptions {
             name: Some(name),
             ..Default::default()
@@ -727,10 +1043,18 @@ impl Store {
         Ok((pinned, unpinned))
     }
 
-    /// Closes SlateDB (flushing nothing new: every commit is already durable). Waits for an
+    /// Closes SlateDB (with the commit journal: after making SlateDB durable and emptying the
+    /// journal; otherwise every commit is already durable in SlateDB). Waits for an
     /// in-flight commit. Readers keep answering from the mirror. Idempotent.
     pub async fn close(&self) -> Result<(), StoreError> {
         let w = self.writer.lock().await;
+        if self.state.load(Ordering::SeqCst) == OPEN {
+            if let Some(jw) = &w.journal {
+                // Leave an empty journal behind when SlateDB can take everything now (the
+                // next open then replays nothing); otherwise the next open replays it.
+                self.cut_journal(&w.db, jw).await;
+            }
+        }
         if self.state.swap(CLOSED, Ordering::SeqCst) == CLOSED {
             return Ok(());
         }
@@ -920,6 +1244,20 @@ fn validate(batch: &CommitBatch) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The SlateDB write of a commit group: puts then deletes of each batch, in order.
+fn write_batch(batches: &[CommitBatch]) -> WriteBatch {
+    let mut wb = WriteBatch::new();
+    for batch in batches {
+        for (k, v) in &batch.puts {
+            wb.put(k, v);
+        }
+        for k in &batch.deletes {
+            wb.delete(k);
+        }
+    }
+    wb
+}
+
 /// One atomic SlateDB write, returned only once durable: the batch lands in the in-memory WAL
 /// buffer, `flush` uploads that buffer now (instead of at the next `flush_interval` tick) as a
 /// single object, and `await_durable` confirms it covered this batch.
@@ -1062,6 +1400,11 @@ impl Replica {
 /// A consistent copy of every catalog key, read without becoming the writer: SlateDB's
 /// `DbReader` on a checkpoint of its own, so a running server is neither fenced nor disturbed
 /// (for `rocklake verify` and other offline tools).
+///
+/// On a local catalog the commit journal's records are applied on top, so the copy has every
+/// acknowledged commit even when the writer died before SlateDB made them durable. The journal
+/// is read before and after SlateDB: when no cut or takeover came between (same header),
+/// SlateDB's copy holds everything before the journal's first record, and the records after.
 pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, StoreError> {
     let loc = location::resolve(url, false)?;
     if !catalog_exists(&loc).await? {
@@ -1069,6 +1412,61 @@ pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, Sto
             location: loc.display,
         });
     }
+    const ATTEMPTS: usize = 5;
+    for _ in 0..ATTEMPTS {
+        let before = read_journal(&loc).await?;
+        let kv = read_slatedb(&loc).await?;
+        let after = read_journal(&loc).await?;
+        if let Some(kv) = overlay(kv, before, after) {
+            return Ok(kv);
+        }
+    }
+    Err(StoreError::Unavailable {
+        message: format!(
+            "the commit journal of {} changed under {ATTEMPTS} reads in a row; try again",
+            loc.display
+        ),
+        transient: true,
+    })
+}
+
+type JournalView = Option<(journal::Header, Vec<journal::Record>)>;
+
+async fn read_journal(loc: &location::Location) -> Result<JournalView, StoreError> {
+    let Some(dir) = loc.local_dir.clone() else {
+        return Ok(None);
+    };
+    tokio::task::spawn_blocking(move || journal::read(&dir))
+        .await
+        .map_err(|e| StoreError::Internal {
+            message: format!("journal read task: {e}"),
+        })?
+        .map_err(|e| StoreError::Unavailable {
+            message: format!("cannot read the commit journal of {}: {e}", loc.display),
+            transient: true,
+        })
+}
+
+/// SlateDB's copy with the journal's records on top, or `None` when the journal was cut or
+/// taken over between the two reads (then the copy may miss commits the journal dropped).
+fn overlay(
+    mut kv: rocklake_core::memkv::MemKv,
+    before: JournalView,
+    after: JournalView,
+) -> Option<rocklake_core::memkv::MemKv> {
+    match (before, after) {
+        (None, None) => Some(kv),
+        (Some((b, _)), Some((a, records))) if a == b => {
+            for batch in records.iter().flatten() {
+                kv.apply(batch);
+            }
+            Some(kv)
+        }
+        _ => None,
+    }
+}
+
+async fn read_slatedb(loc: &location::Location) -> Result<rocklake_core::memkv::MemKv, StoreError> {
     let reader = slatedb::DbReader::builder(loc.root.clone(), loc.store.clone())
         .with_db_cache_disabled()
         .build()
