@@ -277,6 +277,9 @@ pub struct CommitBenchOptions {
     pub core: CoreKind,
     /// Leave the benchmark catalog in place (default: delete what the run wrote).
     pub keep: bool,
+    /// Local directories: commit through the commit journal (the server's default) or through
+    /// one WAL object per commit group.
+    pub commit_journal: bool,
 }
 
 /// What `rocklake bench commit` measured (`--json` prints it as is).
@@ -307,6 +310,9 @@ pub struct CommitBenchReport {
     pub store_puts_per_commit: f64,
     /// Mean size of a commit's batch (keys and rows), in bytes.
     pub batch_bytes_per_commit: f64,
+    /// Commits went through the local commit journal (a local directory with the journal on):
+    /// then object-store PUTs are SlateDB's background WAL and L0 writes, not one per group.
+    pub commit_journal: bool,
 }
 
 /// Why a benchmark did not run; the CLI maps each to an exit status.
@@ -507,7 +513,9 @@ where
     P: Fn(u64, u64) + Send + Sync + 'static,
 {
     let (store, root) = resolve_object_store(url, None)?;
-    let config = ServiceConfig::new(url);
+    let mut config = ServiceConfig::new(url);
+    config.commit_journal = opts.commit_journal;
+    let journaled = opts.commit_journal && crate::store::is_local(url)?;
     let service =
         CatalogService::open_with_core(&config, opts.core.clone(), Box::new(SystemClock)).await?;
     let run = async {
@@ -559,6 +567,7 @@ where
             },
             store_puts_per_commit: store_puts as f64 / commits as f64,
             batch_bytes_per_commit: batch_bytes as f64 / commits as f64,
+            commit_journal: journaled,
         })
     }
     .await;

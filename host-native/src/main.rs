@@ -350,6 +350,10 @@ struct BenchCommitArgs {
     /// Build of the catalog core (`native` or `wasm`).
     #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
     core: Option<CoreArg>,
+    /// Local directories: commit through the commit journal, as the server does by default
+    /// (`true`), or through one WAL file per commit group (`false`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    commit_journal: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -1058,6 +1062,7 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
         puts: args.puts,
         core,
         keep: args.keep,
+        commit_journal: args.commit_journal,
     };
     // On stderr, and only when it is a terminal: --json output stays clean.
     let total = (args.sessions * args.commits_per_session) as u64;
@@ -1113,6 +1118,11 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
         "  commit p50 / PUT p50: {:.2}x; {:.2} object-store PUTs and {:.0} batch bytes per commit",
         r.p50_over_put, r.store_puts_per_commit, r.batch_bytes_per_commit
     );
+    if r.commit_journal {
+        println!(
+            "  commits were durable through the local commit journal (--commit-journal false: one WAL file per group)"
+        );
+    }
     ExitCode::SUCCESS
 }
 

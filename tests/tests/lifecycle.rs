@@ -472,7 +472,10 @@ fn bench_cli_measures_fresh_catalogs_and_refuses_existing_ones() {
     assert!(f("commits_per_s") > 0.0, "{r}");
     assert!(f("p50_ms") > 0.0 && f("p50_ms") <= f("p99_ms"), "{r}");
     assert!(f("put_p50_ms") > 0.0 && f("p50_over_put") > 0.0, "{r}");
-    assert!(f("store_puts_per_commit") > 0.0, "{r}");
+    assert_eq!(
+        r["commit_journal"], true,
+        "a local directory commits through the journal: {r}"
+    );
     let temp = r["catalog"].as_str().expect("catalog");
     assert!(!Path::new(temp).exists(), "{temp} should be removed");
 
@@ -490,9 +493,15 @@ fn bench_cli_measures_fresh_catalogs_and_refuses_existing_ones() {
         "--commits-per-session",
         "5",
         "--keep",
+        "--commit-journal",
+        "false",
         "--json",
     ]);
     assert_eq!(r["kept"], true, "{r}");
+    assert_eq!(r["commit_journal"], false, "{r}");
+    // Without the journal every commit group is a WAL upload (concurrent ones share it).
+    let puts = r["store_puts_per_commit"].as_f64().unwrap_or(0.0);
+    assert!(puts >= 0.5, "{r}");
     let (code, report) = verify_catalog(&kept_s, &[]).expect("verify");
     assert_eq!(
         code, 0,

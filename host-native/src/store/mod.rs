@@ -1499,6 +1499,11 @@ async fn read_slatedb(loc: &location::Location) -> Result<rocklake_core::memkv::
     Ok(kv)
 }
 
+/// Whether `url` names a local directory (where the commit journal applies).
+pub fn is_local(url: &str) -> Result<bool, StoreError> {
+    Ok(location::resolve(url, true)?.local_dir.is_some())
+}
+
 /// Metrics and injected faults around the resolved object store.
 fn wrap(loc: &mut location::Location, opts: &StoreOptions) {
     if opts.metrics.is_none() && opts.faults.is_none() {
