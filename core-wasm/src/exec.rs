@@ -1531,7 +1531,7 @@ fn matching_rows(cx: &mut Cx<'_>, dml: &Dml<'_>) -> Result<Matched, SqlError> {
         }) => exec.key_ranges(t, *index, ps, None),
         _ => None,
     };
-    let joined = exec.run_from(&items, None)?;
+    let joined = exec.run_from(&items, None, None)?;
     let mut hits = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for r in joined {

@@ -2611,6 +2611,100 @@ fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
     }
 }
 
+/// Which columns of a SELECT's joined row anything reads (WHERE, the select list, GROUP BY,
+/// aggregates, HAVING, ORDER BY, join conditions), for [`Executor::run_from`]. `None` when it
+/// cannot tell for sure: a correlated subquery (it reads the row through `Outer` references),
+/// or a FROM item other than a stored or virtual table (a derived table or function may be
+/// bound against this row). Then every column is kept.
+pub fn used_columns(sel: &BSelect, order: &[OrderKey]) -> Option<Vec<bool>> {
+    let width: usize = sel.from.iter().map(|f| f.width).sum();
+    let mut used = vec![false; width];
+    let mut start = 0;
+    for item in &sel.from {
+        match &item.source {
+            Source::Table { .. } | Source::Virtual { .. } => {}
+            Source::Derived(_) | Source::Values(_) | Source::Function { .. } | Source::Dual => {
+                return None
+            }
+        }
+        if let Some(on) = &item.on {
+            mark_columns(on, 0, &mut used)?;
+        }
+        for (left, right) in &item.hash_keys {
+            mark_columns(left, 0, &mut used)?;
+            mark_columns(right, start, &mut used)?;
+        }
+        start += item.width;
+    }
+    let exprs = sel
+        .filter
+        .iter()
+        .chain(sel.group.iter().flatten())
+        .chain(sel.aggs.iter().flat_map(|a| a.args.iter()))
+        .chain(sel.having.iter())
+        .chain(sel.projection.iter())
+        .chain(order.iter().map(|k| &k.expr));
+    for e in exprs {
+        mark_columns(e, 0, &mut used)?;
+    }
+    Some(used)
+}
+
+/// Marks the columns `e` reads (`Col(i)` is column `offset + i`); `None` for a correlated
+/// subquery or a column outside the row.
+fn mark_columns(e: &BExpr, offset: usize, used: &mut [bool]) -> Option<()> {
+    let mut mark = |x: &BExpr| mark_columns(x, offset, used);
+    match e {
+        BExpr::Col(i) => *used.get_mut(offset + i)? = true,
+        BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) => {
+            if q.correlated {
+                return None;
+            }
+        }
+        BExpr::InSub(x, q, _) => {
+            if q.correlated {
+                return None;
+            }
+            mark(x)?;
+        }
+        BExpr::Bin(_, a, b)
+        | BExpr::And(a, b)
+        | BExpr::Or(a, b)
+        | BExpr::IsDistinct(a, b, _)
+        | BExpr::Like(a, b, _, _)
+        | BExpr::AnyArray(_, a, b, ..) => {
+            mark(a)?;
+            mark(b)?;
+        }
+        BExpr::Not(x) | BExpr::Neg(x) | BExpr::IsNull(x, _) | BExpr::Cast(x, _) => mark(x)?,
+        BExpr::InList(x, l, _) => {
+            mark(x)?;
+            for y in l {
+                mark(y)?;
+            }
+        }
+        BExpr::Func(_, args) => {
+            for a in args {
+                mark(a)?;
+            }
+        }
+        BExpr::Case(a, whens, el) => {
+            if let Some(a) = a {
+                mark(a)?;
+            }
+            for (w, t) in whens {
+                mark(w)?;
+                mark(t)?;
+            }
+            if let Some(x) = el {
+                mark(x)?;
+            }
+        }
+        BExpr::Const(_) | BExpr::Outer(..) | BExpr::Agg(_) | BExpr::Param(..) => {}
+    }
+    Some(())
+}
+
 /// Subqueries inside an expression (scalar, IN, EXISTS), outermost first.
 fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
     match e {
@@ -3803,15 +3897,34 @@ impl<'a, 'b> Executor<'a, 'b> {
         Some(out)
     }
 
-    /// The joined rows of a FROM list (before WHERE).
+    /// The joined rows of a FROM list (before WHERE). With `used` (see [`used_columns`]),
+    /// columns nothing reads are NULL in the result: every join step copies the rows it
+    /// combines, and the catalog views DuckDB and psql join have dozens of text columns each.
     pub fn run_from(
         &self,
         from: &[FromItem],
         parent: Option<&Env<'_>>,
+        used: Option<&[bool]>,
     ) -> Result<Vec<Vec<Value>>, SqlError> {
         let mut acc: Vec<Vec<Value>> = vec![vec![]];
+        let mut start = 0;
+        // Joined rows are built at their final width once, then moved through the steps.
+        let total: usize = from.iter().map(|f| f.width).sum();
         for item in from {
-            let right = self.source_rows(&item.source, parent)?;
+            let mut right = self.source_rows(&item.source, parent)?;
+            if let Some(used) = used {
+                let mask = used.get(start..start + item.width).unwrap_or(&[]);
+                if mask.len() == item.width && mask.iter().any(|u| !u) {
+                    for row in &mut right {
+                        for (v, keep) in row.iter_mut().zip(mask) {
+                            if !keep {
+                                *v = Value::Null;
+                            }
+                        }
+                    }
+                }
+            }
+            start += item.width;
             if acc.len() == 1
                 && acc[0].is_empty()
                 && item.hash_keys.is_empty()
@@ -3819,6 +3932,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                 && item.kind != JoinKind::Left
             {
                 // The first item: its rows are the joined rows as they are (no copy).
+                if from.len() > 1 {
+                    for row in &mut right {
+                        row.reserve_exact(total - row.len());
+                    }
+                }
                 acc = right;
                 continue;
             }
@@ -3853,11 +3971,11 @@ impl<'a, 'b> Executor<'a, 'b> {
             } else {
                 (0..right.len()).collect()
             };
-            for l in &acc {
+            for mut l in acc {
                 let candidates: &[usize] = match &index {
                     Some(index) => {
                         let env = Env {
-                            row: l,
+                            row: &l,
                             parent,
                             aggs: None,
                         };
@@ -3875,9 +3993,18 @@ impl<'a, 'b> Executor<'a, 'b> {
                     None => &all,
                 };
                 let mut matched = false;
-                for &ri in candidates {
+                let width = l.len();
+                for (n, &ri) in candidates.iter().enumerate() {
                     self.cx.tick()?;
-                    let mut row = l.clone();
+                    // The last candidate takes the left row itself (an equi-join on a key
+                    // usually has exactly one); the others copy it.
+                    let mut row = if n + 1 == candidates.len() {
+                        std::mem::take(&mut l)
+                    } else {
+                        let mut row = Vec::with_capacity(total);
+                        row.extend_from_slice(&l);
+                        row
+                    };
                     row.extend(right[ri].iter().cloned());
                     let ok = match &item.on {
                         Some(on) => {
@@ -3895,12 +4022,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                     if ok {
                         matched = true;
                         next.push(row);
+                    } else if l.is_empty() && width > 0 {
+                        // The taken left row did not match: give it back.
+                        row.truncate(width);
+                        l = row;
                     }
                 }
                 if !matched && item.kind == JoinKind::Left {
-                    let mut row = l.clone();
-                    row.extend(std::iter::repeat_n(Value::Null, item.width));
-                    next.push(row);
+                    l.extend(std::iter::repeat_n(Value::Null, item.width));
+                    next.push(l);
                 }
             }
             acc = next;
@@ -3997,7 +4127,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 })?
             }
             (filter, _) => {
-                let mut rows = self.run_from(&sel.from, parent)?;
+                let used = if sel.from.len() > 1 {
+                    used_columns(sel, order)
+                } else {
+                    None
+                };
+                let mut rows = self.run_from(&sel.from, parent, used.as_deref())?;
                 if let Some(f) = filter {
                     let mut kept = Vec::with_capacity(rows.len());
                     for r in rows {
