@@ -386,6 +386,9 @@ fn duckdb() -> Result<()> {
             dlconn.display()
         );
     }
+    // The server runs the component by default: it must be built from these sources too (a
+    // stale one silently measured an older core).
+    crate::build_component()?;
     run(cargo().args(["build", "--release", "-p", "rocklake"]))?;
     let bin = target_dir().join("release/rocklake");
 
@@ -479,6 +482,9 @@ fn duckdb() -> Result<()> {
 /// `bench scale`: one build-and-measure run per server (the build is most of the time).
 fn scale() -> Result<()> {
     let python = venv_python(&env_or("ROCKLAKE_BENCH_DUCKDB", "155"))?;
+    // The server runs the component by default: it must be built from these sources too (a
+    // stale one silently measured an older core).
+    crate::build_component()?;
     run(cargo().args(["build", "--release", "-p", "rocklake"]))?;
     let bin = target_dir().join("release/rocklake");
     let sizes = [

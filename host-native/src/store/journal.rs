@@ -154,15 +154,16 @@ impl Journal {
         self.end - HEADER_LEN
     }
 
-    /// Appends one record made by [`frame`] and makes it durable. Refused when a newer writer
-    /// owns the journal.
-    pub fn append(&mut self, framed: &[u8]) -> Result<(), AppendError> {
+    /// Appends one record made by [`frame`] and makes it durable; returns the bytes of
+    /// records now pending ([`Journal::pending_bytes`]). Refused when a newer writer owns the
+    /// journal.
+    pub fn append(&mut self, framed: &[u8]) -> Result<u64, AppendError> {
         self.file.lock()?;
         let r = self.append_locked(framed);
         let unlocked = self.file.unlock();
         r?;
         unlocked?;
-        Ok(())
+        Ok(self.pending_bytes())
     }
 
     fn append_locked(&mut self, buf: &[u8]) -> Result<(), AppendError> {
@@ -418,7 +419,7 @@ mod tests {
         }]
     }
 
-    fn append(j: &mut Journal, r: &Record) -> Result<(), AppendError> {
+    fn append(j: &mut Journal, r: &Record) -> Result<u64, AppendError> {
         j.append(&frame(r).expect("frame"))
     }
 

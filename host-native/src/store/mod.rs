@@ -798,8 +798,8 @@ impl Store {
                 .append(&framed)
         })
         .await;
-        match appended {
-            Ok(Ok(())) => {}
+        let pending = match appended {
+            Ok(Ok(pending)) => pending,
             Ok(Err(journal::AppendError::Superseded { theirs })) => {
                 // Checked under the journal's lock before writing: nothing of this group is
                 // anywhere, and the newer writer replays everything we acknowledged.
@@ -824,7 +824,7 @@ impl Store {
                     message: format!("the commit journal task failed: {e}"),
                 });
             }
-        }
+        };
         // Durable now: whatever SlateDB does next, the next open replays the record.
         if jw
             .applier
@@ -838,7 +838,6 @@ impl Store {
         for batch in batches {
             self.mirror.apply(batch);
         }
-        let pending = jw.journal.lock().map_or(0, |j| j.pending_bytes());
         if pending >= JOURNAL_CUT_BYTES && self.state.load(Ordering::SeqCst) == OPEN {
             self.cut_journal(db, jw).await;
         }
