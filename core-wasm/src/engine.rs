@@ -170,6 +170,29 @@ pub fn scan_visible(
     at: u64,
 ) -> Result<Vec<(Vec<u8>, Envelope, u64)>, SqlError> {
     let mut out = Vec::new();
+    visit_visible(kv, start, end, at, &mut |logical, value, seq| {
+        match Envelope::decode(value)? {
+            Envelope::Tombstone => {}
+            env => out.push((logical.to_vec(), env, seq)),
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Receives (logical key, stored value, commit) from [`visit_visible`].
+pub type VisibleVisitor<'a> = dyn FnMut(&[u8], &[u8], u64) -> Result<(), SqlError> + 'a;
+
+/// The MVCC filter of [`scan_visible`] without decoding: `visit` gets the logical key, the
+/// stored value (a tombstone too) and the commit of the newest version `<= at` of every logical
+/// key in `[start, end)`, in key order.
+pub fn visit_visible(
+    kv: &dyn KvRead,
+    start: &[u8],
+    end: &[u8],
+    at: u64,
+    visit: &mut VisibleVisitor<'_>,
+) -> Result<(), SqlError> {
     let mut cursor = start.to_vec();
     // The logical key whose visible version was taken (older versions of it are skipped).
     let mut last_logical: Vec<u8> = Vec::new();
@@ -188,10 +211,7 @@ pub fn scan_visible(
             last_logical.clear();
             last_logical.extend_from_slice(logical);
             have_last = true;
-            match Envelope::decode(value)? {
-                Envelope::Tombstone => {}
-                env => out.push((logical.to_vec(), env, seq)),
-            }
+            visit(logical, value, seq)?;
         }
         match batch.last() {
             Some((k, _)) if n == SCAN_BATCH => {
@@ -201,7 +221,7 @@ pub fn scan_visible(
             _ => break,
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Commit sequence of the newest committed version of `logical` (live or tombstone).

@@ -9,7 +9,9 @@ use sqlparser::parser::Parser;
 
 use crate::api::{Describe, KvRead, Output};
 use crate::catalog::{from_datum, to_datum, Column, Schema, Table, TableRef};
-use crate::engine::{latest_version, scan_visible, CopyIn, Isolation, Session, Shared, Txn};
+use crate::engine::{
+    latest_version, scan_visible, visit_visible, CopyIn, Isolation, Session, Shared, Txn,
+};
 use crate::envelope::Envelope;
 use crate::error::SqlError;
 use crate::keys;
@@ -92,7 +94,7 @@ fn show_name(variable: &[ast::Ident]) -> String {
         .join(" ")
 }
 
-fn tid_of(tuple: u64) -> Value {
+pub(crate) fn tid_of(tuple: u64) -> Value {
     let n = tuple.max(1) - 1;
     Value::Tid(
         (n / TUPLES_PER_PAGE) as u32,
@@ -225,13 +227,14 @@ pub fn table_versions(
 }
 
 /// Rows of a table as value vectors (columns + ctid), from every row or only those under
-/// `key_prefixes` (see [`table_versions`]).
+/// `key_prefixes` (see [`table_versions`]); with `used`, columns outside it are NULL.
 pub fn table_rows(
     cx: &ReadCx<'_>,
     t: &TableRef,
     key_prefixes: Option<&[Vec<u8>]>,
+    used: Option<&[bool]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    table_rows_where(cx, t, key_prefixes, &mut |_| Ok(true))
+    table_rows_where(cx, t, key_prefixes, used, &mut |_| Ok(true))
 }
 
 /// The visible row of `t` with the greatest key at `cx.at` — the row holding `max` of the
@@ -275,27 +278,55 @@ pub fn last_row(cx: &ReadCx<'_>, t: &TableRef) -> Result<Option<Vec<Value>>, Sql
     }
 }
 
-/// The rows of [`table_rows`] for which `keep` holds, tested as each row is decoded.
+/// The rows of [`table_rows`] for which `keep` holds, tested as each row is decoded. `used`
+/// (one flag per column, then the ctid's) names the columns the caller reads: the others are
+/// NULL and never decoded.
 pub fn table_rows_where(
     cx: &ReadCx<'_>,
     t: &TableRef,
     key_prefixes: Option<&[Vec<u8>]>,
+    used: Option<&[bool]>,
     keep: &mut dyn FnMut(&[Value]) -> Result<bool, SqlError>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut rows = table_versions(cx, t, key_prefixes, false)?;
+    let table = keys::table_prefix(t.id);
+    let own_writes = cx.pending.is_some_and(|p| {
+        p.writes
+            .range(table.clone()..keys::prefix_end(&table))
+            .next()
+            .is_some()
+    });
     // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
-    rows.sort_by_key(|(_, r, _)| r.tuple);
-    let mut out = Vec::new();
-    for (_, r, _) in rows {
-        cx.tick()?;
-        let values = row_values(t, r)?;
-        if keep(&values)? {
-            out.push(values);
+    let mut kept: Vec<(u64, Vec<Value>)> = Vec::new();
+    if !own_writes {
+        // Committed rows only: decode each visible version straight from its bytes.
+        let whole = [table];
+        for p in key_prefixes.unwrap_or(&whole) {
+            visit_visible(cx.kv, p, &keys::prefix_end(p), cx.at, &mut |_, value, _| {
+                let Some(payload) = Envelope::row_payload(value)? else {
+                    return Ok(());
+                };
+                cx.tick()?;
+                let (tuple, values) = crate::rowdecode::decode_row(payload, t, used)?;
+                if keep(&values)? {
+                    kept.push((tuple, values));
+                }
+                Ok(())
+            })?;
+        }
+    } else {
+        for (_, r, _) in table_versions(cx, t, key_prefixes, false)? {
+            cx.tick()?;
+            let tuple = r.tuple;
+            let values = row_values(t, r)?;
+            if keep(&values)? {
+                kept.push((tuple, values));
+            }
         }
     }
-    Ok(out)
+    kept.sort_by_key(|(tuple, _)| *tuple);
+    Ok(kept.into_iter().map(|(_, values)| values).collect())
 }
 
 pub fn virtual_rows(

@@ -20,6 +20,7 @@ pub mod params;
 pub mod pgcatalog;
 pub mod query;
 pub mod regex;
+pub mod rowdecode;
 pub mod settings;
 pub mod txn;
 pub mod types;

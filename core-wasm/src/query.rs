@@ -2650,6 +2650,19 @@ pub fn used_columns(sel: &BSelect, order: &[OrderKey]) -> Option<Vec<bool>> {
     Some(used)
 }
 
+/// The columns of a select list made only of distinct bare column references, in order;
+/// `None` otherwise (an expression, or a column listed twice, must be evaluated).
+fn moved_columns(projection: &[BExpr]) -> Option<Vec<usize>> {
+    let mut cols = Vec::with_capacity(projection.len());
+    for p in projection {
+        match p {
+            BExpr::Col(c) if !cols.contains(c) => cols.push(*c),
+            _ => return None,
+        }
+    }
+    Some(cols)
+}
+
 /// Marks the columns `e` reads (`Col(i)` is column `offset + i`); `None` for a correlated
 /// subquery or a column outside the row.
 fn mark_columns(e: &BExpr, offset: usize, used: &mut [bool]) -> Option<()> {
@@ -2930,34 +2943,43 @@ fn truthy(v: &Value) -> Option<bool> {
     }
 }
 
-/// A hashable, exact key for a value (memcomparable encoding).
+/// A hashable, exact key for a row of values: equal values (in SQL's sense, across integer and
+/// numeric representations) give equal keys, unequal ones different keys. Only ever hashed and
+/// compared for equality (joins, GROUP BY, DISTINCT, IN sets), never ordered.
 pub fn value_key(vals: &[Value]) -> Vec<u8> {
-    let mut k = Vec::new();
+    let mut k = Vec::with_capacity(vals.len() * 10);
     for v in vals {
-        let v = match v {
-            // Equal numbers of different representations must meet.
-            Value::Int(i) => Value::Numeric(i.to_string()),
-            Value::Numeric(s) => Value::Numeric(s.clone()),
-            other => other.clone(),
-        };
-        let ty = match &v {
-            Value::Numeric(_) => PgType::Numeric,
-            Value::Text(_) => PgType::Text,
-            _ => PgType::Bytea,
-        };
-        if let Value::Numeric(s) = &v {
-            // normalise trailing fractional zeros
-            let t = if s.contains('.') {
-                s.trim_end_matches('0').trim_end_matches('.').to_string()
-            } else {
-                s.clone()
-            };
-            crate::keys::encode_field(&mut k, &Value::Numeric(t), PgType::Numeric);
-            continue;
+        match v {
+            Value::Int(i) => int_key(&mut k, *i),
+            Value::Numeric(s) => {
+                // Trailing fractional zeros do not change the value.
+                let t = if s.contains('.') {
+                    s.trim_end_matches('0').trim_end_matches('.')
+                } else {
+                    s.as_str()
+                };
+                match t.parse::<i64>() {
+                    // An integral numeric meets the integer of the same value.
+                    Ok(i) => int_key(&mut k, i),
+                    Err(_) => crate::keys::encode_field(
+                        &mut k,
+                        &Value::Numeric(t.to_string()),
+                        PgType::Numeric,
+                    ),
+                }
+            }
+            Value::Text(_) => crate::keys::encode_field(&mut k, v, PgType::Text),
+            other => crate::keys::encode_field(&mut k, other, PgType::Bytea),
         }
-        crate::keys::encode_field(&mut k, &v, ty);
     }
     k
+}
+
+/// An integer's part of [`value_key`]: a mark no encoded field starts with (those start with
+/// the NULL or value mark, 0x00 / 0x01), then the 8 bytes.
+fn int_key(k: &mut Vec<u8>, i: i64) {
+    k.push(0x03);
+    k.extend_from_slice(&i.to_be_bytes());
 }
 
 /// SQL LIKE: `%` any run, `_` one character, `\\` escapes the next. Works on the strings in
@@ -3808,10 +3830,13 @@ impl<'a, 'b> Executor<'a, 'b> {
         }
     }
 
+    /// The rows of one FROM item; a stored table leaves the columns outside `used` (when given)
+    /// NULL without decoding them.
     fn source_rows(
         &self,
         src: &Source,
         parent: Option<&Env<'_>>,
+        used: Option<&[bool]>,
     ) -> Result<Vec<Vec<Value>>, SqlError> {
         match src {
             Source::Dual => Ok(vec![vec![]]),
@@ -3824,7 +3849,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     Some(ps) => self.key_ranges(table, *index, ps, parent),
                     None => None,
                 };
-                crate::exec::table_rows(self.cx, table, ranges.as_deref())
+                crate::exec::table_rows(self.cx, table, ranges.as_deref(), used)
             }
             Source::Virtual { schema, name } => {
                 crate::exec::virtual_rows(self.cx, schema.as_deref(), name)
@@ -3911,7 +3936,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         // Joined rows are built at their final width once, then moved through the steps.
         let total: usize = from.iter().map(|f| f.width).sum();
         for item in from {
-            let mut right = self.source_rows(&item.source, parent)?;
+            let mask = used.and_then(|u| u.get(start..start + item.width));
+            let mut right = self.source_rows(&item.source, parent, mask)?;
             if let Some(used) = used {
                 let mask = used.get(start..start + item.width).unwrap_or(&[]);
                 if mask.len() == item.width && mask.iter().any(|u| !u) {
@@ -4122,12 +4148,23 @@ impl<'a, 'b> Executor<'a, 'b> {
                     Some(ps) => self.key_ranges(table, *index, ps, parent),
                     None => None,
                 };
-                crate::exec::table_rows_where(self.cx, table, ranges.as_deref(), &mut |r| {
-                    keep(r, f)
-                })?
+                let used = used_columns(sel, order);
+                crate::exec::table_rows_where(
+                    self.cx,
+                    table,
+                    ranges.as_deref(),
+                    used.as_deref(),
+                    &mut |r| keep(r, f),
+                )?
             }
             (filter, _) => {
-                let used = if sel.from.len() > 1 {
+                // Joins copy rows (unread columns are NULLed first); a stored table skips
+                // decoding them.
+                let used = if sel.from.len() > 1
+                    || matches!(
+                        sel.from.first().map(|f| &f.source),
+                        Some(Source::Table { .. })
+                    ) {
                     used_columns(sel, order)
                 } else {
                     None
@@ -4149,21 +4186,34 @@ impl<'a, 'b> Executor<'a, 'b> {
         let mut out = Vec::new();
         match &sel.group {
             None => {
-                for r in &rows {
+                // A select list of distinct bare columns (`SELECT a, b FROM …`, every catalog
+                // read DuckDB makes): the values move out of the row instead of being copied.
+                let moved = moved_columns(&sel.projection);
+                for mut r in rows {
                     let env = Env {
-                        row: r,
+                        row: &r,
                         parent,
                         aggs: None,
                     };
-                    let vals = sel
-                        .projection
-                        .iter()
-                        .map(|p| self.eval(p, &env))
-                        .collect::<Result<Vec<_>, _>>()?;
                     let keys = order
                         .iter()
                         .map(|k| self.eval(&k.expr, &env))
                         .collect::<Result<Vec<_>, _>>()?;
+                    let vals = match &moved {
+                        Some(cols) => cols
+                            .iter()
+                            .map(|&c| {
+                                r.get_mut(c)
+                                    .map(|v| std::mem::replace(v, Value::Null))
+                                    .unwrap_or(Value::Null)
+                            })
+                            .collect(),
+                        None => sel
+                            .projection
+                            .iter()
+                            .map(|p| self.eval(p, &env))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    };
                     out.push((vals, keys));
                 }
             }

@@ -12,6 +12,10 @@ Metrics (all on a fresh, empty catalog; DuckDB in this process, the server over 
   grow_s / grow_inserts single-row auto-commit INSERTs until the lake has 1000 snapshots
   insert_1row_late_ms   median of the last 100 of those
   list_snapshots_ms     median of 5 x SELECT * FROM ducklake_snapshots('lake') at 1000 snapshots
+With --metrics URL (RockLake's /metrics), also the server's own statement time of the same phases
+(the sum of rocklake_statement_seconds over every statement class), so that the wall time splits
+into what the server spends and what DuckDB and the round trips spend:
+  attach_server_ms, insert_1row_server_ms (mean of the 100), create_tables_server_s
 
 Needs dlconn.py (ROCKLAKE_SHARED/tools, or ../shared/tools beside the checkout) on the path.
 """
@@ -21,6 +25,7 @@ import os
 import statistics
 import sys
 import time
+import urllib.request
 
 here = os.path.dirname(os.path.abspath(__file__))
 shared = os.environ.get("ROCKLAKE_SHARED") or os.path.join(here, "..", "..", "..", "shared")
@@ -33,6 +38,7 @@ ap.add_argument("--data-path", required=True)
 ap.add_argument("--snapshots", type=int, default=1000)
 ap.add_argument("--inserts", type=int, default=100)
 ap.add_argument("--tables", type=int, default=200)
+ap.add_argument("--metrics", help="RockLake's /metrics URL: also report server-side statement time")
 args = ap.parse_args()
 
 os.makedirs(args.data_path, exist_ok=True)
@@ -50,22 +56,43 @@ def timed(sql, params=None):
     return time.perf_counter() - t0
 
 
+def server_seconds():
+    """Total statement time the server reports so far (None without --metrics)."""
+    if not args.metrics:
+        return None
+    text = urllib.request.urlopen(args.metrics, timeout=10).read().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines()
+               if line.startswith("rocklake_statement_seconds_sum{"))
+
+
+def server_delta(before, scale, digits=3):
+    after = server_seconds()
+    return None if before is None else round((after - before) * scale, digits)
+
+
 def nsnap():
     return con.execute("SELECT count(*) FROM ducklake_snapshots('lake')").fetchone()[0]
 
 
 r = {"ducklake": dlconn.versions(con)["extensions"].get("ducklake"), "duckdb": dlconn.versions(con)["duckdb"]}
+s0 = server_seconds()
 r["attach_fresh_ms"] = round(timed(attach) * 1000, 3)
+r["attach_server_ms"] = server_delta(s0, 1000)
 con.execute("CREATE TABLE lake.t (i INTEGER, s VARCHAR)")
 
+s0 = server_seconds()
 lat = sorted(timed("INSERT INTO lake.t VALUES (?, 'x')", [i]) * 1000 for i in range(args.inserts))
+r["insert_1row_server_ms"] = server_delta(s0, 1000 / args.inserts)
+r["insert_1row_mean_ms"] = round(statistics.mean(lat), 3)
 r["insert_1row_ms"] = round(statistics.median(lat), 3)
 r["insert_1row_p90_ms"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.9) - 1)], 3)
 
+s0 = server_seconds()
 t0 = time.perf_counter()
 for i in range(args.tables):
     con.execute(f"CREATE TABLE lake.c_{i} (a INTEGER, b VARCHAR)")
 r["create_tables_s"] = round(time.perf_counter() - t0, 3)
+r["create_tables_server_s"] = server_delta(s0, 1)
 
 n = nsnap()
 late = []
