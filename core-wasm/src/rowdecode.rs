@@ -18,7 +18,17 @@ use crate::types::Value;
 const VARINT: u8 = 0;
 const FIXED64: u8 = 1;
 const LEN: u8 = 2;
+const START_GROUP: u8 = 3;
+const END_GROUP: u8 = 4;
 const FIXED32: u8 = 5;
+/// Nesting prost accepts (its recursion limit).
+const MAX_DEPTH: u32 = 100;
+
+fn bad_group() -> DecodeError {
+    DecodeError::Payload {
+        message: "invalid wire type or unbalanced group in row payload".into(),
+    }
+}
 
 fn truncated() -> DecodeError {
     DecodeError::Payload {
@@ -74,16 +84,24 @@ impl<'a> Wire<'a> {
         self.take(n)
     }
 
-    /// Skips a field of an unknown number (prost ignores those too).
-    fn skip(&mut self, wire_type: u8) -> Result<(), DecodeError> {
+    /// Skips a field of an unknown number (prost ignores those too), groups included.
+    fn skip(&mut self, field: u64, wire_type: u8, depth: u32) -> Result<(), DecodeError> {
         match wire_type {
             VARINT => self.varint().map(drop),
             FIXED64 => self.take(8).map(drop),
             LEN => self.bytes().map(drop),
             FIXED32 => self.take(4).map(drop),
-            other => Err(DecodeError::Payload {
-                message: format!("unsupported wire type {other} in row payload"),
-            }),
+            START_GROUP if depth < MAX_DEPTH => loop {
+                let (f, wt) = self.key()?;
+                if wt == END_GROUP {
+                    if f == field {
+                        return Ok(());
+                    }
+                    return Err(bad_group());
+                }
+                self.skip(f, wt, depth + 1)?;
+            },
+            _ => Err(bad_group()),
         }
     }
 }
@@ -129,7 +147,7 @@ pub fn decode_datum(buf: &[u8], ty: crate::types::PgType) -> Result<Value, Decod
             }
             (1..=8, _) => return Err(wrong_wire_type(field)),
             (_, wt) => {
-                w.skip(wt)?;
+                w.skip(field, wt, 1)?;
                 continue;
             }
         });
@@ -171,10 +189,29 @@ pub fn decode_row(
                     message: format!("row field {field} has the wrong wire type"),
                 })
             }
-            (_, wt) => w.skip(wt)?,
+            (_, wt) => w.skip(field, wt, 0)?,
         }
     }
     out.resize(n, Value::Null);
+    out.push(crate::exec::tid_of(tuple));
+    Ok((tuple, out))
+}
+
+/// The same result by the general path (prost's `pb::Row`, then [`from_datum_owned`] per
+/// column, as `exec::row_values` reads a row), for tests and the `envelope` fuzz target.
+pub fn decode_row_prost(buf: &[u8], t: &Table) -> Result<(u64, Vec<Value>), DecodeError> {
+    let row = pb::Row::decode(buf).map_err(|e| DecodeError::Payload {
+        message: e.to_string(),
+    })?;
+    let tuple = row.tuple;
+    let mut values = row.values.into_iter();
+    let mut out = Vec::with_capacity(t.columns.len() + 1);
+    for c in &t.columns {
+        out.push(match values.next() {
+            Some(d) => from_datum_owned(d, c.ty)?,
+            None => Value::Null,
+        });
+    }
     out.push(crate::exec::tid_of(tuple));
     Ok((tuple, out))
 }
@@ -255,26 +292,8 @@ mod tests {
         }
     }
 
-    /// The prost path: what the engine decoded rows with before this module.
-    fn reference(bytes: &[u8], t: &Table) -> Result<Vec<Value>, DecodeError> {
-        let row = pb::Row::decode(bytes).map_err(|e| DecodeError::Payload {
-            message: e.to_string(),
-        })?;
-        let tuple = row.tuple;
-        let mut values = row.values.into_iter();
-        let mut out = Vec::new();
-        for c in &t.columns {
-            out.push(match values.next() {
-                Some(d) => from_datum_owned(d, c.ty)?,
-                None => Value::Null,
-            });
-        }
-        out.push(crate::exec::tid_of(tuple));
-        Ok(out)
-    }
-
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig::with_cases(5000))]
 
         /// Same values, same success or failure, as prost + `from_datum_owned`, whatever
         /// datum meets whatever column type (a mismatch is an error on both paths).
@@ -289,7 +308,7 @@ mod tests {
             let t = table(&types);
             let bytes = pb::Row { row_id, values: datums, tuple }.encode_to_vec();
             let fast = decode_row(&bytes, &t, None).map(|(_, v)| v);
-            match (fast, reference(&bytes, &t)) {
+            match (fast, decode_row_prost(&bytes, &t).map(|(_, v)| v)) {
                 (Ok(a), Ok(b)) => prop_assert_eq!(format!("{a:?}"), format!("{b:?}")),
                 (Err(_), Err(_)) => {}
                 (a, b) => prop_assert!(false, "fast {a:?} vs prost {b:?}"),
@@ -328,25 +347,47 @@ mod tests {
             let i = at.index(bytes.len());
             if cut { bytes.truncate(i) } else { bytes[i] = byte }
             let fast = decode_row(&bytes, &t, None).map(|(_, v)| v);
-            let slow = reference(&bytes, &t);
+            let slow = decode_row_prost(&bytes, &t).map(|(_, v)| v);
             if let (Ok(a), Ok(b)) = (&fast, &slow) {
                 prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
             }
             prop_assert_eq!(fast.is_err(), slow.is_err(), "{:?} vs {:?} for {:?}", fast, slow, bytes);
         }
 
-        /// Arbitrary bytes never panic, and fail where prost fails.
+        /// Unknown fields of every wire type, groups included, are skipped as prost skips them.
+        #[test]
+        fn unknown_fields_are_skipped_like_prost(
+            ints in proptest::collection::vec(any::<i64>(), 1..4),
+            field in 9u64..40,
+            wire_type in 0u8..6,
+            junk in proptest::collection::vec(any::<u8>(), 0..6),
+        ) {
+            let t = table(&vec![PgType::Int8; ints.len()]);
+            let values = ints.iter().map(|i| pb::Datum { kind: Some(pb::datum::Kind::Int(*i)) }).collect();
+            let mut bytes = pb::Row { row_id: 1, values, tuple: 4 }.encode_to_vec();
+            bytes.push(((field << 3) as u8) | wire_type);
+            bytes.extend_from_slice(&junk);
+            if wire_type == START_GROUP {
+                bytes.push(((field << 3) as u8) | END_GROUP);
+            }
+            let fast = decode_row(&bytes, &t, None).map(|(_, v)| v);
+            let slow = decode_row_prost(&bytes, &t).map(|(_, v)| v);
+            if let (Ok(a), Ok(b)) = (&fast, &slow) {
+                prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            }
+            prop_assert_eq!(fast.is_err(), slow.is_err(), "{:?} vs {:?} for {:?}", fast, slow, bytes);
+        }
+
+        /// Arbitrary bytes never panic, and fail exactly where prost fails.
         #[test]
         fn garbage_is_an_error_not_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let t = table(&[PgType::Int8, PgType::Text, PgType::Numeric]);
             let fast = decode_row(&bytes, &t, None).map(|(_, v)| v);
-            let slow = reference(&bytes, &t);
+            let slow = decode_row_prost(&bytes, &t).map(|(_, v)| v);
             if let (Ok(a), Ok(b)) = (&fast, &slow) {
                 prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
             }
-            if slow.is_err() {
-                prop_assert!(fast.is_err(), "prost refused {bytes:?}, fast gave {fast:?}");
-            }
+            prop_assert_eq!(fast.is_err(), slow.is_err(), "{:?} vs {:?} for {:?}", fast, slow, bytes);
         }
     }
 }
