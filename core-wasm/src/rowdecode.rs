@@ -6,7 +6,10 @@
 //! The wire format is `rocklake.proto`'s `Row` (row_id = 1, repeated Datum values = 2,
 //! tuple = 3) and `Datum` (a oneof). Scalars are read here; an interval or a list datum is
 //! handed to prost, and every datum then goes through [`from_datum_owned`], so both paths give
-//! the same values and the same errors for the same bytes (tested against each other below).
+//! the same values for the same bytes and this one refuses nothing prost accepts (tested
+//! against each other below and in the `envelope` fuzz target). Datums it does not read (unused
+//! columns, datums beyond the columns) are not checked: it may accept a payload prost refuses
+//! for those, which the envelope's checksum already makes a writer bug, not bit rot.
 
 use prost::Message;
 use rocklake_proto as pb;
@@ -292,6 +295,19 @@ mod tests {
         }
     }
 
+    /// Found by the envelope fuzz target: a malformed datum beyond the table's columns (field 6
+    /// with a fixed32 wire type) is never read here, while prost refuses the whole row.
+    #[test]
+    fn datums_beyond_the_columns_are_not_read() {
+        let bytes = [
+            0x08, 0x07, 0x12, 0x00, 0x12, 0x07, 0x08, 0x05, 0x35, 0x00, 0x12, 0x00, 0x08,
+        ];
+        let t = table(&[PgType::Int8]);
+        assert!(decode_row_prost(&bytes, &t).is_err());
+        let (_, values) = decode_row(&bytes, &t, None).expect("the one column reads");
+        assert_eq!(values[0], Value::Null);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(5000))]
 
@@ -351,7 +367,7 @@ mod tests {
             if let (Ok(a), Ok(b)) = (&fast, &slow) {
                 prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
             }
-            prop_assert_eq!(fast.is_err(), slow.is_err(), "{:?} vs {:?} for {:?}", fast, slow, bytes);
+            prop_assert!(!(fast.is_err() && slow.is_ok()), "{:?} vs {:?} for {:?}", fast, slow, bytes);
         }
 
         /// Unknown fields of every wire type, groups included, are skipped as prost skips them.
@@ -375,10 +391,10 @@ mod tests {
             if let (Ok(a), Ok(b)) = (&fast, &slow) {
                 prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
             }
-            prop_assert_eq!(fast.is_err(), slow.is_err(), "{:?} vs {:?} for {:?}", fast, slow, bytes);
+            prop_assert!(!(fast.is_err() && slow.is_ok()), "{:?} vs {:?} for {:?}", fast, slow, bytes);
         }
 
-        /// Arbitrary bytes never panic, and fail exactly where prost fails.
+        /// Arbitrary bytes never panic, read as prost reads them, and fail only where prost fails.
         #[test]
         fn garbage_is_an_error_not_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let t = table(&[PgType::Int8, PgType::Text, PgType::Numeric]);
@@ -387,7 +403,7 @@ mod tests {
             if let (Ok(a), Ok(b)) = (&fast, &slow) {
                 prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
             }
-            prop_assert_eq!(fast.is_err(), slow.is_err(), "{:?} vs {:?} for {:?}", fast, slow, bytes);
+            prop_assert!(!(fast.is_err() && slow.is_ok()), "{:?} vs {:?} for {:?}", fast, slow, bytes);
         }
     }
 }
