@@ -43,7 +43,20 @@ fn truncated() -> DecodeError {
 struct Wire<'a>(&'a [u8]);
 
 impl<'a> Wire<'a> {
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, DecodeError> {
+        // Most varints here (keys, lengths, small integers) are one byte.
+        if let Some((&b, rest)) = self.0.split_first() {
+            if b < 0x80 {
+                self.0 = rest;
+                return Ok(u64::from(b));
+            }
+        }
+        self.varint_long()
+    }
+
+    #[inline(never)]
+    fn varint_long(&mut self) -> Result<u64, DecodeError> {
         let mut v = 0u64;
         for (i, &b) in self.0.iter().enumerate().take(10) {
             // The tenth byte holds the 64th bit only (prost refuses more).
@@ -62,6 +75,7 @@ impl<'a> Wire<'a> {
     }
 
     /// The next field's number and wire type.
+    #[inline(always)]
     fn key(&mut self) -> Result<(u64, u8), DecodeError> {
         let k = self.varint()?;
         // As prost: keys are 32-bit and field 0 does not exist.
@@ -73,6 +87,7 @@ impl<'a> Wire<'a> {
         Ok((k >> 3, (k & 7) as u8))
     }
 
+    #[inline(always)]
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if self.0.len() < n {
             return Err(truncated());
@@ -82,6 +97,7 @@ impl<'a> Wire<'a> {
         Ok(head)
     }
 
+    #[inline(always)]
     fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let n = usize::try_from(self.varint()?).map_err(|_| truncated())?;
         self.take(n)
