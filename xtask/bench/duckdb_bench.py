@@ -14,7 +14,8 @@ Metrics (all on a fresh, empty catalog; DuckDB in this process, the server over 
   list_snapshots_ms     median of 5 x SELECT * FROM ducklake_snapshots('lake') at 1000 snapshots
 With --metrics URL (RockLake's /metrics), also the server's own statement time of the same phases
 (the sum of rocklake_statement_seconds over every statement class), so that the wall time splits
-into what the server spends and what DuckDB and the round trips spend:
+into time inside statements and the rest (DuckDB's own work, round trips, and RockLake's protocol
+handling outside statements: Parse/Describe/Bind, framing):
   attach_server_ms, insert_1row_server_ms (mean of the 100), create_tables_server_s
 
 Needs dlconn.py (ROCKLAKE_SHARED/tools, or ../shared/tools beside the checkout) on the path.
