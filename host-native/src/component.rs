@@ -112,12 +112,46 @@ pub struct WasmComponent {
     info: LoadInfo,
 }
 
+/// How a component is loaded (beyond its path).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct LoadOptions {
+    /// Write `/tmp/perf-<pid>.map` so that `perf` names the component's functions (wasmtime's
+    /// perf map profiler); the server sets it from `ROCKLAKE_WASM_PERF_MAP=1`.
+    pub perf_map: bool,
+}
+
+impl LoadOptions {
+    /// The options the environment asks for: `ROCKLAKE_WASM_PERF_MAP=1` (docs/operations.md).
+    pub fn from_env() -> LoadOptions {
+        LoadOptions {
+            perf_map: std::env::var("ROCKLAKE_WASM_PERF_MAP").is_ok_and(|v| v == "1"),
+        }
+    }
+
+    pub fn with_perf_map(mut self, on: bool) -> LoadOptions {
+        self.perf_map = on;
+        self
+    }
+}
+
 impl WasmComponent {
-    /// Loads the component at `path`, from the compiled-code cache when possible.
+    /// Loads the component at `path`, from the compiled-code cache when possible, with the
+    /// options of the environment ([`LoadOptions::from_env`]).
     pub fn load(path: &Path) -> anyhow::Result<WasmComponent> {
+        WasmComponent::load_with(path, &LoadOptions::from_env())
+    }
+
+    /// [`WasmComponent::load`] with explicit options.
+    pub fn load_with(path: &Path, options: &LoadOptions) -> anyhow::Result<WasmComponent> {
         let start = Instant::now();
         let mut config = Config::new();
         config.wasm_component_model(true);
+        if options.perf_map {
+            // Only adds symbol files for perf; the generated code is the same (the compiled
+            // code cache stays valid).
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config).map_err(wt)?;
         let bytes = std::fs::read(path).with_context(|| {
             format!(

@@ -106,6 +106,32 @@ fn load_component() -> WasmComponent {
     }
 }
 
+/// `ROCKLAKE_WASM_PERF_MAP=1` (here its option): perf can name the component's own functions,
+/// the guest's Rust symbols included, and the component still runs as before.
+#[test]
+fn perf_map_names_the_guest_functions() {
+    let path = component_path();
+    let component = WasmComponent::load_with(
+        &path,
+        &rocklake::component::LoadOptions::default().with_perf_map(true),
+    )
+    .expect("load with a perf map");
+    let kv = MemKv::default();
+    let mut core = component.instantiate(&kv).expect("instantiate");
+    let s = core.open_session("u", "d");
+    let r = core.query(&kv, s, "SELECT 1", NOW);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", std::process::id()));
+    let text = std::fs::read_to_string(&map).expect("wasmtime wrote the perf map");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("rocklake_core") && l.contains("rowdecode")),
+        "no rocklake_core::rowdecode symbol in {}",
+        map.display()
+    );
+    let _ = std::fs::remove_file(&map);
+}
+
 const NOW: i64 = 820_000_000_000_000;
 
 /// Everything one step produced, in order.
