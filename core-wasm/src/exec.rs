@@ -110,7 +110,8 @@ fn tuple_of(tid: &Value) -> Option<u64> {
 }
 
 /// Decodes a stored row into column values (+ ctid), padding columns added later with NULL.
-fn row_values(t: &Table, row: pb::Row) -> Result<Vec<Value>, SqlError> {
+/// The general path; `rowdecode::decode_row` reads committed rows straight from their bytes.
+pub(crate) fn row_values(t: &Table, row: pb::Row) -> Result<Vec<Value>, crate::error::DecodeError> {
     let mut out = Vec::with_capacity(t.columns.len() + 1);
     let mut values = row.values.into_iter();
     for c in &t.columns {

@@ -3938,9 +3938,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         for item in from {
             let mask = used.and_then(|u| u.get(start..start + item.width));
             let mut right = self.source_rows(&item.source, parent, mask)?;
-            if let Some(used) = used {
-                let mask = used.get(start..start + item.width).unwrap_or(&[]);
-                if mask.len() == item.width && mask.iter().any(|u| !u) {
+            // A stored table already left the unread columns NULL; other sources built them.
+            if let (Some(mask), false) = (mask, matches!(item.source, Source::Table { .. })) {
+                if mask.iter().any(|u| !u) {
                     for row in &mut right {
                         for (v, keep) in row.iter_mut().zip(mask) {
                             if !keep {

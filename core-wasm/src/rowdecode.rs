@@ -223,16 +223,7 @@ pub fn decode_row_prost(buf: &[u8], t: &Table) -> Result<(u64, Vec<Value>), Deco
         message: e.to_string(),
     })?;
     let tuple = row.tuple;
-    let mut values = row.values.into_iter();
-    let mut out = Vec::with_capacity(t.columns.len() + 1);
-    for c in &t.columns {
-        out.push(match values.next() {
-            Some(d) => from_datum_owned(d, c.ty)?,
-            None => Value::Null,
-        });
-    }
-    out.push(crate::exec::tid_of(tuple));
-    Ok((tuple, out))
+    Ok((tuple, crate::exec::row_values(t, row)?))
 }
 
 #[cfg(test)]
