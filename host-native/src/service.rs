@@ -13,7 +13,7 @@ use rocklake_core::Engine;
 use tokio::sync::Notify;
 
 use crate::metrics::{statement_class, Metrics};
-use crate::store::{Replica, Store, StoreError, StoreOptions, StoreReader};
+use crate::store::{GroupCommit, Replica, Store, StoreError, StoreOptions, StoreReader};
 
 /// Where the catalog's keys come from: this server is the writer, or a read replica.
 enum Backing {
@@ -130,7 +130,7 @@ struct Inner {
     interrupts: Mutex<std::collections::HashMap<SessionId, Arc<Interrupt>>>,
     metrics: Arc<Metrics>,
     slow_statement: Option<std::time::Duration>,
-    /// Recovering from a failed object store without a restart (see [`Inner::write_group`]).
+    /// Recovering from a failed object store without a restart (see [`Inner::start_group`]).
     recovery: Mutex<Recovery>,
 }
 
@@ -402,8 +402,10 @@ impl Inner {
         reply
     }
 
-    /// Makes one group durable (the leader calls this), recovering from a failed object store
-    /// without a restart:
+    /// Starts making one group durable (the leader calls this, holding the leader lock; the
+    /// next leader may start the next group as soon as this returns, and with the object-store
+    /// journal their uploads overlap). With [`Inner::finish_group`], recovers from a failed
+    /// object store without a restart:
     ///
     /// - A group whose outcome the store cannot confirm (`Indeterminate`: SlateDB stops after
     ///   a WAL upload fails beyond its retries) leaves the store broken. The leader reopens it
@@ -416,18 +418,18 @@ impl Inner {
     /// - When a reopened store holds a commit that was reported as failed, the engine reloads
     ///   the catalog from the store ([`Inner::refresh_if_pending`]) before it plans another
     ///   commit; commits planned before that fail with a retryable error.
-    async fn write_group(&self, batches: &[CommitBatch]) -> Result<(), CommitFailure> {
+    async fn start_group(&self, batches: &[CommitBatch]) -> Result<GroupCommit, CommitFailure> {
         let Backing::Writer(store) = &self.store else {
             return self
                 .store
                 .commit_group(batches)
                 .await
+                .map(|()| GroupCommit::Done(Ok(())))
                 .map_err(store_failure);
         };
-        let (Some(first), Some(last)) = (batches.first(), batches.last()) else {
-            return Ok(());
-        };
-        let (first, last) = (first.seq.0, last.seq.0);
+        if batches.is_empty() {
+            return Ok(GroupCommit::Done(Ok(())));
+        }
         let stale = || {
             retry_later(
                 "not committed: the catalog is being reloaded after a storage failure; \
@@ -445,21 +447,8 @@ impl Inner {
                     return Err(stale());
                 }
             }
-            match store.commit_group(batches).await {
-                Ok(()) => {
-                    // (A group of empty batches writes nothing, not even commit_seq.)
-                    if batches
-                        .iter()
-                        .any(|b| !b.puts.is_empty() || !b.deletes.is_empty())
-                    {
-                        let mut r = lock(&self.recovery);
-                        r.durable = r.durable.max(last);
-                    }
-                    return Ok(());
-                }
-                Err(StoreError::Indeterminate { message }) => {
-                    return self.resolve(store, first, last, &message).await;
-                }
+            match store.start_group(batches).await {
+                Ok(started) => return Ok(started),
                 // SlateDB stopped in the background before this group was written: reopen
                 // and try once more.
                 Err(StoreError::Unavailable { .. }) if attempt == 0 && store.needs_recovery() => {}
@@ -469,6 +458,39 @@ impl Inner {
         Err(retry_later(
             "not committed: the object store is failing; retry the transaction".into(),
         ))
+    }
+
+    /// Waits for a group [`Inner::start_group`] started to become durable (see there).
+    async fn finish_group(
+        &self,
+        batches: &[CommitBatch],
+        started: GroupCommit,
+    ) -> Result<(), CommitFailure> {
+        let outcome = started.durable().await;
+        let Backing::Writer(store) = &self.store else {
+            return outcome.map_err(store_failure);
+        };
+        let (Some(first), Some(last)) = (batches.first(), batches.last()) else {
+            return Ok(());
+        };
+        let (first, last) = (first.seq.0, last.seq.0);
+        match outcome {
+            Ok(()) => {
+                // (A group of empty batches writes nothing, not even commit_seq.)
+                if batches
+                    .iter()
+                    .any(|b| !b.puts.is_empty() || !b.deletes.is_empty())
+                {
+                    let mut r = lock(&self.recovery);
+                    r.durable = r.durable.max(last);
+                }
+                Ok(())
+            }
+            Err(StoreError::Indeterminate { message }) => {
+                self.resolve(store, first, last, &message).await
+            }
+            Err(e) => Err(store_failure(e)),
+        }
     }
 
     /// Reopens a broken store, at most once per [`REOPEN_INTERVAL`].
@@ -681,12 +703,17 @@ impl Inner {
                     let group: Vec<Queued> = std::mem::take(&mut *lock(&self.queue));
                     let batches: Vec<CommitBatch> =
                         group.iter().map(|q| q.batch.clone()).collect();
-                    let outcome = self.write_group(&batches).await;
+                    let started = self.start_group(&batches).await;
+                    // The group has its place in commit order: the next leader may start.
+                    drop(guard);
+                    let outcome = match started {
+                        Ok(started) => self.finish_group(&batches, started).await,
+                        Err(f) => Err(f),
+                    };
                     self.metrics.commit_group_size.observe(group.len() as f64);
                     for q in group {
                         let _ = q.tx.send(outcome.clone());
                     }
-                    drop(guard);
                 }
             }
         };

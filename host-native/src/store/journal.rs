@@ -332,6 +332,18 @@ pub(crate) fn frame(batches: &[CommitBatch]) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The record of one whole frame made by [`frame`]; `None` when `bytes` is anything else
+/// (cut short, a bad CRC, trailing bytes).
+pub(crate) fn unframe(bytes: &[u8]) -> Option<Record> {
+    let (head, payload) = bytes.split_first_chunk::<8>()?;
+    let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    if payload.len() != len as usize || crc32fast::hash(payload) != crc {
+        return None;
+    }
+    decode_record(payload)
+}
+
 fn record_size(r: &[CommitBatch]) -> usize {
     r.iter()
         .map(|b| {

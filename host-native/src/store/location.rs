@@ -48,9 +48,11 @@ pub(crate) fn resolve(url: &str, create_if_missing: bool) -> Result<Location, St
         return local(&dir, create_if_missing, display);
     }
     if parsed.scheme() == "memory" {
-        // Handy for tests of callers; never durable, so say so in the name.
+        // Handy for tests of callers; never durable, so say so in the name. One store per
+        // host name in this process, so a test can open a catalog twice (two writers, a
+        // reopen) without a server.
         return Ok(Location {
-            store: Arc::new(object_store::memory::InMemory::new()),
+            store: memory_store(parsed.host_str().unwrap_or_default()),
             root: Path::from(parsed.path().trim_start_matches('/')),
             display,
             attributes: true,
@@ -135,4 +137,19 @@ fn sync_dir(dir: &FsPath) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn sync_dir(_dir: &FsPath) -> std::io::Result<()> {
     Ok(())
+}
+
+/// The process-wide in-memory object store named `name` (`memory://name/...`).
+fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
+    static STORES: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, Arc<object_store::memory::InMemory>>>,
+    > = std::sync::OnceLock::new();
+    let mut stores = STORES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    stores
+        .entry(name.to_string())
+        .or_insert_with(|| Arc::new(object_store::memory::InMemory::new()))
+        .clone()
 }

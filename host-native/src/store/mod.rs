@@ -22,6 +22,7 @@ mod instrumented;
 mod journal;
 mod location;
 mod mirror;
+mod remote_journal;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -68,9 +69,10 @@ pub struct StoreOptions {
     /// store client's and SlateDB's retries) before its outcome is reported unknown
     /// ([`StoreError::Indeterminate`]) and the store must be reopened. Also bounds a reopen.
     pub commit_timeout: Duration,
-    /// On a local directory, make commits durable by appending to the commit journal
-    /// (decision 0009) instead of by a WAL file each. Ignored for object stores. Default on;
-    /// tests of the WAL upload path turn it off.
+    /// Make commits durable through RockLake's commit journal instead of a SlateDB WAL
+    /// upload each: on a local directory by appending to `rocklake-journal` (decision 0009),
+    /// on an object store by one create-if-absent object per commit group, several uploading
+    /// at once (decision 0010). Default on; tests of the WAL upload path turn it off.
     pub commit_journal: bool,
 }
 
@@ -185,6 +187,8 @@ pub struct Store {
     commit_timeout: Duration,
     /// Where and how the commit journal runs (local catalogs with the journal on).
     journal: Option<JournalPlace>,
+    /// Commit through the object-store journal (object stores with the journal on).
+    remote_journal: bool,
 }
 
 /// A local catalog's commit journal: its directory, the crash point armed on it (tests), and
@@ -209,6 +213,8 @@ struct Writer {
     failed_opens: u64,
     /// The commit journal claimed for this instance's epoch (see [`JournalPlace`]).
     journal: Option<JournalWriter>,
+    /// The object-store journal's writer state (decision 0010).
+    remote: Option<RemoteWriter>,
 }
 
 /// The commit journal and the task that hands journaled batches to SlateDB.
@@ -218,6 +224,236 @@ struct JournalWriter {
     /// Set when recovery replaces this instance: a late failure of its applier (writing to the
     /// SlateDB instance recovery closed) must not mark the reopened store broken.
     retired: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// The object-store journal as its writer holds it (under the writer lock).
+struct RemoteWriter {
+    /// Shared with every upload task of this instance.
+    ctx: Arc<RemoteCtx>,
+    /// The slot the next group takes.
+    next_slot: u64,
+    /// Settles (`true`: durable, applied and acknowledged) once the latest group handed out
+    /// has; the next group's task waits for it, so acknowledgements go in slot order.
+    last: Option<tokio::sync::oneshot::Receiver<bool>>,
+}
+
+/// What an upload task of the object-store journal needs.
+struct RemoteCtx {
+    store: Arc<dyn object_store::ObjectStore>,
+    root: object_store::path::Path,
+    /// This instance's RockLake epoch: the journal namespace it writes.
+    epoch: u64,
+    db: Db,
+    applier: tokio::sync::mpsc::Sender<Apply>,
+    retired: Arc<std::sync::atomic::AtomicBool>,
+    state: Arc<AtomicU8>,
+    mirror: Arc<mirror::Mirror>,
+    location: String,
+    commit_timeout: Duration,
+    /// Slots up to this one are deleted (or being deleted); `None` before the first cut.
+    cut_through: std::sync::Mutex<Option<u64>>,
+    cutting: std::sync::atomic::AtomicBool,
+}
+
+/// Delete the object-store journal's records SlateDB holds durably every this many slots (one
+/// `flush` and one bulk delete).
+const REMOTE_CUT_SLOTS: u64 = 256;
+
+/// A commit group on its way to durability (see [`Store::start_group`]).
+#[must_use = "a started group's outcome must be awaited"]
+pub enum GroupCommit {
+    /// The outcome is known.
+    Done(Result<(), StoreError>),
+    /// Uploading to the object-store journal.
+    Uploading(tokio::sync::oneshot::Receiver<Result<(), StoreError>>),
+}
+
+impl GroupCommit {
+    /// The group's outcome, as [`Store::commit_group`] describes it: once `Ok`, the group and
+    /// every group started before it are durable and visible to readers.
+    pub async fn durable(self) -> Result<(), StoreError> {
+        match self {
+            GroupCommit::Done(r) => r,
+            GroupCommit::Uploading(rx) => rx.await.unwrap_or_else(|_| {
+                Err(StoreError::Indeterminate {
+                    message: "the journal upload task stopped without an answer".into(),
+                })
+            }),
+        }
+    }
+}
+
+/// Hands `batches` to a new upload task at the next slot of the object-store journal.
+fn start_upload(
+    rw: &mut RemoteWriter,
+    batches: &[CommitBatch],
+) -> Result<tokio::sync::oneshot::Receiver<Result<(), StoreError>>, StoreError> {
+    let slot = rw.next_slot;
+    let object = remote_journal::record_object(rw.ctx.epoch, slot, batches).map_err(|e| {
+        StoreError::Invalid {
+            message: e.to_string(),
+        }
+    })?;
+    rw.next_slot += 1;
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let previous = rw.last.replace(done_rx);
+    let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+    let ctx = rw.ctx.clone();
+    let batches = batches.to_vec();
+    tokio::spawn(async move {
+        let outcome = upload(&ctx, slot, object, &batches, previous).await;
+        let ok = outcome.is_ok();
+        // The next group reports only after this one: in slot order, and none after a failure.
+        let _ = done_tx.send(ok);
+        let _ = reply_tx.send(outcome);
+        if ok && slot % REMOTE_CUT_SLOTS == REMOTE_CUT_SLOTS - 1 {
+            spawn_cut(ctx, slot);
+        }
+    });
+    Ok(reply_rx)
+}
+
+/// One group of the object-store journal: store its object, wait for the previous group, then
+/// (both durable) hand it to SlateDB with its position, show it to readers and acknowledge.
+async fn upload(
+    ctx: &RemoteCtx,
+    slot: u64,
+    object: bytes::Bytes,
+    batches: &[CommitBatch],
+    previous: Option<tokio::sync::oneshot::Receiver<bool>>,
+) -> Result<(), StoreError> {
+    let path = remote_journal::slot_path(&ctx.root, ctx.epoch, slot);
+    let stored = match tokio::time::timeout(
+        ctx.commit_timeout,
+        remote_journal::append(ctx.store.as_ref(), &path, object),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(_) => Err(remote_journal::AppendError::Failed(format!(
+            "no answer within {:?}",
+            ctx.commit_timeout
+        ))),
+    };
+    let previous_ok = match previous {
+        Some(rx) => rx.await.unwrap_or(false),
+        None => true,
+    };
+    let indeterminate = |why: String| StoreError::Indeterminate {
+        message: format!(
+            "{why} (journal slot {slot}, store {} epoch {})",
+            ctx.location, ctx.epoch
+        ),
+    };
+    let fenced = || StoreError::Fenced {
+        location: ctx.location.clone(),
+        epoch: ctx.epoch,
+    };
+    match stored {
+        Ok(()) if previous_ok => {}
+        // Stored after a gap (an earlier group failed): the takeover that follows ends this
+        // namespace at the gap, so nothing of it counts if the gap was a newer writer's fence;
+        // otherwise the reopen tells.
+        Ok(()) => {
+            return Err(if ctx.state.load(Ordering::SeqCst) == FENCED {
+                fenced()
+            } else {
+                indeterminate("an earlier commit group in flight failed".into())
+            });
+        }
+        Err(remote_journal::AppendError::Fenced) => {
+            // A fence found while the store is open is another writer's. While it is broken,
+            // it may be this process's own reopen fencing the old instance: nothing of the
+            // group is stored either way, and the reopen's reconciliation says so.
+            if ctx
+                .state
+                .compare_exchange(OPEN, FENCED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+                && ctx.state.load(Ordering::SeqCst) != FENCED
+            {
+                return Err(indeterminate(
+                    "the journal slot was fenced by a reopen".into(),
+                ));
+            }
+            tracing::warn!(location = %ctx.location, epoch = ctx.epoch, slot,
+                "commit refused: a newer writer fenced the commit journal");
+            return Err(fenced());
+        }
+        Err(remote_journal::AppendError::Failed(why)) => {
+            if !ctx.retired.load(Ordering::SeqCst) {
+                let _ =
+                    ctx.state
+                        .compare_exchange(OPEN, BROKEN, Ordering::SeqCst, Ordering::SeqCst);
+            }
+            return Err(indeterminate(why));
+        }
+    }
+    // Durable, and so is every earlier group: whatever SlateDB does next, a takeover replays it.
+    let mut wb = write_batch(batches);
+    wb.put(
+        remote_journal::APPLIED_KEY,
+        remote_journal::encode_position((ctx.epoch, slot)),
+    );
+    if ctx.applier.send(Apply::Write(wb)).await.is_err() {
+        tracing::warn!(location = %ctx.location, "the SlateDB applier stopped");
+        let _ = ctx
+            .state
+            .compare_exchange(OPEN, BROKEN, Ordering::SeqCst, Ordering::SeqCst);
+    }
+    for batch in batches {
+        ctx.mirror.apply(batch);
+    }
+    Ok(())
+}
+
+/// Runs [`cut_remote`] in the background unless a cut is running.
+fn spawn_cut(ctx: Arc<RemoteCtx>, through: u64) {
+    if ctx.cutting.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    tokio::spawn(async move {
+        cut_remote(&ctx, through).await;
+        ctx.cutting.store(false, Ordering::SeqCst);
+    });
+}
+
+/// Once SlateDB has every group through `through` and made it durable, deletes their journal
+/// objects. `false` when SlateDB did not get there (the objects stay for the next takeover).
+async fn cut_remote(ctx: &RemoteCtx, through: u64) -> bool {
+    let (done, answer) = tokio::sync::oneshot::channel();
+    if ctx.applier.send(Apply::Barrier(done)).await.is_err() || !answer.await.unwrap_or(false) {
+        return false;
+    }
+    match tokio::time::timeout(ctx.commit_timeout, ctx.db.flush()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(location = %ctx.location, error = %e,
+                "flushing SlateDB before deleting journal objects");
+            return false;
+        }
+        Err(_) => {
+            tracing::warn!(location = %ctx.location,
+                "flushing SlateDB before deleting journal objects timed out");
+            return false;
+        }
+    }
+    let from = {
+        let mut cut = ctx.cut_through.lock().unwrap_or_else(|p| p.into_inner());
+        let from = cut.map_or(0, |c| c + 1);
+        if from > through {
+            return true;
+        }
+        *cut = Some(through);
+        from
+    };
+    let paths = (from..=through)
+        .map(|slot| remote_journal::slot_path(&ctx.root, ctx.epoch, slot))
+        .collect();
+    if let Err(e) = remote_journal::delete(ctx.store.as_ref(), paths).await {
+        tracing::warn!(location = %ctx.location, error = %e,
+            "deleting journal objects SlateDB holds (the next takeover skips them)");
+    }
+    true
 }
 
 /// Work for the applier, in commit order.
@@ -365,7 +601,8 @@ impl Store {
             &state,
         )
         .await?;
-        Ok(Store {
+        let remote_journal = loc.local_dir.is_none() && opts.commit_journal;
+        let store = Store {
             writer: tokio::sync::Mutex::new(writer),
             mirror: Arc::new(mirror::Mirror::from_map(map)),
             epoch: AtomicU64::new(epoch),
@@ -376,7 +613,13 @@ impl Store {
             settings: Box::new(settings),
             commit_timeout: opts.commit_timeout,
             journal,
-        })
+            remote_journal,
+        };
+        if remote_journal {
+            let mut w = store.writer.lock().await;
+            w.remote = Some(store.remote_writer(&w.db, epoch));
+        }
+        Ok(store)
     }
 
     /// Reopens the catalog after a commit failed with [`StoreError::Indeterminate`] (or
@@ -460,6 +703,13 @@ impl Store {
         if let Some(jw) = &w.journal {
             jw.retired.store(true, Ordering::SeqCst);
         }
+        if let Some(rw) = &w.remote {
+            rw.ctx.retired.store(true, Ordering::SeqCst);
+        }
+        let mut writer = writer;
+        if self.remote_journal {
+            writer.remote = Some(self.remote_writer(&writer.db, epoch));
+        }
         *w = writer;
         self.epoch.store(epoch, Ordering::SeqCst);
         self.state.store(OPEN, Ordering::SeqCst);
@@ -536,9 +786,11 @@ async fn open_writer(
         .build()
         .await
         .map_err(|e| from_slate(e, location, 0, "open"))?;
-    match init(&db, location, journal).await {
+    let remote = journal.is_none().then_some((store, root));
+    match init(&db, location, journal, remote).await {
         Ok((epoch, map, journal)) => Ok((
             Writer {
+                remote: None,
                 status: db.subscribe(),
                 slatedb_epoch: db.manifest().writer_epoch(),
                 failed_opens: 0,
@@ -591,9 +843,18 @@ async fn open_writer(
 
 type Loaded = (u64, BTreeMap<Vec<u8>, Vec<u8>>, Option<journal::Journal>);
 
-/// Claims the next writer epoch durably, takes the commit journal over (replaying it) and
-/// loads every catalog key.
-async fn init(db: &Db, location: &str, place: Option<&JournalPlace>) -> Result<Loaded, StoreError> {
+/// Claims the next writer epoch durably, takes the commit journal over (replaying it: the
+/// local one of `place`, or on an object store the one under `remote`) and loads every
+/// catalog key.
+async fn init(
+    db: &Db,
+    location: &str,
+    place: Option<&JournalPlace>,
+    remote: Option<(
+        &Arc<dyn object_store::ObjectStore>,
+        &object_store::path::Path,
+    )>,
+) -> Result<Loaded, StoreError> {
     {
         let slatedb_epoch = db.manifest().writer_epoch();
         let previous = match db.get(WRITER_EPOCH_KEY).await {
@@ -621,6 +882,9 @@ async fn init(db: &Db, location: &str, place: Option<&JournalPlace>) -> Result<L
             }
             _ => None,
         };
+        if let Some((store, root)) = remote {
+            take_over_remote_journal(db, location, epoch, store.as_ref(), root).await?;
+        }
         let map = load_all(db)
             .await
             .map_err(|e| from_slate(e, location, epoch, "load catalog"))?;
@@ -677,6 +941,87 @@ async fn take_over_journal(
         .map_err(|e| io_err("cannot claim", e))
 }
 
+/// Reads a reserved u64 pair / u64 key of the object-store journal.
+async fn journal_marks(
+    db: &Db,
+    location: &str,
+    epoch: u64,
+) -> Result<(Option<remote_journal::Position>, u64), StoreError> {
+    let read = |key: &'static [u8]| async move {
+        db.get(key)
+            .await
+            .map_err(|e| from_slate(e, location, epoch, "read journal marks"))
+    };
+    let applied = match read(remote_journal::APPLIED_KEY).await? {
+        None => None,
+        Some(v) => {
+            Some(
+                remote_journal::decode_position(&v).ok_or_else(|| StoreError::Corrupt {
+                    message: format!("journal_applied holds {} bytes, expected 16", v.len()),
+                })?,
+            )
+        }
+    };
+    let fenced = match read(remote_journal::FENCED_KEY).await? {
+        None => 0,
+        Some(v) => u64::from_be_bytes(<[u8; 8]>::try_from(v.as_ref()).map_err(|_| {
+            StoreError::Corrupt {
+                message: format!("journal_fenced_through holds {} bytes, expected 8", v.len()),
+            }
+        })?),
+    };
+    Ok((applied, fenced))
+}
+
+/// Decision 0010's takeover on an object store: after SlateDB fenced the previous writer and
+/// our epoch is claimed, fence every older epoch's journal namespace at its first empty slot,
+/// replay the records SlateDB lacks (with their positions), record that every epoch below ours
+/// is fenced, make it durable, then delete the replayed objects.
+async fn take_over_remote_journal(
+    db: &Db,
+    location: &str,
+    epoch: u64,
+    store: &dyn object_store::ObjectStore,
+    root: &object_store::path::Path,
+) -> Result<(), StoreError> {
+    let (applied, fenced_through) = journal_marks(db, location, epoch).await?;
+    if fenced_through + 1 >= epoch {
+        return Ok(());
+    }
+    let takeover = remote_journal::take_over(store, root, epoch, applied, fenced_through)
+        .await
+        .map_err(|e| StoreError::Unavailable {
+            message: format!("taking over the commit journal of {location}: {e}"),
+            transient: true,
+        })?;
+    let batches: usize = takeover.records.iter().map(|(_, r)| r.len()).sum();
+    for (position, record) in &takeover.records {
+        let mut wb = write_batch(record);
+        wb.put(
+            remote_journal::APPLIED_KEY,
+            remote_journal::encode_position(*position),
+        );
+        db.write_with_options(wb, &WriteOptions::default())
+            .await
+            .map_err(|e| from_slate(e, location, epoch, "replay commit journal"))?;
+    }
+    let mut wb = WriteBatch::new();
+    wb.put(remote_journal::FENCED_KEY, (epoch - 1).to_be_bytes());
+    write_durably(db, wb)
+        .await
+        .map_err(|e| from_slate(e, location, epoch, "replay commit journal"))?;
+    tracing::info!(
+        location = %location, epoch, fenced_from = fenced_through + 1,
+        records = takeover.records.len(), batches,
+        "object-store commit journal taken over"
+    );
+    if let Err(e) = remote_journal::delete(store, takeover.obsolete).await {
+        tracing::warn!(location = %location, error = %e,
+            "deleting replayed commit journal objects (they stay behind, ignored)");
+    }
+    Ok(())
+}
+
 impl Store {
     /// A reader over the mirror. See [`StoreReader`] for its consistency guarantee.
     pub fn reader(&self) -> StoreReader {
@@ -711,17 +1056,35 @@ impl Store {
     /// is; the same error then applies to each. Later batches' values win for a key written by
     /// several (only the counters are).
     pub async fn commit_group(&self, batches: &[CommitBatch]) -> Result<(), StoreError> {
+        self.start_group(batches).await?.durable().await
+    }
+
+    /// Starts [`Store::commit_group`] and returns once the group has its place in commit
+    /// order: groups started later are acknowledged after this one. With the object-store
+    /// journal the group is then still uploading, and the next group can start at once (its
+    /// upload overlaps this one's); [`GroupCommit::durable`] waits for the outcome. On the
+    /// other paths the group is already durable (or failed) when this returns.
+    pub async fn start_group(&self, batches: &[CommitBatch]) -> Result<GroupCommit, StoreError> {
         for batch in batches {
             validate(batch)?;
         }
-        let w = self.writer.lock().await;
+        let mut w = self.writer.lock().await;
         self.check_writable(&w).await?;
         if batches
             .iter()
             .all(|b| b.puts.is_empty() && b.deletes.is_empty())
         {
-            return Ok(());
+            return Ok(GroupCommit::Done(Ok(())));
         }
+        if let Some(rw) = w.remote.as_mut() {
+            return Ok(GroupCommit::Uploading(start_upload(rw, batches)?));
+        }
+        Ok(GroupCommit::Done(self.commit_locked(&w, batches).await))
+    }
+
+    /// The SlateDB WAL and local journal paths of [`Store::commit_group`], under the writer
+    /// lock.
+    async fn commit_locked(&self, w: &Writer, batches: &[CommitBatch]) -> Result<(), StoreError> {
         if let Some(jw) = &w.journal {
             return self.commit_journaled(&w.db, jw, batches).await;
         }
@@ -776,6 +1139,52 @@ impl Store {
             self.mirror.apply(batch);
         }
         Ok(())
+    }
+
+    /// The object-store journal's writer state for a freshly opened SlateDB instance `db`
+    /// claimed with `epoch` (its namespace starts empty: the epoch is new).
+    fn remote_writer(&self, db: &Db, epoch: u64) -> RemoteWriter {
+        let retired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let applier = spawn_applier(
+            db.clone(),
+            self.state.clone(),
+            retired.clone(),
+            self.location.clone(),
+        );
+        RemoteWriter {
+            ctx: Arc::new(RemoteCtx {
+                store: self.object_store.clone(),
+                root: self.root.clone(),
+                epoch,
+                db: db.clone(),
+                applier,
+                retired,
+                state: self.state.clone(),
+                mirror: self.mirror.clone(),
+                location: self.location.clone(),
+                commit_timeout: self.commit_timeout,
+                cut_through: std::sync::Mutex::new(None),
+                cutting: std::sync::atomic::AtomicBool::new(false),
+            }),
+            next_slot: 0,
+            last: None,
+        }
+    }
+
+    /// Waits until every group handed to the object-store journal has settled, then until
+    /// SlateDB has them all and made them durable, and deletes their journal objects. `false`
+    /// when a group failed or SlateDB did not take them (the store is broken then; the reopen
+    /// replays the journal).
+    async fn settle_remote(&self, rw: &mut RemoteWriter) -> bool {
+        if let Some(last) = rw.last.take() {
+            if !last.await.unwrap_or(false) {
+                return false;
+            }
+        }
+        match rw.next_slot.checked_sub(1) {
+            Some(through) => cut_remote(&rw.ctx, through).await,
+            None => true,
+        }
     }
 
     /// [`Store::commit_group`] on a local catalog with the journal (decision 0009): durable
@@ -955,8 +1364,21 @@ impl Store {
         if !self.store_checkpoints(Some(&name)).await?.is_empty() {
             return Ok(());
         }
-        let w = self.writer.lock().await;
+        let mut w = self.writer.lock().await;
         self.check_writable(&w).await?;
+        if let Some(rw) = w.remote.as_mut() {
+            // As below: SlateDB must hold every acknowledged group durably first.
+            if !self.settle_remote(rw).await {
+                return Err(StoreError::Unavailable {
+                    message: format!(
+                        "the commit journal of {} could not be settled into SlateDB; the store \
+                         must be reopened",
+                        self.location
+                    ),
+                    transient: true,
+                });
+            }
+        }
         if let Some(jw) = &w.journal {
             // A durable-scope checkpoint covers only what SlateDB made durable; journaled
             // commits may not be there yet.
@@ -1046,7 +1468,12 @@ impl Store {
     /// journal; otherwise every commit is already durable in SlateDB). Waits for an
     /// in-flight commit. Readers keep answering from the mirror. Idempotent.
     pub async fn close(&self) -> Result<(), StoreError> {
-        let w = self.writer.lock().await;
+        let mut w = self.writer.lock().await;
+        if let Some(rw) = w.remote.as_mut() {
+            // Every group handed out is answered before SlateDB closes; when SlateDB has them
+            // all durably, their journal objects go.
+            self.settle_remote(rw).await;
+        }
         if self.state.load(Ordering::SeqCst) == OPEN {
             if let Some(jw) = &w.journal {
                 // Leave an empty journal behind when SlateDB can take everything now (the
@@ -1413,8 +1840,30 @@ pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, Sto
     }
     const ATTEMPTS: usize = 5;
     for _ in 0..ATTEMPTS {
+        if loc.local_dir.is_none() {
+            // The object-store journal: SlateDB's marks say which records to put on top.
+            let SlateCopy {
+                mut kv,
+                applied,
+                fenced_through,
+            } = read_slatedb(&loc).await?;
+            let pending =
+                remote_journal::pending(loc.store.as_ref(), &loc.root, applied, fenced_through)
+                    .await
+                    .map_err(|e| StoreError::Unavailable {
+                        message: format!("cannot read the commit journal of {}: {e}", loc.display),
+                        transient: true,
+                    })?;
+            if let Some(records) = pending {
+                for batch in records.iter().flatten() {
+                    kv.apply(batch);
+                }
+                return Ok(kv);
+            }
+            continue;
+        }
         let before = read_journal(&loc).await?;
-        let kv = read_slatedb(&loc).await?;
+        let kv = read_slatedb(&loc).await?.kv;
         let after = read_journal(&loc).await?;
         if let Some(kv) = overlay(kv, before, after) {
             return Ok(kv);
@@ -1465,7 +1914,14 @@ fn overlay(
     }
 }
 
-async fn read_slatedb(loc: &location::Location) -> Result<rocklake_core::memkv::MemKv, StoreError> {
+/// SlateDB's copy of the catalog keys, and the object-store journal's marks in it.
+struct SlateCopy {
+    kv: rocklake_core::memkv::MemKv,
+    applied: Option<remote_journal::Position>,
+    fenced_through: u64,
+}
+
+async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError> {
     let reader = slatedb::DbReader::builder(loc.root.clone(), loc.store.clone())
         .with_db_cache_disabled()
         .build()
@@ -1482,20 +1938,42 @@ async fn read_slatedb(loc: &location::Location) -> Result<rocklake_core::memkv::
         while let Some(kv) = iter.next().await? {
             puts.push((kv.key.to_vec(), kv.value.to_vec()));
         }
-        Ok::<_, slatedb::Error>(puts)
+        let applied = reader.get(remote_journal::APPLIED_KEY).await?;
+        let fenced = reader.get(remote_journal::FENCED_KEY).await?;
+        Ok::<_, slatedb::Error>((puts, applied, fenced))
     }
     .await;
     if let Err(e) = reader.close().await {
         tracing::warn!(error = %e, "closing the catalog reader");
     }
-    let puts = loaded.map_err(|e| from_slate(e, &loc.display, 0, "read catalog"))?;
+    let (puts, applied, fenced) =
+        loaded.map_err(|e| from_slate(e, &loc.display, 0, "read catalog"))?;
     let mut kv = rocklake_core::memkv::MemKv::new();
     kv.apply(&CommitBatch {
         seq: rocklake_core::api::CommitSeq(0),
         puts,
         deletes: vec![],
     });
-    Ok(kv)
+    let corrupt = |what: &str| StoreError::Corrupt {
+        message: format!("{what} of {} is malformed", loc.display),
+    };
+    let applied = match applied {
+        None => None,
+        Some(v) => {
+            Some(remote_journal::decode_position(&v).ok_or_else(|| corrupt("journal_applied"))?)
+        }
+    };
+    let fenced_through = match fenced {
+        None => 0,
+        Some(v) => u64::from_be_bytes(
+            <[u8; 8]>::try_from(v.as_ref()).map_err(|_| corrupt("journal_fenced_through"))?,
+        ),
+    };
+    Ok(SlateCopy {
+        kv,
+        applied,
+        fenced_through,
+    })
 }
 
 /// Whether `url` names a local directory (where the commit journal applies).
