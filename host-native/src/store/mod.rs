@@ -388,6 +388,12 @@ async fn upload(
             return Err(indeterminate(why));
         }
     }
+    if ctx.retired.load(Ordering::SeqCst) {
+        // A reopen replaced this instance meanwhile; its reload tells whether this landed.
+        return Err(indeterminate(
+            "the store was reopened during the upload".into(),
+        ));
+    }
     // Durable, and so is every earlier group: whatever SlateDB does next, a takeover replays it.
     let mut wb = write_batch(batches);
     wb.put(
@@ -664,6 +670,11 @@ impl Store {
         if self.superseded(w.own_epoch()).await? {
             self.state.store(FENCED, Ordering::SeqCst);
             return Err(self.fenced());
+        }
+        // Let the failed instance's journal uploads in flight answer first (bounded by their
+        // own timeout): none of them may touch the mirror after the reload below.
+        if let Some(last) = w.remote.as_mut().and_then(|rw| rw.last.take()) {
+            let _ = tokio::time::timeout(self.commit_timeout, last).await;
         }
         // Stop the failed instance (its background tasks would keep running). Bounded: it may
         // be stuck on the failing store. Whatever it still writes is either durable before the
