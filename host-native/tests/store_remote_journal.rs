@@ -58,16 +58,20 @@ async fn overlapping_groups_are_acknowledged_in_order_and_replayed_by_the_next_w
     let url = "memory://overlap/catalog";
     let a = Store::open(url, slow(400, None)).await.expect("open A");
     let mut started = Vec::new();
-    for seq in 1..=20 {
+    for seq in 1..=8 {
         started.push(a.start_group(&[batch(seq)]).await.expect("start"));
     }
-    // Twenty groups started while the first one's upload (400 ms) is still under way: the
-    // uploads overlap instead of queueing behind each other.
+    // Eight groups (the uploads allowed in flight) started while the first one's upload
+    // (400 ms) is still under way: the uploads overlap instead of queueing behind each other.
     assert_eq!(
         contents(&a.reader()),
         (vec![], None),
         "nothing is visible before its upload is durable"
     );
+    // Twelve more wait for uploads to finish before they start.
+    for seq in 9..=20 {
+        started.push(a.start_group(&[batch(seq)]).await.expect("start"));
+    }
     for (i, group) in started.into_iter().enumerate() {
         group.durable().await.expect("durable");
         let (seqs, counter) = contents(&a.reader());

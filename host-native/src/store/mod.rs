@@ -232,6 +232,9 @@ struct RemoteWriter {
     ctx: Arc<RemoteCtx>,
     /// The slot the next group takes.
     next_slot: u64,
+    /// Uploads in flight at most ([`REMOTE_UPLOADS`]); while all are busy, the next group
+    /// waits here and the commits arriving meanwhile join it.
+    uploads: Arc<tokio::sync::Semaphore>,
     /// Settles (`true`: durable, applied and acknowledged) once the latest group handed out
     /// has; the next group's task waits for it, so acknowledgements go in slot order.
     last: Option<tokio::sync::oneshot::Receiver<bool>>,
@@ -254,6 +257,10 @@ struct RemoteCtx {
     cut_through: std::sync::Mutex<Option<u64>>,
     cutting: std::sync::atomic::AtomicBool,
 }
+
+/// Journal uploads in flight at most. Enough to keep a 50 ms store busy at thousands of commits
+/// per second (groups grow while all are busy) without one request per commit under load.
+const REMOTE_UPLOADS: usize = 8;
 
 /// Delete the object-store journal's records SlateDB holds durably every this many slots (one
 /// `flush` and one bulk delete).
@@ -287,6 +294,7 @@ impl GroupCommit {
 fn start_upload(
     rw: &mut RemoteWriter,
     batches: &[CommitBatch],
+    permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<tokio::sync::oneshot::Receiver<Result<(), StoreError>>, StoreError> {
     let slot = rw.next_slot;
     let object = remote_journal::record_object(rw.ctx.epoch, slot, batches).map_err(|e| {
@@ -301,7 +309,7 @@ fn start_upload(
     let ctx = rw.ctx.clone();
     let batches = batches.to_vec();
     tokio::spawn(async move {
-        let outcome = upload(&ctx, slot, object, &batches, previous).await;
+        let outcome = upload(&ctx, slot, object, &batches, previous, permit).await;
         let ok = outcome.is_ok();
         // The next group reports only after this one: in slot order, and none after a failure.
         let _ = done_tx.send(ok);
@@ -321,6 +329,7 @@ async fn upload(
     object: bytes::Bytes,
     batches: &[CommitBatch],
     previous: Option<tokio::sync::oneshot::Receiver<bool>>,
+    permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<(), StoreError> {
     let path = remote_journal::slot_path(&ctx.root, ctx.epoch, slot);
     let stored = match tokio::time::timeout(
@@ -335,6 +344,8 @@ async fn upload(
             ctx.commit_timeout
         ))),
     };
+    // The store is done with this group; the next one may upload.
+    drop(permit);
     let previous_ok = match previous {
         Some(rx) => rx.await.unwrap_or(false),
         None => true,
@@ -1088,7 +1099,15 @@ impl Store {
             return Ok(GroupCommit::Done(Ok(())));
         }
         if let Some(rw) = w.remote.as_mut() {
-            return Ok(GroupCommit::Uploading(start_upload(rw, batches)?));
+            let permit =
+                rw.uploads
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| StoreError::Internal {
+                        message: "the journal upload limiter was closed".into(),
+                    })?;
+            return Ok(GroupCommit::Uploading(start_upload(rw, batches, permit)?));
         }
         Ok(GroupCommit::Done(self.commit_locked(&w, batches).await))
     }
@@ -1178,6 +1197,7 @@ impl Store {
                 cutting: std::sync::atomic::AtomicBool::new(false),
             }),
             next_slot: 0,
+            uploads: Arc::new(tokio::sync::Semaphore::new(REMOTE_UPLOADS)),
             last: None,
         }
     }
