@@ -10,38 +10,9 @@ use std::time::Duration;
 use rocklake::store::{
     read_snapshot, Faults, Outage, OutageSwitch, Store, StoreError, StoreOptions,
 };
-use rocklake_core::api::{CommitBatch, CommitSeq, KvRead};
 
-fn batch(seq: u64) -> CommitBatch {
-    CommitBatch {
-        seq: CommitSeq(seq),
-        puts: vec![
-            (
-                format!("t/{seq:04}").into_bytes(),
-                format!("v{seq}").into_bytes(),
-            ),
-            // A key every batch rewrites, as the counters are: the last write must win.
-            (b"t/counter".to_vec(), seq.to_be_bytes().to_vec()),
-        ],
-        deletes: Vec::new(),
-    }
-}
-
-/// The seqs present as `t/NNNN` keys, and the counter's value.
-fn contents(r: &impl KvRead) -> (Vec<u64>, Option<u64>) {
-    let page = r.scan(b"t/", b"t0", usize::MAX).expect("scan");
-    let mut seqs = Vec::new();
-    let mut counter = None;
-    for (k, v) in page.to_pairs() {
-        if k == b"t/counter" {
-            counter = Some(u64::from_be_bytes(v.try_into().expect("8 bytes")));
-        } else {
-            let s = std::str::from_utf8(&k[2..]).expect("utf8");
-            seqs.push(s.parse().expect("number"));
-        }
-    }
-    (seqs, counter)
-}
+mod store_common;
+use store_common::{batch, contents};
 
 fn slow(put_latency_ms: u64, outage: Option<OutageSwitch>) -> StoreOptions {
     let mut opts = StoreOptions::default();
@@ -58,6 +29,7 @@ async fn overlapping_groups_are_acknowledged_in_order_and_replayed_by_the_next_w
     let url = "memory://overlap/catalog";
     let a = Store::open(url, slow(400, None)).await.expect("open A");
     let mut started = Vec::new();
+    let begun = std::time::Instant::now();
     for seq in 1..=8 {
         started.push(a.start_group(&[batch(seq)]).await.expect("start"));
     }
@@ -68,12 +40,21 @@ async fn overlapping_groups_are_acknowledged_in_order_and_replayed_by_the_next_w
         (vec![], None),
         "nothing is visible before its upload is durable"
     );
-    // Twelve more wait for uploads to finish before they start.
+    // Twelve more wait for an upload to finish before they start.
     for seq in 9..=20 {
         started.push(a.start_group(&[batch(seq)]).await.expect("start"));
     }
     for (i, group) in started.into_iter().enumerate() {
         group.durable().await.expect("durable");
+        if i == 7 {
+            // Eight uploads one after another would take 8 x 400 ms; overlapping, about one.
+            // This tells the two apart; it is no speed target.
+            let eighth = begun.elapsed();
+            assert!(
+                eighth < Duration::from_millis(1600),
+                "the first eight uploads overlap: the eighth group was durable after {eighth:?}"
+            );
+        }
         let (seqs, counter) = contents(&a.reader());
         // Acknowledged in order: when group i is durable, every earlier one is visible.
         assert!(

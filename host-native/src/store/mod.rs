@@ -963,36 +963,21 @@ async fn take_over_journal(
         .map_err(|e| io_err("cannot claim", e))
 }
 
-/// Reads a reserved u64 pair / u64 key of the object-store journal.
+/// The object-store journal's marks in SlateDB (see [`remote_journal::Marks`]).
 async fn journal_marks(
     db: &Db,
     location: &str,
     epoch: u64,
-) -> Result<(Option<remote_journal::Position>, u64), StoreError> {
+) -> Result<remote_journal::Marks, StoreError> {
     let read = |key: &'static [u8]| async move {
         db.get(key)
             .await
             .map_err(|e| from_slate(e, location, epoch, "read journal marks"))
     };
-    let applied = match read(remote_journal::APPLIED_KEY).await? {
-        None => None,
-        Some(v) => {
-            Some(
-                remote_journal::decode_position(&v).ok_or_else(|| StoreError::Corrupt {
-                    message: format!("journal_applied holds {} bytes, expected 16", v.len()),
-                })?,
-            )
-        }
-    };
-    let fenced = match read(remote_journal::FENCED_KEY).await? {
-        None => 0,
-        Some(v) => u64::from_be_bytes(<[u8; 8]>::try_from(v.as_ref()).map_err(|_| {
-            StoreError::Corrupt {
-                message: format!("journal_fenced_through holds {} bytes, expected 8", v.len()),
-            }
-        })?),
-    };
-    Ok((applied, fenced))
+    let applied = read(remote_journal::APPLIED_KEY).await?;
+    let fenced = read(remote_journal::FENCED_KEY).await?;
+    remote_journal::Marks::decode(applied.as_deref(), fenced.as_deref())
+        .map_err(|message| StoreError::Corrupt { message })
 }
 
 /// Decision 0010's takeover on an object store: after SlateDB fenced the previous writer and
@@ -1006,11 +991,12 @@ async fn take_over_remote_journal(
     store: &dyn object_store::ObjectStore,
     root: &object_store::path::Path,
 ) -> Result<(), StoreError> {
-    let (applied, fenced_through) = journal_marks(db, location, epoch).await?;
+    let marks = journal_marks(db, location, epoch).await?;
+    let fenced_through = marks.fenced_through;
     if fenced_through + 1 >= epoch {
         return Ok(());
     }
-    let takeover = remote_journal::take_over(store, root, epoch, applied, fenced_through)
+    let takeover = remote_journal::take_over(store, root, epoch, marks)
         .await
         .map_err(|e| StoreError::Unavailable {
             message: format!("taking over the commit journal of {location}: {e}"),
@@ -1873,18 +1859,13 @@ pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, Sto
     for _ in 0..ATTEMPTS {
         if loc.local_dir.is_none() {
             // The object-store journal: SlateDB's marks say which records to put on top.
-            let SlateCopy {
-                mut kv,
-                applied,
-                fenced_through,
-            } = read_slatedb(&loc).await?;
-            let pending =
-                remote_journal::pending(loc.store.as_ref(), &loc.root, applied, fenced_through)
-                    .await
-                    .map_err(|e| StoreError::Unavailable {
-                        message: format!("cannot read the commit journal of {}: {e}", loc.display),
-                        transient: true,
-                    })?;
+            let SlateCopy { mut kv, marks } = read_slatedb(&loc).await?;
+            let pending = remote_journal::pending(loc.store.as_ref(), &loc.root, marks)
+                .await
+                .map_err(|e| StoreError::Unavailable {
+                    message: format!("cannot read the commit journal of {}: {e}", loc.display),
+                    transient: true,
+                })?;
             if let Some(records) = pending {
                 for batch in records.iter().flatten() {
                     kv.apply(batch);
@@ -1948,8 +1929,7 @@ fn overlay(
 /// SlateDB's copy of the catalog keys, and the object-store journal's marks in it.
 struct SlateCopy {
     kv: rocklake_core::memkv::MemKv,
-    applied: Option<remote_journal::Position>,
-    fenced_through: u64,
+    marks: remote_journal::Marks,
 }
 
 async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError> {
@@ -1985,26 +1965,12 @@ async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError>
         puts,
         deletes: vec![],
     });
-    let corrupt = |what: &str| StoreError::Corrupt {
-        message: format!("{what} of {} is malformed", loc.display),
-    };
-    let applied = match applied {
-        None => None,
-        Some(v) => {
-            Some(remote_journal::decode_position(&v).ok_or_else(|| corrupt("journal_applied"))?)
-        }
-    };
-    let fenced_through = match fenced {
-        None => 0,
-        Some(v) => u64::from_be_bytes(
-            <[u8; 8]>::try_from(v.as_ref()).map_err(|_| corrupt("journal_fenced_through"))?,
-        ),
-    };
-    Ok(SlateCopy {
-        kv,
-        applied,
-        fenced_through,
-    })
+    let marks = remote_journal::Marks::decode(applied.as_deref(), fenced.as_deref()).map_err(
+        |message| StoreError::Corrupt {
+            message: format!("{}: {message}", loc.display),
+        },
+    )?;
+    Ok(SlateCopy { kv, marks })
 }
 
 /// Whether `url` names a local directory (where the commit journal applies).

@@ -29,7 +29,7 @@ use rocklake_core::api::CommitBatch;
 use super::journal::{self, Record};
 
 /// Folder of the journal under the catalog's root.
-pub(crate) const DIR: &str = "rocklake-journal";
+const DIR: &str = "rocklake-journal";
 /// Reserved SlateDB key: the (epoch, slot) of the last journal group SlateDB holds, written in
 /// the same SlateDB batch as that group. Big-endian u64 pair.
 pub(crate) const APPLIED_KEY: &[u8] = b"\x00journal_applied";
@@ -45,6 +45,37 @@ const FETCH_CONCURRENCY: usize = 16;
 
 /// A position in the journal: the writer's epoch and the slot in its namespace.
 pub(crate) type Position = (u64, u64);
+
+/// What SlateDB holds of the journal: every group through `applied`, and every epoch through
+/// `fenced_through` whole (fenced and replayed).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Marks {
+    pub applied: Option<Position>,
+    pub fenced_through: u64,
+}
+
+impl Marks {
+    /// From the values of [`APPLIED_KEY`] and [`FENCED_KEY`] (absent: nothing yet).
+    pub fn decode(applied: Option<&[u8]>, fenced: Option<&[u8]>) -> Result<Marks, String> {
+        let applied =
+            match applied {
+                None => None,
+                Some(v) => Some(decode_position(v).ok_or_else(|| {
+                    format!("journal_applied holds {} bytes, expected 16", v.len())
+                })?),
+            };
+        let fenced_through = match fenced {
+            None => 0,
+            Some(v) => u64::from_be_bytes(<[u8; 8]>::try_from(v).map_err(|_| {
+                format!("journal_fenced_through holds {} bytes, expected 8", v.len())
+            })?),
+        };
+        Ok(Marks {
+            applied,
+            fenced_through,
+        })
+    }
+}
 
 pub(crate) fn slot_path(root: &Path, epoch: u64, slot: u64) -> Path {
     root.clone()
@@ -78,14 +109,14 @@ fn fence_object(epoch: u64, slot: u64, by: u64) -> Bytes {
 
 /// What a slot holds.
 #[derive(Debug)]
-pub(crate) enum Slot {
+enum Slot {
     Record(Record),
     /// A fence, or bytes that are not a whole record of this slot (a torn upload, which was
     /// never acknowledged): the namespace ends here.
     End,
 }
 
-pub(crate) fn decode(bytes: &[u8], epoch: u64, slot: u64) -> Slot {
+fn decode(bytes: &[u8], epoch: u64, slot: u64) -> Slot {
     let Some((head, body)) = bytes.split_at_checked(25) else {
         return Slot::End;
     };
@@ -108,31 +139,46 @@ pub(crate) enum AppendError {
     Failed(String),
 }
 
-/// Stores `object` at `path` create-if-absent. A taken slot holds either our own object (an
-/// upload retried after its acknowledgement was lost) or a newer writer's fence.
-pub(crate) async fn append(
+/// What a create-if-absent PUT found.
+enum Created {
+    Stored,
+    /// The slot was taken; what it holds (`None`: deleted again since).
+    Taken(Option<Bytes>),
+}
+
+/// Stores `object` at `path` only if nothing is there; otherwise reads what is.
+async fn create(
     store: &dyn ObjectStore,
     path: &Path,
     object: Bytes,
-) -> Result<(), AppendError> {
+) -> Result<Created, object_store::Error> {
     let opts = PutOptions {
         mode: PutMode::Create,
         ..PutOptions::default()
     };
     match store
-        .put_opts(path, PutPayload::from_bytes(object.clone()), opts)
+        .put_opts(path, PutPayload::from_bytes(object), opts)
         .await
     {
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(Created::Stored),
         Err(
             object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. },
-        ) => match get(store, path).await {
-            Ok(Some(found)) if found == object => Ok(()),
-            Ok(_) => Err(AppendError::Fenced),
-            Err(e) => Err(AppendError::Failed(format!(
-                "the journal slot {path} is taken and could not be read: {e}"
-            ))),
-        },
+        ) => get(store, path).await.map(Created::Taken),
+        Err(e) => Err(e),
+    }
+}
+
+/// Stores a group's `object` in its slot. A taken slot holds either our own object (an upload
+/// retried after its acknowledgement was lost) or a newer writer's fence.
+pub(crate) async fn append(
+    store: &dyn ObjectStore,
+    path: &Path,
+    object: Bytes,
+) -> Result<(), AppendError> {
+    match create(store, path, object.clone()).await {
+        Ok(Created::Stored) => Ok(()),
+        Ok(Created::Taken(found)) if found.as_ref() == Some(&object) => Ok(()),
+        Ok(Created::Taken(_)) => Err(AppendError::Fenced),
         Err(e) => Err(AppendError::Failed(format!("storing {path}: {e}"))),
     }
 }
@@ -146,7 +192,7 @@ async fn get(store: &dyn ObjectStore, path: &Path) -> Result<Option<Bytes>, obje
 }
 
 /// Every slot present in the journal, by epoch.
-pub(crate) async fn list(
+async fn list(
     store: &dyn ObjectStore,
     root: &Path,
 ) -> Result<BTreeMap<u64, BTreeSet<u64>>, object_store::Error> {
@@ -233,8 +279,10 @@ pub(crate) async fn take_over(
     store: &dyn ObjectStore,
     root: &Path,
     ours: u64,
-    applied: Option<Position>,
-    fenced_through: u64,
+    Marks {
+        applied,
+        fenced_through,
+    }: Marks,
 ) -> Result<Takeover, object_store::Error> {
     let listed = list(store, root).await?;
     let mut out = Takeover::default();
@@ -251,33 +299,18 @@ pub(crate) async fn take_over(
             RunEnd::Occupied(slot) => slot,
             RunEnd::Vanished => return Err(vanished(epoch)),
             RunEnd::Open(mut slot) => loop {
-                let opts = PutOptions {
-                    mode: PutMode::Create,
-                    ..PutOptions::default()
-                };
-                let fence = PutPayload::from_bytes(fence_object(epoch, slot, ours));
-                match store
-                    .put_opts(&slot_path(root, epoch, slot), fence, opts)
-                    .await
-                {
-                    Ok(_) => break slot,
-                    Err(
-                        object_store::Error::AlreadyExists { .. }
-                        | object_store::Error::Precondition { .. },
-                    ) => {
-                        // The old writer's upload landed first: it counts; fence the next slot.
-                        match get(store, &slot_path(root, epoch, slot)).await? {
-                            Some(b) => match decode(&b, epoch, slot) {
-                                Slot::Record(r) => {
-                                    records.push((slot, r));
-                                    slot += 1;
-                                }
-                                Slot::End => break slot,
-                            },
-                            None => return Err(vanished(epoch)),
+                let path = slot_path(root, epoch, slot);
+                match create(store, &path, fence_object(epoch, slot, ours)).await? {
+                    Created::Stored => break slot,
+                    // The old writer's upload landed first: it counts; fence the next slot.
+                    Created::Taken(Some(b)) => match decode(&b, epoch, slot) {
+                        Slot::Record(r) => {
+                            records.push((slot, r));
+                            slot += 1;
                         }
-                    }
-                    Err(e) => return Err(e),
+                        Slot::End => break slot,
+                    },
+                    Created::Taken(None) => return Err(vanished(epoch)),
                 }
             },
         };
@@ -304,8 +337,10 @@ pub(crate) async fn take_over(
 pub(crate) async fn pending(
     store: &dyn ObjectStore,
     root: &Path,
-    applied: Option<Position>,
-    fenced_through: u64,
+    Marks {
+        applied,
+        fenced_through,
+    }: Marks,
 ) -> Result<Option<Vec<Record>>, object_store::Error> {
     let listed = list(store, root).await?;
     let mut out = Vec::new();
@@ -355,7 +390,7 @@ pub(crate) fn encode_position((epoch, slot): Position) -> [u8; 16] {
     out
 }
 
-pub(crate) fn decode_position(raw: &[u8]) -> Option<Position> {
+fn decode_position(raw: &[u8]) -> Option<Position> {
     let raw: &[u8; 16] = raw.try_into().ok()?;
     let (e, s) = raw.split_at(8);
     Some((
