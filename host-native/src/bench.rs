@@ -60,6 +60,34 @@ pub async fn bare_put_latencies(
     Ok(times)
 }
 
+/// PUTs per second the store sustains with `concurrency` bare 4 KiB PUTs in flight at all
+/// times, `per_task` each: the store's own ceiling, which bounds commits per second once every
+/// commit group is one PUT.
+pub async fn bare_put_throughput(
+    store: &dyn ObjectStore,
+    root: &ObjectPath,
+    concurrency: usize,
+    per_task: usize,
+) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    let tasks = (0..concurrency).map(|task| async move {
+        for i in 0..per_task {
+            let path = root
+                .clone()
+                .join(BARE_PUT_PREFIX)
+                .join(format!("c{task}-{i}"));
+            let payload = bytes::Bytes::from(vec![0x5au8; BARE_PUT_BYTES]);
+            store
+                .put_opts(&path, payload.into(), PutOptions::default())
+                .await
+                .map_err(|e| anyhow::anyhow!("bare PUT of {path}: {e}"))?;
+        }
+        anyhow::Ok(())
+    });
+    futures::future::try_join_all(tasks).await?;
+    Ok((concurrency * per_task) as f64 / t.elapsed().as_secs_f64())
+}
+
 /// What [`run_sessions`] measured.
 #[derive(Debug, Clone)]
 pub struct SessionsRun {
