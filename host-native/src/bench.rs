@@ -305,8 +305,8 @@ pub struct CommitBenchOptions {
     pub core: CoreKind,
     /// Leave the benchmark catalog in place (default: delete what the run wrote).
     pub keep: bool,
-    /// Local directories: commit through the commit journal (the server's default) or through
-    /// one WAL object per commit group.
+    /// Commit through the commit journal (the server's default) or through one SlateDB WAL
+    /// upload per commit group.
     pub commit_journal: bool,
 }
 
@@ -338,8 +338,9 @@ pub struct CommitBenchReport {
     pub store_puts_per_commit: f64,
     /// Mean size of a commit's batch (keys and rows), in bytes.
     pub batch_bytes_per_commit: f64,
-    /// Commits went through the local commit journal (a local directory with the journal on):
-    /// then object-store PUTs are SlateDB's background WAL and L0 writes, not one per group.
+    /// Commits went through the commit journal: on a local directory object-store PUTs are
+    /// then SlateDB's background WAL and L0 writes; on an object store one journal object per
+    /// group plus those.
     pub commit_journal: bool,
 }
 
@@ -543,7 +544,6 @@ where
     let (store, root) = resolve_object_store(url, None)?;
     let mut config = ServiceConfig::new(url);
     config.commit_journal = opts.commit_journal;
-    let journaled = opts.commit_journal && crate::store::is_local(url)?;
     let service =
         CatalogService::open_with_core(&config, opts.core.clone(), Box::new(SystemClock)).await?;
     let run = async {
@@ -595,7 +595,7 @@ where
             },
             store_puts_per_commit: store_puts as f64 / commits as f64,
             batch_bytes_per_commit: batch_bytes as f64 / commits as f64,
-            commit_journal: journaled,
+            commit_journal: opts.commit_journal,
         })
     }
     .await;

@@ -35,6 +35,7 @@ pub struct FileConfig {
     pub idle_in_transaction_timeout_ms: Option<u64>,
     pub commit_timeout_ms: Option<u64>,
     pub commit_journal: Option<bool>,
+    pub journal_uploads: Option<usize>,
     pub record: Option<PathBuf>,
     /// More roles (`[[users]]` tables); the file is their only source.
     pub users: Option<Vec<RoleConfig>>,
@@ -144,9 +145,11 @@ pub struct Settings {
     /// 0: off.
     pub idle_in_transaction_timeout_ms: u64,
     pub commit_timeout_ms: u64,
-    /// Local catalogs: commits are durable through the append-only commit journal
-    /// (decision 0009) instead of one WAL file each.
+    /// Commits are durable through RockLake's commit journal (decisions 0009, 0010) instead
+    /// of one SlateDB WAL upload each.
     pub commit_journal: bool,
+    /// Object-store journal uploads in flight at most (`StoreOptions::journal_uploads`).
+    pub journal_uploads: usize,
     /// Roles besides `user`.
     pub users: Vec<Role>,
 }
@@ -299,6 +302,10 @@ impl Settings {
                 .or(file.commit_timeout_ms)
                 .unwrap_or(DEFAULT_COMMIT_TIMEOUT_MS),
             commit_journal: o.commit_journal.or(file.commit_journal).unwrap_or(true),
+            journal_uploads: o
+                .journal_uploads
+                .or(file.journal_uploads)
+                .unwrap_or(crate::store::DEFAULT_JOURNAL_UPLOADS),
             users: roles(file.users.unwrap_or_default())?,
         };
         s.validate()?;
@@ -327,6 +334,13 @@ impl Settings {
         if self.max_connections == 0 {
             return Err(ConfigError::Invalid {
                 key: "max_connections",
+                value: "0".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        if self.journal_uploads == 0 {
+            return Err(ConfigError::Invalid {
+                key: "journal_uploads",
                 value: "0".into(),
                 reason: "must be at least 1".into(),
             });
@@ -420,6 +434,10 @@ mod tests {
         assert_eq!(s.max_connections, 7);
         assert_eq!(s.catalog, DEFAULT_CATALOG);
         assert_eq!(s.auth, "scram");
+        assert_eq!(s.journal_uploads, crate::store::DEFAULT_JOURNAL_UPLOADS);
+        let file: FileConfig = toml::from_str("journal_uploads = 4\n").expect("toml");
+        let s = Settings::resolve(Overrides::default(), file).expect("valid");
+        assert_eq!(s.journal_uploads, 4);
     }
 
     #[test]
@@ -433,6 +451,7 @@ mod tests {
         assert!(bad("auth = \"kerberos\"").contains("invalid auth"));
         assert!(bad("listen = \"nowhere\"").contains("invalid listen"));
         assert!(bad("max_connections = 0").contains("invalid max_connections"));
+        assert!(bad("journal_uploads = 0").contains("invalid journal_uploads"));
         assert!(bad("log_format = \"xml\"").contains("invalid log_format"));
         assert!(toml::from_str::<FileConfig>("no_such_key = 1").is_err());
     }

@@ -350,8 +350,8 @@ struct BenchCommitArgs {
     /// Build of the catalog core (`native` or `wasm`).
     #[arg(long, env = "ROCKLAKE_CORE", value_enum)]
     core: Option<CoreArg>,
-    /// Local directories: commit through the commit journal, as the server does by default
-    /// (`true`), or through one WAL file per commit group (`false`).
+    /// Commit through the commit journal, as the server does by default (`true`), or through
+    /// one SlateDB WAL upload per commit group (`false`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     commit_journal: bool,
     /// Print one JSON object instead of text.
@@ -507,10 +507,15 @@ struct ServeArgs {
     /// ("outcome unknown"; it is then either fully there or fully absent) [default: 30000].
     #[arg(long, env = "ROCKLAKE_COMMIT_TIMEOUT_MS")]
     commit_timeout_ms: Option<u64>,
-    /// Local-directory catalogs: make commits durable by appending to the commit journal
-    /// (`true`), or by one SlateDB WAL file per commit group (`false`) [default: true].
+    /// Make commits durable through RockLake's commit journal (`true`: an append to
+    /// `rocklake-journal` on a local directory, one object per commit group on an object
+    /// store), or by one SlateDB WAL upload per commit group (`false`) [default: true].
     #[arg(long, env = "ROCKLAKE_COMMIT_JOURNAL")]
     commit_journal: Option<bool>,
+    /// Object stores: commit groups uploading to the commit journal at most at once
+    /// [default: 32].
+    #[arg(long, env = "ROCKLAKE_JOURNAL_UPLOADS")]
+    journal_uploads: Option<usize>,
 }
 
 impl ServeArgs {
@@ -553,6 +558,7 @@ impl ServeArgs {
             idle_in_transaction_timeout_ms: self.idle_in_transaction_timeout_ms,
             commit_timeout_ms: self.commit_timeout_ms,
             commit_journal: self.commit_journal,
+            journal_uploads: self.journal_uploads,
             users: None,
         };
         Settings::resolve(o, file)
@@ -1120,7 +1126,7 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
     );
     if r.commit_journal {
         println!(
-            "  commits were durable through the local commit journal (--commit-journal false: one WAL file per group)"
+            "  commits were durable through the commit journal (--commit-journal false: one SlateDB WAL upload per group)"
         );
     }
     ExitCode::SUCCESS
@@ -1441,6 +1447,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             record: args.record.clone(),
             commit_timeout: std::time::Duration::from_millis(args.commit_timeout_ms),
             commit_journal: args.commit_journal,
+            journal_uploads: args.journal_uploads,
         },
         core,
         Box::new(SystemClock),

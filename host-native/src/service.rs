@@ -13,7 +13,9 @@ use rocklake_core::Engine;
 use tokio::sync::Notify;
 
 use crate::metrics::{statement_class, Metrics};
-use crate::store::{GroupCommit, Replica, Store, StoreError, StoreOptions, StoreReader};
+use crate::store::{
+    GroupCommit, Replica, Store, StoreError, StoreOptions, StoreReader, UploadSlot,
+};
 
 /// Where the catalog's keys come from: this server is the writer, or a read replica.
 enum Backing {
@@ -36,6 +38,13 @@ impl Backing {
             Backing::Replica(_) => Err(StoreError::Invalid {
                 message: "a read replica does not commit".into(),
             }),
+        }
+    }
+
+    async fn upload_slot(&self) -> UploadSlot {
+        match self {
+            Backing::Writer(s) => s.upload_slot().await,
+            Backing::Replica(_) => UploadSlot::default(),
         }
     }
 
@@ -75,6 +84,8 @@ pub struct ServiceConfig {
     pub commit_timeout: std::time::Duration,
     /// See `StoreOptions::commit_journal`.
     pub commit_journal: bool,
+    /// See `StoreOptions::journal_uploads`.
+    pub journal_uploads: usize,
 }
 
 impl ServiceConfig {
@@ -88,6 +99,7 @@ impl ServiceConfig {
             record: None,
             commit_timeout: crate::store::DEFAULT_COMMIT_TIMEOUT,
             commit_journal: true,
+            journal_uploads: crate::store::DEFAULT_JOURNAL_UPLOADS,
         }
     }
 }
@@ -418,7 +430,11 @@ impl Inner {
     /// - When a reopened store holds a commit that was reported as failed, the engine reloads
     ///   the catalog from the store ([`Inner::refresh_if_pending`]) before it plans another
     ///   commit; commits planned before that fail with a retryable error.
-    async fn start_group(&self, batches: &[CommitBatch]) -> Result<GroupCommit, CommitFailure> {
+    async fn start_group(
+        &self,
+        batches: &[CommitBatch],
+        slot: UploadSlot,
+    ) -> Result<GroupCommit, CommitFailure> {
         let Backing::Writer(store) = &self.store else {
             return self
                 .store
@@ -437,6 +453,7 @@ impl Inner {
                     .into(),
             )
         };
+        let mut slot = Some(slot);
         for attempt in 0..2 {
             if lock(&self.recovery).refresh_pending {
                 return Err(stale());
@@ -447,7 +464,10 @@ impl Inner {
                     return Err(stale());
                 }
             }
-            match store.start_group(batches).await {
+            match store
+                .start_group(batches, slot.take().unwrap_or_default())
+                .await
+            {
                 Ok(started) => return Ok(started),
                 // SlateDB stopped in the background before this group was written: reopen
                 // and try once more.
@@ -700,10 +720,20 @@ impl Inner {
                     if let Ok(r) = rx.try_recv() {
                         break r;
                     }
+                    if !lock(&self.queue).iter().any(|q| q.batch.seq == batch.seq) {
+                        // An earlier leader took our batch and is still uploading it (leaders
+                        // let go of the lock once their group has its place): wait for that
+                        // outcome instead of leading empty groups meanwhile.
+                        drop(guard);
+                        break rx.await.unwrap_or_else(|_| Err(lost_commit()));
+                    }
+                    // Room to upload first, then the queue: what arrives while every upload
+                    // is busy joins this group.
+                    let slot = self.store.upload_slot().await;
                     let group: Vec<Queued> = std::mem::take(&mut *lock(&self.queue));
                     let batches: Vec<CommitBatch> =
                         group.iter().map(|q| q.batch.clone()).collect();
-                    let started = self.start_group(&batches).await;
+                    let started = self.start_group(&batches, slot).await;
                     // The group has its place in commit order: the next leader may start.
                     drop(guard);
                     let outcome = match started {
@@ -779,6 +809,7 @@ impl CatalogService {
             create_if_missing: config.create_if_missing,
             commit_timeout: config.commit_timeout,
             commit_journal: config.commit_journal,
+            journal_uploads: config.journal_uploads,
             ..StoreOptions::default()
         };
         let store = match config.replica_poll {

@@ -27,11 +27,17 @@ fn slow(put_latency_ms: u64, outage: Option<OutageSwitch>) -> StoreOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overlapping_groups_are_acknowledged_in_order_and_replayed_by_the_next_writer() {
     let url = "memory://overlap/catalog";
-    let a = Store::open(url, slow(400, None)).await.expect("open A");
+    let mut opts = slow(400, None);
+    opts.journal_uploads = 8;
+    let a = Store::open(url, opts).await.expect("open A");
     let mut started = Vec::new();
     let begun = std::time::Instant::now();
     for seq in 1..=8 {
-        started.push(a.start_group(&[batch(seq)]).await.expect("start"));
+        started.push(
+            a.start_group(&[batch(seq)], a.upload_slot().await)
+                .await
+                .expect("start"),
+        );
     }
     // Eight groups (the uploads allowed in flight) started while the first one's upload
     // (400 ms) is still under way: the uploads overlap instead of queueing behind each other.
@@ -42,7 +48,11 @@ async fn overlapping_groups_are_acknowledged_in_order_and_replayed_by_the_next_w
     );
     // Twelve more wait for an upload to finish before they start.
     for seq in 9..=20 {
-        started.push(a.start_group(&[batch(seq)]).await.expect("start"));
+        started.push(
+            a.start_group(&[batch(seq)], a.upload_slot().await)
+                .await
+                .expect("start"),
+        );
     }
     for (i, group) in started.into_iter().enumerate() {
         group.durable().await.expect("durable");
@@ -143,7 +153,11 @@ async fn groups_in_flight_when_the_store_fails_all_fail_and_none_lands() {
     a.commit(&batch(2)).await.expect("commit 2");
     let mut started = Vec::new();
     for seq in 3..=5 {
-        started.push(a.start_group(&[batch(seq)]).await.expect("start"));
+        started.push(
+            a.start_group(&[batch(seq)], a.upload_slot().await)
+                .await
+                .expect("start"),
+        );
     }
     // The store goes away while the three uploads wait out their latency.
     switch.set(true);

@@ -74,7 +74,15 @@ pub struct StoreOptions {
     /// on an object store by one create-if-absent object per commit group, several uploading
     /// at once (decision 0010). Default on; tests of the WAL upload path turn it off.
     pub commit_journal: bool,
+    /// Object stores with the commit journal: commit groups uploading at most at once. More
+    /// overlap for stores that scale (S3, GCS, Azure); fewer, larger groups for a server with a
+    /// low PUT ceiling. At least 1.
+    pub journal_uploads: usize,
 }
+
+/// Default [`StoreOptions::journal_uploads`]: 64 sessions committing against a store with
+/// 50 ms PUTs reach ~1000 commits/s (bench/RESULTS.md).
+pub const DEFAULT_JOURNAL_UPLOADS: usize = 32;
 
 /// Default [`StoreOptions::commit_timeout`]: well above a healthy store's worst PUT latency,
 /// well below the minutes the object store client's and SlateDB's retries can add up to on a
@@ -90,6 +98,7 @@ impl Default for StoreOptions {
             faults: None,
             commit_timeout: DEFAULT_COMMIT_TIMEOUT,
             commit_journal: true,
+            journal_uploads: DEFAULT_JOURNAL_UPLOADS,
         }
     }
 }
@@ -189,7 +198,16 @@ pub struct Store {
     journal: Option<JournalPlace>,
     /// Commit through the object-store journal (object stores with the journal on).
     remote_journal: bool,
+    /// The object-store journal's uploads in flight at most
+    /// ([`StoreOptions::journal_uploads`]); kept across
+    /// reopens, so a reopened instance waits for the failed one's uploads too.
+    uploads: Arc<tokio::sync::Semaphore>,
 }
+
+/// Room for one more journal upload ([`Store::upload_slot`]); empty where commits do not go
+/// through the object-store journal.
+#[derive(Debug, Default)]
+pub struct UploadSlot(Option<tokio::sync::OwnedSemaphorePermit>);
 
 /// A local catalog's commit journal: its directory, the crash point armed on it (tests), and
 /// whether commits go through it. Without `commit`, an open still replays and claims a journal
@@ -232,9 +250,6 @@ struct RemoteWriter {
     ctx: Arc<RemoteCtx>,
     /// The slot the next group takes.
     next_slot: u64,
-    /// Uploads in flight at most ([`REMOTE_UPLOADS`]); while all are busy, the next group
-    /// waits here and the commits arriving meanwhile join it.
-    uploads: Arc<tokio::sync::Semaphore>,
     /// Settles (`true`: durable, applied and acknowledged) once the latest group handed out
     /// has; the next group's task waits for it, so acknowledgements go in slot order.
     last: Option<tokio::sync::oneshot::Receiver<bool>>,
@@ -257,10 +272,6 @@ struct RemoteCtx {
     cut_through: std::sync::Mutex<Option<u64>>,
     cutting: std::sync::atomic::AtomicBool,
 }
-
-/// Journal uploads in flight at most. Enough to keep a 50 ms store busy at thousands of commits
-/// per second (groups grow while all are busy) without one request per commit under load.
-const REMOTE_UPLOADS: usize = 8;
 
 /// Delete the object-store journal's records SlateDB holds durably every this many slots (one
 /// `flush` and one bulk delete).
@@ -631,6 +642,7 @@ impl Store {
             commit_timeout: opts.commit_timeout,
             journal,
             remote_journal,
+            uploads: Arc::new(tokio::sync::Semaphore::new(opts.journal_uploads.max(1))),
         };
         if remote_journal {
             let mut w = store.writer.lock().await;
@@ -1064,15 +1076,32 @@ impl Store {
     /// is; the same error then applies to each. Later batches' values win for a key written by
     /// several (only the counters are).
     pub async fn commit_group(&self, batches: &[CommitBatch]) -> Result<(), StoreError> {
-        self.start_group(batches).await?.durable().await
+        let slot = self.upload_slot().await;
+        self.start_group(batches, slot).await?.durable().await
+    }
+
+    /// Waits until one more group may upload to the object-store journal (at once elsewhere).
+    /// A group-commit leader takes its slot before it takes the queued batches: the commits that
+    /// arrive while every upload is busy then join its group instead of waiting for the next.
+    pub async fn upload_slot(&self) -> UploadSlot {
+        if !self.remote_journal {
+            return UploadSlot(None);
+        }
+        // The semaphore is never closed.
+        UploadSlot(self.uploads.clone().acquire_owned().await.ok())
     }
 
     /// Starts [`Store::commit_group`] and returns once the group has its place in commit
     /// order: groups started later are acknowledged after this one. With the object-store
     /// journal the group is then still uploading, and the next group can start at once (its
     /// upload overlaps this one's); [`GroupCommit::durable`] waits for the outcome. On the
-    /// other paths the group is already durable (or failed) when this returns.
-    pub async fn start_group(&self, batches: &[CommitBatch]) -> Result<GroupCommit, StoreError> {
+    /// other paths the group is already durable (or failed) when this returns. `slot` comes from
+    /// [`Store::upload_slot`]; an empty one is taken here.
+    pub async fn start_group(
+        &self,
+        batches: &[CommitBatch],
+        slot: UploadSlot,
+    ) -> Result<GroupCommit, StoreError> {
         for batch in batches {
             validate(batch)?;
         }
@@ -1085,14 +1114,14 @@ impl Store {
             return Ok(GroupCommit::Done(Ok(())));
         }
         if let Some(rw) = w.remote.as_mut() {
-            let permit =
-                rw.uploads
-                    .clone()
-                    .acquire_owned()
-                    .await
-                    .map_err(|_| StoreError::Internal {
+            let permit = match slot.0 {
+                Some(permit) => permit,
+                None => self.uploads.clone().acquire_owned().await.map_err(|_| {
+                    StoreError::Internal {
                         message: "the journal upload limiter was closed".into(),
-                    })?;
+                    }
+                })?,
+            };
             return Ok(GroupCommit::Uploading(start_upload(rw, batches, permit)?));
         }
         Ok(GroupCommit::Done(self.commit_locked(&w, batches).await))
@@ -1183,7 +1212,6 @@ impl Store {
                 cutting: std::sync::atomic::AtomicBool::new(false),
             }),
             next_slot: 0,
-            uploads: Arc::new(tokio::sync::Semaphore::new(REMOTE_UPLOADS)),
             last: None,
         }
     }
