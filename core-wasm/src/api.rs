@@ -40,7 +40,7 @@ pub enum Output {
     CopyOut {
         binary: bool,
         columns: u16,
-        chunks: Vec<Vec<u8>>,
+        chunks: CopyChunks,
         tag: String,
     },
     /// `COPY ... FROM STDIN`: the host must now collect CopyData from the client and pass it to
@@ -49,6 +49,94 @@ pub enum Output {
     /// An empty query string.
     Empty,
 }
+
+/// The chunks of a COPY data stream packed into one buffer: chunk `i` is
+/// `data[ends[i-1]..ends[i]]` (from 0 for the first). A catalog read returns tens of thousands
+/// of rows; one buffer costs one allocation and crosses the WIT boundary in one copy, where a
+/// list per row cost an allocation on each side per row.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CopyChunks {
+    data: Vec<u8>,
+    ends: Vec<u32>,
+}
+
+impl CopyChunks {
+    pub fn new() -> CopyChunks {
+        CopyChunks::default()
+    }
+
+    /// The buffer the next chunk is written into; [`CopyChunks::end_chunk`] closes it.
+    pub fn buf(&mut self) -> &mut Vec<u8> {
+        &mut self.data
+    }
+
+    /// Closes the chunk written since the previous one. Fails when the stream would pass
+    /// 4 GiB (offsets are u32 so that it reads the same in a 32-bit guest).
+    pub fn end_chunk(&mut self) -> Result<(), CopyTooLarge> {
+        let end = u32::try_from(self.data.len()).map_err(|_| CopyTooLarge)?;
+        self.ends.push(end);
+        Ok(())
+    }
+
+    /// Appends one whole chunk.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), CopyTooLarge> {
+        self.data.extend_from_slice(chunk);
+        self.end_chunk()
+    }
+
+    /// Rebuilds the chunks from their two lists (as they crossed the boundary), checking that
+    /// every offset lies inside `data` and that they never go backwards.
+    pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Option<CopyChunks> {
+        let mut prev = 0usize;
+        let ok = ends.iter().all(|&e| {
+            let e = e as usize;
+            let fine = e >= prev && e <= data.len();
+            prev = e;
+            fine
+        }) && prev == data.len();
+        ok.then_some(CopyChunks { data, ends })
+    }
+
+    pub fn into_parts(self) -> (Vec<u8>, Vec<u32>) {
+        (self.data, self.ends)
+    }
+
+    /// Number of chunks.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Total bytes of all chunks.
+    pub fn byte_len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.ends.len()).map(move |i| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+            &self.data[start..self.ends[i] as usize]
+        })
+    }
+}
+
+impl<'a> FromIterator<&'a [u8]> for CopyChunks {
+    /// Tests and tools: panics past 4 GiB, which no test builds.
+    fn from_iter<I: IntoIterator<Item = &'a [u8]>>(chunks: I) -> CopyChunks {
+        let mut out = CopyChunks::new();
+        for c in chunks {
+            out.push(c).expect("COPY stream under 4 GiB");
+        }
+        out
+    }
+}
+
+/// A COPY data stream passed 4 GiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyTooLarge;
 
 /// PostgreSQL transaction status as reported in ReadyForQuery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -418,10 +506,29 @@ pub struct CommitFailure {
 
 #[cfg(test)]
 mod tests {
-    use super::KvPage;
+    use super::{CopyChunks, KvPage};
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn copy_chunks_give_back_what_was_pushed_and_cross_intact(
+            chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..12), 0..20)
+        ) {
+            let packed: CopyChunks = chunks.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(packed.len(), chunks.len());
+            prop_assert_eq!(packed.iter().map(<[u8]>::to_vec).collect::<Vec<_>>(), chunks.clone());
+            let (data, ends) = packed.clone().into_parts();
+            prop_assert_eq!(CopyChunks::from_parts(data.clone(), ends.clone()), Some(packed));
+            // Offsets past the buffer, going backwards, or leaving bytes unaccounted: refused.
+            let mut past = ends.clone();
+            past.push(data.len() as u32 + 1);
+            prop_assert_eq!(CopyChunks::from_parts(data.clone(), past), None);
+            if data.len() > 1 {
+                prop_assert_eq!(CopyChunks::from_parts(data.clone(), vec![1, 0, data.len() as u32]), None);
+                prop_assert_eq!(CopyChunks::from_parts(data.clone(), vec![1]), None);
+            }
+        }
+
         #[test]
         fn a_page_gives_back_what_was_pushed(
             entries in proptest::collection::vec(

@@ -110,6 +110,8 @@ pub struct Shared {
     /// Oldest commit point another session's open transaction reads (lifecycle safety),
     /// refreshed before each statement.
     pub oldest_session_pin: Option<u64>,
+    /// Binary COPY results at the newest commit point (cleared by every finished commit).
+    pub copies: crate::copycache::CopyCache,
 }
 
 pub struct Engine {
@@ -266,6 +268,7 @@ impl Engine {
             read_only: false,
             oldest_session_pin: None,
             excised_below: crate::lifecycle::excised_below(kv)?,
+            copies: Default::default(),
         };
         for (name, oid) in BUILTIN_SCHEMAS {
             st.schemas.insert(
@@ -889,6 +892,7 @@ impl Engine {
         let reply = match outcome {
             Ok(()) => {
                 if let Some(f) = flight {
+                    self.st.copies.clear();
                     self.st.latest = self.st.latest.max(aw.seq);
                     for t in f.tables {
                         self.st.tables.insert(t.id, t);

@@ -7,7 +7,7 @@ use sqlparser::ast::{self as ast, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::api::{Describe, KvRead, Output};
+use crate::api::{CopyChunks, Describe, KvRead, Output};
 use crate::catalog::{from_datum, to_datum, Column, Schema, Table, TableRef};
 use crate::engine::{
     latest_version, scan_visible, visit_visible, CopyIn, Isolation, Session, Shared, Txn,
@@ -1900,8 +1900,20 @@ fn copy(
             }
         };
         let at = cx.read_point();
+        // Only a result at the newest commit point, without writes of the session's own, can
+        // be shared (see copycache).
+        let shareable = binary
+            && at == cx.st.latest
+            && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty());
+        if shareable {
+            if let Some(hit) = cx.st.copies.get(at, &q) {
+                return Ok(hit);
+            }
+        }
         let rcx = cx.reader(at);
-        let bq = Binder::new(&rcx).bind_query(&q, None)?;
+        let mut binder = Binder::new(&rcx);
+        let bq = binder.bind_query(&q, None)?;
+        let shareable = shareable && binder.reads_only_committed_tables();
         let rows = Executor::new(&rcx).run_query(&bq, None)?;
         let types: Vec<PgType> = bq
             .columns
@@ -1915,37 +1927,37 @@ fn copy(
             })
             .collect();
         let n = rows.len();
-        let mut chunks = Vec::with_capacity(n + 2);
+        let mut chunks = CopyChunks::new();
+        let too_large = |_| SqlError::ProgramLimit {
+            message: "COPY result exceeds 4 GiB".into(),
+        };
         if binary {
-            let mut first = wire::copy_binary_header();
-            for (i, r) in rows.iter().enumerate() {
-                let row = wire::copy_binary_row(r, &types)?;
-                if i == 0 {
-                    first.extend(row);
-                    chunks.push(std::mem::take(&mut first));
-                } else {
-                    chunks.push(row);
-                }
-            }
             // PostgreSQL sends the header with the first tuple, and with the trailer when
             // there is none; DuckDB's reader relies on that framing.
-            if first.is_empty() {
-                chunks.push(wire::copy_binary_trailer());
-            } else {
-                first.extend(wire::copy_binary_trailer());
-                chunks.push(first);
+            chunks.buf().extend_from_slice(&wire::copy_binary_header());
+            for r in &rows {
+                wire::copy_binary_row_into(r, &types, chunks.buf())?;
+                chunks.end_chunk().map_err(too_large)?;
             }
+            chunks.buf().extend_from_slice(&wire::copy_binary_trailer());
+            chunks.end_chunk().map_err(too_large)?;
         } else {
             for r in &rows {
-                chunks.push(wire::copy_text_row(r, &types));
+                chunks
+                    .push(&wire::copy_text_row(r, &types))
+                    .map_err(too_large)?;
             }
         }
-        return Ok(Output::CopyOut {
+        let out = Output::CopyOut {
             binary,
             columns: types.len() as u16,
             chunks,
             tag: format!("COPY {n}"),
-        });
+        };
+        if shareable {
+            cx.st.copies.put(at, q, &out);
+        }
+        return Ok(out);
     }
     cx.check_writable("COPY FROM")?;
     if !matches!(target, ast::CopyTarget::Stdin) {

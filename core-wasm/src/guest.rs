@@ -110,12 +110,16 @@ fn output(o: Output) -> wit::Output {
             columns,
             chunks,
             tag,
-        } => wit::Output::CopyOut(wit::CopyOut {
-            binary,
-            columns,
-            chunks,
-            tag,
-        }),
+        } => {
+            let (data, ends) = chunks.into_parts();
+            wit::Output::CopyOut(wit::CopyOut {
+                binary,
+                columns,
+                data,
+                ends,
+                tag,
+            })
+        }
         Output::CopyIn { binary, columns } => wit::Output::CopyIn(wit::CopyIn { binary, columns }),
         Output::Empty => wit::Output::Empty,
     }

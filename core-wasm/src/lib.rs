@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod catalog;
+pub mod copycache;
 pub mod engine;
 pub mod envelope;
 pub mod error;

@@ -368,7 +368,61 @@ pub struct Binder<'a, 'b> {
     next_id: usize,
     /// Set when binding touched an outer scope (the current query is correlated).
     touched_outer: Vec<bool>,
+    /// Set when the statement's result may depend on more than the committed tables it names
+    /// and the commit point it reads: a function outside [`DETERMINISTIC_FUNCTIONS`], a
+    /// virtual (pg_catalog) or set-returning relation, or a table found through search_path.
+    session_dependent: bool,
 }
+
+/// Functions whose result depends only on their arguments (no clock, session, settings or
+/// catalog lookups): a statement using only these may be answered from the copy cache.
+const DETERMINISTIC_FUNCTIONS: &[&str] = &[
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "string_agg",
+    "bool_and",
+    "every",
+    "bool_or",
+    "array_agg",
+    "lower",
+    "upper",
+    "concat",
+    "array_to_string",
+    "replace",
+    "substr",
+    "substring",
+    "btrim",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "quote_ident",
+    "md5",
+    "split_part",
+    "left",
+    "right",
+    "repeat",
+    "length",
+    "char_length",
+    "octet_length",
+    "strpos",
+    "position",
+    "array_length",
+    "array_upper",
+    "array_lower",
+    "starts_with",
+    "coalesce",
+    "nullif",
+    "greatest",
+    "least",
+    "abs",
+    "round",
+    "floor",
+    "ceil",
+    "ceiling",
+];
 
 fn ident(i: &ast::Ident) -> String {
     if i.quote_style.is_some() {
@@ -652,7 +706,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             ctes: Vec::new(),
             next_id: 0,
             touched_outer: Vec::new(),
+            session_dependent: false,
         }
+    }
+
+    /// True when the statements bound so far read only committed tables named with their
+    /// schema, through deterministic functions: their result is a function of the commit
+    /// point they read (and the text), whatever the session.
+    pub fn reads_only_committed_tables(&self) -> bool {
+        !self.session_dependent
     }
 
     /// A binder for Parse + Describe: parameters `$n` are allowed and typed from context.
@@ -1120,6 +1182,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         args: &[ast::FunctionArg],
         alias: &Option<ast::TableAlias>,
     ) -> Result<(Source, Vec<ColMeta>), SqlError> {
+        self.session_dependent = true;
         let (schema, fname) = split_name(parts)?;
         if !matches!(schema.as_deref(), None | Some("pg_catalog")) {
             return Err(SqlError::feature(format!(
@@ -1213,6 +1276,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                     _ => self.cx.find_table(schema.as_deref(), &tname),
                 };
                 if let Some(t) = user_table {
+                    if schema.is_none() {
+                        self.session_dependent = true;
+                    }
                     let mut cols: Vec<ColMeta> = t
                         .columns
                         .iter()
@@ -1247,6 +1313,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname)
                 {
+                    self.session_dependent = true;
                     let cols = vcols
                         .iter()
                         .enumerate()
@@ -2068,6 +2135,9 @@ impl<'a, 'b> Binder<'a, 'b> {
     ) -> Result<(BExpr, PgType), SqlError> {
         let parts = object_name(&f.name);
         let name = parts.last().cloned().unwrap_or_default();
+        if parts.len() > 1 || !DETERMINISTIC_FUNCTIONS.contains(&name.as_str()) {
+            self.session_dependent = true;
+        }
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
             ast::FunctionArguments::List(l) => {

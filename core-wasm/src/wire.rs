@@ -215,9 +215,12 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
     })
 }
 
-/// One binary COPY tuple.
-pub fn copy_binary_row(values: &[Value], types: &[PgType]) -> Result<Vec<u8>, SqlError> {
-    let mut out = Vec::with_capacity(2 + values.len() * 12);
+/// One binary COPY tuple, appended to `out`.
+pub fn copy_binary_row_into(
+    values: &[Value],
+    types: &[PgType],
+    out: &mut Vec<u8>,
+) -> Result<(), SqlError> {
     out.extend_from_slice(&(values.len() as i16).to_be_bytes());
     for (v, ty) in values.iter().zip(types) {
         if v.is_null() {
@@ -225,12 +228,12 @@ pub fn copy_binary_row(values: &[Value], types: &[PgType]) -> Result<Vec<u8>, Sq
         } else {
             let start = out.len();
             out.extend_from_slice(&[0, 0, 0, 0]);
-            encode_binary(v, *ty, &mut out)?;
+            encode_binary(v, *ty, out)?;
             let len = (out.len() - start - 4) as i32;
             out[start..start + 4].copy_from_slice(&len.to_be_bytes());
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 pub fn copy_binary_header() -> Vec<u8> {
@@ -419,7 +422,7 @@ mod tests {
         ];
         let mut data = copy_binary_header();
         for r in &rows {
-            data.extend(copy_binary_row(r, &types).expect("row"));
+            copy_binary_row_into(r, &types, &mut data).expect("row");
         }
         data.extend(copy_binary_trailer());
         assert_eq!(parse_copy_binary(&data, &types).expect("parse"), rows);

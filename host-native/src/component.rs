@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use rocklake_core::api::{
-    CommitBatch, CommitFailure, CommitSeq, Describe, FieldDesc, KvError, KvPage, KvRead,
-    OpenedSession, Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
+    CommitBatch, CommitFailure, CommitSeq, CopyChunks, Describe, FieldDesc, KvError, KvPage,
+    KvRead, OpenedSession, Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
 };
 use sha2::Digest as _;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -186,7 +186,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.3.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.4.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -703,8 +703,9 @@ fn field(f: wit::FieldDesc) -> FieldDesc {
     }
 }
 
-fn output(o: wit::Output) -> Output {
-    match o {
+/// `None` for a COPY stream whose offsets do not fit its buffer (a broken guest).
+fn output(o: wit::Output) -> Option<Output> {
+    Some(match o {
         wit::Output::Rows(r) => Output::Rows {
             fields: r.fields.into_iter().map(field).collect(),
             rows: r.rows,
@@ -714,7 +715,7 @@ fn output(o: wit::Output) -> Output {
         wit::Output::CopyOut(c) => Output::CopyOut {
             binary: c.binary,
             columns: c.columns,
-            chunks: c.chunks,
+            chunks: CopyChunks::from_parts(c.data, c.ends)?,
             tag: c.tag,
         },
         wit::Output::CopyIn(c) => Output::CopyIn {
@@ -722,7 +723,7 @@ fn output(o: wit::Output) -> Output {
             columns: c.columns,
         },
         wit::Output::Empty => Output::Empty,
-    }
+    })
 }
 
 fn pg_error(e: wit::PgError) -> PgError {
@@ -739,9 +740,24 @@ fn pg_error(e: wit::PgError) -> PgError {
 }
 
 fn reply(r: wit::Reply) -> Reply {
+    let mut outputs = Vec::with_capacity(r.outputs.len());
+    let mut error = r.error.map(pg_error);
+    for o in r.outputs {
+        match output(o) {
+            Some(o) => outputs.push(o),
+            None => {
+                // The statements before it completed; report this one as failed.
+                error = Some(PgError::new(
+                    "XX000",
+                    "the catalog core returned a malformed COPY stream",
+                ));
+                break;
+            }
+        }
+    }
     Reply {
-        outputs: r.outputs.into_iter().map(output).collect(),
-        error: r.error.map(pg_error),
+        outputs,
+        error,
         status: match r.status {
             wit::TxnStatus::Idle => TxnStatus::Idle,
             wit::TxnStatus::InBlock => TxnStatus::InBlock,

@@ -127,7 +127,7 @@ impl Enc {
                     self.u8(*binary as u8);
                     self.u32(u32::from(*columns));
                     self.u32(chunks.len() as u32);
-                    for c in chunks {
+                    for c in chunks.iter() {
                         self.bytes(c);
                     }
                     self.str(tag);

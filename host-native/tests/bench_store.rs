@@ -453,7 +453,7 @@ async fn bench_scan_throughput() -> Result<()> {
         .await?;
         copy_runs.push(t.elapsed());
         if let Some(Output::CopyOut { chunks, .. }) = reply.outputs.last() {
-            copy_bytes = chunks.iter().map(Vec::len).sum();
+            copy_bytes = chunks.byte_len();
         }
     }
     let (rss_scanned, hwm) = rss_mib();

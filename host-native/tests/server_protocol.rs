@@ -167,7 +167,7 @@ impl Backend for Fake {
                     vec![Output::CopyOut {
                         binary: true,
                         columns: 2,
-                        chunks: binary_copy_chunks(),
+                        chunks: binary_copy_chunks().iter().map(Vec::as_slice).collect(),
                         tag: "COPY 1".into(),
                     }],
                     None,

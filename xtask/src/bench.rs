@@ -581,23 +581,31 @@ fn scale() -> Result<()> {
         "   {:<58} {:>10} {:>10} {:>7} {:>14}",
         "metric", "RockLake", "Postgres", "ratio", "goal"
     );
-    let rows: [(&str, &str, &str); 9] = [
-        (
-            "catalog_read_ms",
-            "catalog reads of one filtered scan, median (ms)",
-            "<=50 ms, <=0.2x",
-        ),
-        ("catalog_read_max_ms", "  same, slowest (ms)", ""),
+    // DuckDB's filtered query is almost all catalog overhead (it reads one tiny Parquet file):
+    // the goal applies to it. The psycopg replay of the same catalog reads is bound by
+    // Python's cost per COPY row on both servers.
+    let rows: [(&str, &str, &str); 10] = [
         (
             "filtered_query_ms",
             "DuckDB filtered scan of the big table, median (ms)",
-            "",
+            "<=50 ms, <=0.2x",
         ),
         (
             "filtered_query_first_ms",
             "  first one after ATTACH (ms)",
             "",
         ),
+        (
+            "filtered_query_after_commit_ms",
+            "  each right after a commit (ms)",
+            "<=50 ms, <=0.2x",
+        ),
+        (
+            "catalog_read_ms",
+            "its catalog reads replayed by psycopg, median (ms)",
+            "",
+        ),
+        ("catalog_read_max_ms", "  same, slowest (ms)", ""),
         ("attach_ms", "DuckDB ATTACH (ms)", ""),
         (
             "show_all_tables_ms",
@@ -630,17 +638,16 @@ fn scale() -> Result<()> {
     Ok(())
 }
 
-/// `bench commit`: starts moto's S3 server (venv from scripts/setup.sh) with a bucket, then
-/// runs host-native/tests/bench_commit.rs in release mode against the local directory and that
-/// server.
+/// `bench commit`: runs host-native/tests/bench_commit.rs in release mode against the local
+/// directory, moto's S3 server (venv from scripts/setup.sh) and the in-memory store, then
+/// against s3s-fs's S3 server (installed here with cargo on first use: moto, a Python
+/// server, serves only a few hundred PUTs a second, below the 1000 commits/s goal).
 fn commit_bench() -> Result<()> {
     let python = venv_python("s3")?;
     let moto = python.with_file_name("moto_server");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
+    let port = free_port()?;
     let endpoint = format!("http://127.0.0.1:{port}");
-    let mut server = KillOnDrop(
+    let server = KillOnDrop(
         Command::new(&moto)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())
@@ -648,13 +655,7 @@ fn commit_bench() -> Result<()> {
             .spawn()
             .with_context(|| format!("start {}", moto.display()))?,
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if Instant::now() > deadline || server.0.try_wait()?.is_some() {
-            bail!("moto_server did not start on port {port}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let server = wait_for_port(server, port, "moto_server")?;
     run(Command::new(&python).args([
         "-c",
         "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], \
@@ -662,13 +663,58 @@ fn commit_bench() -> Result<()> {
          region_name='us-east-1').create_bucket(Bucket='bench')",
         &endpoint,
     ]))?;
-    run(cargo()
-        .env("AWS_ENDPOINT", &endpoint)
+    run(&mut bench_commit_test(&endpoint, "moto", "local,s3,memory"))?;
+    drop(server);
+
+    // s3s-fs honours If-None-Match: * for one writer (412 when the name is taken), which is
+    // what the journal of a single writer needs; its check is not atomic between racing
+    // writers, so the fencing tests keep using moto.
+    let s3s = s3s_fs()?;
+    let root = Scratch::new("s3s-fs")?;
+    std::fs::create_dir_all(root.0.join("bench"))?;
+    let port = free_port()?;
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let server = KillOnDrop(
+        Command::new(&s3s)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--access-key", "test", "--secret-key", "test"])
+            .arg(&root.0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("start {}", s3s.display()))?,
+    );
+    let _server = wait_for_port(server, port, "s3s-fs")?;
+    run(&mut bench_commit_test(&endpoint, "s3s-fs", "s3"))
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+fn wait_for_port(mut server: KillOnDrop, port: u16, name: &str) -> Result<KillOnDrop> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline || server.0.try_wait()?.is_some() {
+            bail!("{name} did not start on port {port}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(server)
+}
+
+fn bench_commit_test(endpoint: &str, server: &str, stores: &str) -> Command {
+    let mut c = cargo();
+    c.env("AWS_ENDPOINT", endpoint)
         .env("AWS_ALLOW_HTTP", "true")
         .env("AWS_ACCESS_KEY_ID", "test")
         .env("AWS_SECRET_ACCESS_KEY", "test")
         .env("AWS_REGION", "us-east-1")
         .env("ROCKLAKE_BENCH_S3_URL", "s3://bench/catalog")
+        .env("ROCKLAKE_BENCH_S3_SERVER", server)
+        .env("ROCKLAKE_BENCH_STORES", stores)
         .args([
             "test",
             "--release",
@@ -679,7 +725,32 @@ fn commit_bench() -> Result<()> {
             "--",
             "--ignored",
             "--nocapture",
-        ]))
+        ]);
+    c
+}
+
+/// The s3s-fs server binary, installed into the cache on first use. 0.14.1 is the newest
+/// release that builds with Rust 1.95 (later ones need 1.96).
+fn s3s_fs() -> Result<PathBuf> {
+    const VERSION: &str = "0.14.1";
+    let root = crate::cache_dir().join(format!("s3s-fs-{VERSION}"));
+    let bin = root.join("bin/s3s-fs");
+    if !bin.exists() {
+        eprintln!("==> installing s3s-fs {VERSION} (once; a few minutes)");
+        run(cargo()
+            .env_remove("CARGO_TARGET_DIR")
+            .args([
+                "install",
+                "s3s-fs",
+                "--version",
+                VERSION,
+                "--features",
+                "binary",
+            ])
+            .args(["--locked", "--root"])
+            .arg(&root))?;
+    }
+    Ok(bin)
 }
 
 struct KillOnDrop(Child);

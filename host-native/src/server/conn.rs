@@ -1006,7 +1006,7 @@ impl<B: Backend> Conn<B> {
                         tag,
                     } => {
                         self.out.copy_out_response(binary, columns);
-                        for chunk in &chunks {
+                        for chunk in chunks.iter() {
                             self.out.copy_data(chunk);
                             self.maybe_flush().await?;
                         }

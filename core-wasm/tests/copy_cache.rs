@@ -1,0 +1,137 @@
+//! Binary COPY results are kept for the newest commit point (copycache.rs). A kept result
+//! must be exactly what executing the statement again would give: these tests check that
+//! hits happen where they may, and that every change a statement could see — a commit, the
+//! session's own writes, an older snapshot, the clock, search_path — makes it execute again.
+
+use rocklake_core::api::{Output, Reply, SessionId};
+use rocklake_core::memkv::MemKv;
+use rocklake_core::Engine;
+
+fn run(e: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Reply {
+    let mut r = e.query(kv, s, sql, 1);
+    let mut outputs = std::mem::take(&mut r.outputs);
+    while let Some(b) = r.commit.take() {
+        kv.apply(&b);
+        r = e.commit_finished(kv, s, Ok(()));
+        outputs.append(&mut r.outputs);
+    }
+    r.outputs = outputs;
+    assert!(r.error.is_none(), "{sql}: {:?}", r.error);
+    r
+}
+
+/// The COPY stream of the last output, chunk by chunk, and its tag.
+fn copy_of(r: &Reply) -> (Vec<Vec<u8>>, String) {
+    match r.outputs.last() {
+        Some(Output::CopyOut { chunks, tag, .. }) => {
+            (chunks.iter().map(<[u8]>::to_vec).collect(), tag.clone())
+        }
+        other => panic!("not a COPY: {other:?}"),
+    }
+}
+
+const COPY: &str =
+    "COPY (SELECT id, v FROM \"public\".t WHERE id >= 1) TO STDOUT (FORMAT \"binary\")";
+
+fn setup() -> (MemKv, Engine, SessionId) {
+    let mut kv = MemKv::new();
+    let mut e = Engine::open(&kv).expect("open");
+    let s = e.open_session("t", "lake");
+    run(
+        &mut e,
+        &mut kv,
+        s,
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)",
+    );
+    run(
+        &mut e,
+        &mut kv,
+        s,
+        "INSERT INTO t VALUES (1, 'a'), (2, 'b')",
+    );
+    (kv, e, s)
+}
+
+#[test]
+fn a_repeated_copy_is_answered_from_the_cache_until_a_commit() {
+    let (mut kv, mut e, s) = setup();
+    let other = e.open_session("t", "lake");
+    let first = copy_of(&run(&mut e, &mut kv, s, COPY));
+    assert_eq!(first.1, "COPY 2");
+    let hits = e.st.copies.hits();
+    // Another session, and the same session inside a transaction: both hit.
+    assert_eq!(copy_of(&run(&mut e, &mut kv, other, COPY)), first);
+    run(&mut e, &mut kv, s, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, COPY)), first);
+    run(&mut e, &mut kv, s, "COMMIT");
+    assert_eq!(e.st.copies.hits(), hits + 2);
+
+    // A commit of another session: the next COPY executes again and sees the new row.
+    run(&mut e, &mut kv, other, "INSERT INTO t VALUES (3, 'c')");
+    let after = copy_of(&run(&mut e, &mut kv, s, COPY));
+    assert_eq!(after.1, "COPY 3");
+    assert_eq!(e.st.copies.hits(), hits + 2);
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, COPY)), after);
+    assert_eq!(e.st.copies.hits(), hits + 3);
+}
+
+#[test]
+fn own_writes_and_older_snapshots_execute_again() {
+    let (mut kv, mut e, s) = setup();
+    let other = e.open_session("t", "lake");
+    let before = copy_of(&run(&mut e, &mut kv, s, COPY));
+    let hits = e.st.copies.hits();
+
+    // The session's own uncommitted row must show; the cache must not keep that result.
+    run(&mut e, &mut kv, s, "BEGIN");
+    run(&mut e, &mut kv, s, "INSERT INTO t VALUES (9, 'own')");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, COPY)).1, "COPY 3");
+    run(&mut e, &mut kv, s, "ROLLBACK");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, other, COPY)), before);
+    assert_eq!(e.st.copies.hits(), hits + 1, "only the last COPY hit");
+
+    // A repeatable-read snapshot taken before a commit reads the old rows, after the cache
+    // was filled at the new commit point.
+    run(&mut e, &mut kv, s, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, COPY)), before);
+    run(&mut e, &mut kv, other, "INSERT INTO t VALUES (4, 'd')");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, other, COPY)).1, "COPY 3");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, COPY)), before);
+    run(&mut e, &mut kv, s, "COMMIT");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, COPY)).1, "COPY 3");
+}
+
+#[test]
+fn statements_that_depend_on_the_session_are_not_kept() {
+    let (mut kv, mut e, s) = setup();
+    for sql in [
+        // search_path decides which table an unqualified name is.
+        "COPY (SELECT id FROM t) TO STDOUT (FORMAT binary)",
+        // The clock.
+        "COPY (SELECT id, now() FROM \"public\".t) TO STDOUT (FORMAT binary)",
+        // The session.
+        "COPY (SELECT current_user, id FROM \"public\".t) TO STDOUT (FORMAT binary)",
+        // pg_catalog is derived per session (search_path, settings).
+        "COPY (SELECT nspname FROM pg_catalog.pg_namespace) TO STDOUT (FORMAT binary)",
+        // Text COPY is formatted by session settings.
+        "COPY (SELECT id, v FROM \"public\".t) TO STDOUT",
+    ] {
+        let hits = e.st.copies.hits();
+        let first = copy_of(&run(&mut e, &mut kv, s, sql));
+        let second = copy_of(&run(&mut e, &mut kv, s, sql));
+        assert_eq!(
+            e.st.copies.hits(),
+            hits,
+            "{sql} was answered from the cache"
+        );
+        if !sql.contains("now()") {
+            assert_eq!(first, second, "{sql}");
+        }
+    }
+    // Deterministic functions and aggregates over qualified tables are kept.
+    let agg = "COPY (SELECT max(id), count(*), lower(min(v)) FROM \"public\".t) TO STDOUT (FORMAT binary)";
+    let first = copy_of(&run(&mut e, &mut kv, s, agg));
+    let hits = e.st.copies.hits();
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, agg)), first);
+    assert_eq!(e.st.copies.hits(), hits + 1);
+}
