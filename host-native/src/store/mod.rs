@@ -1883,8 +1883,13 @@ pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, Sto
             location: loc.display,
         });
     }
-    const ATTEMPTS: usize = 5;
-    for _ in 0..ATTEMPTS {
+    const ATTEMPTS: u32 = 5;
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            // The writer cut or took over the journal between two reads: give it time to
+            // finish (100, 200, 400, 800 ms) rather than racing it again at once.
+            tokio::time::sleep(Duration::from_millis(100 << (attempt - 1))).await;
+        }
         if loc.local_dir.is_none() {
             // The object-store journal: SlateDB's marks say which records to put on top.
             let SlateCopy { mut kv, marks } = read_slatedb(&loc).await?;
