@@ -432,7 +432,7 @@ impl Inner {
     ///   commit; commits planned before that fail with a retryable error.
     async fn start_group(
         &self,
-        batches: &[CommitBatch],
+        batches: &Arc<[CommitBatch]>,
         slot: UploadSlot,
     ) -> Result<GroupCommit, CommitFailure> {
         let Backing::Writer(store) = &self.store else {
@@ -465,7 +465,7 @@ impl Inner {
                 }
             }
             match store
-                .start_group(batches, slot.take().unwrap_or_default())
+                .start_group(batches.clone(), slot.take().unwrap_or_default())
                 .await
             {
                 Ok(started) => return Ok(started),
@@ -731,8 +731,10 @@ impl Inner {
                     // is busy joins this group.
                     let slot = self.store.upload_slot().await;
                     let group: Vec<Queued> = std::mem::take(&mut *lock(&self.queue));
-                    let batches: Vec<CommitBatch> =
-                        group.iter().map(|q| q.batch.clone()).collect();
+                    // The batches move into the group (the upload task shares them).
+                    let (batches, replies): (Vec<CommitBatch>, Vec<_>) =
+                        group.into_iter().map(|q| (q.batch, q.tx)).unzip();
+                    let batches: Arc<[CommitBatch]> = batches.into();
                     let started = self.start_group(&batches, slot).await;
                     // The group has its place in commit order: the next leader may start.
                     drop(guard);
@@ -740,9 +742,9 @@ impl Inner {
                         Ok(started) => self.finish_group(&batches, started).await,
                         Err(f) => Err(f),
                     };
-                    self.metrics.commit_group_size.observe(group.len() as f64);
-                    for q in group {
-                        let _ = q.tx.send(outcome.clone());
+                    self.metrics.commit_group_size.observe(replies.len() as f64);
+                    for tx in replies {
+                        let _ = tx.send(outcome.clone());
                     }
                 }
             }

@@ -34,7 +34,7 @@ async fn overlapping_groups_are_acknowledged_in_order_and_replayed_by_the_next_w
     let begun = std::time::Instant::now();
     for seq in 1..=8 {
         started.push(
-            a.start_group(&[batch(seq)], a.upload_slot().await)
+            a.start_group(vec![batch(seq)].into(), a.upload_slot().await)
                 .await
                 .expect("start"),
         );
@@ -49,7 +49,7 @@ async fn overlapping_groups_are_acknowledged_in_order_and_replayed_by_the_next_w
     // Twelve more wait for an upload to finish before they start.
     for seq in 9..=20 {
         started.push(
-            a.start_group(&[batch(seq)], a.upload_slot().await)
+            a.start_group(vec![batch(seq)].into(), a.upload_slot().await)
                 .await
                 .expect("start"),
         );
@@ -154,7 +154,7 @@ async fn groups_in_flight_when_the_store_fails_all_fail_and_none_lands() {
     let mut started = Vec::new();
     for seq in 3..=5 {
         started.push(
-            a.start_group(&[batch(seq)], a.upload_slot().await)
+            a.start_group(vec![batch(seq)].into(), a.upload_slot().await)
                 .await
                 .expect("start"),
         );

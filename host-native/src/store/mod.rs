@@ -304,11 +304,11 @@ impl GroupCommit {
 /// Hands `batches` to a new upload task at the next slot of the object-store journal.
 fn start_upload(
     rw: &mut RemoteWriter,
-    batches: &[CommitBatch],
+    batches: Arc<[CommitBatch]>,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<tokio::sync::oneshot::Receiver<Result<(), StoreError>>, StoreError> {
     let slot = rw.next_slot;
-    let object = remote_journal::record_object(rw.ctx.epoch, slot, batches).map_err(|e| {
+    let object = remote_journal::record_object(rw.ctx.epoch, slot, &batches).map_err(|e| {
         StoreError::Invalid {
             message: e.to_string(),
         }
@@ -318,7 +318,6 @@ fn start_upload(
     let previous = rw.last.replace(done_rx);
     let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
     let ctx = rw.ctx.clone();
-    let batches = batches.to_vec();
     tokio::spawn(async move {
         let outcome = upload(&ctx, slot, object, &batches, previous, permit).await;
         let ok = outcome.is_ok();
@@ -1077,7 +1076,10 @@ impl Store {
     /// several (only the counters are).
     pub async fn commit_group(&self, batches: &[CommitBatch]) -> Result<(), StoreError> {
         let slot = self.upload_slot().await;
-        self.start_group(batches, slot).await?.durable().await
+        self.start_group(batches.into(), slot)
+            .await?
+            .durable()
+            .await
     }
 
     /// Waits until one more group may upload to the object-store journal (at once elsewhere).
@@ -1099,10 +1101,10 @@ impl Store {
     /// [`Store::upload_slot`]; an empty one is taken here.
     pub async fn start_group(
         &self,
-        batches: &[CommitBatch],
+        batches: Arc<[CommitBatch]>,
         slot: UploadSlot,
     ) -> Result<GroupCommit, StoreError> {
-        for batch in batches {
+        for batch in batches.iter() {
             validate(batch)?;
         }
         let mut w = self.writer.lock().await;
@@ -1124,7 +1126,7 @@ impl Store {
             };
             return Ok(GroupCommit::Uploading(start_upload(rw, batches, permit)?));
         }
-        Ok(GroupCommit::Done(self.commit_locked(&w, batches).await))
+        Ok(GroupCommit::Done(self.commit_locked(&w, &batches).await))
     }
 
     /// The SlateDB WAL and local journal paths of [`Store::commit_group`], under the writer
