@@ -3,19 +3,15 @@
 //! hits happen where they may, and that every change a statement could see — a commit, the
 //! session's own writes, an older snapshot, the clock, search_path — makes it execute again.
 
+mod common;
+
 use rocklake_core::api::{Output, Reply, SessionId};
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
 
+/// Runs `sql` to the end; it must succeed.
 fn run(e: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Reply {
-    let mut r = e.query(kv, s, sql, 1);
-    let mut outputs = std::mem::take(&mut r.outputs);
-    while let Some(b) = r.commit.take() {
-        kv.apply(&b);
-        r = e.commit_finished(kv, s, Ok(()));
-        outputs.append(&mut r.outputs);
-    }
-    r.outputs = outputs;
+    let r = common::run(e, kv, s, sql);
     assert!(r.error.is_none(), "{sql}: {:?}", r.error);
     r
 }

@@ -2,21 +2,12 @@
 //! parsing it again — the same statement sees the current data, parse errors stay errors, and
 //! a multi-statement text still runs each of its statements.
 
+mod common;
+
+use common::run;
 use rocklake_core::api::{Output, Reply};
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
-
-fn run(e: &mut Engine, kv: &mut MemKv, s: rocklake_core::api::SessionId, sql: &str) -> Reply {
-    let mut r = e.query(kv, s, sql, 1);
-    let mut outputs = std::mem::take(&mut r.outputs);
-    while let Some(b) = r.commit.take() {
-        kv.apply(&b);
-        r = e.commit_finished(kv, s, Ok(()));
-        outputs.append(&mut r.outputs);
-    }
-    r.outputs = outputs;
-    r
-}
 
 fn first_cell(r: &Reply) -> String {
     match r.outputs.last() {
