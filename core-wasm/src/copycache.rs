@@ -18,6 +18,10 @@ use crate::api::{CopyChunks, Output};
 /// Bytes of COPY data kept at most; a single result larger than a quarter of this is never
 /// kept.
 pub const COPY_CACHE_BYTES: usize = 64 << 20;
+/// Statements kept at most. Each key is a syntax tree of a few KB: without this bound, a
+/// client reading many small results (DuckDB's `SHOW ALL TABLES` sends one COPY per table)
+/// would keep thousands of keys under the byte bound. DuckDB re-reads a handful per query.
+pub const COPY_CACHE_ENTRIES: usize = 256;
 
 #[derive(Debug)]
 struct Entry {
@@ -73,7 +77,10 @@ impl CopyCache {
         if size > COPY_CACHE_BYTES / 4 {
             return;
         }
-        if at != self.at || self.bytes + size > COPY_CACHE_BYTES {
+        if at != self.at
+            || self.bytes + size > COPY_CACHE_BYTES
+            || self.entries.len() >= COPY_CACHE_ENTRIES
+        {
             self.clear();
             self.at = at;
         }
@@ -94,5 +101,14 @@ impl CopyCache {
     /// Statements answered from the cache since the engine opened.
     pub fn hits(&self) -> u64 {
         self.hits
+    }
+
+    /// Statements kept now.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 }

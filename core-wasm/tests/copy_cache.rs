@@ -131,3 +131,28 @@ fn statements_that_depend_on_the_session_are_not_kept() {
     assert_eq!(copy_of(&run(&mut e, &mut kv, s, agg)), first);
     assert_eq!(e.st.copies.hits(), hits + 1);
 }
+
+#[test]
+fn the_cache_keeps_a_bounded_number_of_statements() {
+    let (mut kv, mut e, s) = setup();
+    let limit = rocklake_core::copycache::COPY_CACHE_ENTRIES;
+    for i in 0..limit + 10 {
+        let sql =
+            format!("COPY (SELECT id FROM \"public\".t WHERE id > {i}) TO STDOUT (FORMAT binary)");
+        run(&mut e, &mut kv, s, &sql);
+        assert!(
+            e.st.copies.len() <= limit,
+            "{} statements kept",
+            e.st.copies.len()
+        );
+    }
+    assert!(!e.st.copies.is_empty());
+    // The last one is still kept and answers the next read.
+    let hits = e.st.copies.hits();
+    let last = format!(
+        "COPY (SELECT id FROM \"public\".t WHERE id > {}) TO STDOUT (FORMAT binary)",
+        limit + 9
+    );
+    run(&mut e, &mut kv, s, &last);
+    assert_eq!(e.st.copies.hits(), hits + 1);
+}
