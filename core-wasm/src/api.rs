@@ -87,14 +87,7 @@ impl CopyChunks {
     /// Rebuilds the chunks from their two lists (as they crossed the boundary), checking that
     /// every offset lies inside `data` and that they never go backwards.
     pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Option<CopyChunks> {
-        let mut prev = 0usize;
-        let ok = ends.iter().all(|&e| {
-            let e = e as usize;
-            let fine = e >= prev && e <= data.len();
-            prev = e;
-            fine
-        }) && prev == data.len();
-        ok.then_some(CopyChunks { data, ends })
+        (ends_fit(&ends, data.len())? == data.len()).then_some(CopyChunks { data, ends })
     }
 
     pub fn into_parts(self) -> (Vec<u8>, Vec<u32>) {
@@ -132,6 +125,20 @@ impl<'a> FromIterator<&'a [u8]> for CopyChunks {
         }
         out
     }
+}
+
+/// Checks the end offsets of a packed buffer of `len` bytes (never backwards, never past the
+/// end) and returns the last one (0 for none).
+fn ends_fit(ends: &[u32], len: usize) -> Option<usize> {
+    let mut prev = 0usize;
+    for &e in ends {
+        let e = e as usize;
+        if e < prev || e > len {
+            return None;
+        }
+        prev = e;
+    }
+    Some(prev)
 }
 
 /// A COPY data stream passed 4 GiB.
@@ -316,15 +323,7 @@ impl KvPage {
     /// Rebuilds a page from its two lists (as they crossed the boundary), checking that every
     /// offset lies inside `data` and that they never go backwards.
     pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Result<KvPage, KvError> {
-        let mut prev = 0usize;
-        let ok = ends.len().is_multiple_of(2)
-            && ends.iter().all(|&e| {
-                let e = e as usize;
-                let fine = e >= prev && e <= data.len();
-                prev = e;
-                fine
-            });
-        if ok {
+        if ends.len().is_multiple_of(2) && ends_fit(&ends, data.len()).is_some() {
             Ok(KvPage { data, ends })
         } else {
             Err(KvError {

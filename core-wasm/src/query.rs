@@ -370,7 +370,8 @@ pub struct Binder<'a, 'b> {
     touched_outer: Vec<bool>,
     /// Set when the statement's result may depend on more than the committed tables it names
     /// and the commit point it reads: a function outside [`DETERMINISTIC_FUNCTIONS`], a
-    /// virtual (pg_catalog) or set-returning relation, or a table found through search_path.
+    /// virtual (pg_catalog) or set-returning relation, a table found through search_path, or a
+    /// cast to regclass / regtype / regnamespace (catalog lookups by name).
     session_dependent: bool,
 }
 
@@ -1878,12 +1879,16 @@ impl<'a, 'b> Binder<'a, 'b> {
             } => {
                 if let Some(f) = reg_name_cast(data_type) {
                     // Shown by name; RockLake has no regtype/regnamespace type of its own.
+                    // A catalog lookup: not a function of the committed tables alone.
+                    self.session_dependent = true;
                     let (x, _) = sub!(expr);
                     return Ok((BExpr::Func(f.into(), vec![x]), PgType::Text));
                 }
                 let (ty, _) = sql_type(data_type)?;
                 let (x, xt) = sub!(expr);
                 if ty == PgType::Regclass && xt.is_string() {
+                    // Resolves the name through search_path.
+                    self.session_dependent = true;
                     return Ok((BExpr::Func("regclass_in".into(), vec![x]), PgType::Regclass));
                 }
                 (coerce_or_cast(x, ty)?, ty)

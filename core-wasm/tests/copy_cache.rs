@@ -107,6 +107,9 @@ fn statements_that_depend_on_the_session_are_not_kept() {
         "COPY (SELECT id, now() FROM \"public\".t) TO STDOUT (FORMAT binary)",
         // The session.
         "COPY (SELECT current_user, id FROM \"public\".t) TO STDOUT (FORMAT binary)",
+        // Casts that look names up (regclass through search_path).
+        "COPY (SELECT id, 't'::regclass FROM \"public\".t) TO STDOUT (FORMAT binary)",
+        "COPY (SELECT id, 'int8'::regtype FROM \"public\".t) TO STDOUT (FORMAT binary)",
         // pg_catalog is derived per session (search_path, settings).
         "COPY (SELECT nspname FROM pg_catalog.pg_namespace) TO STDOUT (FORMAT binary)",
         // Text COPY is formatted by session settings.

@@ -1107,6 +1107,11 @@ impl Store {
         for batch in batches.iter() {
             validate(batch)?;
         }
+        // Wait for upload room before the writer lock, never while holding it.
+        let slot = match slot.0 {
+            Some(_) => slot,
+            None => self.upload_slot().await,
+        };
         let mut w = self.writer.lock().await;
         self.check_writable(&w).await?;
         if batches
@@ -1116,14 +1121,9 @@ impl Store {
             return Ok(GroupCommit::Done(Ok(())));
         }
         if let Some(rw) = w.remote.as_mut() {
-            let permit = match slot.0 {
-                Some(permit) => permit,
-                None => self.uploads.clone().acquire_owned().await.map_err(|_| {
-                    StoreError::Internal {
-                        message: "the journal upload limiter was closed".into(),
-                    }
-                })?,
-            };
+            let permit = slot.0.ok_or_else(|| StoreError::Internal {
+                message: "no journal upload slot for an object-store commit group".into(),
+            })?;
             return Ok(GroupCommit::Uploading(start_upload(rw, batches, permit)?));
         }
         Ok(GroupCommit::Done(self.commit_locked(&w, &batches).await))
