@@ -5,15 +5,95 @@
 //! them. A result computed at the newest commit point, for a statement that reads only
 //! committed tables through deterministic functions ([`crate::query::Binder::
 //! reads_only_committed_tables`]) and by a session without writes of its own, is a function
-//! of the statement and that commit point. So it is kept until the next commit finishes (or
-//! the registry is reloaded), and a hit is exactly what executing the statement again would
-//! give. Bounded in bytes; when full it starts over, like the parse cache.
+//! of the statement and of the stored entries it read. Each kept result remembers the key
+//! ranges its execution read ([`ReadSet`]); a finished commit drops the results whose ranges
+//! hold a key it wrote or deleted, and the others stay valid at the new commit point (a commit
+//! into one DuckLake table leaves another table's file list where it was). A commit that
+//! changes the registry (tables, schemas) drops everything, since binding read the registry,
+//! not the store. So a hit is exactly what executing the statement again would give. Bounded
+//! in bytes and entries; when full it starts over, like the parse cache.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use sqlparser::ast;
 
-use crate::api::{CopyChunks, Output};
+use crate::api::{CopyChunks, KvError, KvPage, KvRead, Output};
+
+/// Key ranges `[start, end)` of the store.
+pub type KeyRanges = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// A [`KvRead`] that notes every range it is asked for, so a result computed through it can
+/// be checked later against the keys a commit wrote. Conservative: a scan that stopped at its
+/// limit still counts its whole requested range.
+pub struct ReadSet<'a> {
+    inner: &'a dyn KvRead,
+    ranges: RefCell<KeyRanges>,
+}
+
+impl<'a> ReadSet<'a> {
+    pub fn new(inner: &'a dyn KvRead) -> Self {
+        ReadSet {
+            inner,
+            ranges: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn note(&self, start: &[u8], end: &[u8]) {
+        self.ranges
+            .borrow_mut()
+            .push((start.to_vec(), end.to_vec()));
+    }
+
+    /// The ranges read, sorted and with overlapping ones merged.
+    pub fn into_ranges(self) -> KeyRanges {
+        let mut ranges = self.ranges.into_inner();
+        ranges.sort();
+        let mut merged: KeyRanges = Vec::with_capacity(ranges.len());
+        for (s, e) in ranges {
+            match merged.last_mut() {
+                Some((_, last_end)) if s <= *last_end => {
+                    if e > *last_end {
+                        *last_end = e;
+                    }
+                }
+                _ => merged.push((s, e)),
+            }
+        }
+        merged
+    }
+}
+
+impl KvRead for ReadSet<'_> {
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        self.note(start, end);
+        self.inner.scan(start, end, limit)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
+        let mut end = key.to_vec();
+        end.push(0);
+        self.note(key, &end);
+        self.inner.get(key)
+    }
+
+    fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
+        self.note(start, end);
+        self.inner.scan_rev(start, end, limit)
+    }
+
+    fn interrupted(&self) -> Option<String> {
+        self.inner.interrupted()
+    }
+}
+
+/// Whether any of the sorted `keys` lies in one of `ranges`.
+fn touches(ranges: &[(Vec<u8>, Vec<u8>)], keys: &[Vec<u8>]) -> bool {
+    ranges.iter().any(|(s, e)| {
+        let i = keys.partition_point(|k| k.as_slice() < s.as_slice());
+        keys.get(i).is_some_and(|k| k.as_slice() < e.as_slice())
+    })
+}
 
 /// Bytes of COPY data kept at most; a single result larger than a quarter of this is never
 /// kept.
@@ -25,6 +105,8 @@ pub const COPY_CACHE_ENTRIES: usize = 256;
 
 #[derive(Debug)]
 struct Entry {
+    /// The store ranges its execution read.
+    reads: KeyRanges,
     columns: u16,
     chunks: CopyChunks,
     tag: String,
@@ -37,14 +119,38 @@ pub struct CopyCache {
     bytes: usize,
     entries: HashMap<ast::Query, Entry>,
     hits: u64,
+    /// Entries that outlived a commit, summed over commits (a measure of the read-set check).
+    kept_across: u64,
 }
 
 impl CopyCache {
-    /// Forgets every entry: a commit finished, so the newest commit point moved (or a commit
-    /// that finished out of order changed what an older one reads).
+    /// Forgets every entry.
     pub fn clear(&mut self) {
         self.entries.clear();
         self.bytes = 0;
+    }
+
+    /// A commit finished: the newest commit point moved from `from` to `to`, and the commit
+    /// wrote or deleted `written` (sorted store keys; `None`: too many to keep, or the
+    /// registry changed). Entries computed at `from` that read none of those keys give the
+    /// same result at `to` and stay; the rest go.
+    pub fn committed(&mut self, from: u64, to: u64, written: Option<&[Vec<u8>]>) {
+        match written {
+            Some(keys) if self.at == from => {
+                let mut freed = 0;
+                self.entries.retain(|_, e| {
+                    let keep = !touches(&e.reads, keys);
+                    if !keep {
+                        freed += e.chunks.byte_len();
+                    }
+                    keep
+                });
+                self.bytes -= freed;
+                self.kept_across += self.entries.len() as u64;
+            }
+            _ => self.clear(),
+        }
+        self.at = to;
     }
 
     /// The binary COPY output of `q` computed at commit point `at`, if kept.
@@ -62,8 +168,9 @@ impl CopyCache {
         })
     }
 
-    /// Keeps `out` (a binary COPY output) as the result of `q` at commit point `at`.
-    pub fn put(&mut self, at: u64, q: ast::Query, out: &Output) {
+    /// Keeps `out` (a binary COPY output) as the result of `q` at commit point `at`, computed
+    /// by reading `reads`.
+    pub fn put(&mut self, at: u64, q: ast::Query, out: &Output, reads: KeyRanges) {
         let Output::CopyOut {
             binary: true,
             columns,
@@ -88,6 +195,7 @@ impl CopyCache {
         let old = self.entries.insert(
             q,
             Entry {
+                reads,
                 columns: *columns,
                 chunks: chunks.clone(),
                 tag: tag.clone(),
@@ -101,6 +209,11 @@ impl CopyCache {
     /// Statements answered from the cache since the engine opened.
     pub fn hits(&self) -> u64 {
         self.hits
+    }
+
+    /// Entries that were still valid after a commit, summed over commits.
+    pub fn kept_across_commits(&self) -> u64 {
+        self.kept_across
     }
 
     /// Statements kept now.

@@ -81,11 +81,17 @@ pub struct Session {
 #[derive(Debug)]
 struct InFlight {
     keys: HashSet<Vec<u8>>,
+    /// The store keys its batch writes or deletes, sorted, for the copy cache (`None`: more
+    /// than [`WRITE_SET_KEYS`], or the registry changes; every kept result is dropped then).
+    written: Option<Vec<Vec<u8>>>,
     tables: Vec<Arc<Table>>,
     dropped: Vec<u32>,
     schemas: Vec<Schema>,
     tuple_counters: BTreeMap<u32, u64>,
 }
+
+/// Write sets larger than this are not kept for the copy cache's check (a bulk load).
+const WRITE_SET_KEYS: usize = 1 << 16;
 
 /// State shared by all sessions: the committed registry and the allocators.
 #[derive(Debug)]
@@ -110,7 +116,8 @@ pub struct Shared {
     /// Oldest commit point another session's open transaction reads (lifecycle safety),
     /// refreshed before each statement.
     pub oldest_session_pin: Option<u64>,
-    /// Binary COPY results at the newest commit point (cleared by every finished commit).
+    /// Binary COPY results at the newest commit point (each dropped by the first finished
+    /// commit that writes into what it read).
     pub copies: crate::copycache::CopyCache,
 }
 
@@ -836,10 +843,23 @@ impl Engine {
             keys::meta_key(META_NEXT_OID),
             (self.st.next_oid as u64).to_be_bytes().to_vec(),
         ));
+        let registry_changes =
+            !(p.tables.is_empty() && p.dropped.is_empty() && p.schemas.is_empty());
+        let written =
+            (!registry_changes && puts.len() + deletes.len() <= WRITE_SET_KEYS).then(|| {
+                let mut w: Vec<Vec<u8>> = puts
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .chain(deletes.iter().cloned())
+                    .collect();
+                w.sort_unstable();
+                w
+            });
         self.st.in_flight.insert(
             seq,
             InFlight {
                 keys: p.writes.keys().chain(p.meta.keys()).cloned().collect(),
+                written,
                 tables: p.tables.values().cloned().collect(),
                 dropped: p.dropped.clone(),
                 schemas: p.schemas.clone(),
@@ -892,8 +912,11 @@ impl Engine {
         let reply = match outcome {
             Ok(()) => {
                 if let Some(f) = flight {
-                    self.st.copies.clear();
+                    let from = self.st.latest;
                     self.st.latest = self.st.latest.max(aw.seq);
+                    self.st
+                        .copies
+                        .committed(from, self.st.latest, f.written.as_deref());
                     for t in f.tables {
                         self.st.tables.insert(t.id, t);
                     }

@@ -1910,7 +1910,12 @@ fn copy(
                 return Ok(hit);
             }
         }
-        let rcx = cx.reader(at);
+        // A result that may be kept notes the store ranges it reads (see copycache).
+        let reads = crate::copycache::ReadSet::new(cx.kv);
+        let mut rcx = cx.reader(at);
+        if shareable {
+            rcx.kv = &reads;
+        }
         let mut binder = Binder::new(&rcx);
         let bq = binder.bind_query(&q, None)?;
         let shareable = shareable && binder.reads_only_committed_tables();
@@ -1955,7 +1960,7 @@ fn copy(
             tag: format!("COPY {n}"),
         };
         if shareable {
-            cx.st.copies.put(at, q, &out);
+            cx.st.copies.put(at, q, &out, reads.into_ranges());
         }
         return Ok(out);
     }

@@ -159,3 +159,76 @@ fn the_cache_keeps_a_bounded_number_of_statements() {
     run(&mut e, &mut kv, s, &last);
     assert_eq!(e.st.copies.hits(), hits + 1);
 }
+
+/// DuckLake's file list read for one table (through RockLake's `table_id` index) and a point
+/// read of another table.
+const FILES_OF_1: &str = "COPY (SELECT data_file_id, path FROM \"public\".ducklake_data_file WHERE table_id = 1) TO STDOUT (FORMAT \"binary\")";
+const T_ROW_2: &str =
+    "COPY (SELECT v FROM \"public\".t WHERE id = 2) TO STDOUT (FORMAT \"binary\")";
+
+#[test]
+fn a_commit_drops_only_the_results_whose_reads_it_wrote_into() {
+    let (mut kv, mut e, s) = setup();
+    let other = e.open_session("t", "lake");
+    run(
+        &mut e,
+        &mut kv,
+        s,
+        "CREATE TABLE ducklake_data_file (data_file_id BIGINT PRIMARY KEY, table_id BIGINT, path TEXT)",
+    );
+    run(
+        &mut e,
+        &mut kv,
+        s,
+        "INSERT INTO ducklake_data_file VALUES (1, 1, 'a.parquet'), (2, 2, 'b.parquet')",
+    );
+    let files = copy_of(&run(&mut e, &mut kv, s, FILES_OF_1));
+    assert_eq!(files.1, "COPY 1");
+    let row = copy_of(&run(&mut e, &mut kv, s, T_ROW_2));
+    assert_eq!(row.1, "COPY 1");
+
+    // Files of another table, and a row of t that is not row 2: both results stay.
+    run(
+        &mut e,
+        &mut kv,
+        other,
+        "INSERT INTO ducklake_data_file VALUES (3, 2, 'c.parquet')",
+    );
+    run(&mut e, &mut kv, other, "UPDATE t SET v = 'x' WHERE id = 1");
+    let hits = e.st.copies.hits();
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, FILES_OF_1)), files);
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, T_ROW_2)), row);
+    assert_eq!(e.st.copies.hits(), hits + 2, "both answered from the cache");
+
+    // A file of table 1: its list is read again and shows it; row 2 stays kept.
+    run(
+        &mut e,
+        &mut kv,
+        other,
+        "INSERT INTO ducklake_data_file VALUES (4, 1, 'd.parquet')",
+    );
+    let hits = e.st.copies.hits();
+    let grown = copy_of(&run(&mut e, &mut kv, s, FILES_OF_1));
+    assert_eq!(grown.1, "COPY 2");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, T_ROW_2)), row);
+    assert_eq!(e.st.copies.hits(), hits + 1, "only row 2 hit");
+
+    // Moving a file from table 1 to table 2 changes table 1's list (its old index entry goes).
+    run(
+        &mut e,
+        &mut kv,
+        other,
+        "UPDATE ducklake_data_file SET table_id = 2 WHERE data_file_id = 4",
+    );
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, FILES_OF_1)), files);
+    // Deleting row 2 of t changes its result.
+    run(&mut e, &mut kv, other, "DELETE FROM t WHERE id = 2");
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, T_ROW_2)).1, "COPY 0");
+
+    // A commit that changes the registry drops every result: binding read it.
+    run(&mut e, &mut kv, s, FILES_OF_1);
+    let hits = e.st.copies.hits();
+    run(&mut e, &mut kv, other, "CREATE TABLE unrelated (x BIGINT)");
+    run(&mut e, &mut kv, s, FILES_OF_1);
+    assert_eq!(e.st.copies.hits(), hits);
+}
