@@ -469,6 +469,9 @@ pub trait KvRead {
         let all = self.scan(start, end, usize::MAX)?;
         KvPage::try_from_iter(all.iter().rev().take(limit))
     }
+    /// Told that `[start, end)` was read from entries kept in memory (the scan cache)
+    /// instead of through this store: a store that notes what it reads notes it too.
+    fn reading(&self, _start: &[u8], _end: &[u8]) {}
     /// Polled by long statements every few thousand rows: `Some(message)` cancels the
     /// statement with 57014 (statement timeout or CancelRequest).
     fn interrupted(&self) -> Option<String> {

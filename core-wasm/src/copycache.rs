@@ -82,17 +82,25 @@ impl KvRead for ReadSet<'_> {
         self.inner.scan_rev(start, end, limit)
     }
 
+    fn reading(&self, start: &[u8], end: &[u8]) {
+        self.note(start, end);
+        self.inner.reading(start, end);
+    }
+
     fn interrupted(&self) -> Option<String> {
         self.inner.interrupted()
     }
 }
 
+/// Whether any of the sorted `keys` lies in `[start, end)`.
+pub(crate) fn touches_range(start: &[u8], end: &[u8], keys: &[Vec<u8>]) -> bool {
+    let i = keys.partition_point(|k| k.as_slice() < start);
+    keys.get(i).is_some_and(|k| k.as_slice() < end)
+}
+
 /// Whether any of the sorted `keys` lies in one of `ranges`.
 fn touches(ranges: &[(Vec<u8>, Vec<u8>)], keys: &[Vec<u8>]) -> bool {
-    ranges.iter().any(|(s, e)| {
-        let i = keys.partition_point(|k| k.as_slice() < s.as_slice());
-        keys.get(i).is_some_and(|k| k.as_slice() < e.as_slice())
-    })
+    ranges.iter().any(|(s, e)| touches_range(s, e, keys))
 }
 
 /// Bytes of COPY data kept at most; a single result larger than a quarter of this is never

@@ -119,6 +119,9 @@ pub struct Shared {
     /// Binary COPY results at the newest commit point (each dropped by the first finished
     /// commit that writes into what it read).
     pub copies: crate::copycache::CopyCache,
+    /// Decoded rows of large scanned ranges at the newest commit point (the same validity);
+    /// filled by reads, which see this state shared.
+    pub scans: std::cell::RefCell<crate::scancache::ScanCache>,
 }
 
 pub struct Engine {
@@ -276,6 +279,7 @@ impl Engine {
             oldest_session_pin: None,
             excised_below: crate::lifecycle::excised_below(kv)?,
             copies: Default::default(),
+            scans: Default::default(),
         };
         for (name, oid) in BUILTIN_SCHEMAS {
             st.schemas.insert(
@@ -916,6 +920,10 @@ impl Engine {
                     self.st.latest = self.st.latest.max(aw.seq);
                     self.st
                         .copies
+                        .committed(from, self.st.latest, f.written.as_deref());
+                    self.st
+                        .scans
+                        .get_mut()
                         .committed(from, self.st.latest, f.written.as_deref());
                     for t in f.tables {
                         self.st.tables.insert(t.id, t);

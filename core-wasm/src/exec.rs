@@ -19,6 +19,7 @@ use crate::query::{
     cast_value, coerce_expr, object_name, split_name, sql_type, table_scope, BExpr, Binder,
     ColMeta, Env, Executor, FromItem, JoinKind, ReadCx, Scope, Source,
 };
+use crate::scancache;
 use crate::txn::RowWrite;
 use crate::types::{format_text, PgType, Value};
 use crate::wire;
@@ -301,20 +302,74 @@ pub fn table_rows_where(
     // reproduces the order clients (and the differential replay) observe.
     let mut kept: Vec<(u64, Vec<Value>)> = Vec::new();
     if !own_writes {
-        // Committed rows only: decode each visible version straight from its bytes.
+        // Committed rows only: decode each visible version straight from its bytes, or take
+        // the range's rows from the scan cache.
         let whole = [table];
         for p in key_prefixes.unwrap_or(&whole) {
-            visit_visible(cx.kv, p, &keys::prefix_end(p), cx.at, &mut |_, value, _| {
+            let end = keys::prefix_end(p);
+            let newest = cx.at == cx.st.latest;
+            let cached = newest
+                .then(|| cx.st.scans.borrow_mut().get(cx.at, p, &end, used))
+                .flatten();
+            if let Some(rows) = cached {
+                cx.kv.reading(p, &end);
+                for (tuple, values) in rows.iter() {
+                    cx.tick()?;
+                    let values = only_used(values, used);
+                    if keep(&values)? {
+                        kept.push((*tuple, values));
+                    }
+                }
+                continue;
+            }
+            // At the newest commit point the range's rows are collected for the scan cache
+            // until they outgrow what it keeps; from then on they are filtered as they come.
+            let mut collecting = newest;
+            let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
+            let mut bytes = 0;
+            visit_visible(cx.kv, p, &end, cx.at, &mut |_, value, _| {
                 let Some(payload) = Envelope::row_payload(value)? else {
                     return Ok(());
                 };
                 cx.tick()?;
                 let (tuple, values) = crate::rowdecode::decode_row(payload, t, used)?;
-                if keep(&values)? {
+                if collecting {
+                    bytes += values.iter().map(scancache::value_bytes).sum::<usize>();
+                    all.push((tuple, values));
+                    if bytes > scancache::SCAN_CACHE_BYTES / 4 {
+                        collecting = false;
+                        for (tuple, values) in all.drain(..) {
+                            if keep(&values)? {
+                                kept.push((tuple, values));
+                            }
+                        }
+                    }
+                } else if keep(&values)? {
                     kept.push((tuple, values));
                 }
                 Ok(())
             })?;
+            if collecting && all.len() >= scancache::SCAN_CACHE_MIN_ROWS {
+                for (tuple, values) in &all {
+                    let values = values.clone();
+                    if keep(&values)? {
+                        kept.push((*tuple, values));
+                    }
+                }
+                cx.st.scans.borrow_mut().put(
+                    cx.at,
+                    (p, &end),
+                    used,
+                    std::sync::Arc::new(all),
+                    bytes,
+                );
+            } else {
+                for (tuple, values) in all {
+                    if keep(&values)? {
+                        kept.push((tuple, values));
+                    }
+                }
+            }
         }
     } else {
         for (_, r, _) in table_versions(cx, t, key_prefixes, false)? {
@@ -328,6 +383,25 @@ pub fn table_rows_where(
     }
     kept.sort_by_key(|(tuple, _)| *tuple);
     Ok(kept.into_iter().map(|(_, values)| values).collect())
+}
+
+/// A kept row's values with the columns outside `used` NULL (the ctid is last; see
+/// [`table_rows_where`]).
+fn only_used(values: &[Value], used: Option<&[bool]>) -> Vec<Value> {
+    match used {
+        None => values.to_vec(),
+        Some(u) => values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if u.get(i).copied().unwrap_or(true) {
+                    v.clone()
+                } else {
+                    Value::Null
+                }
+            })
+            .collect(),
+    }
 }
 
 pub fn virtual_rows(

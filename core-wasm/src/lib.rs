@@ -22,6 +22,7 @@ pub mod pgcatalog;
 pub mod query;
 pub mod regex;
 pub mod rowdecode;
+pub mod scancache;
 pub mod settings;
 pub mod txn;
 pub mod types;

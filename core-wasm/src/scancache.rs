@@ -1,0 +1,166 @@
+//! Decoded rows of large key-range scans, kept for the newest commit point.
+//!
+//! DuckDB reads a DuckLake table's file list in every query with the snapshot id in its WHERE
+//! clause (`… WHERE table_id = 7 AND begin_snapshot <= 812`), so each commit changes the
+//! statement's text and the copy cache (copycache.rs) cannot answer it, even when the commit
+//! did not touch that table. Most of such a read is fetching, checking and decoding tens of
+//! thousands of stored rows; filtering, projecting and encoding them is the small part. This
+//! cache keeps the decoded visible rows of one scanned key range (an index prefix such as
+//! `table_id = 7`, or a whole table), so a new statement over the same range skips the store.
+//!
+//! Validity is the copy cache's: rows read at the newest commit point stay valid across a
+//! finished commit that wrote no key in their range; a registry change (a table's columns
+//! may have changed) drops everything. Only ranges of at least [`SCAN_CACHE_MIN_ROWS`] rows
+//! are kept (small scans cost little to repeat), and at most [`SCAN_CACHE_BYTES`] in all.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::copycache::touches_range;
+use crate::types::Value;
+
+/// Estimated bytes of decoded rows kept at most; a single range over a quarter of this is
+/// never kept (DuckLake's file list of a table with 30,000 files is about 18 MB decoded).
+pub const SCAN_CACHE_BYTES: usize = 128 << 20;
+/// Ranges with fewer visible rows than this are not kept.
+pub const SCAN_CACHE_MIN_ROWS: usize = 256;
+
+/// The visible rows of one range in key order: tuple number and the values of the columns
+/// then (the ctid last), NULL for the columns not decoded.
+pub type ScannedRows = Arc<Vec<(u64, Vec<Value>)>>;
+
+#[derive(Debug)]
+struct Entry {
+    end: Vec<u8>,
+    /// The columns decoded (see [`crate::exec::table_rows_where`]'s `used`; `None`: all).
+    decoded: Option<Vec<bool>>,
+    rows: ScannedRows,
+    bytes: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct ScanCache {
+    /// The commit point every entry was read at.
+    at: u64,
+    bytes: usize,
+    /// By the range's start key (a table or index prefix).
+    entries: HashMap<Vec<u8>, Entry>,
+    hits: u64,
+}
+
+/// Whether rows decoded with `decoded` hold every column of `used` (both as in
+/// [`crate::exec::table_rows_where`]: one flag per column then the ctid's; `None`: all).
+pub fn covers(decoded: Option<&[bool]>, used: Option<&[bool]>) -> bool {
+    let Some(decoded) = decoded else {
+        return true;
+    };
+    let Some(used) = used else {
+        return false;
+    };
+    // A flag beyond the mask counts as set (a column added since).
+    let n = decoded.len().max(used.len());
+    (0..n).all(|i| !used.get(i).copied().unwrap_or(true) || decoded.get(i).copied().unwrap_or(true))
+}
+
+/// A rough size of a decoded value, for the byte bound.
+pub fn value_bytes(v: &Value) -> usize {
+    std::mem::size_of::<Value>()
+        + match v {
+            Value::Numeric(s) | Value::Text(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::Array(a) => a.iter().map(value_bytes).sum(),
+            _ => 0,
+        }
+}
+
+impl ScanCache {
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.bytes = 0;
+    }
+
+    /// The rows of `[start, end)` read at commit point `at` with at least the columns `used`
+    /// decoded, if kept.
+    pub fn get(
+        &mut self,
+        at: u64,
+        start: &[u8],
+        end: &[u8],
+        used: Option<&[bool]>,
+    ) -> Option<ScannedRows> {
+        if at != self.at {
+            return None;
+        }
+        let e = self
+            .entries
+            .get(start)
+            .filter(|e| e.end == end && covers(e.decoded.as_deref(), used))?;
+        self.hits += 1;
+        Some(Arc::clone(&e.rows))
+    }
+
+    /// Keeps the rows of `[start, end)` read at `at` with the columns `decoded` (`bytes`:
+    /// their [`value_bytes`]).
+    pub fn put(
+        &mut self,
+        at: u64,
+        (start, end): (&[u8], &[u8]),
+        decoded: Option<&[bool]>,
+        rows: ScannedRows,
+        bytes: usize,
+    ) {
+        if rows.len() < SCAN_CACHE_MIN_ROWS || bytes > SCAN_CACHE_BYTES / 4 {
+            return;
+        }
+        if at != self.at || self.bytes + bytes > SCAN_CACHE_BYTES {
+            self.clear();
+            self.at = at;
+        }
+        self.bytes += bytes;
+        let old = self.entries.insert(
+            start.to_vec(),
+            Entry {
+                end: end.to_vec(),
+                decoded: decoded.map(<[bool]>::to_vec),
+                rows,
+                bytes,
+            },
+        );
+        if let Some(old) = old {
+            self.bytes -= old.bytes;
+        }
+    }
+
+    /// A commit finished (see [`crate::copycache::CopyCache::committed`]): ranges it wrote
+    /// into go, the others stay valid at `to`.
+    pub fn committed(&mut self, from: u64, to: u64, written: Option<&[Vec<u8>]>) {
+        match written {
+            Some(keys) if self.at == from => {
+                let mut freed = 0;
+                self.entries.retain(|start, e| {
+                    let keep = !touches_range(start, &e.end, keys);
+                    if !keep {
+                        freed += e.bytes;
+                    }
+                    keep
+                });
+                self.bytes -= freed;
+            }
+            _ => self.clear(),
+        }
+        self.at = to;
+    }
+
+    /// Scans answered from the cache since the engine opened.
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
