@@ -290,88 +290,17 @@ pub fn table_rows_where(
     used: Option<&[bool]>,
     keep: &mut dyn FnMut(&[Value]) -> Result<bool, SqlError>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    let table = keys::table_prefix(t.id);
-    let own_writes = cx.pending.is_some_and(|p| {
-        p.writes
-            .range(table.clone()..keys::prefix_end(&table))
-            .next()
-            .is_some()
-    });
     // PostgreSQL returns an unordered scan in heap order: insertion order, with every updated
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
     let mut kept: Vec<(u64, Vec<Value>)> = Vec::new();
-    if !own_writes {
-        // Committed rows only: decode each visible version straight from its bytes, or take
-        // the range's rows from the scan cache.
-        let whole = [table];
-        for p in key_prefixes.unwrap_or(&whole) {
-            let end = keys::prefix_end(p);
-            let newest = cx.at == cx.st.latest;
-            let cached = newest
-                .then(|| cx.st.scans.borrow_mut().get(cx.at, p, &end, used))
-                .flatten();
-            if let Some(rows) = cached {
-                cx.kv.reading(p, &end);
-                for (tuple, values) in rows.iter() {
-                    cx.tick()?;
-                    let values = only_used(values, used);
-                    if keep(&values)? {
-                        kept.push((*tuple, values));
-                    }
-                }
-                continue;
-            }
-            // At the newest commit point the range's rows are collected for the scan cache
-            // until they outgrow what it keeps; from then on they are filtered as they come.
-            let mut collecting = newest;
-            let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
-            let mut bytes = 0;
-            visit_visible(cx.kv, p, &end, cx.at, &mut |_, value, _| {
-                let Some(payload) = Envelope::row_payload(value)? else {
-                    return Ok(());
-                };
-                cx.tick()?;
-                let (tuple, values) = crate::rowdecode::decode_row(payload, t, used)?;
-                if collecting {
-                    bytes += values.iter().map(scancache::value_bytes).sum::<usize>();
-                    all.push((tuple, values));
-                    if bytes > scancache::SCAN_CACHE_BYTES / 4 {
-                        collecting = false;
-                        for (tuple, values) in all.drain(..) {
-                            if keep(&values)? {
-                                kept.push((tuple, values));
-                            }
-                        }
-                    }
-                } else if keep(&values)? {
-                    kept.push((tuple, values));
-                }
-                Ok(())
-            })?;
-            if collecting && all.len() >= scancache::SCAN_CACHE_MIN_ROWS {
-                for (tuple, values) in &all {
-                    let values = values.clone();
-                    if keep(&values)? {
-                        kept.push((*tuple, values));
-                    }
-                }
-                cx.st.scans.borrow_mut().put(
-                    cx.at,
-                    (p, &end),
-                    used,
-                    std::sync::Arc::new(all),
-                    bytes,
-                );
-            } else {
-                for (tuple, values) in all {
-                    if keep(&values)? {
-                        kept.push((tuple, values));
-                    }
-                }
-            }
+    let committed_only = visit_committed_rows(cx, t, key_prefixes, used, &mut |tuple, row| {
+        if keep(row.values())? {
+            kept.push((tuple, row.into_values(used)));
         }
-    } else {
+        Ok(())
+    })?;
+    if !committed_only {
         for (_, r, _) in table_versions(cx, t, key_prefixes, false)? {
             cx.tick()?;
             let tuple = r.tuple;
@@ -383,6 +312,110 @@ pub fn table_rows_where(
     }
     kept.sort_by_key(|(tuple, _)| *tuple);
     Ok(kept.into_iter().map(|(_, values)| values).collect())
+}
+
+/// A visible row's values as [`visit_committed_rows`] hands them over.
+pub enum ScannedRow<'r> {
+    /// Decoded for this scan (columns outside `used` NULL).
+    Decoded(Vec<Value>),
+    /// Kept by the scan cache, with at least the `used` columns decoded.
+    Kept(&'r [Value]),
+}
+
+impl ScannedRow<'_> {
+    pub fn values(&self) -> &[Value] {
+        match self {
+            ScannedRow::Decoded(v) => v,
+            ScannedRow::Kept(v) => v,
+        }
+    }
+
+    /// The values to keep, with the columns outside `used` NULL.
+    pub fn into_values(self, used: Option<&[bool]>) -> Vec<Value> {
+        match self {
+            ScannedRow::Decoded(v) => v,
+            ScannedRow::Kept(v) => only_used(v, used),
+        }
+    }
+}
+
+/// Calls `visit` with the tuple number and values of every visible committed row under
+/// `key_prefixes` (the whole table when `None`), in key order per prefix, decoding only the
+/// `used` columns or taking the range's rows from the scan cache. Returns false, visiting
+/// nothing, when this transaction has written to the table: its own writes are not here.
+pub fn visit_committed_rows(
+    cx: &ReadCx<'_>,
+    t: &TableRef,
+    key_prefixes: Option<&[Vec<u8>]>,
+    used: Option<&[bool]>,
+    visit: &mut dyn FnMut(u64, ScannedRow<'_>) -> Result<(), SqlError>,
+) -> Result<bool, SqlError> {
+    let table = keys::table_prefix(t.id);
+    let own_writes = cx.pending.is_some_and(|p| {
+        p.writes
+            .range(table.clone()..keys::prefix_end(&table))
+            .next()
+            .is_some()
+    });
+    if own_writes {
+        return Ok(false);
+    }
+    let whole = [table];
+    for p in key_prefixes.unwrap_or(&whole) {
+        let end = keys::prefix_end(p);
+        let newest = cx.at == cx.st.latest;
+        let cached = newest
+            .then(|| cx.st.scans.borrow_mut().get(cx.at, p, &end, used))
+            .flatten();
+        if let Some(rows) = cached {
+            cx.kv.reading(p, &end);
+            for (tuple, values) in rows.iter() {
+                cx.tick()?;
+                visit(*tuple, ScannedRow::Kept(values))?;
+            }
+            continue;
+        }
+        // At the newest commit point the range's rows are collected for the scan cache until
+        // they outgrow what it keeps; from then on they are visited as they come.
+        let mut collecting = newest;
+        let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
+        let mut bytes = 0;
+        visit_visible(cx.kv, p, &end, cx.at, &mut |_, value, _| {
+            let Some(payload) = Envelope::row_payload(value)? else {
+                return Ok(());
+            };
+            cx.tick()?;
+            let (tuple, values) = crate::rowdecode::decode_row(payload, t, used)?;
+            if collecting {
+                bytes += values.iter().map(scancache::value_bytes).sum::<usize>();
+                all.push((tuple, values));
+                if bytes > scancache::SCAN_CACHE_BYTES / 4 {
+                    collecting = false;
+                    for (tuple, values) in all.drain(..) {
+                        visit(tuple, ScannedRow::Decoded(values))?;
+                    }
+                }
+                Ok(())
+            } else {
+                visit(tuple, ScannedRow::Decoded(values))
+            }
+        })?;
+        if collecting && all.len() >= scancache::SCAN_CACHE_MIN_ROWS {
+            let all = std::sync::Arc::new(all);
+            for (tuple, values) in all.iter() {
+                visit(*tuple, ScannedRow::Kept(values))?;
+            }
+            cx.st
+                .scans
+                .borrow_mut()
+                .put(cx.at, (p, &end), used, all, bytes);
+        } else {
+            for (tuple, values) in all {
+                visit(tuple, ScannedRow::Decoded(values))?;
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// A kept row's values with the columns outside `used` NULL (the ctid is last; see
@@ -1993,7 +2026,6 @@ fn copy(
         let mut binder = Binder::new(&rcx);
         let bq = binder.bind_query(&q, None)?;
         let shareable = shareable && binder.reads_only_committed_tables();
-        let rows = Executor::new(&rcx).run_query(&bq, None)?;
         let types: Vec<PgType> = bq
             .columns
             .iter()
@@ -2005,22 +2037,38 @@ fn copy(
                 }
             })
             .collect();
-        let n = rows.len();
         let mut chunks = CopyChunks::new();
         let too_large = |_| SqlError::ProgramLimit {
             message: "COPY result exceeds 4 GiB".into(),
         };
+        let exec = Executor::new(&rcx);
+        let n;
         if binary {
             // PostgreSQL sends the header with the first tuple, and with the trailer when
             // there is none; DuckDB's reader relies on that framing.
             chunks.buf().extend_from_slice(&wire::copy_binary_header());
-            for r in &rows {
-                wire::copy_binary_row_into(r, &types, chunks.buf())?;
-                chunks.end_chunk().map_err(too_large)?;
-            }
+            // A filtered projection of one table (DuckDB's catalog reads) is encoded from the
+            // scanned values as they come; anything else runs as a query.
+            let fast = match crate::query::simple_scan(&bq) {
+                Some(scan) => exec.copy_simple_scan(&scan, &types, &mut chunks)?,
+                None => None,
+            };
+            n = match fast {
+                Some(n) => n,
+                None => {
+                    let rows = exec.run_query(&bq, None)?;
+                    for r in &rows {
+                        wire::copy_binary_row_into(r, &types, chunks.buf())?;
+                        chunks.end_chunk().map_err(too_large)?;
+                    }
+                    rows.len()
+                }
+            };
             chunks.buf().extend_from_slice(&wire::copy_binary_trailer());
             chunks.end_chunk().map_err(too_large)?;
         } else {
+            let rows = exec.run_query(&bq, None)?;
+            n = rows.len();
             for r in &rows {
                 chunks
                     .push(&wire::copy_text_row(r, &types))

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self as ast, Expr, SelectItem, SetExpr, TableFactor};
 
-use crate::api::{FieldDesc, KvRead};
+use crate::api::{CopyChunks, FieldDesc, KvRead};
 use crate::catalog::{Table, TableRef};
 use crate::engine::Shared;
 use crate::error::SqlError;
@@ -2725,6 +2725,76 @@ pub fn used_columns(sel: &BSelect, order: &[OrderKey]) -> Option<Vec<bool>> {
     Some(used)
 }
 
+/// A query that returns one stored table's rows, filtered, as bare columns in heap order: no
+/// join, grouping, ordering, DISTINCT or LIMIT; possibly wrapped in a derived table that
+/// selects bare columns of it (DuckDB's `SELECT "a", "b" FROM (SELECT a, b FROM t WHERE …)
+/// AS __unnamed_subquery`). Binary COPY encodes such a result straight from the scanned rows
+/// ([`Executor::copy_simple_scan`]).
+pub struct SimpleScan<'q> {
+    pub table: &'q TableRef,
+    pub key_prefixes: Option<&'q [Vec<BExpr>]>,
+    pub index: Option<usize>,
+    pub filter: Option<&'q BExpr>,
+    /// The table columns of the output, in order.
+    pub cols: Vec<usize>,
+    pub used: Option<Vec<bool>>,
+}
+
+pub fn simple_scan(q: &BQuery) -> Option<SimpleScan<'_>> {
+    if !q.order.is_empty() || q.limit.is_some() || q.offset.is_some() {
+        return None;
+    }
+    let sel = match &q.body {
+        BSet::Select(sel) => sel,
+        BSet::Query(inner) => return simple_scan(inner),
+        _ => return None,
+    };
+    let [item] = sel.from.as_slice() else {
+        return None;
+    };
+    if sel.group.is_some()
+        || !sel.aggs.is_empty()
+        || sel.having.is_some()
+        || sel.distinct
+        || item.kind == JoinKind::Left
+        || item.on.is_some()
+        || !item.hash_keys.is_empty()
+    {
+        return None;
+    }
+    let cols = sel
+        .projection
+        .iter()
+        .map(|p| match p {
+            BExpr::Col(c) => Some(*c),
+            _ => None,
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    match &item.source {
+        Source::Table {
+            table,
+            key_prefixes,
+            index,
+        } => Some(SimpleScan {
+            table,
+            key_prefixes: key_prefixes.as_deref(),
+            index: *index,
+            filter: sel.filter.as_ref(),
+            used: used_columns(sel, &[]),
+            cols,
+        }),
+        Source::Derived(inner) if sel.filter.is_none() => {
+            let mut scan = simple_scan(inner)?;
+            scan.cols = cols
+                .iter()
+                .map(|c| scan.cols.get(*c).copied())
+                .collect::<Option<Vec<usize>>>()?;
+            Some(scan)
+        }
+        _ => None,
+    }
+}
+
 /// The columns of a select list made only of distinct bare column references, in order;
 /// `None` otherwise (an expression, or a column listed twice, must be evaluated).
 fn moved_columns(projection: &[BExpr]) -> Option<Vec<usize>> {
@@ -3859,6 +3929,65 @@ impl<'a, 'b> Executor<'a, 'b> {
             Some(n) => it.take(n).collect(),
             None => it.collect(),
         })
+    }
+
+    /// The binary COPY tuples of a [`SimpleScan`], in heap order, appended to `out` (one
+    /// chunk each), encoded from the scanned values without building output rows. Returns the
+    /// number of rows, or `None` (nothing appended) when this transaction wrote to the table:
+    /// the general path overlays its own writes.
+    pub fn copy_simple_scan(
+        &self,
+        scan: &SimpleScan<'_>,
+        types: &[PgType],
+        out: &mut CopyChunks,
+    ) -> Result<Option<usize>, SqlError> {
+        let ranges = match scan.key_prefixes {
+            Some(ps) => self.key_ranges(scan.table, scan.index, ps, None),
+            None => None,
+        };
+        let too_large = |_| SqlError::ProgramLimit {
+            message: "COPY result exceeds 4 GiB".into(),
+        };
+        let mut tuples: Vec<u64> = Vec::new();
+        let mut body = CopyChunks::new();
+        let committed_only = crate::exec::visit_committed_rows(
+            self.cx,
+            scan.table,
+            ranges.as_deref(),
+            scan.used.as_deref(),
+            &mut |tuple, row| {
+                let row = row.values();
+                if let Some(f) = scan.filter {
+                    let env = Env {
+                        row,
+                        parent: None,
+                        aggs: None,
+                    };
+                    if truthy(&self.eval(f, &env)?) != Some(true) {
+                        return Ok(());
+                    }
+                }
+                crate::wire::copy_binary_fields_into(row, &scan.cols, types, body.buf())?;
+                body.end_chunk().map_err(too_large)?;
+                tuples.push(tuple);
+                Ok(())
+            },
+        )?;
+        if !committed_only {
+            return Ok(None);
+        }
+        // Heap order is tuple order (see `exec::table_rows_where`); an index range is in key
+        // order, which usually agrees.
+        let chunks: Vec<&[u8]> = body.iter().collect();
+        let mut order: Vec<usize> = (0..tuples.len()).collect();
+        if !tuples.is_sorted() {
+            order.sort_by_key(|&i| tuples[i]);
+        }
+        for i in order {
+            out.buf().extend_from_slice(chunks[i]);
+            out.end_chunk().map_err(too_large)?;
+        }
+        Ok(Some(tuples.len()))
     }
 
     /// Rows of a set expression, each with the sort keys that are not output columns.

@@ -236,6 +236,29 @@ pub fn copy_binary_row_into(
     Ok(())
 }
 
+/// One binary COPY tuple of the columns `cols` of `row` (`types[i]` is output column `i`'s).
+pub fn copy_binary_fields_into(
+    row: &[Value],
+    cols: &[usize],
+    types: &[PgType],
+    out: &mut Vec<u8>,
+) -> Result<(), SqlError> {
+    out.extend_from_slice(&(cols.len() as i16).to_be_bytes());
+    for (c, ty) in cols.iter().zip(types) {
+        match row.get(*c) {
+            None | Some(Value::Null) => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            Some(v) => {
+                let start = out.len();
+                out.extend_from_slice(&[0, 0, 0, 0]);
+                encode_binary(v, *ty, out)?;
+                let len = (out.len() - start - 4) as i32;
+                out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn copy_binary_header() -> Vec<u8> {
     let mut h = COPY_SIGNATURE.to_vec();
     h.extend_from_slice(&0i32.to_be_bytes());
