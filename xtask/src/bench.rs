@@ -13,6 +13,9 @@
 //!   (`xtask/bench/scale_bench.py`), on a release RockLake and a durable PostgreSQL 15: ATTACH,
 //!   SHOW ALL TABLES, a filtered scan of the big table, the catalog reads behind it, server
 //!   memory. `ROCKLAKE_SCALE_TABLES`, `_FILES`, `_COLUMNS` shrink it.
+//! * `replica`: how long after the writer acknowledges a commit a `--read-only` replica on the
+//!   same catalog shows it, on a local directory and on moto (S3)
+//!   (`xtask/bench/replica_bench.py`), next to the documented bound.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -42,6 +45,7 @@ pub fn bench(name: &str) -> Result<()> {
         "duckdb" => duckdb(),
         "scale" => scale(),
         "commit" => commit_bench(),
+        "replica" => replica_bench(),
         "core" => {
             // The component must be current: the benchmark compares it with this build.
             crate::build_component()?;
@@ -60,7 +64,7 @@ pub fn bench(name: &str) -> Result<()> {
             ]))
         }
         other => {
-            bail!("unknown benchmark {other:?} (available: store, duckdb, commit, core, scale)")
+            bail!("unknown benchmark {other:?} (available: store, duckdb, commit, replica, core, scale)")
         }
     }
 }
@@ -143,7 +147,7 @@ struct RockLake {
     child: Child,
     port: u16,
     metrics_port: u16,
-    _dir: Scratch,
+    _dir: Option<Scratch>,
 }
 
 const RL_USER: &str = "rocklake";
@@ -152,6 +156,21 @@ const RL_PASSWORD: &str = "bench-secret-pw";
 impl RockLake {
     fn start(bin: &Path) -> Result<RockLake> {
         let dir = Scratch::new("rocklake")?;
+        let catalog = dir.0.join("catalog").display().to_string();
+        let mut server = RockLake::start_on(bin, &catalog, &dir.0, &[], &[])?;
+        server._dir = Some(dir);
+        Ok(server)
+    }
+
+    /// `rocklake serve` on `catalog` (a directory or URL) with data files under `dir`, extra
+    /// arguments and environment.
+    fn start_on(
+        bin: &Path,
+        catalog: &str,
+        dir: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<RockLake> {
         // A port that was free a moment ago (the server reports no bound metrics port).
         let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -162,15 +181,17 @@ impl RockLake {
             .arg("--listen")
             .arg("127.0.0.1:0")
             .arg("--catalog")
-            .arg(dir.0.join("catalog"))
+            .arg(catalog)
             .arg("--user")
             .arg(RL_USER)
             .arg("--password")
             .arg(RL_PASSWORD)
             .arg("--data-path")
-            .arg(dir.0.join("files"))
+            .arg(dir.join("files"))
             .arg("--metrics-listen")
             .arg(format!("127.0.0.1:{metrics_port}"))
+            .args(extra)
+            .envs(env.iter().copied())
             .env("RUST_LOG", env_or("RUST_LOG", "warn"))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -195,7 +216,7 @@ impl RockLake {
                 child,
                 port,
                 metrics_port,
-                _dir: dir,
+                _dir: None,
             }),
             None => {
                 let _ = child.kill();
@@ -686,6 +707,95 @@ fn commit_bench() -> Result<()> {
     );
     let _server = wait_for_port(server, port, "s3s-fs")?;
     run(&mut bench_commit_test(&endpoint, "s3s-fs", "s3"))
+}
+
+/// `bench replica`: commit-to-visible lag of a read replica on a local directory and on moto
+/// (S3), with the default poll interval. The replica reloads its copy of the catalog on every
+/// commit it sees, so a filler table makes the catalog non-trivial (`ROCKLAKE_REPLICA_ROWS`).
+fn replica_bench() -> Result<()> {
+    crate::build_component()?;
+    run(cargo().args(["build", "--release", "-p", "rocklake"]))?;
+    let bin = target_dir().join("release/rocklake");
+    let python = venv_python("s3")?;
+    // psycopg is in the DuckDB venvs.
+    let driver = venv_python("155")?;
+    let rows = env_or("ROCKLAKE_REPLICA_ROWS", "100000");
+
+    let moto = python.with_file_name("moto_server");
+    let port = free_port()?;
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let server = KillOnDrop(
+        Command::new(&moto)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("start {}", moto.display()))?,
+    );
+    let _server = wait_for_port(server, port, "moto_server")?;
+    run(Command::new(&python).args([
+        "-c",
+        "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], \
+         aws_access_key_id='test', aws_secret_access_key='test', \
+         region_name='us-east-1').create_bucket(Bucket='bench')",
+        &endpoint,
+    ]))?;
+    let s3_env: Vec<(&str, &str)> = vec![
+        ("AWS_ENDPOINT", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+        ("AWS_ACCESS_KEY_ID", "test"),
+        ("AWS_SECRET_ACCESS_KEY", "test"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+
+    let dir = Scratch::new("replica")?;
+    let local = dir.0.join("catalog").display().to_string();
+    let mut lines = Vec::new();
+    for (store, catalog, env) in [
+        ("local directory", local.as_str(), &[][..]),
+        ("S3 (moto)", "s3://bench/replica", &s3_env[..]),
+    ] {
+        eprintln!("==> bench replica: {store}");
+        let writer = RockLake::start_on(&bin, catalog, &dir.0, &[], env)?;
+        // The replica opens an existing catalog: the writer has created it.
+        let replica = RockLake::start_on(&bin, catalog, &dir.0, &["--read-only"], env)?;
+        let out = Command::new(&driver)
+            .arg(root().join("xtask/bench/replica_bench.py"))
+            .args(["--writer", &writer.dsn(), "--replica", &replica.dsn()])
+            .args(["--rows", &rows])
+            .stderr(Stdio::inherit())
+            .output()
+            .context("run replica_bench.py")?;
+        Box::new(replica).stop()?;
+        Box::new(writer).stop()?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            bail!(
+                "replica_bench.py failed on {store} ({}):\n{stdout}",
+                out.status
+            );
+        }
+        let last = stdout.lines().last().unwrap_or_default().to_string();
+        eprintln!("    {last}");
+        let r: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(&last).with_context(|| format!("driver output {last:?}"))?;
+        let num = |k: &str| r.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        lines.push(format!(
+            "{store:<16} lag p50 {:>7.1} ms  p90 {:>7.1} ms  max {:>7.1} ms  ({:.1}x / {:.1}x the 100 ms poll; writer commit p50 {:.2} ms)",
+            num("lag_ms_p50"),
+            num("lag_ms_p90"),
+            num("lag_ms_max"),
+            num("lag_ms_p50") / 100.0,
+            num("lag_ms_p90") / 100.0,
+            num("commit_ms_p50"),
+        ));
+    }
+    println!("\nread replica: commit acknowledged -> row visible on the replica ({rows} filler rows, poll 100 ms)");
+    println!("documented bound: two poll intervals plus one reload of the catalog (decision record 0004)");
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(())
 }
 
 fn free_port() -> Result<u16> {
