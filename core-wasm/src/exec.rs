@@ -389,7 +389,7 @@ pub fn visit_committed_rows(
             if collecting {
                 bytes += values.iter().map(scancache::value_bytes).sum::<usize>();
                 all.push((tuple, values));
-                if bytes > scancache::SCAN_CACHE_BYTES / 4 {
+                if bytes > scancache::SCAN_CACHE_RANGE_BYTES {
                     collecting = false;
                     for (tuple, values) in all.drain(..) {
                         visit(tuple, ScannedRow::Decoded(values))?;

@@ -19,9 +19,11 @@ use std::sync::Arc;
 use crate::copycache::touches_range;
 use crate::types::Value;
 
-/// Estimated bytes of decoded rows kept at most; a single range over a quarter of this is
-/// never kept (DuckLake's file list of a table with 30,000 files is about 18 MB decoded).
+/// Estimated bytes of decoded rows kept at most.
 pub const SCAN_CACHE_BYTES: usize = 128 << 20;
+/// A single range larger than this is never kept (DuckLake's file list of a table with 30,000
+/// files is about 18 MB decoded).
+pub const SCAN_CACHE_RANGE_BYTES: usize = SCAN_CACHE_BYTES / 4;
 /// Ranges with fewer visible rows than this are not kept.
 pub const SCAN_CACHE_MIN_ROWS: usize = 256;
 
@@ -109,7 +111,7 @@ impl ScanCache {
         rows: ScannedRows,
         bytes: usize,
     ) {
-        if rows.len() < SCAN_CACHE_MIN_ROWS || bytes > SCAN_CACHE_BYTES / 4 {
+        if rows.len() < SCAN_CACHE_MIN_ROWS || bytes > SCAN_CACHE_RANGE_BYTES {
             return;
         }
         if at != self.at || self.bytes + bytes > SCAN_CACHE_BYTES {

@@ -223,12 +223,20 @@ pub fn copy_binary_row_into(
 ) -> Result<(), SqlError> {
     out.extend_from_slice(&(values.len() as i16).to_be_bytes());
     for (v, ty) in values.iter().zip(types) {
-        if v.is_null() {
-            out.extend_from_slice(&(-1i32).to_be_bytes());
-        } else {
+        binary_field_into(Some(v), *ty, out)?;
+    }
+    Ok(())
+}
+
+/// One field of a binary tuple: its length, then its bytes (`-1` alone for NULL; `None` is
+/// NULL too).
+fn binary_field_into(v: Option<&Value>, ty: PgType, out: &mut Vec<u8>) -> Result<(), SqlError> {
+    match v {
+        None | Some(Value::Null) => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        Some(v) => {
             let start = out.len();
             out.extend_from_slice(&[0, 0, 0, 0]);
-            encode_binary(v, *ty, out)?;
+            encode_binary(v, ty, out)?;
             let len = (out.len() - start - 4) as i32;
             out[start..start + 4].copy_from_slice(&len.to_be_bytes());
         }
@@ -245,16 +253,7 @@ pub fn copy_binary_fields_into(
 ) -> Result<(), SqlError> {
     out.extend_from_slice(&(cols.len() as i16).to_be_bytes());
     for (c, ty) in cols.iter().zip(types) {
-        match row.get(*c) {
-            None | Some(Value::Null) => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            Some(v) => {
-                let start = out.len();
-                out.extend_from_slice(&[0, 0, 0, 0]);
-                encode_binary(v, *ty, out)?;
-                let len = (out.len() - start - 4) as i32;
-                out[start..start + 4].copy_from_slice(&len.to_be_bytes());
-            }
-        }
+        binary_field_into(row.get(*c), *ty, out)?;
     }
     Ok(())
 }

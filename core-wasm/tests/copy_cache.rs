@@ -5,26 +5,11 @@
 
 mod common;
 
-use rocklake_core::api::{Output, Reply, SessionId};
+use rocklake_core::api::SessionId;
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
 
-/// Runs `sql` to the end; it must succeed.
-fn run(e: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Reply {
-    let r = common::run(e, kv, s, sql);
-    assert!(r.error.is_none(), "{sql}: {:?}", r.error);
-    r
-}
-
-/// The COPY stream of the last output, chunk by chunk, and its tag.
-fn copy_of(r: &Reply) -> (Vec<Vec<u8>>, String) {
-    match r.outputs.last() {
-        Some(Output::CopyOut { chunks, tag, .. }) => {
-            (chunks.iter().map(<[u8]>::to_vec).collect(), tag.clone())
-        }
-        other => panic!("not a COPY: {other:?}"),
-    }
-}
+use common::{copy_of, run_ok as run};
 
 const COPY: &str =
     "COPY (SELECT id, v FROM \"public\".t WHERE id >= 1) TO STDOUT (FORMAT \"binary\")";

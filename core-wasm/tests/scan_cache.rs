@@ -6,26 +6,15 @@
 mod common;
 
 use proptest::prelude::*;
-use rocklake_core::api::{last_text_rows, Output, Reply, SessionId};
+use rocklake_core::api::{last_text_rows, SessionId};
 use rocklake_core::memkv::MemKv;
 use rocklake_core::scancache::SCAN_CACHE_MIN_ROWS;
 use rocklake_core::Engine;
 
-fn run(e: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Reply {
-    let r = common::run(e, kv, s, sql);
-    assert!(r.error.is_none(), "{sql}: {:?}", r.error);
-    r
-}
+use common::{copy_of, run_ok as run};
 
 fn rows(e: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Vec<Vec<Option<String>>> {
     last_text_rows(&run(e, kv, s, sql).outputs)
-}
-
-fn copy_tag(r: &Reply) -> String {
-    match r.outputs.last() {
-        Some(Output::CopyOut { tag, .. }) => tag.clone(),
-        other => panic!("not a COPY: {other:?}"),
-    }
 }
 
 /// The rows DuckDB's file-list read returns for `table` at snapshot `snap`, in scan order.
@@ -143,7 +132,7 @@ fn a_copy_computed_from_kept_rows_is_dropped_when_its_range_changes() {
     let copy = format!("COPY ({}) TO STDOUT (FORMAT binary)", files(1, 9));
     let hits = e.st.scans.borrow().hits();
     assert_eq!(
-        copy_tag(&run(&mut e, &mut kv, s, &copy)),
+        copy_of(&run(&mut e, &mut kv, s, &copy)).1,
         format!("COPY {n}")
     );
     assert_eq!(e.st.scans.borrow().hits(), hits + 1);
@@ -154,7 +143,7 @@ fn a_copy_computed_from_kept_rows_is_dropped_when_its_range_changes() {
         "INSERT INTO ducklake_data_file VALUES (100001, 1, 8, 'new1.parquet')",
     );
     assert_eq!(
-        copy_tag(&run(&mut e, &mut kv, s, &copy)),
+        copy_of(&run(&mut e, &mut kv, s, &copy)).1,
         format!("COPY {}", n + 1)
     );
 }

@@ -665,25 +665,7 @@ fn scale() -> Result<()> {
 /// server, serves only a few hundred PUTs a second, below the 1000 commits/s goal).
 fn commit_bench() -> Result<()> {
     let python = venv_python("s3")?;
-    let moto = python.with_file_name("moto_server");
-    let port = free_port()?;
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let server = KillOnDrop(
-        Command::new(&moto)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("start {}", moto.display()))?,
-    );
-    let server = wait_for_port(server, port, "moto_server")?;
-    run(Command::new(&python).args([
-        "-c",
-        "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], \
-         aws_access_key_id='test', aws_secret_access_key='test', \
-         region_name='us-east-1').create_bucket(Bucket='bench')",
-        &endpoint,
-    ]))?;
+    let (server, endpoint) = start_moto(&python)?;
     run(&mut bench_commit_test(&endpoint, "moto", "local,s3,memory"))?;
     drop(server);
 
@@ -721,25 +703,7 @@ fn replica_bench() -> Result<()> {
     let driver = venv_python("155")?;
     let rows = env_or("ROCKLAKE_REPLICA_ROWS", "100000");
 
-    let moto = python.with_file_name("moto_server");
-    let port = free_port()?;
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let server = KillOnDrop(
-        Command::new(&moto)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("start {}", moto.display()))?,
-    );
-    let _server = wait_for_port(server, port, "moto_server")?;
-    run(Command::new(&python).args([
-        "-c",
-        "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], \
-         aws_access_key_id='test', aws_secret_access_key='test', \
-         region_name='us-east-1').create_bucket(Bucket='bench')",
-        &endpoint,
-    ]))?;
+    let (_server, endpoint) = start_moto(&python)?;
     let s3_env: Vec<(&str, &str)> = vec![
         ("AWS_ENDPOINT", endpoint.as_str()),
         ("AWS_ALLOW_HTTP", "true"),
@@ -796,6 +760,31 @@ fn replica_bench() -> Result<()> {
         println!("{l}");
     }
     Ok(())
+}
+
+/// moto's S3 server (from the venv `scripts/setup.sh` makes) on a free loopback port, with a
+/// bucket `bench`; returns it and its endpoint.
+fn start_moto(python: &Path) -> Result<(KillOnDrop, String)> {
+    let moto = python.with_file_name("moto_server");
+    let port = free_port()?;
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let server = KillOnDrop(
+        Command::new(&moto)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("start {}", moto.display()))?,
+    );
+    let server = wait_for_port(server, port, "moto_server")?;
+    run(Command::new(python).args([
+        "-c",
+        "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], \
+         aws_access_key_id='test', aws_secret_access_key='test', \
+         region_name='us-east-1').create_bucket(Bucket='bench')",
+        &endpoint,
+    ]))?;
+    Ok((server, endpoint))
 }
 
 fn free_port() -> Result<u16> {

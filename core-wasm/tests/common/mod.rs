@@ -17,3 +17,22 @@ pub fn run(e: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Reply {
     r.outputs = outputs;
     r
 }
+
+/// [`run`], which must succeed.
+#[allow(dead_code)] // not every test file uses every helper
+pub fn run_ok(e: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Reply {
+    let r = run(e, kv, s, sql);
+    assert!(r.error.is_none(), "{sql}: {:?}", r.error);
+    r
+}
+
+/// The COPY stream of the last output, chunk by chunk, and its tag.
+#[allow(dead_code)]
+pub fn copy_of(r: &Reply) -> (Vec<Vec<u8>>, String) {
+    match r.outputs.last() {
+        Some(rocklake_core::api::Output::CopyOut { chunks, tag, .. }) => {
+            (chunks.iter().map(<[u8]>::to_vec).collect(), tag.clone())
+        }
+        other => panic!("not a COPY: {other:?}"),
+    }
+}
