@@ -15,9 +15,7 @@ const COPY: &str =
     "COPY (SELECT id, v FROM \"public\".t WHERE id >= 1) TO STDOUT (FORMAT \"binary\")";
 
 fn setup() -> (MemKv, Engine, SessionId) {
-    let mut kv = MemKv::new();
-    let mut e = Engine::open(&kv).expect("open");
-    let s = e.open_session("t", "lake");
+    let (mut kv, mut e, s) = common::fresh();
     run(
         &mut e,
         &mut kv,

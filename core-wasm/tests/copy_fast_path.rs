@@ -6,8 +6,6 @@
 mod common;
 
 use proptest::prelude::*;
-use rocklake_core::memkv::MemKv;
-use rocklake_core::Engine;
 
 use common::{copy_of as copy_out, run_ok as run};
 
@@ -69,9 +67,7 @@ proptest! {
         changes in proptest::collection::vec(change(), 0..80),
         statements in proptest::collection::vec(statement(), 1..6),
     ) {
-        let mut kv = MemKv::new();
-        let mut e = Engine::open(&kv).expect("open");
-        let s = e.open_session("t", "lake");
+        let (mut kv, mut e, s) = common::fresh();
         run(&mut e, &mut kv, s, "CREATE TABLE t (id BIGINT PRIMARY KEY, g BIGINT, s TEXT, f DOUBLE PRECISION, b BOOLEAN)");
         run(&mut e, &mut kv, s, "CREATE TABLE ducklake_data_file (data_file_id BIGINT PRIMARY KEY, table_id BIGINT, begin_snapshot BIGINT, path TEXT)");
         for ch in &changes {

@@ -28,9 +28,7 @@ fn files(table: i64, snap: i64) -> String {
 /// A `ducklake_data_file` (RockLake indexes it by `table_id`) with `n` files for each of
 /// tables 1 and 2.
 fn setup(n: usize) -> (MemKv, Engine, SessionId) {
-    let mut kv = MemKv::new();
-    let mut e = Engine::open(&kv).expect("open");
-    let s = e.open_session("t", "lake");
+    let (mut kv, mut e, s) = common::fresh();
     run(
         &mut e,
         &mut kv,

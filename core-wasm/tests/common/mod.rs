@@ -36,3 +36,12 @@ pub fn copy_of(r: &Reply) -> (Vec<Vec<u8>>, String) {
         other => panic!("not a COPY: {other:?}"),
     }
 }
+
+/// An empty store, an engine over it and one session.
+#[allow(dead_code)]
+pub fn fresh() -> (MemKv, Engine, SessionId) {
+    let kv = MemKv::new();
+    let mut e = Engine::open(&kv).expect("open");
+    let s = e.open_session("t", "lake");
+    (kv, e, s)
+}
