@@ -84,6 +84,18 @@ impl CopyChunks {
         self.end_chunk()
     }
 
+    /// Appends the chunks of `other`; bytes written into [`CopyChunks::buf`] since the last
+    /// chunk closed (a COPY header) join its first chunk.
+    pub fn append(&mut self, other: &CopyChunks) -> Result<(), CopyTooLarge> {
+        let base = self.data.len();
+        self.data.extend_from_slice(&other.data);
+        for &e in &other.ends {
+            let end = u32::try_from(base + e as usize).map_err(|_| CopyTooLarge)?;
+            self.ends.push(end);
+        }
+        Ok(())
+    }
+
     /// Rebuilds the chunks from their two lists (as they crossed the boundary), checking that
     /// every offset lies inside `data` and that they never go backwards.
     pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Option<CopyChunks> {

@@ -127,8 +127,6 @@ pub struct CopyCache {
     bytes: usize,
     entries: HashMap<ast::Query, Entry>,
     hits: u64,
-    /// Entries that outlived a commit, summed over commits (a measure of the read-set check).
-    kept_across: u64,
 }
 
 impl CopyCache {
@@ -154,7 +152,6 @@ impl CopyCache {
                     keep
                 });
                 self.bytes -= freed;
-                self.kept_across += self.entries.len() as u64;
             }
             _ => self.clear(),
         }
@@ -217,11 +214,6 @@ impl CopyCache {
     /// Statements answered from the cache since the engine opened.
     pub fn hits(&self) -> u64 {
         self.hits
-    }
-
-    /// Entries that were still valid after a commit, summed over commits.
-    pub fn kept_across_commits(&self) -> u64 {
-        self.kept_across
     }
 
     /// Statements kept now.

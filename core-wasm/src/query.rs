@@ -3977,15 +3977,16 @@ impl<'a, 'b> Executor<'a, 'b> {
             return Ok(None);
         }
         // Heap order is tuple order (see `exec::table_rows_where`); an index range is in key
-        // order, which usually agrees.
-        let chunks: Vec<&[u8]> = body.iter().collect();
-        let mut order: Vec<usize> = (0..tuples.len()).collect();
-        if !tuples.is_sorted() {
+        // order, which usually agrees: then the tuples move over in one copy.
+        if tuples.is_sorted() {
+            out.append(&body).map_err(too_large)?;
+        } else {
+            let chunks: Vec<&[u8]> = body.iter().collect();
+            let mut order: Vec<usize> = (0..tuples.len()).collect();
             order.sort_by_key(|&i| tuples[i]);
-        }
-        for i in order {
-            out.buf().extend_from_slice(chunks[i]);
-            out.end_chunk().map_err(too_large)?;
+            for i in order {
+                out.push(chunks[i]).map_err(too_large)?;
+            }
         }
         Ok(Some(tuples.len()))
     }
