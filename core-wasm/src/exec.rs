@@ -441,6 +441,7 @@ pub fn virtual_rows(
     cx: &ReadCx<'_>,
     schema: Option<&str>,
     name: &str,
+    only: Option<&crate::pgcatalog::Only<'_>>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
     let tables = cx.all_tables();
     let mut schemas: Vec<Schema> = cx.st.schemas.values().cloned().collect();
@@ -456,7 +457,7 @@ pub fn virtual_rows(
         row_counts: &counts,
         settings: Some(cx.settings),
     };
-    crate::pgcatalog::build(schema, name, &view)
+    crate::pgcatalog::build_only(schema, name, &view, only)
         .map(|v| v.rows)
         .ok_or_else(|| SqlError::UndefinedTable {
             name: name.to_string(),
@@ -1621,6 +1622,7 @@ fn bind_matching_scoped(
         on: None,
         width,
         hash_keys: vec![],
+        pre_filter: None,
     }];
     if !from.is_empty() {
         let (more, s2) = binder.bind_from(from)?;
@@ -1661,6 +1663,7 @@ fn matching_rows(cx: &mut Cx<'_>, dml: &Dml<'_>) -> Result<Matched, SqlError> {
     // The target table is read through its key or an index when the WHERE clause allows;
     // the target versions below come from the same key ranges.
     crate::query::push_down_keys(&mut items, filter.as_ref());
+    crate::query::push_down_filters(&mut items, filter.as_ref());
     let exec = Executor::new(&rcx);
     let ranges = match items.first().map(|i| &i.source) {
         Some(Source::Table {

@@ -845,14 +845,42 @@ pub fn columns(schema: Option<&str>, name: &str) -> Option<(u32, Vec<VColumn>)> 
     find(schema, name).map(|r| (r.oid, vcolumns(r.cols)))
 }
 
+/// The rows a caller needs of a relation: those whose column `column` passes `keep` (a join
+/// key's values, or a constant the WHERE clause compares the column with).
+pub struct Only<'a> {
+    pub column: usize,
+    pub keep: &'a dyn Fn(&Value) -> bool,
+}
+
 /// Columns + rows, derived from `view` now.
 pub fn build(schema: Option<&str>, name: &str, view: &CatalogView<'_>) -> Option<VirtualTable> {
+    build_only(schema, name, view, None)
+}
+
+/// [`build`], keeping only the rows `only` asks for. The catalogs that grow with the number of
+/// tables (`pg_class`, `pg_attribute`, `pg_type`) skip the others before building them, so
+/// DuckDB's per-table column query builds a few dozen rows rather than every column of the
+/// catalog.
+pub fn build_only(
+    schema: Option<&str>,
+    name: &str,
+    view: &CatalogView<'_>,
+    only: Option<&Only<'_>>,
+) -> Option<VirtualTable> {
     let info = find(schema, name)?;
-    let rows = match info.rel {
+    let column = only.and_then(|o| info.cols.get(o.column)).map(|c| c.0);
+    // Whether an object with this OID (and name) has rows the caller needs, for the builders
+    // that test before they build; the rest are filtered below.
+    let want = |oid_: u32, name: &str| match (only, column) {
+        (Some(o), Some("oid" | "attrelid")) => (o.keep)(&oid(oid_)),
+        (Some(o), Some("relname" | "typname")) => (o.keep)(&t(name)),
+        _ => true,
+    };
+    let mut rows = match info.rel {
         Which::Namespace => namespace_rows(view),
-        Which::Class => class_rows(view),
-        Which::Attribute => attribute_rows(view),
-        Which::Type => type_rows(view),
+        Which::Class => class_rows(view, &want),
+        Which::Attribute => attribute_rows(view, &want),
+        Which::Type => type_rows(view, &want),
         Which::Constraint => constraint_rows(view),
         Which::Index => index_rows(view),
         Which::Indexes => indexes_rows(view),
@@ -879,6 +907,9 @@ pub fn build(schema: Option<&str>, name: &str, view: &CatalogView<'_>) -> Option
         | Which::PublicationRel
         | Which::PublicationNamespace => Vec::new(),
     };
+    if let (Some(o), Some(_)) = (only, column) {
+        rows.retain(|r| r.get(o.column).is_some_and(|v| (o.keep)(v)));
+    }
     Some(VirtualTable {
         rel_oid: info.oid,
         columns: vcolumns(info.cols),
@@ -1260,9 +1291,13 @@ fn type_row(
     ]
 }
 
-fn type_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+fn type_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
     let mut rows: Vec<(u32, Vec<Value>)> = Vec::new();
     for bt in BASE_TYPES {
+        let array_wanted = || bt.array != 0 && want(bt.array, &format!("_{}", bt.name));
+        if !(want(bt.oid, bt.name) || array_wanted()) {
+            continue;
+        }
         let subscript = if bt.elem != 0 {
             "raw_array_subscript_handler"
         } else {
@@ -1342,7 +1377,7 @@ fn type_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             0,
         )
     };
-    for r in RELATIONS {
+    for r in RELATIONS.iter().filter(|r| want(r.rowtype, r.name)) {
         out.push(composite(
             r.rowtype,
             r.name,
@@ -1350,7 +1385,11 @@ fn type_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             r.oid,
         ));
     }
-    for tb in view.tables {
+    for tb in view
+        .tables
+        .iter()
+        .filter(|tb| want(tb.rowtype_oid(), &tb.name))
+    {
         out.push(composite(
             tb.rowtype_oid(),
             &tb.name,
@@ -1472,9 +1511,15 @@ fn class_row(
     ]
 }
 
-fn class_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+/// `want(oid, name)`: whether the caller needs the relation's row (see [`build_only`]).
+type Want<'a> = &'a dyn Fn(u32, &str) -> bool;
+
+fn class_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for r in RELATIONS {
+        if !want(r.oid, r.name) {
+            continue;
+        }
         let is_table = r.kind == 'r';
         rows.push(class_row(
             r.oid,
@@ -1493,25 +1538,32 @@ fn class_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         ));
     }
     for tb in view.tables {
+        let has_pk = !tb.primary_key.is_empty();
+        let want_table = want(tb.oid, &tb.name);
+        let want_pkey = has_pk && want(tb.pkey_oid(), &tb.pkey_name);
+        if !want_table && !want_pkey {
+            continue;
+        }
         let ns = schema_oid_of(view, &tb.schema);
         let live = (view.row_counts)(tb.id) as f32 as f64;
-        let has_pk = !tb.primary_key.is_empty();
-        rows.push(class_row(
-            tb.oid,
-            &tb.name,
-            ns,
-            tb.rowtype_oid(),
-            HEAP_AM_OID,
-            tb.oid,
-            0,
-            0, // relpages: always 0, see the module documentation
-            live,
-            has_pk,
-            false,
-            'r',
-            tb.columns.len(),
-        ));
-        if has_pk {
+        if want_table {
+            rows.push(class_row(
+                tb.oid,
+                &tb.name,
+                ns,
+                tb.rowtype_oid(),
+                HEAP_AM_OID,
+                tb.oid,
+                0,
+                0, // relpages: always 0, see the module documentation
+                live,
+                has_pk,
+                false,
+                'r',
+                tb.columns.len(),
+            ));
+        }
+        if want_pkey {
             rows.push(class_row(
                 tb.pkey_oid(),
                 &tb.pkey_name,
@@ -1578,9 +1630,12 @@ fn attribute_row(
     ]
 }
 
-fn attribute_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for r in RELATIONS {
+        if !want(r.oid, r.name) {
+            continue;
+        }
         // Bootstrap catalogs mark their leading fixed-width columns NOT NULL; views mark none.
         let mut fixed_prefix = r.kind == 'r';
         for (i, (name, ty)) in r.cols.iter().enumerate() {
@@ -1598,34 +1653,47 @@ fn attribute_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         }
     }
     for tb in view.tables {
-        for (i, c) in tb.columns.iter().enumerate() {
-            // PRIMARY KEY implies NOT NULL, as PostgreSQL records it.
-            let not_null = c.not_null || tb.primary_key.contains(&i);
-            rows.push(attribute_row(
-                tb.oid,
-                &c.name,
-                c.ty,
-                i + 1,
-                c.typmod,
-                not_null,
-                c.default_sql.is_some(),
-            ));
+        if want(tb.oid, &tb.name) {
+            table_attribute_rows(tb, &mut rows);
         }
-        for (k, ci) in tb.primary_key.iter().enumerate() {
-            if let Some(c) = tb.columns.get(*ci) {
-                rows.push(attribute_row(
-                    tb.pkey_oid(),
-                    &c.name,
-                    c.ty,
-                    k + 1,
-                    c.typmod,
-                    false,
-                    false,
-                ));
-            }
+        if !tb.primary_key.is_empty() && want(tb.pkey_oid(), &tb.pkey_name) {
+            pkey_attribute_rows(tb, &mut rows);
         }
     }
     rows
+}
+
+fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>) {
+    for (i, c) in tb.columns.iter().enumerate() {
+        // PRIMARY KEY implies NOT NULL, as PostgreSQL records it.
+        let not_null = c.not_null || tb.primary_key.contains(&i);
+        rows.push(attribute_row(
+            tb.oid,
+            &c.name,
+            c.ty,
+            i + 1,
+            c.typmod,
+            not_null,
+            c.default_sql.is_some(),
+        ));
+    }
+}
+
+/// The columns of a table's primary-key index.
+fn pkey_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>) {
+    for (k, ci) in tb.primary_key.iter().enumerate() {
+        if let Some(c) = tb.columns.get(*ci) {
+            rows.push(attribute_row(
+                tb.pkey_oid(),
+                &c.name,
+                c.ty,
+                k + 1,
+                c.typmod,
+                false,
+                false,
+            ));
+        }
+    }
 }
 
 // ------------------------------------------------------------------ constraints and indexes

@@ -6,7 +6,7 @@
 //! hash joins on equality conditions and primary-key point lookups, not a general planner.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -184,6 +184,10 @@ pub struct FromItem {
     pub width: usize,
     /// Equi-join keys (left expr over the accumulated row, right expr over this item's row).
     pub hash_keys: Vec<(BExpr, BExpr)>,
+    /// WHERE conjuncts over this item's columns only (over its own row), applied to its rows
+    /// before they are joined ([`push_down_filters`]). The WHERE clause still runs on the
+    /// joined rows: this only drops rows early.
+    pub pre_filter: Option<BExpr>,
 }
 
 #[derive(Debug, Clone)]
@@ -1053,6 +1057,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 on: None,
                 width: 0,
                 hash_keys: vec![],
+                pre_filter: None,
             });
             return Ok((items, scope));
         }
@@ -1066,6 +1071,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 on: None,
                 width,
                 hash_keys: vec![],
+                pre_filter: None,
             });
             for j in &twj.joins {
                 let (src, cols) = self.bind_factor(&j.relation)?;
@@ -1150,10 +1156,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                                 let (lo, ro) = (col_range(l), col_range(r));
                                 match (lo, ro) {
                                     (Some(a), Some(bb)) if a < left_width && bb >= left_width => {
-                                        hash_keys.push(((**l).clone(), shift_cols(r, left_width)));
+                                        hash_keys.push((
+                                            (**l).clone(),
+                                            map_cols(r, &|i| i - left_width),
+                                        ));
                                     }
                                     (Some(a), Some(bb)) if bb < left_width && a >= left_width => {
-                                        hash_keys.push(((**r).clone(), shift_cols(l, left_width)));
+                                        hash_keys.push((
+                                            (**r).clone(),
+                                            map_cols(l, &|i| i - left_width),
+                                        ));
                                     }
                                     _ => residual.push(c),
                                 }
@@ -1171,6 +1183,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     on,
                     width,
                     hash_keys,
+                    pre_filter: None,
                 });
             }
         }
@@ -1516,6 +1529,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         };
         let mut from = from;
         push_down_keys(&mut from, filter.as_ref());
+        push_down_filters(&mut from, filter.as_ref());
         Ok((
             BSelect {
                 from,
@@ -2909,6 +2923,12 @@ fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
     }
 }
 
+/// A column of a virtual relation and the [`value_key`]s of the only values it needs.
+type NeededKeys = (usize, HashSet<Vec<u8>>);
+
+/// Most joined rows whose key values [`Executor::needed_keys`] collects for a virtual relation.
+const NEEDED_KEYS_MAX: usize = 4096;
+
 /// Most key ranges one scan is split into (an `IN` list per key column multiplies them).
 const MAX_KEY_PREFIXES: usize = 1024;
 
@@ -2972,6 +2992,141 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
     if let Some((n, p)) = best {
         *key_prefixes = Some(p);
         *index = Some(n);
+    }
+}
+
+/// Gives each FROM item of a join the WHERE conjuncts that read only its own columns, as its
+/// `pre_filter`, so rows that cannot pass are dropped before they are joined rather than after
+/// (DuckDB's per-table column query joins seven catalogs and keeps one table's columns). Left
+/// alone: the nullable side of a LEFT JOIN (NULL padding may pass a condition its rows fail),
+/// and conjuncts with subqueries or parameters.
+pub fn push_down_filters(from: &mut [FromItem], filter: Option<&BExpr>) {
+    let Some(filter) = filter else {
+        return;
+    };
+    // One item: the WHERE clause filters each row as it is read, except that a virtual
+    // relation builds its rows first (a conjunct pushed to it can narrow what it builds).
+    if from.len() < 2
+        && !matches!(
+            from.first().map(|f| &f.source),
+            Some(Source::Virtual { .. })
+        )
+    {
+        return;
+    }
+    let width: usize = from.iter().map(|f| f.width).sum();
+    for c in conjuncts(filter.clone()) {
+        let mut used = vec![false; width];
+        let mut subs = Vec::new();
+        subqueries(&c, &mut subs);
+        if !subs.is_empty() || has_param(&c) || mark_columns(&c, 0, &mut used).is_none() {
+            continue;
+        }
+        let (Some(lo), Some(hi)) = (used.iter().position(|u| *u), used.iter().rposition(|u| *u))
+        else {
+            continue;
+        };
+        let mut start = 0;
+        for item in from.iter_mut() {
+            let end = start + item.width;
+            if lo >= start && hi < end {
+                if item.kind != JoinKind::Left {
+                    let own = map_cols(&c, &|i| i - start);
+                    item.pre_filter = Some(match item.pre_filter.take() {
+                        Some(p) => BExpr::And(Box::new(p), Box::new(own)),
+                        None => own,
+                    });
+                }
+                break;
+            }
+            start = end;
+        }
+    }
+}
+
+fn has_param(e: &BExpr) -> bool {
+    let mut found = false;
+    visit_exprs(e, &mut |x| found |= matches!(x, BExpr::Param(..)));
+    found
+}
+
+/// Calls `f` on `e` and every expression inside it (not inside subqueries).
+fn visit_exprs(e: &BExpr, f: &mut dyn FnMut(&BExpr)) {
+    f(e);
+    match e {
+        BExpr::Bin(_, a, b)
+        | BExpr::And(a, b)
+        | BExpr::Or(a, b)
+        | BExpr::IsDistinct(a, b, _)
+        | BExpr::Like(a, b, _, _)
+        | BExpr::AnyArray(_, a, b, ..) => {
+            visit_exprs(a, f);
+            visit_exprs(b, f);
+        }
+        BExpr::Not(x)
+        | BExpr::Neg(x)
+        | BExpr::IsNull(x, _)
+        | BExpr::Cast(x, _)
+        | BExpr::InSub(x, _, _) => visit_exprs(x, f),
+        BExpr::InList(x, l, _) => {
+            visit_exprs(x, f);
+            l.iter().for_each(|y| visit_exprs(y, f));
+        }
+        BExpr::Func(_, args) => args.iter().for_each(|a| visit_exprs(a, f)),
+        BExpr::Case(a, whens, el) => {
+            if let Some(a) = a {
+                visit_exprs(a, f);
+            }
+            for (w, t) in whens {
+                visit_exprs(w, f);
+                visit_exprs(t, f);
+            }
+            if let Some(x) = el {
+                visit_exprs(x, f);
+            }
+        }
+        BExpr::Const(_)
+        | BExpr::Col(_)
+        | BExpr::Outer(..)
+        | BExpr::Agg(_)
+        | BExpr::Param(..)
+        | BExpr::Scalar(_)
+        | BExpr::Exists(..)
+        | BExpr::ArraySub(_) => {}
+    }
+}
+
+/// `e` with every column reference `Col(i)` replaced by `Col(f(i))` (subqueries as they are).
+fn map_cols(e: &BExpr, f: &dyn Fn(usize) -> usize) -> BExpr {
+    let m = |x: &BExpr| Box::new(map_cols(x, f));
+    match e {
+        BExpr::Col(i) => BExpr::Col(f(*i)),
+        BExpr::Bin(op, a, b) => BExpr::Bin(*op, m(a), m(b)),
+        BExpr::And(a, b) => BExpr::And(m(a), m(b)),
+        BExpr::Or(a, b) => BExpr::Or(m(a), m(b)),
+        BExpr::IsDistinct(a, b, not) => BExpr::IsDistinct(m(a), m(b), *not),
+        BExpr::Like(a, b, ci, not) => BExpr::Like(m(a), m(b), *ci, *not),
+        BExpr::AnyArray(op, a, b, all, t) => BExpr::AnyArray(*op, m(a), m(b), *all, *t),
+        BExpr::Not(x) => BExpr::Not(m(x)),
+        BExpr::Neg(x) => BExpr::Neg(m(x)),
+        BExpr::IsNull(x, not) => BExpr::IsNull(m(x), *not),
+        BExpr::Cast(x, t) => BExpr::Cast(m(x), *t),
+        BExpr::InSub(x, q, not) => BExpr::InSub(m(x), q.clone(), *not),
+        BExpr::InList(x, l, not) => {
+            BExpr::InList(m(x), l.iter().map(|y| map_cols(y, f)).collect(), *not)
+        }
+        BExpr::Func(name, args) => {
+            BExpr::Func(name.clone(), args.iter().map(|a| map_cols(a, f)).collect())
+        }
+        BExpr::Case(a, whens, el) => BExpr::Case(
+            a.as_deref().map(m),
+            whens
+                .iter()
+                .map(|(w, t)| (map_cols(w, f), map_cols(t, f)))
+                .collect(),
+            el.as_deref().map(m),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -3049,14 +3204,6 @@ fn col_range(e: &BExpr) -> Option<usize> {
         BExpr::Col(i) => Some(*i),
         BExpr::Cast(x, _) => col_range(x),
         _ => None,
-    }
-}
-
-fn shift_cols(e: &BExpr, by: usize) -> BExpr {
-    match e {
-        BExpr::Col(i) => BExpr::Col(i - by),
-        BExpr::Cast(x, t) => BExpr::Cast(Box::new(shift_cols(x, by)), *t),
-        other => other.clone(),
     }
 }
 
@@ -4027,7 +4174,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 let mut out = self.run_set(l, parent, &[], false)?;
                 out.extend(self.run_set(r, parent, &[], false)?);
                 if !*all {
-                    let mut seen = std::collections::HashSet::new();
+                    let mut seen = HashSet::new();
                     out.retain(|(row, _)| seen.insert(value_key(row)));
                 }
                 Ok(out)
@@ -4057,7 +4204,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 crate::exec::table_rows(self.cx, table, ranges.as_deref(), used)
             }
             Source::Virtual { schema, name } => {
-                crate::exec::virtual_rows(self.cx, schema.as_deref(), name)
+                crate::exec::virtual_rows(self.cx, schema.as_deref(), name, None)
             }
             Source::Derived(q) => self.run_query(q, parent),
             Source::Function { name, args } => {
@@ -4142,7 +4289,23 @@ impl<'a, 'b> Executor<'a, 'b> {
         let total: usize = from.iter().map(|f| f.width).sum();
         for item in from {
             let mask = used.and_then(|u| u.get(start..start + item.width));
-            let mut right = self.source_rows(&item.source, parent, mask)?;
+            let mut right = match (&item.source, self.needed_keys(item, &acc, parent)?) {
+                (Source::Virtual { schema, name }, Some((column, keys))) => {
+                    let keep = |v: &Value| {
+                        !v.is_null() && keys.contains(&value_key(std::slice::from_ref(v)))
+                    };
+                    crate::exec::virtual_rows(
+                        self.cx,
+                        schema.as_deref(),
+                        name.as_str(),
+                        Some(&crate::pgcatalog::Only {
+                            column,
+                            keep: &keep,
+                        }),
+                    )?
+                }
+                _ => self.source_rows(&item.source, parent, mask)?,
+            };
             // A stored table already left the unread columns NULL; other sources built them.
             if let (Some(mask), false) = (mask, matches!(item.source, Source::Table { .. })) {
                 if mask.iter().any(|u| !u) {
@@ -4154,6 +4317,20 @@ impl<'a, 'b> Executor<'a, 'b> {
                         }
                     }
                 }
+            }
+            if let Some(pre) = &item.pre_filter {
+                let mut kept = Vec::with_capacity(right.len());
+                for row in right {
+                    let env = Env {
+                        row: &row,
+                        parent,
+                        aggs: None,
+                    };
+                    if truthy(&self.eval(pre, &env)?) == Some(true) {
+                        kept.push(row);
+                    }
+                }
+                right = kept;
             }
             start += item.width;
             if acc.len() == 1
@@ -4267,6 +4444,70 @@ impl<'a, 'b> Executor<'a, 'b> {
             acc = next;
         }
         Ok(acc)
+    }
+
+    /// For a virtual relation joined in `run_from`: a column and the only values (as
+    /// [`value_key`]s) its rows can have to be used, so that building the relation can skip
+    /// the rest. Taken from the equi-join key when the rows joined so far are few, else from a
+    /// pushed-down `column = constant` or `column IN (constants)` of a matching type.
+    fn needed_keys(
+        &self,
+        item: &FromItem,
+        acc: &[Vec<Value>],
+        parent: Option<&Env<'_>>,
+    ) -> Result<Option<NeededKeys>, SqlError> {
+        let Source::Virtual { schema, name } = &item.source else {
+            return Ok(None);
+        };
+        if let Some((left, BExpr::Col(c))) = item.hash_keys.first() {
+            if acc.len() <= NEEDED_KEYS_MAX {
+                let mut keys = HashSet::new();
+                for row in acc {
+                    let env = Env {
+                        row,
+                        parent,
+                        aggs: None,
+                    };
+                    let v = self.eval(left, &env)?;
+                    if !v.is_null() {
+                        keys.insert(value_key(std::slice::from_ref(&v)));
+                    }
+                }
+                return Ok(Some((*c, keys)));
+            }
+        }
+        let Some(pre) = &item.pre_filter else {
+            return Ok(None);
+        };
+        let Some((_, cols)) = crate::pgcatalog::columns(schema.as_deref(), name) else {
+            return Ok(None);
+        };
+        let fits = |c: usize, v: &BExpr| match (cols.get(c), v) {
+            (Some(col), BExpr::Const(v)) => key_compatible(v, col.ty),
+            _ => false,
+        };
+        for c in conjuncts(pre.clone()) {
+            let (col, consts) = match c {
+                BExpr::Bin(BinOp::Eq, a, b) => match (*a, *b) {
+                    (BExpr::Col(i), v) | (v, BExpr::Col(i)) if fits(i, &v) => (i, vec![v]),
+                    _ => continue,
+                },
+                BExpr::InList(a, list, false) => match *a {
+                    BExpr::Col(i) if list.iter().all(|v| fits(i, v)) => (i, list),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let keys = consts
+                .iter()
+                .filter_map(|v| match v {
+                    BExpr::Const(v) => Some(value_key(std::slice::from_ref(v))),
+                    _ => None,
+                })
+                .collect();
+            return Ok(Some((col, keys)));
+        }
+        Ok(None)
     }
 
     /// Whether `sel` is `SELECT max(k) … FROM t` (any number of `max(k)`, nothing else
@@ -4482,7 +4723,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
         }
         if sel.distinct {
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = HashSet::new();
             out.retain(|(row, _)| seen.insert(value_key(row)));
         }
         Ok(out)
@@ -4521,7 +4762,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
         }
         if a.distinct {
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = HashSet::new();
             vals.retain(|v| seen.insert(value_key(std::slice::from_ref(v))));
         }
         Ok(match a.func {
