@@ -21,6 +21,10 @@ const META_NEXT_TABLE_ID: &str = "next_table_id";
 const META_NEXT_OID: &str = "next_oid";
 const META_TUPLE_PREFIX: &str = "tuples/";
 pub const SCAN_BATCH: usize = 4096;
+/// The first page of a [`visit_visible`] scan, and of each one after a seek.
+const FIRST_SCAN_PAGE: usize = 32;
+/// Useless versions in a row after which [`visit_visible`] seeks past the rest.
+const SEEK_AFTER_SKIPS: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
@@ -198,6 +202,14 @@ pub type VisibleVisitor<'a> = dyn FnMut(&[u8], &[u8], u64) -> Result<(), SqlErro
 /// The MVCC filter of [`scan_visible`] without decoding: `visit` gets the logical key, the
 /// stored value (a tombstone too) and the commit of the newest version `<= at` of every logical
 /// key in `[start, end)`, in key order.
+///
+/// Versions stay until excision (docs/lifecycle.md), so a row DuckLake rewrites in every commit
+/// (`ducklake_table_stats`) has one version per commit. The scan therefore starts with a short
+/// page, grows it while pages come back full, and once [`SEEK_AFTER_SKIPS`] versions in a row
+/// are of no use (older versions of the key just taken, or versions newer than `at`) it seeks
+/// past them: to the key's end, or to its first version `<= at`. Reading one row costs the same
+/// after a thousand commits as after one. Seeking relies on logical keys never prefixing one
+/// another (keys.rs).
 pub fn visit_visible(
     kv: &dyn KvRead,
     start: &[u8],
@@ -209,26 +221,48 @@ pub fn visit_visible(
     // The logical key whose visible version was taken (older versions of it are skipped).
     let mut last_logical: Vec<u8> = Vec::new();
     let mut have_last = false;
+    let mut limit = FIRST_SCAN_PAGE;
     loop {
-        let batch = kv.scan(&cursor, end, SCAN_BATCH)?;
+        let batch = kv.scan(&cursor, end, limit)?;
         let n = batch.len();
+        let mut skipped = 0;
+        let mut seek = None;
         for (raw, value) in &batch {
             let (logical, seq) = keys::split_version(raw)?;
-            if seq > at {
+            let taken = have_last && last_logical == logical;
+            if seq > at || taken {
+                skipped += 1;
+                if skipped >= SEEK_AFTER_SKIPS {
+                    seek = Some(if taken {
+                        keys::prefix_end(logical)
+                    } else {
+                        let mut k = logical.to_vec();
+                        keys::push_version(&mut k, at);
+                        k
+                    });
+                    break;
+                }
                 continue;
             }
-            if have_last && last_logical == logical {
-                continue;
-            }
+            skipped = 0;
             last_logical.clear();
             last_logical.extend_from_slice(logical);
             have_last = true;
             visit(logical, value, seq)?;
         }
+        if let Some(target) = seek {
+            if target.as_slice() >= end {
+                break;
+            }
+            cursor = target;
+            limit = FIRST_SCAN_PAGE;
+            continue;
+        }
         match batch.last() {
-            Some((k, _)) if n == SCAN_BATCH => {
+            Some((k, _)) if n == limit => {
                 cursor = k.to_vec();
                 cursor.push(0);
+                limit = (limit * 2).min(SCAN_BATCH);
             }
             _ => break,
         }
