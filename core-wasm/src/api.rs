@@ -78,22 +78,23 @@ impl CopyChunks {
         Ok(())
     }
 
+    /// Removes the chunks after the first `chunks` and the bytes after the first `bytes`
+    /// (where those chunks end, plus any bytes of an unclosed chunk), returning those bytes.
+    pub fn split_off(&mut self, bytes: usize, chunks: usize) -> Vec<u8> {
+        self.ends.truncate(chunks);
+        self.data.split_off(bytes.min(self.data.len()))
+    }
+
+    /// Makes room for `bytes` more bytes in `chunks` more chunks.
+    pub fn reserve(&mut self, bytes: usize, chunks: usize) {
+        self.data.reserve(bytes);
+        self.ends.reserve(chunks);
+    }
+
     /// Appends one whole chunk.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), CopyTooLarge> {
         self.data.extend_from_slice(chunk);
         self.end_chunk()
-    }
-
-    /// Appends the chunks of `other`; bytes written into [`CopyChunks::buf`] since the last
-    /// chunk closed (a COPY header) join its first chunk.
-    pub fn append(&mut self, other: &CopyChunks) -> Result<(), CopyTooLarge> {
-        let base = self.data.len();
-        self.data.extend_from_slice(&other.data);
-        for &e in &other.ends {
-            let end = u32::try_from(base + e as usize).map_err(|_| CopyTooLarge)?;
-            self.ends.push(end);
-        }
-        Ok(())
     }
 
     /// Rebuilds the chunks from their two lists (as they crossed the boundary), checking that

@@ -350,25 +350,14 @@ pub fn visit_committed_rows(
     used: Option<&[bool]>,
     visit: &mut dyn FnMut(u64, ScannedRow<'_>) -> Result<(), SqlError>,
 ) -> Result<bool, SqlError> {
-    let table = keys::table_prefix(t.id);
-    let own_writes = cx.pending.is_some_and(|p| {
-        p.writes
-            .range(table.clone()..keys::prefix_end(&table))
-            .next()
-            .is_some()
-    });
-    if own_writes {
+    if has_own_writes(cx, t) {
         return Ok(false);
     }
-    let whole = [table];
+    let whole = [keys::table_prefix(t.id)];
     for p in key_prefixes.unwrap_or(&whole) {
         let end = keys::prefix_end(p);
         let newest = cx.at == cx.st.latest;
-        let cached = newest
-            .then(|| cx.st.scans.borrow_mut().get(cx.at, p, &end, used))
-            .flatten();
-        if let Some(rows) = cached {
-            cx.kv.reading(p, &end);
+        if let Some(rows) = kept_rows(cx, p, &end, used) {
             for (tuple, values) in rows.iter() {
                 cx.tick()?;
                 visit(*tuple, ScannedRow::Kept(values))?;
@@ -416,6 +405,33 @@ pub fn visit_committed_rows(
         }
     }
     Ok(true)
+}
+
+/// Whether this transaction has written to `t` (its reads of `t` must overlay those writes).
+pub fn has_own_writes(cx: &ReadCx<'_>, t: &TableRef) -> bool {
+    let table = keys::table_prefix(t.id);
+    cx.pending.is_some_and(|p| {
+        p.writes
+            .range(table.clone()..keys::prefix_end(&table))
+            .next()
+            .is_some()
+    })
+}
+
+/// The scan cache's rows of `[start, end)` when this statement reads at the newest commit
+/// point and they hold the `used` columns (the read is noted as one of the range).
+pub fn kept_rows(
+    cx: &ReadCx<'_>,
+    start: &[u8],
+    end: &[u8],
+    used: Option<&[bool]>,
+) -> Option<scancache::ScannedRows> {
+    if cx.at != cx.st.latest {
+        return None;
+    }
+    let rows = cx.st.scans.borrow_mut().get(cx.at, start, end, used)?;
+    cx.kv.reading(start, end);
+    Some(rows)
 }
 
 /// A kept row's values with the columns outside `used` NULL (the ctid is last; see

@@ -2809,6 +2809,87 @@ pub fn simple_scan(q: &BQuery) -> Option<SimpleScan<'_>> {
     }
 }
 
+/// A filter made only of `column op constant` comparisons (constant on either side), ANDed,
+/// evaluated without the general evaluator: the COPY fast path runs DuckDB's file-list filter
+/// (`table_id = '7' AND begin_snapshot <= '812'`) on tens of thousands of kept rows.
+pub struct ColumnFilter {
+    /// (column, comparison, constant): the column on the left.
+    terms: Vec<(usize, BinOp, Value)>,
+}
+
+impl ColumnFilter {
+    /// `None` when `e` has another shape.
+    pub fn of(e: &BExpr) -> Option<ColumnFilter> {
+        let mut terms = Vec::new();
+        for c in conjuncts(e.clone()) {
+            let BExpr::Bin(op, a, b) = c else {
+                return None;
+            };
+            if !op.is_comparison() {
+                return None;
+            }
+            terms.push(match (*a, *b) {
+                (BExpr::Col(i), BExpr::Const(v)) => (i, op, v),
+                (BExpr::Const(v), BExpr::Col(i)) => (i, mirrored(op), v),
+                _ => return None,
+            });
+        }
+        Some(ColumnFilter { terms })
+    }
+
+    /// The column each term reads, in term order.
+    pub fn columns(&self) -> Vec<usize> {
+        self.terms.iter().map(|t| t.0).collect()
+    }
+
+    /// [`ColumnFilter::passes`] for row `i`, given the columns [`ColumnFilter::columns`] names
+    /// as separate vectors.
+    pub fn passes_at(&self, columns: &[std::sync::Arc<Vec<Value>>], i: usize) -> bool {
+        self.terms
+            .iter()
+            .zip(columns)
+            .all(|((_, op, v), col)| match (col.get(i), v) {
+                // Integer columns against integer constants (snapshot and table ids), without
+                // the general comparison.
+                (Some(Value::Int(x)), Value::Int(y)) => int_comparison(*op, *x, *y),
+                (Some(x), v) => matches!(compare_op(*op, x, v), Value::Bool(true)),
+                (None, _) => false,
+            })
+    }
+
+    /// Whether the condition is true for `row` (NULL is not).
+    pub fn passes(&self, row: &[Value]) -> bool {
+        self.terms.iter().all(|(c, op, v)| {
+            row.get(*c)
+                .is_some_and(|x| matches!(compare_op(*op, x, v), Value::Bool(true)))
+        })
+    }
+}
+
+/// `x op y` for a comparison `op` of two integers.
+fn int_comparison(op: BinOp, x: i64, y: i64) -> bool {
+    match op {
+        BinOp::Eq => x == y,
+        BinOp::NotEq => x != y,
+        BinOp::Lt => x < y,
+        BinOp::LtEq => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::GtEq => x >= y,
+        _ => false,
+    }
+}
+
+/// `op` with its operands swapped (`a < b` is `b > a`).
+fn mirrored(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::LtEq => BinOp::GtEq,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::GtEq => BinOp::LtEq,
+        other => other,
+    }
+}
+
 /// The columns of a select list made only of distinct bare column references, in order;
 /// `None` otherwise (an expression, or a column listed twice, must be evaluated).
 fn moved_columns(projection: &[BExpr]) -> Option<Vec<usize>> {
@@ -4095,47 +4176,132 @@ impl<'a, 'b> Executor<'a, 'b> {
         let too_large = |_| SqlError::ProgramLimit {
             message: "COPY result exceeds 4 GiB".into(),
         };
-        let mut tuples: Vec<u64> = Vec::new();
-        let mut body = CopyChunks::new();
-        let committed_only = crate::exec::visit_committed_rows(
-            self.cx,
-            scan.table,
-            ranges.as_deref(),
-            scan.used.as_deref(),
-            &mut |tuple, row| {
-                let row = row.values();
-                if let Some(f) = scan.filter {
+        if crate::exec::has_own_writes(self.cx, scan.table) {
+            return Ok(None);
+        }
+        let simple = scan.filter.and_then(ColumnFilter::of);
+        let passes = |row: &[Value]| -> Result<bool, SqlError> {
+            Ok(match scan.filter {
+                Some(_) if simple.is_some() => simple.as_ref().is_some_and(|f| f.passes(row)),
+                Some(f) => {
                     let env = Env {
                         row,
                         parent: None,
                         aggs: None,
                     };
-                    if truthy(&self.eval(f, &env)?) != Some(true) {
-                        return Ok(());
+                    truthy(&self.eval(f, &env)?) == Some(true)
+                }
+                None => true,
+            })
+        };
+        // Tuples go straight into `out` (after the header it holds), each noted with where
+        // it starts; heap order is tuple order (see `exec::table_rows_where`), and an index
+        // range's key order usually agrees, else they are put in order at the end.
+        let (bytes0, chunks0) = (out.byte_len(), out.len());
+        let mut tuples: Vec<u64> = Vec::new();
+        let mut starts: Vec<usize> = Vec::new();
+        let whole = [crate::keys::table_prefix(scan.table.id)];
+        let projection = (scan.cols.as_slice(), types);
+        for p in ranges.as_deref().unwrap_or(&whole) {
+            let end = crate::keys::prefix_end(p);
+            let used = scan.used.as_deref();
+            if let Some(rows) = crate::exec::kept_rows(self.cx, p, &end, used) {
+                let enc = self.encoded_rows(p, &rows, projection)?;
+                let columns: Vec<_> = match &simple {
+                    Some(f) => {
+                        let mut scans = self.cx.st.scans.borrow_mut();
+                        f.columns()
+                            .into_iter()
+                            .map(|c| scans.column(self.cx.at, p, &rows, c))
+                            .collect()
+                    }
+                    None => Vec::new(),
+                };
+                out.reserve(enc.byte_len(), rows.len());
+                for (i, (tuple, values)) in rows.iter().enumerate() {
+                    self.cx.tick()?;
+                    let pass = match &simple {
+                        Some(f) => f.passes_at(&columns, i),
+                        None => passes(values)?,
+                    };
+                    if pass {
+                        let bytes = enc.tuple(i).ok_or_else(|| SqlError::Internal {
+                            message: "kept row without its encoded tuple".into(),
+                        })?;
+                        starts.push(out.byte_len());
+                        out.push(bytes).map_err(too_large)?;
+                        tuples.push(*tuple);
                     }
                 }
-                crate::wire::copy_binary_fields_into(row, &scan.cols, types, body.buf())?;
-                body.end_chunk().map_err(too_large)?;
-                tuples.push(tuple);
-                Ok(())
-            },
-        )?;
-        if !committed_only {
-            return Ok(None);
+                continue;
+            }
+            crate::exec::visit_committed_rows(
+                self.cx,
+                scan.table,
+                Some(std::slice::from_ref(p)),
+                used,
+                &mut |tuple, row| {
+                    let row = row.values();
+                    if passes(row)? {
+                        starts.push(out.byte_len());
+                        crate::wire::copy_binary_fields_into(row, &scan.cols, types, out.buf())?;
+                        out.end_chunk().map_err(too_large)?;
+                        tuples.push(tuple);
+                    }
+                    Ok(())
+                },
+            )?;
         }
-        // Heap order is tuple order (see `exec::table_rows_where`); an index range is in key
-        // order, which usually agrees: then the tuples move over in one copy.
-        if tuples.is_sorted() {
-            out.append(&body).map_err(too_large)?;
-        } else {
-            let chunks: Vec<&[u8]> = body.iter().collect();
+        if !tuples.is_sorted() {
+            let tail = out.split_off(bytes0, chunks0);
+            let end = |i: usize| starts.get(i + 1).copied().unwrap_or(bytes0 + tail.len());
             let mut order: Vec<usize> = (0..tuples.len()).collect();
             order.sort_by_key(|&i| tuples[i]);
             for i in order {
-                out.push(chunks[i]).map_err(too_large)?;
+                let span = tail
+                    .get(starts[i] - bytes0..end(i) - bytes0)
+                    .ok_or_else(|| SqlError::internal("COPY tuple outside its buffer"))?;
+                out.push(span).map_err(too_large)?;
             }
         }
         Ok(Some(tuples.len()))
+    }
+
+    /// The binary COPY tuples of a kept range's `rows` for `projection`, from the scan
+    /// cache or encoded now (every row, whichever pass the filter) and kept with the rows.
+    fn encoded_rows(
+        &self,
+        start: &[u8],
+        rows: &crate::scancache::ScannedRows,
+        (cols, types): (&[usize], &[PgType]),
+    ) -> Result<std::sync::Arc<crate::scancache::EncodedRows>, SqlError> {
+        let at = self.cx.at;
+        let kept = self
+            .cx
+            .st
+            .scans
+            .borrow_mut()
+            .encoded(at, start, cols, types);
+        if let Some(enc) = kept {
+            if enc.len() == rows.len() {
+                return Ok(enc);
+            }
+        }
+        let mut enc = crate::scancache::EncodedRows::default();
+        for (_, values) in rows.iter() {
+            self.cx.tick()?;
+            crate::wire::copy_binary_fields_into(values, cols, types, enc.buf())?;
+            enc.end_tuple();
+        }
+        let enc = std::sync::Arc::new(enc);
+        self.cx.st.scans.borrow_mut().put_encoded(
+            at,
+            start,
+            rows,
+            (cols, types),
+            std::sync::Arc::clone(&enc),
+        );
+        Ok(enc)
     }
 
     /// Rows of a set expression, each with the sort keys that are not output columns.

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::copycache::touches_range;
-use crate::types::Value;
+use crate::types::{PgType, Value};
 
 /// Estimated bytes of decoded rows kept at most.
 pub const SCAN_CACHE_BYTES: usize = 128 << 20;
@@ -31,6 +31,57 @@ pub const SCAN_CACHE_MIN_ROWS: usize = 256;
 /// then (the ctid last), NULL for the columns not decoded.
 pub type ScannedRows = Arc<Vec<(u64, Vec<Value>)>>;
 
+/// The binary COPY tuples of a kept range's rows for one projection (table columns and the
+/// types they are sent as), in the range's row order. A new statement over the range (DuckDB's
+/// file list after a commit, whose text names the new snapshot) then filters the kept rows and
+/// copies the tuples of those that pass, instead of encoding them again.
+#[derive(Debug, Default)]
+pub struct EncodedRows {
+    bytes: Vec<u8>,
+    /// Where each tuple ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl EncodedRows {
+    /// The buffer to encode the next tuple into; [`EncodedRows::end_tuple`] closes it.
+    pub fn buf(&mut self) -> &mut Vec<u8> {
+        &mut self.bytes
+    }
+
+    pub fn end_tuple(&mut self) {
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Tuple `i`, if there is one.
+    pub fn tuple(&self, i: usize) -> Option<&[u8]> {
+        let start = match i {
+            0 => 0,
+            _ => *self.ends.get(i - 1)?,
+        };
+        self.bytes.get(start..*self.ends.get(i)?)
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// All tuples' bytes together.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn size(&self) -> usize {
+        self.bytes.len() + self.ends.len() * std::mem::size_of::<usize>()
+    }
+}
+
+/// Which encoding of a range's rows: the table columns, and the types they are sent as.
+type Projection = (Vec<usize>, Vec<PgType>);
+
 #[derive(Debug)]
 struct Entry {
     end: Vec<u8>,
@@ -38,6 +89,12 @@ struct Entry {
     decoded: Option<Vec<bool>>,
     rows: ScannedRows,
     bytes: usize,
+    /// The rows encoded for the projections that asked (their bytes are in `bytes` too).
+    encoded: Vec<(Projection, Arc<EncodedRows>)>,
+    /// Single columns of the rows, contiguous, for filters that asked (in `bytes` too): a
+    /// filter over tens of thousands of kept rows would otherwise wait on a cache miss for
+    /// every row it looks at.
+    columns: Vec<(usize, Arc<Vec<Value>>)>,
 }
 
 #[derive(Debug, Default)]
@@ -48,6 +105,7 @@ pub struct ScanCache {
     /// By the range's start key (a table or index prefix).
     entries: HashMap<Vec<u8>, Entry>,
     hits: u64,
+    encoded_hits: u64,
 }
 
 /// Whether rows decoded with `decoded` hold every column of `used` (both as in
@@ -101,6 +159,88 @@ impl ScanCache {
         Some(Arc::clone(&e.rows))
     }
 
+    /// The kept rows of the range starting at `start` encoded for `cols` sent as `types`, if
+    /// some statement encoded them since the rows were kept.
+    pub fn encoded(
+        &mut self,
+        at: u64,
+        start: &[u8],
+        cols: &[usize],
+        types: &[PgType],
+    ) -> Option<Arc<EncodedRows>> {
+        if at != self.at {
+            return None;
+        }
+        let e = self.entries.get(start)?;
+        let enc = e
+            .encoded
+            .iter()
+            .find(|((c, t), _)| c == cols && t == types)
+            .map(|(_, enc)| Arc::clone(enc))?;
+        self.encoded_hits += 1;
+        Some(enc)
+    }
+
+    /// Keeps `enc`, the rows `rows` of the range starting at `start` encoded for `cols` sent
+    /// as `types`, while those rows are the range's kept rows and the byte bound allows.
+    pub fn put_encoded(
+        &mut self,
+        at: u64,
+        start: &[u8],
+        rows: &ScannedRows,
+        (cols, types): (&[usize], &[PgType]),
+        enc: Arc<EncodedRows>,
+    ) {
+        let size = enc.size();
+        if at != self.at || self.bytes + size > SCAN_CACHE_BYTES {
+            return;
+        }
+        let Some(e) = self.entries.get_mut(start) else {
+            return;
+        };
+        if !Arc::ptr_eq(&e.rows, rows) || enc.len() != rows.len() {
+            return;
+        }
+        e.bytes += size;
+        self.bytes += size;
+        e.encoded.push(((cols.to_vec(), types.to_vec()), enc));
+    }
+
+    /// Column `col` of `rows`, the kept rows of the range starting at `start`, as one vector:
+    /// kept from an earlier statement, or collected now and kept while the byte bound allows.
+    pub fn column(
+        &mut self,
+        at: u64,
+        start: &[u8],
+        rows: &ScannedRows,
+        col: usize,
+    ) -> Arc<Vec<Value>> {
+        let entry = self
+            .entries
+            .get_mut(start)
+            .filter(|e| at == self.at && Arc::ptr_eq(&e.rows, rows));
+        if let Some(found) = entry
+            .as_ref()
+            .and_then(|e| e.columns.iter().find(|(c, _)| *c == col))
+        {
+            return Arc::clone(&found.1);
+        }
+        let values: Vec<Value> = rows
+            .iter()
+            .map(|(_, v)| v.get(col).cloned().unwrap_or(Value::Null))
+            .collect();
+        let values = Arc::new(values);
+        let size: usize = values.iter().map(value_bytes).sum();
+        if let Some(e) = entry {
+            if self.bytes + size <= SCAN_CACHE_BYTES {
+                e.bytes += size;
+                self.bytes += size;
+                e.columns.push((col, Arc::clone(&values)));
+            }
+        }
+        values
+    }
+
     /// Keeps the rows of `[start, end)` read at `at` with the columns `decoded` (`bytes`:
     /// their [`value_bytes`]).
     pub fn put(
@@ -126,6 +266,8 @@ impl ScanCache {
                 decoded: decoded.map(<[bool]>::to_vec),
                 rows,
                 bytes,
+                encoded: Vec::new(),
+                columns: Vec::new(),
             },
         );
         if let Some(old) = old {
@@ -156,6 +298,11 @@ impl ScanCache {
     /// Scans answered from the cache since the engine opened.
     pub fn hits(&self) -> u64 {
         self.hits
+    }
+
+    /// Binary COPY tuples taken from [`EncodedRows`] kept with a range, by statement.
+    pub fn encoded_hits(&self) -> u64 {
+        self.encoded_hits
     }
 
     pub fn is_empty(&self) -> bool {

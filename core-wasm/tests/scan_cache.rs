@@ -155,6 +155,53 @@ fn small_ranges_are_not_kept() {
     assert_eq!(e.st.scans.borrow().hits(), 0);
 }
 
+/// A COPY answered from kept rows keeps their encoded tuples for its projection, and the next
+/// such COPY (a new snapshot in its text) copies the tuples of the rows that pass its filter:
+/// the bytes are always those an engine with empty caches sends, for each projection, and
+/// after a commit into the range the rows and their tuples are read again.
+#[test]
+fn kept_rows_keep_their_encoded_tuples_per_projection() {
+    let n = SCAN_CACHE_MIN_ROWS + 10;
+    let (mut kv, mut e, s) = setup(n);
+    let by_id = |snap: i64| format!("COPY ({}) TO STDOUT (FORMAT binary)", files(1, snap));
+    let by_path = |snap: i64| {
+        format!(
+            "COPY (SELECT path, table_id, data_file_id FROM \"public\".ducklake_data_file \
+             WHERE table_id = 1 AND begin_snapshot <= {snap} AND data_file_id % 3 <> 0) \
+             TO STDOUT (FORMAT binary)"
+        )
+    };
+    let check = |e: &mut Engine, kv: &mut MemKv, sql: &str| {
+        let got = copy_of(&run(e, kv, s, sql));
+        let mut fresh = Engine::open(kv).expect("open");
+        let fs = fresh.open_session("t", "lake");
+        assert_eq!(got, copy_of(&run(&mut fresh, kv, fs, sql)), "{sql}");
+        got
+    };
+    assert_eq!(rows(&mut e, &mut kv, s, &files(1, 1)).len(), n);
+    let encoded = |e: &Engine| e.st.scans.borrow().encoded_hits();
+    let before = encoded(&e);
+    let first = check(&mut e, &mut kv, &by_id(2));
+    assert_eq!(first.1, format!("COPY {n}"));
+    check(&mut e, &mut kv, &by_path(3));
+    assert_eq!(encoded(&e), before, "first use of each projection encodes");
+    assert_eq!(check(&mut e, &mut kv, &by_id(4)), first);
+    let some = check(&mut e, &mut kv, &by_path(5));
+    assert_eq!(some.1, format!("COPY {}", n - n.div_ceil(3)));
+    assert_eq!(check(&mut e, &mut kv, &by_id(0)).1, "COPY 0");
+    assert_eq!(encoded(&e), before + 3);
+    // A commit into the range: the kept rows and their tuples go.
+    run(
+        &mut e,
+        &mut kv,
+        s,
+        "UPDATE ducklake_data_file SET path = 'moved.parquet' WHERE data_file_id = 4",
+    );
+    let after = check(&mut e, &mut kv, &by_id(6));
+    assert_ne!(after, first);
+    assert_eq!(encoded(&e), before + 3);
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Insert { table: i64 },
