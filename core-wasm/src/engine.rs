@@ -102,7 +102,13 @@ const WRITE_SET_KEYS: usize = 1 << 16;
 pub struct Shared {
     pub latest: u64,
     next_seq: u64,
+    /// The committed tables by id; change them through [`Shared::put_table`] and
+    /// [`Shared::remove_table`], which keep `table_ids_by_name` in step.
     pub tables: BTreeMap<u32, Arc<Table>>,
+    /// Committed table ids by name (any schema), ascending: binding a name does not walk the
+    /// registry, which holds a table per DuckLake table with inlined data (20,000 in
+    /// `bench scale`).
+    pub table_ids_by_name: HashMap<String, Vec<u32>>,
     pub schemas: BTreeMap<String, Schema>,
     pub next_table_id: u32,
     pub next_oid: u32,
@@ -126,6 +132,30 @@ pub struct Shared {
     /// Decoded rows of large scanned ranges at the newest commit point (the same validity);
     /// filled by reads, which see this state shared.
     pub scans: std::cell::RefCell<crate::scancache::ScanCache>,
+}
+
+impl Shared {
+    /// Adds or replaces a committed table (a rename moves its name entry).
+    pub fn put_table(&mut self, t: Arc<Table>) {
+        self.remove_table(t.id);
+        let ids = self.table_ids_by_name.entry(t.name.clone()).or_default();
+        if let Err(at) = ids.binary_search(&t.id) {
+            ids.insert(at, t.id);
+        }
+        self.tables.insert(t.id, t);
+    }
+
+    pub fn remove_table(&mut self, id: u32) {
+        let Some(old) = self.tables.remove(&id) else {
+            return;
+        };
+        if let Some(ids) = self.table_ids_by_name.get_mut(&old.name) {
+            ids.retain(|i| *i != id);
+            if ids.is_empty() {
+                self.table_ids_by_name.remove(&old.name);
+            }
+        }
+    }
 }
 
 pub struct Engine {
@@ -303,6 +333,7 @@ impl Engine {
             latest,
             next_seq: latest + 1,
             tables: BTreeMap::new(),
+            table_ids_by_name: HashMap::new(),
             schemas: BTreeMap::new(),
             next_table_id: meta(META_NEXT_TABLE_ID)?.unwrap_or(1) as u32,
             next_oid: meta(META_NEXT_OID)?.unwrap_or(FIRST_USER_OID as u64) as u32,
@@ -340,7 +371,7 @@ impl Engine {
         for (_, env, _) in scan_visible(kv, &p, &keys::prefix_end(&p), latest)? {
             if let Envelope::TableDef(def) = env {
                 let t = Table::from_proto(&def)?;
-                st.tables.insert(t.id, Arc::new(t));
+                st.put_table(Arc::new(t));
             }
         }
         let tp = keys::meta_key(META_TUPLE_PREFIX);
@@ -960,10 +991,10 @@ impl Engine {
                         .get_mut()
                         .committed(from, self.st.latest, f.written.as_deref());
                     for t in f.tables {
-                        self.st.tables.insert(t.id, t);
+                        self.st.put_table(t);
                     }
                     for id in f.dropped {
-                        self.st.tables.remove(&id);
+                        self.st.remove_table(id);
                     }
                     for s in f.schemas {
                         self.st.schemas.insert(s.name.clone(), s);

@@ -312,8 +312,11 @@ impl ReadCx<'_> {
         let dropped = |id: u32| self.pending.is_some_and(|p| p.dropped.contains(&id));
         let candidates: Vec<&TableRef> = self
             .st
-            .tables
-            .values()
+            .table_ids_by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.st.tables.get(id))
             .filter(|t| matches(t) && !dropped(t.id))
             .collect();
         if schema.is_some() {
@@ -2958,50 +2961,15 @@ fn mark_columns(e: &BExpr, offset: usize, used: &mut [bool]) -> Option<()> {
     Some(())
 }
 
-/// Subqueries inside an expression (scalar, IN, EXISTS), outermost first.
+/// Subqueries inside an expression (scalar, IN, EXISTS, ARRAY), outermost first.
 fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
-    match e {
-        BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) => out.push(q.clone()),
-        BExpr::InSub(x, q, _) => {
-            subqueries(x, out);
+    visit_exprs(e, &mut |x| {
+        if let BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) | BExpr::InSub(_, q, _) =
+            x
+        {
             out.push(q.clone());
         }
-        BExpr::Bin(_, a, b) | BExpr::And(a, b) | BExpr::Or(a, b) | BExpr::IsDistinct(a, b, _) => {
-            subqueries(a, out);
-            subqueries(b, out);
-        }
-        BExpr::Like(a, b, _, _) | BExpr::AnyArray(_, a, b, ..) => {
-            subqueries(a, out);
-            subqueries(b, out);
-        }
-        BExpr::Not(x) | BExpr::Neg(x) | BExpr::IsNull(x, _) | BExpr::Cast(x, _) => {
-            subqueries(x, out)
-        }
-        BExpr::InList(x, l, _) => {
-            subqueries(x, out);
-            for y in l {
-                subqueries(y, out);
-            }
-        }
-        BExpr::Func(_, args) => {
-            for a in args {
-                subqueries(a, out);
-            }
-        }
-        BExpr::Case(a, whens, el) => {
-            if let Some(a) = a {
-                subqueries(a, out);
-            }
-            for (w, t) in whens {
-                subqueries(w, out);
-                subqueries(t, out);
-            }
-            if let Some(x) = el {
-                subqueries(x, out);
-            }
-        }
-        BExpr::Const(_) | BExpr::Col(_) | BExpr::Outer(..) | BExpr::Agg(_) | BExpr::Param(..) => {}
-    }
+    });
 }
 
 /// A column of a virtual relation and the [`value_key`]s of the only values it needs.
