@@ -17,6 +17,9 @@ With --metrics URL (RockLake's /metrics), also the server's own statement time o
 into time inside statements and the rest (DuckDB's own work, round trips, and RockLake's protocol
 handling outside statements: Parse/Describe/Bind, framing):
   attach_server_ms, insert_1row_server_ms (mean of the 100), create_tables_server_s
+Always, the CPU time of this process (DuckDB's threads and Python) in the same phases: the
+client's own work, which no catalog server can take away:
+  attach_client_cpu_ms, insert_1row_client_cpu_ms (mean of the 100), create_tables_client_cpu_s
 
 Needs dlconn.py (ROCKLAKE_SHARED/tools, or ../shared/tools beside the checkout) on the path.
 """
@@ -77,22 +80,28 @@ def nsnap():
 
 r = {"ducklake": dlconn.versions(con)["extensions"].get("ducklake"), "duckdb": dlconn.versions(con)["duckdb"]}
 s0 = server_seconds()
+c0 = time.process_time()
 r["attach_fresh_ms"] = round(timed(attach) * 1000, 3)
+r["attach_client_cpu_ms"] = round((time.process_time() - c0) * 1000, 3)
 r["attach_server_ms"] = server_delta(s0, 1000)
 con.execute("CREATE TABLE lake.t (i INTEGER, s VARCHAR)")
 
 s0 = server_seconds()
+c0 = time.process_time()
 lat = sorted(timed("INSERT INTO lake.t VALUES (?, 'x')", [i]) * 1000 for i in range(args.inserts))
+r["insert_1row_client_cpu_ms"] = round((time.process_time() - c0) * 1000 / args.inserts, 3)
 r["insert_1row_server_ms"] = server_delta(s0, 1000 / args.inserts)
 r["insert_1row_mean_ms"] = round(statistics.mean(lat), 3)
 r["insert_1row_ms"] = round(statistics.median(lat), 3)
 r["insert_1row_p90_ms"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.9) - 1)], 3)
 
 s0 = server_seconds()
+c0 = time.process_time()
 t0 = time.perf_counter()
 for i in range(args.tables):
     con.execute(f"CREATE TABLE lake.c_{i} (a INTEGER, b VARCHAR)")
 r["create_tables_s"] = round(time.perf_counter() - t0, 3)
+r["create_tables_client_cpu_s"] = round(time.process_time() - c0, 3)
 r["create_tables_server_s"] = server_delta(s0, 1)
 
 n = nsnap()
