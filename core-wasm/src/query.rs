@@ -2909,56 +2909,20 @@ fn moved_columns(projection: &[BExpr]) -> Option<Vec<usize>> {
 /// Marks the columns `e` reads (`Col(i)` is column `offset + i`); `None` for a correlated
 /// subquery or a column outside the row.
 fn mark_columns(e: &BExpr, offset: usize, used: &mut [bool]) -> Option<()> {
-    let mut mark = |x: &BExpr| mark_columns(x, offset, used);
-    match e {
-        BExpr::Col(i) => *used.get_mut(offset + i)? = true,
-        BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) => {
-            if q.correlated {
-                return None;
-            }
+    let mut ok = true;
+    visit_exprs(e, &mut |x| match x {
+        BExpr::Col(i) => match used.get_mut(offset + i) {
+            Some(u) => *u = true,
+            None => ok = false,
+        },
+        BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) | BExpr::InSub(_, q, _)
+            if q.correlated =>
+        {
+            ok = false
         }
-        BExpr::InSub(x, q, _) => {
-            if q.correlated {
-                return None;
-            }
-            mark(x)?;
-        }
-        BExpr::Bin(_, a, b)
-        | BExpr::And(a, b)
-        | BExpr::Or(a, b)
-        | BExpr::IsDistinct(a, b, _)
-        | BExpr::Like(a, b, _, _)
-        | BExpr::AnyArray(_, a, b, ..) => {
-            mark(a)?;
-            mark(b)?;
-        }
-        BExpr::Not(x) | BExpr::Neg(x) | BExpr::IsNull(x, _) | BExpr::Cast(x, _) => mark(x)?,
-        BExpr::InList(x, l, _) => {
-            mark(x)?;
-            for y in l {
-                mark(y)?;
-            }
-        }
-        BExpr::Func(_, args) => {
-            for a in args {
-                mark(a)?;
-            }
-        }
-        BExpr::Case(a, whens, el) => {
-            if let Some(a) = a {
-                mark(a)?;
-            }
-            for (w, t) in whens {
-                mark(w)?;
-                mark(t)?;
-            }
-            if let Some(x) = el {
-                mark(x)?;
-            }
-        }
-        BExpr::Const(_) | BExpr::Outer(..) | BExpr::Agg(_) | BExpr::Param(..) => {}
-    }
-    Some(())
+        _ => {}
+    });
+    ok.then_some(())
 }
 
 /// Subqueries inside an expression (scalar, IN, EXISTS, ARRAY), outermost first.
