@@ -2851,21 +2851,23 @@ impl ColumnFilter {
         self.terms
             .iter()
             .zip(columns)
-            .all(|((_, op, v), col)| match (col.get(i), v) {
-                // Integer columns against integer constants (snapshot and table ids), without
-                // the general comparison.
-                (Some(Value::Int(x)), Value::Int(y)) => int_comparison(*op, *x, *y),
-                (Some(x), v) => matches!(compare_op(*op, x, v), Value::Bool(true)),
-                (None, _) => false,
-            })
+            .all(|((_, op, v), col)| col.get(i).is_some_and(|x| holds(*op, x, v)))
     }
 
     /// Whether the condition is true for `row` (NULL is not).
     pub fn passes(&self, row: &[Value]) -> bool {
-        self.terms.iter().all(|(c, op, v)| {
-            row.get(*c)
-                .is_some_and(|x| matches!(compare_op(*op, x, v), Value::Bool(true)))
-        })
+        self.terms
+            .iter()
+            .all(|(c, op, v)| row.get(*c).is_some_and(|x| holds(*op, x, v)))
+    }
+}
+
+/// Whether `x op v` is true: integers (snapshot and table ids) compared directly, the rest as
+/// the evaluator compares them.
+fn holds(op: BinOp, x: &Value, v: &Value) -> bool {
+    match (x, v) {
+        (Value::Int(x), Value::Int(y)) => int_comparison(op, *x, *y),
+        _ => matches!(compare_op(op, x, v), Value::Bool(true)),
     }
 }
 
@@ -4113,9 +4115,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         }
         let simple = scan.filter.and_then(ColumnFilter::of);
         let passes = |row: &[Value]| -> Result<bool, SqlError> {
-            Ok(match scan.filter {
-                Some(_) if simple.is_some() => simple.as_ref().is_some_and(|f| f.passes(row)),
-                Some(f) => {
+            Ok(match (&simple, scan.filter) {
+                (Some(f), _) => f.passes(row),
+                (None, Some(f)) => {
                     let env = Env {
                         row,
                         parent: None,
@@ -4123,7 +4125,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     };
                     truthy(&self.eval(f, &env)?) == Some(true)
                 }
-                None => true,
+                (None, None) => true,
             })
         };
         // Tuples go straight into `out` (after the header it holds), each noted with where
