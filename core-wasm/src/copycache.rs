@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use sqlparser::ast;
 
-use crate::api::{CopyChunks, KvError, KvPage, KvRead, Output};
+use crate::api::{CopyChunks, FieldDesc, KvError, KvPage, KvRead, Output};
 
 /// Key ranges `[start, end)` of the store.
 pub type KeyRanges = Vec<(Vec<u8>, Vec<u8>)>;
@@ -103,7 +103,7 @@ fn touches(ranges: &[(Vec<u8>, Vec<u8>)], keys: &[Vec<u8>]) -> bool {
     ranges.iter().any(|(s, e)| touches_range(s, e, keys))
 }
 
-/// Bytes of COPY data kept at most; a single result larger than a quarter of this is never
+/// Bytes of results kept at most; a single result larger than a quarter of this is never
 /// kept.
 pub const COPY_CACHE_BYTES: usize = 64 << 20;
 /// Statements kept at most. Each key is a syntax tree of a few KB: without this bound, a
@@ -115,9 +115,30 @@ pub const COPY_CACHE_ENTRIES: usize = 256;
 struct Entry {
     /// The store ranges its execution read.
     reads: KeyRanges,
-    columns: u16,
-    chunks: CopyChunks,
-    tag: String,
+    kept: Kept,
+}
+
+#[derive(Debug)]
+enum Kept {
+    /// A binary COPY's data.
+    Copy { columns: u16, chunks: CopyChunks },
+    /// A query's text rows, for sessions of this user and database (catalog relations show
+    /// them), packed one value per chunk: `0` for NULL, else `1` and the text.
+    Rows {
+        user: String,
+        database: String,
+        fields: Vec<FieldDesc>,
+        values: CopyChunks,
+    },
+}
+
+impl Entry {
+    fn bytes(&self) -> usize {
+        match &self.kept {
+            Kept::Copy { chunks, .. } => chunks.byte_len(),
+            Kept::Rows { values, .. } => values.byte_len() + 4 * values.len(),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -125,14 +146,18 @@ pub struct CopyCache {
     /// The commit point every entry was computed at.
     at: u64,
     bytes: usize,
-    entries: HashMap<ast::Query, Entry>,
+    /// Binary COPY results, and catalog query results (`SELECT` over `pg_catalog`), by
+    /// statement. A statement is kept as one or the other: COPY keys are the inner query.
+    copies: HashMap<ast::Query, (Entry, String)>,
+    rows: HashMap<ast::Query, (Entry, String)>,
     hits: u64,
 }
 
 impl CopyCache {
     /// Forgets every entry.
     pub fn clear(&mut self) {
-        self.entries.clear();
+        self.copies.clear();
+        self.rows.clear();
         self.bytes = 0;
     }
 
@@ -144,13 +169,15 @@ impl CopyCache {
         match written {
             Some(keys) if self.at == from => {
                 let mut freed = 0;
-                self.entries.retain(|_, e| {
-                    let keep = !touches(&e.reads, keys);
-                    if !keep {
-                        freed += e.chunks.byte_len();
-                    }
-                    keep
-                });
+                for map in [&mut self.copies, &mut self.rows] {
+                    map.retain(|_, (e, _)| {
+                        let keep = !touches(&e.reads, keys);
+                        if !keep {
+                            freed += e.bytes();
+                        }
+                        keep
+                    });
+                }
                 self.bytes -= freed;
             }
             _ => self.clear(),
@@ -163,13 +190,16 @@ impl CopyCache {
         if at != self.at {
             return None;
         }
-        let e = self.entries.get(q)?;
+        let (e, tag) = self.copies.get(q)?;
+        let Kept::Copy { columns, chunks } = &e.kept else {
+            return None;
+        };
         self.hits += 1;
         Some(Output::CopyOut {
             binary: true,
-            columns: e.columns,
-            chunks: e.chunks.clone(),
-            tag: e.tag.clone(),
+            columns: *columns,
+            chunks: chunks.clone(),
+            tag: tag.clone(),
         })
     }
 
@@ -185,29 +215,117 @@ impl CopyCache {
         else {
             return;
         };
-        let size = chunks.byte_len();
+        let kept = Kept::Copy {
+            columns: *columns,
+            chunks: chunks.clone(),
+        };
+        self.keep(at, q, Entry { reads, kept }, tag.clone(), false);
+    }
+
+    /// The rows of catalog query `q` computed at commit point `at` for a session of `user`
+    /// on `database`, if kept.
+    pub fn get_rows(
+        &mut self,
+        at: u64,
+        user: &str,
+        database: &str,
+        q: &ast::Query,
+    ) -> Option<Output> {
+        if at != self.at {
+            return None;
+        }
+        let (e, tag) = self.rows.get(q)?;
+        let Kept::Rows {
+            user: u,
+            database: d,
+            fields,
+            values,
+        } = &e.kept
+        else {
+            return None;
+        };
+        if u != user || d != database {
+            return None;
+        }
+        let width = fields.len().max(1);
+        let mut rows = Vec::with_capacity(values.len() / width);
+        let mut row = Vec::with_capacity(width);
+        for v in values.iter() {
+            row.push(match v.split_first() {
+                Some((1, text)) => Some(text.to_vec()),
+                _ => None,
+            });
+            if row.len() == width {
+                rows.push(std::mem::replace(&mut row, Vec::with_capacity(width)));
+            }
+        }
+        self.hits += 1;
+        Some(Output::Rows {
+            fields: fields.clone(),
+            rows,
+            tag: tag.clone(),
+        })
+    }
+
+    /// Keeps `out` (text rows) as the result of catalog query `q` at commit point `at` for
+    /// sessions of `user` on `database`, computed by reading `reads`.
+    pub fn put_rows(
+        &mut self,
+        at: u64,
+        user: &str,
+        database: &str,
+        q: ast::Query,
+        out: &Output,
+        reads: KeyRanges,
+    ) {
+        let Output::Rows { fields, rows, tag } = out else {
+            return;
+        };
+        // A result without columns has no values to count its rows by.
+        if fields.is_empty() {
+            return;
+        }
+        let mut values = CopyChunks::new();
+        for v in rows.iter().flatten() {
+            let buf = values.buf();
+            match v {
+                None => buf.push(0),
+                Some(text) => {
+                    buf.push(1);
+                    buf.extend_from_slice(text);
+                }
+            }
+            if values.end_chunk().is_err() {
+                return;
+            }
+        }
+        let kept = Kept::Rows {
+            user: user.to_string(),
+            database: database.to_string(),
+            fields: fields.clone(),
+            values,
+        };
+        self.keep(at, q, Entry { reads, kept }, tag.clone(), true);
+    }
+
+    fn keep(&mut self, at: u64, q: ast::Query, entry: Entry, tag: String, rows: bool) {
+        let size = entry.bytes();
         if size > COPY_CACHE_BYTES / 4 {
             return;
         }
-        if at != self.at
-            || self.bytes + size > COPY_CACHE_BYTES
-            || self.entries.len() >= COPY_CACHE_ENTRIES
+        if at != self.at || self.bytes + size > COPY_CACHE_BYTES || self.len() >= COPY_CACHE_ENTRIES
         {
             self.clear();
             self.at = at;
         }
         self.bytes += size;
-        let old = self.entries.insert(
-            q,
-            Entry {
-                reads,
-                columns: *columns,
-                chunks: chunks.clone(),
-                tag: tag.clone(),
-            },
-        );
-        if let Some(old) = old {
-            self.bytes -= old.chunks.byte_len();
+        let map = if rows {
+            &mut self.rows
+        } else {
+            &mut self.copies
+        };
+        if let Some((old, _)) = map.insert(q, (entry, tag)) {
+            self.bytes -= old.bytes();
         }
     }
 
@@ -218,10 +336,10 @@ impl CopyCache {
 
     /// Statements kept now.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.copies.len() + self.rows.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 }

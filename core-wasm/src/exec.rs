@@ -789,9 +789,9 @@ fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Output {
     let rows = rows
         .into_iter()
         .map(|r| {
-            r.iter()
+            r.into_iter()
                 .zip(cols)
-                .map(|(v, c)| format_text(v, c.ty).map(String::into_bytes))
+                .map(|(v, c)| crate::types::into_text(v, c.ty).map(String::into_bytes))
                 .collect()
         })
         .collect();
@@ -850,15 +850,40 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
         _ => {}
     }
     let at = cx.read_point();
-    let rcx = cx.reader(at);
+    // Results of catalog queries (DuckDB's introspection at every ATTACH, psql's `\d`) are
+    // kept like binary COPY results, for sessions of the same user and database (see
+    // copycache).
+    let shareable = at == cx.st.latest && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty());
+    if shareable {
+        if let Some(hit) = cx
+            .st
+            .copies
+            .get_rows(at, &cx.sess.user, &cx.sess.database, q)
+        {
+            return Ok(hit);
+        }
+    }
+    let reads = crate::copycache::ReadSet::new(cx.kv);
+    let mut rcx = cx.reader(at);
+    if shareable {
+        rcx.kv = &reads;
+    }
     let mut binder = Binder::new(&rcx);
     let bq = binder.bind_query(q, None)?;
     let exec = Executor::with_set_config(&rcx);
     let rows = exec.run_query(&bq, None)?;
     let set_configs = exec.take_set_configs();
     let out = rows_output(&bq.columns, rows);
+    let keep =
+        shareable && set_configs.is_empty() && binder.reads_only_catalog_and_committed_tables();
     for call in set_configs {
         crate::settings::apply_set_config(cx, call)?;
+    }
+    if keep {
+        let (user, database) = (cx.sess.user.clone(), cx.sess.database.clone());
+        cx.st
+            .copies
+            .put_rows(at, &user, &database, q.clone(), &out, reads.into_ranges());
     }
     Ok(out)
 }
@@ -1639,6 +1664,7 @@ fn bind_matching_scoped(
         width,
         hash_keys: vec![],
         pre_filter: None,
+        keep: None,
     }];
     if !from.is_empty() {
         let (more, s2) = binder.bind_from(from)?;

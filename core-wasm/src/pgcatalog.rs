@@ -840,6 +840,13 @@ pub fn is_virtual(schema: Option<&str>, name: &str) -> bool {
     find(schema, name).is_some()
 }
 
+/// Whether a relation's rows depend on the session's settings (`pg_settings`). The others
+/// are a function of the registry, the session's user and its database: results read from
+/// them can be kept across sessions with the same user and database (see copycache).
+pub fn reads_session_settings(schema: Option<&str>, name: &str) -> bool {
+    find(schema, name).is_some_and(|r| r.rel == Which::Settings)
+}
+
 /// Column list without building rows (for planning/Describe).
 pub fn columns(schema: Option<&str>, name: &str) -> Option<(u32, Vec<VColumn>)> {
     find(schema, name).map(|r| (r.oid, vcolumns(r.cols)))

@@ -188,6 +188,17 @@ pub struct FromItem {
     /// before they are joined ([`push_down_filters`]). The WHERE clause still runs on the
     /// joined rows: this only drops rows early.
     pub pre_filter: Option<BExpr>,
+    /// The item's columns the joined row carries, in order (set by [`compact_select`]):
+    /// `pre_filter` and the right-hand `hash_keys` read the item's full row, everything else
+    /// the compacted joined row. `None`: all `width` columns.
+    pub keep: Option<Vec<usize>>,
+}
+
+impl FromItem {
+    /// Columns this item adds to the joined row.
+    fn joined_width(&self) -> usize {
+        self.keep.as_ref().map_or(self.width, Vec::len)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -380,6 +391,8 @@ pub struct Binder<'a, 'b> {
     /// virtual (pg_catalog) or set-returning relation, a table found through search_path, or a
     /// cast to regclass / regtype / regnamespace (catalog lookups by name).
     session_dependent: bool,
+    /// Reads a `pg_catalog` / `information_schema` relation derived from the registry.
+    reads_catalog: bool,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
@@ -715,6 +728,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             next_id: 0,
             touched_outer: Vec::new(),
             session_dependent: false,
+            reads_catalog: false,
         }
     }
 
@@ -722,7 +736,15 @@ impl<'a, 'b> Binder<'a, 'b> {
     /// schema, through deterministic functions: their result is a function of the commit
     /// point they read (and the text), whatever the session.
     pub fn reads_only_committed_tables(&self) -> bool {
-        !self.session_dependent
+        !self.session_dependent && !self.reads_catalog
+    }
+
+    /// True when the statements bound so far read catalog relations derived from the
+    /// registry, and otherwise only what [`Self::reads_only_committed_tables`] allows: their
+    /// result is a function of the commit point, the text, and the session's user and
+    /// database.
+    pub fn reads_only_catalog_and_committed_tables(&self) -> bool {
+        !self.session_dependent && self.reads_catalog
     }
 
     /// A binder for Parse + Describe: parameters `$n` are allowed and typed from context.
@@ -1061,6 +1083,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 width: 0,
                 hash_keys: vec![],
                 pre_filter: None,
+                keep: None,
             });
             return Ok((items, scope));
         }
@@ -1075,6 +1098,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 width,
                 hash_keys: vec![],
                 pre_filter: None,
+                keep: None,
             });
             for j in &twj.joins {
                 let (src, cols) = self.bind_factor(&j.relation)?;
@@ -1187,6 +1211,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     width,
                     hash_keys,
                     pre_filter: None,
+                    keep: None,
                 });
             }
         }
@@ -1330,7 +1355,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname)
                 {
-                    self.session_dependent = true;
+                    // An unqualified name a user table also has could mean that table under
+                    // another search_path.
+                    let shadowed =
+                        schema.is_none() && self.cx.st.table_ids_by_name.contains_key(&tname);
+                    if shadowed
+                        || crate::pgcatalog::reads_session_settings(schema.as_deref(), &tname)
+                    {
+                        self.session_dependent = true;
+                    } else {
+                        self.reads_catalog = true;
+                    }
                     let cols = vcols
                         .iter()
                         .enumerate()
@@ -2742,6 +2777,83 @@ pub fn used_columns(sel: &BSelect, order: &[OrderKey]) -> Option<Vec<bool>> {
     Some(used)
 }
 
+/// `sel` rewritten so that its joined rows carry only the `used` columns (see
+/// [`used_columns`]): each FROM item keeps its used columns ([`FromItem::keep`]) and every
+/// expression over the joined row reads their compacted positions. `None` when every column
+/// is used. The catalog joins DuckDB and psql send read a handful of the hundred-odd columns
+/// their catalogs add up to, and each join step copies the joined row.
+pub fn compact_select(
+    sel: &BSelect,
+    order: &[OrderKey],
+    used: &[bool],
+) -> Option<(BSelect, Vec<OrderKey>)> {
+    if used.iter().all(|u| *u) {
+        return None;
+    }
+    let mut to = vec![usize::MAX; used.len()];
+    for (next, (slot, _)) in to.iter_mut().zip(used).filter(|(_, u)| **u).enumerate() {
+        *slot = next;
+    }
+    // Every column an expression reads is used, so none maps to the placeholder.
+    let f = |i: usize| to.get(i).copied().unwrap_or(usize::MAX);
+    let m = |e: &BExpr| map_cols(e, &f);
+    let mut start = 0;
+    let from = sel
+        .from
+        .iter()
+        .map(|item| {
+            let keep = (0..item.width)
+                .filter(|i| used.get(start + i).copied().unwrap_or(true))
+                .collect();
+            start += item.width;
+            FromItem {
+                kind: item.kind,
+                source: item.source.clone(),
+                on: item.on.as_ref().map(m),
+                width: item.width,
+                hash_keys: item
+                    .hash_keys
+                    .iter()
+                    .map(|(l, r)| (m(l), r.clone()))
+                    .collect(),
+                pre_filter: item.pre_filter.clone(),
+                keep: Some(keep),
+            }
+        })
+        .collect();
+    let compacted = BSelect {
+        from,
+        filter: sel.filter.as_ref().map(m),
+        group: sel.group.as_ref().map(|g| g.iter().map(m).collect()),
+        aggs: sel
+            .aggs
+            .iter()
+            .map(|a| AggSpec {
+                func: a.func,
+                args: a.args.iter().map(m).collect(),
+                distinct: a.distinct,
+                ty: a.ty,
+            })
+            .collect(),
+        having: sel.having.as_ref().map(m),
+        projection: sel.projection.iter().map(m).collect(),
+        distinct: sel.distinct,
+    };
+    // Keys over the output row read output positions.
+    let order = order
+        .iter()
+        .map(|k| OrderKey {
+            expr: if k.on_output {
+                k.expr.clone()
+            } else {
+                m(&k.expr)
+            },
+            ..k.clone()
+        })
+        .collect();
+    Some((compacted, order))
+}
+
 /// A query that returns one stored table's rows, filtered, as bare columns in heap order: no
 /// join, grouping, ordering, DISTINCT or LIMIT; possibly wrapped in a derived table that
 /// selects bare columns of it (DuckDB's `SELECT "a", "b" FROM (SELECT a, b FROM t WHERE …)
@@ -2941,7 +3053,8 @@ fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
 /// A column of a virtual relation and the [`value_key`]s of the only values it needs.
 type NeededKeys = (usize, HashSet<Vec<u8>>);
 
-/// Most joined rows whose key values [`Executor::needed_keys`] collects for a virtual relation.
+/// Most distinct key values [`Executor::needed_keys`] collects for a virtual relation; with
+/// more, it builds every row.
 const NEEDED_KEYS_MAX: usize = 4096;
 
 /// Most key ranges one scan is split into (an `IN` list per key column multiplies them).
@@ -3256,30 +3369,33 @@ fn truthy(v: &Value) -> Option<bool> {
 pub fn value_key(vals: &[Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(vals.len() * 10);
     for v in vals {
-        match v {
-            Value::Int(i) => int_key(&mut k, *i),
-            Value::Numeric(s) => {
-                // Trailing fractional zeros do not change the value.
-                let t = if s.contains('.') {
-                    s.trim_end_matches('0').trim_end_matches('.')
-                } else {
-                    s.as_str()
-                };
-                match t.parse::<i64>() {
-                    // An integral numeric meets the integer of the same value.
-                    Ok(i) => int_key(&mut k, i),
-                    Err(_) => crate::keys::encode_field(
-                        &mut k,
-                        &Value::Numeric(t.to_string()),
-                        PgType::Numeric,
-                    ),
-                }
-            }
-            Value::Text(_) => crate::keys::encode_field(&mut k, v, PgType::Text),
-            other => crate::keys::encode_field(&mut k, other, PgType::Bytea),
-        }
+        push_value_key(&mut k, v);
     }
     k
+}
+
+/// One value's part of [`value_key`], appended to `k`.
+fn push_value_key(k: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Int(i) => int_key(k, *i),
+        Value::Numeric(s) => {
+            // Trailing fractional zeros do not change the value.
+            let t = if s.contains('.') {
+                s.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                s.as_str()
+            };
+            match t.parse::<i64>() {
+                // An integral numeric meets the integer of the same value.
+                Ok(i) => int_key(k, i),
+                Err(_) => {
+                    crate::keys::encode_field(k, &Value::Numeric(t.to_string()), PgType::Numeric)
+                }
+            }
+        }
+        Value::Text(_) => crate::keys::encode_field(k, v, PgType::Text),
+        other => crate::keys::encode_field(k, other, PgType::Bytea),
+    }
 }
 
 /// An integer's part of [`value_key`]: a mark no encoded field starts with (those start with
@@ -4377,6 +4493,7 @@ impl<'a, 'b> Executor<'a, 'b> {
     /// The joined rows of a FROM list (before WHERE). With `used` (see [`used_columns`]),
     /// columns nothing reads are NULL in the result: every join step copies the rows it
     /// combines, and the catalog views DuckDB and psql join have dozens of text columns each.
+    /// Items with [`FromItem::keep`] (a [`compact_select`]) add only those columns.
     pub fn run_from(
         &self,
         from: &[FromItem],
@@ -4386,7 +4503,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         let mut acc: Vec<Vec<Value>> = vec![vec![]];
         let mut start = 0;
         // Joined rows are built at their final width once, then moved through the steps.
-        let total: usize = from.iter().map(|f| f.width).sum();
+        let total: usize = from.iter().map(FromItem::joined_width).sum();
+        let mut key = Vec::new();
         for item in from {
             let mask = used.and_then(|u| u.get(start..start + item.width));
             let mut right = match (&item.source, self.needed_keys(item, &acc, parent)?) {
@@ -4407,7 +4525,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => self.source_rows(&item.source, parent, mask)?,
             };
             // A stored table already left the unread columns NULL; other sources built them.
-            if let (Some(mask), false) = (mask, matches!(item.source, Source::Table { .. })) {
+            // Compacted rows drop them instead.
+            if let (Some(mask), false, None) = (
+                mask,
+                matches!(item.source, Source::Table { .. }),
+                &item.keep,
+            ) {
                 if mask.iter().any(|u| !u) {
                     for row in &mut right {
                         for (v, keep) in row.iter_mut().zip(mask) {
@@ -4433,14 +4556,55 @@ impl<'a, 'b> Executor<'a, 'b> {
                 right = kept;
             }
             start += item.width;
-            if acc.len() == 1
+            let first = acc.len() == 1
                 && acc[0].is_empty()
                 && item.hash_keys.is_empty()
                 && item.on.is_none()
-                && item.kind != JoinKind::Left
-            {
+                && item.kind != JoinKind::Left;
+            // Equi-join keys select candidate rows through a hash index (over the item's full
+            // rows); otherwise every row of the right side is a candidate. ON (the residual
+            // condition) and LEFT padding are shared. Rows with equal keys are chained in
+            // ascending order, so the joined rows keep the right side's order.
+            let hashed = !item.hash_keys.is_empty();
+            let mut heads: HashMap<Vec<u8>, usize> = HashMap::new();
+            let mut chain = Vec::new();
+            if hashed {
+                chain = vec![usize::MAX; right.len()];
+                for (ri, r) in right.iter().enumerate().rev() {
+                    let env = Env {
+                        row: r,
+                        parent,
+                        aggs: None,
+                    };
+                    if !self.join_key(item.hash_keys.iter().map(|(_, rk)| rk), &env, &mut key)? {
+                        continue;
+                    }
+                    match heads.get_mut(key.as_slice()) {
+                        Some(head) => {
+                            chain[ri] = *head;
+                            *head = ri;
+                        }
+                        None => {
+                            heads.insert(key.clone(), ri);
+                        }
+                    }
+                }
+            }
+            if let Some(keep) = &item.keep {
+                let cap = if first { total } else { keep.len() };
+                for row in &mut right {
+                    let mut compact = Vec::with_capacity(cap);
+                    compact.extend(keep.iter().map(|&i| {
+                        row.get_mut(i)
+                            .map(|v| std::mem::replace(v, Value::Null))
+                            .unwrap_or(Value::Null)
+                    }));
+                    *row = compact;
+                }
+            }
+            if first {
                 // The first item: its rows are the joined rows as they are (no copy).
-                if from.len() > 1 {
+                if from.len() > 1 && item.keep.is_none() {
                     for row in &mut right {
                         row.reserve_exact(total - row.len());
                     }
@@ -4449,57 +4613,26 @@ impl<'a, 'b> Executor<'a, 'b> {
                 continue;
             }
             let mut next = Vec::new();
-            // Equi-join keys select candidate rows through a hash index; otherwise every row of
-            // the right side is a candidate. ON (the residual condition) and LEFT padding are shared.
-            let hashed = !item.hash_keys.is_empty();
-            let index = if hashed {
-                let mut index: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
-                for (ri, r) in right.iter().enumerate() {
+            let mut candidates = Vec::new();
+            let added = item.joined_width();
+            for mut l in acc {
+                candidates.clear();
+                if hashed {
                     let env = Env {
-                        row: r,
+                        row: &l,
                         parent,
                         aggs: None,
                     };
-                    let k: Vec<Value> = item
-                        .hash_keys
-                        .iter()
-                        .map(|(_, rk)| self.eval(rk, &env))
-                        .collect::<Result<_, _>>()?;
-                    if k.iter().any(Value::is_null) {
-                        continue;
-                    }
-                    index.entry(value_key(&k)).or_default().push(ri);
-                }
-                Some(index)
-            } else {
-                None
-            };
-            let all: Vec<usize> = if hashed {
-                Vec::new()
-            } else {
-                (0..right.len()).collect()
-            };
-            for mut l in acc {
-                let candidates: &[usize] = match &index {
-                    Some(index) => {
-                        let env = Env {
-                            row: &l,
-                            parent,
-                            aggs: None,
-                        };
-                        let k: Vec<Value> = item
-                            .hash_keys
-                            .iter()
-                            .map(|(lk, _)| self.eval(lk, &env))
-                            .collect::<Result<_, _>>()?;
-                        if k.iter().any(Value::is_null) {
-                            &[]
-                        } else {
-                            index.get(&value_key(&k)).map(Vec::as_slice).unwrap_or(&[])
+                    if self.join_key(item.hash_keys.iter().map(|(lk, _)| lk), &env, &mut key)? {
+                        let mut ri = heads.get(key.as_slice()).copied().unwrap_or(usize::MAX);
+                        while let Some(&after) = chain.get(ri) {
+                            candidates.push(ri);
+                            ri = after;
                         }
                     }
-                    None => &all,
-                };
+                } else {
+                    candidates.extend(0..right.len());
+                }
                 let mut matched = false;
                 let width = l.len();
                 for (n, &ri) in candidates.iter().enumerate() {
@@ -4537,13 +4670,39 @@ impl<'a, 'b> Executor<'a, 'b> {
                     }
                 }
                 if !matched && item.kind == JoinKind::Left {
-                    l.extend(std::iter::repeat_n(Value::Null, item.width));
+                    l.extend(std::iter::repeat_n(Value::Null, added));
                     next.push(l);
                 }
             }
             acc = next;
         }
         Ok(acc)
+    }
+
+    /// The [`value_key`] of `exprs` over `env`, written to `key`; false when one is NULL (it
+    /// joins nothing).
+    fn join_key<'e>(
+        &self,
+        exprs: impl Iterator<Item = &'e BExpr>,
+        env: &Env<'_>,
+        key: &mut Vec<u8>,
+    ) -> Result<bool, SqlError> {
+        key.clear();
+        for e in exprs {
+            let owned;
+            let v = match peek(e, env) {
+                Some(v) => v,
+                None => {
+                    owned = self.eval(e, env)?;
+                    &owned
+                }
+            };
+            if v.is_null() {
+                return Ok(false);
+            }
+            push_value_key(key, v);
+        }
+        Ok(true)
     }
 
     /// For a virtual relation joined in `run_from`: a column and the only values (as
@@ -4559,20 +4718,29 @@ impl<'a, 'b> Executor<'a, 'b> {
         let Source::Virtual { schema, name } = &item.source else {
             return Ok(None);
         };
+        // Many joined rows can share few values (every column of a catalog has one of a
+        // handful of types), so the bound is on distinct values.
         if let Some((left, BExpr::Col(c))) = item.hash_keys.first() {
-            if acc.len() <= NEEDED_KEYS_MAX {
-                let mut keys = HashSet::new();
-                for row in acc {
-                    let env = Env {
-                        row,
-                        parent,
-                        aggs: None,
-                    };
-                    let v = self.eval(left, &env)?;
-                    if !v.is_null() {
-                        keys.insert(value_key(std::slice::from_ref(&v)));
+            let mut keys = HashSet::new();
+            let mut key = Vec::new();
+            let mut few = true;
+            for row in acc {
+                let env = Env {
+                    row,
+                    parent,
+                    aggs: None,
+                };
+                if self.join_key(std::iter::once(left), &env, &mut key)?
+                    && !keys.contains(key.as_slice())
+                {
+                    if keys.len() == NEEDED_KEYS_MAX {
+                        few = false;
+                        break;
                     }
+                    keys.insert(key.clone());
                 }
+            }
+            if few {
                 return Ok(Some((*c, keys)));
             }
         }
@@ -4663,6 +4831,24 @@ impl<'a, 'b> Executor<'a, 'b> {
                 },
             )?) == Some(true))
         };
+        // A join carries only the columns something reads.
+        let used = if sel.from.len() > 1
+            || matches!(
+                sel.from.first().map(|f| &f.source),
+                Some(Source::Table { .. })
+            ) {
+            used_columns(sel, order)
+        } else {
+            None
+        };
+        let compacted = match (&used, sel.from.len() > 1) {
+            (Some(u), true) => compact_select(sel, order, u),
+            _ => None,
+        };
+        let (sel, order) = match &compacted {
+            Some((s, o)) => (s, o.as_slice()),
+            None => (sel, order),
+        };
         let rows = match (&sel.filter, sel.from.as_slice()) {
             // `max(k)` of a table's leading integer key column alone (DuckLake's
             // `SELECT MAX(snapshot_id) FROM ducklake_snapshot` in every transaction): only the
@@ -4694,7 +4880,6 @@ impl<'a, 'b> Executor<'a, 'b> {
                     Some(ps) => self.key_ranges(table, *index, ps, parent),
                     None => None,
                 };
-                let used = used_columns(sel, order);
                 crate::exec::table_rows_where(
                     self.cx,
                     table,
@@ -4704,17 +4889,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                 )?
             }
             (filter, _) => {
-                // Joins copy rows (unread columns are NULLed first); a stored table skips
-                // decoding them.
-                let used = if sel.from.len() > 1
-                    || matches!(
-                        sel.from.first().map(|f| &f.source),
-                        Some(Source::Table { .. })
-                    ) {
-                    used_columns(sel, order)
-                } else {
-                    None
-                };
+                // Joins copy rows (unread columns are left out, see above); a stored table
+                // skips decoding them.
                 let mut rows = self.run_from(&sel.from, parent, used.as_deref())?;
                 if let Some(f) = filter {
                     let mut kept = Vec::with_capacity(rows.len());

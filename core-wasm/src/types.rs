@@ -614,6 +614,14 @@ pub fn fmt_uuid(u: &[u8; 16]) -> String {
 }
 
 /// PostgreSQL's text output of a value of type `ty`.
+/// [`format_text`] of a value that is no longer needed: text moves instead of being copied.
+pub fn into_text(v: Value, ty: PgType) -> Option<String> {
+    match v {
+        Value::Text(s) | Value::Numeric(s) => Some(s),
+        other => format_text(&other, ty),
+    }
+}
+
 pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
     Some(match v {
         Value::Null => return None,

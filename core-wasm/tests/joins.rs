@@ -137,6 +137,14 @@ fn columns_read_anywhere_survive_pruning() {
         ),
         ["1|4", "4|11"]
     );
+    // A grouped column read in HAVING, after columns nothing reads.
+    assert_eq!(
+        h.rows(
+            "SELECT c.label, count(*) FROM a JOIN c ON c.id = a.id GROUP BY c.label \
+             HAVING c.label <> 'two' ORDER BY 1"
+        ),
+        ["four|1", "one|1", "three|1"]
+    );
     // A column read only in a later join's condition, and IN (uncorrelated subquery).
     assert_eq!(
         h.rows(
