@@ -7,27 +7,11 @@
 
 mod common;
 
-use rocklake_core::api::{Output, Reply, SessionId};
+use rocklake_core::api::SessionId;
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
 
-use common::run_ok as run;
-
-type Rows = Vec<Vec<Option<String>>>;
-
-fn rows_of(r: &Reply) -> Rows {
-    match r.outputs.last() {
-        Some(Output::Rows { rows, .. }) => rows
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .map(|v| v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
-                    .collect()
-            })
-            .collect(),
-        other => panic!("not rows: {other:?}"),
-    }
-}
+use common::{assert_executed_twice, rows_of, run_ok as run};
 
 /// The shape of DuckDB's column introspection at ATTACH: catalogs joined on their keys, a
 /// LEFT JOIN, and an ORDER BY over joined columns.
@@ -169,17 +153,7 @@ fn catalog_reads_that_depend_on_the_session_are_not_kept() {
         // Names looked up through search_path.
         "SELECT relname FROM pg_catalog.pg_class WHERE oid = 't'::regclass",
     ] {
-        let hits = e.st.copies.hits();
-        let first = rows_of(&run(&mut e, &mut kv, s, sql));
-        let second = rows_of(&run(&mut e, &mut kv, s, sql));
-        assert_eq!(
-            e.st.copies.hits(),
-            hits,
-            "{sql} was answered from the cache"
-        );
-        if !sql.contains("now()") {
-            assert_eq!(first, second, "{sql}");
-        }
+        assert_executed_twice(&mut e, &mut kv, s, sql, rows_of, sql.contains("now()"));
     }
     // Settings: a changed search_path shows at once.
     run(&mut e, &mut kv, s, "SET search_path = s2, public");

@@ -9,7 +9,7 @@ use rocklake_core::api::SessionId;
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
 
-use common::{copy_of, run_ok as run};
+use common::{assert_executed_twice, copy_of, run_ok as run};
 
 const COPY: &str =
     "COPY (SELECT id, v FROM \"public\".t WHERE id >= 1) TO STDOUT (FORMAT \"binary\")";
@@ -98,17 +98,7 @@ fn statements_that_depend_on_the_session_are_not_kept() {
         // Text COPY is formatted by session settings.
         "COPY (SELECT id, v FROM \"public\".t) TO STDOUT",
     ] {
-        let hits = e.st.copies.hits();
-        let first = copy_of(&run(&mut e, &mut kv, s, sql));
-        let second = copy_of(&run(&mut e, &mut kv, s, sql));
-        assert_eq!(
-            e.st.copies.hits(),
-            hits,
-            "{sql} was answered from the cache"
-        );
-        if !sql.contains("now()") {
-            assert_eq!(first, second, "{sql}");
-        }
+        assert_executed_twice(&mut e, &mut kv, s, sql, copy_of, sql.contains("now()"));
     }
     // Deterministic functions and aggregates over qualified tables are kept.
     let agg = "COPY (SELECT max(id), count(*), lower(min(v)) FROM \"public\".t) TO STDOUT (FORMAT binary)";

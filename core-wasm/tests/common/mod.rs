@@ -45,3 +45,43 @@ pub fn fresh() -> (MemKv, Engine, SessionId) {
     let s = e.open_session("t", "lake");
     (kv, e, s)
 }
+
+/// The rows of the last output, values as text (`None` for NULL).
+#[allow(dead_code)]
+pub fn rows_of(r: &Reply) -> Vec<Vec<Option<String>>> {
+    match r.outputs.last() {
+        Some(rocklake_core::api::Output::Rows { rows, .. }) => rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v| v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
+                    .collect()
+            })
+            .collect(),
+        other => panic!("not rows: {other:?}"),
+    }
+}
+
+/// Runs `sql` twice and checks that neither was answered from the result cache (copycache.rs)
+/// and, unless `volatile` (it reads the clock), that both gave the same result (`read`).
+#[allow(dead_code)]
+pub fn assert_executed_twice<T: PartialEq + std::fmt::Debug>(
+    e: &mut Engine,
+    kv: &mut MemKv,
+    s: SessionId,
+    sql: &str,
+    read: fn(&Reply) -> T,
+    volatile: bool,
+) {
+    let hits = e.st.copies.hits();
+    let first = read(&run_ok(e, kv, s, sql));
+    let second = read(&run_ok(e, kv, s, sql));
+    assert_eq!(
+        e.st.copies.hits(),
+        hits,
+        "{sql} was answered from the cache"
+    );
+    if !volatile {
+        assert_eq!(first, second, "{sql}");
+    }
+}
