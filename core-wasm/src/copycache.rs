@@ -108,9 +108,8 @@ fn touches(ranges: &[(Vec<u8>, Vec<u8>)], keys: &[Vec<u8>]) -> bool {
     ranges.iter().any(|(s, e)| touches_range(s, e, keys))
 }
 
-/// Bytes of results kept at most; a single result larger than half of this is never kept
-/// (DuckDB's column introspection on a lake of 20,000 tables with inlined data is about
-/// 20 MB packed).
+/// Bytes of binary COPY results kept at most; a single result larger than half of this is
+/// never kept.
 pub const COPY_CACHE_BYTES: usize = 64 << 20;
 /// Statements kept at most. Each key is a syntax tree of a few KB: without this bound, a
 /// client reading many small results (DuckDB's `SHOW ALL TABLES` sends one COPY per table)
@@ -147,15 +146,69 @@ impl Entry {
     }
 }
 
+/// Catalog query results kept at most, in bytes and statements: a pool of their own, so that
+/// the stream of small COPYs of `SHOW ALL TABLES` (two per table) does not push out the
+/// introspection every ATTACH reads. A single result larger than half the bytes is not kept.
+pub const CATALOG_RESULT_BYTES: usize = 64 << 20;
+pub const CATALOG_RESULT_ENTRIES: usize = 64;
+
+/// Kept results of one kind, by statement, and their bytes.
+#[derive(Debug, Default)]
+struct Pool {
+    entries: HashMap<ast::Query, (Entry, String)>,
+    bytes: usize,
+}
+
+impl Pool {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.bytes = 0;
+    }
+
+    /// Drops the entries whose reads hold one of the sorted `keys`.
+    fn drop_touched(&mut self, keys: &[Vec<u8>]) {
+        let mut freed = 0;
+        self.entries.retain(|_, (e, _)| {
+            let keep = !touches(&e.reads, keys);
+            if !keep {
+                freed += e.bytes();
+            }
+            keep
+        });
+        self.bytes -= freed;
+    }
+
+    /// Keeps `entry` within `max_bytes` and `max_entries`, starting over when full.
+    fn insert(
+        &mut self,
+        q: ast::Query,
+        entry: Entry,
+        tag: String,
+        max_bytes: usize,
+        max_entries: usize,
+    ) {
+        let size = entry.bytes();
+        if size > max_bytes / 2 {
+            return;
+        }
+        if self.bytes + size > max_bytes || self.entries.len() >= max_entries {
+            self.clear();
+        }
+        self.bytes += size;
+        if let Some((old, _)) = self.entries.insert(q, (entry, tag)) {
+            self.bytes -= old.bytes();
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct CopyCache {
     /// The commit point every entry was computed at.
     at: u64,
-    bytes: usize,
     /// Binary COPY results, and catalog query results (`SELECT` over `pg_catalog`), by
     /// statement. A statement is kept as one or the other: COPY keys are the inner query.
-    copies: HashMap<ast::Query, (Entry, String)>,
-    rows: HashMap<ast::Query, (Entry, String)>,
+    copies: Pool,
+    rows: Pool,
     hits: u64,
 }
 
@@ -164,7 +217,6 @@ impl CopyCache {
     pub fn clear(&mut self) {
         self.copies.clear();
         self.rows.clear();
-        self.bytes = 0;
     }
 
     /// A commit finished: the newest commit point moved from `from` to `to`, and the commit
@@ -174,17 +226,8 @@ impl CopyCache {
     pub fn committed(&mut self, from: u64, to: u64, written: Option<&[Vec<u8>]>) {
         match written {
             Some(keys) if self.at == from => {
-                let mut freed = 0;
-                for map in [&mut self.copies, &mut self.rows] {
-                    map.retain(|_, (e, _)| {
-                        let keep = !touches(&e.reads, keys);
-                        if !keep {
-                            freed += e.bytes();
-                        }
-                        keep
-                    });
-                }
-                self.bytes -= freed;
+                self.copies.drop_touched(keys);
+                self.rows.drop_touched(keys);
             }
             _ => self.clear(),
         }
@@ -196,7 +239,7 @@ impl CopyCache {
         if at != self.at {
             return None;
         }
-        let (e, tag) = self.copies.get(q)?;
+        let (e, tag) = self.copies.entries.get(q)?;
         let Kept::Copy { columns, chunks } = &e.kept else {
             return None;
         };
@@ -240,7 +283,7 @@ impl CopyCache {
         if at != self.at {
             return None;
         }
-        let (e, tag) = self.rows.get(q)?;
+        let (e, tag) = self.rows.entries.get(q)?;
         let Kept::Rows {
             user: u,
             database: d,
@@ -315,23 +358,16 @@ impl CopyCache {
     }
 
     fn keep(&mut self, at: u64, q: ast::Query, entry: Entry, tag: String, rows: bool) {
-        let size = entry.bytes();
-        if size > COPY_CACHE_BYTES / 2 {
-            return;
-        }
-        if at != self.at || self.bytes + size > COPY_CACHE_BYTES || self.len() >= COPY_CACHE_ENTRIES
-        {
+        if at != self.at {
             self.clear();
             self.at = at;
         }
-        self.bytes += size;
-        let map = if rows {
-            &mut self.rows
+        if rows {
+            let (bytes, entries) = (CATALOG_RESULT_BYTES, CATALOG_RESULT_ENTRIES);
+            self.rows.insert(q, entry, tag, bytes, entries);
         } else {
-            &mut self.copies
-        };
-        if let Some((old, _)) = map.insert(q, (entry, tag)) {
-            self.bytes -= old.bytes();
+            let (bytes, entries) = (COPY_CACHE_BYTES, COPY_CACHE_ENTRIES);
+            self.copies.insert(q, entry, tag, bytes, entries);
         }
     }
 
@@ -342,7 +378,7 @@ impl CopyCache {
 
     /// Statements kept now.
     pub fn len(&self) -> usize {
-        self.copies.len() + self.rows.len()
+        self.copies.entries.len() + self.rows.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -179,3 +179,28 @@ fn catalog_reads_that_depend_on_the_session_are_not_kept() {
     run(&mut e, &mut kv, s, "ROLLBACK");
     assert_eq!(rows_of(&run(&mut e, &mut kv, s, tables)), vec![row(&["t"])]);
 }
+
+#[test]
+fn many_small_copies_do_not_push_out_kept_catalog_results() {
+    let (mut kv, mut e, s) = setup();
+    let first = rows_of(&run(&mut e, &mut kv, s, COLUMNS));
+    // DuckDB's SHOW ALL TABLES reads two small COPYs per table: more statements than the COPY
+    // results' bound.
+    for i in 0..rocklake_core::copycache::COPY_CACHE_ENTRIES + 10 {
+        run(
+            &mut e,
+            &mut kv,
+            s,
+            &format!(
+                "COPY (SELECT id FROM \"public\".t WHERE id = {i}) TO STDOUT (FORMAT \"binary\")"
+            ),
+        );
+    }
+    let hits = e.st.copies.hits();
+    assert_eq!(rows_of(&run(&mut e, &mut kv, s, COLUMNS)), first);
+    assert_eq!(
+        e.st.copies.hits(),
+        hits + 1,
+        "the catalog result was pushed out"
+    );
+}
