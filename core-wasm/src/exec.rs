@@ -865,25 +865,31 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     }
     let reads = crate::copycache::ReadSet::new(cx.kv);
     let mut rcx = cx.reader(at);
-    if shareable {
-        rcx.kv = &reads;
-    }
     let mut binder = Binder::new(&rcx);
     let bq = binder.bind_query(q, None)?;
+    // Binding reads the registry, not the store: only a result that may be kept notes the
+    // ranges its execution reads.
+    let may_keep = shareable && binder.reads_only_catalog_and_committed_tables();
+    if may_keep {
+        rcx.kv = &reads;
+    }
     let exec = Executor::with_set_config(&rcx);
     let rows = exec.run_query(&bq, None)?;
     let set_configs = exec.take_set_configs();
     let out = rows_output(&bq.columns, rows);
-    let keep =
-        shareable && set_configs.is_empty() && binder.reads_only_catalog_and_committed_tables();
+    let keep = may_keep && set_configs.is_empty();
     for call in set_configs {
         crate::settings::apply_set_config(cx, call)?;
     }
     if keep {
-        let (user, database) = (cx.sess.user.clone(), cx.sess.database.clone());
-        cx.st
-            .copies
-            .put_rows(at, &user, &database, q.clone(), &out, reads.into_ranges());
+        cx.st.copies.put_rows(
+            at,
+            &cx.sess.user,
+            &cx.sess.database,
+            q.clone(),
+            &out,
+            reads.into_ranges(),
+        );
     }
     Ok(out)
 }

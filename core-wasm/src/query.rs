@@ -4490,10 +4490,11 @@ impl<'a, 'b> Executor<'a, 'b> {
         Some(out)
     }
 
-    /// The joined rows of a FROM list (before WHERE). With `used` (see [`used_columns`]),
-    /// columns nothing reads are NULL in the result: every join step copies the rows it
-    /// combines, and the catalog views DuckDB and psql join have dozens of text columns each.
-    /// Items with [`FromItem::keep`] (a [`compact_select`]) add only those columns.
+    /// The joined rows of a FROM list (before WHERE). With `used` (see [`used_columns`]), a
+    /// stored table leaves the columns nothing reads NULL without decoding them. Items with
+    /// [`FromItem::keep`] (a [`compact_select`]) add only those columns: every join step
+    /// copies the rows it combines, and the catalog views DuckDB and psql join have dozens of
+    /// text columns each.
     pub fn run_from(
         &self,
         from: &[FromItem],
@@ -4524,23 +4525,6 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => self.source_rows(&item.source, parent, mask)?,
             };
-            // A stored table already left the unread columns NULL; other sources built them.
-            // Compacted rows drop them instead.
-            if let (Some(mask), false, None) = (
-                mask,
-                matches!(item.source, Source::Table { .. }),
-                &item.keep,
-            ) {
-                if mask.iter().any(|u| !u) {
-                    for row in &mut right {
-                        for (v, keep) in row.iter_mut().zip(mask) {
-                            if !keep {
-                                *v = Value::Null;
-                            }
-                        }
-                    }
-                }
-            }
             if let Some(pre) = &item.pre_filter {
                 let mut kept = Vec::with_capacity(right.len());
                 for row in right {
