@@ -30,7 +30,7 @@ pub enum Output {
     /// A result set in text format (simple query protocol). `None` is SQL NULL.
     Rows {
         fields: Vec<FieldDesc>,
-        rows: Vec<Vec<Option<Vec<u8>>>>,
+        rows: TextRows,
         tag: String,
     },
     /// A command without rows (`INSERT 0 1`, `BEGIN`, `CREATE TABLE`, ...).
@@ -140,6 +140,197 @@ impl<'a> FromIterator<&'a [u8]> for CopyChunks {
     }
 }
 
+/// A result set's rows in text format, each packed as the body of PostgreSQL's DataRow
+/// message (an int16 column count, then per column an int32 length, -1 for NULL, and the
+/// bytes), all in one buffer like [`CopyChunks`]. The host frames each body as a DataRow
+/// without looking at its values, a kept result is one buffer to clone, and 120,000 catalog
+/// rows cross the WIT boundary as two lists instead of 1.8 million.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TextRows {
+    bodies: CopyChunks,
+}
+
+impl TextRows {
+    pub fn new() -> TextRows {
+        TextRows::default()
+    }
+
+    /// Appends one row (`None` is NULL). Fails, appending nothing, when the result would pass
+    /// 4 GiB, a value 2 GiB, or the row 32,767 columns (PostgreSQL allows 1,664).
+    pub fn push<T, I>(&mut self, values: I) -> Result<(), CopyTooLarge>
+    where
+        T: AsRef<[u8]>,
+        I: IntoIterator<Item = Option<T>>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let values = values.into_iter();
+        let buf = self.bodies.buf();
+        let start = buf.len();
+        let written = (|| {
+            buf.extend_from_slice(
+                &i16::try_from(values.len())
+                    .map_err(|_| CopyTooLarge)?
+                    .to_be_bytes(),
+            );
+            for v in values {
+                match v {
+                    None => buf.extend_from_slice(&(-1i32).to_be_bytes()),
+                    Some(v) => {
+                        let v = v.as_ref();
+                        let len = i32::try_from(v.len()).map_err(|_| CopyTooLarge)?;
+                        buf.extend_from_slice(&len.to_be_bytes());
+                        buf.extend_from_slice(v);
+                    }
+                }
+            }
+            Ok(())
+        })();
+        match written.and_then(|()| self.bodies.end_chunk()) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.bodies.buf().truncate(start);
+                Err(e)
+            }
+        }
+    }
+
+    /// The rows of `rows`, each appended as by [`TextRows::push`].
+    pub fn try_from_rows<T, R, I>(rows: I) -> Result<TextRows, CopyTooLarge>
+    where
+        T: AsRef<[u8]>,
+        R: IntoIterator<Item = Option<T>>,
+        R::IntoIter: ExactSizeIterator,
+        I: IntoIterator<Item = R>,
+    {
+        let mut out = TextRows::new();
+        for r in rows {
+            out.push(r)?;
+        }
+        Ok(out)
+    }
+
+    /// Makes room for `bytes` more bytes in `rows` more rows.
+    pub fn reserve(&mut self, bytes: usize, rows: usize) {
+        self.bodies.reserve(bytes, rows);
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    /// Total bytes of all row bodies.
+    pub fn byte_len(&self) -> usize {
+        self.bodies.byte_len()
+    }
+
+    /// Each row's DataRow message body.
+    pub fn bodies(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        self.bodies.iter()
+    }
+
+    /// Each row's values.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = RowValues<'_>> + '_ {
+        self.bodies.iter().map(RowValues::of)
+    }
+
+    /// The rows as owned values, for readers that keep them (tests, tools).
+    pub fn to_vecs(&self) -> Vec<Vec<Option<Vec<u8>>>> {
+        self.iter()
+            .map(|r| r.map(|v| v.map(<[u8]>::to_vec)).collect())
+            .collect()
+    }
+
+    /// Rebuilds the rows from their two lists (as they crossed the boundary), checking the
+    /// offsets and that every body is exactly a column count and that many values.
+    pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Option<TextRows> {
+        let bodies = CopyChunks::from_parts(data, ends)?;
+        let whole = bodies.iter().all(RowValues::whole);
+        whole.then_some(TextRows { bodies })
+    }
+
+    pub fn into_parts(self) -> (Vec<u8>, Vec<u32>) {
+        self.bodies.into_parts()
+    }
+}
+
+impl<T: AsRef<[u8]>> FromIterator<Vec<Option<T>>> for TextRows {
+    /// Tests and tools: panics past 4 GiB, which no test builds.
+    fn from_iter<I: IntoIterator<Item = Vec<Option<T>>>>(rows: I) -> TextRows {
+        TextRows::try_from_rows(rows).expect("result under 4 GiB")
+    }
+}
+
+/// The values of one row of [`TextRows`], in column order (`None` is NULL).
+#[derive(Debug, Clone)]
+pub struct RowValues<'a> {
+    rest: &'a [u8],
+    left: usize,
+}
+
+impl<'a> RowValues<'a> {
+    fn of(body: &'a [u8]) -> RowValues<'a> {
+        match body.split_first_chunk::<2>() {
+            Some((n, rest)) => RowValues {
+                rest,
+                left: usize::try_from(i16::from_be_bytes(*n)).unwrap_or(0),
+            },
+            None => RowValues { rest: &[], left: 0 },
+        }
+    }
+
+    /// Whether `body` is a column count (not negative) and exactly that many values.
+    fn whole(body: &[u8]) -> bool {
+        let count_ok = body
+            .first_chunk::<2>()
+            .is_some_and(|n| i16::from_be_bytes(*n) >= 0);
+        let mut values = RowValues::of(body);
+        let n = values.left;
+        count_ok && (&mut values).take(n).count() == n && values.rest.is_empty()
+    }
+}
+
+impl<'a> Iterator for RowValues<'a> {
+    type Item = Option<&'a [u8]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let Some((len, rest)) = self.rest.split_first_chunk::<4>() else {
+            self.left = 0;
+            return None;
+        };
+        let value = match usize::try_from(i32::from_be_bytes(*len)) {
+            Err(_) => {
+                self.rest = rest;
+                None
+            }
+            Ok(len) if len <= rest.len() => {
+                let (value, rest) = rest.split_at(len);
+                self.rest = rest;
+                Some(value)
+            }
+            Ok(_) => {
+                self.left = 0;
+                return None;
+            }
+        };
+        self.left -= 1;
+        Some(value)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for RowValues<'_> {}
+
 /// Checks the end offsets of a packed buffer of `len` bytes (never backwards, never past the
 /// end) and returns the last one (0 for none).
 fn ends_fit(ends: &[u32], len: usize) -> Option<usize> {
@@ -154,7 +345,7 @@ fn ends_fit(ends: &[u32], len: usize) -> Option<usize> {
     Some(prev)
 }
 
-/// A COPY data stream passed 4 GiB.
+/// A packed result (a COPY data stream, text rows) passed its size limits (4 GiB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyTooLarge;
 
@@ -460,8 +651,7 @@ pub fn last_text_rows(outputs: &[Output]) -> Vec<Vec<Option<String>>> {
             Output::Rows { rows, .. } => Some(
                 rows.iter()
                     .map(|r| {
-                        r.iter()
-                            .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
+                        r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
                             .collect()
                     })
                     .collect(),

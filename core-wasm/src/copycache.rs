@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use sqlparser::ast;
 
-use crate::api::{CopyChunks, FieldDesc, KvError, KvPage, KvRead, Output};
+use crate::api::{CopyChunks, FieldDesc, KvError, KvPage, KvRead, Output, TextRows};
 
 /// Key ranges `[start, end)` of the store.
 pub type KeyRanges = Vec<(Vec<u8>, Vec<u8>)>;
@@ -128,12 +128,12 @@ enum Kept {
     /// A binary COPY's data.
     Copy { columns: u16, chunks: CopyChunks },
     /// A query's text rows, for sessions of this user and database (catalog relations show
-    /// them), packed one value per chunk: `0` for NULL, else `1` and the text.
+    /// them).
     Rows {
         user: String,
         database: String,
         fields: Vec<FieldDesc>,
-        values: CopyChunks,
+        rows: TextRows,
     },
 }
 
@@ -141,7 +141,7 @@ impl Entry {
     fn bytes(&self) -> usize {
         match &self.kept {
             Kept::Copy { chunks, .. } => chunks.byte_len(),
-            Kept::Rows { values, .. } => values.byte_len() + 4 * values.len(),
+            Kept::Rows { rows, .. } => rows.byte_len() + 4 * rows.len(),
         }
     }
 }
@@ -288,7 +288,7 @@ impl CopyCache {
             user: u,
             database: d,
             fields,
-            values,
+            rows,
         } = &e.kept
         else {
             return None;
@@ -296,22 +296,10 @@ impl CopyCache {
         if u != user || d != database {
             return None;
         }
-        let width = fields.len().max(1);
-        let mut rows = Vec::with_capacity(values.len() / width);
-        let mut row = Vec::with_capacity(width);
-        for v in values.iter() {
-            row.push(match v.split_first() {
-                Some((1, text)) => Some(text.to_vec()),
-                _ => None,
-            });
-            if row.len() == width {
-                rows.push(std::mem::replace(&mut row, Vec::with_capacity(width)));
-            }
-        }
         self.hits += 1;
         Some(Output::Rows {
             fields: fields.clone(),
-            rows,
+            rows: rows.clone(),
             tag: tag.clone(),
         })
     }
@@ -330,29 +318,11 @@ impl CopyCache {
         let Output::Rows { fields, rows, tag } = out else {
             return;
         };
-        // A result without columns has no values to count its rows by.
-        if fields.is_empty() {
-            return;
-        }
-        let mut values = CopyChunks::new();
-        for v in rows.iter().flatten() {
-            let buf = values.buf();
-            match v {
-                None => buf.push(0),
-                Some(text) => {
-                    buf.push(1);
-                    buf.extend_from_slice(text);
-                }
-            }
-            if values.end_chunk().is_err() {
-                return;
-            }
-        }
         let kept = Kept::Rows {
             user: user.to_string(),
             database: database.to_string(),
             fields: fields.clone(),
-            values,
+            rows: rows.clone(),
         };
         self.keep(at, q, Entry { reads, kept }, tag.clone(), true);
     }

@@ -1,7 +1,7 @@
 //! Errors of the core, one `#[non_exhaustive]` enum per operation family, mapped to PostgreSQL
 //! SQLSTATE + message + hint in exactly one place ([`SqlError::to_pg`]).
 
-use crate::api::{KvError, PgError};
+use crate::api::{CopyTooLarge, KvError, PgError};
 
 /// Decoding stored bytes failed: the store holds something this core did not write.
 /// Callers must stop using the affected key and report it (verify/repair), never guess.
@@ -178,6 +178,15 @@ impl From<KvError> for SqlError {
 impl From<DecodeError> for SqlError {
     fn from(e: DecodeError) -> Self {
         SqlError::Corrupt(e)
+    }
+}
+
+impl From<CopyTooLarge> for SqlError {
+    /// A result set's rows passed what one result may hold.
+    fn from(_: CopyTooLarge) -> Self {
+        SqlError::ProgramLimit {
+            message: "result set exceeds 4 GiB".into(),
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use sqlparser::ast::{self as ast, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::api::{CopyChunks, Describe, KvRead, Output};
+use crate::api::{CopyChunks, Describe, KvRead, Output, TextRows};
 use crate::catalog::{from_datum, to_datum, Column, Schema, Table, TableRef};
 use crate::engine::{
     latest_version, scan_visible, visit_visible, CopyIn, Isolation, Session, Shared, Txn,
@@ -709,10 +709,10 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
                     .into_iter()
                     .map(|c| ColMeta::expr(c, PgType::Text).field())
                     .collect(),
-                rows: rows
-                    .into_iter()
-                    .map(|r| r.into_iter().map(|v| Some(v.into_bytes())).collect())
-                    .collect(),
+                rows: TextRows::try_from_rows(
+                    rows.into_iter()
+                        .map(|r| r.into_iter().map(Some).collect::<Vec<_>>()),
+                )?,
                 tag: "SHOW".into(),
             }
         }
@@ -721,7 +721,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             let meta = ColMeta::expr(name, PgType::Text);
             Output::Rows {
                 fields: vec![meta.field()],
-                rows: vec![vec![Some(value.into_bytes())]],
+                rows: TextRows::try_from_rows([[Some(value)]])?,
                 tag: "SHOW".into(),
             }
         }
@@ -784,22 +784,21 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
     })
 }
 
-fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Output {
+fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Result<Output, SqlError> {
     let n = rows.len();
-    let rows = rows
-        .into_iter()
-        .map(|r| {
+    let mut text = TextRows::new();
+    for r in rows {
+        text.push(
             r.into_iter()
                 .zip(cols)
-                .map(|(v, c)| crate::types::into_text(v, c.ty).map(String::into_bytes))
-                .collect()
-        })
-        .collect();
-    Output::Rows {
-        fields: cols.iter().map(ColMeta::field).collect(),
-        rows,
-        tag: format!("SELECT {n}"),
+                .map(|(v, c)| crate::types::into_text(v, c.ty)),
+        )?;
     }
+    Ok(Output::Rows {
+        fields: cols.iter().map(ColMeta::field).collect(),
+        rows: text,
+        tag: format!("SELECT {n}"),
+    })
 }
 
 /// `EXPLAIN SELECT …`: how RockLake will read each table — a key-range scan of the primary
@@ -813,17 +812,17 @@ fn explain(cx: &mut Cx<'_>, stmt: &Statement, analyze: bool) -> Result<Output, S
         return Err(SqlError::feature("EXPLAIN of statements other than SELECT"));
     };
     if let Some(call) = crate::lifecycle::recognize(q) {
-        return Ok(plan_output(vec![format!("Function Scan on {}", call.name)]));
+        return plan_output(vec![format!("Function Scan on {}", call.name)]);
     }
     let at = cx.read_point();
     let rcx = cx.reader(at);
     let bq = Binder::new(&rcx).bind_query(q, None)?;
-    Ok(plan_output(crate::query::explain(&bq)))
+    plan_output(crate::query::explain(&bq))
 }
 
-fn plan_output(lines: Vec<String>) -> Output {
+fn plan_output(lines: Vec<String>) -> Result<Output, SqlError> {
     let n = lines.len();
-    Output::Rows {
+    Ok(Output::Rows {
         fields: vec![ColMeta {
             name: "QUERY PLAN".into(),
             ty: PgType::Text,
@@ -834,12 +833,9 @@ fn plan_output(lines: Vec<String>) -> Output {
             hidden: false,
         }
         .field()],
-        rows: lines
-            .into_iter()
-            .map(|l| vec![Some(l.into_bytes())])
-            .collect(),
+        rows: TextRows::try_from_rows(lines.into_iter().map(|l| [Some(l)]))?,
         tag: format!("EXPLAIN {n}"),
-    }
+    })
 }
 
 fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> {
@@ -876,7 +872,7 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     let exec = Executor::with_set_config(&rcx);
     let rows = exec.run_query(&bq, None)?;
     let set_configs = exec.take_set_configs();
-    let out = rows_output(&bq.columns, rows);
+    let out = rows_output(&bq.columns, rows)?;
     let keep = may_keep && set_configs.is_empty();
     for call in set_configs {
         crate::settings::apply_set_config(cx, call)?;
@@ -972,7 +968,7 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
                 binder.bind_query(q, None)?;
                 params = binder.param_types();
             }
-            match plan_output(vec![]) {
+            match plan_output(vec![])? {
                 Output::Rows { fields, .. } => Some(fields),
                 _ => None,
             }

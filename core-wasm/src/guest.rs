@@ -99,11 +99,15 @@ fn field(f: api::FieldDesc) -> wit::FieldDesc {
 
 fn output(o: Output) -> wit::Output {
     match o {
-        Output::Rows { fields, rows, tag } => wit::Output::Rows(wit::Rows {
-            fields: fields.into_iter().map(field).collect(),
-            rows,
-            tag,
-        }),
+        Output::Rows { fields, rows, tag } => {
+            let (data, ends) = rows.into_parts();
+            wit::Output::Rows(wit::Rows {
+                fields: fields.into_iter().map(field).collect(),
+                data,
+                ends,
+                tag,
+            })
+        }
         Output::Command { tag } => wit::Output::Command(tag),
         Output::CopyOut {
             binary,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr, SelectItem, SetExpr, TableFactor};
 
-use crate::api::Output;
+use crate::api::{Output, TextRows};
 use crate::catalog::Table;
 use crate::engine::latest_version;
 use crate::envelope::Envelope;
@@ -323,12 +323,14 @@ pub fn project(out: Output, columns: &[String]) -> Result<Output, SqlError> {
                 .ok_or_else(|| SqlError::UndefinedColumn { name: c.clone() })
         })
         .collect::<Result<Vec<usize>, SqlError>>()?;
+    let mut kept = TextRows::new();
+    for r in rows.iter() {
+        let values: Vec<Option<&[u8]>> = r.collect();
+        kept.push(idx.iter().map(|i| values.get(*i).copied().flatten()))?;
+    }
     Ok(Output::Rows {
         fields: idx.iter().map(|i| fields[*i].clone()).collect(),
-        rows: rows
-            .into_iter()
-            .map(|r| idx.iter().map(|i| r[*i].clone()).collect())
-            .collect(),
+        rows: kept,
         tag,
     })
 }
@@ -612,24 +614,18 @@ impl Rows {
     fn push(&mut self, row: Vec<Value>) {
         self.rows.push(row);
     }
-    fn output(self) -> Output {
+    fn output(self) -> Result<Output, SqlError> {
         let n = self.rows.len();
-        Output::Rows {
+        let rows = TextRows::try_from_rows(self.rows.iter().map(|r| {
+            r.iter()
+                .zip(&self.cols)
+                .map(|(v, (_, ty))| crate::types::format_text(v, *ty))
+        }))?;
+        Ok(Output::Rows {
             fields: fields(&self.cols),
-            rows: self
-                .rows
-                .iter()
-                .map(|r| {
-                    r.iter()
-                        .zip(&self.cols)
-                        .map(|(v, (_, ty))| {
-                            crate::types::format_text(v, *ty).map(String::into_bytes)
-                        })
-                        .collect()
-                })
-                .collect(),
+            rows,
             tag: format!("SELECT {n}"),
-        }
+        })
     }
 }
 
@@ -745,7 +741,7 @@ fn verify(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
         Value::Text(report.summary()),
         Value::Text(verdict),
     ]);
-    Ok(r.output())
+    r.output()
 }
 
 fn status(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
@@ -790,7 +786,7 @@ fn status(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
     for (k, v) in items {
         r.push(vec![Value::Text(k.into()), opt_text(v)]);
     }
-    Ok(r.output())
+    r.output()
 }
 
 /// Keys and key+value bytes the catalog holds (every version, every record): what excision
@@ -837,7 +833,7 @@ fn list(cx: &mut Cx<'_>, prefix: &str) -> Result<Output, SqlError> {
         }
         r.push(row);
     }
-    Ok(r.output())
+    r.output()
 }
 
 fn next_id(cx: &mut Cx<'_>, counter: &str) -> Result<u64, SqlError> {
@@ -847,7 +843,11 @@ fn next_id(cx: &mut Cx<'_>, counter: &str) -> Result<u64, SqlError> {
     Ok(id)
 }
 
-fn pin_row(cols: &'static [(&'static str, PgType)], id: u64, rec: &PinRecord) -> Output {
+fn pin_row(
+    cols: &'static [(&'static str, PgType)],
+    id: u64,
+    rec: &PinRecord,
+) -> Result<Output, SqlError> {
     let mut r = Rows::new(cols);
     r.push(vec![
         int(id),
@@ -891,7 +891,7 @@ fn lease(cx: &mut Cx<'_>, snapshot_id: u64, ttl: i64, holder: String) -> Result<
     };
     cx.pending()?
         .put_meta(record_key(LEASE_PREFIX, id), Some(rec.encode()))?;
-    Ok(pin_row(LEASE_COLUMNS, id, &rec))
+    pin_row(LEASE_COLUMNS, id, &rec)
 }
 
 fn lease_renew(cx: &mut Cx<'_>, id: u64, ttl: i64) -> Result<Output, SqlError> {
@@ -918,7 +918,7 @@ fn lease_renew(cx: &mut Cx<'_>, id: u64, ttl: i64) -> Result<Output, SqlError> {
     rec.time = now.saturating_add(ttl.saturating_mul(1_000_000));
     cx.pending()?
         .put_meta(record_key(LEASE_PREFIX, id), Some(rec.encode()))?;
-    Ok(pin_row(LEASE_COLUMNS, id, &rec))
+    pin_row(LEASE_COLUMNS, id, &rec)
 }
 
 fn drop_record(
@@ -937,7 +937,7 @@ fn drop_record(
         })
     })?;
     cx.pending()?.put_meta(key, None)?;
-    Ok(pin_row(
+    pin_row(
         if prefix == LEASE_PREFIX {
             LEASE_COLUMNS
         } else {
@@ -945,7 +945,7 @@ fn drop_record(
         },
         id,
         &rec,
-    ))
+    )
 }
 
 /// What stops the floor from reaching `floor` (whose commit is `seq`).
@@ -1028,7 +1028,7 @@ fn gc(cx: &mut Cx<'_>, floor: u64, apply: bool) -> Result<Output, SqlError> {
         Value::Bool(apply),
         opt_text(blocker.map(|b| b.to_string())),
     ]);
-    Ok(r.output())
+    r.output()
 }
 
 /// Versions an excision at commit `cut` deletes, from `start` on, at most `max` (always whole
@@ -1235,7 +1235,7 @@ fn excise(cx: &mut Cx<'_>, before: u64, batch: usize, apply: bool) -> Result<Out
         Value::Bool(done),
         Value::Bool(apply),
     ]);
-    Ok(r.output())
+    r.output()
 }
 
 /// What a committed batch did to checkpoints, for a host that backs each with a checkpoint
@@ -1294,7 +1294,7 @@ fn checkpoint_create(cx: &mut Cx<'_>, label: String) -> Result<Output, SqlError>
     };
     cx.pending()?
         .put_meta(record_key(CHECKPOINT_PREFIX, id), Some(rec.encode()))?;
-    Ok(pin_row(CHECKPOINT_COLUMNS, id, &rec))
+    pin_row(CHECKPOINT_COLUMNS, id, &rec)
 }
 
 fn tag_count(out: &Output) -> u64 {
@@ -1479,7 +1479,7 @@ fn restore(cx: &mut Cx<'_>, id: u64) -> Result<Output, SqlError> {
         int(hidden),
         int(revived),
     ]);
-    Ok(r.output())
+    r.output()
 }
 
 /// The `apply` argument of `rocklake_repair` (default false: a dry run).
@@ -1743,5 +1743,5 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
             Value::Bool(apply),
         ]);
     }
-    Ok(r.output())
+    r.output()
 }

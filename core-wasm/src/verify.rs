@@ -433,10 +433,9 @@ fn rows(
     let mut out = Vec::new();
     for o in reply.outputs {
         if let Output::Rows { rows, .. } = o {
-            for r in rows {
+            for r in rows.iter() {
                 out.push(
-                    r.into_iter()
-                        .map(|c| c.map(|b| String::from_utf8_lossy(&b).into_owned()))
+                    r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
                         .collect(),
                 );
             }

@@ -51,6 +51,7 @@ impl H {
         assert!(r.error.is_none(), "{sql}: {:?}", r.error);
         match r.outputs.last() {
             Some(Output::Rows { rows, .. }) => rows
+                .to_vecs()
                 .iter()
                 .map(|r| {
                     r.iter()

@@ -87,6 +87,7 @@ impl Lake {
     fn rows(&mut self, sql: &str) -> Vec<BTreeMap<String, Option<String>>> {
         match self.ok(sql).pop() {
             Some(Output::Rows { fields, rows, .. }) => rows
+                .to_vecs()
                 .into_iter()
                 .map(|r| {
                     fields

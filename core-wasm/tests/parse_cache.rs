@@ -12,7 +12,7 @@ use rocklake_core::Engine;
 fn first_cell(r: &Reply) -> String {
     match r.outputs.last() {
         Some(Output::Rows { rows, .. }) => {
-            String::from_utf8_lossy(rows[0][0].as_deref().unwrap_or(b"NULL")).into_owned()
+            String::from_utf8_lossy(rows.to_vecs()[0][0].as_deref().unwrap_or(b"NULL")).into_owned()
         }
         other => panic!("{other:?} {:?}", r.error),
     }

@@ -110,7 +110,8 @@ impl H {
         let n = self.kv.keys_read.get();
         match out.last() {
             Some(Output::Rows { rows, .. }) => (
-                rows.iter()
+                rows.to_vecs()
+                    .iter()
                     .map(|r| {
                         r.iter()
                             .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))

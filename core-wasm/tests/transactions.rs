@@ -55,6 +55,7 @@ impl Harness {
         let outs = self.ok(s, sql);
         match outs.last() {
             Some(Output::Rows { rows, .. }) => rows
+                .to_vecs()
                 .iter()
                 .map(|r| {
                     r.iter()
@@ -360,7 +361,7 @@ fn replica_engine_refreshes_and_refuses_writes() {
     w.ok(ws, "CREATE TABLE u (x INT)");
     let count = |e: &mut Engine, s: SessionId, sql: &str| match q(e, &w.kv, s, sql).outputs.last() {
         Some(Output::Rows { rows, .. }) => {
-            String::from_utf8_lossy(rows[0][0].as_deref().unwrap_or_default()).to_string()
+            String::from_utf8_lossy(rows.to_vecs()[0][0].as_deref().unwrap_or_default()).to_string()
         }
         other => panic!("{sql}: {other:?}"),
     };

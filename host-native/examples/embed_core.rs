@@ -140,19 +140,8 @@ fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {
                 Output::Command(tag) => tag.clone(),
                 Output::Rows(r) => {
                     let names: Vec<&str> = r.fields.iter().map(|f| f.name.as_str()).collect();
-                    let rows: Vec<String> = r
-                        .rows
-                        .iter()
-                        .map(|row| {
-                            row.iter()
-                                .map(|c| match c {
-                                    Some(b) => String::from_utf8_lossy(b).into_owned(),
-                                    None => "NULL".into(),
-                                })
-                                .collect::<Vec<_>>()
-                                .join("|")
-                        })
-                        .collect();
+                    let rows = data_rows(&r.data, &r.ends)
+                        .ok_or_else(|| anyhow::anyhow!("malformed rows from the component"))?;
                     format!("{} :: {} ({})", names.join("|"), rows.join("; "), r.tag)
                 }
                 Output::CopyOut(c) => format!("COPY OUT {}", c.tag),
@@ -168,6 +157,35 @@ fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     printed.push(format!("{} keys in the host's map", store.data().map.len()));
     Ok(printed)
+}
+
+/// The rows of a `rows` output, each `|`-joined: row i is `data[ends[i-1]..ends[i]]`, the
+/// body of a PostgreSQL DataRow message (an i16 column count, then per column an i32 length,
+/// -1 for NULL, and the bytes; big-endian), which a server can send as it is.
+fn data_rows(data: &[u8], ends: &[u32]) -> Option<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for &end in ends {
+        let mut body = data.get(start..end as usize)?;
+        start = end as usize;
+        let (n, rest) = body.split_first_chunk::<2>()?;
+        body = rest;
+        let mut cells = Vec::new();
+        for _ in 0..i16::from_be_bytes(*n) {
+            let (len, rest) = body.split_first_chunk::<4>()?;
+            body = rest;
+            cells.push(match usize::try_from(i32::from_be_bytes(*len)) {
+                Err(_) => "NULL".to_string(),
+                Ok(len) => {
+                    let (value, rest) = body.split_at_checked(len)?;
+                    body = rest;
+                    String::from_utf8_lossy(value).into_owned()
+                }
+            });
+        }
+        rows.push(cells.join("|"));
+    }
+    Some(rows)
 }
 
 /// The statements of the example.

@@ -136,10 +136,9 @@ impl Admin {
                 types: fields.iter().map(|f| f.type_oid).collect(),
                 columns: fields.into_iter().map(|f| f.name).collect(),
                 rows: rows
-                    .into_iter()
+                    .iter()
                     .map(|r| {
-                        r.into_iter()
-                            .map(|c| c.map(|b| String::from_utf8_lossy(&b).into_owned()))
+                        r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
                             .collect()
                     })
                     .collect(),

@@ -687,7 +687,7 @@ async fn timed_rows(
         anyhow::bail!("{sql}: {} {}", e.code, e.message);
     }
     match reply.outputs.into_iter().last() {
-        Some(Output::Rows { rows, .. }) => Ok((took, rows)),
+        Some(Output::Rows { rows, .. }) => Ok((took, rows.to_vecs())),
         other => anyhow::bail!("{sql}: expected rows, got {other:?}"),
     }
 }

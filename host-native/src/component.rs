@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use rocklake_core::api::{
     CommitBatch, CommitFailure, CommitSeq, CopyChunks, Describe, FieldDesc, KvError, KvPage,
-    KvRead, OpenedSession, Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
+    KvRead, OpenedSession, Output, PgError, Reply, SessionId, SessionOptions, TextRows, TxnStatus,
 };
 use sha2::Digest as _;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -186,7 +186,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.4.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.5.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -703,12 +703,13 @@ fn field(f: wit::FieldDesc) -> FieldDesc {
     }
 }
 
-/// `None` for a COPY stream whose offsets do not fit its buffer (a broken guest).
+/// `None` for rows or a COPY stream whose offsets do not fit their buffer, or a row body that
+/// is not a whole DataRow body (a broken guest).
 fn output(o: wit::Output) -> Option<Output> {
     Some(match o {
         wit::Output::Rows(r) => Output::Rows {
             fields: r.fields.into_iter().map(field).collect(),
-            rows: r.rows,
+            rows: TextRows::from_parts(r.data, r.ends)?,
             tag: r.tag,
         },
         wit::Output::Command(tag) => Output::Command { tag },
@@ -749,7 +750,7 @@ fn reply(r: wit::Reply) -> Reply {
                 // The statements before it completed; report this one as failed.
                 error = Some(PgError::new(
                     "XX000",
-                    "the catalog core returned a malformed COPY stream",
+                    "the catalog core returned a malformed result (rows or COPY stream)",
                 ));
                 break;
             }

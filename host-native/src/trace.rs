@@ -99,7 +99,7 @@ impl Enc {
                     self.u8(0);
                     self.fields(fields);
                     self.u32(rows.len() as u32);
-                    for row in rows {
+                    for row in rows.iter() {
                         self.u32(row.len() as u32);
                         for c in row {
                             match c {
@@ -1129,7 +1129,6 @@ fn show_reply(r: &Reply) -> String {
                     .iter()
                     .map(|row| {
                         let cells: Vec<String> = row
-                            .iter()
                             .map(|c| match c {
                                 None => "NULL".to_string(),
                                 Some(b) => String::from_utf8_lossy(b).into_owned(),

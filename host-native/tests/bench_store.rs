@@ -435,6 +435,7 @@ async fn bench_scan_throughput() -> Result<()> {
         count_runs.push(t.elapsed());
         if let Some(Output::Rows { rows, .. }) = reply.outputs.last() {
             count = rows
+                .to_vecs()
                 .first()
                 .and_then(|r| r.first())
                 .and_then(|v| v.as_ref())

@@ -15,7 +15,7 @@ async fn count(service: &CatalogService) -> String {
     let reply = service.query(sid, "SELECT count(*), max(v) FROM t").await;
     service.close_session(sid).await;
     match reply.outputs.last() {
-        Some(Output::Rows { rows, .. }) => rows[0]
+        Some(Output::Rows { rows, .. }) => rows.to_vecs()[0]
             .iter()
             .map(|c| String::from_utf8_lossy(c.as_deref().unwrap_or(b"NULL")).to_string())
             .collect::<Vec<_>>()
@@ -125,6 +125,7 @@ async fn ids(service: &CatalogService) -> Vec<String> {
     service.close_session(sid).await;
     match reply.outputs.last() {
         Some(Output::Rows { rows, .. }) => rows
+            .to_vecs()
             .iter()
             .map(|r| String::from_utf8_lossy(r[0].as_deref().unwrap_or_default()).to_string())
             .collect(),

@@ -104,9 +104,11 @@ impl Core for Flipped {
         if self.queries == self.flip_at {
             match r.outputs.first_mut() {
                 Some(Output::Rows { rows, .. }) => {
-                    if let Some(Some(cell)) = rows.first_mut().and_then(|row| row.first_mut()) {
+                    let mut changed = rows.to_vecs();
+                    if let Some(Some(cell)) = changed.first_mut().and_then(|row| row.first_mut()) {
                         cell.push(b'!');
                     }
+                    *rows = changed.into_iter().collect();
                 }
                 Some(Output::Command { tag }) => tag.push('!'),
                 _ => {}

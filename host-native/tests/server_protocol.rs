@@ -136,10 +136,12 @@ impl Backend for Fake {
                         vec![
                             Output::Rows {
                                 fields: vec![field("a", 20, 8), field("b", 25, -1)],
-                                rows: vec![
+                                rows: [
                                     vec![Some(b"1".to_vec()), None],
                                     vec![Some(b"2".to_vec()), Some(b"x".to_vec())],
-                                ],
+                                ]
+                                .into_iter()
+                                .collect(),
                                 tag: "SELECT 2".into(),
                             },
                             Output::Command {
@@ -153,11 +155,13 @@ impl Backend for Fake {
                 "rows3" => reply(
                     vec![Output::Rows {
                         fields: vec![field("n", 23, 4)],
-                        rows: vec![
+                        rows: [
                             vec![Some(b"1".to_vec())],
                             vec![Some(b"2".to_vec())],
                             vec![Some(b"3".to_vec())],
-                        ],
+                        ]
+                        .into_iter()
+                        .collect(),
                         tag: "SELECT 3".into(),
                     }],
                     None,

@@ -21,7 +21,7 @@ const FAIL_WITHIN: Duration = Duration::from_secs(15);
 
 fn rows_of(reply: &Reply) -> Vec<Vec<String>> {
     match reply.outputs.iter().rev().find_map(|o| match o {
-        Output::Rows { rows, .. } => Some(rows),
+        Output::Rows { rows, .. } => Some(rows.to_vecs()),
         _ => None,
     }) {
         Some(rows) => rows

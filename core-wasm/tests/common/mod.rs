@@ -51,6 +51,7 @@ pub fn fresh() -> (MemKv, Engine, SessionId) {
 pub fn rows_of(r: &Reply) -> Vec<Vec<Option<String>>> {
     match r.outputs.last() {
         Some(rocklake_core::api::Output::Rows { rows, .. }) => rows
+            .to_vecs()
             .iter()
             .map(|row| {
                 row.iter()

@@ -371,19 +371,10 @@ impl Out {
         });
     }
 
-    pub fn data_row(&mut self, values: &[Option<Vec<u8>>]) {
-        self.msg(b'D', |b| {
-            b.put_i16(i16::try_from(values.len()).unwrap_or(i16::MAX));
-            for v in values {
-                match v {
-                    None => b.put_i32(-1),
-                    Some(v) => {
-                        b.put_i32(i32::try_from(v.len()).unwrap_or(i32::MAX));
-                        b.put_slice(v);
-                    }
-                }
-            }
-        });
+    /// A DataRow whose body (column count, then each value's length and bytes) the core
+    /// packed ([`rocklake_core::api::TextRows`]).
+    pub fn data_row(&mut self, body: &[u8]) {
+        self.msg(b'D', |b| b.put_slice(body));
     }
 
     pub fn command_complete(&mut self, tag: &str) {

@@ -1,6 +1,6 @@
 //! One client connection: start-up, authentication, and the query loop.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use pgwire::error::PgWireError;
 use rocklake_core::api::{
-    Describe, FieldDesc, Output, PgError, Reply, SessionId, SessionOptions, TxnStatus,
+    Describe, FieldDesc, Output, PgError, Reply, SessionId, SessionOptions, TextRows, TxnStatus,
 };
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -92,15 +92,14 @@ struct Prepared {
 }
 
 /// One text-format result row.
-type Row = Vec<Option<Vec<u8>>>;
-
 struct Portal {
     sql: String,
     fields: Option<Vec<FieldDesc>>,
     /// Bind's result format codes (0 text, 1 binary; see `codec::result_format`).
     formats: Vec<i16>,
-    /// Rows left over after an Execute with a row limit, and the final tag.
-    pending: Option<(VecDeque<Row>, String)>,
+    /// Rows left over after an Execute with a row limit: the result, how many of its rows
+    /// were sent, and the final tag.
+    pending: Option<(TextRows, usize, String)>,
 }
 
 /// A raw message read from the socket.
@@ -974,18 +973,17 @@ impl<B: Backend> Conn<B> {
                         let last = i + 1 == count && reply.error.is_none();
                         if proto == Proto::Extended && last && max_rows > 0 && rows.len() > max_rows
                         {
-                            let mut rows: VecDeque<_> = rows.into();
-                            for row in rows.drain(..max_rows) {
-                                self.out.data_row(&row);
+                            for body in rows.bodies().take(max_rows) {
+                                self.out.data_row(body);
                             }
                             self.out.portal_suspended();
                             if let Some(p) = self.portals.get_mut(&self.current_portal) {
-                                p.pending = Some((rows, tag));
+                                p.pending = Some((rows, max_rows, tag));
                             }
                             return Ok(reply);
                         }
-                        for row in &rows {
-                            self.out.data_row(row);
+                        for body in rows.bodies() {
+                            self.out.data_row(body);
                             self.maybe_flush().await?;
                         }
                         self.out.command_complete(&tag);
@@ -1420,22 +1418,23 @@ impl<B: Backend> Conn<B> {
             return Ok(());
         };
         let max_rows = usize::try_from(max_rows).unwrap_or(0);
-        if let Some((mut rows, tag)) = portal.pending.take() {
+        if let Some((rows, sent, tag)) = portal.pending.take() {
+            let left = rows.len().saturating_sub(sent);
             let n = if max_rows == 0 {
-                rows.len()
+                left
             } else {
-                max_rows.min(rows.len())
+                max_rows.min(left)
             };
-            for row in rows.drain(..n) {
-                self.out.data_row(&row);
+            for body in rows.bodies().skip(sent).take(n) {
+                self.out.data_row(body);
             }
-            if rows.is_empty() {
+            if n == left {
                 self.out.command_complete(&tag);
                 self.portals.remove(name);
             } else {
                 self.out.portal_suspended();
                 if let Some(p) = self.portals.get_mut(name) {
-                    p.pending = Some((rows, tag));
+                    p.pending = Some((rows, sent + n, tag));
                 }
             }
             return Ok(());
@@ -1477,21 +1476,29 @@ impl<B: Backend> Conn<B> {
 }
 
 /// Converts text result rows to the binary send format where `formats` ask for it.
-fn binary_rows(rows: Vec<Row>, fields: &[FieldDesc], formats: &[i16]) -> Result<Vec<Row>, PgError> {
-    rows.into_iter()
-        .map(|row| {
-            row.into_iter()
-                .enumerate()
-                .map(|(i, cell)| match cell {
-                    Some(text) if super::codec::result_format(formats, i) == 1 => {
-                        let oid = fields.get(i).map_or(25, |f| f.type_oid);
-                        rocklake_core::params::text_to_binary(oid, &text).map(Some)
-                    }
-                    other => Ok(other),
-                })
-                .collect()
-        })
-        .collect()
+/// The rows with the columns Bind asked for in binary format converted from text.
+fn binary_rows(rows: TextRows, fields: &[FieldDesc], formats: &[i16]) -> Result<TextRows, PgError> {
+    let binary = |i| super::codec::result_format(formats, i) == 1;
+    if !(0..fields.len()).any(binary) {
+        return Ok(rows);
+    }
+    let mut out = TextRows::new();
+    out.reserve(rows.byte_len(), rows.len());
+    for row in rows.iter() {
+        let values = row
+            .enumerate()
+            .map(|(i, cell)| match cell {
+                Some(text) if binary(i) => {
+                    let oid = fields.get(i).map_or(25, |f| f.type_oid);
+                    rocklake_core::params::text_to_binary(oid, text).map(Some)
+                }
+                other => Ok(other.map(<[u8]>::to_vec)),
+            })
+            .collect::<Result<Vec<_>, PgError>>()?;
+        out.push(values)
+            .map_err(|_| PgError::new("54000", "result set exceeds 4 GiB"))?;
+    }
+    Ok(out)
 }
 
 /// `DEALLOCATE [PREPARE] name | ALL` as the whole query: `Some(None)` for ALL, `Some(name)`.
