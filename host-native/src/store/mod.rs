@@ -24,7 +24,6 @@ mod location;
 mod mirror;
 mod remote_journal;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -631,7 +630,7 @@ impl Store {
         let remote_journal = loc.local_dir.is_none() && opts.commit_journal;
         let store = Store {
             writer: tokio::sync::Mutex::new(writer),
-            mirror: Arc::new(mirror::Mirror::from_map(map)),
+            mirror: Arc::new(mirror::Mirror::from_keys(map)),
             epoch: AtomicU64::new(epoch),
             state,
             location: loc.display,
@@ -810,7 +809,7 @@ async fn open_writer(
     location: &str,
     journal: Option<&JournalPlace>,
     state: &Arc<AtomicU8>,
-) -> Result<(Writer, u64, BTreeMap<Vec<u8>, Vec<u8>>), StoreError> {
+) -> Result<(Writer, u64, mirror::Keys), StoreError> {
     let db = Db::builder(root.clone(), store.clone())
         .with_settings(settings.clone())
         // Reads after open come from the mirror, so a block cache would only hold
@@ -874,7 +873,7 @@ async fn open_writer(
     }
 }
 
-type Loaded = (u64, BTreeMap<Vec<u8>, Vec<u8>>, Option<journal::Journal>);
+type Loaded = (u64, mirror::Keys, Option<journal::Journal>);
 
 /// Claims the next writer epoch durably, takes the commit journal over (replaying it: the
 /// local one of `place`, or on an object store the one under `remote`) and loads every
@@ -1742,7 +1741,7 @@ async fn write_durably(db: &Db, batch: WriteBatch) -> Result<(), slatedb::Error>
     handle.await_durable().await
 }
 
-async fn load_all(db: &Db) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, slatedb::Error> {
+async fn load_all(db: &Db) -> Result<mirror::Keys, slatedb::Error> {
     let opts = ScanOptions::default()
         .with_read_ahead_bytes(1024 * 1024)
         .with_max_fetch_tasks(4);
@@ -1750,11 +1749,11 @@ async fn load_all(db: &Db) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, slatedb::Error>
     let mut iter = db
         .scan_with_options(vec![RESERVED_PREFIX + 1].., &opts)
         .await?;
-    let mut map = BTreeMap::new();
+    let mut keys = mirror::Loader::default();
     while let Some(kv) = iter.next().await? {
-        map.insert(kv.key.to_vec(), kv.value.to_vec());
+        keys.push(&kv.key, &kv.value);
     }
-    Ok(map)
+    Ok(keys.finish())
 }
 
 /// A catalog opened as a read replica: SlateDB's `DbReader` follows the writer's WAL and
@@ -1844,16 +1843,17 @@ impl Replica {
             .scan_with_options(vec![RESERVED_PREFIX + 1].., &opts)
             .await
             .map_err(|e| from_slate(e, &self.location, 0, "reload replica"))?;
-        let mut map = BTreeMap::new();
+        let mut loader = mirror::Loader::default();
         while let Some(kv) = iter
             .next()
             .await
             .map_err(|e| from_slate(e, &self.location, 0, "reload replica"))?
         {
-            map.insert(kv.key.to_vec(), kv.value.to_vec());
+            loader.push(&kv.key, &kv.value);
         }
+        let map = loader.finish();
         // Take commit_seq from the copy itself, so engine and mirror agree exactly.
-        let copied = map.get(&key).cloned();
+        let copied = map.get(&key);
         self.mirror.replace(map);
         *seen = copied;
         Ok(true)
