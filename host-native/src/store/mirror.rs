@@ -4,13 +4,15 @@
 //! in one buffer, found by binary search over one offset per entry) and in `recent`: what
 //! commits wrote since the run was built, deletions included. A BTreeMap of owned vectors cost
 //! about four times the entries' bytes (6 M stats rows and their index entries took 4.9 GB);
-//! the run costs the bytes plus 16 per entry. When `recent` passes a quarter of the run (and
-//! [`RECENT_MIN`] entries), the two are merged into a new run: readers keep reading the old
-//! one meanwhile, and only the swap takes the write lock (decision record 0015).
+//! the run costs the bytes plus 16 per entry. When `recent` reaches a quarter of the run (and
+//! [`RECENT_MIN`] entries), it is frozen (`merging`) and a thread merges it with the run into
+//! a new run, while reads see recent over frozen over run and commits go on into a new
+//! `recent`; only the swap takes the write lock (decision record 0015).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::thread::JoinHandle;
 
 use rocklake_core::api::{CommitBatch, KvError, KvPage, KvRead};
 
@@ -39,6 +41,32 @@ impl Run {
         let v = u32::from_le_bytes(len) as usize;
         let key = &self.data[s + 8..s + 8 + k];
         (key, &self.data[s + 8 + k..s + 8 + k + v])
+    }
+
+    /// The entries within the bounds, ascending or (`rev`) descending.
+    fn range<'a>(
+        &'a self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        rev: bool,
+    ) -> Box<dyn Iterator<Item = Entry<'a>> + 'a> {
+        let from = match start {
+            Bound::Included(s) => self.lower_bound(s),
+            _ => 0,
+        };
+        let to = match end {
+            Bound::Excluded(e) => self.lower_bound(e),
+            _ => self.len(),
+        };
+        let entry = move |i| {
+            let (k, v) = self.entry(i);
+            (k, Some(v))
+        };
+        if rev {
+            Box::new((from..to.max(from)).rev().map(entry))
+        } else {
+            Box::new((from..to.max(from)).map(entry))
+        }
     }
 
     /// The first entry whose key is at least `key`.
@@ -84,14 +112,67 @@ impl Run {
 /// Entries written since the run was built: `None` is a deletion.
 type Recent = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
-/// Every key: the run overlaid with `recent`.
+/// A key and its value in one layer (`None`: deleted there).
+type Entry<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// The entries of `upper` over those of `lower`, both sorted in one direction (`rev`:
+/// descending): for a key both hold, `upper`'s entry wins.
+fn overlay<'a>(
+    upper: impl Iterator<Item = Entry<'a>> + 'a,
+    lower: impl Iterator<Item = Entry<'a>> + 'a,
+    rev: bool,
+) -> impl Iterator<Item = Entry<'a>> + 'a {
+    let mut upper = upper.peekable();
+    let mut lower = lower.peekable();
+    std::iter::from_fn(move || {
+        let u = upper.peek().map(|e| e.0);
+        let l = lower.peek().map(|e| e.0);
+        match (u, l) {
+            (None, _) => lower.next(),
+            (Some(_), None) => upper.next(),
+            (Some(u), Some(l)) => {
+                if (l < u) != rev && l != u {
+                    lower.next()
+                } else {
+                    if l == u {
+                        lower.next();
+                    }
+                    upper.next()
+                }
+            }
+        }
+    })
+}
+
+/// The entries of a map layer within the bounds, in one direction.
+fn map_range<'a>(
+    map: &'a Recent,
+    start: Bound<&'a [u8]>,
+    end: Bound<&'a [u8]>,
+    rev: bool,
+) -> Box<dyn Iterator<Item = Entry<'a>> + 'a> {
+    let range = map
+        .range::<[u8], _>((start, end))
+        .map(|(k, v)| (k.as_slice(), v.as_deref()));
+    if rev {
+        Box::new(range.rev())
+    } else {
+        Box::new(range)
+    }
+}
+
+/// Every key: `recent` over `merging` over the run.
 pub(crate) struct Keys {
-    run: Run,
+    run: Arc<Run>,
+    /// Writes frozen while a thread merges them into the run.
+    merging: Option<Arc<Recent>>,
     recent: Recent,
-    /// Keys present (the run's, plus the ones `recent` adds, minus the ones it deletes).
+    /// Keys present in the three layers together.
     len: usize,
     /// Entries `recent` holds at least before a merge ([`RECENT_MIN`]; tests merge sooner).
     recent_min: usize,
+    /// Counts replacements, so a merge started before one does not swap in a stale run.
+    generation: u64,
 }
 
 impl Default for Keys {
@@ -121,9 +202,11 @@ impl Loader {
         self.run.starts.shrink_to_fit();
         let mut keys = Keys {
             len: self.run.len(),
-            run: self.run,
+            run: Arc::new(self.run),
+            merging: None,
             recent: Recent::new(),
             recent_min: RECENT_MIN,
+            generation: 0,
         };
         for (k, v) in self.late {
             keys.put(k, v);
@@ -137,26 +220,34 @@ impl Keys {
         self.len
     }
 
-    fn present(&self, key: &[u8]) -> bool {
+    /// The key's value below `recent`: in `merging`, else in the run.
+    fn below_recent(&self, key: &[u8]) -> Option<&[u8]> {
+        match self.merging.as_ref().and_then(|m| m.get(key)) {
+            Some(v) => v.as_deref(),
+            None => self.run.get(key),
+        }
+    }
+
+    fn lookup(&self, key: &[u8]) -> Option<&[u8]> {
         match self.recent.get(key) {
-            Some(v) => v.is_some(),
-            None => self.run.get(key).is_some(),
+            Some(v) => v.as_deref(),
+            None => self.below_recent(key),
         }
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        if !self.present(&key) {
+        if self.lookup(&key).is_none() {
             self.len += 1;
         }
         self.recent.insert(key, Some(value));
     }
 
     fn delete(&mut self, key: &[u8]) {
-        if self.present(key) {
+        if self.lookup(key).is_some() {
             self.len -= 1;
         }
-        // A key the run does not hold needs no deletion marker.
-        if self.run.get(key).is_some() {
+        // A key the layers below do not show needs no deletion marker.
+        if self.below_recent(key).is_some() {
             self.recent.insert(key.to_vec(), None);
         } else {
             self.recent.remove(key);
@@ -164,117 +255,89 @@ impl Keys {
     }
 
     pub(crate) fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
-        match self.recent.get(key) {
-            Some(v) => v.clone(),
-            None => self.run.get(key).map(<[u8]>::to_vec),
+        self.lookup(key).map(<[u8]>::to_vec)
+    }
+
+    /// Freezes `recent` for a merge when it has grown enough and no merge is running:
+    /// returns what the merge needs.
+    fn start_merge(&mut self) -> Option<MergeJob> {
+        if self.merging.is_some() || self.recent.len() < self.recent_min.max(self.run.len() / 4) {
+            return None;
+        }
+        let frozen = Arc::new(std::mem::take(&mut self.recent));
+        self.merging = Some(frozen.clone());
+        Some(MergeJob {
+            run: self.run.clone(),
+            frozen,
+            generation: self.generation,
+        })
+    }
+
+    /// Swaps in the run a merge built, unless the keys were replaced since it started. The
+    /// entries too large for a run go back under the writes made since.
+    fn finish_merge(&mut self, job_generation: u64, run: Run, left: Recent) {
+        if self.generation != job_generation {
+            return;
+        }
+        self.run = Arc::new(run);
+        self.merging = None;
+        for (k, v) in left {
+            self.recent.entry(k).or_insert(v);
         }
     }
 
-    /// Whether `recent` has grown enough to be merged into the run.
-    fn wants_merge(&self) -> bool {
-        self.recent.len() >= self.recent_min.max(self.run.len() / 4)
-    }
-
-    /// The run and `recent` merged into one run, and the entries too large for a run (over
-    /// 4 GiB; none in practice) left for the next `recent`.
-    fn merged(&self) -> (Run, Recent) {
-        let recent_bytes: usize = self
-            .recent
-            .iter()
-            .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
-            .sum();
-        let mut out = Run {
-            data: Vec::with_capacity(self.run.data.len() + recent_bytes),
-            starts: Vec::with_capacity(self.len),
-        };
-        let mut left = Recent::new();
-        for (k, v) in self.entries(Bound::Unbounded, Bound::Unbounded) {
-            if !out.push(k, v) {
-                left.insert(k.to_vec(), Some(v.to_vec()));
-            }
-        }
-        (out, left)
-    }
-
-    /// The present entries in `[start, end)` in ascending key order: the run's, with
-    /// `recent` taking precedence.
+    /// The present entries within the bounds, ascending or (`rev`) descending.
     fn entries<'a>(
         &'a self,
         start: Bound<&'a [u8]>,
         end: Bound<&'a [u8]>,
+        rev: bool,
     ) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
-        let run = &self.run;
-        let mut i = match start {
-            Bound::Included(s) => run.lower_bound(s),
-            _ => 0,
+        let below = self.run.range(start, end, rev);
+        let below: Box<dyn Iterator<Item = Entry<'a>> + 'a> = match &self.merging {
+            Some(m) => Box::new(overlay(map_range(m, start, end, rev), below, rev)),
+            None => below,
         };
-        let stop = match end {
-            Bound::Excluded(e) => run.lower_bound(e),
-            _ => run.len(),
-        };
-        let mut rec = self.recent.range::<[u8], _>((start, end)).peekable();
-        std::iter::from_fn(move || loop {
-            let from_run = (i < stop).then(|| run.entry(i));
-            match (from_run, rec.peek()) {
-                (None, None) => return None,
-                (Some((k, v)), Some((rk, _))) if k < rk.as_slice() => {
-                    i += 1;
-                    return Some((k, v));
-                }
-                (Some((k, v)), None) => {
-                    i += 1;
-                    return Some((k, v));
-                }
-                (from_run, Some(_)) => {
-                    let (rk, rv) = rec.next()?;
-                    if from_run.is_some_and(|(k, _)| k == rk.as_slice()) {
-                        i += 1;
-                    }
-                    if let Some(v) = rv {
-                        return Some((rk.as_slice(), v.as_slice()));
-                    }
-                }
-            }
-        })
+        overlay(map_range(&self.recent, start, end, rev), below, rev)
+            .filter_map(|(k, v)| Some((k, v?)))
     }
+}
 
-    /// The present entries in `[start, end)` in descending key order.
-    fn entries_rev<'a>(
-        &'a self,
-        start: &'a [u8],
-        end: &'a [u8],
-    ) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
-        let run = &self.run;
-        let first = run.lower_bound(start);
-        let mut i = run.lower_bound(end);
-        let mut rec = self
-            .recent
-            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
-            .rev()
-            .peekable();
-        std::iter::from_fn(move || loop {
-            let from_run = (i > first).then(|| run.entry(i - 1));
-            match (from_run, rec.peek()) {
-                (None, None) => return None,
-                (Some((k, v)), Some((rk, _))) if k > rk.as_slice() => {
-                    i -= 1;
-                    return Some((k, v));
-                }
-                (Some((k, v)), None) => {
-                    i -= 1;
-                    return Some((k, v));
-                }
-                (from_run, Some(_)) => {
-                    let (rk, rv) = rec.next()?;
-                    if from_run.is_some_and(|(k, _)| k == rk.as_slice()) {
-                        i -= 1;
-                    }
-                    if let Some(v) = rv {
-                        return Some((rk.as_slice(), v.as_slice()));
-                    }
+/// A frozen `recent` to merge into the run it was written over.
+struct MergeJob {
+    run: Arc<Run>,
+    frozen: Arc<Recent>,
+    generation: u64,
+}
+
+impl MergeJob {
+    /// The merged run, and the entries too large for a run (over 4 GiB; none in practice).
+    fn merge(&self) -> (Run, Recent) {
+        let frozen_bytes: usize = self
+            .frozen
+            .iter()
+            .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
+            .sum();
+        let mut out = Run {
+            data: Vec::with_capacity(self.run.data.len() + frozen_bytes),
+            starts: Vec::with_capacity(self.run.len() + self.frozen.len()),
+        };
+        let mut left = Recent::new();
+        let all = overlay(
+            map_range(&self.frozen, Bound::Unbounded, Bound::Unbounded, false),
+            self.run.range(Bound::Unbounded, Bound::Unbounded, false),
+            false,
+        );
+        for (k, v) in all {
+            if let Some(v) = v {
+                if !out.push(k, v) {
+                    left.insert(k.to_vec(), Some(v.to_vec()));
                 }
             }
-        })
+        }
+        out.data.shrink_to_fit();
+        out.starts.shrink_to_fit();
+        (out, left)
     }
 }
 
@@ -282,26 +345,25 @@ impl Keys {
 #[derive(Default)]
 pub(crate) struct Mirror {
     keys: RwLock<Keys>,
-    /// Serialises `apply`, so a merge built outside the write lock still sees every entry.
-    applying: Mutex<()>,
+    /// The running merge, if any.
+    merger: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Mirror {
     pub(crate) fn from_keys(keys: Keys) -> Self {
         Mirror {
             keys: RwLock::new(keys),
-            applying: Mutex::new(()),
+            merger: Mutex::new(None),
         }
     }
 
     /// Applies a durable batch under one write lock, so every read call sees all of it or
     /// none of it. Order matches the SlateDB batch: puts in order, then deletes (a key both
-    /// put and deleted ends up deleted, in both places).
-    pub(crate) fn apply(&self, batch: &CommitBatch) {
-        let _applying = self.applying.lock().unwrap_or_else(PoisonError::into_inner);
+    /// put and deleted ends up deleted, in both places). May start a merge in the background.
+    pub(crate) fn apply(self: &Arc<Self>, batch: &CommitBatch) {
         // Nothing below can panic halfway (only inserts/removes), so a poisoned lock still
         // holds consistent keys; recover them instead of failing every later read.
-        let wants_merge = {
+        let job = {
             let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
             for (k, v) in &batch.puts {
                 keys.put(k.clone(), v.clone());
@@ -309,25 +371,59 @@ impl Mirror {
             for k in &batch.deletes {
                 keys.delete(k);
             }
-            keys.wants_merge()
+            keys.start_merge()
         };
-        if wants_merge {
-            // Built under the read lock (readers go on); nothing else changes the keys
-            // meanwhile, since `applying` is held.
-            let (run, left) = self
+        let Some(job) = job else {
+            return;
+        };
+        let mirror = Arc::clone(self);
+        let run = move || {
+            let (merged, left) = job.merge();
+            mirror
                 .keys
-                .read()
+                .write()
                 .unwrap_or_else(PoisonError::into_inner)
-                .merged();
-            let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
-            keys.run = run;
-            keys.recent = left;
+                .finish_merge(job.generation, merged, left);
+        };
+        let mut merger = self.merger.lock().unwrap_or_else(PoisonError::into_inner);
+        match std::thread::Builder::new()
+            .name("rocklake-mirror-merge".into())
+            .spawn(run)
+        {
+            Ok(handle) => *merger = Some(handle),
+            Err(e) => {
+                // Reads stay right with the frozen layer in place; the next batch over the
+                // threshold cannot start another merge until this one is undone.
+                tracing::warn!(error = %e, "could not start a mirror merge");
+                let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+                if let Some(frozen) = keys.merging.take() {
+                    let newer = std::mem::take(&mut keys.recent);
+                    keys.recent = Arc::unwrap_or_clone(frozen);
+                    keys.recent.extend(newer);
+                }
+            }
         }
     }
 
-    /// Swaps in a whole new copy (a read replica's reload), under one write lock.
-    pub(crate) fn replace(&self, fresh: Keys) {
-        *self.keys.write().unwrap_or_else(PoisonError::into_inner) = fresh;
+    /// Waits for a running merge (tests).
+    #[cfg(test)]
+    fn settle(&self) {
+        let handle = self
+            .merger
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+
+    /// Swaps in a whole new copy (a read replica's reload), under one write lock. A merge
+    /// still running finds the generation changed and drops its result.
+    pub(crate) fn replace(&self, mut fresh: Keys) {
+        let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+        fresh.generation = keys.generation + 1;
+        *keys = fresh;
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -376,12 +472,8 @@ impl StoreReader {
             .keys
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        if rev {
-            KvPage::try_from_iter(keys.entries_rev(start, end).take(limit))
-        } else {
-            let entries = keys.entries(Bound::Included(start), Bound::Excluded(end));
-            KvPage::try_from_iter(entries.take(limit))
-        }
+        let entries = keys.entries(Bound::Included(start), Bound::Excluded(end), rev);
+        KvPage::try_from_iter(entries.take(limit))
     }
 }
 
@@ -527,9 +619,65 @@ mod tests {
             puts,
             deletes: vec![vec![2]],
         });
+        r.mirror.settle();
         let keys = r.mirror.keys.read().expect("lock");
         assert!(keys.recent.is_empty(), "merged into the run");
+        assert!(keys.merging.is_none(), "the merge finished");
         assert_eq!(keys.run.len(), 4);
         assert_eq!(keys.len(), 4);
+    }
+
+    #[test]
+    fn writes_during_a_merge_stay_over_the_merged_run() {
+        let r = reader(Keys {
+            recent_min: 2,
+            ..Keys::default()
+        });
+        let mirror = &r.mirror;
+        let batch = |seq, puts: &[(u8, u8)], deletes: &[u8]| CommitBatch {
+            seq: CommitSeq(seq),
+            puts: puts.iter().map(|(k, v)| (vec![*k], vec![*v])).collect(),
+            deletes: deletes.iter().map(|k| vec![*k]).collect(),
+        };
+        mirror.apply(&batch(1, &[(1, 1), (2, 2), (3, 3)], &[]));
+        // Whether or not that merge has finished, these land over it.
+        mirror.apply(&batch(2, &[(2, 20)], &[3]));
+        mirror.apply(&batch(3, &[(4, 4)], &[]));
+        let want = vec![(vec![1], vec![1]), (vec![2], vec![20]), (vec![4], vec![4])];
+        assert_eq!(page(r.scan(&[], &[9], 10).expect("scan")), want);
+        mirror.settle();
+        assert_eq!(page(r.scan(&[], &[9], 10).expect("scan")), want);
+        assert_eq!(r.len(), 3);
+        mirror.settle();
+        assert_eq!(page(r.scan(&[], &[9], 10).expect("scan")), want);
+        assert_eq!(r.get(&[3]).expect("get"), None);
+    }
+
+    #[test]
+    fn a_merge_started_before_a_replace_is_dropped() {
+        let keys = Keys {
+            recent_min: 1,
+            ..Keys::default()
+        };
+        let r = reader(keys);
+        // The merge is run by hand, so that the replace lands between its start and its swap.
+        let job = {
+            let mut keys = r.mirror.keys.write().expect("lock");
+            keys.put(vec![1], vec![1]);
+            keys.start_merge().expect("a merge starts")
+        };
+        let mut fresh = Loader::default();
+        fresh.push(&[7], &[7]);
+        r.mirror.replace(fresh.finish());
+        let (run, left) = job.merge();
+        r.mirror
+            .keys
+            .write()
+            .expect("lock")
+            .finish_merge(job.generation, run, left);
+        assert_eq!(
+            page(r.scan(&[], &[9], 10).expect("scan")),
+            vec![(vec![7], vec![7])]
+        );
     }
 }
