@@ -91,7 +91,6 @@ struct Prepared {
     given_types: Vec<u32>,
 }
 
-/// One text-format result row.
 struct Portal {
     sql: String,
     fields: Option<Vec<FieldDesc>>,
@@ -1476,7 +1475,6 @@ impl<B: Backend> Conn<B> {
 }
 
 /// Converts text result rows to the binary send format where `formats` ask for it.
-/// The rows with the columns Bind asked for in binary format converted from text.
 fn binary_rows(rows: TextRows, fields: &[FieldDesc], formats: &[i16]) -> Result<TextRows, PgError> {
     let binary = |i| super::codec::result_format(formats, i) == 1;
     if !(0..fields.len()).any(binary) {
