@@ -245,6 +245,16 @@ impl TextRows {
             .collect()
     }
 
+    /// The rows as text (invalid UTF-8 replaced), for readers that show or compare them.
+    pub fn to_strings(&self) -> Vec<Vec<Option<String>>> {
+        self.iter()
+            .map(|r| {
+                r.map(|v| v.map(|b| String::from_utf8_lossy(b).into_owned()))
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Rebuilds the rows from their two lists (as they crossed the boundary), checking the
     /// offsets and that every body is exactly a column count and that many values.
     pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Option<TextRows> {
@@ -648,14 +658,7 @@ pub fn last_text_rows(outputs: &[Output]) -> Vec<Vec<Option<String>>> {
         .iter()
         .rev()
         .find_map(|o| match o {
-            Output::Rows { rows, .. } => Some(
-                rows.iter()
-                    .map(|r| {
-                        r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
-                            .collect()
-                    })
-                    .collect(),
-            ),
+            Output::Rows { rows, .. } => Some(rows.to_strings()),
             _ => None,
         })
         .unwrap_or_default()

@@ -116,6 +116,9 @@ pub enum SqlError {
     BatchTooLarge,
     #[error("{message}")]
     ProgramLimit { message: String },
+    /// Select fewer columns.
+    #[error("target lists can have at most {max} entries")]
+    TooManyColumns { max: usize },
     /// The value does not fit the column (varchar(n) too short).
     #[error("{message}")]
     StringTooLong { message: String },
@@ -227,6 +230,7 @@ impl SqlError {
             SqlError::ReadOnlyTransaction { .. } => "25006",
             SqlError::BatchTooLarge => "54001",
             SqlError::ProgramLimit { .. } => "54000",
+            SqlError::TooManyColumns { .. } => "54011",
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } => "22023",

@@ -656,6 +656,10 @@ fn set_function_rows(name: &str, args: &[Value]) -> Result<Vec<Vec<Value>>, SqlE
 /// Rows one `generate_series` may produce (the result is materialised).
 const MAX_SERIES_ROWS: usize = 10_000_000;
 
+/// PostgreSQL's MaxTupleAttributeNumber: a target list holds at most this many entries (and
+/// so a result row fits a DataRow's int16 column count).
+const MAX_TARGET_LIST: usize = 1664;
+
 /// PostgreSQL's `pg_size_pretty`: bytes below 10 kB, then kB/MB/GB/TB, half-rounded.
 fn size_pretty(bytes: i64) -> String {
     const UNITS: [(&str, i64, bool, u32); 5] = [
@@ -1565,6 +1569,11 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             None
         };
+        if columns.len() > MAX_TARGET_LIST {
+            return Err(SqlError::TooManyColumns {
+                max: MAX_TARGET_LIST,
+            });
+        }
         let mut from = from;
         push_down_keys(&mut from, filter.as_ref());
         push_down_filters(&mut from, filter.as_ref());

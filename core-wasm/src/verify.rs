@@ -433,12 +433,7 @@ fn rows(
     let mut out = Vec::new();
     for o in reply.outputs {
         if let Output::Rows { rows, .. } = o {
-            for r in rows.iter() {
-                out.push(
-                    r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
-                        .collect(),
-                );
-            }
+            out.extend(rows.to_strings());
         }
     }
     Ok(out)

@@ -109,17 +109,7 @@ impl H {
         let out = r.outputs;
         let n = self.kv.keys_read.get();
         match out.last() {
-            Some(Output::Rows { rows, .. }) => (
-                rows.to_vecs()
-                    .iter()
-                    .map(|r| {
-                        r.iter()
-                            .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
-                            .collect()
-                    })
-                    .collect(),
-                n,
-            ),
+            Some(Output::Rows { rows, .. }) => (rows.to_strings(), n),
             other => panic!("{sql}: {other:?}"),
         }
     }

@@ -54,15 +54,7 @@ impl Harness {
     fn rows(&mut self, s: SessionId, sql: &str) -> Vec<Vec<Option<String>>> {
         let outs = self.ok(s, sql);
         match outs.last() {
-            Some(Output::Rows { rows, .. }) => rows
-                .to_vecs()
-                .iter()
-                .map(|r| {
-                    r.iter()
-                        .map(|c| c.as_ref().map(|b| String::from_utf8_lossy(b).to_string()))
-                        .collect()
-                })
-                .collect(),
+            Some(Output::Rows { rows, .. }) => rows.to_strings(),
             other => panic!("{sql}: expected rows, got {other:?}"),
         }
     }

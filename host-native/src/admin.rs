@@ -135,13 +135,7 @@ impl Admin {
             Some(Output::Rows { fields, rows, .. }) => Ok(Table {
                 types: fields.iter().map(|f| f.type_oid).collect(),
                 columns: fields.into_iter().map(|f| f.name).collect(),
-                rows: rows
-                    .iter()
-                    .map(|r| {
-                        r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
-                            .collect()
-                    })
-                    .collect(),
+                rows: rows.to_strings(),
             }),
             other => Err(AdminError::Unavailable(anyhow::anyhow!(
                 "expected rows from {sql:?}, got {other:?}"

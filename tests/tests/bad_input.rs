@@ -116,7 +116,17 @@ fn queries_match_postgres() {
 
 #[test]
 fn bad_input_gets_postgres_errors_and_sessions_survive() {
-    compare_with_postgres(SETUP, CORPUS);
+    // PostgreSQL's target-list limit (1,664 entries, 54011), at and past it.
+    let wide: Vec<String> = [1664, 1665]
+        .iter()
+        .map(|n| format!("SELECT {}", vec!["1"; *n].join(", ")))
+        .collect();
+    let corpus: Vec<&str> = CORPUS
+        .iter()
+        .copied()
+        .chain(wide.iter().map(String::as_str))
+        .collect();
+    compare_with_postgres(SETUP, &corpus);
 }
 
 /// Runs `setup` then `corpus` on a fresh PostgreSQL and a fresh RockLake; every statement must

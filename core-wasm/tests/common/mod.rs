@@ -50,15 +50,7 @@ pub fn fresh() -> (MemKv, Engine, SessionId) {
 #[allow(dead_code)]
 pub fn rows_of(r: &Reply) -> Vec<Vec<Option<String>>> {
     match r.outputs.last() {
-        Some(rocklake_core::api::Output::Rows { rows, .. }) => rows
-            .to_vecs()
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .map(|v| v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
-                    .collect()
-            })
-            .collect(),
+        Some(rocklake_core::api::Output::Rows { rows, .. }) => rows.to_strings(),
         other => panic!("not rows: {other:?}"),
     }
 }

@@ -167,8 +167,6 @@ pub(crate) struct Keys {
     /// Writes frozen while a thread merges them into the run.
     merging: Option<Arc<Recent>>,
     recent: Recent,
-    /// Keys present in the three layers together.
-    len: usize,
     /// Entries `recent` holds at least before a merge ([`RECENT_MIN`]; tests merge sooner).
     recent_min: usize,
     /// Counts replacements, so a merge started before one does not swap in a stale run.
@@ -201,7 +199,6 @@ impl Loader {
         self.run.data.shrink_to_fit();
         self.run.starts.shrink_to_fit();
         let mut keys = Keys {
-            len: self.run.len(),
             run: Arc::new(self.run),
             merging: None,
             recent: Recent::new(),
@@ -216,8 +213,15 @@ impl Loader {
 }
 
 impl Keys {
+    /// Keys present. Counted when asked (diagnostics, tests), unless the run alone holds them:
+    /// keeping a count would cost every written key a lookup in the commit path.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        if self.recent.is_empty() && self.merging.is_none() {
+            self.run.len()
+        } else {
+            self.entries(Bound::Unbounded, Bound::Unbounded, false)
+                .count()
+        }
     }
 
     /// The key's value below `recent`: in `merging`, else in the run.
@@ -236,16 +240,10 @@ impl Keys {
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        if self.lookup(&key).is_none() {
-            self.len += 1;
-        }
         self.recent.insert(key, Some(value));
     }
 
     fn delete(&mut self, key: &[u8]) {
-        if self.lookup(key).is_some() {
-            self.len -= 1;
-        }
         // A key the layers below do not show needs no deletion marker.
         if self.below_recent(key).is_some() {
             self.recent.insert(key.to_vec(), None);

@@ -618,7 +618,7 @@ impl Store {
             commit: opts.commit_journal,
         });
         let state = Arc::new(AtomicU8::new(OPEN));
-        let (writer, epoch, map) = open_writer(
+        let (writer, epoch, keys) = open_writer(
             &loc.store,
             &loc.root,
             &settings,
@@ -630,7 +630,7 @@ impl Store {
         let remote_journal = loc.local_dir.is_none() && opts.commit_journal;
         let store = Store {
             writer: tokio::sync::Mutex::new(writer),
-            mirror: Arc::new(mirror::Mirror::from_keys(map)),
+            mirror: Arc::new(mirror::Mirror::from_keys(keys)),
             epoch: AtomicU64::new(epoch),
             state,
             location: loc.display,
@@ -724,14 +724,14 @@ impl Store {
                 transient: true,
             }),
         };
-        let (writer, epoch, map) = match opened {
+        let (writer, epoch, keys) = match opened {
             Ok(opened) => opened,
             Err(e) => {
                 w.failed_opens += 1;
                 return Err(e);
             }
         };
-        self.mirror.replace(map);
+        self.mirror.replace(keys);
         if let Some(jw) = &w.journal {
             jw.retired.store(true, Ordering::SeqCst);
         }
@@ -820,7 +820,7 @@ async fn open_writer(
         .map_err(|e| from_slate(e, location, 0, "open"))?;
     let remote = journal.is_none().then_some((store, root));
     match init(&db, location, journal, remote).await {
-        Ok((epoch, map, journal)) => Ok((
+        Ok((epoch, keys, journal)) => Ok((
             Writer {
                 remote: None,
                 status: db.subscribe(),
@@ -842,7 +842,7 @@ async fn open_writer(
                 db,
             },
             epoch,
-            map,
+            keys,
         )),
         Err(e) => {
             // SlateDB's "fenced" may be the epoch claim's own upload, retried after its
@@ -917,14 +917,14 @@ async fn init(
         if let Some((store, root)) = remote {
             take_over_remote_journal(db, location, epoch, store.as_ref(), root).await?;
         }
-        let map = load_all(db)
+        let keys = load_all(db)
             .await
             .map_err(|e| from_slate(e, location, epoch, "load catalog"))?;
         tracing::info!(
-            location = %location, epoch, slatedb_epoch, keys = map.len(),
+            location = %location, epoch, slatedb_epoch, keys = keys.len(),
             "catalog store opened as writer"
         );
-        Ok((epoch, map, journal))
+        Ok((epoch, keys, journal))
     }
 }
 
@@ -1749,6 +1749,11 @@ async fn load_all(db: &Db) -> Result<mirror::Keys, slatedb::Error> {
     let mut iter = db
         .scan_with_options(vec![RESERVED_PREFIX + 1].., &opts)
         .await?;
+    load_keys(&mut iter).await
+}
+
+/// Every entry of a scan, in its (ascending) order, as the mirror's keys.
+async fn load_keys(iter: &mut slatedb::DbIterator) -> Result<mirror::Keys, slatedb::Error> {
     let mut keys = mirror::Loader::default();
     while let Some(kv) = iter.next().await? {
         keys.push(&kv.key, &kv.value);
@@ -1843,18 +1848,12 @@ impl Replica {
             .scan_with_options(vec![RESERVED_PREFIX + 1].., &opts)
             .await
             .map_err(|e| from_slate(e, &self.location, 0, "reload replica"))?;
-        let mut loader = mirror::Loader::default();
-        while let Some(kv) = iter
-            .next()
+        let keys = load_keys(&mut iter)
             .await
-            .map_err(|e| from_slate(e, &self.location, 0, "reload replica"))?
-        {
-            loader.push(&kv.key, &kv.value);
-        }
-        let map = loader.finish();
+            .map_err(|e| from_slate(e, &self.location, 0, "reload replica"))?;
         // Take commit_seq from the copy itself, so engine and mirror agree exactly.
-        let copied = map.get(&key);
-        self.mirror.replace(map);
+        let copied = keys.get(&key);
+        self.mirror.replace(keys);
         *seen = copied;
         Ok(true)
     }
