@@ -167,6 +167,25 @@ fn rss_mib() -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+/// glibc's heap in MiB: (bytes in use, bytes free but kept by the allocator).
+fn heap_mib() -> (f64, f64) {
+    #[allow(unsafe_code)]
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let info = unsafe { libc::mallinfo2() };
+    let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+    (mib(info.uordblks + info.hblkhd), mib(info.fordblks))
+}
+
+/// RSS in MiB after glibc returns the free pages it keeps (`malloc_trim`).
+fn rss_after_trim_mib() -> f64 {
+    #[allow(unsafe_code)]
+    // SAFETY: malloc_trim releases free memory; it touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0)
+    };
+    rss_mib().0
+}
+
 /// Reference 1: a 4 KiB append to an open file, then fdatasync.
 fn bare_append(f: &mut File, block: &[u8]) -> Result<Duration> {
     let t = Instant::now();
@@ -392,6 +411,8 @@ async fn bench_scan_throughput() -> Result<()> {
     }
     let load_s = t.elapsed().as_secs_f64();
     let (rss_loaded, _) = rss_mib();
+    let (heap_used, heap_free) = heap_mib();
+    let rss_trimmed = rss_after_trim_mib();
     let reader = store.reader();
 
     // The floor: every row key under the row tag (0x10), straight from the mirror, in pages
@@ -520,6 +541,9 @@ async fn bench_scan_throughput() -> Result<()> {
         hwm,
         keys_total,
         mb(raw_bytes)
+    );
+    println!(
+        "   heap after load (glibc): {heap_used:.1} MiB in use, {heap_free:.1} MiB free but kept; RSS after malloc_trim {rss_trimmed:.1} MiB"
     );
     Ok(())
 }

@@ -295,6 +295,8 @@ impl Backend for Fake {
         *self.interrupted.lock().expect("lock") = Some(reason);
         self.wake.notify_waiters();
     }
+    // The fake's requests are async and the server's own timer interrupts them.
+    fn set_deadline(&self, _sid: SessionId, _deadline: Option<(std::time::Instant, PgError)>) {}
 }
 
 struct Harness {

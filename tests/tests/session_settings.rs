@@ -113,6 +113,16 @@ run("SHOW statement_timeout", other)
 run("RESET statement_timeout")
 run(slow)
 
+# A CancelRequest from another thread stops a running statement (one far too long to finish
+# first), and the session keeps working.
+import threading
+endless = "SELECT count(*) FROM generate_series(1, 30000) a, generate_series(1, 10000) b"
+timer = threading.Timer(0.3, c.cancel_safe)
+timer.start()
+run(endless)
+timer.join()
+run("SELECT 1")
+
 # idle_in_transaction_session_timeout is per session too.
 idle = psycopg.connect(dsn, autocommit=True)
 run("SET idle_in_transaction_session_timeout = 300", idle)
@@ -173,7 +183,15 @@ fn settings_match_postgres() {
     // The script must have seen the behaviours it is about, not only agreement.
     let text = got.to_string();
     for needle in [
-        "57014", "25P03", "1500ms", "\"x y\"", "3F000", "25006", "25001", "42704",
+        "57014",
+        "canceling statement due to user request",
+        "25P03",
+        "1500ms",
+        "\"x y\"",
+        "3F000",
+        "25006",
+        "25001",
+        "42704",
     ] {
         assert!(text.contains(needle), "{needle} never seen: {text}");
     }

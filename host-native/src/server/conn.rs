@@ -56,6 +56,10 @@ fn canceled() -> PgError {
     PgError::new("57014", "canceling statement due to user request")
 }
 
+fn statement_timed_out() -> PgError {
+    PgError::new("57014", "canceling statement due to statement timeout")
+}
+
 fn in_failed_block() -> PgError {
     PgError::new(
         "25P02",
@@ -560,6 +564,10 @@ impl<B: Backend> Conn<B> {
             }
         };
         self.sid = Some(opened.id);
+        if let Some(slot) = &self.cancel {
+            let (backend, sid) = (self.backend.clone(), opened.id);
+            slot.set_direct(Box::new(move || backend.interrupt(sid, canceled())));
+        }
         tracing::info!(peer = %self.peer, pid, user = %options.user, database = %options.database, read_only = options.read_only, "session started");
         // PostgreSQL 15's GUC_REPORT set, in the order it sends them, as the core has them.
         self.apply_settings(opened.settings, true);
@@ -820,20 +828,25 @@ impl<B: Backend> Conn<B> {
         let slot = self.cancel.clone();
         let cancel_rx = slot.as_ref().map(|s| s.arm());
         let timeout = self.statement_timeout;
+        if let Some(t) = timeout {
+            let deadline = std::time::Instant::now() + t;
+            self.backend
+                .set_deadline(sid, Some((deadline, statement_timed_out())));
+        }
         tokio::pin!(fut);
         let cancelled = async {
             if let Some(rx) = cancel_rx {
                 if rx.await.is_ok() {
-                    return canceled();
+                    return;
                 }
             }
-            std::future::pending().await
+            std::future::pending::<()>().await
         };
         let timed_out = async {
             match timeout {
                 Some(t) => {
                     tokio::time::sleep(t).await;
-                    PgError::new("57014", "canceling statement due to statement timeout")
+                    statement_timed_out()
                 }
                 None => std::future::pending().await,
             }
@@ -841,10 +854,8 @@ impl<B: Backend> Conn<B> {
         let result = tokio::select! {
             biased;
             r = &mut fut => r,
-            reason = cancelled => {
-                self.backend.interrupt(sid, reason);
-                fut.await
-            }
+            // The cancel already reached the backend directly (`CancelSlot::set_direct`).
+            _ = cancelled => fut.await,
             reason = timed_out => {
                 self.backend.interrupt(sid, reason);
                 fut.await
@@ -852,6 +863,9 @@ impl<B: Backend> Conn<B> {
         };
         if let Some(s) = &slot {
             s.disarm();
+        }
+        if timeout.is_some() {
+            self.backend.set_deadline(sid, None);
         }
         result
     }
@@ -1108,10 +1122,8 @@ impl<B: Backend> Conn<B> {
                             tokio::select! {
                                 biased;
                                 r = &mut done => r,
-                                Ok(()) = rx => {
-                                    backend.interrupt(sid, canceled());
-                                    done.await
-                                }
+                                // The cancel reached the backend directly.
+                                Ok(()) = rx => done.await,
                             }
                         }
                         None => done.await,

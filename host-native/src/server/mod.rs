@@ -67,6 +67,11 @@ pub trait Backend: Send + Sync + 'static {
     /// (before its commit reaches storage), else lets it finish; the server keeps awaiting the
     /// call's reply either way.
     fn interrupt(&self, sid: SessionId, reason: PgError);
+    /// The statement timeout of the session's next requests: once `deadline` passes, the
+    /// backend ends the running `query` / `copy_in_done` as [`Backend::interrupt`] with
+    /// `reason` would. The backend checks it itself, because it may run a request in place on
+    /// the connection's task, which cannot poll a timer meanwhile. `None` clears it.
+    fn set_deadline(&self, sid: SessionId, deadline: Option<(std::time::Instant, PgError)>);
 }
 
 impl Backend for CatalogService {
@@ -101,6 +106,9 @@ impl Backend for CatalogService {
     }
     fn interrupt(&self, sid: SessionId, reason: PgError) {
         CatalogService::interrupt(self, sid, reason)
+    }
+    fn set_deadline(&self, sid: SessionId, deadline: Option<(std::time::Instant, PgError)>) {
+        CatalogService::set_deadline(self, sid, deadline)
     }
 }
 
@@ -147,7 +155,12 @@ impl ServerConfig {
 struct CancelSlot {
     secret: u32,
     armed: Mutex<Option<oneshot::Sender<()>>>,
+    /// Interrupts the session's backend request directly: the connection's task may be busy
+    /// running that request in place and not see the trigger until it ends.
+    direct: Mutex<Option<DirectCancel>>,
 }
+
+type DirectCancel = Box<dyn Fn() + Send + Sync>;
 
 /// State shared by all connections of one server.
 pub(crate) struct Shared {
@@ -179,6 +192,7 @@ impl Shared {
             let slot = Arc::new(CancelSlot {
                 secret,
                 armed: Mutex::new(None),
+                direct: Mutex::new(None),
             });
             map.insert(pid, slot.clone());
             return Ok((pid, slot));
@@ -197,6 +211,9 @@ impl Shared {
             Some(slot) if slot.secret == secret => {
                 if let Some(trigger) = lock(&slot.armed).take() {
                     tracing::info!(pid, "cancel request: cancelling running statement");
+                    if let Some(direct) = lock(&slot.direct).as_ref() {
+                        direct();
+                    }
                     let _ = trigger.send(());
                 } else {
                     tracing::debug!(pid, "cancel request for an idle session");
@@ -218,6 +235,11 @@ impl CancelSlot {
 
     fn disarm(&self) {
         lock(&self.armed).take();
+    }
+
+    /// Sets how a cancel reaches the session's running request without its connection task.
+    fn set_direct(&self, direct: DirectCancel) {
+        *lock(&self.direct) = Some(direct);
     }
 }
 
