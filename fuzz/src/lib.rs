@@ -179,4 +179,8 @@ impl Backend for EngineBackend {
     fn interrupt(&self, _sid: SessionId, _reason: PgError) {
         // Every call completes synchronously; there is never a running request to interrupt.
     }
+
+    fn set_deadline(&self, _sid: SessionId, _deadline: Option<(std::time::Instant, PgError)>) {
+        // No statement timeout either, for the same reason.
+    }
 }
