@@ -826,7 +826,11 @@ impl<B: Backend> Conn<B> {
     async fn interruptible<T>(&mut self, fut: impl std::future::Future<Output = T>) -> T {
         let sid = self.sid();
         let slot = self.cancel.clone();
-        let cancel_rx = slot.as_ref().map(|s| s.arm());
+        // Armed, a CancelRequest interrupts the backend directly (`CancelSlot::set_direct`);
+        // the trigger's receiver is not needed here.
+        if let Some(s) = &slot {
+            drop(s.arm());
+        }
         let timeout = self.statement_timeout;
         if let Some(t) = timeout {
             let deadline = std::time::Instant::now() + t;
@@ -834,14 +838,6 @@ impl<B: Backend> Conn<B> {
                 .set_deadline(sid, Some((deadline, statement_timed_out())));
         }
         tokio::pin!(fut);
-        let cancelled = async {
-            if let Some(rx) = cancel_rx {
-                if rx.await.is_ok() {
-                    return;
-                }
-            }
-            std::future::pending::<()>().await
-        };
         let timed_out = async {
             match timeout {
                 Some(t) => {
@@ -854,8 +850,6 @@ impl<B: Backend> Conn<B> {
         let result = tokio::select! {
             biased;
             r = &mut fut => r,
-            // The cancel already reached the backend directly (`CancelSlot::set_direct`).
-            _ = cancelled => fut.await,
             reason = timed_out => {
                 self.backend.interrupt(sid, reason);
                 fut.await
@@ -1114,21 +1108,8 @@ impl<B: Backend> Conn<B> {
                     }
                 }
                 Frontend::CopyDone => {
-                    let done = backend.copy_in_done(sid);
-                    let rx = cancel_rx.take();
-                    let reply = match rx {
-                        Some(rx) => {
-                            tokio::pin!(done);
-                            tokio::select! {
-                                biased;
-                                r = &mut done => r,
-                                // The cancel reached the backend directly.
-                                Ok(()) = rx => done.await,
-                            }
-                        }
-                        None => done.await,
-                    };
-                    return Ok(reply);
+                    // A cancel from here on reaches the backend directly.
+                    return Ok(backend.copy_in_done(sid).await);
                 }
                 Frontend::CopyFail(message) => {
                     let mut reply = backend.copy_in_fail(sid, &message).await;
