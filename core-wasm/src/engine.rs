@@ -119,6 +119,9 @@ pub struct Shared {
     pub now: i64,
     /// Serving a read replica: every write fails with 25006.
     pub read_only: bool,
+    /// Bytes of heap one statement may add (0: no limit but the component's ceiling); see
+    /// [`crate::mem`].
+    pub statement_memory_limit: u64,
     /// Excision may have deleted versions that commit points below this read (the cut of a
     /// finished or running excision, as of the last open or refresh): reading there fails
     /// with 72000 instead of seeing part of the history.
@@ -341,6 +344,7 @@ impl Engine {
             in_flight: BTreeMap::new(),
             now: 0,
             read_only: false,
+            statement_memory_limit: crate::mem::DEFAULT_STATEMENT_MEMORY_LIMIT,
             oldest_session_pin: None,
             excised_below: crate::lifecycle::excised_below(kv)?,
             copies: Default::default(),
@@ -399,6 +403,12 @@ impl Engine {
         self.st.read_only = on;
     }
 
+    /// Bytes of heap one statement may add before it fails with 53200 (0: no limit but the
+    /// component's ceiling). Takes effect with the next statement.
+    pub fn set_statement_memory_limit(&mut self, bytes: u64) {
+        self.st.statement_memory_limit = bytes;
+    }
+
     /// Reloads the committed state (registry, schemas, counters, latest commit) from `kv`
     /// after another process committed to the store, keeping the sessions: a read replica
     /// calls this when its copy of the store advanced. Sessions pinned to an older commit
@@ -412,9 +422,10 @@ impl Engine {
             ));
         }
         let fresh = Engine::open(kv).map_err(|e| e.to_pg())?;
-        let read_only = self.st.read_only;
+        let (read_only, limit) = (self.st.read_only, self.st.statement_memory_limit);
         self.st = fresh.st;
         self.st.read_only = read_only;
+        self.st.statement_memory_limit = limit;
         Ok(())
     }
 

@@ -119,6 +119,11 @@ pub enum SqlError {
     /// Select fewer columns.
     #[error("target lists can have at most {max} entries")]
     TooManyColumns { max: usize },
+    /// The statement needed more memory than its budget (`limit` bytes, 0: the component's
+    /// heap ceiling): narrow it (fewer rows, a join condition) or raise the server's
+    /// `statement_memory_limit`. Its rows are freed; the session goes on.
+    #[error("out of memory")]
+    OutOfMemory { limit: u64 },
     /// The value does not fit the column (varchar(n) too short).
     #[error("{message}")]
     StringTooLong { message: String },
@@ -231,6 +236,7 @@ impl SqlError {
             SqlError::BatchTooLarge => "54001",
             SqlError::ProgramLimit { .. } => "54000",
             SqlError::TooManyColumns { .. } => "54011",
+            SqlError::OutOfMemory { .. } => "53200",
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } => "22023",
@@ -310,6 +316,18 @@ impl SqlError {
             }
             SqlError::Lifecycle(l) => {
                 e.hint = l.hint().map(str::to_string);
+            }
+            SqlError::OutOfMemory { limit } => {
+                e.detail = Some(match limit {
+                    0 => "The statement filled the catalog core's heap.".into(),
+                    l => format!(
+                        "The statement needed more than its statement_memory_limit of {}.",
+                        crate::query::size_pretty(i64::try_from(*l).unwrap_or(i64::MAX))
+                    ),
+                });
+                e.hint = Some(
+                    "Narrow the statement (fewer rows, a join condition), or raise the server's statement_memory_limit.".into(),
+                );
             }
             _ => {}
         }

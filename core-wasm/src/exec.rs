@@ -547,6 +547,7 @@ impl<'a> Cx<'a> {
             now,
             settings: self.settings(),
             ticks: std::cell::Cell::new(0),
+            budget: crate::mem::Budget::start(self.st.statement_memory_limit),
         }
     }
 

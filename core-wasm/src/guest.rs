@@ -238,6 +238,10 @@ impl wit_engine::Guest for Component {
         with_engine(|e| e.set_read_only(read_only))
     }
 
+    fn set_statement_memory_limit(bytes: u64) {
+        with_engine(|e| e.set_statement_memory_limit(bytes))
+    }
+
     fn refresh() -> Result<(), wit::PgError> {
         with_engine(|e| e.refresh(&HostKv)).map_err(pg_error)
     }

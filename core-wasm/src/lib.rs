@@ -16,6 +16,7 @@ pub mod exec;
 mod guest;
 pub mod keys;
 pub mod lifecycle;
+pub mod mem;
 pub mod memkv;
 pub mod params;
 pub mod pgcatalog;
@@ -31,6 +32,12 @@ pub mod wire;
 pub mod writer;
 
 pub use engine::Engine;
+
+/// The component counts its heap for the statement memory budget ([`mem`]); so do the unit
+/// tests. A native host installs [`mem::CountingAlloc`] in its own binary.
+#[cfg(any(target_arch = "wasm32", test))]
+#[global_allocator]
+static ALLOC: mem::CountingAlloc<std::alloc::System> = mem::CountingAlloc(std::alloc::System);
 
 /// What `version()` answers: DuckDB's postgres scanner reads the major version from the first
 /// digits after "PostgreSQL".

@@ -297,11 +297,15 @@ pub struct ReadCx<'a> {
     pub settings: crate::settings::View<'a>,
     /// Rows worked on since the statement started (see [`ReadCx::tick`]).
     pub ticks: std::cell::Cell<u32>,
+    /// The memory the statement may add (checked by [`ReadCx::tick`]).
+    pub budget: crate::mem::Budget,
 }
 
 impl ReadCx<'_> {
-    /// Counts one row of work; every 4096 rows asks the host whether to stop.
+    /// Counts one row of work: fails when the statement outgrew its memory budget (a row can
+    /// be wide, so every row), and every 4096 rows asks the host whether to stop.
     pub fn tick(&self) -> Result<(), SqlError> {
+        self.budget.check()?;
         let n = self.ticks.get().wrapping_add(1);
         self.ticks.set(n);
         if n.is_multiple_of(4096) {
@@ -613,9 +617,13 @@ fn value_type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Parses a SQL type as sqlparser prints it (`DECIMAL(9,2)`, `TIMESTAMP WITH TIME ZONE`).
-/// Rows of a set-returning function in FROM.
-fn set_function_rows(name: &str, args: &[Value]) -> Result<Vec<Vec<Value>>, SqlError> {
+/// Rows of a set-returning function in FROM (each row counted against the statement's
+/// memory budget and interrupts through `cx`).
+fn set_function_rows(
+    cx: &ReadCx<'_>,
+    name: &str,
+    args: &[Value],
+) -> Result<Vec<Vec<Value>>, SqlError> {
     if args.iter().any(Value::is_null) {
         return Ok(vec![]);
     }
@@ -640,6 +648,7 @@ fn set_function_rows(name: &str, args: &[Value]) -> Result<Vec<Vec<Value>>, SqlE
                         ),
                     });
                 }
+                cx.tick()?;
                 out.push(vec![Value::Int(i)]);
                 match i.checked_add(step) {
                     Some(n) => i = n,
@@ -661,7 +670,7 @@ const MAX_SERIES_ROWS: usize = 10_000_000;
 const MAX_TARGET_LIST: usize = 1664;
 
 /// PostgreSQL's `pg_size_pretty`: bytes below 10 kB, then kB/MB/GB/TB, half-rounded.
-fn size_pretty(bytes: i64) -> String {
+pub(crate) fn size_pretty(bytes: i64) -> String {
     const UNITS: [(&str, i64, bool, u32); 5] = [
         ("bytes", 10 * 1024, false, 0),
         ("kB", 20 * 1024 - 1, true, 10),
@@ -4442,7 +4451,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     .iter()
                     .map(|e| self.eval(e, &env))
                     .collect::<Result<Vec<_>, _>>()?;
-                set_function_rows(name, &vals)
+                set_function_rows(self.cx, name, &vals)
             }
             Source::Values(rows) => {
                 let env = Env {
@@ -4905,6 +4914,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 // read DuckDB makes): the values move out of the row instead of being copied.
                 let moved = moved_columns(&sel.projection);
                 for mut r in rows {
+                    self.cx.tick()?;
                     let env = Env {
                         row: &r,
                         parent,
@@ -4936,6 +4946,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
                 let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
                 for (ri, r) in rows.iter().enumerate() {
+                    self.cx.tick()?;
                     let env = Env {
                         row: r,
                         parent,
@@ -5011,6 +5022,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         let mut vals: Vec<Value> = Vec::with_capacity(members.len());
         let mut seps: Vec<Value> = Vec::new();
         for &i in members {
+            self.cx.tick()?;
             let env = Env {
                 row: &rows[i],
                 parent,
@@ -5088,6 +5100,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 let mut s = String::new();
                 for (i, v) in vals.iter().enumerate() {
+                    self.cx.tick()?;
                     if i > 0 {
                         if let Some(Value::Text(sep)) = seps.get(i) {
                             s.push_str(sep);

@@ -186,7 +186,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.5.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.6.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -205,6 +205,7 @@ impl WasmComponent {
             broken: None,
             unfinished: 0,
             read_only: false,
+            statement_memory_limit: None,
         };
         core.open(kv)
             .map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?;
@@ -455,6 +456,8 @@ pub struct WasmCore {
     unfinished: u64,
     /// Read-replica mode, re-applied when a broken instance is replaced.
     read_only: bool,
+    /// The statement memory limit, re-applied likewise (`None`: the core's default).
+    statement_memory_limit: Option<u64>,
 }
 
 /// A failed call: the instance trapped (or could not be re-created).
@@ -482,6 +485,15 @@ impl WasmCore {
                 b.rocklake_core_engine().call_set_read_only(s, true)
             });
             if let Err(trap) = on {
+                return Err(PgError::new("XX000", trap));
+            }
+        }
+        if let Some(bytes) = self.statement_memory_limit {
+            let set = self.call(None, |b, s| {
+                b.rocklake_core_engine()
+                    .call_set_statement_memory_limit(s, bytes)
+            });
+            if let Err(trap) = set {
                 return Err(PgError::new("XX000", trap));
             }
         }
@@ -676,6 +688,14 @@ impl Core for WasmCore {
         self.read_only = on;
         let _ = self.call(None, |b, s| {
             b.rocklake_core_engine().call_set_read_only(s, on)
+        });
+    }
+
+    fn set_statement_memory_limit(&mut self, bytes: u64) {
+        self.statement_memory_limit = Some(bytes);
+        let _ = self.call(None, |b, s| {
+            b.rocklake_core_engine()
+                .call_set_statement_memory_limit(s, bytes)
         });
     }
 

@@ -36,6 +36,7 @@ pub struct FileConfig {
     pub commit_timeout_ms: Option<u64>,
     pub commit_journal: Option<bool>,
     pub journal_uploads: Option<usize>,
+    pub statement_memory_limit_mb: Option<u64>,
     pub record: Option<PathBuf>,
     /// More roles (`[[users]]` tables); the file is their only source.
     pub users: Option<Vec<RoleConfig>>,
@@ -150,6 +151,8 @@ pub struct Settings {
     pub commit_journal: bool,
     /// Object-store journal uploads in flight at most (`StoreOptions::journal_uploads`).
     pub journal_uploads: usize,
+    /// MiB of memory one statement may use before it fails with 53200; 0: no limit.
+    pub statement_memory_limit_mb: u64,
     /// Roles besides `user`.
     pub users: Vec<Role>,
 }
@@ -306,6 +309,10 @@ impl Settings {
                 .journal_uploads
                 .or(file.journal_uploads)
                 .unwrap_or(crate::store::DEFAULT_JOURNAL_UPLOADS),
+            statement_memory_limit_mb: o
+                .statement_memory_limit_mb
+                .or(file.statement_memory_limit_mb)
+                .unwrap_or(rocklake_core::mem::DEFAULT_STATEMENT_MEMORY_LIMIT >> 20),
             users: roles(file.users.unwrap_or_default())?,
         };
         s.validate()?;
@@ -336,6 +343,13 @@ impl Settings {
                 key: "max_connections",
                 value: "0".into(),
                 reason: "must be at least 1".into(),
+            });
+        }
+        if self.statement_memory_limit_mb > u64::MAX >> 20 {
+            return Err(ConfigError::Invalid {
+                key: "statement_memory_limit_mb",
+                value: self.statement_memory_limit_mb.to_string(),
+                reason: "is more memory than a 64-bit address space holds".into(),
             });
         }
         if self.journal_uploads == 0 {
@@ -438,6 +452,10 @@ mod tests {
         let file: FileConfig = toml::from_str("journal_uploads = 4\n").expect("toml");
         let s = Settings::resolve(Overrides::default(), file).expect("valid");
         assert_eq!(s.journal_uploads, 4);
+        assert_eq!(s.statement_memory_limit_mb, 2048);
+        let file: FileConfig = toml::from_str("statement_memory_limit_mb = 64\n").expect("toml");
+        let s = Settings::resolve(Overrides::default(), file).expect("valid");
+        assert_eq!(s.statement_memory_limit_mb, 64);
     }
 
     #[test]
@@ -452,6 +470,8 @@ mod tests {
         assert!(bad("listen = \"nowhere\"").contains("invalid listen"));
         assert!(bad("max_connections = 0").contains("invalid max_connections"));
         assert!(bad("journal_uploads = 0").contains("invalid journal_uploads"));
+        assert!(bad("statement_memory_limit_mb = 17592186044416")
+            .contains("invalid statement_memory_limit_mb"));
         assert!(bad("log_format = \"xml\"").contains("invalid log_format"));
         assert!(toml::from_str::<FileConfig>("no_such_key = 1").is_err());
     }

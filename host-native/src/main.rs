@@ -12,6 +12,12 @@ use rocklake::server::{self, random_password, AuthConfig, AuthMethod, ServerConf
 use rocklake::service::{CatalogService, CoreKind, ServiceConfig, SystemClock};
 use tokio::net::TcpListener;
 
+/// Counts each thread's heap so the native core can hold a statement to its memory limit
+/// (`rocklake_core::mem`); the component counts its own.
+#[global_allocator]
+static ALLOC: rocklake_core::mem::CountingAlloc<std::alloc::System> =
+    rocklake_core::mem::CountingAlloc(std::alloc::System);
+
 #[derive(Parser, Debug)]
 #[command(
     name = "rocklake",
@@ -516,6 +522,12 @@ struct ServeArgs {
     /// [default: 32].
     #[arg(long, env = "ROCKLAKE_JOURNAL_UPLOADS")]
     journal_uploads: Option<usize>,
+    /// A statement that needs more than this many MiB of memory (rows of a huge join, a
+    /// large sort) fails with 53200 "out of memory" and the server goes on; 0 = no limit
+    /// (the WebAssembly core still stops a statement before its heap reaches 3 GiB)
+    /// [default: 2048].
+    #[arg(long, env = "ROCKLAKE_STATEMENT_MEMORY_LIMIT_MB")]
+    statement_memory_limit_mb: Option<u64>,
 }
 
 impl ServeArgs {
@@ -559,6 +571,7 @@ impl ServeArgs {
             commit_timeout_ms: self.commit_timeout_ms,
             commit_journal: self.commit_journal,
             journal_uploads: self.journal_uploads,
+            statement_memory_limit_mb: self.statement_memory_limit_mb,
             users: None,
         };
         Settings::resolve(o, file)
@@ -1448,6 +1461,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             commit_timeout: std::time::Duration::from_millis(args.commit_timeout_ms),
             commit_journal: args.commit_journal,
             journal_uploads: args.journal_uploads,
+            statement_memory_limit: args.statement_memory_limit_mb << 20,
         },
         core,
         Box::new(SystemClock),

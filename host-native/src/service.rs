@@ -86,6 +86,9 @@ pub struct ServiceConfig {
     pub commit_journal: bool,
     /// See `StoreOptions::journal_uploads`.
     pub journal_uploads: usize,
+    /// Heap one statement may add before it fails with 53200 (0: no limit but the
+    /// component's ceiling); see `rocklake_core::mem`.
+    pub statement_memory_limit: u64,
 }
 
 impl ServiceConfig {
@@ -100,6 +103,7 @@ impl ServiceConfig {
             commit_timeout: crate::store::DEFAULT_COMMIT_TIMEOUT,
             commit_journal: true,
             journal_uploads: crate::store::DEFAULT_JOURNAL_UPLOADS,
+            statement_memory_limit: rocklake_core::mem::DEFAULT_STATEMENT_MEMORY_LIMIT,
         }
     }
 }
@@ -256,6 +260,8 @@ pub trait Core: Send {
     fn close_session(&mut self, sid: SessionId);
     /// Read-replica mode (writes fail with 25006).
     fn set_read_only(&mut self, on: bool);
+    /// Heap one statement may add before it fails with 53200 (0: no limit).
+    fn set_statement_memory_limit(&mut self, bytes: u64);
     /// Reload the committed state from `kv` (a replica's copy advanced).
     fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError>;
 }
@@ -304,6 +310,9 @@ impl Core for Engine {
     }
     fn set_read_only(&mut self, on: bool) {
         Engine::set_read_only(self, on)
+    }
+    fn set_statement_memory_limit(&mut self, bytes: u64) {
+        Engine::set_statement_memory_limit(self, bytes)
     }
     fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError> {
         Engine::refresh(self, kv)
@@ -896,6 +905,7 @@ impl CatalogService {
         if config.replica_poll.is_some() {
             engine.set_read_only(true);
         }
+        engine.set_statement_memory_limit(config.statement_memory_limit);
         let done = engine.latest();
         metrics.last_commit_seq.set(done as i64);
         let inner = Arc::new(Inner {

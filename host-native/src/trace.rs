@@ -456,6 +456,9 @@ pub enum Call {
         on: bool,
     },
     Refresh,
+    SetStatementMemoryLimit {
+        bytes: u64,
+    },
 }
 
 fn encode_call(e: &mut Enc, c: &Call) {
@@ -516,6 +519,10 @@ fn encode_call(e: &mut Enc, c: &Call) {
             e.u8(*on as u8);
         }
         Call::Refresh => e.u8(11),
+        Call::SetStatementMemoryLimit { bytes } => {
+            e.u8(12);
+            e.u64(*bytes);
+        }
     }
 }
 
@@ -566,6 +573,7 @@ fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
         9 => Call::CloseSession { sid: d.u64()? },
         10 => Call::SetReadOnly { on: d.bool()? },
         11 => Call::Refresh,
+        12 => Call::SetStatementMemoryLimit { bytes: d.u64()? },
         _ => return Err(d.bad("unknown call tag")),
     })
 }
@@ -828,6 +836,11 @@ impl Core for Recorder {
     fn set_read_only(&mut self, on: bool) {
         self.inner.set_read_only(on);
         self.out.write(&Call::SetReadOnly { on }, &[], vec![]);
+    }
+    fn set_statement_memory_limit(&mut self, bytes: u64) {
+        self.inner.set_statement_memory_limit(bytes);
+        self.out
+            .write(&Call::SetStatementMemoryLimit { bytes }, &[], vec![]);
     }
     fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError> {
         let rkv = RecordingKv::new(kv);
@@ -1103,6 +1116,10 @@ pub fn replay_with_progress(
                 core.set_read_only(*on);
                 (vec![], String::new())
             }
+            Call::SetStatementMemoryLimit { bytes } => {
+                core.set_statement_memory_limit(*bytes);
+                (vec![], String::new())
+            }
             Call::Refresh => {
                 let r = core.refresh(&kv);
                 let mut e = Enc::default();
@@ -1252,6 +1269,7 @@ mod tests {
                 data: vec![0, 1, 2],
             },
             Call::SetReadOnly { on: true },
+            Call::SetStatementMemoryLimit { bytes: 1 << 30 },
         ];
         let imports = vec![
             Import::Scan {

@@ -355,7 +355,7 @@ fn component_imports_only_the_kv_interface() {
     imports.sort();
     assert_eq!(
         imports,
-        ["rocklake:core/kv@0.5.0", "rocklake:core/types@0.5.0"],
+        ["rocklake:core/kv@0.6.0", "rocklake:core/types@0.6.0"],
         "unexpected imports"
     );
 }

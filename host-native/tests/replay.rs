@@ -147,6 +147,9 @@ impl Core for Flipped {
     fn set_read_only(&mut self, on: bool) {
         Core::set_read_only(&mut self.inner, on)
     }
+    fn set_statement_memory_limit(&mut self, bytes: u64) {
+        Core::set_statement_memory_limit(&mut self.inner, bytes)
+    }
     fn refresh(&mut self, kv: &dyn KvRead) -> Result<(), PgError> {
         Core::refresh(&mut self.inner, kv)
     }
