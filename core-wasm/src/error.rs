@@ -116,6 +116,9 @@ pub enum SqlError {
     BatchTooLarge,
     #[error("{message}")]
     ProgramLimit { message: String },
+    /// A substring length below zero.
+    #[error("{message}")]
+    SubstringError { message: String },
     /// Select fewer columns.
     #[error("target lists can have at most {max} entries")]
     TooManyColumns { max: usize },
@@ -235,6 +238,7 @@ impl SqlError {
             SqlError::ReadOnlyTransaction { .. } => "25006",
             SqlError::BatchTooLarge => "54001",
             SqlError::ProgramLimit { .. } => "54000",
+            SqlError::SubstringError { .. } => "22011",
             SqlError::TooManyColumns { .. } => "54011",
             SqlError::OutOfMemory { .. } => "53200",
             SqlError::StringTooLong { .. } => "22001",

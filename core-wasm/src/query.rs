@@ -662,6 +662,101 @@ fn set_function_rows(
     }
 }
 
+/// PostgreSQL's largest single value (MaxAllocSize less a varlena header): `repeat` refuses to
+/// build more with 54000.
+const MAX_VALUE_BYTES: usize = 0x3fff_ffff - 4;
+
+/// `round(numeric, scale)`: half away from zero at `scale` fraction digits; a negative scale
+/// rounds to tens, hundreds, … (`round(2567, -2)` = 2600).
+fn numeric_round_at(n: &str, scale: i64) -> String {
+    if n == "NaN" {
+        return n.to_string();
+    }
+    if scale >= 0 {
+        // PostgreSQL keeps at most 16,383 fraction digits.
+        return crate::types::numeric_round(n, scale.min(16_383) as usize);
+    }
+    let k = usize::try_from(scale.unsigned_abs()).unwrap_or(usize::MAX);
+    let (neg, body) = match n.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, n),
+    };
+    let (ip, fp) = body.split_once('.').unwrap_or((body, ""));
+    if k > ip.len() {
+        // |n| < 10^(k-1), less than half of 10^k.
+        return "0".into();
+    }
+    // Shift the point k places left, round to an integer, shift back.
+    let split = ip.len() - k;
+    let shifted = format!(
+        "{}{}.{}{}",
+        if neg { "-" } else { "" },
+        if split == 0 { "0" } else { &ip[..split] },
+        &ip[split..],
+        fp
+    );
+    let canonical = crate::types::numeric_canonical(&shifted).unwrap_or_else(|| "0".into());
+    let rounded = crate::types::numeric_round(&canonical, 0);
+    if rounded == "0" {
+        rounded
+    } else {
+        format!("{rounded}{}", "0".repeat(k))
+    }
+}
+
+/// `floor(numeric)`: the largest integer not above `n`.
+fn numeric_floor(n: &str) -> String {
+    if n == "NaN" {
+        return n.to_string();
+    }
+    let (neg, body) = match n.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, n),
+    };
+    let (ip, fp) = body.split_once('.').unwrap_or((body, ""));
+    let fraction = fp.bytes().any(|c| c != b'0');
+    let int = if neg && fraction {
+        increment_digits(ip)
+    } else {
+        ip.to_string()
+    };
+    let sign = if neg { "-" } else { "" };
+    crate::types::numeric_canonical(&format!("{sign}{int}")).unwrap_or_else(|| "0".into())
+}
+
+/// `ceil(numeric)` = -floor(-n).
+fn numeric_ceil(n: &str) -> String {
+    if n == "NaN" {
+        return n.to_string();
+    }
+    let negated = match n.strip_prefix('-') {
+        Some(b) => b.to_string(),
+        None => format!("-{n}"),
+    };
+    let f = numeric_floor(&negated);
+    match f.strip_prefix('-') {
+        Some(b) => b.to_string(),
+        None if f == "0" => f,
+        None => format!("-{f}"),
+    }
+}
+
+/// Decimal digits plus one (`"199"` → `"200"`, `"99"` → `"100"`).
+fn increment_digits(digits: &str) -> String {
+    let mut out = digits.as_bytes().to_vec();
+    for d in out.iter_mut().rev() {
+        if *d == b'9' {
+            *d = b'0';
+        } else {
+            *d += 1;
+            return String::from_utf8(out).unwrap_or_default();
+        }
+    }
+    let mut s = String::from("1");
+    s.push_str(&String::from_utf8(out).unwrap_or_default());
+    s
+}
+
 /// Rows one `generate_series` may produce (the result is materialised).
 const MAX_SERIES_ROWS: usize = 10_000_000;
 
@@ -2014,6 +2109,47 @@ impl<'a, 'b> Binder<'a, 'b> {
                 (BExpr::Scalar(Rc::new(bq)), t)
             }
             Expr::Function(f) => self.bind_function(f, scope, aggs)?,
+            Expr::Ceil {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => self.bind_call("ceil".into(), std::slice::from_ref(expr), scope, aggs)?,
+            Expr::Floor {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => self.bind_call("floor".into(), std::slice::from_ref(expr), scope, aggs)?,
+            Expr::Position { expr, r#in } => {
+                let args = [(**r#in).clone(), (**expr).clone()];
+                self.bind_call("strpos".into(), &args, scope, aggs)?
+            }
+            Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let from = substring_from
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| Expr::value(ast::Value::Number("1".into(), false)));
+                let mut args = vec![(**expr).clone(), from];
+                args.extend(substring_for.as_deref().cloned());
+                self.bind_call("substr".into(), &args, scope, aggs)?
+            }
+            Expr::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters: None,
+            } => {
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    Some(ast::TrimWhereField::Both) | None => "btrim",
+                };
+                let mut args = vec![(**expr).clone()];
+                args.extend(trim_what.as_deref().cloned());
+                self.bind_call(name.into(), &args, scope, aggs)?
+            }
             Expr::Array(arr) => {
                 let mut items = Vec::new();
                 for x in &arr.elem {
@@ -2318,9 +2454,21 @@ impl<'a, 'b> Binder<'a, 'b> {
             });
             return Ok((BExpr::Agg(list.len() - 1), out));
         }
+        self.bind_call(name, &args, scope, aggs)
+    }
+
+    /// A scalar function call (also what `CEIL(x)`, `SUBSTRING(x FROM a FOR b)`,
+    /// `TRIM(LEADING c FROM x)` and `POSITION(a IN b)` become).
+    fn bind_call(
+        &mut self,
+        name: String,
+        args: &[Expr],
+        scope: &Scope,
+        mut aggs: Option<&mut Vec<AggSpec>>,
+    ) -> Result<(BExpr, PgType), SqlError> {
         let mut bargs = Vec::new();
         let mut types = Vec::new();
-        for a in &args {
+        for a in args {
             let (b, t) = self.bind_expr(a, scope, aggs.as_deref_mut())?;
             bargs.push(b);
             types.push(t);
@@ -2384,9 +2532,23 @@ impl<'a, 'b> Binder<'a, 'b> {
             "coalesce" | "nullif" | "greatest" | "least" => types
                 .iter()
                 .fold(PgType::Unknown, |a, b| common_type(a, *b)),
-            "abs" | "round" | "floor" | "ceil" | "ceiling" => {
-                types.first().copied().unwrap_or(PgType::Numeric)
-            }
+            "abs" => types.first().copied().unwrap_or(PgType::Numeric),
+            // round(numeric, int) exists, round(double precision, int) does not; one argument:
+            // numeric stays numeric, anything else is rounded as double precision.
+            "round" if types.len() == 2 => match types[0] {
+                PgType::Float4 | PgType::Float8 => {
+                    return Err(SqlError::UndefinedFunction {
+                        message: "function round(double precision, integer) does not exist"
+                            .into(),
+                        hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
+                    })
+                }
+                _ => PgType::Numeric,
+            },
+            "round" | "floor" | "ceil" | "ceiling" => match types.first() {
+                Some(PgType::Numeric) => PgType::Numeric,
+                _ => PgType::Float8,
+            },
             "current_schemas" => PgType::TextArray,
             "txid_current" | "pg_backend_pid" => PgType::Int8,
             "gen_random_uuid" | "uuid_generate_v4" => {
@@ -2527,6 +2689,17 @@ fn expr_name(e: &Expr) -> String {
         Expr::Nested(x) => expr_name(x),
         Expr::Case { .. } => "case".into(),
         Expr::Exists { .. } => "exists".into(),
+        // The special syntaxes are named after the function PostgreSQL calls.
+        Expr::Ceil { .. } => "ceil".into(),
+        Expr::Floor { .. } => "floor".into(),
+        Expr::Position { .. } => "position".into(),
+        Expr::Substring { shorthand, .. } => if *shorthand { "substr" } else { "substring" }.into(),
+        Expr::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim",
+            Some(ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }
+        .into(),
         _ => "?column?".into(),
     }
 }
@@ -4042,6 +4215,114 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .collect::<Vec<_>>()
                         .join(&d),
                 ),
+                _ => Value::Null,
+            },
+            "repeat" => match (text(0), a.get(1)) {
+                (Some(t), Some(Value::Int(n))) => {
+                    let n = usize::try_from(*n).unwrap_or(0);
+                    // PostgreSQL's limit for one value (MaxAllocSize less the header).
+                    if t.len()
+                        .checked_mul(n)
+                        .is_none_or(|len| len > MAX_VALUE_BYTES)
+                    {
+                        return Err(SqlError::ProgramLimit {
+                            message: "requested length too large".into(),
+                        });
+                    }
+                    Value::Text(t.repeat(n))
+                }
+                _ => Value::Null,
+            },
+            "left" | "right" => match (text(0), a.get(1)) {
+                (Some(t), Some(Value::Int(n))) => {
+                    let len = t.chars().count() as i64;
+                    // n < 0: all but |n| characters from the other end.
+                    let keep = if *n >= 0 {
+                        (*n).min(len)
+                    } else {
+                        (len + n).max(0)
+                    };
+                    let skip = if name == "left" { 0 } else { len - keep };
+                    Value::Text(t.chars().skip(skip as usize).take(keep as usize).collect())
+                }
+                _ => Value::Null,
+            },
+            "strpos" => match (text(0), text(1)) {
+                (Some(t), Some(sub)) => Value::Int(match t.find(sub.as_str()) {
+                    Some(byte) => t[..byte].chars().count() as i64 + 1,
+                    None => 0,
+                }),
+                _ => Value::Null,
+            },
+            "btrim" | "ltrim" | "rtrim" => {
+                let set = if a.len() > 1 {
+                    text(1)
+                } else {
+                    Some(" ".into())
+                };
+                match (text(0), set) {
+                    (Some(t), Some(set)) => {
+                        let strip = |c: char| set.contains(c);
+                        Value::Text(
+                            match name {
+                                "ltrim" => t.trim_start_matches(strip),
+                                "rtrim" => t.trim_end_matches(strip),
+                                _ => t.trim_matches(strip),
+                            }
+                            .to_string(),
+                        )
+                    }
+                    _ => Value::Null,
+                }
+            }
+            "substr" => match (text(0), a.get(1), a.get(2)) {
+                (Some(t), Some(Value::Int(from)), count) => {
+                    // Characters from..from+count-1 (1-based); a start before 1 still counts
+                    // toward the length, as in PostgreSQL.
+                    let end = match count {
+                        None => i64::MAX,
+                        Some(Value::Int(c)) if *c < 0 => {
+                            return Err(SqlError::SubstringError {
+                                message: "negative substring length not allowed".into(),
+                            })
+                        }
+                        Some(Value::Int(c)) => from.saturating_add(*c),
+                        Some(_) => return Ok(Value::Null),
+                    };
+                    let start = (*from).max(1);
+                    let take = end.saturating_sub(start).max(0);
+                    Value::Text(
+                        t.chars()
+                            .skip((start - 1) as usize)
+                            .take(usize::try_from(take).unwrap_or(usize::MAX))
+                            .collect(),
+                    )
+                }
+                _ => Value::Null,
+            },
+            "round" if a.len() == 2 => match (a.first(), a.get(1)) {
+                (Some(v), Some(Value::Int(scale))) if !v.is_null() => {
+                    match cast_value(v.clone(), PgType::Numeric)? {
+                        Value::Numeric(n) => Value::Numeric(numeric_round_at(&n, *scale)),
+                        _ => Value::Null,
+                    }
+                }
+                _ => Value::Null,
+            },
+            "round" | "ceil" | "ceiling" | "floor" => match a.first() {
+                Some(Value::Numeric(n)) => Value::Numeric(match name {
+                    "round" => crate::types::numeric_round(n, 0),
+                    "floor" => numeric_floor(n),
+                    _ => numeric_ceil(n),
+                }),
+                Some(v) if !v.is_null() => match cast_value(v.clone(), PgType::Float8)? {
+                    Value::Float(f) => Value::Float(match name {
+                        "round" => f.round_ties_even(),
+                        "floor" => f.floor(),
+                        _ => f.ceil(),
+                    }),
+                    _ => Value::Null,
+                },
                 _ => Value::Null,
             },
             "abs" => match a.first() {

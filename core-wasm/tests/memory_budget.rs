@@ -62,6 +62,20 @@ fn a_statement_over_its_budget_fails_with_53200_and_the_sessions_go_on() {
         r.error
     );
 
+    // Wide values count too: 2,000 strings of 100 kB aggregated into one (200 MB).
+    let r = query(
+        &mut engine,
+        &kv,
+        s,
+        "SELECT length(string_agg(repeat('x', 100000), ',')) FROM generate_series(1, 2000)",
+    );
+    assert_eq!(
+        r.error.as_ref().map(|e| e.code.as_str()),
+        Some("53200"),
+        "{:?}",
+        r.error
+    );
+
     // Inside a transaction block it is an error like any other: the block is aborted.
     assert!(query(&mut engine, &kv, s, "BEGIN").error.is_none());
     assert_eq!(
@@ -98,6 +112,16 @@ fn a_statement_over_its_budget_fails_with_53200_and_the_sessions_go_on() {
 
     // The budget is what stopped the join: under a larger one it runs.
     engine.set_statement_memory_limit(512 << 20);
+    assert_eq!(
+        single(
+            &mut engine,
+            &kv,
+            s,
+            "SELECT length(string_agg(repeat('x', 100000), ',')) FROM generate_series(1, 2000)"
+        )
+        .as_deref(),
+        Some("200001999")
+    );
     assert_eq!(
         single(&mut engine, &kv, s, JOIN).as_deref(),
         Some("1000000")

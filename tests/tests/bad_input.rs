@@ -226,3 +226,31 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
         );
     }
 }
+
+/// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
+const FUNCTION_CORPUS: &[&str] = &[
+    "SELECT repeat('ab', 3), repeat('ab', 0), repeat('ab', -1), repeat(NULL, 2), repeat('é', 2)",
+    "SELECT length(repeat('ab', 1000000))",
+    "SELECT repeat('ab', 600000000)",
+    "SELECT left('hello', 2), left('hello', -2), left('hello', 0), left('hello', 10), left('hello', -10), left('héllo', 2)",
+    "SELECT right('hello', 2), right('hello', -2), right('hello', 0), right('hello', -10), left(NULL, 2), right('a', NULL)",
+    "SELECT strpos('hello', 'l'), strpos('hello', ''), strpos('hello', 'z'), strpos('', ''), strpos('héllo', 'l'), strpos(NULL, 'a')",
+    "SELECT position('l' IN 'hello'), position('z' IN 'hello')",
+    "SELECT btrim('  x  '), btrim('xxaxx', 'x'), btrim('abc', ''), btrim(NULL), btrim('a', NULL)",
+    "SELECT ltrim('  x '), ltrim('xyaxy', 'xy'), rtrim(' x  '), rtrim('axyx', 'xy')",
+    "SELECT trim('  x  '), trim(BOTH 'x' FROM 'xxaxx'), trim(LEADING 'x' FROM 'xxa'), trim(TRAILING 'x' FROM 'axx')",
+    "SELECT substr('hello', 2, 2), substr('hello', 2), substr('hello', 0, 3), substr('hello', -5, 7), substr('hello', 9), substr('héllo', 2, 1)",
+    "SELECT substring('hello' FROM 2 FOR 3), substring('hello' FROM 3), substring('hello' FOR 2), substring('hello', 2, 2)",
+    "SELECT substr('hello', 2, -1)",
+    "SELECT round(2.5), round(-2.5), round(0.5, 0), round(-0.4), round(2.567, 2), round(2.5, 3), round(1.25, 1), round(-1.25, 1)",
+    "SELECT round(2567, -2), round(12345.678, -1), round(999, -3), round(999, -4), round(-5000, -4), round(99999999999999999999999999.5, -30)",
+    "SELECT round(2.5::float8), round(3.5::float8), round(-2.5::float8), round(2), round(2::int8), round('2.5'), round(NULL::numeric)",
+    "SELECT round(2.5::float8, 1)",
+    "SELECT ceil(2.1), ceil(-2.1), ceil(-0.5), ceiling(2.1::float8), ceiling(2), floor(2.5), floor(-2.5), floor(-0.0001), floor(7)",
+    "SELECT ceil(1.5e3), floor(99.99), ceil(99.01), floor(-99.01), ceiling('NaN'::numeric), round('NaN'::numeric, 2)",
+];
+
+#[test]
+fn scalar_functions_match_postgres() {
+    compare_with_postgres(&[], FUNCTION_CORPUS);
+}
