@@ -437,9 +437,10 @@ pub fn kept_rows(
 /// A kept row's values with the columns outside `used` NULL (the ctid is last; see
 /// [`table_rows_where`]).
 fn only_used(values: &[Value], used: Option<&[bool]>) -> Vec<Value> {
+    let width = crate::rowdecode::used_width(used, values.len());
     match used {
         None => values.to_vec(),
-        Some(u) => values
+        Some(u) => values[..width]
             .iter()
             .enumerate()
             .map(|(i, v)| {

@@ -77,9 +77,10 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
     }
 }
 
-/// What a statement may add to the heap unless the host says otherwise (2 GiB): far above
-/// what DuckLake's statements need at `bench scale`, far below a 300-million-row cross join.
-pub const DEFAULT_STATEMENT_MEMORY_LIMIT: u64 = 2 << 30;
+/// What a statement may add to the heap unless the host says otherwise (4 GiB): what the
+/// component can give a statement at most anyway (its heap stops at 3 GiB), so a statement
+/// that runs on one build runs on the other; far below a 300-million-row cross join.
+pub const DEFAULT_STATEMENT_MEMORY_LIMIT: u64 = 4 << 30;
 
 /// The component's heap lives in a 4 GiB linear memory that cannot grow further: whatever the
 /// configured budget, a statement stops before the heap reaches 3 GiB, leaving room for the

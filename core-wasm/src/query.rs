@@ -4838,6 +4838,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 right = kept;
             }
+            if from.len() > 1 && item.keep.is_none() {
+                // Joined rows concatenate the items' rows: each must be its full width (a
+                // scan ends a row after the last column read).
+                for row in &mut right {
+                    if row.len() < item.width {
+                        row.resize(item.width, Value::Null);
+                    }
+                }
+            }
             start += item.width;
             let first = acc.len() == 1
                 && acc[0].is_empty()

@@ -452,7 +452,7 @@ mod tests {
         let file: FileConfig = toml::from_str("journal_uploads = 4\n").expect("toml");
         let s = Settings::resolve(Overrides::default(), file).expect("valid");
         assert_eq!(s.journal_uploads, 4);
-        assert_eq!(s.statement_memory_limit_mb, 2048);
+        assert_eq!(s.statement_memory_limit_mb, 4096);
         let file: FileConfig = toml::from_str("statement_memory_limit_mb = 64\n").expect("toml");
         let s = Settings::resolve(Overrides::default(), file).expect("valid");
         assert_eq!(s.statement_memory_limit_mb, 64);

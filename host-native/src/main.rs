@@ -525,7 +525,7 @@ struct ServeArgs {
     /// A statement that needs more than this many MiB of memory (rows of a huge join, a
     /// large sort) fails with 53200 "out of memory" and the server goes on; 0 = no limit
     /// (the WebAssembly core still stops a statement before its heap reaches 3 GiB)
-    /// [default: 2048].
+    /// [default: 4096].
     #[arg(long, env = "ROCKLAKE_STATEMENT_MEMORY_LIMIT_MB")]
     statement_memory_limit_mb: Option<u64>,
 }
