@@ -110,6 +110,9 @@ pub struct WasmComponent {
     engine: Engine,
     pre: CatalogCorePre<HostState>,
     info: LoadInfo,
+    /// The newest instance's linear memory size (an instance replaced after a trap starts
+    /// over).
+    memory: MemoryTracker,
 }
 
 /// How a component is loaded (beyond its path).
@@ -179,7 +182,17 @@ impl WasmComponent {
             ms = info.elapsed.as_millis() as u64,
             "core component loaded"
         );
-        Ok(WasmComponent { engine, pre, info })
+        Ok(WasmComponent {
+            engine,
+            pre,
+            info,
+            memory: MemoryTracker::default(),
+        })
+    }
+
+    /// The linear memory size of the instance in use.
+    pub fn memory(&self) -> MemoryTracker {
+        self.memory.clone()
     }
 
     pub fn info(&self) -> &LoadInfo {
@@ -213,7 +226,14 @@ impl WasmComponent {
     }
 
     fn new_instance(&self) -> anyhow::Result<(Store<HostState>, CatalogCore)> {
-        let mut store = Store::new(&self.engine, HostState { kv: None });
+        let mut store = Store::new(
+            &self.engine,
+            HostState {
+                kv: None,
+                memory: self.memory.clone(),
+            },
+        );
+        store.limiter(|s| &mut s.memory);
         let bindings = self.pre.instantiate(&mut store).map_err(wt)?;
         Ok((store, bindings))
     }
@@ -344,6 +364,42 @@ fn remove_stale_caches(current: &Path) {
 /// The store's data: the [`KvRead`] of the current call, if a call is running.
 struct HostState {
     kv: Option<KvPtr>,
+    /// Tracks the linear memory's size (`rocklake_core_memory_bytes`).
+    memory: MemoryTracker,
+}
+
+/// Records the size the core's linear memory grows to; refuses nothing (the core stops a
+/// statement itself before its heap fills the 4 GiB, see `rocklake_core::mem`).
+#[derive(Clone, Default)]
+pub struct MemoryTracker(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl MemoryTracker {
+    /// Bytes of linear memory now.
+    pub fn bytes(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl wasmtime::ResourceLimiter for MemoryTracker {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.0
+            .store(desired as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
 }
 
 /// A `&dyn KvRead` with its lifetime erased, valid only while [`WasmCore::call`] runs.

@@ -53,6 +53,24 @@ pub struct Metrics {
     pub store_errors: Family<OpErrorLabel, Counter>,
     pub store_bytes_written: Counter,
     pub store_bytes_read: Counter,
+    /// Sampled when `/metrics` is rendered (see [`Metrics::set_memory_probe`]).
+    heap_bytes: Gauge,
+    mirror_bytes: Gauge,
+    core_memory_bytes: Gauge,
+    memory_probe: std::sync::Mutex<Option<MemoryProbe>>,
+}
+
+/// What the server's memory holds besides the allocator's own view, read at each scrape.
+pub type MemoryProbe = Box<dyn Fn() -> MemorySample + Send + Sync>;
+
+/// See [`MemoryProbe`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemorySample {
+    /// The store's in-memory copy of every key (run, recent writes, a merge's frozen layer).
+    pub mirror_bytes: u64,
+    /// The WebAssembly core's linear memory (`None` with the native core, whose heap is
+    /// part of the process heap).
+    pub core_memory_bytes: Option<u64>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -181,6 +199,26 @@ impl Metrics {
             "Bytes read from the object store",
             store_bytes_read.clone(),
         );
+        let heap_bytes = Gauge::<i64, AtomicI64>::default();
+        let mirror_bytes = Gauge::<i64, AtomicI64>::default();
+        let core_memory_bytes = Gauge::<i64, AtomicI64>::default();
+        registry.register(
+            "heap_bytes",
+            "Bytes the process has allocated from its heap and not freed (glibc's count; the \
+             mirror and the native core live here, the WebAssembly core's memory does not)",
+            heap_bytes.clone(),
+        );
+        registry.register(
+            "mirror_bytes",
+            "Bytes of the store's in-memory copy of the catalog's keys and values",
+            mirror_bytes.clone(),
+        );
+        registry.register(
+            "core_memory_bytes",
+            "Bytes of the WebAssembly core's linear memory (it never shrinks; 0 with the \
+             native core)",
+            core_memory_bytes.clone(),
+        );
         Metrics {
             registry,
             sessions,
@@ -202,11 +240,38 @@ impl Metrics {
             store_errors,
             store_bytes_written,
             store_bytes_read,
+            heap_bytes,
+            mirror_bytes,
+            core_memory_bytes,
+            memory_probe: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Where the memory gauges read from; called once the store and the core exist.
+    pub fn set_memory_probe(&self, probe: MemoryProbe) {
+        *self
+            .memory_probe
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(probe);
+    }
+
+    /// Samples the memory gauges (at each scrape: they are cheap to read).
+    fn sample_memory(&self) {
+        self.heap_bytes.set(clamp(heap_in_use()));
+        let probe = self
+            .memory_probe
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(sample) = probe.as_ref().map(|p| p()) {
+            self.mirror_bytes.set(clamp(sample.mirror_bytes));
+            self.core_memory_bytes
+                .set(clamp(sample.core_memory_bytes.unwrap_or(0)));
         }
     }
 
     /// The text exposition format.
     pub fn render(&self) -> String {
+        self.sample_memory();
         let mut out = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
             // Only a formatter error can end here; say so rather than serve half a page.
@@ -280,6 +345,24 @@ pub fn statement_class(sql: &str) -> &'static str {
     }
 }
 
+fn clamp(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// Bytes in use in glibc's heap (all arenas, mmapped chunks included).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn heap_in_use() -> u64 {
+    #[allow(unsafe_code)]
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn heap_in_use() -> u64 {
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +389,19 @@ mod tests {
         );
         assert!(text.contains("rocklake_commits_total 1"), "{text}");
         assert!(text.contains("rocklake_statement_seconds_bucket"), "{text}");
+        // Without a probe the mirror and core gauges stay 0; the heap is glibc's.
+        assert!(text.contains("rocklake_mirror_bytes 0"), "{text}");
+        let heap = text
+            .lines()
+            .find_map(|l| l.strip_prefix("rocklake_heap_bytes "))
+            .and_then(|v| v.parse::<i64>().ok());
+        assert!(heap.is_some_and(|h| h > 0), "{text}");
+        m.set_memory_probe(Box::new(|| MemorySample {
+            mirror_bytes: 1234,
+            core_memory_bytes: Some(65536),
+        }));
+        let text = m.render();
+        assert!(text.contains("rocklake_mirror_bytes 1234"), "{text}");
+        assert!(text.contains("rocklake_core_memory_bytes 65536"), "{text}");
     }
 }

@@ -885,6 +885,14 @@ impl CatalogService {
         } else {
             &reader
         };
+        {
+            let mirror = store.reader();
+            let core_memory = component.as_ref().map(|c| c.memory());
+            metrics.set_memory_probe(Box::new(move || crate::metrics::MemorySample {
+                mirror_bytes: mirror.memory_bytes(),
+                core_memory_bytes: core_memory.as_ref().map(|m| m.bytes()),
+            }));
+        }
         let mut engine: Box<dyn Core> = match component {
             None => Box::new(
                 Engine::open(open_kv).map_err(|e| anyhow::anyhow!("cannot load catalog: {e}"))?,

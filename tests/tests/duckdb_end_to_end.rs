@@ -135,9 +135,21 @@ fn duckdb_155_workload_matches_postgres() {
         "rocklake_last_commit_seq",
         "rocklake_writer_epoch",
         "rocklake_object_store_requests_total{op=\"put\"}",
+        "rocklake_heap_bytes",
+        "rocklake_mirror_bytes",
     ] {
         let v = metric_value(&text, sample).unwrap_or(0.0);
         assert!(v > 0.0, "{sample} = {v} after the workload:\n{text}");
+    }
+    // The component's linear memory is its own gauge; the native core's heap is the process's.
+    let core_memory = metric_value(&text, "rocklake_core_memory_bytes").unwrap_or(-1.0);
+    if std::env::var("ROCKLAKE_CORE").as_deref() == Ok("wasm") {
+        assert!(
+            core_memory >= 1_048_576.0,
+            "core memory {core_memory}:\n{text}"
+        );
+    } else {
+        assert_eq!(core_memory, 0.0, "{text}");
     }
     assert_eq!(metric_value(&text, "rocklake_fenced"), Some(0.0));
     assert_eq!(http_get(mport, "/healthz").expect("healthz").0, 200);

@@ -213,6 +213,20 @@ impl Loader {
 }
 
 impl Keys {
+    /// Bytes held: the run's buffers, and the maps' keys and values with a node's share of a
+    /// B-tree (about 48 bytes an entry) each.
+    fn memory_bytes(&self) -> u64 {
+        const PER_ENTRY: usize = 48;
+        let map = |m: &Recent| -> usize {
+            m.iter()
+                .map(|(k, v)| k.capacity() + v.as_ref().map_or(0, Vec::capacity) + PER_ENTRY)
+                .sum()
+        };
+        let run = self.run.data.capacity() + self.run.starts.capacity() * 8;
+        let frozen = self.merging.as_deref().map_or(0, map);
+        (run + frozen + map(&self.recent)) as u64
+    }
+
     /// Keys present. Counted when asked (diagnostics, tests), unless the run alone holds them:
     /// keeping a count would cost every written key a lookup in the commit path.
     pub(crate) fn len(&self) -> usize {
@@ -430,6 +444,13 @@ impl Mirror {
             .unwrap_or_else(PoisonError::into_inner)
             .len()
     }
+
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        self.keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .memory_bytes()
+    }
 }
 
 /// Read access to the store's mirror; cheap to clone and share across threads.
@@ -456,6 +477,12 @@ impl StoreReader {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Bytes the mirror holds (the `rocklake_mirror_bytes` gauge). Walks the recent writes:
+    /// a scrape's worth of work, not a hot path.
+    pub fn memory_bytes(&self) -> u64 {
+        self.mirror.memory_bytes()
     }
 }
 
