@@ -289,8 +289,8 @@ def _window_ok(a: list, b: list) -> bool:
 
     Rows are aligned by snapshot id: rows with the same id must be identical and at least
     one id must be common (unless both are empty); when neither list was truncated to 8 rows
-    ("..."), both must end at the same newest snapshot. Two truncated lists with no id in
-    common (a fast run keeps an older window) must each be consecutive ids.
+    ("..."), both must end at the same newest snapshot. When one was truncated and they have
+    no id in common (a faster run keeps a longer window), each must be consecutive ids.
     """
     truncated = "..." in a or "..." in b
     a = [x for x in a if x != "..."]
@@ -311,10 +311,11 @@ def _window_ok(a: list, b: list) -> bool:
     if ia is None or ib is None:
         return a == b
     common = set(ia) & set(ib)
-    if not common and truncated and len(a) == len(b):
-        # Both runs kept a different time window and printed only its first rows: the windows
-        # need not overlap. What still must hold: each is a run of consecutive snapshot ids
-        # (expiry by age removes a prefix of the history).
+    if not common and truncated:
+        # The runs kept different time windows (expiry by age keeps what is younger than the
+        # cut-off, so a faster run keeps more), and a truncated list shows only its oldest
+        # rows: the windows need not overlap, nor be as long. What still must hold: each is a
+        # run of consecutive snapshot ids (expiry by age removes a prefix of the history).
         return all(sorted(i) == list(range(min(i), min(i) + len(i))) for i in (ia, ib))
     if not common or any(ia[k] != ib[k] for k in common):
         return False
