@@ -15,6 +15,12 @@ use rocklake_core::memkv::MemKv;
 use rocklake_core::writer::init_statements;
 use rocklake_core::Engine;
 
+// As in the `rocklake` binary: the native core counts its heap for the statement memory
+// limit, so it is measured with that cost (the component always counts).
+#[global_allocator]
+static ALLOC: rocklake_core::mem::CountingAlloc<std::alloc::System> =
+    rocklake_core::mem::CountingAlloc(std::alloc::System);
+
 const ROWS: usize = 1_000_000;
 const CHUNK: usize = 20_000;
 /// Data files of the DuckLake table whose scan reads the catalog (table id 7), and the columns
