@@ -30,6 +30,9 @@ Measured (DuckDB numbers: medians of 3 fresh processes):
                         psycopg on one connection (latest snapshot, c0's stats, the table's data
                         files and delete files), COPY results read in full
   server_rss_mb         resident memory of the server (all its processes) after the run
+  server_heap_mb, server_mirror_mb, server_core_memory_mb
+                        RockLake only (with --metrics-url): its heap in use, the part of it the
+                        store's mirror holds, and the core component's linear memory
 """
 import argparse
 import json
@@ -49,6 +52,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--dsn", required=True)
 ap.add_argument("--data-path", required=True)
 ap.add_argument("--server-pid", type=int, required=True)
+ap.add_argument("--metrics-url", help="RockLake's /metrics, for its memory gauges")
 ap.add_argument("--tables", type=int, default=20000)
 ap.add_argument("--files", type=int, default=30000)
 ap.add_argument("--columns", type=int, default=200)
@@ -306,4 +310,14 @@ def catalog_read():
 r["catalog_read_bytes"] = catalog_read()
 r["catalog_read_ms"], r["catalog_read_max_ms"] = median_ms(catalog_read, args.repeat)
 r["server_rss_mb"] = rss_mb(args.server_pid)
+if args.metrics_url:
+    # RockLake's memory gauges, sampled by the scrape (docs/configuration.md, /metrics).
+    import urllib.request
+    text = urllib.request.urlopen(args.metrics_url, timeout=10).read().decode()
+    for key, series in [("server_heap_mb", "rocklake_heap_bytes"),
+                        ("server_mirror_mb", "rocklake_mirror_bytes"),
+                        ("server_core_memory_mb", "rocklake_core_memory_bytes")]:
+        for line in text.splitlines():
+            if line.startswith(series + " "):
+                r[key] = float(line.split()[1]) / 1e6
 print(json.dumps(r), flush=True)

@@ -590,6 +590,10 @@ fn scale() -> Result<()> {
         eprintln!("==> bench scale against {kind:?}");
         let extra = |backend: &dyn Backend| {
             let mut args = vec!["--server-pid".to_string(), backend.pid().to_string()];
+            if let Some(url) = backend.metrics_url() {
+                args.push("--metrics-url".into());
+                args.push(url);
+            }
             for (flag, value) in &sizes {
                 args.push(flag.to_string());
                 args.push(value.clone());
@@ -628,7 +632,7 @@ fn scale() -> Result<()> {
     // DuckDB's filtered query is almost all catalog overhead (it reads one tiny Parquet file):
     // the goal applies to it. The psycopg replay of the same catalog reads is bound by
     // Python's cost per COPY row on both servers.
-    let rows: [(&str, &str, &str); 13] = [
+    let rows: [(&str, &str, &str); 16] = [
         (
             "filtered_query_ms",
             "DuckDB filtered scan of the big table, median (ms)",
@@ -674,6 +678,17 @@ fn scale() -> Result<()> {
         (
             "server_rss_mb",
             "server resident memory after the run (MB)",
+            "",
+        ),
+        ("server_heap_mb", "  RockLake: heap in use (MB)", ""),
+        (
+            "server_mirror_mb",
+            "    of which the store's mirror (MB)",
+            "",
+        ),
+        (
+            "server_core_memory_mb",
+            "  RockLake: the core component's memory (MB)",
             "",
         ),
         ("build_s", "building the catalog (s)", ""),
