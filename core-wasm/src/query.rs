@@ -666,97 +666,6 @@ fn set_function_rows(
 /// build more with 54000.
 const MAX_VALUE_BYTES: usize = 0x3fff_ffff - 4;
 
-/// `round(numeric, scale)`: half away from zero at `scale` fraction digits; a negative scale
-/// rounds to tens, hundreds, … (`round(2567, -2)` = 2600).
-fn numeric_round_at(n: &str, scale: i64) -> String {
-    if n == "NaN" {
-        return n.to_string();
-    }
-    if scale >= 0 {
-        // PostgreSQL keeps at most 16,383 fraction digits.
-        return crate::types::numeric_round(n, scale.min(16_383) as usize);
-    }
-    let k = usize::try_from(scale.unsigned_abs()).unwrap_or(usize::MAX);
-    let (neg, body) = match n.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, n),
-    };
-    let (ip, fp) = body.split_once('.').unwrap_or((body, ""));
-    if k > ip.len() {
-        // |n| < 10^(k-1), less than half of 10^k.
-        return "0".into();
-    }
-    // Shift the point k places left, round to an integer, shift back.
-    let split = ip.len() - k;
-    let shifted = format!(
-        "{}{}.{}{}",
-        if neg { "-" } else { "" },
-        if split == 0 { "0" } else { &ip[..split] },
-        &ip[split..],
-        fp
-    );
-    let canonical = crate::types::numeric_canonical(&shifted).unwrap_or_else(|| "0".into());
-    let rounded = crate::types::numeric_round(&canonical, 0);
-    if rounded == "0" {
-        rounded
-    } else {
-        format!("{rounded}{}", "0".repeat(k))
-    }
-}
-
-/// `floor(numeric)`: the largest integer not above `n`.
-fn numeric_floor(n: &str) -> String {
-    if n == "NaN" {
-        return n.to_string();
-    }
-    let (neg, body) = match n.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, n),
-    };
-    let (ip, fp) = body.split_once('.').unwrap_or((body, ""));
-    let fraction = fp.bytes().any(|c| c != b'0');
-    let int = if neg && fraction {
-        increment_digits(ip)
-    } else {
-        ip.to_string()
-    };
-    let sign = if neg { "-" } else { "" };
-    crate::types::numeric_canonical(&format!("{sign}{int}")).unwrap_or_else(|| "0".into())
-}
-
-/// `ceil(numeric)` = -floor(-n).
-fn numeric_ceil(n: &str) -> String {
-    if n == "NaN" {
-        return n.to_string();
-    }
-    let negated = match n.strip_prefix('-') {
-        Some(b) => b.to_string(),
-        None => format!("-{n}"),
-    };
-    let f = numeric_floor(&negated);
-    match f.strip_prefix('-') {
-        Some(b) => b.to_string(),
-        None if f == "0" => f,
-        None => format!("-{f}"),
-    }
-}
-
-/// Decimal digits plus one (`"199"` → `"200"`, `"99"` → `"100"`).
-fn increment_digits(digits: &str) -> String {
-    let mut out = digits.as_bytes().to_vec();
-    for d in out.iter_mut().rev() {
-        if *d == b'9' {
-            *d = b'0';
-        } else {
-            *d += 1;
-            return String::from_utf8(out).unwrap_or_default();
-        }
-    }
-    let mut s = String::from("1");
-    s.push_str(&String::from_utf8(out).unwrap_or_default());
-    s
-}
-
 /// Rows one `generate_series` may produce (the result is materialised).
 const MAX_SERIES_ROWS: usize = 10_000_000;
 
@@ -2536,13 +2445,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             // round(numeric, int) exists, round(double precision, int) does not; one argument:
             // numeric stays numeric, anything else is rounded as double precision.
             "round" if types.len() == 2 => match types[0] {
-                PgType::Float4 | PgType::Float8 => {
-                    return Err(SqlError::UndefinedFunction {
-                        message: "function round(double precision, integer) does not exist"
-                            .into(),
-                        hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
-                    })
-                }
+                PgType::Float4 | PgType::Float8 => return Err(no_such_function(&name, &types)),
                 _ => PgType::Numeric,
             },
             "round" | "floor" | "ceil" | "ceiling" => match types.first() {
@@ -2556,13 +2459,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     "random UUID generation (the core is deterministic; send the UUID)",
                 ))
             }
-            _ => {
-                let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
-                return Err(SqlError::UndefinedFunction {
-                    message: format!("function {}({}) does not exist", name, sig.join(", ")),
-                    hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
-                });
-            }
+            _ => return Err(no_such_function(&name, &types)),
         };
         let bargs = if matches!(name.as_str(), "coalesce" | "nullif" | "greatest" | "least") {
             bargs
@@ -2573,6 +2470,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             bargs
         };
         Ok((BExpr::Func(name, bargs), ty))
+    }
+}
+
+/// PostgreSQL's 42883 for a call no function signature matches.
+fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
+    let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
+    SqlError::UndefinedFunction {
+        message: format!("function {}({}) does not exist", name, sig.join(", ")),
+        hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
     }
 }
 
@@ -4303,7 +4209,9 @@ impl<'a, 'b> Executor<'a, 'b> {
             "round" if a.len() == 2 => match (a.first(), a.get(1)) {
                 (Some(v), Some(Value::Int(scale))) if !v.is_null() => {
                     match cast_value(v.clone(), PgType::Numeric)? {
-                        Value::Numeric(n) => Value::Numeric(numeric_round_at(&n, *scale)),
+                        Value::Numeric(n) => {
+                            Value::Numeric(crate::types::numeric_round_at(&n, *scale))
+                        }
                         _ => Value::Null,
                     }
                 }
@@ -4312,8 +4220,8 @@ impl<'a, 'b> Executor<'a, 'b> {
             "round" | "ceil" | "ceiling" | "floor" => match a.first() {
                 Some(Value::Numeric(n)) => Value::Numeric(match name {
                     "round" => crate::types::numeric_round(n, 0),
-                    "floor" => numeric_floor(n),
-                    _ => numeric_ceil(n),
+                    "floor" => crate::types::numeric_floor(n),
+                    _ => crate::types::numeric_ceil(n),
                 }),
                 Some(v) if !v.is_null() => match cast_value(v.clone(), PgType::Float8)? {
                     Value::Float(f) => Value::Float(match name {

@@ -223,7 +223,7 @@ pub fn decode_row(
 /// How many leading values of a `full`-wide row (columns, then the ctid) a reader of the
 /// `used` ones needs: up to the last one it reads. A row is read through `get`, so a shorter
 /// row reads NULL past its end, as the unread columns inside it do; `SELECT count(*)` over
-/// millions of rows then holds no values at all (each `Value` is 32 bytes). Positions past the
+/// millions of rows then holds no values at all (each `Value` is 32 bytes natively). Positions past the
 /// mask's end count as read.
 pub fn used_width(used: Option<&[bool]>, full: usize) -> usize {
     match used {

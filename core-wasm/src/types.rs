@@ -434,25 +434,12 @@ pub fn numeric_round(s: &str, scale: usize) -> String {
         }
         return out;
     }
-    let mut digits: Vec<u8> = format!("{ip}{}", &fp[..scale]).into_bytes();
-    let round_up = fp.as_bytes()[scale] >= b'5';
-    if round_up {
-        let mut i = digits.len();
-        loop {
-            if i == 0 {
-                digits.insert(0, b'1');
-                break;
-            }
-            i -= 1;
-            if digits[i] == b'9' {
-                digits[i] = b'0';
-            } else {
-                digits[i] += 1;
-                break;
-            }
-        }
-    }
-    let text = String::from_utf8(digits).unwrap_or_default();
+    let digits = format!("{ip}{}", &fp[..scale]);
+    let text = if fp.as_bytes()[scale] >= b'5' {
+        increment_digits(&digits)
+    } else {
+        digits
+    };
     let split = text.len() - scale;
     let body = if scale > 0 {
         format!("{}.{}", &text[..split], &text[split..])
@@ -460,6 +447,85 @@ pub fn numeric_round(s: &str, scale: usize) -> String {
         text
     };
     numeric_canonical(&if neg { format!("-{body}") } else { body }).unwrap_or_else(|| "0".into())
+}
+
+/// `round(numeric, scale)`: half away from zero at `scale` fraction digits; a negative scale
+/// rounds to tens, hundreds, … (`round(2567, -2)` = 2600).
+pub fn numeric_round_at(n: &str, scale: i64) -> String {
+    if scale >= 0 {
+        // PostgreSQL keeps at most 16,383 fraction digits.
+        return numeric_round(n, scale.min(16_383) as usize);
+    }
+    if n == "NaN" {
+        return n.to_string();
+    }
+    let k = usize::try_from(scale.unsigned_abs()).unwrap_or(usize::MAX);
+    let (neg, ip, fp) = numeric_parts(n);
+    if k > ip.len() {
+        // |n| < 10^(k-1), less than half of 10^k.
+        return "0".into();
+    }
+    // Shift the point k places left, round to an integer, shift back.
+    let split = ip.len() - k;
+    let shifted = format!(
+        "{}{}.{}{fp}",
+        if neg { "-" } else { "" },
+        if split == 0 { "0" } else { &ip[..split] },
+        &ip[split..],
+    );
+    let rounded = numeric_round(
+        &numeric_canonical(&shifted).unwrap_or_else(|| "0".into()),
+        0,
+    );
+    if rounded == "0" {
+        rounded
+    } else {
+        format!("{rounded}{}", "0".repeat(k))
+    }
+}
+
+/// `floor(numeric)`: the largest integer not above `n`.
+pub fn numeric_floor(n: &str) -> String {
+    if n == "NaN" {
+        return n.to_string();
+    }
+    let (neg, ip, fp) = numeric_parts(n);
+    let int = if neg && fp.bytes().any(|c| c != b'0') {
+        increment_digits(ip)
+    } else {
+        ip.to_string()
+    };
+    numeric_canonical(&format!("{}{int}", if neg { "-" } else { "" })).unwrap_or_else(|| "0".into())
+}
+
+/// `ceil(numeric)` = -floor(-n).
+pub fn numeric_ceil(n: &str) -> String {
+    let negate = |x: &str| match x.strip_prefix('-') {
+        Some(b) => b.to_string(),
+        None if x == "0" || x == "NaN" => x.to_string(),
+        None => format!("-{x}"),
+    };
+    negate(&numeric_floor(&negate(n)))
+}
+
+/// Decimal digits plus one (`"199"` → `"200"`, `"99"` → `"100"`).
+fn increment_digits(digits: &str) -> String {
+    let mut out = digits.as_bytes().to_vec();
+    // The last digit that is not a 9 goes up one, the 9s after it become 0s.
+    let zeros_from = match out.iter().rposition(|&d| d != b'9') {
+        Some(i) => {
+            out[i] += 1;
+            i + 1
+        }
+        None => {
+            out.insert(0, b'1');
+            1
+        }
+    };
+    for d in &mut out[zeros_from..] {
+        *d = b'0';
+    }
+    String::from_utf8(out).unwrap_or_default()
 }
 
 // ------------------------------------------------------------------ dates and times
@@ -985,6 +1051,27 @@ pub fn type_by_oid(oid: u32) -> Option<PgType> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numeric_rounding_carries_and_keeps_signs() {
+        assert_eq!(increment_digits("199"), "200");
+        assert_eq!(increment_digits("99"), "100");
+        assert_eq!(increment_digits("0"), "1");
+        assert_eq!(numeric_round("9.95", 1), "10.0");
+        assert_eq!(numeric_round("-0.4", 0), "0");
+        assert_eq!(numeric_round_at("950", -2), "1000");
+        assert_eq!(numeric_round_at("-950", -2), "-1000");
+        assert_eq!(numeric_round_at("949.9", -2), "900");
+        assert_eq!(numeric_round_at("49", -2), "0");
+        assert_eq!(numeric_round_at("2.5", 3), "2.500");
+        assert_eq!(numeric_floor("-9.5"), "-10");
+        assert_eq!(numeric_floor("9.5"), "9");
+        assert_eq!(numeric_floor("-7"), "-7");
+        assert_eq!(numeric_ceil("9.5"), "10");
+        assert_eq!(numeric_ceil("-0.5"), "0");
+        assert_eq!(numeric_ceil("-9.5"), "-9");
+        assert_eq!(numeric_ceil("NaN"), "NaN");
+    }
 
     #[test]
     fn numeric_canonical_forms() {

@@ -30,6 +30,15 @@ fn single(engine: &mut Engine, kv: &MemKv, s: SessionId, sql: &str) -> Option<St
     }
 }
 
+fn assert_out_of_memory(r: &Reply) {
+    assert_eq!(
+        r.error.as_ref().map(|e| e.code.as_str()),
+        Some("53200"),
+        "{:?}",
+        r.error
+    );
+}
+
 #[test]
 fn a_statement_over_its_budget_fails_with_53200_and_the_sessions_go_on() {
     let kv = MemKv::new();
@@ -55,12 +64,7 @@ fn a_statement_over_its_budget_fails_with_53200_and_the_sessions_go_on() {
         s,
         "SELECT count(*) FROM generate_series(1, 5000000)",
     );
-    assert_eq!(
-        r.error.as_ref().map(|e| e.code.as_str()),
-        Some("53200"),
-        "{:?}",
-        r.error
-    );
+    assert_out_of_memory(&r);
 
     // Wide values count too: 2,000 strings of 100 kB aggregated into one (200 MB).
     let r = query(
@@ -69,22 +73,11 @@ fn a_statement_over_its_budget_fails_with_53200_and_the_sessions_go_on() {
         s,
         "SELECT length(string_agg(repeat('x', 100000), ',')) FROM generate_series(1, 2000)",
     );
-    assert_eq!(
-        r.error.as_ref().map(|e| e.code.as_str()),
-        Some("53200"),
-        "{:?}",
-        r.error
-    );
+    assert_out_of_memory(&r);
 
     // Inside a transaction block it is an error like any other: the block is aborted.
     assert!(query(&mut engine, &kv, s, "BEGIN").error.is_none());
-    assert_eq!(
-        query(&mut engine, &kv, s, JOIN)
-            .error
-            .map(|e| e.code)
-            .as_deref(),
-        Some("53200")
-    );
+    assert_out_of_memory(&query(&mut engine, &kv, s, JOIN));
     assert_eq!(
         query(&mut engine, &kv, s, "SELECT 1")
             .error
@@ -190,6 +183,5 @@ fn a_scan_holds_only_the_columns_it_reads() {
             Some("7")
         );
     }
-    let r = query(&mut engine, &kv, s, "SELECT * FROM stats");
-    assert_eq!(r.error.map(|e| e.code).as_deref(), Some("53200"));
+    assert_out_of_memory(&query(&mut engine, &kv, s, "SELECT * FROM stats"));
 }

@@ -351,7 +351,7 @@ fn clamp(v: u64) -> i64 {
 
 /// Bytes in use in glibc's heap (all arenas, mmapped chunks included).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn heap_in_use() -> u64 {
+fn heap_in_use() -> u64 {
     #[allow(unsafe_code)]
     // SAFETY: mallinfo2 only reads the allocator's counters.
     let info = unsafe { libc::mallinfo2() };
@@ -359,7 +359,7 @@ pub fn heap_in_use() -> u64 {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn heap_in_use() -> u64 {
+fn heap_in_use() -> u64 {
     0
 }
 

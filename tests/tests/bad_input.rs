@@ -1,7 +1,7 @@
 //! Bad input, answered as PostgreSQL answers it: the same statements against a real PostgreSQL 15
 //! and RockLake must give the same SQLSTATE (or the same rows), and every session stays usable.
 
-use rocklake_tests::{duckdb_python, Postgres, Server};
+use rocklake_tests::{duckdb_python, result_json, Postgres, Server};
 
 const RUNNER: &str = r#"
 import sys, json, psycopg
@@ -66,11 +66,7 @@ fn run(dsn: &str, stmts: &[&str]) -> serde_json::Value {
     let json = serde_json::to_string(stmts).expect("json");
     let (ok, out) = duckdb_python("155", RUNNER, &[dsn, &json]).expect("runner");
     assert!(ok, "runner failed");
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("RESULT "))
-        .expect("RESULT line");
-    serde_json::from_str(&line[7..]).expect("parse result")
+    result_json(&out)
 }
 
 /// Query shapes DuckLake sends (joins with USING, NATURAL, the conflict-resolution UNION) and
@@ -191,11 +187,7 @@ fn huge_join_fails_and_the_server_goes_on(extra: &[&str], detail: &str) {
     let rl = Server::start(&dir.path().join("catalog"), "postgres", extra).expect("rocklake");
     let (ok, out) = duckdb_python("155", MEMORY_RUNNER, &[&rl.dsn()]).expect("runner");
     assert!(ok, "runner failed");
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("RESULT "))
-        .expect("RESULT line");
-    let got: serde_json::Value = serde_json::from_str(&line[7..]).expect("parse result");
+    let got = result_json(&out);
     assert_eq!(
         got["huge"],
         serde_json::json!(["err", "53200", "out of memory", detail]),
