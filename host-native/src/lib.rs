@@ -9,6 +9,7 @@ pub mod bench;
 pub mod catalog_store;
 pub mod component;
 pub mod config;
+pub mod heap;
 pub mod http;
 pub mod metrics;
 pub mod server;

@@ -1477,6 +1477,8 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         );
     }
     // ---- end of service construction ----
+    rocklake::heap::spawn_reclaimer(&service.metrics())
+        .context("cannot start the heap reclaimer")?;
 
     let mut auth = AuthConfig::new(method, args.user.clone(), password.clone())?;
     for role in &args.users {

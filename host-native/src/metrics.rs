@@ -55,9 +55,14 @@ pub struct Metrics {
     pub store_bytes_read: Counter,
     /// Sampled when `/metrics` is rendered (see [`Metrics::set_memory_probe`]).
     heap_bytes: Gauge,
+    heap_free_bytes: Gauge,
     mirror_bytes: Gauge,
     core_memory_bytes: Gauge,
     memory_probe: std::sync::Mutex<Option<MemoryProbe>>,
+    /// Trims of the heap by [`crate::heap::spawn_reclaimer`].
+    heap_trims: Counter,
+    heap_trimmed_bytes: Counter,
+    heap_trim_seconds: Counter<f64, std::sync::atomic::AtomicU64>,
 }
 
 /// What the server's memory holds besides the allocator's own view, read at each scrape.
@@ -200,6 +205,10 @@ impl Metrics {
             store_bytes_read.clone(),
         );
         let heap_bytes = Gauge::<i64, AtomicI64>::default();
+        let heap_free_bytes = Gauge::<i64, AtomicI64>::default();
+        let heap_trims = Counter::default();
+        let heap_trimmed_bytes = Counter::default();
+        let heap_trim_seconds = Counter::<f64, std::sync::atomic::AtomicU64>::default();
         let mirror_bytes = Gauge::<i64, AtomicI64>::default();
         let core_memory_bytes = Gauge::<i64, AtomicI64>::default();
         registry.register(
@@ -207,6 +216,27 @@ impl Metrics {
             "Bytes the process has allocated from its heap and not freed (glibc's count; the \
              mirror and the native core live here, the WebAssembly core's memory does not)",
             heap_bytes.clone(),
+        );
+        registry.register(
+            "heap_free_bytes",
+            "Bytes freed and kept by the heap allocator (trimmed pages included: they are no \
+             longer resident, but the allocator still holds their addresses)",
+            heap_free_bytes.clone(),
+        );
+        registry.register(
+            "heap_trims",
+            "Times freed heap was returned to the OS after a bulk free (malloc_trim)",
+            heap_trims.clone(),
+        );
+        registry.register(
+            "heap_trimmed_bytes",
+            "Resident bytes those trims gave back",
+            heap_trimmed_bytes.clone(),
+        );
+        registry.register(
+            "heap_trim_seconds",
+            "Time spent in those trims",
+            heap_trim_seconds.clone(),
         );
         registry.register(
             "mirror_bytes",
@@ -241,9 +271,13 @@ impl Metrics {
             store_bytes_written,
             store_bytes_read,
             heap_bytes,
+            heap_free_bytes,
             mirror_bytes,
             core_memory_bytes,
             memory_probe: std::sync::Mutex::new(None),
+            heap_trims,
+            heap_trimmed_bytes,
+            heap_trim_seconds,
         }
     }
 
@@ -255,9 +289,19 @@ impl Metrics {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(probe);
     }
 
+    /// Counts one trim of the heap.
+    pub fn record_heap_trim(&self, took: Duration, released: u64) {
+        self.heap_trims.inc();
+        self.heap_trimmed_bytes.inc_by(released);
+        self.heap_trim_seconds.inc_by(took.as_secs_f64());
+    }
+
     /// Samples the memory gauges (at each scrape: they are cheap to read).
     fn sample_memory(&self) {
-        self.heap_bytes.set(clamp(heap_in_use()));
+        if let Some(heap) = crate::heap::stats() {
+            self.heap_bytes.set(clamp(heap.in_use));
+            self.heap_free_bytes.set(clamp(heap.free));
+        }
         let probe = self
             .memory_probe
             .lock()
@@ -347,20 +391,6 @@ pub fn statement_class(sql: &str) -> &'static str {
 
 fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-/// Bytes in use in glibc's heap (all arenas, mmapped chunks included).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn heap_in_use() -> u64 {
-    #[allow(unsafe_code)]
-    // SAFETY: mallinfo2 only reads the allocator's counters.
-    let info = unsafe { libc::mallinfo2() };
-    (info.uordblks + info.hblkhd) as u64
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn heap_in_use() -> u64 {
-    0
 }
 
 #[cfg(test)]
