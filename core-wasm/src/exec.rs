@@ -376,11 +376,12 @@ pub fn visit_committed_rows(
             cx.tick()?;
             let (tuple, values) = crate::rowdecode::decode_row(payload, t, used)?;
             if collecting {
-                bytes += values.iter().map(scancache::value_bytes).sum::<usize>();
+                bytes += scancache::row_bytes(&values);
                 all.push((tuple, values));
                 if bytes > scancache::SCAN_CACHE_RANGE_BYTES {
                     collecting = false;
-                    for (tuple, values) in all.drain(..) {
+                    // Taken, not drained: the collected vector's memory goes now.
+                    for (tuple, values) in std::mem::take(&mut all) {
                         visit(tuple, ScannedRow::Decoded(values))?;
                     }
                 }

@@ -5,6 +5,7 @@
 // PgError is the protocol's ErrorResponse; it crosses the WIT boundary by value, so it is not boxed.
 #![allow(clippy::result_large_err)]
 
+pub mod aggregate;
 pub mod api;
 pub mod catalog;
 pub mod copycache;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self as ast, Expr, SelectItem, SetExpr, TableFactor};
 
+use crate::aggregate::AggState;
 use crate::api::{CopyChunks, FieldDesc, KvRead};
 use crate::catalog::{Table, TableRef};
 use crate::engine::Shared;
@@ -3438,6 +3439,15 @@ fn col_range(e: &BExpr) -> Option<usize> {
 /// Output rows, each with its ORDER BY keys that are not output columns.
 type KeyedRows = Vec<(Vec<Value>, Vec<Value>)>;
 
+/// `SELECT DISTINCT`: the first of each set of equal output rows.
+fn distinct_rows(sel: &BSelect, mut out: KeyedRows) -> KeyedRows {
+    if sel.distinct {
+        let mut seen = HashSet::new();
+        out.retain(|(row, _)| seen.insert(value_key(row)));
+    }
+    out
+}
+
 pub struct Env<'r> {
     pub row: &'r [Value],
     pub parent: Option<&'r Env<'r>>,
@@ -3453,7 +3463,7 @@ pub struct Executor<'a, 'b> {
     set_configs: Option<RefCell<Vec<crate::settings::SetConfig>>>,
 }
 
-fn truthy(v: &Value) -> Option<bool> {
+pub(crate) fn truthy(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         _ => None,
@@ -5049,6 +5059,17 @@ impl<'a, 'b> Executor<'a, 'b> {
             Some((s, o)) => (s, o.as_slice()),
             None => (sel, order),
         };
+        let max_of_key =
+            |item: &FromItem| sel.filter.is_none() && self.max_of_leading_key(sel, item);
+        if !matches!(sel.from.as_slice(), [item] if max_of_key(item)) {
+            if let Some(groups) = self.stream_groups(sel, parent, used.as_deref())? {
+                let mut out = Vec::new();
+                for (first, aggs) in &groups {
+                    self.emit_group(sel, parent, order, first, aggs, &mut out)?;
+                }
+                return Ok(distinct_rows(sel, out));
+            }
+        }
         let rows = match (&sel.filter, sel.from.as_slice()) {
             // `max(k)` of a table's leading integer key column alone (DuckLake's
             // `SELECT MAX(snapshot_id) FROM ducklake_snapshot` in every transaction): only the
@@ -5177,34 +5198,162 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .first()
                         .map(|i| rows[*i].as_slice())
                         .unwrap_or(&empty);
-                    let env = Env {
-                        row: first,
-                        parent,
-                        aggs: Some(&agg_vals),
-                    };
-                    if let Some(h) = &sel.having {
-                        if truthy(&self.eval(h, &env)?) != Some(true) {
-                            continue;
-                        }
-                    }
-                    let vals = sel
-                        .projection
-                        .iter()
-                        .map(|p| self.eval(p, &env))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let keys = order
-                        .iter()
-                        .map(|k| self.eval(&k.expr, &env))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    out.push((vals, keys));
+                    self.emit_group(sel, parent, order, first, &agg_vals, &mut out)?;
                 }
             }
         }
-        if sel.distinct {
-            let mut seen = HashSet::new();
-            out.retain(|(row, _)| seen.insert(value_key(row)));
+        Ok(distinct_rows(sel, out))
+    }
+
+    /// Appends one group's output row (with its ORDER BY keys) unless HAVING rejects it.
+    /// `first` is the group's first row in heap order (for grouped columns), `aggs` its
+    /// aggregates' values.
+    fn emit_group(
+        &self,
+        sel: &BSelect,
+        parent: Option<&Env<'_>>,
+        order: &[OrderKey],
+        first: &[Value],
+        aggs: &[Value],
+        out: &mut KeyedRows,
+    ) -> Result<(), SqlError> {
+        let env = Env {
+            row: first,
+            parent,
+            aggs: Some(aggs),
+        };
+        if let Some(h) = &sel.having {
+            if truthy(&self.eval(h, &env)?) != Some(true) {
+                return Ok(());
+            }
         }
-        Ok(out)
+        let vals = sel
+            .projection
+            .iter()
+            .map(|p| self.eval(p, &env))
+            .collect::<Result<Vec<_>, _>>()?;
+        let keys = order
+            .iter()
+            .map(|k| self.eval(&k.expr, &env))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push((vals, keys));
+        Ok(())
+    }
+
+    /// A grouped query over one stored table, grouped and aggregated as the scan visits its
+    /// rows (each group as its first row and its aggregates' values): per group only its first row (in heap order) and its aggregates' state are kept,
+    /// so `SELECT count(*) FROM t` holds no rows at all. Groups come out in the order of their
+    /// first rows, as from the materialised rows. `None` (nothing read) when the query is not
+    /// of that form, when an aggregate's result could depend on the order of its inputs (the
+    /// scan visits rows in key order, not heap order), or when this transaction has written
+    /// to the table.
+    fn stream_groups(
+        &self,
+        sel: &BSelect,
+        parent: Option<&Env<'_>>,
+        used: Option<&[bool]>,
+    ) -> Result<Option<KeyedRows>, SqlError> {
+        let (
+            Some(group),
+            [FromItem {
+                source:
+                    Source::Table {
+                        table,
+                        key_prefixes,
+                        index,
+                    },
+                kind,
+                on: None,
+                hash_keys,
+                ..
+            }],
+        ) = (&sel.group, sel.from.as_slice())
+        else {
+            return Ok(None);
+        };
+        if !hash_keys.is_empty()
+            || *kind == JoinKind::Left
+            || !sel.aggs.iter().all(AggState::order_insensitive)
+        {
+            return Ok(None);
+        }
+        let ranges = match key_prefixes {
+            Some(ps) => self.key_ranges(table, *index, ps, parent),
+            None => None,
+        };
+        struct Group {
+            first_tuple: u64,
+            first: Vec<Value>,
+            states: Vec<AggState>,
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        let mut by_key: HashMap<Vec<u8>, usize> = HashMap::new();
+        let visited = crate::exec::visit_committed_rows(
+            self.cx,
+            table,
+            ranges.as_deref(),
+            used,
+            &mut |tuple, row| {
+                let env = Env {
+                    row: row.values(),
+                    parent,
+                    aggs: None,
+                };
+                if let Some(f) = &sel.filter {
+                    if truthy(&self.eval(f, &env)?) != Some(true) {
+                        return Ok(());
+                    }
+                }
+                let k = group
+                    .iter()
+                    .map(|g| self.eval(g, &env))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let gi = match by_key.get(&value_key(&k)) {
+                    Some(&gi) => gi,
+                    None => {
+                        by_key.insert(value_key(&k), groups.len());
+                        groups.push(Group {
+                            first_tuple: u64::MAX,
+                            first: Vec::new(),
+                            states: sel.aggs.iter().map(AggState::new).collect(),
+                        });
+                        groups.len() - 1
+                    }
+                };
+                let g = &mut groups[gi];
+                for (a, state) in sel.aggs.iter().zip(g.states.iter_mut()) {
+                    self.feed_aggregate(state, a, row.values(), parent)?;
+                }
+                if tuple < g.first_tuple {
+                    g.first_tuple = tuple;
+                    g.first = row.into_values(used);
+                }
+                Ok(())
+            },
+        )?;
+        if !visited {
+            return Ok(None);
+        }
+        groups.sort_by_key(|g| g.first_tuple);
+        if groups.is_empty() && group.is_empty() {
+            groups.push(Group {
+                first_tuple: 0,
+                first: Vec::new(),
+                states: sel.aggs.iter().map(AggState::new).collect(),
+            });
+        }
+        groups
+            .into_iter()
+            .map(|g| {
+                let aggs = g
+                    .states
+                    .into_iter()
+                    .map(AggState::finish)
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok((g.first, aggs))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
     }
 
     fn aggregate(
@@ -5217,119 +5366,44 @@ impl<'a, 'b> Executor<'a, 'b> {
         if a.func == AggFunc::CountStar {
             return Ok(Value::Int(members.len() as i64));
         }
-        let mut vals: Vec<Value> = Vec::with_capacity(members.len());
-        let mut seps: Vec<Value> = Vec::new();
+        let mut state = AggState::new(a);
         for &i in members {
             self.cx.tick()?;
-            let env = Env {
-                row: &rows[i],
-                parent,
-                aggs: None,
-            };
-            let v = match a.args.first() {
-                Some(e) => self.eval(e, &env)?,
-                None => Value::Null,
-            };
-            if !v.is_null() {
-                if a.func == AggFunc::StringAgg {
-                    seps.push(match a.args.get(1) {
-                        Some(e) => self.eval(e, &env)?,
-                        None => Value::Text(String::new()),
-                    });
-                }
-                vals.push(v);
-            }
+            self.feed_aggregate(&mut state, a, &rows[i], parent)?;
         }
-        if a.distinct {
-            let mut seen = HashSet::new();
-            vals.retain(|v| seen.insert(value_key(std::slice::from_ref(v))));
+        state.finish()
+    }
+
+    /// Feeds one row's input of `a` to its state.
+    fn feed_aggregate(
+        &self,
+        state: &mut AggState,
+        a: &AggSpec,
+        row: &[Value],
+        parent: Option<&Env<'_>>,
+    ) -> Result<(), SqlError> {
+        if a.func == AggFunc::CountStar {
+            state.count_row();
+            return Ok(());
         }
-        Ok(match a.func {
-            AggFunc::CountStar => Value::Int(members.len() as i64),
-            AggFunc::Count => Value::Int(vals.len() as i64),
-            AggFunc::Min => vals
-                .into_iter()
-                .reduce(|x, y| {
-                    if compare(&y, &x) == std::cmp::Ordering::Less {
-                        y
-                    } else {
-                        x
-                    }
-                })
-                .unwrap_or(Value::Null),
-            AggFunc::Max => vals
-                .into_iter()
-                .reduce(|x, y| {
-                    if compare(&y, &x) == std::cmp::Ordering::Greater {
-                        y
-                    } else {
-                        x
-                    }
-                })
-                .unwrap_or(Value::Null),
-            AggFunc::Sum | AggFunc::Avg => {
-                if vals.is_empty() {
-                    return Ok(Value::Null);
-                }
-                let n = vals.len();
-                let mut acc = Value::Int(0);
-                for v in vals {
-                    acc = binop(BinOp::Add, acc, v)?;
-                }
-                if a.func == AggFunc::Avg {
-                    match acc {
-                        Value::Float(f) => Value::Float(f / n as f64),
-                        other => {
-                            let s = format_text(&other, PgType::Numeric).unwrap_or_default();
-                            let q = decimal_div(&s, &n.to_string(), 16)?;
-                            Value::Numeric(q)
-                        }
-                    }
-                } else {
-                    match (acc, a.ty) {
-                        (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
-                        (v, _) => v,
-                    }
-                }
-            }
-            AggFunc::StringAgg => {
-                if vals.is_empty() {
-                    return Ok(Value::Null);
-                }
-                let mut s = String::new();
-                for (i, v) in vals.iter().enumerate() {
-                    self.cx.tick()?;
-                    if i > 0 {
-                        if let Some(Value::Text(sep)) = seps.get(i) {
-                            s.push_str(sep);
-                        }
-                    }
-                    s.push_str(&format_text(v, PgType::Text).unwrap_or_default());
-                }
-                Value::Text(s)
-            }
-            AggFunc::BoolAnd => {
-                if vals.is_empty() {
-                    Value::Null
-                } else {
-                    Value::Bool(vals.iter().all(|v| truthy(v) == Some(true)))
-                }
-            }
-            AggFunc::BoolOr => {
-                if vals.is_empty() {
-                    Value::Null
-                } else {
-                    Value::Bool(vals.iter().any(|v| truthy(v) == Some(true)))
-                }
-            }
-            AggFunc::ArrayAgg => {
-                if vals.is_empty() {
-                    Value::Null
-                } else {
-                    Value::Array(vals)
-                }
-            }
-        })
+        let env = Env {
+            row,
+            parent,
+            aggs: None,
+        };
+        let v = match a.args.first() {
+            Some(e) => self.eval(e, &env)?,
+            None => Value::Null,
+        };
+        if v.is_null() {
+            return Ok(());
+        }
+        let sep = match (a.func, a.args.get(1)) {
+            (AggFunc::StringAgg, Some(e)) => Some(self.eval(e, &env)?),
+            (AggFunc::StringAgg, None) => Some(Value::Text(String::new())),
+            _ => None,
+        };
+        state.feed(v, sep)
     }
 }
 
@@ -5346,7 +5420,7 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
 }
 
 /// Exact decimal division to `scale` fraction digits (used by avg()).
-fn decimal_div(a: &str, b: &str, scale: usize) -> Result<String, SqlError> {
+pub(crate) fn decimal_div(a: &str, b: &str, scale: usize) -> Result<String, SqlError> {
     let fa: f64 = a.parse().unwrap_or(0.0);
     let fb: f64 = b.parse().unwrap_or(1.0);
     if fb == 0.0 {

@@ -123,6 +123,12 @@ pub fn covers(decoded: Option<&[bool]>, used: Option<&[bool]>) -> bool {
 }
 
 /// A rough size of a decoded value, for the byte bound.
+/// Estimated bytes of one kept row: its tuple number and vector, and its values. A row of no
+/// decoded columns (`count(*)`) still costs its vector.
+pub fn row_bytes(values: &[Value]) -> usize {
+    std::mem::size_of::<(u64, Vec<Value>)>() + values.iter().map(value_bytes).sum::<usize>()
+}
+
 pub fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {

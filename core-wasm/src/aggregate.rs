@@ -1,0 +1,173 @@
+//! Aggregate functions fed one input at a time, so a grouped query keeps per group only its
+//! aggregates' running state instead of every row (`query::Executor::stream_groups`), and the
+//! grouping of materialised rows (joins) computes the same values the same way.
+
+use std::collections::HashSet;
+
+use crate::error::SqlError;
+use crate::query::{binop, decimal_div, truthy, value_key, AggFunc, AggSpec, BinOp};
+use crate::types::{compare, format_text, PgType, Value};
+
+/// The running state of one aggregate over one group.
+#[derive(Debug)]
+pub struct AggState {
+    func: AggFunc,
+    ty: PgType,
+    /// Keys of the values taken so far, for `DISTINCT`.
+    seen: Option<HashSet<Vec<u8>>>,
+    acc: Acc,
+}
+
+#[derive(Debug)]
+enum Acc {
+    /// `count(*)`: rows; `count(x)`: non-null inputs.
+    Count(i64),
+    /// `min` / `max`: the extreme so far.
+    Extreme(Option<Value>),
+    /// `sum` / `avg`: the running sum (from integer 0, as PostgreSQL's result types follow from
+    /// adding) and the inputs added.
+    Sum { sum: Value, n: usize },
+    /// `bool_and` / `bool_or`: whether all / any inputs were true, and how many there were.
+    Bools { all: bool, any: bool, n: usize },
+    /// `string_agg` / `array_agg`: the inputs (and separators), in input order.
+    Collect { vals: Vec<Value>, seps: Vec<Value> },
+}
+
+impl AggState {
+    pub fn new(a: &AggSpec) -> Self {
+        let acc = match a.func {
+            AggFunc::CountStar | AggFunc::Count => Acc::Count(0),
+            AggFunc::Min | AggFunc::Max => Acc::Extreme(None),
+            AggFunc::Sum | AggFunc::Avg => Acc::Sum {
+                sum: Value::Int(0),
+                n: 0,
+            },
+            AggFunc::BoolAnd | AggFunc::BoolOr => Acc::Bools {
+                all: true,
+                any: false,
+                n: 0,
+            },
+            AggFunc::StringAgg | AggFunc::ArrayAgg => Acc::Collect {
+                vals: Vec::new(),
+                seps: Vec::new(),
+            },
+        };
+        AggState {
+            func: a.func,
+            ty: a.ty,
+            seen: a.distinct.then(HashSet::new),
+            acc,
+        }
+    }
+
+    /// Whether the result cannot depend on the order of the inputs, so that the rows of a
+    /// group may be fed in key order rather than PostgreSQL's heap order. Not so for
+    /// `string_agg` / `array_agg`, for sums of floating-point values (rounding), and for
+    /// `min` / `max` of types whose equal values can print differently (`1.0` and `1.00`,
+    /// `0` and `-0`).
+    pub fn order_insensitive(a: &AggSpec) -> bool {
+        let inexact = matches!(a.ty, PgType::Float4 | PgType::Float8);
+        match a.func {
+            AggFunc::CountStar | AggFunc::Count | AggFunc::BoolAnd | AggFunc::BoolOr => true,
+            AggFunc::Min | AggFunc::Max => !inexact && a.ty != PgType::Numeric,
+            AggFunc::Sum | AggFunc::Avg => !inexact,
+            AggFunc::StringAgg | AggFunc::ArrayAgg => false,
+        }
+    }
+
+    /// One input row of `count(*)`.
+    pub fn count_row(&mut self) {
+        if let Acc::Count(n) = &mut self.acc {
+            *n += 1;
+        }
+    }
+
+    /// One non-null input (`sep`: `string_agg`'s separator for it).
+    pub fn feed(&mut self, v: Value, sep: Option<Value>) -> Result<(), SqlError> {
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(value_key(std::slice::from_ref(&v))) {
+                return Ok(());
+            }
+        }
+        match &mut self.acc {
+            Acc::Count(n) => *n += 1,
+            Acc::Extreme(best) => {
+                let want = if self.func == AggFunc::Min {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                };
+                match best {
+                    Some(b) if compare(&v, b) != want => {}
+                    _ => *best = Some(v),
+                }
+            }
+            Acc::Sum { sum, n } => {
+                let s = std::mem::replace(sum, Value::Null);
+                *sum = binop(BinOp::Add, s, v)?;
+                *n += 1;
+            }
+            Acc::Bools { all, any, n } => {
+                let t = truthy(&v) == Some(true);
+                *all &= t;
+                *any |= t;
+                *n += 1;
+            }
+            Acc::Collect { vals, seps } => {
+                if let Some(s) = sep {
+                    seps.push(s);
+                }
+                vals.push(v);
+            }
+        }
+        Ok(())
+    }
+
+    /// The aggregate's value (NULL for no input, but 0 for the counts).
+    pub fn finish(self) -> Result<Value, SqlError> {
+        Ok(match self.acc {
+            Acc::Count(n) => Value::Int(n),
+            Acc::Extreme(best) => best.unwrap_or(Value::Null),
+            Acc::Sum { n: 0, .. } => Value::Null,
+            Acc::Sum { sum, n } => {
+                if self.func == AggFunc::Avg {
+                    match sum {
+                        Value::Float(f) => Value::Float(f / n as f64),
+                        other => {
+                            let s = format_text(&other, PgType::Numeric).unwrap_or_default();
+                            Value::Numeric(decimal_div(&s, &n.to_string(), 16)?)
+                        }
+                    }
+                } else {
+                    match (sum, self.ty) {
+                        (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
+                        (v, _) => v,
+                    }
+                }
+            }
+            Acc::Bools { n: 0, .. } => Value::Null,
+            Acc::Bools { all, any, .. } => Value::Bool(if self.func == AggFunc::BoolAnd {
+                all
+            } else {
+                any
+            }),
+            Acc::Collect { vals, .. } if vals.is_empty() => Value::Null,
+            Acc::Collect { vals, seps } => {
+                if self.func == AggFunc::ArrayAgg {
+                    Value::Array(vals)
+                } else {
+                    let mut s = String::new();
+                    for (i, v) in vals.iter().enumerate() {
+                        if i > 0 {
+                            if let Some(Value::Text(sep)) = seps.get(i) {
+                                s.push_str(sep);
+                            }
+                        }
+                        s.push_str(&format_text(v, PgType::Text).unwrap_or_default());
+                    }
+                    Value::Text(s)
+                }
+            }
+        })
+    }
+}
