@@ -109,8 +109,55 @@ impl Run {
     }
 }
 
-/// Entries written since the run was built: `None` is a deletion.
-type Recent = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+/// Entries written since the run was built (`None` is a deletion), with the bytes they hold
+/// counted as they come and go, so the memory gauge never walks them.
+#[derive(Default, Clone)]
+struct Recent {
+    map: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    bytes: usize,
+}
+
+impl Recent {
+    /// A B-tree node's share per entry, about.
+    const PER_ENTRY: usize = 48;
+
+    fn entry_bytes(k: &[u8], v: &Option<Vec<u8>>) -> usize {
+        k.len() + v.as_ref().map_or(0, Vec::len) + Self::PER_ENTRY
+    }
+
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    fn get(&self, key: &[u8]) -> Option<&Option<Vec<u8>>> {
+        self.map.get(key)
+    }
+
+    fn insert(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
+        let added = Self::entry_bytes(&key, &value);
+        let key_len = key.len();
+        if let Some(old) = self.map.insert(key, value) {
+            self.bytes -= key_len + old.as_ref().map_or(0, Vec::len) + Self::PER_ENTRY;
+        }
+        self.bytes += added;
+    }
+
+    fn remove(&mut self, key: &[u8]) {
+        if let Some(old) = self.map.remove(key) {
+            self.bytes -= Self::entry_bytes(key, &old);
+        }
+    }
+
+    fn insert_if_absent(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
+        if !self.map.contains_key(&key) {
+            self.insert(key, value);
+        }
+    }
+}
 
 /// A key and its value in one layer (`None`: deleted there).
 type Entry<'a> = (&'a [u8], Option<&'a [u8]>);
@@ -152,6 +199,7 @@ fn map_range<'a>(
     rev: bool,
 ) -> Box<dyn Iterator<Item = Entry<'a>> + 'a> {
     let range = map
+        .map
         .range::<[u8], _>((start, end))
         .map(|(k, v)| (k.as_slice(), v.as_deref()));
     if rev {
@@ -201,7 +249,7 @@ impl Loader {
         let mut keys = Keys {
             run: Arc::new(self.run),
             merging: None,
-            recent: Recent::new(),
+            recent: Recent::default(),
             recent_min: RECENT_MIN,
             generation: 0,
         };
@@ -214,17 +262,11 @@ impl Loader {
 
 impl Keys {
     /// Bytes held: the run's buffers, and the maps' keys and values with a node's share of a
-    /// B-tree (about 48 bytes an entry) each.
+    /// B-tree (about 48 bytes an entry) each, as counted when they were written.
     fn memory_bytes(&self) -> u64 {
-        const PER_ENTRY: usize = 48;
-        let map = |m: &Recent| -> usize {
-            m.iter()
-                .map(|(k, v)| k.capacity() + v.as_ref().map_or(0, Vec::capacity) + PER_ENTRY)
-                .sum()
-        };
         let run = self.run.data.capacity() + self.run.starts.capacity() * 8;
-        let frozen = self.merging.as_deref().map_or(0, map);
-        (run + frozen + map(&self.recent)) as u64
+        let frozen = self.merging.as_deref().map_or(0, |m| m.bytes);
+        (run + frozen + self.recent.bytes) as u64
     }
 
     /// Keys present. Counted when asked (diagnostics, tests), unless the run alone holds them:
@@ -293,8 +335,8 @@ impl Keys {
         }
         self.run = Arc::new(run);
         self.merging = None;
-        for (k, v) in left {
-            self.recent.entry(k).or_insert(v);
+        for (k, v) in left.map {
+            self.recent.insert_if_absent(k, v);
         }
     }
 
@@ -327,6 +369,7 @@ impl MergeJob {
     fn merge(&self) -> (Run, Recent) {
         let frozen_bytes: usize = self
             .frozen
+            .map
             .iter()
             .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
             .sum();
@@ -334,7 +377,7 @@ impl MergeJob {
             data: Vec::with_capacity(self.run.data.len() + frozen_bytes),
             starts: Vec::with_capacity(self.run.len() + self.frozen.len()),
         };
-        let mut left = Recent::new();
+        let mut left = Recent::default();
         let all = overlay(
             map_range(&self.frozen, Bound::Unbounded, Bound::Unbounded, false),
             self.run.range(Bound::Unbounded, Bound::Unbounded, false),
@@ -411,7 +454,9 @@ impl Mirror {
                 if let Some(frozen) = keys.merging.take() {
                     let newer = std::mem::take(&mut keys.recent);
                     keys.recent = Arc::unwrap_or_clone(frozen);
-                    keys.recent.extend(newer);
+                    for (k, v) in newer.map {
+                        keys.recent.insert(k, v);
+                    }
                 }
             }
         }
@@ -479,8 +524,7 @@ impl StoreReader {
         self.len() == 0
     }
 
-    /// Bytes the mirror holds (the `rocklake_mirror_bytes` gauge). Walks the recent writes:
-    /// a scrape's worth of work, not a hot path.
+    /// Bytes the mirror holds (the `rocklake_mirror_bytes` gauge), kept as writes come.
     pub fn memory_bytes(&self) -> u64 {
         self.mirror.memory_bytes()
     }
@@ -610,6 +654,15 @@ mod tests {
                 }
                 let all = page(r.scan(&[], &[9], usize::MAX).expect("mirror read"));
                 prop_assert_eq!(all, model_range(&model, &[], &[9], usize::MAX, false));
+                // The byte counts kept as writes came are what a walk finds.
+                let keys = r.mirror.keys.read().expect("lock");
+                let walked = |m: &Recent| -> usize {
+                    m.map.iter().map(|(k, v)| Recent::entry_bytes(k, v)).sum()
+                };
+                prop_assert_eq!(keys.recent.bytes, walked(&keys.recent));
+                if let Some(frozen) = &keys.merging {
+                    prop_assert_eq!(frozen.bytes, walked(frozen));
+                }
             }
         }
     }
