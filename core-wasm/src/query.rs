@@ -5070,11 +5070,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                 return Ok(distinct_rows(sel, out));
             }
         }
-        let rows = match (&sel.filter, sel.from.as_slice()) {
+        let rows = match (
+            &sel.filter,
+            sel.from.as_slice(),
+            self.lone_table(sel, parent),
+        ) {
             // `max(k)` of a table's leading integer key column alone (DuckLake's
             // `SELECT MAX(snapshot_id) FROM ducklake_snapshot` in every transaction): only the
             // last row can hold it.
-            (None, [item]) if self.max_of_leading_key(sel, item) => match &item.source {
+            (None, [item], _) if self.max_of_leading_key(sel, item) => match &item.source {
                 Source::Table { table, .. } => {
                     crate::exec::last_row(self.cx, table)?.into_iter().collect()
                 }
@@ -5082,34 +5086,14 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             // One stored table: filter each row as it is decoded, so rows that do not match
             // are never collected (most of a catalog scan, typically).
-            (
-                Some(f),
-                [FromItem {
-                    source:
-                        Source::Table {
-                            table,
-                            key_prefixes,
-                            index,
-                        },
-                    kind,
-                    on: None,
-                    hash_keys,
-                    ..
-                }],
-            ) if hash_keys.is_empty() && *kind != JoinKind::Left => {
-                let ranges = match key_prefixes {
-                    Some(ps) => self.key_ranges(table, *index, ps, parent),
-                    None => None,
-                };
-                crate::exec::table_rows_where(
-                    self.cx,
-                    table,
-                    ranges.as_deref(),
-                    used.as_deref(),
-                    &mut |r| keep(r, f),
-                )?
-            }
-            (filter, _) => {
+            (Some(f), _, Some((table, ranges))) => crate::exec::table_rows_where(
+                self.cx,
+                table,
+                ranges.as_deref(),
+                used.as_deref(),
+                &mut |r| keep(r, f),
+            )?,
+            (filter, _, _) => {
                 // Joins copy rows (unread columns are left out, see above); a stored table
                 // skips decoding them.
                 let mut rows = self.run_from(&sel.from, parent, used.as_deref())?;
@@ -5240,6 +5224,38 @@ impl<'a, 'b> Executor<'a, 'b> {
         Ok(())
     }
 
+    /// The table and key ranges (`None`: all of it) when the FROM list is one stored table
+    /// read alone, whose rows the scan can hand over one by one.
+    fn lone_table<'s>(
+        &self,
+        sel: &'s BSelect,
+        parent: Option<&Env<'_>>,
+    ) -> Option<(&'s TableRef, Option<Vec<Vec<u8>>>)> {
+        let [FromItem {
+            source:
+                Source::Table {
+                    table,
+                    key_prefixes,
+                    index,
+                },
+            kind,
+            on: None,
+            hash_keys,
+            ..
+        }] = sel.from.as_slice()
+        else {
+            return None;
+        };
+        if !hash_keys.is_empty() || *kind == JoinKind::Left {
+            return None;
+        }
+        let ranges = match key_prefixes {
+            Some(ps) => self.key_ranges(table, *index, ps, parent),
+            None => None,
+        };
+        Some((table, ranges))
+    }
+
     /// A grouped query over one stored table, grouped and aggregated as the scan visits its
     /// rows (each group as its first row and its aggregates' values): per group only its first row (in heap order) and its aggregates' state are kept,
     /// so `SELECT count(*) FROM t` holds no rows at all. Groups come out in the order of their
@@ -5253,34 +5269,13 @@ impl<'a, 'b> Executor<'a, 'b> {
         parent: Option<&Env<'_>>,
         used: Option<&[bool]>,
     ) -> Result<Option<KeyedRows>, SqlError> {
-        let (
-            Some(group),
-            [FromItem {
-                source:
-                    Source::Table {
-                        table,
-                        key_prefixes,
-                        index,
-                    },
-                kind,
-                on: None,
-                hash_keys,
-                ..
-            }],
-        ) = (&sel.group, sel.from.as_slice())
+        let (Some(group), Some((table, ranges))) = (&sel.group, self.lone_table(sel, parent))
         else {
             return Ok(None);
         };
-        if !hash_keys.is_empty()
-            || *kind == JoinKind::Left
-            || !sel.aggs.iter().all(AggState::order_insensitive)
-        {
+        if !sel.aggs.iter().all(AggState::order_insensitive) {
             return Ok(None);
         }
-        let ranges = match key_prefixes {
-            Some(ps) => self.key_ranges(table, *index, ps, parent),
-            None => None,
-        };
         struct Group {
             first_tuple: u64,
             first: Vec<Value>,

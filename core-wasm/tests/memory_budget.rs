@@ -21,6 +21,17 @@ fn query(engine: &mut Engine, kv: &MemKv, s: SessionId, sql: &str) -> Reply {
     r
 }
 
+/// Runs `sql` to completion in session `s`, applying its commits to `kv`; it must succeed.
+fn run(engine: &mut Engine, kv: &mut MemKv, s: SessionId, sql: &str) -> Reply {
+    let mut r = engine.query(kv, s, sql, 1_000_000);
+    while let Some(batch) = r.commit.take() {
+        kv.apply(&batch);
+        r = engine.commit_finished(kv, s, Ok(()));
+    }
+    assert!(r.error.is_none(), "{sql}: {:?}", r.error);
+    r
+}
+
 fn single(engine: &mut Engine, kv: &MemKv, s: SessionId, sql: &str) -> Option<String> {
     let r = query(engine, kv, s, sql);
     assert!(r.error.is_none(), "{sql}: {:?}", r.error);
@@ -141,17 +152,10 @@ fn a_scan_holds_only_the_columns_it_reads() {
     let mut kv = MemKv::new();
     let mut engine = Engine::open(&kv).expect("open");
     let s = engine.open_session("t", "lake");
-    let run = |engine: &mut Engine, kv: &mut MemKv, sql: &str| {
-        let mut r = engine.query(kv, s, sql, 1_000_000);
-        while let Some(batch) = r.commit.take() {
-            kv.apply(&batch);
-            r = engine.commit_finished(kv, s, Ok(()));
-        }
-        r
-    };
     let r = run(
         &mut engine,
         &mut kv,
+        s,
         "CREATE TABLE stats (a BIGINT, b BIGINT, c BIGINT, d BIGINT, e BIGINT, \
          f BIGINT, g VARCHAR, h VARCHAR, i BOOLEAN, j VARCHAR)",
     );
@@ -165,6 +169,7 @@ fn a_scan_holds_only_the_columns_it_reads() {
         let r = run(
             &mut engine,
             &mut kv,
+            s,
             &format!("INSERT INTO stats VALUES {}", values.join(",")),
         );
         assert!(r.error.is_none(), "{:?}", r.error);
@@ -196,18 +201,10 @@ fn grouped_aggregates_over_a_table_hold_no_rows() {
     let mut kv = MemKv::new();
     let mut engine = Engine::open(&kv).expect("open");
     let s = engine.open_session("t", "lake");
-    let run = |engine: &mut Engine, kv: &mut MemKv, sql: &str| {
-        let mut r = engine.query(kv, s, sql, 1_000_000);
-        while let Some(batch) = r.commit.take() {
-            kv.apply(&batch);
-            r = engine.commit_finished(kv, s, Ok(()));
-        }
-        assert!(r.error.is_none(), "{sql}: {:?}", r.error);
-        r
-    };
     run(
         &mut engine,
         &mut kv,
+        s,
         "CREATE TABLE t (a BIGINT PRIMARY KEY, b VARCHAR, c BIGINT, d NUMERIC(10, 2))",
     );
     // Inserted in descending key order, so key order is the reverse of heap order: the
@@ -223,6 +220,7 @@ fn grouped_aggregates_over_a_table_hold_no_rows() {
         run(
             &mut engine,
             &mut kv,
+            s,
             &format!("INSERT INTO t VALUES {}", values.join(",")),
         );
     }
@@ -252,7 +250,7 @@ fn grouped_aggregates_over_a_table_hold_no_rows() {
     for sql in ["BEGIN ISOLATION LEVEL REPEATABLE READ", "SELECT 1"] {
         assert!(query(&mut engine, &kv, reader, sql).error.is_none());
     }
-    run(&mut engine, &mut kv, "CREATE TABLE later (x BIGINT)");
+    run(&mut engine, &mut kv, s, "CREATE TABLE later (x BIGINT)");
     let rows_of = |r: &Reply| match r.outputs.last() {
         Some(Output::Rows { rows, .. }) => rows.to_strings(),
         other => panic!("expected rows, got {other:?}"),
