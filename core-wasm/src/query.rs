@@ -5070,11 +5070,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 return Ok(distinct_rows(sel, out));
             }
         }
-        let rows = match (
-            &sel.filter,
-            sel.from.as_slice(),
-            self.lone_table(sel, parent),
-        ) {
+        // A filtered scan of one table is read through its key ranges (evaluated once).
+        let lone = sel
+            .filter
+            .as_ref()
+            .and_then(|_| self.lone_table(sel, parent));
+        let rows = match (&sel.filter, sel.from.as_slice(), lone) {
             // `max(k)` of a table's leading integer key column alone (DuckLake's
             // `SELECT MAX(snapshot_id) FROM ducklake_snapshot` in every transaction): only the
             // last row can hold it.
@@ -5269,13 +5270,15 @@ impl<'a, 'b> Executor<'a, 'b> {
         parent: Option<&Env<'_>>,
         used: Option<&[bool]>,
     ) -> Result<Option<KeyedRows>, SqlError> {
-        let (Some(group), Some((table, ranges))) = (&sel.group, self.lone_table(sel, parent))
-        else {
+        let Some(group) = &sel.group else {
             return Ok(None);
         };
         if !sel.aggs.iter().all(AggState::order_insensitive) {
             return Ok(None);
         }
+        let Some((table, ranges)) = self.lone_table(sel, parent) else {
+            return Ok(None);
+        };
         struct Group {
             first_tuple: u64,
             first: Vec<Value>,
