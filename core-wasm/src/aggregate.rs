@@ -64,12 +64,14 @@ impl AggState {
     /// group may be fed in key order rather than PostgreSQL's heap order. Not so for
     /// `string_agg` / `array_agg`, for sums of floating-point values (rounding), and for
     /// `min` / `max` of types whose equal values can print differently (`1.0` and `1.00`,
-    /// `0` and `-0`).
+    /// `0` and `-0`, `1 day` and `24:00:00`).
     pub fn order_insensitive(a: &AggSpec) -> bool {
         let inexact = matches!(a.ty, PgType::Float4 | PgType::Float8);
         match a.func {
             AggFunc::CountStar | AggFunc::Count | AggFunc::BoolAnd | AggFunc::BoolOr => true,
-            AggFunc::Min | AggFunc::Max => !inexact && a.ty != PgType::Numeric,
+            AggFunc::Min | AggFunc::Max => {
+                !inexact && !matches!(a.ty, PgType::Numeric | PgType::Interval)
+            }
             AggFunc::Sum | AggFunc::Avg => !inexact,
             AggFunc::StringAgg | AggFunc::ArrayAgg => false,
         }
@@ -92,13 +94,15 @@ impl AggState {
         match &mut self.acc {
             Acc::Count(n) => *n += 1,
             Acc::Extreme(best) => {
-                let want = if self.func == AggFunc::Min {
-                    std::cmp::Ordering::Less
-                } else {
+                // PostgreSQL's `*_larger` / `*_smaller` keep the state only when it is strictly
+                // better, so of equal inputs the later one wins (`1.0` then `1.00` gives `1.00`).
+                let worse = if self.func == AggFunc::Min {
                     std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Less
                 };
                 match best {
-                    Some(b) if compare(&v, b) != want => {}
+                    Some(b) if compare(&v, b) == worse => {}
                     _ => *best = Some(v),
                 }
             }

@@ -5306,10 +5306,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                     .iter()
                     .map(|g| self.eval(g, &env))
                     .collect::<Result<Vec<_>, _>>()?;
-                let gi = match by_key.get(&value_key(&k)) {
+                let key = value_key(&k);
+                let gi = match by_key.get(&key) {
                     Some(&gi) => gi,
                     None => {
-                        by_key.insert(value_key(&k), groups.len());
+                        by_key.insert(key, groups.len());
                         groups.push(Group {
                             first_tuple: u64::MAX,
                             first: Vec::new(),

@@ -22,8 +22,8 @@ pub const RECLAIM_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Least time between two trims. A trim walks every free chunk of every arena, holding each
 /// arena's lock meanwhile: 100–300 ms on a heap with gigabytes free (measured during `bench
-/// scale`'s build, when the free count grew past the threshold every few seconds and the
-/// trimmed pages were soon reused). At most one per half minute bounds that cost to about 1%
+/// scale`'s build, where frees passed the threshold every few seconds and the trimmed pages
+/// were soon reused). At most one per half minute bounds that cost to about 1%
 /// of a core and still returns memory freed in bulk within half a minute.
 pub const MIN_TRIM_GAP: Duration = Duration::from_secs(30);
 

@@ -240,6 +240,10 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT round(2.5::float8, 1)",
     "SELECT ceil(2.1), ceil(-2.1), ceil(-0.5), ceiling(2.1::float8), ceiling(2), floor(2.5), floor(-2.5), floor(-0.0001), floor(7)",
     "SELECT ceil(1.5e3), floor(99.99), ceil(99.01), floor(-99.01), ceiling('NaN'::numeric), round('NaN'::numeric, 2)",
+    // Of equal inputs, min and max keep the later one, as PostgreSQL's *_larger/*_smaller do.
+    "SELECT max(x), min(x) FROM (VALUES (1.0), (1.00), (0.5), (0.50)) v(x)",
+    "SELECT max(x), min(x) FROM (VALUES ('1 day'::interval), ('24 hours'::interval)) v(x)",
+    "SELECT max(x)::text, min(x)::text FROM (VALUES (0.0::float8), (-0.0::float8)) v(x)",
 ];
 
 #[test]
