@@ -693,7 +693,13 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)
-        .and_then(|rt| rt.block_on(serve(settings)));
+        .and_then(|rt| {
+            let served = rt.block_on(serve(settings));
+            // A blocking task that never ends (a stuck file operation) must not keep a
+            // stopped server alive: dropping the runtime would wait for it without bound.
+            rt.shutdown_timeout(RUNTIME_STOP_BOUND);
+            served
+        });
     match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -703,6 +709,11 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// How long a stopping server waits for the catalog store to close (see `serve`).
+const STORE_CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+/// How long a stopped server waits for blocking tasks before it exits anyway.
+const RUNTIME_STOP_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Logs go to stderr: stdout carries only the ATTACH line that scripts parse.
 fn init_logs(format: LogFormat) {
@@ -1546,8 +1557,19 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         let _ = t.await;
     }
     drop(stop_rx);
-    // All sessions are closed by now: flush and close the store.
-    service.shutdown().await?;
+    // All sessions are closed by now: flush and close the store. Every acknowledged commit is
+    // durable already (commit journal or WAL), so a close that hangs is cut off rather than
+    // left to keep the process from exiting; the next open replays what it did not flush.
+    match tokio::time::timeout(STORE_CLOSE_BOUND, service.shutdown()).await {
+        Ok(closed) => closed?,
+        Err(_) => anyhow::bail!(
+            "closing the catalog store did not finish within {} s (it was {}); exiting without it: every acknowledged commit is durable and the next open replays the rest",
+            STORE_CLOSE_BOUND.as_secs(),
+            service
+                .close_phase()
+                .map_or("closing a read replica", |p| p.describe()),
+        ),
+    }
     drop(service);
     tracing::info!("stopped");
     Ok(())

@@ -1067,6 +1067,14 @@ impl CatalogService {
         self.inner.store.close().await?;
         Ok(())
     }
+
+    /// Where closing the writer's store is ([`crate::store::ClosePhase`]); `None` on a replica.
+    pub fn close_phase(&self) -> Option<crate::store::ClosePhase> {
+        match &self.inner.store {
+            Backing::Writer(s) => Some(s.close_phase()),
+            Backing::Replica(_) => None,
+        }
+    }
 }
 
 /// A read replica's loop: reload the copy and the engine whenever the writer committed. Ends

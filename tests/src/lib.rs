@@ -53,6 +53,28 @@ pub fn venv_python(version: &str) -> Result<PathBuf> {
 }
 
 /// The `rocklake` binary: `ROCKLAKE_BIN`, else the debug build in the target directory.
+/// Every thread's backtrace of a live process, by `gdb` in batch mode (bounded to 60 s), or
+/// why there is none.
+pub fn thread_backtraces(pid: u32) -> String {
+    let out = Command::new("timeout")
+        .args(["60", "gdb", "-p", &pid.to_string(), "-batch", "-nx"])
+        .args(["-ex", "set pagination off", "-ex", "thread apply all bt 40"])
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => format!(
+            "--- backtraces of process {pid} ---\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        ),
+        Ok(o) => format!(
+            "no backtraces of process {pid} (gdb: {}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => format!("no backtraces of process {pid}: cannot run gdb: {e}"),
+    }
+}
+
 pub fn rocklake_bin() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("ROCKLAKE_BIN") {
         return Ok(PathBuf::from(p));
@@ -89,6 +111,7 @@ impl Server {
             user,
             extra,
             &[],
+            Stdio::inherit(),
         )
     }
 
@@ -100,7 +123,33 @@ impl Server {
         env: &[(String, String)],
         extra: &[&str],
     ) -> Result<Server> {
-        Server::start_at(catalog.as_ref(), data_path, "rocklake", extra, env)
+        Server::start_at(
+            catalog.as_ref(),
+            data_path,
+            "rocklake",
+            extra,
+            env,
+            Stdio::inherit(),
+        )
+    }
+
+    /// [`Server::start_url`] with the server's log (stderr) written to `log`.
+    pub fn start_logged(
+        catalog: &str,
+        data_path: &Path,
+        env: &[(String, String)],
+        log: &Path,
+    ) -> Result<Server> {
+        let file =
+            std::fs::File::create(log).with_context(|| format!("create {}", log.display()))?;
+        Server::start_at(
+            catalog.as_ref(),
+            data_path,
+            "rocklake",
+            &[],
+            env,
+            file.into(),
+        )
     }
 
     fn start_at(
@@ -109,6 +158,7 @@ impl Server {
         user: &str,
         extra: &[&str],
         env: &[(String, String)],
+        stderr: Stdio,
     ) -> Result<Server> {
         let password = "test-secret-pw";
         let mut cmd = Command::new(rocklake_bin()?);
@@ -136,7 +186,7 @@ impl Server {
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
             )
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         let mut child = cmd.spawn().context("spawn rocklake")?;
         let stdout = child.stdout.take().context("no stdout")?;
         let mut line = String::new();
@@ -171,21 +221,38 @@ impl Server {
         self.child.id()
     }
 
-    /// Graceful stop (SIGTERM) and wait.
-    pub fn stop(mut self) -> Result<()> {
+    /// Graceful stop (SIGTERM) and wait: the server must exit 0 within its own bounds (10 s
+    /// for running statements, 15 s for closing the store).
+    pub fn stop(self) -> Result<()> {
+        let (status, _) = self.terminate()?;
+        if !status.success() {
+            bail!("rocklake exited with {status} after SIGTERM (its log says why)");
+        }
+        Ok(())
+    }
+
+    /// Sends SIGTERM and waits up to 40 s for the process to exit: its exit status and how
+    /// long it took. One still running after 20 s has its threads' backtraces printed, for
+    /// the log of a hang.
+    pub fn terminate(mut self) -> Result<(std::process::ExitStatus, Duration)> {
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
             .status();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if self.child.try_wait()?.is_some() {
-                return Ok(());
+        let started = Instant::now();
+        let mut traced = false;
+        while started.elapsed() < Duration::from_secs(40) {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok((status, started.elapsed()));
+            }
+            if !traced && started.elapsed() > Duration::from_secs(20) {
+                eprintln!("{}", thread_backtraces(self.child.id()));
+                traced = true;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         self.child.kill()?;
-        bail!("rocklake did not stop within 30 s of SIGTERM")
+        bail!("rocklake did not stop within 40 s of SIGTERM (thread backtraces above)")
     }
 
     /// Hard stop (SIGKILL), as a crash.

@@ -498,3 +498,58 @@ fn store_outage_gives_clear_errors_and_the_same_server_recovers() {
     assert_eq!(after, format!("OK [({},)]", ids.len()), "after a restart");
     server.stop().expect("stop");
 }
+
+/// A store that stops answering while the server stops: closing it is cut off after its bound
+/// (15 s), the server exits with a failure status and a log line naming the step it was in,
+/// and nothing acknowledged is lost: the next open replays the commit journal.
+#[test]
+fn a_store_that_stops_answering_cannot_keep_a_stopped_server_alive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("catalog").display().to_string();
+    let data = dir.path().join("files");
+    let stall = dir.path().join("store-stalled");
+    let log = dir.path().join("server.log");
+    let faults = vec![(
+        "ROCKLAKE_FAULTS".to_string(),
+        format!("stall_file={}", stall.display()),
+    )];
+    let server = Server::start_logged(&catalog, &data, &faults, &log).expect("start");
+    let sql = rocklake_tests::sql_line;
+    assert!(sql(&server, "CREATE TABLE t (id BIGINT PRIMARY KEY)").starts_with("OK"));
+    assert!(sql(&server, "INSERT INTO t VALUES (1)").starts_with("OK"));
+    std::fs::write(&stall, b"").expect("stall the store");
+    // The commit journal acknowledges a commit without the object store.
+    let during = sql(&server, "INSERT INTO t VALUES (2)");
+    assert!(
+        during.starts_with("OK"),
+        "commit while the store stalls: {during}"
+    );
+
+    let (status, took) = server.terminate().expect("terminate");
+    let text = std::fs::read_to_string(&log).expect("log");
+    let line = text
+        .lines()
+        .find(|l| l.contains("closing the catalog store did not finish within 15 s"))
+        .unwrap_or_else(|| panic!("no line about the cut-off close in:\n{text}"));
+    assert!(line.contains("(it was "), "the step is not named: {line}");
+    assert!(
+        !status.success(),
+        "exit status {status} after a cut-off close"
+    );
+    assert!(
+        took >= Duration::from_secs(14) && took < Duration::from_secs(30),
+        "stopped in {took:?}"
+    );
+    println!("stalled store: the server stopped in {took:?} with {status}: {line}");
+
+    std::fs::remove_file(&stall).expect("unstall");
+    let server = Server::start_url(&catalog, &data, &[], &[]).expect("restart");
+    assert_eq!(
+        sql(&server, "SELECT id FROM t ORDER BY id"),
+        "OK [(1,), (2,)]",
+        "acknowledged commits after the cut-off close"
+    );
+    server.stop().expect("stop");
+    let (code, report) = rocklake_tests::verify_catalog(&catalog, &[]).expect("verify");
+    assert_eq!(code, 0, "verify: {report}");
+}

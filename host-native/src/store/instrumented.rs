@@ -78,6 +78,9 @@ pub struct Faults {
     /// Switch `outage` on right after the targeted `wal_fault` hits (an outcome the server
     /// cannot learn until the store is back). Spec: `outage_on_wal_fault=1`.
     pub outage_on_wal_fault: bool,
+    /// While this file exists, every GET and PUT waits (the store stopped answering, as a
+    /// black-holed network does) and then goes on. Spec: `stall_file=PATH`.
+    pub stall: Option<PathBuf>,
 }
 
 impl Default for Faults {
@@ -96,6 +99,7 @@ impl Default for Faults {
             wal_fault: None,
             outage: None,
             outage_on_wal_fault: false,
+            stall: None,
         }
     }
 }
@@ -277,7 +281,7 @@ impl Faults {
     /// `list_error=P`, `error=P` (GET, PUT and LIST alike), `timeout=P`, `timeout_ms=N`,
     /// `lost_ack=P`, `torn_put=P`, `put_latency_ms=N`, `crash=POINT:N` (POINT one of
     /// `before_put`, `during_put`, `after_put`; N ≥ 1), `wal_fault=KIND:N` (KIND one of
-    /// `error`, `timeout`, `lost_ack`, `torn`), `outage_file=PATH`.
+    /// `error`, `timeout`, `lost_ack`, `torn`), `outage_file=PATH`, `stall_file=PATH`.
     pub fn parse(spec: &str) -> std::result::Result<Faults, String> {
         let mut f = Faults::default();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -340,6 +344,7 @@ impl Faults {
                 }
                 "outage_file" => f.outage = Some(Outage::File(PathBuf::from(value))),
                 "outage_on_wal_fault" => f.outage_on_wal_fault = int()? != 0,
+                "stall_file" => f.stall = Some(PathBuf::from(value)),
                 other => return Err(format!("unknown fault {other:?}")),
             }
         }
@@ -402,6 +407,9 @@ impl fmt::Display for Faults {
         }
         if self.outage_on_wal_fault {
             write!(f, ",outage_on_wal_fault=1")?;
+        }
+        if let Some(p) = &self.stall {
+            write!(f, ",stall_file={}", p.display())?;
         }
         Ok(())
     }
@@ -502,6 +510,15 @@ impl Instrumented {
     fn count<T>(&self, op: &'static str, r: Result<T>) -> Result<T> {
         self.metrics.store_op(op, r.as_ref().err().map(error_kind));
         r
+    }
+
+    /// Waits while the stall file exists ([`Faults::stall`]).
+    async fn stalled(&self) {
+        if let Some(p) = &self.faults.stall {
+            while p.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
     }
 
     fn outage(&self) -> Option<object_store::Error> {
@@ -630,6 +647,7 @@ impl Instrumented {
         payload: PutPayload,
         opts: PutOptions,
     ) -> Result<PutResult> {
+        self.stalled().await;
         if let Some(e) = self.outage() {
             return Err(e);
         }
@@ -699,6 +717,7 @@ impl Instrumented {
     }
 
     async fn get_faulty(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        self.stalled().await;
         if let Some(e) = self.outage() {
             return Err(e);
         }
@@ -714,6 +733,7 @@ impl Instrumented {
         location: &Path,
         ranges: &[Range<u64>],
     ) -> Result<Vec<Bytes>> {
+        self.stalled().await;
         if let Some(e) = self.outage() {
             return Err(e);
         }
@@ -777,6 +797,7 @@ impl ObjectStore for Instrumented {
         opts: PutMultipartOptions,
     ) -> Result<Box<dyn MultipartUpload>> {
         self.before_put().await;
+        self.stalled().await;
         let r = match self.outage() {
             Some(e) => Err(e),
             None => match self.fate(Op::Put, location.as_ref()) {
@@ -883,9 +904,10 @@ mod tests {
         let f = Faults::parse(
             "seed=7, put_error=0.05,get_error=0.02,list_error=0.01,timeout=0.01,timeout_ms=300,\
              lost_ack=0.02,torn_put=0.01,put_latency_ms=5,crash=after_put:13,outage_file=/tmp/x,\
-             wal_fault=torn:4,outage_on_wal_fault=1",
+             wal_fault=torn:4,outage_on_wal_fault=1,stall_file=/tmp/y",
         )
         .expect("parse");
+        assert_eq!(f.stall.as_deref(), Some(std::path::Path::new("/tmp/y")));
         assert_eq!(f.seed, 7);
         assert_eq!(f.put_error, 0.05);
         assert_eq!(f.timeout_after, Duration::from_millis(300));

@@ -201,6 +201,55 @@ pub struct Store {
     /// ([`StoreOptions::journal_uploads`]); kept across
     /// reopens, so a reopened instance waits for the failed one's uploads too.
     uploads: Arc<tokio::sync::Semaphore>,
+    /// Which step of [`Store::close`] runs ([`ClosePhase`]), so a shutdown that overruns its
+    /// bound can say where it stopped.
+    close_phase: AtomicU8,
+}
+
+/// The steps of [`Store::close`], in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ClosePhase {
+    Open = 0,
+    WaitingForWriter,
+    SettlingUploads,
+    ApplyingJournal,
+    FlushingSlateDb,
+    CuttingJournal,
+    ClosingSlateDb,
+    Closed,
+}
+
+impl ClosePhase {
+    fn from_u8(v: u8) -> ClosePhase {
+        use ClosePhase::*;
+        [
+            Open,
+            WaitingForWriter,
+            SettlingUploads,
+            ApplyingJournal,
+            FlushingSlateDb,
+            CuttingJournal,
+            ClosingSlateDb,
+        ]
+        .get(usize::from(v))
+        .copied()
+        .unwrap_or(Closed)
+    }
+
+    /// What the store was doing, for a log line.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ClosePhase::Open => "not closing",
+            ClosePhase::WaitingForWriter => "waiting for the commit in progress",
+            ClosePhase::SettlingUploads => "settling the object-store journal's uploads",
+            ClosePhase::ApplyingJournal => "handing the commit journal's batches to SlateDB",
+            ClosePhase::FlushingSlateDb => "flushing SlateDB before cutting the journal",
+            ClosePhase::CuttingJournal => "cutting the commit journal",
+            ClosePhase::ClosingSlateDb => "closing SlateDB (final flush, compactor, collector)",
+            ClosePhase::Closed => "closed",
+        }
+    }
 }
 
 /// Room for one more journal upload ([`Store::upload_slot`]); empty where commits do not go
@@ -641,6 +690,7 @@ impl Store {
             journal,
             remote_journal,
             uploads: Arc::new(tokio::sync::Semaphore::new(opts.journal_uploads.max(1))),
+            close_phase: AtomicU8::new(ClosePhase::Open as u8),
         };
         if remote_journal {
             let mut w = store.writer.lock().await;
@@ -1303,9 +1353,11 @@ impl Store {
     /// the journal. A failure leaves the journal as it is (the next open replays it); the
     /// store's state or SlateDB's status shows a broken store at the next commit.
     async fn cut_journal(&self, db: &Db, jw: &JournalWriter) {
+        self.closing_step(ClosePhase::ApplyingJournal);
         if !self.sync_applier(jw).await {
             return;
         }
+        self.closing_step(ClosePhase::FlushingSlateDb);
         match tokio::time::timeout(self.commit_timeout, db.flush()).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -1319,6 +1371,7 @@ impl Store {
                 return;
             }
         }
+        self.closing_step(ClosePhase::CuttingJournal);
         let cutting = jw.journal.clone();
         let cut = tokio::task::spawn_blocking(move || match cutting.lock() {
             Ok(mut j) => j.truncate(),
@@ -1514,10 +1567,12 @@ impl Store {
     /// journal; otherwise every commit is already durable in SlateDB). Waits for an
     /// in-flight commit. Readers keep answering from the mirror. Idempotent.
     pub async fn close(&self) -> Result<(), StoreError> {
+        self.enter(ClosePhase::WaitingForWriter);
         let mut w = self.writer.lock().await;
         if let Some(rw) = w.remote.as_mut() {
             // Every group handed out is answered before SlateDB closes; when SlateDB has them
             // all durably, their journal objects go.
+            self.enter(ClosePhase::SettlingUploads);
             self.settle_remote(rw).await;
         }
         if self.state.load(Ordering::SeqCst) == OPEN {
@@ -1528,16 +1583,36 @@ impl Store {
             }
         }
         if self.state.swap(CLOSED, Ordering::SeqCst) == CLOSED {
+            self.enter(ClosePhase::Closed);
             return Ok(());
         }
-        match w.db.close().await {
+        self.enter(ClosePhase::ClosingSlateDb);
+        let closed = match w.db.close().await {
             Ok(()) => Ok(()),
             Err(e) => match e.kind() {
                 // A fenced or already-failed Db has nothing left to flush; that is a close.
                 ErrorKind::Closed(_) => Ok(()),
                 _ => Err(from_slate(e, &self.location, self.epoch(), "close")),
             },
+        };
+        self.enter(ClosePhase::Closed);
+        closed
+    }
+
+    fn enter(&self, phase: ClosePhase) {
+        self.close_phase.store(phase as u8, Ordering::SeqCst);
+    }
+
+    /// [`Store::enter`] for steps that also run outside a close (the periodic journal cut).
+    fn closing_step(&self, phase: ClosePhase) {
+        if self.close_phase() != ClosePhase::Open {
+            self.enter(phase);
         }
+    }
+
+    /// Where [`Store::close`] is (for a shutdown that overran its bound).
+    pub fn close_phase(&self) -> ClosePhase {
+        ClosePhase::from_u8(self.close_phase.load(Ordering::SeqCst))
     }
 }
 
