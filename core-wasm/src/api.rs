@@ -140,6 +140,33 @@ impl<'a> FromIterator<&'a [u8]> for CopyChunks {
     }
 }
 
+/// Writes one row's values for [`TextRows::push_row`].
+pub struct RowWriter<'a> {
+    buf: &'a mut Vec<u8>,
+    columns: usize,
+}
+
+impl RowWriter<'_> {
+    /// Appends one value that `write` appends to the buffer; `write` returns false for NULL
+    /// (whatever it appended is dropped).
+    pub fn value_with(
+        &mut self,
+        write: impl FnOnce(&mut Vec<u8>) -> bool,
+    ) -> Result<(), CopyTooLarge> {
+        let at = self.buf.len();
+        self.buf.extend_from_slice(&[0; 4]);
+        let len = if write(self.buf) {
+            i32::try_from(self.buf.len() - at - 4).map_err(|_| CopyTooLarge)?
+        } else {
+            self.buf.truncate(at + 4);
+            -1
+        };
+        self.buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        self.columns += 1;
+        Ok(())
+    }
+}
+
 /// A result set's rows in text format, each packed as the body of PostgreSQL's DataRow
 /// message (an int16 column count, then per column an int32 length, -1 for NULL, and the
 /// bytes), all in one buffer like [`CopyChunks`]. The host frames each body as a DataRow
@@ -183,6 +210,32 @@ impl TextRows {
                     }
                 }
             }
+            Ok(())
+        })();
+        match written.and_then(|()| self.bodies.end_chunk()) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.bodies.buf().truncate(start);
+                Err(e)
+            }
+        }
+    }
+
+    /// Appends one row whose values `write` appends through a [`RowWriter`], straight into
+    /// the buffer (no string per value: a catalog join's 30,000 rows of 15 columns made
+    /// 450,000 of them). Fails, appending nothing, as [`TextRows::push`] does.
+    pub fn push_row(
+        &mut self,
+        write: impl FnOnce(&mut RowWriter<'_>) -> Result<(), CopyTooLarge>,
+    ) -> Result<(), CopyTooLarge> {
+        let buf = self.bodies.buf();
+        let start = buf.len();
+        let written = (|| {
+            buf.extend_from_slice(&[0, 0]);
+            let mut w = RowWriter { buf, columns: 0 };
+            write(&mut w)?;
+            let columns = i16::try_from(w.columns).map_err(|_| CopyTooLarge)?;
+            buf[start..start + 2].copy_from_slice(&columns.to_be_bytes());
             Ok(())
         })();
         match written.and_then(|()| self.bodies.end_chunk()) {
@@ -714,10 +767,41 @@ pub struct CommitFailure {
 
 #[cfg(test)]
 mod tests {
-    use super::{CopyChunks, KvPage};
+    use super::{CopyChunks, KvPage, TextRows};
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn rows_written_value_by_value_equal_rows_pushed_whole(
+            rows in proptest::collection::vec(
+                proptest::collection::vec(proptest::option::of(proptest::collection::vec(any::<u8>(), 0..6)), 0..5),
+                0..6,
+            )
+        ) {
+            let whole = TextRows::try_from_rows(rows.iter().map(|r| r.iter().map(Option::as_deref)))
+                .expect("small");
+            let mut written = TextRows::new();
+            for r in &rows {
+                written.push_row(|w| {
+                    for v in r {
+                        w.value_with(|buf| match v {
+                            Some(v) => {
+                                buf.extend_from_slice(v);
+                                true
+                            }
+                            // What a NULL's writer appended does not count.
+                            None => {
+                                buf.extend_from_slice(b"junk");
+                                false
+                            }
+                        })?;
+                    }
+                    Ok(())
+                }).expect("small");
+            }
+            prop_assert_eq!(written, whole);
+        }
+
         #[test]
         fn copy_chunks_give_back_what_was_pushed_and_cross_intact(
             chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..12), 0..20)

@@ -791,11 +791,12 @@ fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Result<Output, SqlErr
     let n = rows.len();
     let mut text = TextRows::new();
     for r in rows {
-        text.push(
-            r.into_iter()
-                .zip(cols)
-                .map(|(v, c)| crate::types::into_text(v, c.ty)),
-        )?;
+        text.push_row(|w| {
+            for (v, c) in r.iter().zip(cols) {
+                w.value_with(|buf| crate::types::write_text(v, c.ty, buf))?;
+            }
+            Ok(())
+        })?;
     }
     Ok(Output::Rows {
         fields: cols.iter().map(ColMeta::field).collect(),

@@ -3105,17 +3105,23 @@ fn mirrored(op: BinOp) -> BinOp {
     }
 }
 
-/// The columns of a select list made only of distinct bare column references, in order;
-/// `None` otherwise (an expression, or a column listed twice, must be evaluated).
-fn moved_columns(projection: &[BExpr]) -> Option<Vec<usize>> {
-    let mut cols = Vec::with_capacity(projection.len());
-    for p in projection {
-        match p {
-            BExpr::Col(c) if !cols.contains(c) => cols.push(*c),
-            _ => return None,
-        }
-    }
-    Some(cols)
+/// For each item of a select list, the column it moves out of the row (a bare column
+/// reference, the first of its column), or `None` for an item that is evaluated (an
+/// expression, a constant, a column listed again). Items are evaluated before any column
+/// moves, so an expression still reads every column. Catalog joins select mostly columns
+/// with a few constants (`NULL constraint_id`): their strings move instead of being copied.
+fn projection_moves(projection: &[BExpr]) -> Vec<Option<usize>> {
+    let mut moved: Vec<usize> = Vec::new();
+    projection
+        .iter()
+        .map(|p| match p {
+            BExpr::Col(c) if !moved.contains(c) => {
+                moved.push(*c);
+                Some(*c)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Marks the columns `e` reads (`Col(i)` is column `offset + i`); `None` for a correlated
@@ -5116,7 +5122,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             None => {
                 // A select list of distinct bare columns (`SELECT a, b FROM …`, every catalog
                 // read DuckDB makes): the values move out of the row instead of being copied.
-                let moved = moved_columns(&sel.projection);
+                let moves = projection_moves(&sel.projection);
                 for mut r in rows {
                     self.cx.tick()?;
                     let env = Env {
@@ -5128,21 +5134,20 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .iter()
                         .map(|k| self.eval(&k.expr, &env))
                         .collect::<Result<Vec<_>, _>>()?;
-                    let vals = match &moved {
-                        Some(cols) => cols
-                            .iter()
-                            .map(|&c| {
-                                r.get_mut(c)
-                                    .map(|v| std::mem::replace(v, Value::Null))
-                                    .unwrap_or(Value::Null)
-                            })
-                            .collect(),
-                        None => sel
-                            .projection
-                            .iter()
-                            .map(|p| self.eval(p, &env))
-                            .collect::<Result<Vec<_>, _>>()?,
-                    };
+                    let mut vals = sel
+                        .projection
+                        .iter()
+                        .zip(&moves)
+                        .map(|(p, m)| match m {
+                            Some(_) => Ok(Value::Null),
+                            None => self.eval(p, &env),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    for (v, m) in vals.iter_mut().zip(&moves) {
+                        if let Some(taken) = m.and_then(|c| r.get_mut(c)) {
+                            *v = std::mem::replace(taken, Value::Null);
+                        }
+                    }
                     out.push((vals, keys));
                 }
             }

@@ -679,15 +679,53 @@ pub fn fmt_uuid(u: &[u8; 16]) -> String {
     )
 }
 
-/// PostgreSQL's text output of a value of type `ty`.
-/// [`format_text`] of a value that is no longer needed: text moves instead of being copied.
-pub fn into_text(v: Value, ty: PgType) -> Option<String> {
+/// Appends the text [`format_text`] gives for `v` to `out`, without a string of its own for
+/// the common kinds; false for NULL.
+pub fn write_text(v: &Value, ty: PgType, out: &mut Vec<u8>) -> bool {
     match v {
-        Value::Text(s) | Value::Numeric(s) => Some(s),
-        other => format_text(&other, ty),
+        Value::Null => false,
+        Value::Text(s) | Value::Numeric(s) => {
+            out.extend_from_slice(s.as_bytes());
+            true
+        }
+        Value::Bool(b) => {
+            out.push(if *b { b't' } else { b'f' });
+            true
+        }
+        Value::Int(i) => {
+            write_int(*i, out);
+            true
+        }
+        other => match format_text(other, ty) {
+            Some(s) => {
+                out.extend_from_slice(s.as_bytes());
+                true
+            }
+            None => false,
+        },
     }
 }
 
+/// `i.to_string()`, appended.
+fn write_int(i: i64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut n = i.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// PostgreSQL's text output of a value of type `ty`.
 pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
     Some(match v {
         Value::Null => return None,
@@ -1051,6 +1089,35 @@ pub fn type_by_oid(oid: u32) -> Option<PgType> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn written_text_is_format_text(
+            i in any::<i64>(),
+            b in any::<bool>(),
+            s in ".{0,8}",
+            f in any::<f64>(),
+        ) {
+            for v in [Value::Int(i), Value::Bool(b), Value::Text(s.clone()), Value::Numeric(s.clone()),
+                      Value::Float(f), Value::Null, Value::Tid(i as u32, 7)] {
+                for ty in [PgType::Int8, PgType::Int4, PgType::Text, PgType::Float4, PgType::Float8] {
+                    let mut out = b"x".to_vec();
+                    let written = write_text(&v, ty, &mut out).then(|| out[1..].to_vec());
+                    prop_assert_eq!(written, format_text(&v, ty).map(String::into_bytes));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn written_integers_at_the_limits() {
+        for i in [0, -1, 9, 10, -10, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            write_int(i, &mut out);
+            assert_eq!(out, i.to_string().into_bytes());
+        }
+    }
 
     #[test]
     fn numeric_rounding_carries_and_keeps_signs() {
