@@ -460,6 +460,7 @@ pub fn virtual_rows(
     schema: Option<&str>,
     name: &str,
     only: Option<&crate::pgcatalog::Only<'_>>,
+    columns: Option<&[bool]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
     let tables = cx.all_tables();
     let mut schemas: Vec<Schema> = cx.st.schemas.values().cloned().collect();
@@ -475,7 +476,7 @@ pub fn virtual_rows(
         row_counts: &counts,
         settings: Some(cx.settings),
     };
-    crate::pgcatalog::build_only(schema, name, &view, only)
+    crate::pgcatalog::build_only(schema, name, &view, only, columns)
         .map(|v| v.rows)
         .ok_or_else(|| SqlError::UndefinedTable {
             name: name.to_string(),

@@ -861,20 +861,31 @@ pub struct Only<'a> {
 
 /// Columns + rows, derived from `view` now.
 pub fn build(schema: Option<&str>, name: &str, view: &CatalogView<'_>) -> Option<VirtualTable> {
-    build_only(schema, name, view, None)
+    build_only(schema, name, view, None, None)
 }
 
 /// [`build`], keeping only the rows `only` asks for. The catalogs that grow with the number of
 /// tables (`pg_class`, `pg_attribute`, `pg_type`) skip the others before building them, so
 /// DuckDB's per-table column query builds a few dozen rows rather than every column of the
-/// catalog.
+/// catalog. With `columns`, those three may leave the text columns it marks `false` NULL
+/// instead of building their strings (the caller reads only the others).
 pub fn build_only(
     schema: Option<&str>,
     name: &str,
     view: &CatalogView<'_>,
     only: Option<&Only<'_>>,
+    columns: Option<&[bool]>,
 ) -> Option<VirtualTable> {
     let info = find(schema, name)?;
+    // The column `only` filters on is read here, whatever the caller reads.
+    let with_only: Option<Vec<bool>> = columns.map(|c| {
+        let mut c = c.to_vec();
+        if let Some(slot) = only.and_then(|o| c.get_mut(o.column)) {
+            *slot = true;
+        }
+        c
+    });
+    let need = Need(with_only.as_deref());
     let column = only.and_then(|o| info.cols.get(o.column)).map(|c| c.0);
     // Whether an object with this OID (and name) has rows the caller needs, for the builders
     // that test before they build; the rest are filtered below.
@@ -885,9 +896,9 @@ pub fn build_only(
     };
     let mut rows = match info.rel {
         Which::Namespace => namespace_rows(view),
-        Which::Class => class_rows(view, &want),
-        Which::Attribute => attribute_rows(view, &want),
-        Which::Type => type_rows(view, &want),
+        Which::Class => class_rows(view, &want, need),
+        Which::Attribute => attribute_rows(view, &want, need),
+        Which::Type => type_rows(view, &want, need),
         Which::Constraint => constraint_rows(view),
         Which::Index => index_rows(view),
         Which::Indexes => indexes_rows(view),
@@ -925,6 +936,20 @@ pub fn build_only(
 }
 
 // ------------------------------------------------------------------ value helpers
+
+/// Which columns of a relation the caller reads (see [`build_only`]); `None`: all.
+#[derive(Clone, Copy)]
+struct Need<'a>(Option<&'a [bool]>);
+
+impl Need<'_> {
+    /// `make()` for a column the caller reads, NULL for one it does not.
+    fn text(self, column: usize, make: impl FnOnce() -> Value) -> Value {
+        match self.0 {
+            Some(cols) if !cols.get(column).copied().unwrap_or(true) => NULL,
+            _ => make(),
+        }
+    }
+}
 
 fn oid(v: u32) -> Value {
     Value::Int(v as i64)
@@ -1238,6 +1263,7 @@ fn io_name(input: &str, which: &str) -> String {
 
 #[allow(clippy::too_many_arguments)]
 fn type_row(
+    need: Need<'_>,
     oid_: u32,
     name: &str,
     namespace: u32,
@@ -1257,36 +1283,38 @@ fn type_row(
     storage: char,
     collation: u32,
 ) -> Vec<Value> {
-    let modout = if modin == "-" {
-        "-".to_string()
-    } else {
-        modin.replace("typmodin", "typmodout")
+    let modout = || {
+        Value::Text(if modin == "-" {
+            "-".to_string()
+        } else {
+            modin.replace("typmodin", "typmodout")
+        })
     };
     vec![
         oid(oid_),
-        t(name),
+        need.text(1, || t(name)),
         oid(namespace),
         oid(SUPERUSER_OID),
         int(len as i64),
         b(byval),
-        ch(kind),
-        ch(category),
+        need.text(6, || ch(kind)),
+        need.text(7, || ch(category)),
         b(preferred),
         b(true),
-        ch(','),
+        need.text(10, || ch(',')),
         oid(relid),
-        t(subscript),
+        need.text(12, || t(subscript)),
         oid(elem),
         oid(array),
-        t(input),
-        Value::Text(io_name(input, "out")),
-        Value::Text(io_name(input, "recv")),
-        Value::Text(io_name(input, "send")),
-        t(modin),
-        Value::Text(modout),
-        t(analyze),
-        ch(align),
-        ch(storage),
+        need.text(15, || t(input)),
+        need.text(16, || Value::Text(io_name(input, "out"))),
+        need.text(17, || Value::Text(io_name(input, "recv"))),
+        need.text(18, || Value::Text(io_name(input, "send"))),
+        need.text(19, || t(modin)),
+        need.text(20, modout),
+        need.text(21, || t(analyze)),
+        need.text(22, || ch(align)),
+        need.text(23, || ch(storage)),
         b(false),
         oid(0),
         int(-1),
@@ -1298,7 +1326,7 @@ fn type_row(
     ]
 }
 
-fn type_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
+fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows: Vec<(u32, Vec<Value>)> = Vec::new();
     for bt in BASE_TYPES {
         let array_wanted = || bt.array != 0 && want(bt.array, &format!("_{}", bt.name));
@@ -1313,6 +1341,7 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
         rows.push((
             bt.oid,
             type_row(
+                need,
                 bt.oid,
                 bt.name,
                 PG_CATALOG_OID,
@@ -1338,6 +1367,7 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
             rows.push((
                 bt.array,
                 type_row(
+                    need,
                     bt.array,
                     &format!("_{}", bt.name),
                     PG_CATALOG_OID,
@@ -1364,6 +1394,7 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
     let mut out: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
     let composite = |oid_: u32, name: &str, ns: u32, relid: u32| {
         type_row(
+            need,
             oid_,
             name,
             ns,
@@ -1466,6 +1497,7 @@ fn namespace_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
 
 #[allow(clippy::too_many_arguments)]
 fn class_row(
+    need: Need<'_>,
     oid_: u32,
     name: &str,
     namespace: u32,
@@ -1483,7 +1515,7 @@ fn class_row(
     let is_table = kind == 'r';
     vec![
         oid(oid_),
-        t(name),
+        need.text(1, || t(name)),
         oid(namespace),
         oid(reltype),
         oid(0),
@@ -1497,8 +1529,8 @@ fn class_row(
         oid(0),
         b(hasindex),
         b(shared),
-        ch('p'),
-        ch(kind),
+        need.text(15, || ch('p')),
+        need.text(16, || ch(kind)),
         int(natts as i64),
         int(0),
         b(false),
@@ -1507,7 +1539,7 @@ fn class_row(
         b(false),
         b(false),
         b(true),
-        ch(if kind == 'r' { 'd' } else { 'n' }),
+        need.text(25, || ch(if kind == 'r' { 'd' } else { 'n' })),
         b(false),
         oid(0),
         oid(if is_table { 3 } else { 0 }),
@@ -1521,7 +1553,7 @@ fn class_row(
 /// `want(oid, name)`: whether the caller needs the relation's row (see [`build_only`]).
 type Want<'a> = &'a dyn Fn(u32, &str) -> bool;
 
-fn class_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
+fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for r in RELATIONS {
         if !want(r.oid, r.name) {
@@ -1529,6 +1561,7 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
         }
         let is_table = r.kind == 'r';
         rows.push(class_row(
+            need,
             r.oid,
             r.name,
             schema_oid_of(view, r.schema),
@@ -1555,6 +1588,7 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
         let live = (view.row_counts)(tb.id) as f32 as f64;
         if want_table {
             rows.push(class_row(
+                need,
                 tb.oid,
                 &tb.name,
                 ns,
@@ -1572,6 +1606,7 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
         }
         if want_pkey {
             rows.push(class_row(
+                need,
                 tb.pkey_oid(),
                 &tb.pkey_name,
                 ns,
@@ -1595,6 +1630,7 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
 
 #[allow(clippy::too_many_arguments)]
 fn attribute_row(
+    need: Need<'_>,
     relid: u32,
     name: &str,
     ty: PgType,
@@ -1606,7 +1642,7 @@ fn attribute_row(
     let (byval, align, storage, collation) = type_facts(ty);
     vec![
         oid(relid),
-        t(name),
+        need.text(1, || t(name)),
         oid(ty.oid()),
         int(-1),
         int(ty.typlen() as i64),
@@ -1619,8 +1655,8 @@ fn attribute_row(
         int(-1),
         int(typmod as i64),
         b(byval),
-        ch(align),
-        ch(storage),
+        need.text(10, || ch(align)),
+        need.text(11, || ch(storage)),
         nul_char(),
         b(notnull),
         b(hasdef),
@@ -1637,7 +1673,7 @@ fn attribute_row(
     ]
 }
 
-fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
+fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for r in RELATIONS {
         if !want(r.oid, r.name) {
@@ -1649,6 +1685,7 @@ fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
             fixed_prefix = fixed_prefix && ty.typlen() > 0;
             // `name` columns get the "C" collation, text columns the default one (from the type).
             rows.push(attribute_row(
+                need,
                 r.oid,
                 name,
                 *ty,
@@ -1661,20 +1698,21 @@ fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
     }
     for tb in view.tables {
         if want(tb.oid, &tb.name) {
-            table_attribute_rows(tb, &mut rows);
+            table_attribute_rows(tb, &mut rows, need);
         }
         if !tb.primary_key.is_empty() && want(tb.pkey_oid(), &tb.pkey_name) {
-            pkey_attribute_rows(tb, &mut rows);
+            pkey_attribute_rows(tb, &mut rows, need);
         }
     }
     rows
 }
 
-fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>) {
+fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
     for (i, c) in tb.columns.iter().enumerate() {
         // PRIMARY KEY implies NOT NULL, as PostgreSQL records it.
         let not_null = c.not_null || tb.primary_key.contains(&i);
         rows.push(attribute_row(
+            need,
             tb.oid,
             &c.name,
             c.ty,
@@ -1687,10 +1725,11 @@ fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>) {
 }
 
 /// The columns of a table's primary-key index.
-fn pkey_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>) {
+fn pkey_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
     for (k, ci) in tb.primary_key.iter().enumerate() {
         if let Some(c) = tb.columns.get(*ci) {
             rows.push(attribute_row(
+                need,
                 tb.pkey_oid(),
                 &c.name,
                 c.ty,
@@ -2577,6 +2616,53 @@ mod tests {
 
     fn get(schema: Option<&str>, name: &str, f: &Fixture) -> VirtualTable {
         build(schema, name, &view(f)).unwrap_or_else(|| panic!("{name} must be virtual"))
+    }
+
+    #[test]
+    fn relations_built_for_some_columns_hold_the_same_values_in_them() {
+        let f = fixture();
+        let all_relations = [
+            "pg_class",
+            "pg_attribute",
+            "pg_type",
+            "pg_namespace",
+            "pg_index",
+        ];
+        for name in all_relations {
+            let full = get(None, name, &f);
+            let width = full.columns.len();
+            for column in 0..width {
+                let mut columns = vec![false; width];
+                columns[column] = true;
+                let part = build_only(None, name, &view(&f), None, Some(&columns))
+                    .unwrap_or_else(|| panic!("{name} must be virtual"));
+                assert_eq!(part.rows.len(), full.rows.len(), "{name}");
+                for (p, r) in part.rows.iter().zip(&full.rows) {
+                    assert_eq!(
+                        p.get(column),
+                        r.get(column),
+                        "{name}.{} built alone",
+                        full.columns[column].name
+                    );
+                }
+            }
+            // Columns nobody reads are left out where building them costs a string.
+            let none = vec![false; width];
+            let bare = build_only(None, name, &view(&f), None, Some(&none)).expect("virtual");
+            let strings = |rows: &[Vec<Value>]| {
+                rows.iter()
+                    .flatten()
+                    .filter(|v| matches!(v, Value::Text(s) if !s.is_empty()))
+                    .count()
+            };
+            if ["pg_class", "pg_attribute", "pg_type"].contains(&name) {
+                assert_eq!(
+                    strings(&bare.rows),
+                    0,
+                    "{name}: strings built for no reader"
+                );
+            }
+        }
     }
 
     /// Column index by name.

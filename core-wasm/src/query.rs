@@ -4643,7 +4643,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 crate::exec::table_rows(self.cx, table, ranges.as_deref(), used)
             }
             Source::Virtual { schema, name } => {
-                crate::exec::virtual_rows(self.cx, schema.as_deref(), name, None)
+                crate::exec::virtual_rows(self.cx, schema.as_deref(), name, None, used)
             }
             Source::Derived(q) => self.run_query(q, parent),
             Source::Function { name, args } => {
@@ -4744,6 +4744,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                             column,
                             keep: &keep,
                         }),
+                        mask,
                     )?
                 }
                 _ => self.source_rows(&item.source, parent, mask)?,
