@@ -81,6 +81,9 @@ pub struct Faults {
     /// While this file exists, every GET and PUT waits (the store stopped answering, as a
     /// black-holed network does) and then goes on. Spec: `stall_file=PATH`.
     pub stall: Option<PathBuf>,
+    /// Create the stall file when closing the store reaches SlateDB's own close (a SlateDB
+    /// that does not close). Spec: `stall_on_close=1`.
+    pub stall_on_close: bool,
 }
 
 impl Default for Faults {
@@ -100,6 +103,7 @@ impl Default for Faults {
             outage: None,
             outage_on_wal_fault: false,
             stall: None,
+            stall_on_close: false,
         }
     }
 }
@@ -281,7 +285,8 @@ impl Faults {
     /// `list_error=P`, `error=P` (GET, PUT and LIST alike), `timeout=P`, `timeout_ms=N`,
     /// `lost_ack=P`, `torn_put=P`, `put_latency_ms=N`, `crash=POINT:N` (POINT one of
     /// `before_put`, `during_put`, `after_put`; N ≥ 1), `wal_fault=KIND:N` (KIND one of
-    /// `error`, `timeout`, `lost_ack`, `torn`), `outage_file=PATH`, `stall_file=PATH`.
+    /// `error`, `timeout`, `lost_ack`, `torn`), `outage_file=PATH`, `stall_file=PATH`,
+    /// `stall_on_close=1`.
     pub fn parse(spec: &str) -> std::result::Result<Faults, String> {
         let mut f = Faults::default();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -345,6 +350,7 @@ impl Faults {
                 "outage_file" => f.outage = Some(Outage::File(PathBuf::from(value))),
                 "outage_on_wal_fault" => f.outage_on_wal_fault = int()? != 0,
                 "stall_file" => f.stall = Some(PathBuf::from(value)),
+                "stall_on_close" => f.stall_on_close = int()? != 0,
                 other => return Err(format!("unknown fault {other:?}")),
             }
         }
@@ -410,6 +416,9 @@ impl fmt::Display for Faults {
         }
         if let Some(p) = &self.stall {
             write!(f, ",stall_file={}", p.display())?;
+        }
+        if self.stall_on_close {
+            write!(f, ",stall_on_close=1")?;
         }
         Ok(())
     }
@@ -904,7 +913,7 @@ mod tests {
         let f = Faults::parse(
             "seed=7, put_error=0.05,get_error=0.02,list_error=0.01,timeout=0.01,timeout_ms=300,\
              lost_ack=0.02,torn_put=0.01,put_latency_ms=5,crash=after_put:13,outage_file=/tmp/x,\
-             wal_fault=torn:4,outage_on_wal_fault=1,stall_file=/tmp/y",
+             wal_fault=torn:4,outage_on_wal_fault=1,stall_file=/tmp/y,stall_on_close=1",
         )
         .expect("parse");
         assert_eq!(f.stall.as_deref(), Some(std::path::Path::new("/tmp/y")));

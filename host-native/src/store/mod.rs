@@ -204,7 +204,16 @@ pub struct Store {
     /// Which step of [`Store::close`] runs ([`ClosePhase`]), so a shutdown that overruns its
     /// bound can say where it stopped.
     close_phase: AtomicU8,
+    /// Tests: the stall file ([`Faults::stall`]) to create when the close reaches SlateDB's own
+    /// close (`stall_on_close=1`).
+    stall_on_close: Option<PathBuf>,
 }
+
+/// How long [`Store::close`] waits for SlateDB's own close. Everything acknowledged is durable
+/// before it starts (in the commit journal, or in the WAL upload each commit waited for); it
+/// only stops SlateDB's background tasks, and CI saw it hang in one of them after a takeover
+/// had replayed journal records.
+const SLATEDB_CLOSE_BOUND: Duration = Duration::from_secs(5);
 
 /// The steps of [`Store::close`], in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -691,6 +700,11 @@ impl Store {
             remote_journal,
             uploads: Arc::new(tokio::sync::Semaphore::new(opts.journal_uploads.max(1))),
             close_phase: AtomicU8::new(ClosePhase::Open as u8),
+            stall_on_close: opts
+                .faults
+                .as_ref()
+                .filter(|f| f.stall_on_close)
+                .and_then(|f| f.stall.clone()),
         };
         if remote_journal {
             let mut w = store.writer.lock().await;
@@ -1587,9 +1601,21 @@ impl Store {
             return Ok(());
         }
         self.enter(ClosePhase::ClosingSlateDb);
-        let closed = match w.db.close().await {
-            Ok(()) => Ok(()),
-            Err(e) => match e.kind() {
+        if let Some(stall) = &self.stall_on_close {
+            if let Err(e) = std::fs::write(stall, b"stalled at close\n") {
+                tracing::warn!(path = %stall.display(), error = %e, "cannot create the stall file");
+            }
+        }
+        let closed = match tokio::time::timeout(SLATEDB_CLOSE_BOUND, w.db.close()).await {
+            Err(_) => {
+                tracing::warn!(location = %self.location,
+                    "SlateDB did not close within {} s (a background task did not stop); \
+                     everything acknowledged is durable, so the store counts as closed",
+                    SLATEDB_CLOSE_BOUND.as_secs());
+                Ok(())
+            }
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => match e.kind() {
                 // A fenced or already-failed Db has nothing left to flush; that is a close.
                 ErrorKind::Closed(_) => Ok(()),
                 _ => Err(from_slate(e, &self.location, self.epoch(), "close")),
