@@ -878,14 +878,10 @@ pub fn build_only(
 ) -> Option<VirtualTable> {
     let info = find(schema, name)?;
     // The column `only` filters on is read here, whatever the caller reads.
-    let with_only: Option<Vec<bool>> = columns.map(|c| {
-        let mut c = c.to_vec();
-        if let Some(slot) = only.and_then(|o| c.get_mut(o.column)) {
-            *slot = true;
-        }
-        c
-    });
-    let need = Need(with_only.as_deref());
+    let need = Need {
+        columns,
+        filtered: only.map(|o| o.column),
+    };
     let column = only.and_then(|o| info.cols.get(o.column)).map(|c| c.0);
     // Whether an object with this OID (and name) has rows the caller needs, for the builders
     // that test before they build; the rest are filtered below.
@@ -937,15 +933,23 @@ pub fn build_only(
 
 // ------------------------------------------------------------------ value helpers
 
-/// Which columns of a relation the caller reads (see [`build_only`]); `None`: all.
+/// Which columns of a relation are read (see [`build_only`]): those the caller marks
+/// (`None`: all) and the one [`Only`] filters on.
 #[derive(Clone, Copy)]
-struct Need<'a>(Option<&'a [bool]>);
+struct Need<'a> {
+    columns: Option<&'a [bool]>,
+    filtered: Option<usize>,
+}
 
 impl Need<'_> {
-    /// `make()` for a column the caller reads, NULL for one it does not.
+    /// `make()` for a column that is read, NULL for one that is not.
     fn text(self, column: usize, make: impl FnOnce() -> Value) -> Value {
-        match self.0 {
-            Some(cols) if !cols.get(column).copied().unwrap_or(true) => NULL,
+        match self.columns {
+            Some(cols)
+                if self.filtered != Some(column) && !cols.get(column).copied().unwrap_or(true) =>
+            {
+                NULL
+            }
             _ => make(),
         }
     }
@@ -2662,6 +2666,21 @@ mod tests {
                     "{name}: strings built for no reader"
                 );
             }
+        }
+        // The column a row filter reads is built even when the caller reads no column.
+        for (name, column) in [("pg_class", "relname"), ("pg_type", "typname")] {
+            let full = get(None, name, &f);
+            let c = ci(&full, column);
+            let keep = |v: &Value| *v == t("ducklake_snapshot");
+            let only = Only {
+                column: c,
+                keep: &keep,
+            };
+            let none = vec![false; full.columns.len()];
+            let part =
+                build_only(None, name, &view(&f), Some(&only), Some(&none)).expect("virtual");
+            assert_eq!(part.rows.len(), 1, "{name} filtered on {column}");
+            assert_eq!(part.rows[0][c], t("ducklake_snapshot"));
         }
     }
 

@@ -5121,8 +5121,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         let mut out = Vec::new();
         match &sel.group {
             None => {
-                // A select list of distinct bare columns (`SELECT a, b FROM …`, every catalog
-                // read DuckDB makes): the values move out of the row instead of being copied.
+                // Bare columns of the select list (`SELECT a, b FROM …`, every catalog read
+                // DuckDB makes) move out of the row instead of being copied.
                 let moves = projection_moves(&sel.projection);
                 for mut r in rows {
                     self.cx.tick()?;
