@@ -52,7 +52,6 @@ pub fn venv_python(version: &str) -> Result<PathBuf> {
     Ok(p)
 }
 
-/// The `rocklake` binary: `ROCKLAKE_BIN`, else the debug build in the target directory.
 /// Every thread's backtrace of a live process, by `gdb` in batch mode (bounded to 60 s), or
 /// why there is none.
 pub fn thread_backtraces(pid: u32) -> String {
@@ -75,6 +74,7 @@ pub fn thread_backtraces(pid: u32) -> String {
     }
 }
 
+/// The `rocklake` binary: `ROCKLAKE_BIN`, else the debug build in the target directory.
 pub fn rocklake_bin() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("ROCKLAKE_BIN") {
         return Ok(PathBuf::from(p));

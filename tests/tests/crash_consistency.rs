@@ -527,7 +527,7 @@ fn stop_on_a_stalled_store(faults: &str, stall_now: bool) -> StalledStop {
     if stall_now {
         std::fs::write(&stall, b"").expect("stall the store");
     }
-    // The commit journal acknowledges a commit without the object store.
+    // The commit journal acknowledges a commit without the object store (stalled or not).
     let during = sql(&server, "INSERT INTO t VALUES (2)");
     assert!(during.starts_with("OK"), "commit before the stop: {during}");
     let (status, took) = server.terminate().expect("terminate");
