@@ -13,6 +13,7 @@ use crate::catalog::{Schema, Table, BUILTIN_SCHEMAS, FIRST_USER_OID};
 use crate::envelope::Envelope;
 use crate::error::{DecodeError, SqlError};
 use crate::keys;
+use crate::parsecache::ParseCache;
 use crate::txn::PendingCatalogTxn;
 
 /// Meta key holding the newest commit sequence (read replicas watch it).
@@ -165,39 +166,8 @@ pub struct Engine {
     pub st: Shared,
     sessions: HashMap<SessionId, Session>,
     next_session: u64,
-    /// Parsed statements by SQL text: clients send the same texts over and over (DuckDB's
-    /// latest-snapshot lookup in every transaction), and parsing is most of a small
-    /// statement's cost.
+    /// Parsed statements by text and by shape (parsecache.rs).
     parsed: ParseCache,
-}
-
-/// A bounded cache of parse results. Parsing is a pure function of the text, so a hit is
-/// exactly what parsing again would give.
-#[derive(Debug, Default)]
-struct ParseCache {
-    map: HashMap<String, Arc<[Arc<Statement>]>>,
-}
-
-impl ParseCache {
-    /// Texts up to this long are cached (large INSERTs are not worth keeping).
-    const MAX_TEXT: usize = 4096;
-    /// Entries kept; the cache starts over when full (cheap, and bounded).
-    const MAX_ENTRIES: usize = 512;
-
-    fn parse(&mut self, sql: &str) -> Result<Arc<[Arc<Statement>]>, SqlError> {
-        if let Some(hit) = self.map.get(sql) {
-            return Ok(hit.clone());
-        }
-        let stmts: Arc<[Arc<Statement>]> =
-            crate::exec::parse(sql)?.into_iter().map(Arc::new).collect();
-        if sql.len() <= Self::MAX_TEXT {
-            if self.map.len() >= Self::MAX_ENTRIES {
-                self.map.clear();
-            }
-            self.map.insert(sql.to_string(), stmts.clone());
-        }
-        Ok(stmts)
-    }
 }
 
 /// A visible row: logical key, decoded row, and the commit that wrote it (`None`: own write).

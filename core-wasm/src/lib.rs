@@ -20,6 +20,7 @@ pub mod lifecycle;
 pub mod mem;
 pub mod memkv;
 pub mod params;
+pub mod parsecache;
 pub mod pgcatalog;
 pub mod query;
 pub mod regex;

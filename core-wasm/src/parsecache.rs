@@ -1,0 +1,508 @@
+//! Parse results kept by text and by shape.
+//!
+//! Clients send the same statements over and over, and parsing is most of a small statement's
+//! cost. Many of them differ only in their literals: DuckDB's ATTACH asks for the columns of
+//! each of its ~28 tables with one query that differs only in the table's name, and every
+//! commit inserts new values into the same statement shapes. So besides the exact text, the
+//! cache keys a statement by its *shape*: the text with each plain literal (`'…'`, `123`,
+//! `1.5`) replaced by a marker. A shape seen a second time is parsed once more with a sentinel
+//! in every literal's place; the sentinels are found in the tree's value nodes, and the tree
+//! filled with this text's literals must equal the tree of parsing this text. Later texts of
+//! the shape get a copy of that tree with their own literals put in: no parse.
+//!
+//! A shape whose literals do not all land in value nodes (a type length such as
+//! `VARCHAR(10)`, `COMMENT … IS '…'`) is remembered as unusable and its texts are parsed as
+//! before. The scanner gives up (no shape) on anything it does not fully understand: `$`
+//! (parameters, dollar quotes), comments, backslashes outside strings, prefixed strings
+//! (`E'…'`, `U&'…'`), NUL characters.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use sqlparser::ast::{Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
+
+use crate::error::SqlError;
+
+/// Parsed statements of one text, shared by every run of it.
+pub type Parsed = Arc<[Arc<Statement>]>;
+
+/// Counts of how texts were answered (for tests and measurements).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ParseStats {
+    /// The exact text was cached.
+    pub exact_hits: u64,
+    /// A copy of the shape's tree took this text's literals.
+    pub shape_hits: u64,
+    /// Parsed (first text of a shape, an unusable shape, or no shape).
+    pub parses: u64,
+    /// Shapes whose sentinel tree was built and checked.
+    pub templates: u64,
+    /// Shapes found unusable when checked.
+    pub unusable: u64,
+}
+
+/// A bounded cache of parse results. Parsing is a pure function of the text, so every answer
+/// is exactly what parsing again would give.
+#[derive(Debug, Default)]
+pub struct ParseCache {
+    exact: HashMap<String, Parsed>,
+    shapes: HashMap<String, Shape>,
+    stats: ParseStats,
+}
+
+#[derive(Debug)]
+enum Shape {
+    /// One text of the shape was parsed; the next one builds the template.
+    Seen,
+    Template(Template),
+    Unusable,
+}
+
+/// The tree of a shape's sentinel text, and where its literals go.
+#[derive(Debug)]
+struct Template {
+    stmts: Vec<Statement>,
+    /// (ordinal of the value node in visiting order, index of the literal), by ordinal.
+    slots: Vec<(usize, usize)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LitKind {
+    Str,
+    Num,
+}
+
+/// One plain literal of a text: its kind and its source text (a string's text between the
+/// quotes, still escaped).
+#[derive(Debug, Clone, Copy)]
+struct Literal<'a> {
+    kind: LitKind,
+    raw: &'a str,
+}
+
+impl Literal<'_> {
+    /// The value node parsing this literal gives.
+    fn value(&self) -> Value {
+        match self.kind {
+            LitKind::Str => Value::SingleQuotedString(self.raw.replace("''", "'")),
+            LitKind::Num => Value::Number(self.raw.to_string(), false),
+        }
+    }
+}
+
+/// Marks a literal's place in a shape key. NUL never occurs in a text that has a shape.
+const STR_MARK: &str = "'\0'";
+const NUM_MARK: &str = "\0";
+/// Sentinels: `'\u{1}rl<i>'` for strings, `<NUM_SENTINEL + i>` for numbers.
+const NUM_SENTINEL: u64 = 917_000_000_000;
+
+fn str_sentinel(i: usize) -> String {
+    format!("\u{1}rl{i}")
+}
+
+fn num_sentinel(i: usize) -> String {
+    (NUM_SENTINEL + i as u64).to_string()
+}
+
+impl ParseCache {
+    /// Texts up to this long are cached (large INSERTs are not worth keeping).
+    const MAX_TEXT: usize = 4096;
+    /// Entries kept in each map; a map starts over when full (cheap, and bounded).
+    const MAX_ENTRIES: usize = 512;
+    /// Literals a shape may have (a many-row INSERT is parsed, not templated).
+    const MAX_LITERALS: usize = 256;
+
+    pub fn stats(&self) -> ParseStats {
+        self.stats
+    }
+
+    /// The statements of `sql`, as [`crate::exec::parse`] gives them.
+    pub fn parse(&mut self, sql: &str) -> Result<Parsed, SqlError> {
+        if let Some(hit) = self.exact.get(sql) {
+            self.stats.exact_hits += 1;
+            return Ok(hit.clone());
+        }
+        if sql.len() > Self::MAX_TEXT {
+            return self.parse_new(sql, false);
+        }
+        let Some((key, lits)) =
+            shape_of(sql).filter(|(_, l)| !l.is_empty() && l.len() <= Self::MAX_LITERALS)
+        else {
+            return self.parse_new(sql, true);
+        };
+        match self.shapes.get(&key) {
+            Some(Shape::Template(t)) => {
+                self.stats.shape_hits += 1;
+                return Ok(t.fill(&lits));
+            }
+            Some(Shape::Unusable) => return self.parse_new(sql, true),
+            Some(Shape::Seen) => {}
+            None => {
+                let parsed = self.parse_new(sql, true)?;
+                self.remember_shape(key, Shape::Seen);
+                return Ok(parsed);
+            }
+        }
+        let parsed = self.parse_new(sql, false)?;
+        let shape = match Template::build(&key, &lits, &parsed) {
+            Some(t) => {
+                self.stats.templates += 1;
+                Shape::Template(t)
+            }
+            None => {
+                self.stats.unusable += 1;
+                Shape::Unusable
+            }
+        };
+        self.remember_shape(key, shape);
+        Ok(parsed)
+    }
+
+    fn parse_new(&mut self, sql: &str, keep: bool) -> Result<Parsed, SqlError> {
+        self.stats.parses += 1;
+        let stmts: Parsed = crate::exec::parse(sql)?.into_iter().map(Arc::new).collect();
+        if keep && sql.len() <= Self::MAX_TEXT {
+            if self.exact.len() >= Self::MAX_ENTRIES {
+                self.exact.clear();
+            }
+            self.exact.insert(sql.to_string(), stmts.clone());
+        }
+        Ok(stmts)
+    }
+
+    fn remember_shape(&mut self, key: String, shape: Shape) {
+        if self.shapes.len() >= Self::MAX_ENTRIES && !self.shapes.contains_key(&key) {
+            self.shapes.clear();
+        }
+        self.shapes.insert(key, shape);
+    }
+}
+
+impl Template {
+    /// Parses the shape with sentinels, finds each literal's value node, and checks that the
+    /// tree filled with `lits` is `parsed` (the tree of the text `lits` came from). `None`: the
+    /// shape cannot be filled in (a literal the parser keeps outside a value node, or copies).
+    fn build(key: &str, lits: &[Literal<'_>], parsed: &Parsed) -> Option<Template> {
+        let mut sentinel_sql = String::with_capacity(key.len() + lits.len() * 16);
+        let mut rest = key;
+        for (i, lit) in lits.iter().enumerate() {
+            let (mark, sentinel) = match lit.kind {
+                LitKind::Str => (STR_MARK, format!("'{}'", str_sentinel(i))),
+                LitKind::Num => (NUM_MARK, num_sentinel(i)),
+            };
+            let at = rest.find(mark)?;
+            sentinel_sql.push_str(&rest[..at]);
+            sentinel_sql.push_str(&sentinel);
+            rest = &rest[at + mark.len()..];
+        }
+        sentinel_sql.push_str(rest);
+        let mut stmts = crate::exec::parse(&sentinel_sql).ok()?;
+        let mut finder = FindSentinels {
+            lits,
+            ordinal: 0,
+            slots: Vec::with_capacity(lits.len()),
+            seen: vec![false; lits.len()],
+            twice: false,
+        };
+        let _ = stmts.visit(&mut finder);
+        if finder.twice || finder.seen.iter().any(|s| !s) {
+            return None;
+        }
+        let template = Template {
+            stmts,
+            slots: finder.slots,
+        };
+        let filled = template.fill(lits);
+        let same =
+            filled.len() == parsed.len() && filled.iter().zip(parsed.iter()).all(|(a, b)| a == b);
+        same.then_some(template)
+    }
+
+    /// A copy of the tree with `lits` in the literals' places.
+    fn fill(&self, lits: &[Literal<'_>]) -> Parsed {
+        let mut stmts = self.stmts.clone();
+        let mut filler = Fill {
+            lits,
+            slots: &self.slots,
+            next: 0,
+            ordinal: 0,
+        };
+        let _ = stmts.visit(&mut filler);
+        stmts.into_iter().map(Arc::new).collect()
+    }
+}
+
+struct FindSentinels<'a, 'l> {
+    lits: &'a [Literal<'l>],
+    ordinal: usize,
+    slots: Vec<(usize, usize)>,
+    seen: Vec<bool>,
+    twice: bool,
+}
+
+impl VisitorMut for FindSentinels<'_, '_> {
+    type Break = ();
+
+    fn pre_visit_value(&mut self, value: &mut ValueWithSpan) -> ControlFlow<()> {
+        let found = match &value.value {
+            Value::SingleQuotedString(s) => s
+                .strip_prefix("\u{1}rl")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|i| {
+                    self.lits.get(*i).map(|l| l.kind) == Some(LitKind::Str)
+                        && *s == str_sentinel(*i)
+                }),
+            Value::Number(s, false) => s
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| n.checked_sub(NUM_SENTINEL))
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|i| {
+                    self.lits.get(*i).map(|l| l.kind) == Some(LitKind::Num)
+                        && *s == num_sentinel(*i)
+                }),
+            _ => None,
+        };
+        if let Some(i) = found {
+            if self.seen[i] {
+                self.twice = true;
+            }
+            self.seen[i] = true;
+            self.slots.push((self.ordinal, i));
+        }
+        self.ordinal += 1;
+        ControlFlow::Continue(())
+    }
+}
+
+struct Fill<'a, 'l> {
+    lits: &'a [Literal<'l>],
+    slots: &'a [(usize, usize)],
+    next: usize,
+    ordinal: usize,
+}
+
+impl VisitorMut for Fill<'_, '_> {
+    type Break = ();
+
+    fn pre_visit_value(&mut self, value: &mut ValueWithSpan) -> ControlFlow<()> {
+        if let Some(&(ordinal, lit)) = self.slots.get(self.next) {
+            if ordinal == self.ordinal {
+                value.value = self.lits[lit].value();
+                self.next += 1;
+            }
+        }
+        self.ordinal += 1;
+        if self.next == self.slots.len() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+}
+
+fn is_ident_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// Characters after which a quote or a digit starts a plain literal (an operator, an opening
+/// bracket, a separator, or white space).
+fn opens_literal(prev: Option<u8>) -> bool {
+    match prev {
+        None => true,
+        Some(c) => c.is_ascii_whitespace() || b"(,=<>![;+-*/%|^~[".contains(&c),
+    }
+}
+
+/// The shape key of `sql` and its plain literals, or `None` when the text holds something the
+/// scanner does not fully understand (then the text is only cached as it is).
+fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
+    let b = sql.as_bytes();
+    let mut key = String::with_capacity(sql.len());
+    let mut lits = Vec::new();
+    let mut i = 0;
+    // Start of the text not yet copied into the key.
+    let mut copied = 0;
+    while i < b.len() {
+        let c = b[i];
+        let prev = (i > 0).then(|| b[i - 1]);
+        match c {
+            0 | b'$' | b'\\' => return None,
+            b'-' if b.get(i + 1) == Some(&b'-') => return None,
+            b'/' if b.get(i + 1) == Some(&b'*') => return None,
+            b'"' => {
+                // A quoted identifier, copied as it is (`""` inside is a quote).
+                i += 1;
+                loop {
+                    match b.get(i) {
+                        None => return None,
+                        Some(b'"') if b.get(i + 1) == Some(&b'"') => i += 2,
+                        Some(b'"') => break,
+                        Some(0) => return None,
+                        Some(_) => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            b'\'' => {
+                if !opens_literal(prev) {
+                    return None;
+                }
+                let start = i + 1;
+                i = start;
+                loop {
+                    match b.get(i) {
+                        None => return None,
+                        Some(b'\'') if b.get(i + 1) == Some(&b'\'') => i += 2,
+                        Some(b'\'') => break,
+                        Some(0) => return None,
+                        Some(_) => i += 1,
+                    }
+                }
+                key.push_str(&sql[copied..start - 1]);
+                key.push_str(STR_MARK);
+                lits.push(Literal {
+                    kind: LitKind::Str,
+                    raw: &sql[start..i],
+                });
+                i += 1;
+                copied = i;
+            }
+            b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                    while i < b.len() && b[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+                let next = b.get(i).copied();
+                let ends = next.is_none_or(|n| !(is_ident_char(n) || n == b'.' || n == b'$'));
+                if opens_literal(prev) && ends {
+                    key.push_str(&sql[copied..start]);
+                    key.push_str(NUM_MARK);
+                    lits.push(Literal {
+                        kind: LitKind::Num,
+                        raw: &sql[start..i],
+                    });
+                    copied = i;
+                } else {
+                    // Part of a larger token (`1e5`, `1_000`, `t.1`): kept as it is.
+                    while i < b.len() && (is_ident_char(b[i]) || b[i] == b'.') {
+                        i += 1;
+                    }
+                }
+            }
+            c if is_ident_char(c) => {
+                while i < b.len() && (is_ident_char(b[i]) || b[i] == b'$') {
+                    i += 1;
+                }
+                // A prefixed string (E'…', B'…', X'…', N'…', U&'…' follows below as `&`).
+                if b.get(i) == Some(&b'\'') {
+                    return None;
+                }
+            }
+            b'&' if b.get(i + 1) == Some(&b'\'') => return None,
+            _ => i += 1,
+        }
+    }
+    key.push_str(&sql[copied..]);
+    Some((key, lits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(sql: &str) -> Option<(String, Vec<String>)> {
+        shape_of(sql).map(|(k, l)| (k, l.iter().map(|l| l.raw.to_string()).collect()))
+    }
+
+    #[test]
+    fn shapes_replace_plain_literals_only() {
+        let (k, l) = key("SELECT a1, 'x''y', 12, 1.5, t.c FROM t2 WHERE x = -3 AND y IN ('a','b')")
+            .expect("shape");
+        assert_eq!(
+            k,
+            "SELECT a1, '\0', \0, \0, t.c FROM t2 WHERE x = -\0 AND y IN ('\0','\0')"
+        );
+        assert_eq!(l, ["x''y", "12", "1.5", "3", "a", "b"]);
+        // Part of a larger token: kept in the key.
+        let (k, l) = key("SELECT 1e5, 1_000, x.1, \"q'1\" FROM t").expect("shape");
+        assert_eq!(k, "SELECT 1e5, 1_000, x.1, \"q'1\" FROM t");
+        assert!(l.is_empty());
+        for odd in [
+            "SELECT $1",
+            "SELECT E'\\n'",
+            "SELECT U&'x'",
+            "SELECT 1 -- c",
+            "SELECT /* c */ 1",
+            "SELECT 'open",
+            "SELECT \"open",
+            "SELECT x'1f'",
+            "SELECT '\0'",
+        ] {
+            assert!(shape_of(odd).is_none(), "{odd:?}");
+        }
+    }
+
+    fn same_as_parsing(cache: &mut ParseCache, sql: &str) {
+        let direct = crate::exec::parse(sql);
+        let cached = cache.parse(sql);
+        match (direct, cached) {
+            (Ok(d), Ok(c)) => {
+                assert_eq!(d.len(), c.len(), "{sql}");
+                for (a, b) in d.iter().zip(c.iter()) {
+                    assert_eq!(a, &**b, "{sql}");
+                }
+            }
+            (Err(d), Err(c)) => assert_eq!(d.to_pg(), c.to_pg(), "{sql}"),
+            (d, c) => panic!("{sql}: direct {d:?}, cached {c:?}"),
+        }
+    }
+
+    #[test]
+    fn a_shape_seen_twice_is_filled_in_not_parsed() {
+        let mut cache = ParseCache::default();
+        let q = |t: &str, n: i64| {
+            format!("SELECT attname FROM pg_attribute WHERE attrelid = '{t}'::regclass AND attnum > {n} ORDER BY 1")
+        };
+        for (i, t) in ["a", "b''c", "", "d e", "ducklake_snapshot"]
+            .iter()
+            .enumerate()
+        {
+            same_as_parsing(&mut cache, &q(t, i as i64 * 7));
+        }
+        let s = cache.stats();
+        assert_eq!((s.parses, s.templates, s.shape_hits), (2, 1, 3), "{s:?}");
+    }
+
+    #[test]
+    fn literals_the_parser_keeps_outside_value_nodes_make_a_shape_unusable() {
+        let mut cache = ParseCache::default();
+        for n in [10, 20, 30] {
+            same_as_parsing(
+                &mut cache,
+                &format!("CREATE TABLE t (a VARCHAR({n}), b BIGINT DEFAULT {n})"),
+            );
+        }
+        for c in ["x", "y", "z"] {
+            same_as_parsing(&mut cache, &format!("COMMENT ON TABLE t IS '{c}'"));
+        }
+        let s = cache.stats();
+        assert_eq!((s.unusable, s.shape_hits, s.parses), (2, 0, 6), "{s:?}");
+    }
+
+    #[test]
+    fn errors_of_a_shape_are_the_texts_own() {
+        let mut cache = ParseCache::default();
+        for v in ["1", "2", "3", "'x'"] {
+            same_as_parsing(&mut cache, &format!("SELECT {v} FROM t WHERE"));
+            same_as_parsing(&mut cache, &format!("SELECT {v} FROM t WHERE a = {v}"));
+        }
+    }
+}
