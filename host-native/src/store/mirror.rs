@@ -4,7 +4,8 @@
 //! in one buffer, found by binary search over one offset per entry) and in `recent`: what
 //! commits wrote since the run was built, deletions included. A BTreeMap of owned vectors cost
 //! about four times the entries' bytes (6 M stats rows and their index entries took 4.9 GB);
-//! the run costs the bytes plus 16 per entry. When `recent` reaches a quarter of the run (and
+//! the run costs the bytes plus 16 per entry, and a long value several entries hold (an
+//! index entry holds its row's envelope) is stored once per run. When `recent` reaches a quarter of the run (and
 //! [`RECENT_MIN`] entries), it is frozen (`merging`) and a thread merges it with the run into
 //! a new run, while reads see recent over frozen over run and commits go on into a new
 //! `recent`; only the swap takes the write lock (decision record 0015).
@@ -19,8 +20,16 @@ use rocklake_core::api::{CommitBatch, KvError, KvPage, KvRead};
 /// Entries `recent` holds at least before it is merged into the run.
 const RECENT_MIN: usize = 65_536;
 
+/// Values at least this long are stored once per run: a later entry holding the same bytes
+/// points at the first one's. A covering index entry holds its row's own envelope (decision
+/// record 0008), so without this every indexed row's value was in memory twice.
+const SHARED_MIN: usize = 32;
+/// Set in an entry's value length: the value is the 8-byte offset of the entry holding it.
+const SHARED_FLAG: u32 = 1 << 31;
+
 /// Sorted entries packed in one buffer: entry `i` starts at `starts[i]` with its key length
-/// and value length (u32, little-endian), then the key, then the value.
+/// and value length (u32, little-endian), then the key, then the value, or (value length with
+/// [`SHARED_FLAG`]) the offset (u64, little-endian) of an earlier entry with the same value.
 #[derive(Default)]
 struct Run {
     data: Vec<u8>,
@@ -32,15 +41,29 @@ impl Run {
         self.starts.len()
     }
 
+    fn u32_at(&self, at: usize) -> u32 {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&self.data[at..at + 4]);
+        u32::from_le_bytes(b)
+    }
+
     fn entry(&self, i: usize) -> (&[u8], &[u8]) {
-        let s = self.starts[i] as usize;
-        let mut len = [0u8; 4];
-        len.copy_from_slice(&self.data[s..s + 4]);
-        let k = u32::from_le_bytes(len) as usize;
-        len.copy_from_slice(&self.data[s + 4..s + 8]);
-        let v = u32::from_le_bytes(len) as usize;
+        self.entry_at(self.starts[i] as usize)
+    }
+
+    /// The entry starting at byte `s`.
+    fn entry_at(&self, s: usize) -> (&[u8], &[u8]) {
+        let k = self.u32_at(s) as usize;
+        let v = self.u32_at(s + 4);
         let key = &self.data[s + 8..s + 8 + k];
-        (key, &self.data[s + 8 + k..s + 8 + k + v])
+        let at = s + 8 + k;
+        if v & SHARED_FLAG != 0 {
+            let mut off = [0u8; 8];
+            off.copy_from_slice(&self.data[at..at + 8]);
+            // The entry pointed at holds its value itself (the builder only points at those).
+            return (key, self.entry_at(u64::from_le_bytes(off) as usize).1);
+        }
+        (key, &self.data[at..at + v as usize])
     }
 
     /// The entries within the bounds, ascending or (`rev`) descending.
@@ -74,7 +97,9 @@ impl Run {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.entry(mid).0 < key {
+            let s = self.starts[mid] as usize;
+            let k = self.u32_at(s) as usize;
+            if &self.data[s + 8..s + 8 + k] < key {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -89,23 +114,106 @@ impl Run {
             .then(|| self.entry(i))
             .and_then(|(k, v)| (k == key).then_some(v))
     }
+}
+
+/// Hashes a value's 32-bit fingerprint (already a keyed hash) for the builder's map.
+#[derive(Default)]
+struct Fingerprint(u64);
+
+impl std::hash::Hasher for Fingerprint {
+    fn finish(&self) -> u64 {
+        // Spread the bits over the whole word: the map takes its control bits from the top.
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n);
+    }
+}
+
+/// Builds a [`Run`] from entries in ascending key order, storing each long value once.
+struct RunBuilder {
+    run: Run,
+    /// A 32-bit fingerprint of each long value stored in full -> the index of its entry. A
+    /// fingerprint two different values share only costs the second its sharing.
+    by_value: std::collections::HashMap<u32, u32, std::hash::BuildHasherDefault<Fingerprint>>,
+    /// Keyed per builder, so values crafted to collide cannot be chosen in advance.
+    hasher: std::collections::hash_map::RandomState,
+}
+
+impl RunBuilder {
+    fn with_capacity(bytes: usize, entries: usize) -> Self {
+        RunBuilder {
+            run: Run {
+                data: Vec::with_capacity(bytes),
+                starts: Vec::with_capacity(entries),
+            },
+            by_value: Default::default(),
+            hasher: Default::default(),
+        }
+    }
 
     fn last_key(&self) -> Option<&[u8]> {
-        self.len().checked_sub(1).map(|i| self.entry(i).0)
+        self.run.len().checked_sub(1).map(|i| self.run.entry(i).0)
     }
 
     /// Appends an entry whose key sorts after every key in the run; false (nothing
-    /// appended) for a key or value over 4 GiB.
+    /// appended) for a key or value over 2 GiB.
     fn push(&mut self, key: &[u8], value: &[u8]) -> bool {
         let (Ok(k), Ok(v)) = (u32::try_from(key.len()), u32::try_from(value.len())) else {
             return false;
         };
-        self.starts.push(self.data.len() as u64);
-        self.data.extend_from_slice(&k.to_le_bytes());
-        self.data.extend_from_slice(&v.to_le_bytes());
-        self.data.extend_from_slice(key);
-        self.data.extend_from_slice(value);
+        if v & SHARED_FLAG != 0 {
+            return false;
+        }
+        let start = self.run.data.len() as u64;
+        let index = u32::try_from(self.run.len()).ok();
+        let mut shared = None;
+        if let (true, Some(index)) = (value.len() >= SHARED_MIN, index) {
+            use std::hash::BuildHasher;
+            let fingerprint = self.hasher.hash_one(value) as u32;
+            match self.by_value.entry(fingerprint) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let first = self.run.starts[*e.get() as usize];
+                    if self.run.entry_at(first as usize).1 == value {
+                        shared = Some(first);
+                    }
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(index);
+                }
+            }
+        }
+        self.run.starts.push(start);
+        self.run.data.extend_from_slice(&k.to_le_bytes());
+        match shared {
+            Some(first) => {
+                self.run
+                    .data
+                    .extend_from_slice(&(v | SHARED_FLAG).to_le_bytes());
+                self.run.data.extend_from_slice(key);
+                self.run.data.extend_from_slice(&first.to_le_bytes());
+            }
+            None => {
+                self.run.data.extend_from_slice(&v.to_le_bytes());
+                self.run.data.extend_from_slice(key);
+                self.run.data.extend_from_slice(value);
+            }
+        }
         true
+    }
+
+    fn finish(self) -> Run {
+        let mut run = self.run;
+        run.data.shrink_to_fit();
+        run.starts.shrink_to_fit();
+        run
     }
 }
 
@@ -221,6 +329,15 @@ pub(crate) struct Keys {
     generation: u64,
 }
 
+impl Default for Loader {
+    fn default() -> Self {
+        Loader {
+            run: RunBuilder::with_capacity(0, 0),
+            late: Vec::new(),
+        }
+    }
+}
+
 impl Default for Keys {
     fn default() -> Self {
         Loader::default().finish()
@@ -228,9 +345,8 @@ impl Default for Keys {
 }
 
 /// Builds [`Keys`] from a scan in ascending key order.
-#[derive(Default)]
 pub(crate) struct Loader {
-    run: Run,
+    run: RunBuilder,
     /// Entries out of order or too large for the run (none from a SlateDB scan).
     late: Vec<(Vec<u8>, Vec<u8>)>,
 }
@@ -243,11 +359,9 @@ impl Loader {
         }
     }
 
-    pub(crate) fn finish(mut self) -> Keys {
-        self.run.data.shrink_to_fit();
-        self.run.starts.shrink_to_fit();
+    pub(crate) fn finish(self) -> Keys {
         let mut keys = Keys {
-            run: Arc::new(self.run),
+            run: Arc::new(self.run.finish()),
             merging: None,
             recent: Recent::default(),
             recent_min: RECENT_MIN,
@@ -373,10 +487,10 @@ impl MergeJob {
             .iter()
             .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
             .sum();
-        let mut out = Run {
-            data: Vec::with_capacity(self.run.data.len() + frozen_bytes),
-            starts: Vec::with_capacity(self.run.len() + self.frozen.len()),
-        };
+        let mut out = RunBuilder::with_capacity(
+            self.run.data.len() + frozen_bytes,
+            self.run.len() + self.frozen.len(),
+        );
         let mut left = Recent::default();
         let all = overlay(
             map_range(&self.frozen, Bound::Unbounded, Bound::Unbounded, false),
@@ -390,9 +504,7 @@ impl MergeJob {
                 }
             }
         }
-        out.data.shrink_to_fit();
-        out.starts.shrink_to_fit();
-        (out, left)
+        (out.finish(), left)
     }
 }
 
@@ -575,13 +687,21 @@ mod tests {
         prop::collection::vec(0u8..4, 0..4)
     }
 
+    /// Short values, and a few long ones many entries share (stored once per run).
+    fn value() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..6),
+            (0u8..3, SHARED_MIN - 1..SHARED_MIN + 2).prop_map(|(b, n)| vec![b; n]),
+        ]
+    }
+
     /// A commit batch's puts and deletes.
     type Batch = (Vec<(Vec<u8>, Vec<u8>)>, Vec<Vec<u8>>);
 
     fn batches() -> impl Strategy<Value = Vec<Batch>> {
         prop::collection::vec(
             (
-                prop::collection::vec((key(), prop::collection::vec(any::<u8>(), 0..6)), 0..8),
+                prop::collection::vec((key(), value()), 0..8),
                 prop::collection::vec(key(), 0..4),
             ),
             0..12,
@@ -621,7 +741,7 @@ mod tests {
         /// The run plus `recent`, merged often, answers every read as one ordered map would.
         #[test]
         fn reads_match_an_ordered_map(
-            initial in prop::collection::btree_map(key(), prop::collection::vec(any::<u8>(), 0..6), 0..10),
+            initial in prop::collection::btree_map(key(), value(), 0..10),
             batches in batches(),
             ranges in prop::collection::vec((key(), key(), 0usize..6, any::<bool>()), 1..6),
             recent_min in 1usize..6,
@@ -683,6 +803,64 @@ mod tests {
                 (b"c".to_vec(), b"c".to_vec()),
             ]
         );
+    }
+
+    #[test]
+    fn a_long_value_many_entries_hold_is_stored_once_per_run() {
+        // Rows and their covering index entries: the same 60-byte envelope under two keys.
+        let envelope = |i: u8| {
+            let mut v = vec![i; 60];
+            v[0] = 0xEE;
+            v
+        };
+        let mut loader = Loader::default();
+        for i in 0u8..50 {
+            loader.push(&[0x10, i], &envelope(i));
+        }
+        for i in 0u8..50 {
+            loader.push(&[0x11, i], &envelope(i));
+        }
+        let keys = loader.finish();
+        // 100 entries of 2-byte keys: 50 values in full, 50 offsets of 8 bytes.
+        assert_eq!(keys.run.data.len(), 100 * (8 + 2) + 50 * 60 + 50 * 8);
+        let r = reader(Keys {
+            recent_min: 3,
+            ..keys
+        });
+        for i in 0u8..50 {
+            assert_eq!(r.get(&[0x11, i]).expect("read"), Some(envelope(i)));
+        }
+        // A merge rebuilds the run: still stored once, and new entries share too.
+        // (Enough writes for a merge: a quarter of the run; the 25 fillers hold 1-byte values.)
+        let mut puts = vec![
+            (vec![0x10, 200], envelope(200)),
+            (vec![0x11, 200], envelope(200)),
+            (vec![0x12], envelope(7)),
+            (vec![0x10, 3], envelope(33)),
+        ];
+        puts.extend((0u8..25).map(|j| (vec![0x13, j], vec![j])));
+        r.mirror.apply(&CommitBatch {
+            seq: CommitSeq(1),
+            puts,
+            deletes: vec![vec![0x10, 7]],
+        });
+        r.mirror.settle();
+        let keys = r.mirror.keys.read().expect("lock");
+        assert!(keys.merging.is_none() && keys.recent.is_empty());
+        // 126 two-byte keys and [0x12]; in full: 49 envelopes under 0x10 (envelope 33 twice:
+        // [0x10, 3] now holds it) and, under 0x11, those of 3 and 7 (their rows no longer hold
+        // them); 51 offsets; 25 one-byte values.
+        assert_eq!(
+            keys.run.data.len(),
+            127 * 8 + 126 * 2 + 1 + 51 * 60 + 51 * 8 + 25
+        );
+        drop(keys);
+        assert_eq!(r.get(&[0x12]).expect("read"), Some(envelope(7)));
+        assert_eq!(r.get(&[0x11, 7]).expect("read"), Some(envelope(7)));
+        assert_eq!(r.get(&[0x10, 7]).expect("read"), None);
+        assert_eq!(r.get(&[0x10, 3]).expect("read"), Some(envelope(33)));
+        assert_eq!(r.get(&[0x11, 3]).expect("read"), Some(envelope(3)));
+        assert_eq!(r.get(&[0x11, 200]).expect("read"), Some(envelope(200)));
     }
 
     #[test]
