@@ -20,16 +20,20 @@ use crate::error::SqlError;
 use crate::txn::PendingCatalogTxn;
 use crate::types::{compare, format_text, numeric_canonical, parse_text, PgType, Value};
 
+/// A column's name: `pg_catalog`'s are static, so binding DuckDB's introspection joins
+/// (hundreds of catalog columns per statement) copies no string for them.
+pub type ColName = std::borrow::Cow<'static, str>;
+
 /// A column of a scope or result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColMeta {
-    pub name: String,
+    pub name: ColName,
     pub ty: PgType,
     pub typmod: i32,
     pub table_oid: u32,
     pub attnum: i16,
-    /// Alias or table name that qualifies the column in this scope.
-    pub qual: Option<String>,
+    /// Alias or table name that qualifies the column in this scope (shared by its columns).
+    pub qual: Option<Rc<str>>,
     /// Not expanded by `*` (ctid).
     pub hidden: bool,
 }
@@ -37,7 +41,7 @@ pub struct ColMeta {
 impl ColMeta {
     pub fn expr(name: &str, ty: PgType) -> ColMeta {
         ColMeta {
-            name: name.to_string(),
+            name: ColName::Owned(name.to_string()),
             ty,
             typmod: -1,
             table_oid: 0,
@@ -53,7 +57,7 @@ impl ColMeta {
             self.ty
         };
         FieldDesc {
-            name: self.name.clone(),
+            name: self.name.to_string(),
             table_oid: self.table_oid,
             column_id: self.attnum,
             type_oid: ty.oid(),
@@ -831,7 +835,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             };
             for (c, a) in sub.columns.iter_mut().zip(cte.alias.columns.iter()) {
-                c.name = ident(&a.name);
+                c.name = ident(&a.name).into();
             }
             if let Some(top) = self.ctes.last_mut() {
                 top.insert(ident(&cte.alias.name), Rc::new(sub));
@@ -1150,7 +1154,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         cols.iter()
                             .filter(|c| !c.hidden)
                             .filter(|c| matches!(scope.resolve(None, &c.name), Ok(Some(_))))
-                            .map(|c| c.name.clone())
+                            .map(|c| c.name.to_string())
                             .collect(),
                     ),
                     _ => None,
@@ -1287,12 +1291,12 @@ impl<'a, 'b> Binder<'a, 'b> {
             .map(|a| ident(&a.name))
             .unwrap_or_else(|| fname.clone());
         let cols = vec![ColMeta {
-            name: col_name.clone(),
+            name: col_name.clone().into(),
             ty,
             typmod: -1,
             table_oid: 0,
             attnum: 0,
-            qual: Some(col_name),
+            qual: Some(col_name.into()),
             hidden: false,
         }];
         Ok((
@@ -1314,10 +1318,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                     return self.bind_table_function(&parts, &fargs.args, alias);
                 }
                 let (schema, tname) = split_name(&parts)?;
-                let qual = alias
+                let qual: Rc<str> = alias
                     .as_ref()
                     .map(|a| ident(&a.name))
-                    .unwrap_or_else(|| tname.clone());
+                    .unwrap_or_else(|| tname.clone())
+                    .into();
                 if schema.is_none() {
                     if let Some(cte) = self.ctes.iter().rev().find_map(|m| m.get(&tname)).cloned() {
                         let cols = cte
@@ -1344,7 +1349,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         .iter()
                         .enumerate()
                         .map(|(i, c)| ColMeta {
-                            name: c.name.clone(),
+                            name: c.name.clone().into(),
                             ty: c.ty,
                             typmod: c.typmod,
                             table_oid: t.oid,
@@ -1388,7 +1393,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         .iter()
                         .enumerate()
                         .map(|(i, c)| ColMeta {
-                            name: c.name.to_string(),
+                            name: ColName::Borrowed(c.name),
                             ty: c.ty,
                             typmod: c.typmod,
                             table_oid: rel_oid,
@@ -1421,7 +1426,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     return Err(SqlError::feature("LATERAL"));
                 }
                 let q = self.bind_query(subquery, None)?;
-                let qual = alias.as_ref().map(|a| ident(&a.name));
+                let qual: Option<Rc<str>> = alias.as_ref().map(|a| ident(&a.name).into());
                 let cols = q
                     .columns
                     .iter()
@@ -1540,7 +1545,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         }
                     }
                     if let SelectItem::ExprWithAlias { alias, .. } = item {
-                        meta.name = ident(alias);
+                        meta.name = ident(alias).into();
                     }
                     // Unknown stays unknown here so UNION can still resolve it from the other
                     // branch; it is reported as text at the very end (ColMeta::field).
@@ -1572,7 +1577,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     let c = &scope.cols[i];
                     let name = match &c.qual {
                         Some(q) => format!("{q}.{}", c.name),
-                        None => c.name.clone(),
+                        None => c.name.to_string(),
                     };
                     return Err(SqlError::Grouping { name });
                 }
@@ -2542,7 +2547,7 @@ fn apply_alias_cols(mut cols: Vec<ColMeta>, alias: &Option<ast::TableAlias>) -> 
             .map(|(i, _)| i)
             .collect();
         for (i, ac) in visible.into_iter().zip(a.columns.iter()) {
-            cols[i].name = ident(&ac.name);
+            cols[i].name = ident(&ac.name).into();
         }
     }
     cols
@@ -5609,17 +5614,18 @@ fn to_f64(v: &Value) -> Option<f64> {
 
 /// Binds and checks a standalone expression over a table's columns (DEFAULTs, UPDATE SET).
 pub fn table_scope(t: &Table, qual: &str) -> Scope {
+    let qual: Rc<str> = qual.into();
     let mut cols: Vec<ColMeta> = t
         .columns
         .iter()
         .enumerate()
         .map(|(i, c)| ColMeta {
-            name: c.name.clone(),
+            name: c.name.clone().into(),
             ty: c.ty,
             typmod: c.typmod,
             table_oid: t.oid,
             attnum: i as i16 + 1,
-            qual: Some(qual.to_string()),
+            qual: Some(qual.clone()),
             hidden: false,
         })
         .collect();
@@ -5629,7 +5635,7 @@ pub fn table_scope(t: &Table, qual: &str) -> Scope {
         typmod: -1,
         table_oid: t.oid,
         attnum: -1,
-        qual: Some(qual.to_string()),
+        qual: Some(qual),
         hidden: true,
     });
     Scope {
