@@ -4738,8 +4738,16 @@ impl<'a, 'b> Executor<'a, 'b> {
             let mask = used.and_then(|u| u.get(start..start + item.width));
             let mut right = match (&item.source, self.needed_keys(item, &acc, parent)?) {
                 (Source::Virtual { schema, name }, Some((column, keys))) => {
+                    // Asked for every candidate row of the catalog: one key buffer for all.
+                    let buf = RefCell::new(Vec::new());
                     let keep = |v: &Value| {
-                        !v.is_null() && keys.contains(&value_key(std::slice::from_ref(v)))
+                        if v.is_null() {
+                            return false;
+                        }
+                        let mut k = buf.borrow_mut();
+                        k.clear();
+                        push_value_key(&mut k, v);
+                        keys.contains(k.as_slice())
                     };
                     crate::exec::virtual_rows(
                         self.cx,
