@@ -315,6 +315,19 @@ fn opens_literal(prev: Option<u8>) -> bool {
     }
 }
 
+/// The index of the quote that closes a quoted span starting at `from` (a doubled quote
+/// inside is part of the span); `None` for an unclosed span or a NUL in it.
+fn closing_quote(b: &[u8], mut from: usize, quote: u8) -> Option<usize> {
+    loop {
+        match *b.get(from)? {
+            0 => return None,
+            c if c == quote && b.get(from + 1) == Some(&quote) => from += 2,
+            c if c == quote => return Some(from),
+            _ => from += 1,
+        }
+    }
+}
+
 /// The shape key of `sql` and its plain literals, or `None` when the text holds something the
 /// scanner does not fully understand (then the text is only cached as it is).
 fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
@@ -331,35 +344,14 @@ fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
             0 | b'$' | b'\\' => return None,
             b'-' if b.get(i + 1) == Some(&b'-') => return None,
             b'/' if b.get(i + 1) == Some(&b'*') => return None,
-            b'"' => {
-                // A quoted identifier, copied as it is (`""` inside is a quote).
-                i += 1;
-                loop {
-                    match b.get(i) {
-                        None => return None,
-                        Some(b'"') if b.get(i + 1) == Some(&b'"') => i += 2,
-                        Some(b'"') => break,
-                        Some(0) => return None,
-                        Some(_) => i += 1,
-                    }
-                }
-                i += 1;
-            }
+            // A quoted identifier, copied as it is.
+            b'"' => i = closing_quote(b, i + 1, b'"')? + 1,
             b'\'' => {
                 if !opens_literal(prev) {
                     return None;
                 }
                 let start = i + 1;
-                i = start;
-                loop {
-                    match b.get(i) {
-                        None => return None,
-                        Some(b'\'') if b.get(i + 1) == Some(&b'\'') => i += 2,
-                        Some(b'\'') => break,
-                        Some(0) => return None,
-                        Some(_) => i += 1,
-                    }
-                }
+                i = closing_quote(b, start, b'\'')?;
                 key.push_str(&sql[copied..start - 1]);
                 key.push_str(STR_MARK);
                 lits.push(Literal {
