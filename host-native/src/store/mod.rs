@@ -1985,7 +1985,15 @@ pub async fn read_snapshot(url: &str) -> Result<rocklake_core::memkv::MemKv, Sto
         }
         if loc.local_dir.is_none() {
             // The object-store journal: SlateDB's marks say which records to put on top.
-            let SlateCopy { mut kv, marks } = read_slatedb(&loc).await?;
+            let SlateCopy {
+                mut kv,
+                marks,
+                marks_stable,
+            } = read_slatedb(&loc).await?;
+            if !marks_stable {
+                // The writer applied groups to SlateDB while this read: read again.
+                continue;
+            }
             let pending = remote_journal::pending(loc.store.as_ref(), &loc.root, marks)
                 .await
                 .map_err(|e| StoreError::Unavailable {
@@ -2056,6 +2064,10 @@ fn overlay(
 struct SlateCopy {
     kv: rocklake_core::memkv::MemKv,
     marks: remote_journal::Marks,
+    /// The marks read before the scan equal those read after it. A reader follows the
+    /// writer while it reads: marks newer than the scanned keys would leave the groups between
+    /// out of both (the journal is replayed only after the marks).
+    marks_stable: bool,
 }
 
 async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError> {
@@ -2068,6 +2080,10 @@ async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError>
         let opts = ScanOptions::default()
             .with_read_ahead_bytes(1024 * 1024)
             .with_max_fetch_tasks(4);
+        let marks_before = (
+            reader.get(remote_journal::APPLIED_KEY).await?,
+            reader.get(remote_journal::FENCED_KEY).await?,
+        );
         let mut iter = reader
             .scan_with_options(vec![RESERVED_PREFIX + 1].., &opts)
             .await?;
@@ -2077,13 +2093,14 @@ async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError>
         }
         let applied = reader.get(remote_journal::APPLIED_KEY).await?;
         let fenced = reader.get(remote_journal::FENCED_KEY).await?;
-        Ok::<_, slatedb::Error>((puts, applied, fenced))
+        let stable = marks_before == (applied.clone(), fenced.clone());
+        Ok::<_, slatedb::Error>((puts, applied, fenced, stable))
     }
     .await;
     if let Err(e) = reader.close().await {
         tracing::warn!(error = %e, "closing the catalog reader");
     }
-    let (puts, applied, fenced) =
+    let (puts, applied, fenced, marks_stable) =
         loaded.map_err(|e| from_slate(e, &loc.display, 0, "read catalog"))?;
     let mut kv = rocklake_core::memkv::MemKv::new();
     kv.apply(&CommitBatch {
@@ -2096,7 +2113,11 @@ async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError>
             message: format!("{}: {message}", loc.display),
         },
     )?;
-    Ok(SlateCopy { kv, marks })
+    Ok(SlateCopy {
+        kv,
+        marks,
+        marks_stable,
+    })
 }
 
 /// Whether `url` names a local directory (where the commit journal applies).
