@@ -46,6 +46,19 @@ pub enum Step {
 }
 
 pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
+    check_limits(sql)?;
+    Parser::new(&PostgreSqlDialect {})
+        .with_recursion_limit(MAX_NESTING)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| SqlError::Syntax {
+            message: syntax_message(&e.to_string()),
+        })
+}
+
+/// The limits [`parse`] checks before parsing: the text's length and its bracket depth
+/// (counted over every byte, literals included, as a cheap bound).
+pub fn check_limits(sql: &str) -> Result<(), SqlError> {
     if sql.len() > MAX_STATEMENT_BYTES {
         return Err(SqlError::ProgramLimit {
             message: format!("statement is too long ({} bytes)", sql.len()),
@@ -61,13 +74,7 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             message: "statement is too deeply nested".into(),
         });
     }
-    Parser::new(&PostgreSqlDialect {})
-        .with_recursion_limit(MAX_NESTING)
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_statements())
-        .map_err(|e| SqlError::Syntax {
-            message: syntax_message(&e.to_string()),
-        })
+    Ok(())
 }
 
 fn syntax_message(raw: &str) -> String {

@@ -133,6 +133,8 @@ impl ParseCache {
         };
         match self.shapes.get(&key) {
             Some(Shape::Template(t)) => {
+                // Brackets inside literals count towards parse's depth limit too.
+                crate::exec::check_limits(sql)?;
                 self.stats.shape_hits += 1;
                 return Ok(t.fill(&lits));
             }
@@ -496,5 +498,11 @@ mod tests {
             same_as_parsing(&mut cache, &format!("SELECT {v} FROM t WHERE"));
             same_as_parsing(&mut cache, &format!("SELECT {v} FROM t WHERE a = {v}"));
         }
+        // The depth limit counts brackets in literals: a filled-in text must fail it too.
+        let hits = cache.stats().shape_hits;
+        for s in ["a", "b", &"(".repeat(250), "c"] {
+            same_as_parsing(&mut cache, &format!("SELECT '{s}' FROM t"));
+        }
+        assert_eq!(cache.stats().shape_hits, hits + 1, "{:?}", cache.stats());
     }
 }
