@@ -1,7 +1,8 @@
 //! `cargo xtask bench core`: the same statements through the WebAssembly component and through
 //! the native core, in one run, over the same in-memory store: per-statement latency of small
 //! statements, throughput of large scans (1 M catalog rows), DuckDB's catalog reads for a
-//! filtered scan of a 30,000-file table and its ATTACH introspection query, and component
+//! filtered scan of a 30,000-file table and its ATTACH introspection query, DuckDB's fresh
+//! ATTACH statements (from the recorded trace) in a fresh engine, and component
 //! instantiation from the precompiled cache. Prints each pair with its ratio against the goals of issue 4
 //! (component ≤ 1.3× native on scans, ≤ 20 µs added per statement, instantiation ≤ 10 ms).
 //! Ignored by default: a benchmark, not a test (it needs a release build to mean anything).
