@@ -73,12 +73,13 @@ enum LitKind {
     Num,
 }
 
-/// One plain literal of a text: its kind and its source text (a string's text between the
-/// quotes, still escaped).
+/// One plain literal of a text: its kind, its source text (a string's text between the
+/// quotes, still escaped), and where its token starts and ends in the text.
 #[derive(Debug, Clone, Copy)]
 struct Literal<'a> {
     kind: LitKind,
     raw: &'a str,
+    token: (usize, usize),
 }
 
 impl Literal<'_> {
@@ -147,7 +148,7 @@ impl ParseCache {
             }
         }
         let parsed = self.parse_new(sql, false)?;
-        let shape = match Template::build(&key, &lits, &parsed) {
+        let shape = match Template::build(sql, &lits, &parsed) {
             Some(t) => {
                 self.stats.templates += 1;
                 Shape::Template(t)
@@ -182,23 +183,25 @@ impl ParseCache {
 }
 
 impl Template {
-    /// Parses the shape with sentinels, finds each literal's value node, and checks that the
-    /// tree filled with `lits` is `parsed` (the tree of the text `lits` came from). `None`: the
+    /// Parses `sql` with a sentinel in each literal's place, finds each literal's value node,
+    /// and checks that the tree filled with `lits` is `parsed` (the tree of `sql`). `None`: the
     /// shape cannot be filled in (a literal the parser keeps outside a value node, or copies).
-    fn build(key: &str, lits: &[Literal<'_>], parsed: &Parsed) -> Option<Template> {
-        let mut sentinel_sql = String::with_capacity(key.len() + lits.len() * 16);
-        let mut rest = key;
+    fn build(sql: &str, lits: &[Literal<'_>], parsed: &Parsed) -> Option<Template> {
+        let mut sentinel_sql = String::with_capacity(sql.len() + lits.len() * 16);
+        let mut copied = 0;
         for (i, lit) in lits.iter().enumerate() {
-            let (mark, sentinel) = match lit.kind {
-                LitKind::Str => (STR_MARK, format!("'{}'", str_sentinel(i))),
-                LitKind::Num => (NUM_MARK, num_sentinel(i)),
-            };
-            let at = rest.find(mark)?;
-            sentinel_sql.push_str(&rest[..at]);
-            sentinel_sql.push_str(&sentinel);
-            rest = &rest[at + mark.len()..];
+            sentinel_sql.push_str(&sql[copied..lit.token.0]);
+            match lit.kind {
+                LitKind::Str => {
+                    sentinel_sql.push('\'');
+                    sentinel_sql.push_str(&str_sentinel(i));
+                    sentinel_sql.push('\'');
+                }
+                LitKind::Num => sentinel_sql.push_str(&num_sentinel(i)),
+            }
+            copied = lit.token.1;
         }
-        sentinel_sql.push_str(rest);
+        sentinel_sql.push_str(&sql[copied..]);
         let mut stmts = crate::exec::parse(&sentinel_sql).ok()?;
         let mut finder = FindSentinels {
             lits,
@@ -359,6 +362,7 @@ fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
                 lits.push(Literal {
                     kind: LitKind::Str,
                     raw: &sql[start..i],
+                    token: (start - 1, i + 1),
                 });
                 i += 1;
                 copied = i;
@@ -382,6 +386,7 @@ fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
                     lits.push(Literal {
                         kind: LitKind::Num,
                         raw: &sql[start..i],
+                        token: (start, i),
                     });
                     copied = i;
                 } else {
