@@ -2093,7 +2093,7 @@ async fn read_slatedb(loc: &location::Location) -> Result<SlateCopy, StoreError>
         }
         let applied = reader.get(remote_journal::APPLIED_KEY).await?;
         let fenced = reader.get(remote_journal::FENCED_KEY).await?;
-        let stable = marks_before == (applied.clone(), fenced.clone());
+        let stable = marks_before.0 == applied && marks_before.1 == fenced;
         Ok::<_, slatedb::Error>((puts, applied, fenced, stable))
     }
     .await;
