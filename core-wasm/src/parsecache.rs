@@ -59,10 +59,11 @@ enum Shape {
     Unusable,
 }
 
-/// The tree of a shape's sentinel text, and where its literals go.
+/// The tree of a shape's sentinel text, and where its literals go. After a fill the tree holds
+/// that text's literals; every fill overwrites every slot, so the rest never changes.
 #[derive(Debug)]
 struct Template {
-    stmts: Vec<Statement>,
+    stmts: Vec<Arc<Statement>>,
     /// (ordinal of the value node in visiting order, index of the literal), by ordinal.
     slots: Vec<(usize, usize)>,
 }
@@ -132,7 +133,7 @@ impl ParseCache {
         else {
             return self.parse_new(sql, true);
         };
-        match self.shapes.get(&key) {
+        match self.shapes.get_mut(&key) {
             Some(Shape::Template(t)) => {
                 // Brackets inside literals count towards parse's depth limit too.
                 crate::exec::check_limits(sql)?;
@@ -214,8 +215,8 @@ impl Template {
         if finder.twice || finder.seen.iter().any(|s| !s) {
             return None;
         }
-        let template = Template {
-            stmts,
+        let mut template = Template {
+            stmts: stmts.into_iter().map(Arc::new).collect(),
             slots: finder.slots,
         };
         let filled = template.fill(lits);
@@ -224,17 +225,26 @@ impl Template {
         same.then_some(template)
     }
 
-    /// A copy of the tree with `lits` in the literals' places.
-    fn fill(&self, lits: &[Literal<'_>]) -> Parsed {
-        let mut stmts = self.stmts.clone();
+    /// The tree with `lits` in the literals' places. The template's own tree is patched in
+    /// place and shared with the caller: once the caller of the previous fill has dropped its
+    /// statements (the usual case: one statement runs at a time) nothing is copied; a tree
+    /// still held is copied first (`Arc::make_mut`), so no holder ever sees its tree change.
+    fn fill(&mut self, lits: &[Literal<'_>]) -> Parsed {
         let mut filler = Fill {
             lits,
             slots: &self.slots,
             next: 0,
             ordinal: 0,
         };
-        let _ = stmts.visit(&mut filler);
-        stmts.into_iter().map(Arc::new).collect()
+        for stmt in &mut self.stmts {
+            if filler.next == filler.slots.len() {
+                break;
+            }
+            // Value nodes are numbered across the statements, as when the whole list was
+            // visited to find the sentinels.
+            let _ = Arc::make_mut(stmt).visit(&mut filler);
+        }
+        self.stmts.iter().cloned().collect()
     }
 }
 
@@ -478,6 +488,29 @@ mod tests {
         }
         let s = cache.stats();
         assert_eq!((s.parses, s.templates, s.shape_hits), (2, 1, 3), "{s:?}");
+    }
+
+    #[test]
+    fn a_tree_still_held_keeps_its_literals_when_the_shape_is_filled_again() {
+        let mut cache = ParseCache::default();
+        let q = |n: i64, t: &str| format!("SELECT {n}; SELECT a FROM t WHERE b = '{t}'");
+        let direct = |sql: &str| crate::exec::parse(sql).expect("parses");
+        cache.parse(&q(1, "a")).expect("seen");
+        cache.parse(&q(2, "b")).expect("template");
+        // Held across later fills (as a prepared statement or a running query would).
+        let held = cache.parse(&q(3, "c")).expect("filled");
+        let later = cache.parse(&q(4, "d")).expect("filled");
+        drop(later);
+        // Not held any more: patched in place, and still right.
+        let again = cache.parse(&q(5, "e")).expect("filled");
+        assert_eq!(cache.stats().shape_hits, 3);
+        for (tree, sql) in [(&held, q(3, "c")), (&again, q(5, "e"))] {
+            let want = direct(&sql);
+            assert_eq!(want.len(), tree.len());
+            for (a, b) in want.iter().zip(tree.iter()) {
+                assert_eq!(a, &**b, "{sql}");
+            }
+        }
     }
 
     #[test]
