@@ -110,12 +110,26 @@ const NULL_MARK: u8 = 0x00;
 const VALUE_MARK: u8 = 0x01;
 
 fn encode_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    escape_bytes(out, b);
+    out.extend_from_slice(&[0x00, 0x01]);
+}
+
+/// A NUL becomes 00 FF, so that the terminator 00 01 ends the field.
+fn escape_bytes(out: &mut Vec<u8>, b: &[u8]) {
     for &x in b {
         if x == 0 {
             out.extend_from_slice(&[0x00, 0xFF]);
         } else {
             out.push(x);
         }
+    }
+}
+
+/// [`encode_field`] of the text that is `parts` joined, without joining them.
+pub fn encode_text_parts(out: &mut Vec<u8>, parts: &[&str]) {
+    out.push(VALUE_MARK);
+    for part in parts {
+        escape_bytes(out, part.as_bytes());
     }
     out.extend_from_slice(&[0x00, 0x01]);
 }
@@ -566,6 +580,15 @@ mod tests {
                 prop_assert_eq!(compare(&a, &b), ka.cmp(&kb));
             }
             prop_assert_eq!(decode_fields(&ka, &[PgType::Interval]).expect("decode")[0].clone(), a);
+        }
+
+        #[test]
+        fn text_parts_encode_as_their_joined_text(a in "(\\PC|\u{0})*", b in "(\\PC|\u{0})*") {
+            let mut parts = Vec::new();
+            encode_text_parts(&mut parts, &[&a, &b]);
+            let mut joined = Vec::new();
+            encode_field(&mut joined, &Value::Text(format!("{a}{b}")), PgType::Text);
+            prop_assert_eq!(parts, joined);
         }
 
         #[test]

@@ -856,7 +856,17 @@ pub fn columns(schema: Option<&str>, name: &str) -> Option<(u32, Vec<VColumn>)> 
 /// key's values, or a constant the WHERE clause compares the column with).
 pub struct Only<'a> {
     pub column: usize,
-    pub keep: &'a dyn Fn(&Value) -> bool,
+    pub keep: &'a dyn Fn(Probe<'_>) -> bool,
+}
+
+/// A value of the column [`Only`] filters on: a built row's, or, before the builders of the
+/// large catalogs build a row, its OID or its name. A name comes as a prefix and the rest, so
+/// that testing an array type's `_name` (or any candidate's name) allocates nothing.
+#[derive(Debug, Clone, Copy)]
+pub enum Probe<'v> {
+    Value(&'v Value),
+    Oid(u32),
+    Name(&'static str, &'v str),
 }
 
 /// Columns + rows, derived from `view` now.
@@ -885,9 +895,9 @@ pub fn build_only(
     let column = only.and_then(|o| info.cols.get(o.column)).map(|c| c.0);
     // Whether an object with this OID (and name) has rows the caller needs, for the builders
     // that test before they build; the rest are filtered below.
-    let want = |oid_: u32, name: &str| match (only, column) {
-        (Some(o), Some("oid" | "attrelid")) => (o.keep)(&oid(oid_)),
-        (Some(o), Some("relname" | "typname")) => (o.keep)(&t(name)),
+    let want = |oid_: u32, prefix: &'static str, name: &str| match (only, column) {
+        (Some(o), Some("oid" | "attrelid")) => (o.keep)(Probe::Oid(oid_)),
+        (Some(o), Some("relname" | "typname")) => (o.keep)(Probe::Name(prefix, name)),
         _ => true,
     };
     let mut rows = match info.rel {
@@ -922,7 +932,7 @@ pub fn build_only(
         | Which::PublicationNamespace => Vec::new(),
     };
     if let (Some(o), Some(_)) = (only, column) {
-        rows.retain(|r| r.get(o.column).is_some_and(|v| (o.keep)(v)));
+        rows.retain(|r| r.get(o.column).is_some_and(|v| (o.keep)(Probe::Value(v))));
     }
     Some(VirtualTable {
         rel_oid: info.oid,
@@ -1333,8 +1343,8 @@ fn type_row(
 fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows: Vec<(u32, Vec<Value>)> = Vec::new();
     for bt in BASE_TYPES {
-        let array_wanted = || bt.array != 0 && want(bt.array, &format!("_{}", bt.name));
-        if !(want(bt.oid, bt.name) || array_wanted()) {
+        let array_wanted = || bt.array != 0 && want(bt.array, "_", bt.name);
+        if !(want(bt.oid, "", bt.name) || array_wanted()) {
             continue;
         }
         let subscript = if bt.elem != 0 {
@@ -1419,7 +1429,7 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<
             0,
         )
     };
-    for r in RELATIONS.iter().filter(|r| want(r.rowtype, r.name)) {
+    for r in RELATIONS.iter().filter(|r| want(r.rowtype, "", r.name)) {
         out.push(composite(
             r.rowtype,
             r.name,
@@ -1430,7 +1440,7 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<
     for tb in view
         .tables
         .iter()
-        .filter(|tb| want(tb.rowtype_oid(), &tb.name))
+        .filter(|tb| want(tb.rowtype_oid(), "", &tb.name))
     {
         out.push(composite(
             tb.rowtype_oid(),
@@ -1554,13 +1564,14 @@ fn class_row(
     ]
 }
 
-/// `want(oid, name)`: whether the caller needs the relation's row (see [`build_only`]).
-type Want<'a> = &'a dyn Fn(u32, &str) -> bool;
+/// `want(oid, prefix, name)`: whether the caller needs the row of the object with this OID
+/// and name (`prefix` + `name`; see [`build_only`]).
+type Want<'a> = &'a dyn Fn(u32, &'static str, &str) -> bool;
 
 fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for r in RELATIONS {
-        if !want(r.oid, r.name) {
+        if !want(r.oid, "", r.name) {
             continue;
         }
         let is_table = r.kind == 'r';
@@ -1583,8 +1594,8 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
     }
     for tb in view.tables {
         let has_pk = !tb.primary_key.is_empty();
-        let want_table = want(tb.oid, &tb.name);
-        let want_pkey = has_pk && want(tb.pkey_oid(), &tb.pkey_name);
+        let want_table = want(tb.oid, "", &tb.name);
+        let want_pkey = has_pk && want(tb.pkey_oid(), "", &tb.pkey_name);
         if !want_table && !want_pkey {
             continue;
         }
@@ -1680,7 +1691,7 @@ fn attribute_row(
 fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for r in RELATIONS {
-        if !want(r.oid, r.name) {
+        if !want(r.oid, "", r.name) {
             continue;
         }
         // Bootstrap catalogs mark their leading fixed-width columns NOT NULL; views mark none.
@@ -1701,10 +1712,10 @@ fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec
         }
     }
     for tb in view.tables {
-        if want(tb.oid, &tb.name) {
+        if want(tb.oid, "", &tb.name) {
             table_attribute_rows(tb, &mut rows, need);
         }
-        if !tb.primary_key.is_empty() && want(tb.pkey_oid(), &tb.pkey_name) {
+        if !tb.primary_key.is_empty() && want(tb.pkey_oid(), "", &tb.pkey_name) {
             pkey_attribute_rows(tb, &mut rows, need);
         }
     }
@@ -2671,7 +2682,11 @@ mod tests {
         for (name, column) in [("pg_class", "relname"), ("pg_type", "typname")] {
             let full = get(None, name, &f);
             let c = ci(&full, column);
-            let keep = |v: &Value| *v == t("ducklake_snapshot");
+            let keep = |p: Probe<'_>| match p {
+                Probe::Value(v) => *v == t("ducklake_snapshot"),
+                Probe::Name(prefix, name) => format!("{prefix}{name}") == "ducklake_snapshot",
+                Probe::Oid(_) => panic!("{name}: filtered on {column}, probed by OID"),
+            };
             let only = Only {
                 column: c,
                 keep: &keep,
@@ -2682,6 +2697,21 @@ mod tests {
             assert_eq!(part.rows.len(), 1, "{name} filtered on {column}");
             assert_eq!(part.rows[0][c], t("ducklake_snapshot"));
         }
+        // An array type is probed by its name's parts ("_" + the element's name).
+        let full = get(None, "pg_type", &f);
+        let c = ci(&full, "typname");
+        let keep = |p: Probe<'_>| match p {
+            Probe::Value(v) => *v == t("_int8"),
+            Probe::Name(prefix, name) => prefix == "_" && name == "int8",
+            Probe::Oid(_) => false,
+        };
+        let only = Only {
+            column: c,
+            keep: &keep,
+        };
+        let part = build_only(None, "pg_type", &view(&f), Some(&only), None).expect("virtual");
+        assert_eq!(part.rows.len(), 1);
+        assert_eq!(part.rows[0][c], t("_int8"));
     }
 
     /// Column index by name.

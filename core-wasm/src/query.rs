@@ -4740,13 +4740,19 @@ impl<'a, 'b> Executor<'a, 'b> {
                 (Source::Virtual { schema, name }, Some((column, keys))) => {
                     // Asked for every candidate row of the catalog: one key buffer for all.
                     let buf = RefCell::new(Vec::new());
-                    let keep = |v: &Value| {
-                        if v.is_null() {
-                            return false;
-                        }
+                    let keep = |p: crate::pgcatalog::Probe<'_>| {
+                        use crate::pgcatalog::Probe;
                         let mut k = buf.borrow_mut();
                         k.clear();
-                        push_value_key(&mut k, v);
+                        match p {
+                            Probe::Value(v) if v.is_null() => return false,
+                            Probe::Value(v) => push_value_key(&mut k, v),
+                            // As `push_value_key` gives the Int and the Text the row holds.
+                            Probe::Oid(oid) => int_key(&mut k, i64::from(oid)),
+                            Probe::Name(prefix, name) => {
+                                crate::keys::encode_text_parts(&mut k, &[prefix, name])
+                            }
+                        }
                         keys.contains(k.as_slice())
                     };
                     crate::exec::virtual_rows(
