@@ -237,6 +237,7 @@ impl Template {
             ordinal: 0,
         };
         for stmt in &mut self.stmts {
+            // Statements after the last slot are left alone (not even copied when held).
             if filler.next == filler.slots.len() {
                 break;
             }

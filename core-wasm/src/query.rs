@@ -3516,6 +3516,19 @@ fn push_value_key(k: &mut Vec<u8>, v: &Value) {
     }
 }
 
+/// [`push_value_key`] of the value a catalog probe stands for (an OID is the `Int` the row
+/// holds, a name its `Text`), built without that value. `false` for NULL, which no key meets.
+fn push_probe_key(k: &mut Vec<u8>, p: crate::pgcatalog::Probe<'_>) -> bool {
+    use crate::pgcatalog::Probe;
+    match p {
+        Probe::Value(v) if v.is_null() => return false,
+        Probe::Value(v) => push_value_key(k, v),
+        Probe::Oid(oid) => int_key(k, i64::from(oid)),
+        Probe::Name(prefix, name) => crate::keys::encode_text_parts(k, &[prefix, name]),
+    }
+    true
+}
+
 /// An integer's part of [`value_key`]: a mark no encoded field starts with (those start with
 /// the NULL or value mark, 0x00 / 0x01), then the 8 bytes.
 fn int_key(k: &mut Vec<u8>, i: i64) {
@@ -4741,19 +4754,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                     // Asked for every candidate row of the catalog: one key buffer for all.
                     let buf = RefCell::new(Vec::new());
                     let keep = |p: crate::pgcatalog::Probe<'_>| {
-                        use crate::pgcatalog::Probe;
                         let mut k = buf.borrow_mut();
                         k.clear();
-                        match p {
-                            Probe::Value(v) if v.is_null() => return false,
-                            Probe::Value(v) => push_value_key(&mut k, v),
-                            // As `push_value_key` gives the Int and the Text the row holds.
-                            Probe::Oid(oid) => int_key(&mut k, i64::from(oid)),
-                            Probe::Name(prefix, name) => {
-                                crate::keys::encode_text_parts(&mut k, &[prefix, name])
-                            }
-                        }
-                        keys.contains(k.as_slice())
+                        push_probe_key(&mut k, p) && keys.contains(k.as_slice())
                     };
                     crate::exec::virtual_rows(
                         self.cx,
@@ -5719,5 +5722,23 @@ mod tests {
     fn numeric_sums_are_exact() {
         assert_eq!(numeric_add("0.1", "0.2", false), "0.3");
         assert_eq!(numeric_add("1.50", "-2", false), "-0.50");
+    }
+
+    proptest::proptest! {
+        /// A catalog probe meets exactly the keys of the value it stands for.
+        #[test]
+        fn probes_key_as_their_values(oid in proptest::prelude::any::<u32>(), name in "(\\PC|\u{0})*") {
+            use crate::pgcatalog::Probe;
+            let key = |p: Probe<'_>| {
+                let mut k = Vec::new();
+                push_probe_key(&mut k, p).then_some(k)
+            };
+            let int = Value::Int(i64::from(oid));
+            proptest::prop_assert_eq!(key(Probe::Oid(oid)), Some(value_key(std::slice::from_ref(&int))));
+            let text = Value::Text(format!("_{name}"));
+            proptest::prop_assert_eq!(key(Probe::Name("_", &name)), Some(value_key(std::slice::from_ref(&text))));
+            proptest::prop_assert_eq!(key(Probe::Value(&text)), Some(value_key(std::slice::from_ref(&text))));
+            proptest::prop_assert_eq!(key(Probe::Value(&Value::Null)), None);
+        }
     }
 }
