@@ -5,10 +5,11 @@
 //! each of its ~28 tables with one query that differs only in the table's name, and every
 //! commit inserts new values into the same statement shapes. So besides the exact text, the
 //! cache keys a statement by its *shape*: the text with each plain literal (`'…'`, `123`,
-//! `1.5`) replaced by a marker. A shape seen a second time is parsed once more with a sentinel
-//! in every literal's place; the sentinels are found in the tree's value nodes, and the tree
-//! filled with this text's literals must equal the tree of parsing this text. Later texts of
-//! the shape get a copy of that tree with their own literals put in: no parse.
+//! `1.5`) replaced by a marker. The first text of a shape is parsed and kept with its
+//! literals. The second is parsed only with a sentinel in every literal's place; the sentinels
+//! are found in the tree's value nodes, and the tree filled with the first text's literals
+//! must equal the first text's tree. That text and every later one get the tree with their
+//! own literals put in: no parse of their own.
 //!
 //! A shape whose literals do not all land in value nodes (a type length such as
 //! `VARCHAR(10)`, `COMMENT … IS '…'`) is remembered as unusable and its texts are parsed as
@@ -53,8 +54,9 @@ pub struct ParseCache {
 
 #[derive(Debug)]
 enum Shape {
-    /// One text of the shape was parsed; the next one builds the template.
-    Seen,
+    /// One text of the shape was parsed; the next one builds the template and checks it
+    /// against this text's tree (so that it is parsed only with sentinels, not twice).
+    Seen(Box<FirstText>),
     Template(Template),
     Unusable,
 }
@@ -66,6 +68,26 @@ struct Template {
     stmts: Vec<Arc<Statement>>,
     /// (ordinal of the value node in visiting order, index of the literal), by ordinal.
     slots: Vec<(usize, usize)>,
+}
+
+/// The first text of a shape: its tree and its literals.
+#[derive(Debug)]
+struct FirstText {
+    parsed: Parsed,
+    lits: Vec<(LitKind, String)>,
+}
+
+impl FirstText {
+    fn literals(&self) -> Vec<Literal<'_>> {
+        self.lits
+            .iter()
+            .map(|(kind, raw)| Literal {
+                kind: *kind,
+                raw,
+                token: (0, 0),
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,26 +163,41 @@ impl ParseCache {
                 return Ok(t.fill(&lits));
             }
             Some(Shape::Unusable) => return self.parse_new(sql, true),
-            Some(Shape::Seen) => {}
+            Some(Shape::Seen(_)) => {}
             None => {
                 let parsed = self.parse_new(sql, true)?;
-                self.remember_shape(key, Shape::Seen);
+                let first = FirstText {
+                    parsed: parsed.clone(),
+                    lits: lits.iter().map(|l| (l.kind, l.raw.to_string())).collect(),
+                };
+                self.remember_shape(key, Shape::Seen(Box::new(first)));
                 return Ok(parsed);
             }
         }
-        let parsed = self.parse_new(sql, false)?;
-        let shape = match Template::build(sql, &lits, &parsed) {
-            Some(t) => {
+        let Some(Shape::Seen(first)) = self.shapes.remove(&key) else {
+            return self.parse_new(sql, true);
+        };
+        // The second text of the shape: the sentinel tree, checked against the first text's.
+        let template = (first.lits.len() == lits.len())
+            .then(|| Template::build(sql, &lits, &first.literals(), &first.parsed))
+            .flatten();
+        match template {
+            Some(mut t) => {
                 self.stats.templates += 1;
-                Shape::Template(t)
+                // Brackets inside literals count towards parse's depth limit too.
+                let filled = crate::exec::check_limits(sql).map(|()| t.fill(&lits));
+                if filled.is_ok() {
+                    self.stats.shape_hits += 1;
+                }
+                self.remember_shape(key, Shape::Template(t));
+                filled
             }
             None => {
                 self.stats.unusable += 1;
-                Shape::Unusable
+                self.remember_shape(key, Shape::Unusable);
+                self.parse_new(sql, true)
             }
-        };
-        self.remember_shape(key, shape);
-        Ok(parsed)
+        }
     }
 
     fn parse_new(&mut self, sql: &str, keep: bool) -> Result<Parsed, SqlError> {
@@ -184,10 +221,17 @@ impl ParseCache {
 }
 
 impl Template {
-    /// Parses `sql` with a sentinel in each literal's place, finds each literal's value node,
-    /// and checks that the tree filled with `lits` is `parsed` (the tree of `sql`). `None`: the
-    /// shape cannot be filled in (a literal the parser keeps outside a value node, or copies).
-    fn build(sql: &str, lits: &[Literal<'_>], parsed: &Parsed) -> Option<Template> {
+    /// Parses `sql` with a sentinel in each of its literals' (`lits`) places, finds each
+    /// literal's value node, and checks that the tree filled with `check_lits` is
+    /// `check_parsed` (the tree of another text of the shape, whose literals those are).
+    /// `None`: the shape cannot be filled in (a literal the parser keeps outside a value node,
+    /// or copies).
+    fn build(
+        sql: &str,
+        lits: &[Literal<'_>],
+        check_lits: &[Literal<'_>],
+        check_parsed: &Parsed,
+    ) -> Option<Template> {
         let mut sentinel_sql = String::with_capacity(sql.len() + lits.len() * 16);
         let mut copied = 0;
         for (i, lit) in lits.iter().enumerate() {
@@ -219,9 +263,9 @@ impl Template {
             stmts: stmts.into_iter().map(Arc::new).collect(),
             slots: finder.slots,
         };
-        let filled = template.fill(lits);
-        let same =
-            filled.len() == parsed.len() && filled.iter().zip(parsed.iter()).all(|(a, b)| a == b);
+        let filled = template.fill(check_lits);
+        let same = filled.len() == check_parsed.len()
+            && filled.iter().zip(check_parsed.iter()).all(|(a, b)| a == b);
         same.then_some(template)
     }
 
@@ -476,7 +520,7 @@ mod tests {
     }
 
     #[test]
-    fn a_shape_seen_twice_is_filled_in_not_parsed() {
+    fn a_shape_seen_twice_is_filled_in_not_parsed_again() {
         let mut cache = ParseCache::default();
         let q = |t: &str, n: i64| {
             format!("SELECT attname FROM pg_attribute WHERE attrelid = '{t}'::regclass AND attnum > {n} ORDER BY 1")
@@ -487,8 +531,10 @@ mod tests {
         {
             same_as_parsing(&mut cache, &q(t, i as i64 * 7));
         }
+        // Only the first text is parsed on its own; the second builds the template (parsed
+        // with sentinels, checked against the first) and is filled in like the rest.
         let s = cache.stats();
-        assert_eq!((s.parses, s.templates, s.shape_hits), (2, 1, 3), "{s:?}");
+        assert_eq!((s.parses, s.templates, s.shape_hits), (1, 1, 4), "{s:?}");
     }
 
     #[test]
@@ -504,7 +550,7 @@ mod tests {
         drop(later);
         // Not held any more: patched in place, and still right.
         let again = cache.parse(&q(5, "e")).expect("filled");
-        assert_eq!(cache.stats().shape_hits, 3);
+        assert_eq!(cache.stats().shape_hits, 4);
         for (tree, sql) in [(&held, q(3, "c")), (&again, q(5, "e"))] {
             let want = direct(&sql);
             assert_eq!(want.len(), tree.len());
@@ -537,11 +583,16 @@ mod tests {
             same_as_parsing(&mut cache, &format!("SELECT {v} FROM t WHERE"));
             same_as_parsing(&mut cache, &format!("SELECT {v} FROM t WHERE a = {v}"));
         }
-        // The depth limit counts brackets in literals: a filled-in text must fail it too.
-        let hits = cache.stats().shape_hits;
-        for s in ["a", "b", &"(".repeat(250), "c"] {
-            same_as_parsing(&mut cache, &format!("SELECT '{s}' FROM t"));
+        // The depth limit counts brackets in literals: a filled-in text must fail it too, the
+        // one that builds the template ("((…" second) as well as later ones ("((…" fourth).
+        for deep in [1, 3] {
+            let hits = cache.stats().shape_hits;
+            let mut texts = vec!["a".to_string(), "b".into(), "c".into()];
+            texts.insert(deep, "(".repeat(250));
+            for s in &texts {
+                same_as_parsing(&mut cache, &format!("SELECT '{s}' FROM t{deep}"));
+            }
+            assert_eq!(cache.stats().shape_hits, hits + 2, "{:?}", cache.stats());
         }
-        assert_eq!(cache.stats().shape_hits, hits + 1, "{:?}", cache.stats());
     }
 }
