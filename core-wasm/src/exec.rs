@@ -470,10 +470,7 @@ pub fn virtual_rows(
     columns: Option<&[bool]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
     let tables = cx.all_tables();
-    let mut schemas: Vec<Schema> = cx.st.schemas.values().cloned().collect();
-    if let Some(p) = cx.pending {
-        schemas.extend(p.schemas.iter().cloned());
-    }
+    let schemas = cx.all_schemas();
     let counts = |_id: u32| 0u64;
     let view = crate::pgcatalog::CatalogView {
         schemas: &schemas,
@@ -558,6 +555,7 @@ impl<'a> Cx<'a> {
             settings: self.settings(),
             ticks: std::cell::Cell::new(0),
             budget: crate::mem::Budget::start(self.st.statement_memory_limit),
+            catalog: Default::default(),
         }
     }
 
@@ -2194,8 +2192,9 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
         let at = cx.read_point();
         let rcx = cx.reader(at);
         rcx.all_tables()
-            .into_iter()
+            .iter()
             .find(|x| x.id == copy.table_id)
+            .cloned()
             .ok_or_else(|| SqlError::UndefinedTable {
                 name: format!("table {}", copy.table_id),
             })?

@@ -304,6 +304,17 @@ pub struct ReadCx<'a> {
     pub ticks: std::cell::Cell<u32>,
     /// The memory the statement may add (checked by [`ReadCx::tick`]).
     pub budget: crate::mem::Budget,
+    /// [`ReadCx::all_tables`] and [`ReadCx::all_schemas`], built once per reader: a catalog
+    /// join builds each of its `pg_catalog` relations from them, and neither the registry nor
+    /// the transaction's DDL can change while the reader borrows them.
+    pub catalog: CatalogMemo,
+}
+
+/// See [`ReadCx::catalog`].
+#[derive(Debug, Default)]
+pub struct CatalogMemo {
+    tables: std::cell::OnceCell<Rc<[TableRef]>>,
+    schemas: std::cell::OnceCell<Rc<[crate::catalog::Schema]>>,
 }
 
 impl ReadCx<'_> {
@@ -339,7 +350,8 @@ impl ReadCx<'_> {
             .filter_map(|id| self.st.tables.get(id))
             .filter(|t| matches(t) && !dropped(t.id))
             .collect();
-        if schema.is_some() {
+        if schema.is_some() || candidates.is_empty() {
+            // (No table of this name: a `pg_catalog` relation, say; search_path is not read.)
             return candidates.first().map(|t| (*t).clone());
         }
         // Unqualified names: the first schema of search_path holding one.
@@ -365,23 +377,44 @@ impl ReadCx<'_> {
             .collect()
     }
 
-    pub fn all_tables(&self) -> Vec<TableRef> {
-        let mut out: Vec<TableRef> = self
-            .st
+    /// Every table the statement can see (committed and its own DDL), by id.
+    pub fn all_tables(&self) -> Rc<[TableRef]> {
+        self.catalog
             .tables
-            .values()
-            .filter(|t| {
-                !self
-                    .pending
-                    .is_some_and(|p| p.dropped.contains(&t.id) || p.tables.contains_key(&t.id))
+            .get_or_init(|| {
+                let mut out: Vec<TableRef> = self
+                    .st
+                    .tables
+                    .values()
+                    .filter(|t| {
+                        !self.pending.is_some_and(|p| {
+                            p.dropped.contains(&t.id) || p.tables.contains_key(&t.id)
+                        })
+                    })
+                    .cloned()
+                    .collect();
+                if let Some(p) = self.pending {
+                    out.extend(p.tables.values().cloned());
+                }
+                out.sort_by_key(|t| t.id);
+                out.into()
             })
-            .cloned()
-            .collect();
-        if let Some(p) = self.pending {
-            out.extend(p.tables.values().cloned());
-        }
-        out.sort_by_key(|t| t.id);
-        out
+            .clone()
+    }
+
+    /// Every user schema the statement can see (committed, then its own).
+    pub fn all_schemas(&self) -> Rc<[crate::catalog::Schema]> {
+        self.catalog
+            .schemas
+            .get_or_init(|| {
+                let mut out: Vec<crate::catalog::Schema> =
+                    self.st.schemas.values().cloned().collect();
+                if let Some(p) = self.pending {
+                    out.extend(p.schemas.iter().cloned());
+                }
+                out.into()
+            })
+            .clone()
     }
 }
 
@@ -1488,7 +1521,6 @@ impl<'a, 'b> Binder<'a, 'b> {
         let mut aggs = Vec::new();
         let mut projection = Vec::new();
         let mut columns = Vec::new();
-        let grouped_hint = group_exprs.is_some() || select_has_aggregate(sel);
         for item in &sel.projection {
             match item {
                 SelectItem::Wildcard(_) => {
@@ -1527,11 +1559,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                 }
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    let (b, ty) = self.bind_expr(
-                        e,
-                        &scope,
-                        if grouped_hint { Some(&mut aggs) } else { None },
-                    )?;
+                    // Aggregates found here make the select grouped (no text search for them:
+                    // a subquery's aggregates are its own).
+                    let (b, ty) = self.bind_expr(e, &scope, Some(&mut aggs))?;
                     let mut meta = match &b {
                         BExpr::Col(i) => ColMeta {
                             qual: None,
@@ -2555,31 +2585,6 @@ fn apply_alias_cols(mut cols: Vec<ColMeta>, alias: &Option<ast::TableAlias>) -> 
 
 fn first_words(s: &str) -> String {
     s.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
-}
-
-fn select_has_aggregate(sel: &ast::Select) -> bool {
-    let text = sel
-        .projection
-        .iter()
-        .map(|p| p.to_string().to_lowercase())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let having = sel.having.is_some();
-    having
-        || [
-            "count(",
-            "sum(",
-            "min(",
-            "max(",
-            "avg(",
-            "string_agg(",
-            "bool_and(",
-            "bool_or(",
-            "array_agg(",
-            "every(",
-        ]
-        .iter()
-        .any(|f| text.contains(f))
 }
 
 /// PostgreSQL's default column name of an expression.
