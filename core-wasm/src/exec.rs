@@ -1717,7 +1717,7 @@ fn matching_rows(cx: &mut Cx<'_>, dml: &Dml<'_>) -> Result<Matched, SqlError> {
     // The target table is read through its key or an index when the WHERE clause allows;
     // the target versions below come from the same key ranges.
     crate::query::push_down_keys(&mut items, filter.as_ref());
-    crate::query::push_down_filters(&mut items, filter.as_ref());
+    let filter = crate::query::push_down_filters(&mut items, filter);
     let exec = Executor::new(&rcx);
     let ranges = match items.first().map(|i| &i.source) {
         Some(Source::Table {

@@ -190,8 +190,8 @@ pub struct FromItem {
     /// Equi-join keys (left expr over the accumulated row, right expr over this item's row).
     pub hash_keys: Vec<(BExpr, BExpr)>,
     /// WHERE conjuncts over this item's columns only (over its own row), applied to its rows
-    /// before they are joined ([`push_down_filters`]). The WHERE clause still runs on the
-    /// joined rows: this only drops rows early.
+    /// before they are joined ([`push_down_filters`]); they are taken out of the WHERE clause
+    /// that runs on the joined rows.
     pub pre_filter: Option<BExpr>,
     /// The item's columns the joined row carries, in order (set by [`compact_select`]):
     /// `pre_filter` and the right-hand `hash_keys` read the item's full row, everything else
@@ -1625,7 +1625,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         let mut from = from;
         push_down_keys(&mut from, filter.as_ref());
-        push_down_filters(&mut from, filter.as_ref());
+        let filter = push_down_filters(&mut from, filter);
         Ok((
             BSelect {
                 from,
@@ -2865,6 +2865,10 @@ pub fn used_columns(sel: &BSelect, order: &[OrderKey]) -> Option<Vec<bool>> {
         if let Some(on) = &item.on {
             mark_columns(on, 0, &mut used)?;
         }
+        // A virtual relation builds only the used columns, and its pre-filter reads them.
+        if let Some(pre) = &item.pre_filter {
+            mark_columns(pre, start, &mut used)?;
+        }
         for (left, right) in &item.hash_keys {
             mark_columns(left, 0, &mut used)?;
             mark_columns(right, start, &mut used)?;
@@ -3242,10 +3246,8 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
 /// (DuckDB's per-table column query joins seven catalogs and keeps one table's columns). Left
 /// alone: the nullable side of a LEFT JOIN (NULL padding may pass a condition its rows fail),
 /// and conjuncts with subqueries or parameters.
-pub fn push_down_filters(from: &mut [FromItem], filter: Option<&BExpr>) {
-    let Some(filter) = filter else {
-        return;
-    };
+pub fn push_down_filters(from: &mut [FromItem], filter: Option<BExpr>) -> Option<BExpr> {
+    let filter = filter?;
     // One item: the WHERE clause filters each row as it is read, except that a virtual
     // relation builds its rows first (a conjunct pushed to it can narrow what it builds).
     if from.len() < 2
@@ -3254,36 +3256,52 @@ pub fn push_down_filters(from: &mut [FromItem], filter: Option<&BExpr>) {
             Some(Source::Virtual { .. })
         )
     {
-        return;
+        return Some(filter);
     }
     let width: usize = from.iter().map(|f| f.width).sum();
-    for c in conjuncts(filter.clone()) {
-        let mut used = vec![false; width];
-        let mut subs = Vec::new();
-        subqueries(&c, &mut subs);
-        if !subs.is_empty() || has_param(&c) || mark_columns(&c, 0, &mut used).is_none() {
-            continue;
-        }
-        let (Some(lo), Some(hi)) = (used.iter().position(|u| *u), used.iter().rposition(|u| *u))
-        else {
-            continue;
-        };
-        let mut start = 0;
-        for item in from.iter_mut() {
-            let end = start + item.width;
-            if lo >= start && hi < end {
-                if item.kind != JoinKind::Left {
-                    let own = map_cols(&c, &|i| i - start);
-                    item.pre_filter = Some(match item.pre_filter.take() {
-                        Some(p) => BExpr::And(Box::new(p), Box::new(own)),
-                        None => own,
-                    });
-                }
-                break;
-            }
-            start = end;
+    let mut residual: Option<BExpr> = None;
+    for c in conjuncts(filter) {
+        if let Some(c) = push_conjunct(from, width, c) {
+            residual = Some(match residual {
+                Some(r) => BExpr::And(Box::new(r), Box::new(c)),
+                None => c,
+            });
         }
     }
+    residual
+}
+
+/// Moves one WHERE conjunct to the item whose columns it alone reads, unless that item is the
+/// null side of a LEFT JOIN; gives it back when it stays in the WHERE clause. A conjunct an
+/// inner item's rows pass before the join holds for every joined row they make (a LEFT JOIN
+/// keeps its left rows as they are), so it is not evaluated again there.
+fn push_conjunct(from: &mut [FromItem], width: usize, c: BExpr) -> Option<BExpr> {
+    let mut used = vec![false; width];
+    let mut subs = Vec::new();
+    subqueries(&c, &mut subs);
+    if !subs.is_empty() || has_param(&c) || mark_columns(&c, 0, &mut used).is_none() {
+        return Some(c);
+    }
+    let (Some(lo), Some(hi)) = (used.iter().position(|u| *u), used.iter().rposition(|u| *u)) else {
+        return Some(c);
+    };
+    let mut start = 0;
+    for item in from.iter_mut() {
+        let end = start + item.width;
+        if lo >= start && hi < end {
+            if item.kind == JoinKind::Left {
+                return Some(c);
+            }
+            let own = map_cols(&c, &|i| i - start);
+            item.pre_filter = Some(match item.pre_filter.take() {
+                Some(p) => BExpr::And(Box::new(p), Box::new(own)),
+                None => own,
+            });
+            return None;
+        }
+        start = end;
+    }
+    Some(c)
 }
 
 fn has_param(e: &BExpr) -> bool {
