@@ -263,11 +263,15 @@ impl Scope {
     fn resolve(&self, qual: Option<&str>, name: &str) -> Result<Option<usize>, SqlError> {
         let mut found = None;
         for (i, c) in self.cols.iter().enumerate() {
+            // The name first: it tells most columns apart by its length alone.
+            if c.name != name {
+                continue;
+            }
             let qual_ok = match qual {
                 Some(q) => c.qual.as_deref() == Some(q),
                 None => !self.merged_away.contains(&i),
             };
-            if qual_ok && c.name == name {
+            if qual_ok {
                 if found.is_some() {
                     return Err(SqlError::AmbiguousColumn {
                         name: name.to_string(),
