@@ -330,6 +330,8 @@ impl Inner {
             tracing::warn!(
                 target: "rocklake::slow",
                 ms = elapsed.as_millis() as u64,
+                // Sub-millisecond statements are the common case when the threshold is low.
+                us = elapsed.as_micros() as u64,
                 class,
                 failed,
                 sql = %shown,
