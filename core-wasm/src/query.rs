@@ -3173,7 +3173,59 @@ fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
 }
 
 /// A column of a virtual relation and the [`value_key`]s of the only values it needs.
-type NeededKeys = (usize, HashSet<Vec<u8>>);
+type NeededKeys = (usize, KeySet);
+
+/// A set of [`value_key`]s. A catalog build asks it once per candidate row, and the keys are
+/// usually one table's name or OID, or a handful of types: up to [`KeySet::FEW`] keys are
+/// compared in place (no hash of each candidate's key), more go to a hash set.
+#[derive(Debug, Default)]
+pub struct KeySet {
+    few: Vec<Vec<u8>>,
+    many: HashSet<Vec<u8>>,
+}
+
+impl KeySet {
+    const FEW: usize = 8;
+
+    pub fn len(&self) -> usize {
+        self.few.len() + self.many.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, key: &[u8]) -> bool {
+        if self.many.is_empty() {
+            self.few.iter().any(|k| k.as_slice() == key)
+        } else {
+            self.many.contains(key)
+        }
+    }
+
+    /// Adds `key` (no effect when present).
+    pub fn insert(&mut self, key: Vec<u8>) {
+        if self.contains(&key) {
+            return;
+        }
+        if self.many.is_empty() && self.few.len() < Self::FEW {
+            self.few.push(key);
+            return;
+        }
+        self.many.extend(self.few.drain(..));
+        self.many.insert(key);
+    }
+}
+
+impl FromIterator<Vec<u8>> for KeySet {
+    fn from_iter<I: IntoIterator<Item = Vec<u8>>>(iter: I) -> Self {
+        let mut set = KeySet::default();
+        for k in iter {
+            set.insert(k);
+        }
+        set
+    }
+}
 
 /// Most distinct key values [`Executor::needed_keys`] collects for a virtual relation; with
 /// more, it builds every row.
@@ -4987,7 +5039,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         // Many joined rows can share few values (every column of a catalog has one of a
         // handful of types), so the bound is on distinct values.
         if let Some((left, BExpr::Col(c))) = item.hash_keys.first() {
-            let mut keys = HashSet::new();
+            let mut keys = KeySet::default();
             let mut key = Vec::new();
             let mut few = true;
             for row in acc {
@@ -5749,6 +5801,23 @@ mod tests {
     fn numeric_sums_are_exact() {
         assert_eq!(numeric_add("0.1", "0.2", false), "0.3");
         assert_eq!(numeric_add("1.50", "-2", false), "-0.50");
+    }
+
+    proptest::proptest! {
+        /// A key set answers like a hash set of the same keys, below and above the size where
+        /// it switches from comparing in place to hashing.
+        #[test]
+        fn key_sets_answer_like_hash_sets(
+            inserted in proptest::collection::vec(proptest::collection::vec(0u8..4, 0..3), 0..24),
+            asked in proptest::collection::vec(proptest::collection::vec(0u8..4, 0..3), 0..24),
+        ) {
+            let set: KeySet = inserted.iter().cloned().collect();
+            let reference: HashSet<Vec<u8>> = inserted.iter().cloned().collect();
+            proptest::prop_assert_eq!(set.len(), reference.len());
+            for k in inserted.iter().chain(&asked) {
+                proptest::prop_assert_eq!(set.contains(k), reference.contains(k), "{:?}", k);
+            }
+        }
     }
 
     proptest::proptest! {
