@@ -2165,11 +2165,7 @@ fn copy(
         columns
             .iter()
             .map(|c| {
-                let n = if c.quote_style.is_some() {
-                    c.value.clone()
-                } else {
-                    c.value.to_lowercase()
-                };
+                let n = crate::query::ident(c);
                 t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn {
                     name: format!("{n}\" of relation \"{}", t.name),
                 })

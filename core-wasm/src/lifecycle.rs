@@ -296,7 +296,7 @@ pub fn recognize(q: &ast::Query) -> Option<LifecycleCall> {
             items
                 .iter()
                 .map(|i| match i {
-                    SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(id.value.to_lowercase()),
+                    SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(crate::query::ident(id)),
                     _ => None,
                 })
                 .collect::<Option<Vec<_>>>()?,

@@ -491,11 +491,13 @@ const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "ceiling",
 ];
 
-fn ident(i: &ast::Ident) -> String {
+/// An identifier as PostgreSQL folds it: unquoted, only ASCII letters are lowered (its
+/// `downcase_identifier` in a UTF-8 database), so `Ä` stays `Ä`.
+pub(crate) fn ident(i: &ast::Ident) -> String {
     if i.quote_style.is_some() {
         i.value.clone()
     } else {
-        i.value.to_lowercase()
+        i.value.to_ascii_lowercase()
     }
 }
 

@@ -705,7 +705,8 @@ fn split_list(s: &str) -> Vec<String> {
             while let Some(c) = chars.next_if(|c| *c != ',') {
                 name.push(c);
             }
-            name = name.trim().to_lowercase();
+            // Unquoted names fold like identifiers: ASCII letters only.
+            name = name.trim().to_ascii_lowercase();
         }
         out.push(name);
         if chars.next().is_none() {
@@ -1011,7 +1012,7 @@ fn flatten(def: &Setting, values: &[ast::Expr]) -> Result<Option<String>, SqlErr
                 if id.value.eq_ignore_ascii_case("default") && values.len() == 1 {
                     return Ok(None);
                 }
-                id.value.to_lowercase()
+                crate::query::ident(id)
             }
             ast::Expr::Identifier(id) => id.value.clone(),
             ast::Expr::Value(v) => match &v.value {

@@ -96,3 +96,49 @@ fn the_name_index_follows_the_registry() {
     assert_eq!(reopened.st.table_ids_by_name, e.st.table_ids_by_name);
     check(&reopened, "reopened");
 }
+
+/// Unquoted identifiers fold as PostgreSQL folds them in a UTF-8 database: ASCII letters only
+/// (`CREATE TABLE Tä_Ö (Ä INT)` makes table `tä_Ö` with column `Ä`, as PostgreSQL 15 does).
+#[test]
+fn unquoted_names_fold_only_ascii_letters() {
+    let (mut kv, mut e, s) = common::fresh();
+    run_ok(&mut e, &mut kv, s, "CREATE TABLE Tä_Ö (Ä INT, Bé INT)");
+    // `TÄ_Ö` folds to `tÄ_Ö`, another name; `T`, `B` fold, `Ä`, `é` stay.
+    let r = run(&mut e, &mut kv, s, "INSERT INTO TÄ_Ö (Ä, Bé) VALUES (1, 2)");
+    assert_eq!(r.error.map(|e| e.code).as_deref(), Some("42P01"));
+    run_ok(&mut e, &mut kv, s, "INSERT INTO Tä_Ö (Ä, Bé) VALUES (1, 2)");
+    let names = last_text_rows(
+        &run_ok(
+            &mut e,
+            &mut kv,
+            s,
+            "SELECT relname, attname FROM pg_class JOIN pg_attribute ON attrelid = pg_class.oid \
+             WHERE relname LIKE 't_\\_%' AND attnum > 0 ORDER BY attnum",
+        )
+        .outputs,
+    );
+    let names: Vec<(String, String)> = names
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].clone().unwrap_or_default(),
+                r[1].clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [("tä_Ö".into(), "Ä".into()), ("tä_Ö".into(), "bé".into())]
+    );
+    let one = |e: &mut Engine, kv: &mut rocklake_core::memkv::MemKv, sql: &str| {
+        last_text_rows(&run_ok(e, kv, s, sql).outputs)[0][0].clone()
+    };
+    assert_eq!(
+        one(&mut e, &mut kv, r#"SELECT Ä + Bé FROM "tä_Ö""#).as_deref(),
+        Some("3")
+    );
+    let r = run(&mut e, &mut kv, s, r#"SELECT BÉ FROM "tä_Ö""#);
+    assert_eq!(r.error.map(|e| e.code).as_deref(), Some("42703"));
+    let r = run(&mut e, &mut kv, s, r#"SELECT * FROM "tä_ö""#);
+    assert_eq!(r.error.map(|e| e.code).as_deref(), Some("42P01"));
+}
