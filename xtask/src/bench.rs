@@ -29,19 +29,34 @@ use crate::{cargo, root, run};
 
 pub fn bench(name: &str) -> Result<()> {
     match name {
-        "store" => run(cargo().args([
-            "test",
-            "--release",
-            "-p",
-            "rocklake",
-            "--test",
-            "bench_store",
-            "--",
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])),
+        "store" => {
+            run(cargo().args([
+                "test",
+                "--release",
+                "-p",
+                "rocklake",
+                "--test",
+                "bench_store",
+                "--",
+                "--ignored",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ]))?;
+            // The mirror's run build, and what storing each long value once costs it.
+            run(cargo().args([
+                "test",
+                "--release",
+                "-p",
+                "rocklake",
+                "--lib",
+                "--",
+                "--ignored",
+                "--nocapture",
+                "--exact",
+                "store::mirror::tests::bench_run_build_fingerprints",
+            ]))
+        }
         "duckdb" => duckdb(),
         "scale" => scale(),
         "commit" => commit_bench(),

@@ -143,8 +143,10 @@ struct RunBuilder {
     /// A 32-bit fingerprint of each long value stored in full -> the index of its entry. A
     /// fingerprint two different values share only costs the second its sharing.
     by_value: std::collections::HashMap<u32, u32, std::hash::BuildHasherDefault<Fingerprint>>,
-    /// Keyed per builder, so values crafted to collide cannot be chosen in advance.
-    hasher: std::collections::hash_map::RandomState,
+    /// Seeded at random per builder, so values crafted to collide cannot be chosen in advance
+    /// (and a collision only costs the second value its sharing). foldhash, not SipHash: the
+    /// keyed SipHash was half of a run's build (`bench_run_build_fingerprints`).
+    hasher: foldhash::quality::RandomState,
 }
 
 impl RunBuilder {
@@ -935,5 +937,86 @@ mod tests {
             page(r.scan(&[], &[9], 10).expect("scan")),
             vec![(vec![7], vec![7])]
         );
+    }
+
+    /// `cargo xtask bench store` runs this (ignored in the test suite): what storing each long
+    /// value once costs a run's build. 1,000,000 entries shaped like the file-column stats rows
+    /// and their covering index entries (22- and 41-byte keys alternating, 60-byte values, each
+    /// value twice in a row), built with the real builder, against the fingerprint work alone
+    /// (the keyed hash and the map probe of every long value) and a plain copy of the same bytes.
+    #[test]
+    #[ignore = "benchmark: cargo xtask bench store"]
+    fn bench_run_build_fingerprints() {
+        use std::hash::BuildHasher;
+        use std::time::Instant;
+        let n: usize = 1_000_000;
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+            .map(|i| {
+                let row = (i / 2) as u64;
+                let mut key = if i % 2 == 0 {
+                    vec![1u8; 14]
+                } else {
+                    vec![2u8; 33]
+                };
+                key.extend_from_slice(&(i as u64).to_be_bytes());
+                let mut value = vec![0x5au8; 52];
+                value.extend_from_slice(&row.to_le_bytes());
+                (key, value)
+            })
+            .collect();
+        let bytes: usize = entries.iter().map(|(k, v)| 8 + k.len() + v.len()).sum();
+        let best = |f: &mut dyn FnMut() -> usize| {
+            let mut best = f64::MAX;
+            let mut out = 0;
+            for _ in 0..5 {
+                let t = Instant::now();
+                out = std::hint::black_box(f());
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            (best * 1e9 / n as f64, out)
+        };
+        let (build_ns, run_bytes) = best(&mut || {
+            let mut b = RunBuilder::with_capacity(bytes, n);
+            for (k, v) in &entries {
+                assert!(b.push(k, v));
+            }
+            b.finish().data.len()
+        });
+        let (fingerprint_ns, distinct) = best(&mut || {
+            let mut b = RunBuilder::with_capacity(0, 0);
+            for (i, (_, v)) in entries.iter().enumerate() {
+                let fingerprint = b.hasher.hash_one(v) as u32;
+                b.by_value.entry(fingerprint).or_insert(i as u32);
+            }
+            b.by_value.len()
+        });
+        let (copy_ns, copied) = best(&mut || {
+            let mut data = Vec::with_capacity(bytes);
+            let mut starts = Vec::with_capacity(n);
+            for (k, v) in &entries {
+                starts.push(data.len() as u64);
+                data.extend_from_slice(&(k.len() as u32).to_le_bytes());
+                data.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                data.extend_from_slice(k);
+                data.extend_from_slice(v);
+            }
+            std::hint::black_box(&starts);
+            data.len()
+        });
+        println!(
+            "mirror run build, {n} entries (22/41-byte keys, 60-byte values, each value twice): \
+             {build_ns:.1} ns per entry with values stored once ({:.1} MB), of which keyed hash + \
+             map probe {fingerprint_ns:.1} ns ({:.0} %, {distinct} fingerprints); a plain copy \
+             of every value {copy_ns:.1} ns per entry ({:.1} MB)",
+            run_bytes as f64 / 1e6,
+            100.0 * fingerprint_ns / build_ns,
+            copied as f64 / 1e6,
+        );
+        // 500,000 distinct values in 32 bits: a few dozen share a fingerprint.
+        assert!(
+            distinct <= n / 2 && distinct > n / 2 - 1_000,
+            "{distinct} fingerprints"
+        );
+        assert!(run_bytes < copied, "sharing stores less than copying");
     }
 }
