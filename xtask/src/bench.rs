@@ -2,7 +2,9 @@
 //! the same run. They never assert timing.
 //!
 //! * `store`: commit latency and scan throughput of the store, against bare-disk fsyncs
-//!   (`host-native/tests/bench_store.rs`, run as ignored release tests).
+//!   (`host-native/tests/bench_store.rs`, run as ignored release tests); then the mirror's run
+//!   build with long values stored once, against its fingerprint work and a plain copy
+//!   (`store::mirror::tests::bench_run_build_fingerprints`).
 //! * `commit`: group commit with 1..64 concurrent sessions, local directory and moto S3 with
 //!   50 ms per PUT (`host-native/tests/bench_commit.rs`), next to one bare PUT.
 //! * `duckdb`: the same DuckLake workload (`xtask/bench/duckdb_bench.py`) against a release
