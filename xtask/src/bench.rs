@@ -32,32 +32,15 @@ use crate::{cargo, root, run};
 pub fn bench(name: &str) -> Result<()> {
     match name {
         "store" => {
-            run(cargo().args([
-                "test",
-                "--release",
-                "-p",
-                "rocklake",
-                "--test",
-                "bench_store",
-                "--",
-                "--ignored",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ]))?;
+            release_tests(&["--test", "bench_store"], &["--test-threads", "1"])?;
             // The mirror's run build, and what storing each long value once costs it.
-            run(cargo().args([
-                "test",
-                "--release",
-                "-p",
-                "rocklake",
-                "--lib",
-                "--",
-                "--ignored",
-                "--nocapture",
-                "--exact",
-                "store::mirror::tests::bench_run_build_fingerprints",
-            ]))
+            release_tests(
+                &["--lib"],
+                &[
+                    "--exact",
+                    "store::mirror::tests::bench_run_build_fingerprints",
+                ],
+            )
         }
         "duckdb" => duckdb(),
         "scale" => scale(),
@@ -66,24 +49,22 @@ pub fn bench(name: &str) -> Result<()> {
         "core" => {
             // The component must be current: the benchmark compares it with this build.
             crate::build_component()?;
-            run(cargo().args([
-                "test",
-                "--release",
-                "-p",
-                "rocklake",
-                "--test",
-                "bench_core",
-                "--",
-                "--ignored",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ]))
+            release_tests(&["--test", "bench_core"], &["--test-threads", "1"])
         }
         other => {
             bail!("unknown benchmark {other:?} (available: store, duckdb, commit, replica, core, scale)")
         }
     }
+}
+
+/// The ignored (benchmark) tests of the `rocklake` package selected by `which`, in a release
+/// build, with their output shown and `extra` test-harness arguments.
+fn release_tests(which: &[&str], extra: &[&str]) -> Result<()> {
+    run(cargo()
+        .args(["test", "--release", "-p", "rocklake"])
+        .args(which)
+        .args(["--", "--ignored", "--nocapture"])
+        .args(extra))
 }
 
 fn env_or(name: &str, default: &str) -> String {
