@@ -70,24 +70,11 @@ struct Template {
     slots: Vec<(usize, usize)>,
 }
 
-/// The first text of a shape: its tree and its literals.
+/// The first text of a shape and its tree (its literals are found again from the text).
 #[derive(Debug)]
 struct FirstText {
+    sql: String,
     parsed: Parsed,
-    lits: Vec<(LitKind, String)>,
-}
-
-impl FirstText {
-    fn literals(&self) -> Vec<Literal<'_>> {
-        self.lits
-            .iter()
-            .map(|(kind, raw)| Literal {
-                kind: *kind,
-                raw,
-                token: (0, 0),
-            })
-            .collect()
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,8 +154,8 @@ impl ParseCache {
             None => {
                 let parsed = self.parse_new(sql, true)?;
                 let first = FirstText {
+                    sql: sql.to_string(),
                     parsed: parsed.clone(),
-                    lits: lits.iter().map(|l| (l.kind, l.raw.to_string())).collect(),
                 };
                 self.remember_shape(key, Shape::Seen(Box::new(first)));
                 return Ok(parsed);
@@ -178,9 +165,9 @@ impl ParseCache {
             return self.parse_new(sql, true);
         };
         // The second text of the shape: the sentinel tree, checked against the first text's.
-        let template = (first.lits.len() == lits.len())
-            .then(|| Template::build(sql, &lits, &first.literals(), &first.parsed))
-            .flatten();
+        let template = shape_of(&first.sql)
+            .filter(|(_, first_lits)| first_lits.len() == lits.len())
+            .and_then(|(_, first_lits)| Template::build(sql, &lits, &first_lits, &first.parsed));
         match template {
             Some(mut t) => {
                 self.stats.templates += 1;

@@ -3181,7 +3181,7 @@ type NeededKeys = (usize, KeySet);
 /// usually one table's name or OID, or a handful of types: up to [`KeySet::FEW`] keys are
 /// compared in place (no hash of each candidate's key), more go to a hash set.
 #[derive(Debug, Default)]
-pub struct KeySet {
+struct KeySet {
     few: Vec<Vec<u8>>,
     many: HashSet<Vec<u8>>,
 }
@@ -3189,15 +3189,11 @@ pub struct KeySet {
 impl KeySet {
     const FEW: usize = 8;
 
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.few.len() + self.many.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn contains(&self, key: &[u8]) -> bool {
+    fn contains(&self, key: &[u8]) -> bool {
         if self.many.is_empty() {
             self.few.iter().any(|k| k.as_slice() == key)
         } else {
@@ -3206,7 +3202,7 @@ impl KeySet {
     }
 
     /// Adds `key` (no effect when present).
-    pub fn insert(&mut self, key: Vec<u8>) {
+    fn insert(&mut self, key: Vec<u8>) {
         if self.contains(&key) {
             return;
         }

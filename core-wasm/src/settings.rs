@@ -1008,13 +1008,14 @@ fn flatten(def: &Setting, values: &[ast::Expr]) -> Result<Option<String>, SqlErr
     let mut parts = Vec::with_capacity(values.len());
     for e in values {
         let text = match e {
-            ast::Expr::Identifier(id) if id.quote_style.is_none() => {
-                if id.value.eq_ignore_ascii_case("default") && values.len() == 1 {
-                    return Ok(None);
-                }
-                crate::query::ident(id)
+            ast::Expr::Identifier(id)
+                if id.quote_style.is_none()
+                    && id.value.eq_ignore_ascii_case("default")
+                    && values.len() == 1 =>
+            {
+                return Ok(None);
             }
-            ast::Expr::Identifier(id) => id.value.clone(),
+            ast::Expr::Identifier(id) => crate::query::ident(id),
             ast::Expr::Value(v) => match &v.value {
                 ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
                 ast::Value::Number(n, _) => n.to_string(),

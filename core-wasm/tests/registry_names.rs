@@ -141,4 +141,10 @@ fn unquoted_names_fold_only_ascii_letters() {
     assert_eq!(r.error.map(|e| e.code).as_deref(), Some("42703"));
     let r = run(&mut e, &mut kv, s, r#"SELECT * FROM "tä_ö""#);
     assert_eq!(r.error.map(|e| e.code).as_deref(), Some("42P01"));
+    // SET values fold the same way (PostgreSQL 15 shows `"Ä", public, "Bé"`).
+    run_ok(&mut e, &mut kv, s, r#"SET search_path = Ä, Public, "Bé""#);
+    assert_eq!(
+        one(&mut e, &mut kv, "SHOW search_path").as_deref(),
+        Some(r#""Ä", public, "Bé""#)
+    );
 }
