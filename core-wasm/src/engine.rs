@@ -790,10 +790,13 @@ impl Engine {
             return Err(SqlError::SerializationFailure);
         }
         for t in p.tables.values() {
-            if let Some(other) = self
-                .st
-                .tables
-                .values()
+            // Through the name index: a commit's cost must not grow with the registry. Tables
+            // of commits still in flight count too (not yet in the registry).
+            let same_name = self.st.table_ids_by_name.get(&t.name).into_iter().flatten();
+            let committed = same_name.filter_map(|id| self.st.tables.get(id));
+            let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
+            if let Some(other) = committed
+                .chain(in_flight)
                 .find(|o| o.id != t.id && o.schema == t.schema && o.name == t.name)
             {
                 return Err(SqlError::DuplicateTable {

@@ -241,6 +241,50 @@ fn concurrent_commits_of_one_snapshot_id_give_23505_with_postgres_text() {
 }
 
 #[test]
+fn concurrent_creates_of_one_table_name_give_42p07_to_the_later_commit() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE SCHEMA other");
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "CREATE TABLE t (x BIGINT)");
+    h.ok(b, "CREATE TABLE t (y BIGINT)");
+    h.ok(a, "COMMIT");
+    assert_eq!(h.err(b, "COMMIT"), "42P07");
+    // The same name in another schema is another table.
+    h.ok(b, "BEGIN");
+    h.ok(b, "CREATE TABLE other.t (y BIGINT)");
+    h.ok(b, "COMMIT");
+    assert_eq!(h.rows(a, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
+    assert_eq!(
+        h.rows(a, "SELECT y FROM other.t"),
+        Vec::<Vec<Option<String>>>::new()
+    );
+}
+
+#[test]
+fn a_create_meeting_one_still_in_flight_gets_42p07() {
+    // Group commit: the first commit's batch is not durable yet when the second is planned.
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "CREATE TABLE t (x BIGINT)");
+    h.ok(b, "CREATE TABLE t (y BIGINT)");
+    let ra = h.engine.query(&h.kv, a, "COMMIT", 10);
+    let batch = ra.commit.expect("a's commit is planned");
+    let rb = h.engine.query(&h.kv, b, "COMMIT", 11);
+    assert!(rb.commit.is_none(), "b must not be planned beside a");
+    assert_eq!(rb.error.map(|e| e.code).as_deref(), Some("42P07"));
+    h.kv.apply(&batch);
+    let done = h.engine.commit_finished(&h.kv, a, Ok(()));
+    assert!(done.error.is_none(), "{:?}", done.error);
+    assert_eq!(h.rows(b, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
+}
+
+#[test]
 fn concurrent_update_under_repeatable_read_gives_40001() {
     let mut h = Harness::new();
     let a = h.session();
