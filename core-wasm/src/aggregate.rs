@@ -158,7 +158,7 @@ impl AggState {
             Acc::Collect { vals, .. } if vals.is_empty() => Value::Null,
             Acc::Collect { vals, seps } => {
                 if self.func == AggFunc::ArrayAgg {
-                    Value::Array(vals)
+                    Value::Array(vals.into())
                 } else {
                     let mut s = String::new();
                     for (i, v) in vals.iter().enumerate() {
@@ -169,7 +169,7 @@ impl AggState {
                         }
                         s.push_str(&format_text(v, PgType::Text).unwrap_or_default());
                     }
-                    Value::Text(s)
+                    Value::text(s)
                 }
             }
         })

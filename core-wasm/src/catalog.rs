@@ -224,7 +224,7 @@ pub fn to_datum(v: &Value) -> pb::Datum {
         Value::Int(i) => Some(Kind::Int(*i)),
         Value::Float(f) => Some(Kind::Float(*f)),
         Value::Numeric(s) => Some(Kind::Numeric(s.clone())),
-        Value::Text(s) => Some(Kind::Text(s.clone())),
+        Value::Text(s) => Some(Kind::Text(s.to_string())),
         Value::Bytes(b) => Some(Kind::Bytes(b.clone())),
         Value::Uuid(u) => Some(Kind::Bytes(u.to_vec())),
         Value::Timestamp(t) | Value::Time(t) => Some(Kind::Int(*t)),
@@ -247,7 +247,7 @@ pub fn to_datum(v: &Value) -> pb::Datum {
 pub fn from_datum_owned(d: pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
     use pb::datum::Kind;
     match (d.kind, ty) {
-        (Some(Kind::Text(s)), t) if t.is_string() => Ok(Value::Text(s)),
+        (Some(Kind::Text(s)), t) if t.is_string() => Ok(Value::text(s)),
         (Some(Kind::Numeric(s)), PgType::Numeric) => Ok(Value::Numeric(s)),
         (Some(Kind::Bytes(b)), PgType::Bytea) => Ok(Value::Bytes(b)),
         (kind, ty) => from_datum(&pb::Datum { kind }, ty),
@@ -272,7 +272,7 @@ pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
         (Kind::Int(i), t) if t.is_integer() => Value::Int(*i),
         (Kind::Float(f), PgType::Float4 | PgType::Float8) => Value::Float(*f),
         (Kind::Numeric(s), PgType::Numeric) => Value::Numeric(s.clone()),
-        (Kind::Text(s), t) if t.is_string() => Value::Text(s.clone()),
+        (Kind::Text(s), t) if t.is_string() => Value::text(s.as_str()),
         (Kind::Bytes(b), PgType::Bytea) => Value::Bytes(b.clone()),
         (Kind::Bytes(b), PgType::Uuid) => Value::Uuid(b.as_slice().try_into().map_err(|_| bad())?),
         (Kind::Interval(iv), PgType::Interval) => Value::Interval(Interval {

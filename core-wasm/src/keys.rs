@@ -223,7 +223,7 @@ pub fn encode_field(out: &mut Vec<u8>, v: &Value, ty: PgType) {
             } else {
                 PgType::Text
             };
-            for it in items {
+            for it in items.iter() {
                 out.push(0x02);
                 encode_field(out, it, elem);
             }
@@ -367,7 +367,7 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
         | PgType::Name
         | PgType::Char
         | PgType::Unknown => {
-            Value::Text(String::from_utf8(r.bytes()?).map_err(|_| DecodeError::Key {
+            Value::text(String::from_utf8(r.bytes()?).map_err(|_| DecodeError::Key {
                 message: "text key is not UTF-8".into(),
             })?)
         }
@@ -416,7 +416,7 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
                     }
                 }
             }
-            Value::Array(items)
+            Value::Array(items.into())
         }
     })
 }
@@ -504,7 +504,7 @@ mod tests {
                     Value::Numeric(numeric_canonical(&text).unwrap_or_else(|| "0".into()))
                 })
                 .boxed(),
-            PgType::Text => ".{0,20}".prop_map(Value::Text).boxed(),
+            PgType::Text => ".{0,20}".prop_map(Value::text).boxed(),
             PgType::Bytea => proptest::collection::vec(any::<u8>(), 0..20)
                 .prop_map(Value::Bytes)
                 .boxed(),
@@ -587,14 +587,14 @@ mod tests {
             let mut parts = Vec::new();
             encode_text_parts(&mut parts, &[&a, &b]);
             let mut joined = Vec::new();
-            encode_field(&mut joined, &Value::Text(format!("{a}{b}")), PgType::Text);
+            encode_field(&mut joined, &Value::text(format!("{a}{b}")), PgType::Text);
             prop_assert_eq!(parts, joined);
         }
 
         #[test]
         fn composite_keys_are_prefix_free(a in ".{0,8}", b in ".{0,8}", x in any::<i64>(), y in any::<i64>()) {
-            let ka = row_logical_key(7, &[(&Value::Text(a.clone()), PgType::Text), (&Value::Int(x), PgType::Int8)]);
-            let kb = row_logical_key(7, &[(&Value::Text(b.clone()), PgType::Text), (&Value::Int(y), PgType::Int8)]);
+            let ka = row_logical_key(7, &[(&Value::text(a.clone()), PgType::Text), (&Value::Int(x), PgType::Int8)]);
+            let kb = row_logical_key(7, &[(&Value::text(b.clone()), PgType::Text), (&Value::Int(y), PgType::Int8)]);
             let expect = a.as_bytes().cmp(b.as_bytes()).then(x.cmp(&y));
             prop_assert_eq!(ka.cmp(&kb), expect);
         }

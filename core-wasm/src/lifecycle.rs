@@ -638,7 +638,7 @@ fn ts(micros: i64) -> Value {
 }
 
 fn opt_text(s: Option<String>) -> Value {
-    s.map_or(Value::Null, Value::Text)
+    s.map_or(Value::Null, Value::text)
 }
 
 /// Runs `rocklake_<name>(args)`.
@@ -727,9 +727,9 @@ fn verify(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
     let mut r = Rows::new(VERIFY_COLUMNS);
     for v in &report.violations {
         r.push(vec![
-            Value::Text(v.check.to_string()),
-            Value::Text(v.subject.clone()),
-            Value::Text(v.detail.clone()),
+            Value::text(v.check.to_string()),
+            Value::text(v.subject.clone()),
+            Value::text(v.detail.clone()),
         ]);
     }
     let verdict = match report.violations.len() {
@@ -738,8 +738,8 @@ fn verify(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
     };
     r.push(vec![
         Value::Text("summary".into()),
-        Value::Text(report.summary()),
-        Value::Text(verdict),
+        Value::text(report.summary()),
+        Value::text(verdict),
     ]);
     r.output()
 }
@@ -826,7 +826,7 @@ fn list(cx: &mut Cx<'_>, prefix: &str) -> Result<Output, SqlError> {
             int(rec.snapshot_id),
             int(rec.commit_seq),
             ts(rec.time),
-            Value::Text(rec.text.clone()),
+            Value::text(rec.text.clone()),
         ];
         if lease {
             row.push(Value::Bool(lease_live(&rec, now)));
@@ -854,7 +854,7 @@ fn pin_row(
         int(rec.snapshot_id),
         int(rec.commit_seq),
         ts(rec.time),
-        Value::Text(rec.text.clone()),
+        Value::text(rec.text.clone()),
     ]);
     r.output()
 }
@@ -1737,9 +1737,9 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
     let mut r = Rows::new(REPAIR_COLUMNS);
     for (check, subject, fix) in fixes {
         r.push(vec![
-            Value::Text(check),
-            Value::Text(subject),
-            Value::Text(fix),
+            Value::text(check),
+            Value::text(subject),
+            Value::text(fix),
             Value::Bool(apply),
         ]);
     }

@@ -972,14 +972,14 @@ fn int(v: i64) -> Value {
     Value::Int(v)
 }
 fn t(s: &str) -> Value {
-    Value::Text(s.to_string())
+    Value::text(s)
 }
 fn ch(c: char) -> Value {
-    Value::Text(c.to_string())
+    Value::text(&*c.encode_utf8(&mut [0; 4]))
 }
 /// A `"char"` holding `'\0'`, which PostgreSQL prints as the empty string.
 fn nul_char() -> Value {
-    Value::Text(String::new())
+    Value::empty_text()
 }
 fn b(v: bool) -> Value {
     Value::Bool(v)
@@ -988,7 +988,7 @@ fn int2s(items: impl IntoIterator<Item = i64>) -> Value {
     Value::Array(items.into_iter().map(Value::Int).collect())
 }
 fn texts(items: &[String]) -> Value {
-    Value::Array(items.iter().map(|s| Value::Text(s.clone())).collect())
+    Value::Array(items.iter().map(|s| Value::text(s.as_str())).collect())
 }
 fn opt_text(s: Option<&str>) -> Value {
     s.map(t).unwrap_or(Value::Null)
@@ -1298,7 +1298,7 @@ fn type_row(
     collation: u32,
 ) -> Vec<Value> {
     let modout = || {
-        Value::Text(if modin == "-" {
+        Value::text(if modin == "-" {
             "-".to_string()
         } else {
             modin.replace("typmodin", "typmodout")
@@ -1321,9 +1321,9 @@ fn type_row(
         oid(elem),
         oid(array),
         need.text(15, || t(input)),
-        need.text(16, || Value::Text(io_name(input, "out"))),
-        need.text(17, || Value::Text(io_name(input, "recv"))),
-        need.text(18, || Value::Text(io_name(input, "send"))),
+        need.text(16, || Value::text(io_name(input, "out"))),
+        need.text(17, || Value::text(io_name(input, "recv"))),
+        need.text(18, || Value::text(io_name(input, "send"))),
         need.text(19, || t(modin)),
         need.text(20, modout),
         need.text(21, || t(analyze)),
@@ -1502,7 +1502,7 @@ fn namespace_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             } else {
                 SUPERUSER_OID
             };
-            vec![oid(o), Value::Text(name), oid(owner), acl]
+            vec![oid(o), Value::text(name), oid(owner), acl]
         })
         .collect()
 }
@@ -1867,7 +1867,7 @@ fn indexes_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 t(&tb.name),
                 t(&tb.pkey_name),
                 NULL,
-                Value::Text(pkey_indexdef(tb)),
+                Value::text(pkey_indexdef(tb)),
             ]
         })
         .collect()
@@ -2146,7 +2146,7 @@ fn is_schemata_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             };
             vec![
                 t(view.database),
-                Value::Text(name),
+                Value::text(name),
                 t(owner),
                 NULL,
                 NULL,
@@ -2252,7 +2252,7 @@ fn is_column_row(
         int(pos as i64),
         opt_text(default),
         yes_no(!not_null),
-        Value::Text(data_type),
+        Value::text(data_type),
         maxlen,
         octets,
         prec,
@@ -2277,7 +2277,7 @@ fn is_column_row(
         NULL,
         NULL,
         NULL,
-        Value::Text(pos.to_string()),
+        Value::text(pos.to_string()),
         t("NO"),
         t("NO"),
         NULL,
@@ -3310,7 +3310,10 @@ mod tests {
                 "NULL"
             ]
         );
-        assert_eq!(r[ci(&con, "conkey")], Value::Array(vec![Value::Int(1)]));
+        assert_eq!(
+            r[ci(&con, "conkey")],
+            Value::Array(vec![Value::Int(1)].into())
+        );
 
         let idx = get(None, "pg_index", &f);
         assert_eq!(idx.rows.len(), 1);

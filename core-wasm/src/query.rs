@@ -609,10 +609,12 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (Value::Numeric(s), PgType::Float4 | PgType::Float8) => parse_text(&s, to)?,
         (v @ Value::Numeric(_), PgType::Numeric) => v,
         (Value::Bytes(b), t) if t.is_string() => {
-            Value::Text(format_text(&Value::Bytes(b), PgType::Bytea).unwrap_or_default())
+            Value::text(format_text(&Value::Bytes(b), PgType::Bytea).unwrap_or_default())
         }
+        // Text to a text type is the same text (parse_text would copy it).
+        (v @ Value::Text(_), PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name) => v,
         (Value::Text(s), t) => parse_text(&s, t)?,
-        (v, t) if t.is_string() => Value::Text(format_text(&v, t).unwrap_or_default()),
+        (v, t) if t.is_string() => Value::text(format_text(&v, t).unwrap_or_default()),
         (v @ Value::Timestamp(_), PgType::Timestamp | PgType::Timestamptz) => v,
         (Value::Timestamp(t), PgType::Date) => Value::Date(t.div_euclid(86_400_000_000) as i32),
         (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => {
@@ -2644,8 +2646,8 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
         }
         ast::Value::SingleQuotedString(s)
         | ast::Value::EscapedStringLiteral(s)
-        | ast::Value::DoubleQuotedString(s) => Value::Text(s.clone()),
-        ast::Value::DollarQuotedString(d) => Value::Text(d.value.clone()),
+        | ast::Value::DoubleQuotedString(s) => Value::text(s.clone()),
+        ast::Value::DollarQuotedString(d) => Value::text(d.value.clone()),
         ast::Value::Boolean(b) => Value::Bool(*b),
         ast::Value::Null => Value::Null,
         other => return Err(SqlError::feature(format!("literal {other}"))),
@@ -3815,7 +3817,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 // ANY: true if one comparison is true; ALL: false if one is false; otherwise
                 // NULL when a comparison was NULL.
                 let mut saw_null = false;
-                for item in items {
+                for item in items.iter().cloned() {
                     let item = if item.is_null() {
                         item
                     } else {
@@ -3845,7 +3847,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                         v
                     });
                 }
-                Value::Array(items)
+                Value::Array(items.into())
             }
             BExpr::Scalar(q) => {
                 let rows = self.subquery_rows(q, env)?;
@@ -3916,7 +3918,7 @@ impl<'a, 'b> Executor<'a, 'b> {
     fn call(&self, name: &str, a: Vec<Value>) -> Result<Value, SqlError> {
         let text = |i: usize| -> Option<String> {
             match a.get(i) {
-                Some(Value::Text(s)) => Some(s.clone()),
+                Some(Value::Text(s)) => Some(s.to_string()),
                 Some(Value::Null) | None => None,
                 Some(v) => format_text(v, PgType::Text),
             }
@@ -3927,14 +3929,14 @@ impl<'a, 'b> Executor<'a, 'b> {
             | "transaction_timestamp"
             | "statement_timestamp"
             | "clock_timestamp" => Value::Timestamp(self.cx.now),
-            "version" => Value::Text(crate::VERSION_STRING.to_string()),
-            "current_database" => Value::Text(self.cx.database.to_string()),
+            "version" => Value::text(crate::VERSION_STRING),
+            "current_database" => Value::text(self.cx.database),
             "current_schema" => self
                 .cx
                 .existing_search_path()
                 .into_iter()
                 .next()
-                .map_or(Value::Null, Value::Text),
+                .map_or(Value::Null, Value::text),
             "current_schemas" => {
                 let implicit = matches!(a.first(), Some(Value::Bool(true)));
                 let schemas = self.cx.existing_search_path();
@@ -3943,23 +3945,23 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .then(|| "pg_catalog".to_string())
                         .into_iter()
                         .chain(schemas)
-                        .map(Value::Text)
+                        .map(Value::text)
                         .collect(),
                 )
             }
             "current_user" | "session_user" | "user" | "current_role" => {
-                Value::Text(self.cx.user.to_string())
+                Value::text(self.cx.user.to_string())
             }
             "pg_get_userbyid" => match a.first() {
                 Some(Value::Int(o)) if *o == crate::pgcatalog::PG_DATABASE_OWNER_OID as i64 => {
                     Value::Text("pg_database_owner".into())
                 }
                 Some(Value::Null) => Value::Null,
-                _ => Value::Text(self.cx.user.to_string()),
+                _ => Value::text(self.cx.user.to_string()),
             },
             "regtype_name" => match a.first() {
                 Some(Value::Int(0)) => Value::Text("-".into()),
-                Some(Value::Int(o)) => Value::Text(match crate::types::type_by_oid(*o as u32) {
+                Some(Value::Int(o)) => Value::text(match crate::types::type_by_oid(*o as u32) {
                     Some(t) => format_type(t, -1),
                     None => o.to_string(),
                 }),
@@ -3967,7 +3969,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "regnamespace_name" => match a.first() {
                 Some(Value::Int(o)) => {
-                    Value::Text(self.schema_name(*o as u32).unwrap_or_else(|| o.to_string()))
+                    Value::text(self.schema_name(*o as u32).unwrap_or_else(|| o.to_string()))
                 }
                 _ => Value::Null,
             },
@@ -3976,9 +3978,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                     let tables = self.cx.all_tables();
                     match tables.iter().find(|t| t.pkey_oid() as i64 == *o) {
                         Some(t) if name == "pg_get_indexdef" => {
-                            Value::Text(crate::pgcatalog::pkey_indexdef(t))
+                            Value::text(crate::pgcatalog::pkey_indexdef(t))
                         }
-                        Some(t) => Value::Text(crate::pgcatalog::pkey_constraintdef(t)),
+                        Some(t) => Value::text(crate::pgcatalog::pkey_constraintdef(t)),
                         None => Value::Null,
                     }
                 }
@@ -4005,14 +4007,14 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "array_cat" => match (a.first(), a.get(1)) {
                 (Some(Value::Array(x)), Some(Value::Array(y))) => {
-                    Value::Array(x.iter().chain(y).cloned().collect())
+                    Value::Array(x.iter().chain(y.iter()).cloned().collect())
                 }
                 (Some(Value::Array(x)), _) | (_, Some(Value::Array(x))) => Value::Array(x.clone()),
                 _ => Value::Null,
             },
             "pg_size_pretty" => match a.first() {
-                Some(Value::Int(n)) => Value::Text(size_pretty(*n)),
-                Some(Value::Numeric(n)) => Value::Text(size_pretty(n.parse().unwrap_or(0))),
+                Some(Value::Int(n)) => Value::text(size_pretty(*n)),
+                Some(Value::Numeric(n)) => Value::text(size_pretty(n.parse().unwrap_or(0))),
                 _ => Value::Null,
             },
             "to_regclass" | "regclass_in" => {
@@ -4099,10 +4101,10 @@ impl<'a, 'b> Executor<'a, 'b> {
                 best.unwrap_or(Value::Null)
             }
             "lower" => text(0)
-                .map(|s| Value::Text(s.to_lowercase()))
+                .map(|s| Value::text(s.to_lowercase()))
                 .unwrap_or(Value::Null),
             "upper" => text(0)
-                .map(|s| Value::Text(s.to_uppercase()))
+                .map(|s| Value::text(s.to_uppercase()))
                 .unwrap_or(Value::Null),
             "length" | "char_length" => text(0)
                 .map(|s| Value::Int(s.chars().count() as i64))
@@ -4110,17 +4112,17 @@ impl<'a, 'b> Executor<'a, 'b> {
             "octet_length" => text(0)
                 .map(|s| Value::Int(s.len() as i64))
                 .unwrap_or(Value::Null),
-            "concat" => Value::Text((0..a.len()).filter_map(text).collect()),
+            "concat" => Value::text((0..a.len()).filter_map(text).collect::<String>()),
             "starts_with" => match (text(0), text(1)) {
                 (Some(s), Some(p)) => Value::Bool(s.starts_with(&p)),
                 _ => Value::Null,
             },
             "replace" => match (text(0), text(1), text(2)) {
-                (Some(s), Some(f), Some(t)) => Value::Text(s.replace(&f, &t)),
+                (Some(s), Some(f), Some(t)) => Value::text(s.replace(&f, &t)),
                 _ => Value::Null,
             },
             "split_part" => match (text(0), text(1), a.get(2)) {
-                (Some(s), Some(d), Some(Value::Int(n))) if *n > 0 => Value::Text(
+                (Some(s), Some(d), Some(Value::Int(n))) if *n > 0 => Value::text(
                     s.split(d.as_str())
                         .nth(*n as usize - 1)
                         .unwrap_or("")
@@ -4135,7 +4137,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                         Some(Value::Int(m)) => *m as i32,
                         _ => -1,
                     };
-                    Value::Text(match ty {
+                    Value::text(match ty {
                         Some(t) => format_type(t, typmod),
                         None => "???".into(),
                     })
@@ -4175,7 +4177,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             "current_setting" => match text(0) {
                 Some(name) => match self.cx.settings.show(&name) {
                     // A set_config earlier in this statement counts already.
-                    Ok((canonical, v)) => Value::Text(
+                    Ok((canonical, v)) => Value::text(
                         self.set_configs
                             .as_ref()
                             .and_then(|c| {
@@ -4212,21 +4214,21 @@ impl<'a, 'b> Executor<'a, 'b> {
                 let (call, shown) =
                     crate::settings::SetConfig::check(&self.cx.settings, &name, text(1), local)?;
                 calls.borrow_mut().push(call);
-                Value::Text(shown)
+                Value::text(shown)
             }
             "pg_encoding_to_char" => Value::Text("UTF8".into()),
             "quote_ident" => text(0)
-                .map(|s| Value::Text(format!("\"{}\"", s.replace('"', "\"\""))))
+                .map(|s| Value::text(format!("\"{}\"", s.replace('"', "\"\""))))
                 .unwrap_or(Value::Null),
             "txid_current" => Value::Int(self.cx.at as i64 + 1),
             "pg_backend_pid" => Value::Int(0),
-            "array" => Value::Array(a),
+            "array" => Value::Array(a.into()),
             "array_length" => match a.first() {
                 Some(Value::Array(x)) if !x.is_empty() => Value::Int(x.len() as i64),
                 _ => Value::Null,
             },
             "array_to_string" => match (a.first(), text(1)) {
-                (Some(Value::Array(x)), Some(d)) => Value::Text(
+                (Some(Value::Array(x)), Some(d)) => Value::text(
                     x.iter()
                         .filter_map(|v| format_text(v, PgType::Text))
                         .collect::<Vec<_>>()
@@ -4246,7 +4248,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                             message: "requested length too large".into(),
                         });
                     }
-                    Value::Text(t.repeat(n))
+                    Value::text(t.repeat(n))
                 }
                 _ => Value::Null,
             },
@@ -4260,7 +4262,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                         (len + n).max(0)
                     };
                     let skip = if name == "left" { 0 } else { len - keep };
-                    Value::Text(t.chars().skip(skip as usize).take(keep as usize).collect())
+                    Value::text(
+                        t.chars()
+                            .skip(skip as usize)
+                            .take(keep as usize)
+                            .collect::<String>(),
+                    )
                 }
                 _ => Value::Null,
             },
@@ -4280,7 +4287,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 match (text(0), set) {
                     (Some(t), Some(set)) => {
                         let strip = |c: char| set.contains(c);
-                        Value::Text(
+                        Value::text(
                             match name {
                                 "ltrim" => t.trim_start_matches(strip),
                                 "rtrim" => t.trim_end_matches(strip),
@@ -4308,11 +4315,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                     };
                     let start = (*from).max(1);
                     let take = end.saturating_sub(start).max(0);
-                    Value::Text(
+                    Value::text(
                         t.chars()
                             .skip((start - 1) as usize)
                             .take(usize::try_from(take).unwrap_or(usize::MAX))
-                            .collect(),
+                            .collect::<String>(),
                     )
                 }
                 _ => Value::Null,
@@ -5504,7 +5511,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         }
         let sep = match (a.func, a.args.get(1)) {
             (AggFunc::StringAgg, Some(e)) => Some(self.eval(e, &env)?),
-            (AggFunc::StringAgg, None) => Some(Value::Text(String::new())),
+            (AggFunc::StringAgg, None) => Some(Value::empty_text()),
             _ => None,
         };
         state.feed(v, sep)
@@ -5614,7 +5621,7 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                 format_text(&a, PgType::Text).unwrap_or_default(),
                 format_text(&b, PgType::Text).unwrap_or_default()
             );
-            Value::Text(s)
+            Value::text(s)
         }
         _ => match (a, b) {
             (Value::Int(x), Value::Int(y)) => {
@@ -5829,7 +5836,7 @@ mod tests {
             };
             let int = Value::Int(i64::from(oid));
             proptest::prop_assert_eq!(key(Probe::Oid(oid)), Some(value_key(std::slice::from_ref(&int))));
-            let text = Value::Text(format!("_{name}"));
+            let text = Value::text(format!("_{name}"));
             proptest::prop_assert_eq!(key(Probe::Name("_", &name)), Some(value_key(std::slice::from_ref(&text))));
             proptest::prop_assert_eq!(key(Probe::Value(&text)), Some(value_key(std::slice::from_ref(&text))));
             proptest::prop_assert_eq!(key(Probe::Value(&Value::Null)), None);

@@ -125,10 +125,14 @@ impl<'a> Wire<'a> {
     }
 }
 
-fn utf8(b: &[u8]) -> Result<String, DecodeError> {
-    String::from_utf8(b.to_vec()).map_err(|_| DecodeError::Payload {
+fn invalid_utf8() -> DecodeError {
+    DecodeError::Payload {
         message: "invalid UTF-8 in a text datum".into(),
-    })
+    }
+}
+
+fn utf8(b: &[u8]) -> Result<String, DecodeError> {
+    String::from_utf8(b.to_vec()).map_err(|_| invalid_utf8())
 }
 
 fn wrong_wire_type(field: u64) -> DecodeError {
@@ -142,8 +146,17 @@ pub fn decode_datum(buf: &[u8], ty: crate::types::PgType) -> Result<Value, Decod
     use pb::datum::Kind;
     let mut w = Wire(buf);
     let mut kind = None;
+    // A text datum (the last field wins, as for any oneof) is kept as the borrowed text, so
+    // that a string column's value is allocated once, already shared.
+    let mut text: Option<&str> = None;
     while !w.0.is_empty() {
         let (field, wt) = w.key()?;
+        if (field, wt) == (4, LEN) {
+            text = Some(std::str::from_utf8(w.bytes()?).map_err(|_| invalid_utf8())?);
+            kind = None;
+            continue;
+        }
+        text = None;
         kind = Some(match (field, wt) {
             (1, VARINT) => Kind::Boolean(w.varint()? != 0),
             (2, VARINT) => {
@@ -154,7 +167,6 @@ pub fn decode_datum(buf: &[u8], ty: crate::types::PgType) -> Result<Value, Decod
                 let b: [u8; 8] = w.take(8)?.try_into().map_err(|_| truncated())?;
                 Kind::Float(f64::from_le_bytes(b))
             }
-            (4, LEN) => Kind::Text(utf8(w.bytes()?)?),
             (5, LEN) => Kind::Bytes(w.bytes()?.to_vec()),
             (7, LEN) => Kind::Numeric(utf8(w.bytes()?)?),
             // Messages inside the oneof (interval, list): prost merges and checks them.
@@ -171,7 +183,16 @@ pub fn decode_datum(buf: &[u8], ty: crate::types::PgType) -> Result<Value, Decod
             }
         });
     }
-    from_datum_owned(pb::Datum { kind }, ty)
+    match text {
+        Some(t) if ty.is_string() => Ok(Value::text(t)),
+        Some(t) => from_datum_owned(
+            pb::Datum {
+                kind: Some(Kind::Text(t.to_string())),
+            },
+            ty,
+        ),
+        None => from_datum_owned(pb::Datum { kind }, ty),
+    }
 }
 
 /// A stored row's payload as `t`'s column values followed by its ctid, and its tuple number.

@@ -132,9 +132,11 @@ pub fn row_bytes(values: &[Value]) -> usize {
 pub fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {
-            Value::Numeric(s) | Value::Text(s) => s.len(),
+            Value::Numeric(s) => s.len(),
+            // Shared values carry their two reference counts.
+            Value::Text(s) => 16 + s.len(),
             Value::Bytes(b) => b.len(),
-            Value::Array(a) => a.iter().map(value_bytes).sum(),
+            Value::Array(a) => 16 + a.iter().map(value_bytes).sum::<usize>(),
             _ => 0,
         }
 }

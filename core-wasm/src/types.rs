@@ -3,6 +3,7 @@
 //! and ordering with PostgreSQL semantics.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::error::SqlError;
 
@@ -218,7 +219,7 @@ pub enum Value {
     Float(f64),
     /// Canonical decimal text (see [`numeric_canonical`]); also `NaN`.
     Numeric(String),
-    Text(String),
+    Text(Arc<str>),
     Bytes(Vec<u8>),
     Uuid([u8; 16]),
     /// Microseconds since 2000-01-01 00:00:00 UTC (timestamptz and timestamp).
@@ -229,12 +230,23 @@ pub enum Value {
     Time(i64),
     Interval(Interval),
     Tid(u32, u16),
-    Array(Vec<Value>),
+    Array(Arc<[Value]>),
 }
 
 impl Value {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
+    }
+
+    /// A text value (shared: copies of it into joined rows and results only count references).
+    pub fn text(s: impl Into<Arc<str>>) -> Value {
+        Value::Text(s.into())
+    }
+
+    /// The empty text, without an allocation of its own (catalog rows hold many).
+    pub fn empty_text() -> Value {
+        static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+        Value::Text(EMPTY.clone())
     }
 }
 
@@ -684,7 +696,11 @@ pub fn fmt_uuid(u: &[u8; 16]) -> String {
 pub fn write_text(v: &Value, ty: PgType, out: &mut Vec<u8>) -> bool {
     match v {
         Value::Null => false,
-        Value::Text(s) | Value::Numeric(s) => {
+        Value::Text(s) => {
+            out.extend_from_slice(s.as_bytes());
+            true
+        }
+        Value::Numeric(s) => {
             out.extend_from_slice(s.as_bytes());
             true
         }
@@ -714,7 +730,7 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Int(i) => i.to_string(),
         Value::Float(f) => fmt_float(*f, ty == PgType::Float4),
         Value::Numeric(s) => s.clone(),
-        Value::Text(s) => s.clone(),
+        Value::Text(s) => s.to_string(),
         Value::Bytes(b) => {
             let mut s = String::with_capacity(2 + b.len() * 2);
             s.push_str("\\x");
@@ -979,9 +995,9 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         }
         PgType::Numeric => Value::Numeric(numeric_canonical(s).ok_or_else(err)?),
         PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Unknown => {
-            Value::Text(s.to_string())
+            Value::text(s)
         }
-        PgType::Char => Value::Text(s.chars().take(1).collect()),
+        PgType::Char => Value::text(s.chars().take(1).collect::<String>()),
         PgType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| {
             if s.starts_with("\\x") {
                 SqlError::InvalidParameter {
@@ -1030,7 +1046,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
                     });
                 }
             }
-            Value::Array(items)
+            Value::Array(items.into())
         }
     })
 }
@@ -1080,7 +1096,7 @@ mod tests {
             s in ".{0,8}",
             f in any::<f64>(),
         ) {
-            for v in [Value::Int(i), Value::Bool(b), Value::Text(s.clone()), Value::Numeric(s.clone()),
+            for v in [Value::Int(i), Value::Bool(b), Value::text(s.clone()), Value::Numeric(s.clone()),
                       Value::Float(f), Value::Null, Value::Tid(i as u32, 7)] {
                 for ty in [PgType::Int8, PgType::Int4, PgType::Text, PgType::Float4, PgType::Float8] {
                     let mut out = b"x".to_vec();

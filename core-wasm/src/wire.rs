@@ -138,7 +138,7 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
             out.extend_from_slice(&elem.oid().to_be_bytes());
             out.extend_from_slice(&(items.len() as i32).to_be_bytes());
             out.extend_from_slice(&1i32.to_be_bytes());
-            for it in items {
+            for it in items.iter() {
                 if it.is_null() {
                     out.extend_from_slice(&(-1i32).to_be_bytes());
                 } else {
@@ -180,7 +180,7 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
         | PgType::Name
         | PgType::Char
         | PgType::Unknown => {
-            Value::Text(
+            Value::text(
                 String::from_utf8(b.to_vec()).map_err(|_| SqlError::InvalidText {
                     type_name: "text".into(),
                     input: "invalid UTF-8".into(),
