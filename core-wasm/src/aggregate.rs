@@ -2,8 +2,6 @@
 //! aggregates' running state instead of every row (`query::Executor::stream_groups`), and the
 //! grouping of materialised rows (joins) computes the same values the same way.
 
-use std::collections::HashSet;
-
 use crate::error::SqlError;
 use crate::query::{binop, decimal_div, truthy, value_key, AggFunc, AggSpec, BinOp};
 use crate::types::{compare, format_text, PgType, Value};
@@ -14,7 +12,7 @@ pub struct AggState {
     func: AggFunc,
     ty: PgType,
     /// Keys of the values taken so far, for `DISTINCT`.
-    seen: Option<HashSet<Vec<u8>>>,
+    seen: Option<crate::keyhash::KeySetOf>,
     acc: Acc,
 }
 
@@ -55,7 +53,7 @@ impl AggState {
         AggState {
             func: a.func,
             ty: a.ty,
-            seen: a.distinct.then(HashSet::new),
+            seen: a.distinct.then(Default::default),
             acc,
         }
     }

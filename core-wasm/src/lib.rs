@@ -15,6 +15,7 @@ pub mod error;
 pub mod exec;
 #[cfg(target_arch = "wasm32")]
 mod guest;
+pub mod keyhash;
 pub mod keys;
 pub mod lifecycle;
 pub mod mem;

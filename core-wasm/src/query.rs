@@ -3185,7 +3185,7 @@ type NeededKeys = (usize, KeySet);
 #[derive(Debug, Default)]
 struct KeySet {
     few: Vec<Vec<u8>>,
-    many: HashSet<Vec<u8>>,
+    many: crate::keyhash::KeySetOf,
 }
 
 impl KeySet {
@@ -4889,7 +4889,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             // condition) and LEFT padding are shared. Rows with equal keys are chained in
             // ascending order, so the joined rows keep the right side's order.
             let hashed = !item.hash_keys.is_empty();
-            let mut heads: HashMap<Vec<u8>, usize> = HashMap::new();
+            let mut heads: crate::keyhash::KeyMap<usize> = Default::default();
             let mut chain = Vec::new();
             if hashed {
                 chain = vec![usize::MAX; right.len()];
@@ -5260,7 +5260,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             Some(group) => {
                 let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
-                let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+                let mut index: crate::keyhash::KeyMap<usize> = Default::default();
                 for (ri, r) in rows.iter().enumerate() {
                     self.cx.tick()?;
                     let env = Env {
@@ -5397,7 +5397,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             states: Vec<AggState>,
         }
         let mut groups: Vec<Group> = Vec::new();
-        let mut by_key: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut by_key: crate::keyhash::KeyMap<usize> = Default::default();
         let visited = crate::exec::visit_committed_rows(
             self.cx,
             table,
