@@ -3906,10 +3906,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             BExpr::Cast(x, t) => cast_value(self.eval(x, env)?, *t)?,
             BExpr::Func(name, args) => {
-                let vals = args
-                    .iter()
-                    .map(|a| self.eval(a, env))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let vals = self.eval_each(args.iter(), env)?;
                 self.call(name, vals)?
             }
         })
@@ -4701,14 +4698,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     aggs: None,
                 };
                 rows.iter()
-                    .map(|r| {
-                        Ok((
-                            r.iter()
-                                .map(|e| self.eval(e, &env))
-                                .collect::<Result<Vec<_>, _>>()?,
-                            vec![],
-                        ))
-                    })
+                    .map(|r| Ok((self.eval_each(r.iter(), &env)?, vec![])))
                     .collect()
             }
             BSet::Union(l, r, all) => {
@@ -4754,10 +4744,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     parent,
                     aggs: None,
                 };
-                let vals = args
-                    .iter()
-                    .map(|e| self.eval(e, &env))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let vals = self.eval_each(args.iter(), &env)?;
                 set_function_rows(self.cx, name, &vals)
             }
             Source::Values(rows) => {
@@ -5002,6 +4989,20 @@ impl<'a, 'b> Executor<'a, 'b> {
         Ok(acc)
     }
 
+    /// Each of `exprs` over `env`, in a vector sized up front (collecting `Result`s would grow
+    /// one from nothing, reallocating per row).
+    fn eval_each<'e>(
+        &self,
+        exprs: impl ExactSizeIterator<Item = &'e BExpr>,
+        env: &Env<'_>,
+    ) -> Result<Vec<Value>, SqlError> {
+        let mut out = Vec::with_capacity(exprs.len());
+        for e in exprs {
+            out.push(self.eval(e, env)?);
+        }
+        Ok(out)
+    }
+
     /// The [`value_key`] of `exprs` over `env`, written to `key`; false when one is NULL (it
     /// joins nothing).
     fn join_key<'e>(
@@ -5237,19 +5238,14 @@ impl<'a, 'b> Executor<'a, 'b> {
                         parent,
                         aggs: None,
                     };
-                    let keys = order
-                        .iter()
-                        .map(|k| self.eval(&k.expr, &env))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let mut vals = sel
-                        .projection
-                        .iter()
-                        .zip(&moves)
-                        .map(|(p, m)| match m {
-                            Some(_) => Ok(Value::Null),
-                            None => self.eval(p, &env),
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let keys = self.eval_each(order.iter().map(|k| &k.expr), &env)?;
+                    let mut vals = Vec::with_capacity(sel.projection.len());
+                    for (p, m) in sel.projection.iter().zip(&moves) {
+                        vals.push(match m {
+                            Some(_) => Value::Null,
+                            None => self.eval(p, &env)?,
+                        });
+                    }
                     for (v, m) in vals.iter_mut().zip(&moves) {
                         if let Some(taken) = m.and_then(|c| r.get_mut(c)) {
                             *v = std::mem::replace(taken, Value::Null);
@@ -5268,10 +5264,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                         parent,
                         aggs: None,
                     };
-                    let k = group
-                        .iter()
-                        .map(|g| self.eval(g, &env))
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let k = self.eval_each(group.iter(), &env)?;
                     let key = value_key(&k);
                     match index.get(&key) {
                         Some(&gi) => groups[gi].1.push(ri),
@@ -5324,15 +5317,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                 return Ok(());
             }
         }
-        let vals = sel
-            .projection
-            .iter()
-            .map(|p| self.eval(p, &env))
-            .collect::<Result<Vec<_>, _>>()?;
-        let keys = order
-            .iter()
-            .map(|k| self.eval(&k.expr, &env))
-            .collect::<Result<Vec<_>, _>>()?;
+        let vals = self.eval_each(sel.projection.iter(), &env)?;
+        let keys = self.eval_each(order.iter().map(|k| &k.expr), &env)?;
         out.push((vals, keys));
         Ok(())
     }
@@ -5414,10 +5400,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                         return Ok(());
                     }
                 }
-                let k = group
-                    .iter()
-                    .map(|g| self.eval(g, &env))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let k = self.eval_each(group.iter(), &env)?;
                 let key = value_key(&k);
                 let gi = match by_key.get(&key) {
                     Some(&gi) => gi,
