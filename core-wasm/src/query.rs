@@ -3227,6 +3227,20 @@ impl FromIterator<Vec<u8>> for KeySet {
     }
 }
 
+/// Keeps the columns `keep` (ascending indexes; past the row's end reads NULL) at the front of
+/// `row`, in order, without another vector: each kept value is swapped down to its place,
+/// which only ever moves a dropped value up (every later index kept is beyond both).
+fn compact_in_place(row: &mut Vec<Value>, keep: &[usize]) {
+    for (to, &from) in keep.iter().enumerate() {
+        if from < row.len() {
+            row.swap(to, from);
+        } else if to < row.len() {
+            row[to] = Value::Null;
+        }
+    }
+    row.resize(keep.len(), Value::Null);
+}
+
 /// Most distinct key values [`Executor::needed_keys`] collects for a virtual relation; with
 /// more, it builds every row.
 const NEEDED_KEYS_MAX: usize = 4096;
@@ -4901,15 +4915,14 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
             }
             if let Some(keep) = &item.keep {
-                let cap = if first { total } else { keep.len() };
                 for row in &mut right {
-                    let mut compact = Vec::with_capacity(cap);
-                    compact.extend(keep.iter().map(|&i| {
-                        row.get_mut(i)
-                            .map(|v| std::mem::replace(v, Value::Null))
-                            .unwrap_or(Value::Null)
-                    }));
-                    *row = compact;
+                    compact_in_place(row, keep);
+                    if first {
+                        row.reserve_exact(total.saturating_sub(row.len()));
+                    } else if row.capacity() > 2 * row.len() {
+                        // Shrinking reallocates in place; a copy would allocate anew.
+                        row.shrink_to_fit();
+                    }
                 }
             }
             if first {
@@ -5805,6 +5818,26 @@ mod tests {
             for k in inserted.iter().chain(&asked) {
                 proptest::prop_assert_eq!(set.contains(k), reference.contains(k), "{:?}", k);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Compacting in place keeps the same values as picking them into a new row (NULL for
+        /// a kept column past a short row's end).
+        #[test]
+        fn compacting_in_place_picks_the_kept_columns(
+            len in 0usize..12,
+            mask in proptest::collection::vec(proptest::prelude::any::<bool>(), 0..14),
+        ) {
+            let row: Vec<Value> = (0..len as i64).map(Value::Int).collect();
+            let keep: Vec<usize> = (0..mask.len()).filter(|i| mask[*i]).collect();
+            let picked: Vec<Value> = keep
+                .iter()
+                .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
+                .collect();
+            let mut compacted = row.clone();
+            compact_in_place(&mut compacted, &keep);
+            proptest::prop_assert_eq!(compacted, picked);
         }
     }
 
