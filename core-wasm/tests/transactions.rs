@@ -240,16 +240,23 @@ fn concurrent_commits_of_one_snapshot_id_give_23505_with_postgres_text() {
     );
 }
 
-#[test]
-fn concurrent_creates_of_one_table_name_give_42p07_to_the_later_commit() {
-    let mut h = Harness::new();
+/// Two sessions, each inside a transaction that created its own table `t` (uncommitted).
+fn two_uncommitted_creates_of_t(h: &mut Harness) -> (SessionId, SessionId) {
     let a = h.session();
     let b = h.session();
-    h.ok(a, "CREATE SCHEMA other");
     h.ok(a, "BEGIN");
     h.ok(b, "BEGIN");
     h.ok(a, "CREATE TABLE t (x BIGINT)");
     h.ok(b, "CREATE TABLE t (y BIGINT)");
+    (a, b)
+}
+
+#[test]
+fn concurrent_creates_of_one_table_name_give_42p07_to_the_later_commit() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.ok(s, "CREATE SCHEMA other");
+    let (a, b) = two_uncommitted_creates_of_t(&mut h);
     h.ok(a, "COMMIT");
     assert_eq!(h.err(b, "COMMIT"), "42P07");
     // The same name in another schema is another table.
@@ -267,12 +274,7 @@ fn concurrent_creates_of_one_table_name_give_42p07_to_the_later_commit() {
 fn a_create_meeting_one_still_in_flight_gets_42p07() {
     // Group commit: the first commit's batch is not durable yet when the second is planned.
     let mut h = Harness::new();
-    let a = h.session();
-    let b = h.session();
-    h.ok(a, "BEGIN");
-    h.ok(b, "BEGIN");
-    h.ok(a, "CREATE TABLE t (x BIGINT)");
-    h.ok(b, "CREATE TABLE t (y BIGINT)");
+    let (a, b) = two_uncommitted_creates_of_t(&mut h);
     let ra = h.engine.query(&h.kv, a, "COMMIT", 10);
     let batch = ra.commit.expect("a's commit is planned");
     let rb = h.engine.query(&h.kv, b, "COMMIT", 11);
