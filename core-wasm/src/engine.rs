@@ -795,12 +795,27 @@ impl Engine {
             let same_name = self.st.table_ids_by_name.get(&t.name).into_iter().flatten();
             let committed = same_name.filter_map(|id| self.st.tables.get(id));
             let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
-            if let Some(other) = committed
+            if committed
                 .chain(in_flight)
-                .find(|o| o.id != t.id && o.schema == t.schema && o.name == t.name)
+                .any(|o| o.id != t.id && o.schema == t.schema && o.name == t.name)
             {
-                return Err(SqlError::DuplicateTable {
-                    name: other.name.clone(),
+                // What PostgreSQL answers the later of two concurrent CREATEs once the first
+                // commits (its row type's entry in pg_type collides first).
+                let namespace = crate::catalog::BUILTIN_SCHEMAS
+                    .iter()
+                    .find(|(n, _)| *n == t.schema)
+                    .map(|(_, o)| *o)
+                    .or_else(|| p.schemas.iter().find(|s| s.name == t.schema).map(|s| s.oid))
+                    .or_else(|| self.st.schemas.get(&t.schema).map(|s| s.oid))
+                    .unwrap_or(0);
+                return Err(SqlError::UniqueViolation {
+                    constraint: "pg_type_typname_nsp_index".into(),
+                    schema: "pg_catalog".into(),
+                    table: "pg_type".into(),
+                    detail: format!(
+                        "Key (typname, typnamespace)=({}, {namespace}) already exists.",
+                        t.name
+                    ),
                 });
             }
         }
