@@ -206,6 +206,17 @@ pub struct Schema {
 }
 
 /// Built-in namespaces, with PostgreSQL's OIDs.
+/// OID of schema `name`: a built-in one, else the first of `schemas` so named; 0 when none is.
+pub fn schema_oid<'s>(name: &str, schemas: impl IntoIterator<Item = &'s Schema>) -> u32 {
+    if let Some((_, o)) = BUILTIN_SCHEMAS.iter().find(|(n, _)| *n == name) {
+        return *o;
+    }
+    schemas
+        .into_iter()
+        .find(|s| s.name == name)
+        .map_or(0, |s| s.oid)
+}
+
 pub const BUILTIN_SCHEMAS: [(&str, u32); 4] = [
     ("pg_catalog", 11),
     ("public", 2200),

@@ -801,13 +801,10 @@ impl Engine {
             {
                 // What PostgreSQL answers the later of two concurrent CREATEs once the first
                 // commits (its row type's entry in pg_type collides first).
-                let namespace = crate::catalog::BUILTIN_SCHEMAS
-                    .iter()
-                    .find(|(n, _)| *n == t.schema)
-                    .map(|(_, o)| *o)
-                    .or_else(|| p.schemas.iter().find(|s| s.name == t.schema).map(|s| s.oid))
-                    .or_else(|| self.st.schemas.get(&t.schema).map(|s| s.oid))
-                    .unwrap_or(0);
+                let namespace = crate::catalog::schema_oid(
+                    &t.schema,
+                    p.schemas.iter().chain(self.st.schemas.values()),
+                );
                 return Err(SqlError::UniqueViolation {
                     constraint: "pg_type_typname_nsp_index".into(),
                     schema: "pg_catalog".into(),

@@ -727,9 +727,9 @@ fn verify(cx: &mut Cx<'_>) -> Result<Output, SqlError> {
     let mut r = Rows::new(VERIFY_COLUMNS);
     for v in &report.violations {
         r.push(vec![
-            Value::text(v.check.to_string()),
-            Value::text(v.subject.clone()),
-            Value::text(v.detail.clone()),
+            Value::text(v.check),
+            Value::text(v.subject.as_str()),
+            Value::text(v.detail.as_str()),
         ]);
     }
     let verdict = match report.violations.len() {
@@ -826,7 +826,7 @@ fn list(cx: &mut Cx<'_>, prefix: &str) -> Result<Output, SqlError> {
             int(rec.snapshot_id),
             int(rec.commit_seq),
             ts(rec.time),
-            Value::text(rec.text.clone()),
+            Value::text(rec.text.as_str()),
         ];
         if lease {
             row.push(Value::Bool(lease_live(&rec, now)));
@@ -854,7 +854,7 @@ fn pin_row(
         int(rec.snapshot_id),
         int(rec.commit_seq),
         ts(rec.time),
-        Value::text(rec.text.clone()),
+        Value::text(rec.text.as_str()),
     ]);
     r.output()
 }

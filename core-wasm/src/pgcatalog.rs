@@ -1472,14 +1472,7 @@ fn all_schemas(view: &CatalogView<'_>) -> Vec<(String, u32)> {
 
 /// OID of a schema by name; 0 when the registry holds a table in an unknown schema.
 fn schema_oid_of(view: &CatalogView<'_>, name: &str) -> u32 {
-    if let Some((_, o)) = BUILTIN_SCHEMAS.iter().find(|(n, _)| *n == name) {
-        return *o;
-    }
-    view.schemas
-        .iter()
-        .find(|s| s.name == name)
-        .map(|s| s.oid)
-        .unwrap_or(0)
+    crate::catalog::schema_oid(name, view.schemas)
 }
 
 fn namespace_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {

@@ -2646,8 +2646,8 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
         }
         ast::Value::SingleQuotedString(s)
         | ast::Value::EscapedStringLiteral(s)
-        | ast::Value::DoubleQuotedString(s) => Value::text(s.clone()),
-        ast::Value::DollarQuotedString(d) => Value::text(d.value.clone()),
+        | ast::Value::DoubleQuotedString(s) => Value::text(s.as_str()),
+        ast::Value::DollarQuotedString(d) => Value::text(d.value.as_str()),
         ast::Value::Boolean(b) => Value::Bool(*b),
         ast::Value::Null => Value::Null,
         other => return Err(SqlError::feature(format!("literal {other}"))),
@@ -3960,15 +3960,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .collect(),
                 )
             }
-            "current_user" | "session_user" | "user" | "current_role" => {
-                Value::text(self.cx.user.to_string())
-            }
+            "current_user" | "session_user" | "user" | "current_role" => Value::text(self.cx.user),
             "pg_get_userbyid" => match a.first() {
                 Some(Value::Int(o)) if *o == crate::pgcatalog::PG_DATABASE_OWNER_OID as i64 => {
                     Value::Text("pg_database_owner".into())
                 }
                 Some(Value::Null) => Value::Null,
-                _ => Value::text(self.cx.user.to_string()),
+                _ => Value::text(self.cx.user),
             },
             "regtype_name" => match a.first() {
                 Some(Value::Int(0)) => Value::Text("-".into()),

@@ -59,6 +59,20 @@ impl Harness {
         }
     }
 
+    /// Runs `sql` and asserts PostgreSQL's unique-violation error on `constraint` with `detail`.
+    fn unique_violation(&mut self, s: SessionId, sql: &str, constraint: &str, detail: &str) {
+        let e = self
+            .q(s, sql)
+            .error
+            .unwrap_or_else(|| panic!("{sql}: expected 23505"));
+        assert_eq!(e.code, "23505");
+        assert_eq!(
+            e.message,
+            format!("duplicate key value violates unique constraint \"{constraint}\"")
+        );
+        assert_eq!(e.detail.as_deref(), Some(detail));
+    }
+
     fn err(&mut self, s: SessionId, sql: &str) -> String {
         let r = self.q(s, sql);
         r.error
@@ -222,16 +236,11 @@ fn concurrent_commits_of_one_snapshot_id_give_23505_with_postgres_text() {
     h.ok(a, "INSERT INTO ducklake_snapshot VALUES (52, 1)");
     h.ok(b, "INSERT INTO ducklake_snapshot VALUES (52, 1)");
     h.ok(a, "COMMIT");
-    let r = h.q(b, "COMMIT");
-    let e = r.error.expect("second commit conflicts");
-    assert_eq!(e.code, "23505");
-    assert_eq!(
-        e.message,
-        "duplicate key value violates unique constraint \"ducklake_snapshot_pkey\""
-    );
-    assert_eq!(
-        e.detail.as_deref(),
-        Some("Key (snapshot_id)=(52) already exists.")
+    h.unique_violation(
+        b,
+        "COMMIT",
+        "ducklake_snapshot_pkey",
+        "Key (snapshot_id)=(52) already exists.",
     );
     // After the conflict, a fresh insert of the committed id fails at once, as in PostgreSQL.
     assert_eq!(
@@ -259,15 +268,11 @@ fn concurrent_creates_of_one_table_name_give_23505_to_the_later_commit() {
     let (a, b) = two_uncommitted_creates_of_t(&mut h);
     h.ok(a, "COMMIT");
     // PostgreSQL 15 makes b's CREATE wait for a, then answers exactly this.
-    let e = h.q(b, "COMMIT").error.expect("the later commit conflicts");
-    assert_eq!(e.code, "23505");
-    assert_eq!(
-        e.message,
-        "duplicate key value violates unique constraint \"pg_type_typname_nsp_index\""
-    );
-    assert_eq!(
-        e.detail.as_deref(),
-        Some("Key (typname, typnamespace)=(t, 2200) already exists.")
+    h.unique_violation(
+        b,
+        "COMMIT",
+        "pg_type_typname_nsp_index",
+        "Key (typname, typnamespace)=(t, 2200) already exists.",
     );
     // The same name in another schema is another table.
     h.ok(b, "BEGIN");
@@ -278,6 +283,18 @@ fn concurrent_creates_of_one_table_name_give_23505_to_the_later_commit() {
         h.rows(a, "SELECT y FROM other.t"),
         Vec::<Vec<Option<String>>>::new()
     );
+    // In a user schema the detail carries that schema's OID.
+    let other = h.rows(a, "SELECT oid FROM pg_namespace WHERE nspname = 'other'")[0][0].clone();
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "CREATE TABLE other.u (x BIGINT)");
+    h.ok(b, "CREATE TABLE other.u (y BIGINT)");
+    h.ok(a, "COMMIT");
+    let detail = format!(
+        "Key (typname, typnamespace)=(u, {}) already exists.",
+        other.unwrap_or_default()
+    );
+    h.unique_violation(b, "COMMIT", "pg_type_typname_nsp_index", &detail);
 }
 
 #[test]
