@@ -143,6 +143,44 @@ async fn an_older_writer_that_has_not_noticed_is_refused_by_the_fence_in_its_slo
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_writer_that_a_newer_writer_fenced_answers_fenced_not_reopen() {
+    let url = "memory://fence-broken/catalog";
+    let switch = OutageSwitch::new();
+    let a = Store::open(url, slow(0, Some(switch.clone())))
+        .await
+        .expect("open A");
+    a.commit(&batch(1)).await.expect("commit 1");
+    // A breaks (its journal upload fails) and B opens the catalog before A is reopened, as
+    // when SlateDB refuses A's late write because B's epoch is newer.
+    switch.set(true);
+    let failed = a.commit(&batch(2)).await;
+    assert!(
+        matches!(failed, Err(StoreError::Indeterminate { .. })),
+        "{failed:?}"
+    );
+    assert!(a.needs_recovery());
+    switch.set(false);
+    let b = Store::open(url, StoreOptions::default())
+        .await
+        .expect("open B");
+    // The caller must hear "another writer" (stop), not "reopen and retry".
+    for seq in 3..=4 {
+        match a.commit(&batch(seq)).await {
+            Err(StoreError::Fenced { .. }) => {}
+            other => panic!("commit {seq} of the broken, fenced writer: {other:?}"),
+        }
+    }
+    assert!(!a.needs_recovery(), "a fenced store is not reopened");
+    assert!(
+        matches!(a.recover().await, Err(StoreError::Fenced { .. })),
+        "reopening a fenced store"
+    );
+    assert_eq!(contents(&b.reader()), (vec![1], Some(1)));
+    b.close().await.expect("close B");
+    let _ = a.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_in_flight_when_the_store_fails_all_fail_and_none_lands() {
     let url = "memory://outage/catalog";
     let switch = OutageSwitch::new();

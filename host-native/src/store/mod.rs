@@ -1412,13 +1412,20 @@ impl Store {
             OPEN => {}
             FENCED => return Err(self.fenced()),
             BROKEN => {
+                // SlateDB refusing a write because a newer writer opened the catalog breaks
+                // the store before any commit sees the fence; the caller must hear "fenced"
+                // (stop, do not retry) rather than "reopen".
+                if matches!(self.superseded(w.own_epoch()).await, Ok(true)) {
+                    self.state.store(FENCED, Ordering::SeqCst);
+                    return Err(self.fenced());
+                }
                 return Err(StoreError::Unavailable {
                     message: format!(
                         "the store of {} failed earlier and is not reopened yet",
                         self.location
                     ),
                     transient: true,
-                })
+                });
             }
             _ => return Err(StoreError::Closed),
         }
