@@ -33,12 +33,14 @@ pub fn bench(name: &str) -> Result<()> {
     match name {
         "store" => {
             release_tests(&["--test", "bench_store"], &["--test-threads", "1"])?;
-            // The mirror's run build, and what storing each long value once costs it.
+            // The mirror's run: its build (and what storing each long value once costs it),
+            // its bytes per entry and its reads.
             release_tests(
                 &["--lib"],
                 &[
                     "--exact",
                     "store::mirror::tests::bench_run_build_fingerprints",
+                    "store::mirror::tests::bench_run_reads",
                 ],
             )
         }

@@ -1,14 +1,15 @@
 //! The in-memory ordered copy of every (non-reserved) key that answers all reads.
 //!
-//! The keys live in one packed, sorted run (each entry's lengths, key and value back to back
-//! in one buffer, found by binary search over one offset per entry) and in `recent`: what
-//! commits wrote since the run was built, deletions included. A BTreeMap of owned vectors cost
-//! about four times the entries' bytes (6 M stats rows and their index entries took 4.9 GB);
-//! the run costs the bytes plus 16 per entry, and a long value several entries hold (an
-//! index entry holds its row's envelope) is stored once per run. When `recent` reaches a quarter of the run (and
-//! [`RECENT_MIN`] entries), it is frozen (`merging`) and a thread merges it with the run into
-//! a new run, while reads see recent over frozen over run and commits go on into a new
-//! `recent`; only the swap takes the write lock (decision record 0015).
+//! The keys live in one packed, sorted run and in `recent`: what commits wrote since the run
+//! was built, deletions included. A BTreeMap of owned vectors cost about four times the
+//! entries' bytes (6 M stats rows and their index entries took 4.9 GB). The run stores each
+//! key as the bytes it does not share with the key before it (catalog keys are a table prefix
+//! and a big-endian number, so neighbours share most of theirs), three varint lengths, and
+//! one offset per [`RESTART`] entries; a long value several entries hold (an index entry
+//! holds its row's envelope) is stored once per run. When `recent` reaches a quarter of the
+//! run (and [`RECENT_MIN`] entries), it is frozen (`merging`) and a thread merges it with the
+//! run into a new run, while reads see recent over frozen over run and commits go on into a
+//! new `recent`; only the swap takes the write lock (decision record 0015).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -24,95 +25,376 @@ const RECENT_MIN: usize = 65_536;
 /// points at the first one's. A covering index entry holds its row's own envelope (decision
 /// record 0008), so without this every indexed row's value was in memory twice.
 const SHARED_MIN: usize = 32;
-/// Set in an entry's value length: the value is the 8-byte offset of the entry holding it.
-const SHARED_FLAG: u32 = 1 << 31;
 
-/// Sorted entries packed in one buffer: entry `i` starts at `starts[i]` with its key length
-/// and value length (u32, little-endian), then the key, then the value, or (value length with
-/// [`SHARED_FLAG`]) the offset (u64, little-endian) of an earlier entry with the same value.
+/// Every `RESTART`-th entry of a run stores its whole key and is found by binary search;
+/// the entries between are found by decoding forward from it. 16 keeps a point read to a
+/// binary search and at most 15 short decodes, and the offsets to half a byte per entry.
+const RESTART: usize = 16;
+
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// The varint at `*at`, moving `*at` past it. Runs are only ever decoded from what
+/// [`RunBuilder`] wrote, so the bytes are well formed.
+fn get_varint(data: &[u8], at: &mut usize) -> u64 {
+    let mut n = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = data[*at];
+        *at += 1;
+        n |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return n;
+        }
+        shift += 7;
+    }
+}
+
+/// One entry as stored: `shared` bytes of the previous key, then `suffix`.
+struct Stored<'a> {
+    shared: usize,
+    suffix: &'a [u8],
+    value: &'a [u8],
+    /// Where the next entry starts.
+    next: usize,
+}
+
+/// Sorted entries packed in one buffer. Entry: varint `shared` (bytes of the previous key it
+/// starts with; 0 at a restart), varint suffix length, varint `value length << 1 | pointer`,
+/// the key's suffix, then the value, or (pointer) the varint offset in `data` where an
+/// earlier entry's copy of the same value starts.
 #[derive(Default)]
 struct Run {
     data: Vec<u8>,
-    starts: Vec<u64>,
+    /// Where entry `i * RESTART` starts.
+    restarts: Vec<u64>,
+    len: usize,
 }
 
 impl Run {
     fn len(&self) -> usize {
-        self.starts.len()
+        self.len
     }
 
-    fn u32_at(&self, at: usize) -> u32 {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&self.data[at..at + 4]);
-        u32::from_le_bytes(b)
+    fn bytes(&self) -> usize {
+        self.data.capacity() + self.restarts.capacity() * 8
     }
 
-    fn entry(&self, i: usize) -> (&[u8], &[u8]) {
-        self.entry_at(self.starts[i] as usize)
-    }
-
-    /// The entry starting at byte `s`.
-    fn entry_at(&self, s: usize) -> (&[u8], &[u8]) {
-        let k = self.u32_at(s) as usize;
-        let v = self.u32_at(s + 4);
-        let key = &self.data[s + 8..s + 8 + k];
-        let at = s + 8 + k;
-        if v & SHARED_FLAG != 0 {
-            let mut off = [0u8; 8];
-            off.copy_from_slice(&self.data[at..at + 8]);
-            // The entry pointed at holds its value itself (the builder only points at those).
-            return (key, self.entry_at(u64::from_le_bytes(off) as usize).1);
+    fn stored(&self, at: usize) -> Stored<'_> {
+        let mut p = at;
+        let shared = get_varint(&self.data, &mut p) as usize;
+        let suffix_len = get_varint(&self.data, &mut p) as usize;
+        let tag = get_varint(&self.data, &mut p);
+        let suffix = &self.data[p..p + suffix_len];
+        p += suffix_len;
+        let value_len = (tag >> 1) as usize;
+        let (value, next) = if tag & 1 == 1 {
+            let from = get_varint(&self.data, &mut p) as usize;
+            (&self.data[from..from + value_len], p)
+        } else {
+            (&self.data[p..p + value_len], p + value_len)
+        };
+        Stored {
+            shared,
+            suffix,
+            value,
+            next,
         }
-        (key, &self.data[at..at + v as usize])
     }
 
-    /// The entries within the bounds, ascending or (`rev`) descending.
-    fn range<'a>(
-        &'a self,
-        start: Bound<&[u8]>,
-        end: Bound<&[u8]>,
-        rev: bool,
-    ) -> Box<dyn Iterator<Item = Entry<'a>> + 'a> {
+    /// The whole key of restart entry `b * RESTART`.
+    fn restart_key(&self, b: usize) -> &[u8] {
+        self.stored(self.restarts[b] as usize).suffix
+    }
+
+    /// Decodes block `b` (entries `b * RESTART ..`) into `block`.
+    fn load<'a>(&'a self, b: usize, block: &mut Block<'a>) {
+        block.keys.clear();
+        block.ends.clear();
+        block.values.clear();
+        let mut at = self.restarts[b] as usize;
+        let count = RESTART.min(self.len - b * RESTART);
+        let mut prev = 0;
+        for _ in 0..count {
+            let e = self.stored(at);
+            let start = block.keys.len();
+            block.keys.extend_from_within(prev..prev + e.shared);
+            block.keys.extend_from_slice(e.suffix);
+            block.ends.push(block.keys.len());
+            block.values.push(e.value);
+            prev = start;
+            at = e.next;
+        }
+        block.number = b;
+    }
+
+    /// The first entry whose key is at least `key`.
+    fn lower_bound(&self, key: &[u8]) -> usize {
+        self.seek(key).0
+    }
+
+    fn get(&self, key: &[u8]) -> Option<&[u8]> {
+        self.seek(key).1
+    }
+
+    /// The index of the first entry whose key is at least `key`, and its value if its key
+    /// is `key`.
+    fn seek(&self, key: &[u8]) -> (usize, Option<&[u8]>) {
+        // The last block whose first key is at most `key` holds the answer, or it is the
+        // first entry of the block after it.
+        let (mut lo, mut hi) = (0, self.restarts.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.restart_key(mid) <= key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let Some(b) = lo.checked_sub(1) else {
+            return (0, None);
+        };
+        let mut at = self.restarts[b] as usize;
+        let mut current = Vec::with_capacity(key.len() + 16);
+        let count = RESTART.min(self.len - b * RESTART);
+        for i in 0..count {
+            let e = self.stored(at);
+            current.truncate(e.shared);
+            current.extend_from_slice(e.suffix);
+            match current.as_slice().cmp(key) {
+                std::cmp::Ordering::Less => at = e.next,
+                std::cmp::Ordering::Equal => return (b * RESTART + i, Some(e.value)),
+                std::cmp::Ordering::Greater => return (b * RESTART + i, None),
+            }
+        }
+        (b * RESTART + count, None)
+    }
+
+    /// How many values of at least [`SHARED_MIN`] bytes are stored in full, and how many
+    /// entries point at an earlier copy (tests).
+    #[cfg(test)]
+    fn value_forms(&self) -> (usize, usize) {
+        let (mut full, mut pointers) = (0, 0);
+        let mut at = 0;
+        for _ in 0..self.len {
+            let mut p = at;
+            get_varint(&self.data, &mut p);
+            get_varint(&self.data, &mut p);
+            let pointer = get_varint(&self.data, &mut p) & 1 == 1;
+            let e = self.stored(at);
+            if pointer {
+                pointers += 1;
+            } else if e.value.len() >= SHARED_MIN {
+                full += 1;
+            }
+            at = e.next;
+        }
+        (full, pointers)
+    }
+
+    /// A cursor over the entries within the bounds, ascending or (`rev`) descending.
+    fn cursor<'a>(&'a self, start: Bound<&[u8]>, end: Bound<&[u8]>, rev: bool) -> RunCursor<'a> {
         let from = match start {
             Bound::Included(s) => self.lower_bound(s),
             _ => 0,
         };
         let to = match end {
             Bound::Excluded(e) => self.lower_bound(e),
-            _ => self.len(),
+            _ => self.len,
+        }
+        .max(from);
+        let mut c = RunCursor {
+            run: self,
+            from,
+            to,
+            rev,
+            at: if rev { to.wrapping_sub(1) } else { from },
+            block: Block::default(),
         };
-        let entry = move |i| {
-            let (k, v) = self.entry(i);
-            (k, Some(v))
-        };
-        if rev {
-            Box::new((from..to.max(from)).rev().map(entry))
+        c.block.number = usize::MAX;
+        c.settle();
+        c
+    }
+}
+
+/// One run block decoded: its keys back to back, and its values.
+#[derive(Default)]
+struct Block<'a> {
+    number: usize,
+    keys: Vec<u8>,
+    ends: Vec<usize>,
+    values: Vec<&'a [u8]>,
+}
+
+impl Block<'_> {
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.keys[start..self.ends[i]]
+    }
+}
+
+/// An ordered walk over one layer: the current entry (`None` value: deleted in that layer)
+/// until it ends. Keys are lent by the cursor (a run's are rebuilt in a buffer), values by
+/// the layer.
+trait Cursor<'a> {
+    fn current(&self) -> Option<(&[u8], Option<&'a [u8]>)>;
+    fn advance(&mut self);
+}
+
+struct RunCursor<'a> {
+    run: &'a Run,
+    from: usize,
+    to: usize,
+    rev: bool,
+    /// The current entry's index (`usize::MAX` before `from` when walking down).
+    at: usize,
+    block: Block<'a>,
+}
+
+impl RunCursor<'_> {
+    fn valid(&self) -> bool {
+        self.at >= self.from && self.at < self.to
+    }
+
+    /// Decodes the current entry's block if another is loaded.
+    fn settle(&mut self) {
+        if self.valid() && self.block.number != self.at / RESTART {
+            self.run.load(self.at / RESTART, &mut self.block);
+        }
+    }
+}
+
+impl<'a> Cursor<'a> for RunCursor<'a> {
+    fn current(&self) -> Option<(&[u8], Option<&'a [u8]>)> {
+        self.valid().then(|| {
+            let i = self.at % RESTART;
+            (self.block.key(i), Some(self.block.values[i]))
+        })
+    }
+
+    fn advance(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        self.at = if self.rev {
+            self.at.wrapping_sub(1)
         } else {
-            Box::new((from..to.max(from)).map(entry))
+            self.at + 1
+        };
+        self.settle();
+    }
+}
+
+/// A key and its value in one layer (`None`: deleted there).
+type Entry<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// A map layer's entries within the bounds, in one direction.
+struct MapCursor<'a> {
+    head: Option<Entry<'a>>,
+    rest: Box<dyn Iterator<Item = Entry<'a>> + 'a>,
+}
+
+impl<'a> MapCursor<'a> {
+    fn new(map: &'a Recent, start: Bound<&'a [u8]>, end: Bound<&'a [u8]>, rev: bool) -> Self {
+        let range = map
+            .map
+            .range::<[u8], _>((start, end))
+            .map(|(k, v)| (k.as_slice(), v.as_deref()));
+        let mut rest: Box<dyn Iterator<Item = Entry<'a>> + 'a> = if rev {
+            Box::new(range.rev())
+        } else {
+            Box::new(range)
+        };
+        MapCursor {
+            head: rest.next(),
+            rest,
+        }
+    }
+}
+
+impl<'a> Cursor<'a> for MapCursor<'a> {
+    fn current(&self) -> Option<(&[u8], Option<&'a [u8]>)> {
+        self.head
+    }
+
+    fn advance(&mut self) {
+        self.head = self.rest.next();
+    }
+}
+
+/// The entries of `upper` over those of `lower`, both walking one way (`rev`: descending):
+/// for a key both hold, `upper`'s entry wins.
+struct Overlay<U, L> {
+    upper: U,
+    lower: L,
+    rev: bool,
+    /// Which layer holds the current entry (kept: nested overlays would otherwise compare
+    /// the same keys again at every level for every entry).
+    side: Side,
+}
+
+/// Which layer holds an overlay's current entry.
+#[derive(Clone, Copy)]
+enum Side {
+    Upper,
+    Lower,
+    /// Both hold the key; the upper entry is the one shown.
+    Both,
+    Neither,
+}
+
+impl<'a, U: Cursor<'a>, L: Cursor<'a>> Overlay<U, L> {
+    fn new(upper: U, lower: L, rev: bool) -> Self {
+        let mut o = Overlay {
+            upper,
+            lower,
+            rev,
+            side: Side::Neither,
+        };
+        o.side = o.side();
+        o
+    }
+
+    fn side(&self) -> Side {
+        match (self.upper.current(), self.lower.current()) {
+            (None, None) => Side::Neither,
+            (None, Some(_)) => Side::Lower,
+            (Some(_), None) => Side::Upper,
+            (Some((u, _)), Some((l, _))) => match l.cmp(u) {
+                std::cmp::Ordering::Equal => Side::Both,
+                std::cmp::Ordering::Less if !self.rev => Side::Lower,
+                std::cmp::Ordering::Greater if self.rev => Side::Lower,
+                _ => Side::Upper,
+            },
+        }
+    }
+}
+
+impl<'a, U: Cursor<'a>, L: Cursor<'a>> Cursor<'a> for Overlay<U, L> {
+    fn current(&self) -> Option<(&[u8], Option<&'a [u8]>)> {
+        match self.side {
+            Side::Lower => self.lower.current(),
+            Side::Upper | Side::Both => self.upper.current(),
+            Side::Neither => None,
         }
     }
 
-    /// The first entry whose key is at least `key`.
-    fn lower_bound(&self, key: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let s = self.starts[mid] as usize;
-            let k = self.u32_at(s) as usize;
-            if &self.data[s + 8..s + 8 + k] < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+    fn advance(&mut self) {
+        match self.side {
+            Side::Lower => self.lower.advance(),
+            Side::Upper => self.upper.advance(),
+            Side::Both => {
+                self.upper.advance();
+                self.lower.advance();
             }
+            Side::Neither => return,
         }
-        lo
-    }
-
-    fn get(&self, key: &[u8]) -> Option<&[u8]> {
-        let i = self.lower_bound(key);
-        (i < self.len())
-            .then(|| self.entry(i))
-            .and_then(|(k, v)| (k == key).then_some(v))
+        self.side = self.side();
     }
 }
 
@@ -140,9 +422,11 @@ impl std::hash::Hasher for Fingerprint {
 /// Builds a [`Run`] from entries in ascending key order, storing each long value once.
 struct RunBuilder {
     run: Run,
-    /// A 32-bit fingerprint of each long value stored in full -> the index of its entry. A
+    /// The key pushed last.
+    last: Vec<u8>,
+    /// A 32-bit fingerprint of each long value stored in full -> where its bytes start. A
     /// fingerprint two different values share only costs the second its sharing.
-    by_value: std::collections::HashMap<u32, u32, std::hash::BuildHasherDefault<Fingerprint>>,
+    by_value: std::collections::HashMap<u32, u64, std::hash::BuildHasherDefault<Fingerprint>>,
     /// Seeded at random per builder, so values crafted to collide cannot be chosen in advance
     /// (and a collision only costs the second value its sharing). foldhash, not SipHash: the
     /// keyed SipHash was half of a run's build (`bench_run_build_fingerprints`).
@@ -154,67 +438,78 @@ impl RunBuilder {
         RunBuilder {
             run: Run {
                 data: Vec::with_capacity(bytes),
-                starts: Vec::with_capacity(entries),
+                restarts: Vec::with_capacity(entries.div_ceil(RESTART)),
+                len: 0,
             },
+            last: Vec::new(),
             by_value: Default::default(),
             hasher: Default::default(),
         }
     }
 
     fn last_key(&self) -> Option<&[u8]> {
-        self.run.len().checked_sub(1).map(|i| self.run.entry(i).0)
+        (self.run.len > 0).then_some(self.last.as_slice())
     }
 
     /// Appends an entry whose key sorts after every key in the run; false (nothing
-    /// appended) for a key or value over 2 GiB.
+    /// appended) for a key or value over 4 GiB.
     fn push(&mut self, key: &[u8], value: &[u8]) -> bool {
-        let (Ok(k), Ok(v)) = (u32::try_from(key.len()), u32::try_from(value.len())) else {
-            return false;
-        };
-        if v & SHARED_FLAG != 0 {
+        if u32::try_from(key.len()).is_err() || u32::try_from(value.len()).is_err() {
             return false;
         }
-        let start = self.run.data.len() as u64;
-        let index = u32::try_from(self.run.len()).ok();
-        let mut shared = None;
-        if let (true, Some(index)) = (value.len() >= SHARED_MIN, index) {
+        let shared = if self.run.len.is_multiple_of(RESTART) {
+            self.run.restarts.push(self.run.data.len() as u64);
+            0
+        } else {
+            self.last
+                .iter()
+                .zip(key)
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        // A value stored in full earlier (the same bytes, wherever they are) is pointed at.
+        let mut fingerprint = None;
+        let mut pointer = None;
+        if value.len() >= SHARED_MIN {
             use std::hash::BuildHasher;
-            let fingerprint = self.hasher.hash_one(value) as u32;
-            match self.by_value.entry(fingerprint) {
-                std::collections::hash_map::Entry::Occupied(e) => {
-                    let first = self.run.starts[*e.get() as usize];
-                    if self.run.entry_at(first as usize).1 == value {
-                        shared = Some(first);
+            let f = self.hasher.hash_one(value) as u32;
+            match self.by_value.get(&f) {
+                Some(&at) => {
+                    let at = at as usize;
+                    if self.run.data.get(at..at + value.len()) == Some(value) {
+                        pointer = Some(at as u64);
                     }
                 }
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(index);
-                }
+                None => fingerprint = Some(f),
             }
         }
-        self.run.starts.push(start);
-        self.run.data.extend_from_slice(&k.to_le_bytes());
-        match shared {
-            Some(first) => {
-                self.run
-                    .data
-                    .extend_from_slice(&(v | SHARED_FLAG).to_le_bytes());
-                self.run.data.extend_from_slice(key);
-                self.run.data.extend_from_slice(&first.to_le_bytes());
-            }
+        let data = &mut self.run.data;
+        put_varint(data, shared as u64);
+        put_varint(data, (key.len() - shared) as u64);
+        put_varint(
+            data,
+            (value.len() as u64) << 1 | u64::from(pointer.is_some()),
+        );
+        data.extend_from_slice(&key[shared..]);
+        match pointer {
+            Some(at) => put_varint(data, at),
             None => {
-                self.run.data.extend_from_slice(&v.to_le_bytes());
-                self.run.data.extend_from_slice(key);
-                self.run.data.extend_from_slice(value);
+                if let Some(f) = fingerprint {
+                    self.by_value.insert(f, data.len() as u64);
+                }
+                data.extend_from_slice(value);
             }
         }
+        self.last.truncate(shared);
+        self.last.extend_from_slice(&key[shared..]);
+        self.run.len += 1;
         true
     }
 
     fn finish(self) -> Run {
         let mut run = self.run;
         run.data.shrink_to_fit();
-        run.starts.shrink_to_fit();
+        run.restarts.shrink_to_fit();
         run
     }
 }
@@ -266,56 +561,6 @@ impl Recent {
         if !self.map.contains_key(&key) {
             self.insert(key, value);
         }
-    }
-}
-
-/// A key and its value in one layer (`None`: deleted there).
-type Entry<'a> = (&'a [u8], Option<&'a [u8]>);
-
-/// The entries of `upper` over those of `lower`, both sorted in one direction (`rev`:
-/// descending): for a key both hold, `upper`'s entry wins.
-fn overlay<'a>(
-    upper: impl Iterator<Item = Entry<'a>> + 'a,
-    lower: impl Iterator<Item = Entry<'a>> + 'a,
-    rev: bool,
-) -> impl Iterator<Item = Entry<'a>> + 'a {
-    let mut upper = upper.peekable();
-    let mut lower = lower.peekable();
-    std::iter::from_fn(move || {
-        let u = upper.peek().map(|e| e.0);
-        let l = lower.peek().map(|e| e.0);
-        match (u, l) {
-            (None, _) => lower.next(),
-            (Some(_), None) => upper.next(),
-            (Some(u), Some(l)) => {
-                if (l < u) != rev && l != u {
-                    lower.next()
-                } else {
-                    if l == u {
-                        lower.next();
-                    }
-                    upper.next()
-                }
-            }
-        }
-    })
-}
-
-/// The entries of a map layer within the bounds, in one direction.
-fn map_range<'a>(
-    map: &'a Recent,
-    start: Bound<&'a [u8]>,
-    end: Bound<&'a [u8]>,
-    rev: bool,
-) -> Box<dyn Iterator<Item = Entry<'a>> + 'a> {
-    let range = map
-        .map
-        .range::<[u8], _>((start, end))
-        .map(|(k, v)| (k.as_slice(), v.as_deref()));
-    if rev {
-        Box::new(range.rev())
-    } else {
-        Box::new(range)
     }
 }
 
@@ -380,7 +625,7 @@ impl Keys {
     /// Bytes held: the run's buffers, and the maps' keys and values with a node's share of a
     /// B-tree (about 48 bytes an entry) each, as counted when they were written.
     fn memory_bytes(&self) -> u64 {
-        let run = self.run.data.capacity() + self.run.starts.capacity() * 8;
+        let run = self.run.bytes();
         let frozen = self.merging.as_deref().map_or(0, |m| m.bytes);
         (run + frozen + self.recent.bytes) as u64
     }
@@ -391,8 +636,12 @@ impl Keys {
         if self.recent.is_empty() && self.merging.is_none() {
             self.run.len()
         } else {
-            self.entries(Bound::Unbounded, Bound::Unbounded, false)
-                .count()
+            let mut n = 0;
+            self.for_each(Bound::Unbounded, Bound::Unbounded, false, |_, _| {
+                n += 1;
+                true
+            });
+            n
         }
     }
 
@@ -456,20 +705,44 @@ impl Keys {
         }
     }
 
-    /// The present entries within the bounds, ascending or (`rev`) descending.
-    fn entries<'a>(
-        &'a self,
-        start: Bound<&'a [u8]>,
-        end: Bound<&'a [u8]>,
+    /// Calls `f` with each present entry within the bounds, ascending or (`rev`)
+    /// descending, until it returns false.
+    fn for_each(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
         rev: bool,
-    ) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
-        let below = self.run.range(start, end, rev);
-        let below: Box<dyn Iterator<Item = Entry<'a>> + 'a> = match &self.merging {
-            Some(m) => Box::new(overlay(map_range(m, start, end, rev), below, rev)),
-            None => below,
-        };
-        overlay(map_range(&self.recent, start, end, rev), below, rev)
-            .filter_map(|(k, v)| Some((k, v?)))
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) {
+        let run = self.run.cursor(start, end, rev);
+        // Empty layers are left out: each overlay compares keys for every entry.
+        match (&self.merging, self.recent.is_empty()) {
+            (None, true) => drive(run, f),
+            (None, false) => drive(
+                Overlay::new(MapCursor::new(&self.recent, start, end, rev), run, rev),
+                f,
+            ),
+            (Some(m), _) => drive(
+                Overlay::new(
+                    MapCursor::new(&self.recent, start, end, rev),
+                    Overlay::new(MapCursor::new(m, start, end, rev), run, rev),
+                    rev,
+                ),
+                f,
+            ),
+        }
+    }
+}
+
+/// Calls `f` with each present entry of `c` until it returns false.
+fn drive<'a>(mut c: impl Cursor<'a>, mut f: impl FnMut(&[u8], &[u8]) -> bool) {
+    while let Some((k, v)) = c.current() {
+        if let Some(v) = v {
+            if !f(k, v) {
+                return;
+            }
+        }
+        c.advance();
     }
 }
 
@@ -494,17 +767,18 @@ impl MergeJob {
             self.run.len() + self.frozen.len(),
         );
         let mut left = Recent::default();
-        let all = overlay(
-            map_range(&self.frozen, Bound::Unbounded, Bound::Unbounded, false),
-            self.run.range(Bound::Unbounded, Bound::Unbounded, false),
+        let mut all = Overlay::new(
+            MapCursor::new(&self.frozen, Bound::Unbounded, Bound::Unbounded, false),
+            self.run.cursor(Bound::Unbounded, Bound::Unbounded, false),
             false,
         );
-        for (k, v) in all {
+        while let Some((k, v)) = all.current() {
             if let Some(v) = v {
                 if !out.push(k, v) {
                     left.insert(k.to_vec(), Some(v.to_vec()));
                 }
             }
+            all.advance();
         }
         (out.finish(), left)
     }
@@ -655,8 +929,13 @@ impl StoreReader {
             .keys
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        let entries = keys.entries(Bound::Included(start), Bound::Excluded(end), rev);
-        KvPage::try_from_iter(entries.take(limit))
+        let mut page = KvPage::new();
+        let mut result = Ok(());
+        keys.for_each(Bound::Included(start), Bound::Excluded(end), rev, |k, v| {
+            result = page.push(k, v);
+            result.is_ok() && page.len() < limit
+        });
+        result.map(|()| page)
     }
 }
 
@@ -789,6 +1068,71 @@ mod tests {
         }
     }
 
+    /// Every entry a cursor shows, as owned pairs.
+    fn walk<'a>(mut c: impl Cursor<'a>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        while let Some((k, v)) = c.current() {
+            out.push((k.to_vec(), v.map(<[u8]>::to_vec).unwrap_or_default()));
+            c.advance();
+        }
+        out
+    }
+
+    proptest! {
+        /// A run alone, over many blocks (keys sharing prefixes of every length, restarts
+        /// every 16 entries): point reads and walks both ways between any bounds.
+        #[test]
+        fn a_run_reads_like_an_ordered_map(
+            model in prop::collection::btree_map(prop::collection::vec(0u8..3, 0..7), value(), 0..300),
+            probes in prop::collection::vec(prop::collection::vec(0u8..3, 0..7), 1..12),
+        ) {
+            let mut b = RunBuilder::with_capacity(0, 0);
+            for (k, v) in &model {
+                prop_assert!(b.push(k, v));
+            }
+            let run = b.finish();
+            prop_assert_eq!(run.len(), model.len());
+            for k in model.keys().chain(&probes) {
+                prop_assert_eq!(run.get(k), model.get(k).map(Vec::as_slice));
+            }
+            let bound = |k: &Vec<u8>, included: bool, i: usize| match (i % 3, included) {
+                (0, _) => Bound::Unbounded,
+                (_, true) => Bound::Included(k.clone()),
+                _ => Bound::Excluded(k.clone()),
+            };
+            for (i, (a, z)) in probes.iter().zip(probes.iter().rev()).enumerate() {
+                let (start, end) = (bound(a, true, i), bound(z, false, i / 3));
+                let ordered = start_before_end(&start, &end);
+                let want: Vec<(Vec<u8>, Vec<u8>)> = if ordered {
+                    model.range((start.clone(), end.clone())).map(|(k, v)| (k.clone(), v.clone())).collect()
+                } else {
+                    vec![]
+                };
+                let fwd = walk(run.cursor(as_ref(&start), as_ref(&end), false));
+                prop_assert_eq!(&fwd, &want);
+                let mut back = walk(run.cursor(as_ref(&start), as_ref(&end), true));
+                back.reverse();
+                prop_assert_eq!(back, want);
+            }
+        }
+    }
+
+    fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+        match b {
+            Bound::Included(k) => Bound::Included(k.as_slice()),
+            Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+            Bound::Unbounded => Bound::Unbounded,
+        }
+    }
+
+    /// Whether a range from `start` to `end` is one `BTreeMap::range` accepts.
+    fn start_before_end(start: &Bound<Vec<u8>>, end: &Bound<Vec<u8>>) -> bool {
+        match (start, end) {
+            (Bound::Included(a), Bound::Excluded(z)) => a <= z,
+            _ => true,
+        }
+    }
+
     #[test]
     fn keys_out_of_order_while_loading_still_land() {
         let mut loader = Loader::default();
@@ -823,8 +1167,8 @@ mod tests {
             loader.push(&[0x11, i], &envelope(i));
         }
         let keys = loader.finish();
-        // 100 entries of 2-byte keys: 50 values in full, 50 offsets of 8 bytes.
-        assert_eq!(keys.run.data.len(), 100 * (8 + 2) + 50 * 60 + 50 * 8);
+        // 100 entries: 50 values in full, 50 pointing at them.
+        assert_eq!(keys.run.value_forms(), (50, 50));
         let r = reader(Keys {
             recent_min: 3,
             ..keys
@@ -849,13 +1193,10 @@ mod tests {
         r.mirror.settle();
         let keys = r.mirror.keys.read().expect("lock");
         assert!(keys.merging.is_none() && keys.recent.is_empty());
-        // 126 two-byte keys and [0x12]; in full: 49 envelopes under 0x10 (envelope 33 twice:
-        // [0x10, 3] now holds it) and, under 0x11, those of 3 and 7 (their rows no longer hold
-        // them); 51 offsets; 25 one-byte values.
-        assert_eq!(
-            keys.run.data.len(),
-            127 * 8 + 126 * 2 + 1 + 51 * 60 + 51 * 8 + 25
-        );
+        // In full: 49 envelopes under 0x10 (envelope 33 twice: [0x10, 3] now holds it)
+        // and, under 0x11, those of 3 and 7 (their rows no longer hold them); 51 pointers.
+        assert_eq!(keys.run.value_forms(), (51, 51));
+        assert_eq!(keys.run.len(), 127);
         drop(keys);
         assert_eq!(r.get(&[0x12]).expect("read"), Some(envelope(7)));
         assert_eq!(r.get(&[0x11, 7]).expect("read"), Some(envelope(7)));
@@ -939,6 +1280,92 @@ mod tests {
         );
     }
 
+    /// Entries shaped like the file-column stats rows and their covering index entries:
+    /// 22- and 41-byte keys (a table prefix, then a big-endian number), 60-byte values, each
+    /// value under a row key and an index key.
+    fn stats_shaped(n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+            .map(|i| {
+                let row = (i / 2) as u64;
+                let mut key = if i % 2 == 0 {
+                    vec![1u8; 14]
+                } else {
+                    vec![2u8; 33]
+                };
+                key.extend_from_slice(&row.to_be_bytes());
+                let mut value = vec![0x5au8; 52];
+                value.extend_from_slice(&row.to_le_bytes());
+                (key, value)
+            })
+            .collect();
+        entries.sort();
+        entries
+    }
+
+    /// `cargo xtask bench store` runs this (ignored in the test suite): a run's bytes per
+    /// entry and its reads — a whole scan each way, short scans (DuckDB's pages: 32 entries
+    /// from a sought key) and point reads — on 1,000,000 stats-shaped entries.
+    #[test]
+    #[ignore = "benchmark: cargo xtask bench store"]
+    fn bench_run_reads() {
+        use std::time::Instant;
+        let n: usize = 1_000_000;
+        let entries = stats_shaped(n);
+        let mut loader = Loader::default();
+        for (k, v) in &entries {
+            loader.push(k, v);
+        }
+        let keys = loader.finish();
+        let raw: usize = entries.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let bytes = keys.memory_bytes() as usize;
+        let r = reader(keys);
+        let best = |f: &mut dyn FnMut() -> usize| {
+            let mut best = f64::MAX;
+            let mut out = 0;
+            for _ in 0..5 {
+                let t = Instant::now();
+                out = std::hint::black_box(f());
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            (best, out)
+        };
+        let (fwd, seen) = best(&mut || r.scan(&[], &[9], usize::MAX).expect("scan").len());
+        assert_eq!(seen, n);
+        let (rev, seen) = best(&mut || r.scan_rev(&[], &[9], usize::MAX).expect("scan").len());
+        assert_eq!(seen, n);
+        // Every 97th key, so the probes spread over the run without a random source.
+        let probes: Vec<&[u8]> = entries
+            .iter()
+            .step_by(97)
+            .map(|(k, _)| k.as_slice())
+            .collect();
+        let (short, seen) = best(&mut || {
+            probes
+                .iter()
+                .map(|k| r.scan(k, &[9], 32).expect("scan").len())
+                .sum()
+        });
+        assert!(seen > probes.len() * 31);
+        let (gets, found) = best(&mut || {
+            probes
+                .iter()
+                .filter(|k| r.get(k).expect("get").is_some())
+                .count()
+        });
+        assert_eq!(found, probes.len());
+        println!(
+            "mirror run, {n} stats-shaped entries ({:.1} bytes of key and value each): {:.1} \
+             bytes per entry held; full scan {:.1} ns per entry forwards, {:.1} backwards; \
+             32-entry scan from a sought key {:.0} ns; point read {:.0} ns",
+            raw as f64 / n as f64,
+            bytes as f64 / n as f64,
+            fwd * 1e9 / n as f64,
+            rev * 1e9 / n as f64,
+            short * 1e9 / probes.len() as f64,
+            gets * 1e9 / probes.len() as f64,
+        );
+    }
+
     /// `cargo xtask bench store` runs this (ignored in the test suite): what storing each long
     /// value once costs a run's build. 1,000,000 entries shaped like the file-column stats rows
     /// and their covering index entries (22- and 41-byte keys alternating, 60-byte values, each
@@ -986,7 +1413,7 @@ mod tests {
             let mut b = RunBuilder::with_capacity(0, 0);
             for (i, (_, v)) in entries.iter().enumerate() {
                 let fingerprint = b.hasher.hash_one(v) as u32;
-                b.by_value.entry(fingerprint).or_insert(i as u32);
+                b.by_value.entry(fingerprint).or_insert(i as u64);
             }
             b.by_value.len()
         });
