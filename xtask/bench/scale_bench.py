@@ -30,6 +30,8 @@ Measured (DuckDB numbers: medians of 3 fresh processes):
                         psycopg on one connection (latest snapshot, c0's stats, the table's data
                         files and delete files), COPY results read in full
   server_rss_mb         resident memory of the server (all its processes) after the run
+  server_rss_idle_mb    the same after --idle-s seconds without statements (RockLake returns
+                        heap freed in bulk at most every 30 s: decision record 0017)
   server_heap_mb, server_mirror_mb, server_core_memory_mb
                         RockLake only (with --metrics-url): its heap in use, the part of it the
                         store's mirror holds, and the core component's linear memory
@@ -57,6 +59,7 @@ ap.add_argument("--tables", type=int, default=20000)
 ap.add_argument("--files", type=int, default=30000)
 ap.add_argument("--columns", type=int, default=200)
 ap.add_argument("--repeat", type=int, default=7)
+ap.add_argument("--idle-s", type=float, default=35.0)
 args = ap.parse_args()
 os.makedirs(args.data_path, exist_ok=True)
 data_path = args.data_path.rstrip("/") + "/"
@@ -320,4 +323,6 @@ if args.metrics_url:
         for line in text.splitlines():
             if line.startswith(series + " "):
                 r[key] = float(line.split()[1]) / 1e6
+time.sleep(args.idle_s)
+r["server_rss_idle_mb"] = rss_mb(args.server_pid)
 print(json.dumps(r), flush=True)

@@ -632,7 +632,7 @@ fn scale() -> Result<()> {
     // DuckDB's filtered query is almost all catalog overhead (it reads one tiny Parquet file):
     // the goal applies to it. The psycopg replay of the same catalog reads is bound by
     // Python's cost per COPY row on both servers.
-    let rows: [(&str, &str, &str); 16] = [
+    let rows: [(&str, &str, &str); 17] = [
         (
             "filtered_query_ms",
             "DuckDB filtered scan of the big table, median (ms)",
@@ -678,6 +678,11 @@ fn scale() -> Result<()> {
         (
             "server_rss_mb",
             "server resident memory after the run (MB)",
+            "",
+        ),
+        (
+            "server_rss_idle_mb",
+            "  the same after 35 s without statements (MB)",
             "",
         ),
         ("server_heap_mb", "  RockLake: heap in use (MB)", ""),
