@@ -803,6 +803,7 @@ fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Result<Output, SqlErr
             }
             Ok(())
         })?;
+        crate::types::release_row(r);
     }
     Ok(Output::Rows {
         fields: cols.iter().map(ColMeta::field).collect(),

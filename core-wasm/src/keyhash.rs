@@ -2,26 +2,37 @@
 //!
 //! std's SipHash was 10–12 % of DuckDB's big catalog joins: its keyed rounds are built to resist
 //! chosen-key flooding, which costs on every short key (most join keys are one OID, nine bytes).
-//! This hash folds eight bytes at a time with one 64×64→128-bit multiply. It is unseeded — the
-//! core has no randomness, and a statement's keys come from its own rows — like PostgreSQL's
-//! own hash joins and aggregates (`hash_any`, also unseeded), so it is exposed to chosen-key
-//! collisions exactly as PostgreSQL is, and no more.
+//! This hash takes eight bytes at a time with one 64-bit multiply and a rotation, and mixes
+//! the result once at the end (murmur3's finalizer), all in 64-bit operations: a 64×64→128-bit
+//! product is one instruction natively but a call to `__multi3` in the wasm32 build, where it
+//! was 11 % of the column join's instructions. It is unseeded — the core has no randomness,
+//! and a statement's keys come from its own rows — like PostgreSQL's own hash joins and
+//! aggregates (`hash_any`, also unseeded), so it is exposed to chosen-key collisions exactly as
+//! PostgreSQL is, and no more.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 
-/// Odd constants from the digits of π (as in wyhash's family): any odd multipliers with mixed
-/// bits do; these are fixed so that runs are reproducible.
+/// An odd constant from the digits of π (as in wyhash's family): multiplying by an odd number
+/// is a bijection, so two words never collide within one step. Fixed: runs are reproducible.
 const MUL: u64 = 0x243f_6a88_85a3_08d3;
-const FIN: u64 = 0x1319_8a2e_0370_7345;
 
-/// The product's high and low halves folded together: every input bit reaches every output
-/// bit, so keys differing only in high bytes (big-endian integers) still spread over the low
-/// bits hashbrown picks buckets with.
+/// One word into the state. The rotation brings the product's high bits (where a big-endian
+/// integer's changing bytes land) down to where the next multiply spreads them again.
 #[inline]
-fn fold(a: u64, b: u64) -> u64 {
-    let p = u128::from(a) * u128::from(b);
-    (p as u64) ^ ((p >> 64) as u64)
+fn step(h: u64, w: u64) -> u64 {
+    (h ^ w).wrapping_mul(MUL).rotate_left(29)
+}
+
+/// murmur3's 64-bit finalizer: every input bit reaches every output bit, so keys differing
+/// only in high bytes still spread over the low bits hashbrown picks buckets with.
+#[inline]
+fn finalize(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
 }
 
 /// Builds [`KeyHasher`]s; the `S` of the executor's key maps and sets.
@@ -46,26 +57,28 @@ impl Hasher for KeyHasher {
         for w in &mut words {
             let mut b = [0u8; 8];
             b.copy_from_slice(w);
-            self.0 = fold(self.0 ^ u64::from_le_bytes(b), MUL);
+            self.0 = step(self.0, u64::from_le_bytes(b));
         }
         let rest = words.remainder();
         if !rest.is_empty() {
             let mut b = [0u8; 8];
             b[..rest.len()].copy_from_slice(rest);
-            // The count of bytes keeps "a" and "a\0" apart.
-            self.0 = fold(self.0 ^ u64::from_le_bytes(b), MUL ^ rest.len() as u64);
+            // The count of bytes (in the top byte, which a remainder never fills) keeps "a"
+            // and "a\0" apart.
+            b[7] = rest.len() as u8;
+            self.0 = step(self.0, u64::from_le_bytes(b));
         }
     }
 
     #[inline]
     fn write_usize(&mut self, n: usize) {
         // A slice's length prefix.
-        self.0 = fold(self.0 ^ n as u64, MUL);
+        self.0 = step(self.0, n as u64);
     }
 
     #[inline]
     fn finish(&self) -> u64 {
-        fold(self.0, FIN)
+        finalize(self.0)
     }
 }
 

@@ -3235,10 +3235,14 @@ fn compact_in_place(row: &mut Vec<Value>, keep: &[usize]) {
         if from < row.len() {
             row.swap(to, from);
         } else if to < row.len() {
-            row[to] = Value::Null;
+            std::mem::replace(&mut row[to], Value::Null).release();
         }
     }
-    row.resize(keep.len(), Value::Null);
+    if row.len() > keep.len() {
+        crate::types::truncate_row(row, keep.len());
+    } else {
+        row.resize(keep.len(), Value::Null);
+    }
 }
 
 /// Most distinct key values [`Executor::needed_keys`] collects for a virtual relation; with
@@ -5229,6 +5233,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                         self.cx.tick()?;
                         if keep(&r, f)? {
                             kept.push(r);
+                        } else {
+                            crate::types::release_row(r);
                         }
                     }
                     rows = kept;
@@ -5262,6 +5268,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                             *v = std::mem::replace(taken, Value::Null);
                         }
                     }
+                    crate::types::release_row(r);
                     out.push((vals, keys));
                 }
             }

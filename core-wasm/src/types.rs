@@ -238,6 +238,49 @@ impl Value {
         matches!(self, Value::Null)
     }
 
+    /// Whether dropping the value frees or releases memory.
+    #[inline]
+    fn owns_heap(&self) -> bool {
+        matches!(
+            self,
+            Value::Numeric(_) | Value::Text(_) | Value::Bytes(_) | Value::Array(_)
+        )
+    }
+
+    /// Drops the value, running its drop glue only when it holds memory. In the wasm32 build
+    /// that glue stays out of line, and the executor drops millions of integers and NULLs
+    /// (catalog rows' unread columns, joined rows after projection, result rows once
+    /// encoded): a call each was 14 % of DuckDB's column join in the component.
+    #[inline]
+    pub fn release(self) {
+        if self.owns_heap() {
+            drop(self);
+        } else {
+            // Nothing to free: the value is plain bytes.
+            std::mem::forget(self);
+        }
+    }
+}
+
+/// Drops a row through [`Value::release`].
+#[inline]
+pub fn release_row(row: Vec<Value>) {
+    for v in row {
+        v.release();
+    }
+}
+
+/// `row.truncate(len)` through [`Value::release`].
+#[inline]
+pub fn truncate_row(row: &mut Vec<Value>, len: usize) {
+    while row.len() > len {
+        if let Some(v) = row.pop() {
+            v.release();
+        }
+    }
+}
+
+impl Value {
     /// A text value (shared: copies of it into joined rows and results only count references).
     pub fn text(s: impl Into<Arc<str>>) -> Value {
         Value::Text(s.into())
@@ -1087,6 +1130,38 @@ pub fn type_by_oid(oid: u32) -> Option<PgType> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn released_values_still_give_back_what_they_share() {
+        let text: Arc<str> = Arc::from("relname");
+        let array: Arc<[Value]> = Arc::from(vec![Value::text("a")]);
+        let row = || {
+            vec![
+                Value::Int(7),
+                Value::Text(text.clone()),
+                Value::Null,
+                Value::Array(array.clone()),
+                Value::Bool(true),
+            ]
+        };
+        release_row(row());
+        assert_eq!(
+            (Arc::strong_count(&text), Arc::strong_count(&array)),
+            (1, 1)
+        );
+        let mut r = row();
+        truncate_row(&mut r, 2);
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (Arc::strong_count(&text), Arc::strong_count(&array)),
+            (2, 1)
+        );
+        truncate_row(&mut r, 0);
+        assert_eq!(
+            (Arc::strong_count(&text), Arc::strong_count(&array)),
+            (1, 1)
+        );
+    }
 
     proptest! {
         #[test]
