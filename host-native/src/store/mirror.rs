@@ -1302,13 +1302,24 @@ mod tests {
         entries
     }
 
+    /// The fastest of five runs of `f` (seconds), and what it returned.
+    fn best_of_5(f: &mut dyn FnMut() -> usize) -> (f64, usize) {
+        let mut best = f64::MAX;
+        let mut out = 0;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            out = std::hint::black_box(f());
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        (best, out)
+    }
+
     /// `cargo xtask bench store` runs this (ignored in the test suite): a run's bytes per
     /// entry and its reads — a whole scan each way, short scans (DuckDB's pages: 32 entries
     /// from a sought key) and point reads — on 1,000,000 stats-shaped entries.
     #[test]
     #[ignore = "benchmark: cargo xtask bench store"]
     fn bench_run_reads() {
-        use std::time::Instant;
         let n: usize = 1_000_000;
         let entries = stats_shaped(n);
         let mut loader = Loader::default();
@@ -1319,16 +1330,7 @@ mod tests {
         let raw: usize = entries.iter().map(|(k, v)| k.len() + v.len()).sum();
         let bytes = keys.memory_bytes() as usize;
         let r = reader(keys);
-        let best = |f: &mut dyn FnMut() -> usize| {
-            let mut best = f64::MAX;
-            let mut out = 0;
-            for _ in 0..5 {
-                let t = Instant::now();
-                out = std::hint::black_box(f());
-                best = best.min(t.elapsed().as_secs_f64());
-            }
-            (best, out)
-        };
+        let best = best_of_5;
         let (fwd, seen) = best(&mut || r.scan(&[], &[9], usize::MAX).expect("scan").len());
         assert_eq!(seen, n);
         let (rev, seen) = best(&mut || r.scan_rev(&[], &[9], usize::MAX).expect("scan").len());
@@ -1368,39 +1370,18 @@ mod tests {
 
     /// `cargo xtask bench store` runs this (ignored in the test suite): what storing each long
     /// value once costs a run's build. 1,000,000 entries shaped like the file-column stats rows
-    /// and their covering index entries (22- and 41-byte keys alternating, 60-byte values, each
-    /// value twice in a row), built with the real builder, against the fingerprint work alone
+    /// and their covering index entries ([`stats_shaped`]), built with the real builder, against the fingerprint work alone
     /// (the keyed hash and the map probe of every long value) and a plain copy of the same bytes.
     #[test]
     #[ignore = "benchmark: cargo xtask bench store"]
     fn bench_run_build_fingerprints() {
         use std::hash::BuildHasher;
-        use std::time::Instant;
         let n: usize = 1_000_000;
-        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
-            .map(|i| {
-                let row = (i / 2) as u64;
-                let mut key = if i % 2 == 0 {
-                    vec![1u8; 14]
-                } else {
-                    vec![2u8; 33]
-                };
-                key.extend_from_slice(&(i as u64).to_be_bytes());
-                let mut value = vec![0x5au8; 52];
-                value.extend_from_slice(&row.to_le_bytes());
-                (key, value)
-            })
-            .collect();
+        let entries = stats_shaped(n);
         let bytes: usize = entries.iter().map(|(k, v)| 8 + k.len() + v.len()).sum();
         let best = |f: &mut dyn FnMut() -> usize| {
-            let mut best = f64::MAX;
-            let mut out = 0;
-            for _ in 0..5 {
-                let t = Instant::now();
-                out = std::hint::black_box(f());
-                best = best.min(t.elapsed().as_secs_f64());
-            }
-            (best * 1e9 / n as f64, out)
+            let (secs, out) = best_of_5(f);
+            (secs * 1e9 / n as f64, out)
         };
         let (build_ns, run_bytes) = best(&mut || {
             let mut b = RunBuilder::with_capacity(bytes, n);
