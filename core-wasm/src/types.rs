@@ -238,13 +238,23 @@ impl Value {
         matches!(self, Value::Null)
     }
 
-    /// Whether dropping the value frees or releases memory.
+    /// Whether dropping the value frees or releases memory. Every variant is named, so a new
+    /// one must be placed here (a heap variant missing would leak in [`Value::release`]).
     #[inline]
     fn owns_heap(&self) -> bool {
-        matches!(
-            self,
-            Value::Numeric(_) | Value::Text(_) | Value::Bytes(_) | Value::Array(_)
-        )
+        match self {
+            Value::Numeric(_) | Value::Text(_) | Value::Bytes(_) | Value::Array(_) => true,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Uuid(_)
+            | Value::Timestamp(_)
+            | Value::Date(_)
+            | Value::Time(_)
+            | Value::Interval(_)
+            | Value::Tid(..) => false,
+        }
     }
 
     /// Drops the value, running its drop glue only when it holds memory. In the wasm32 build
