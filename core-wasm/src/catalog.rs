@@ -205,7 +205,6 @@ pub struct Schema {
     pub oid: u32,
 }
 
-/// Built-in namespaces, with PostgreSQL's OIDs.
 /// OID of schema `name`: a built-in one, else the first of `schemas` so named; 0 when none is.
 pub fn schema_oid<'s>(name: &str, schemas: impl IntoIterator<Item = &'s Schema>) -> u32 {
     if let Some((_, o)) = BUILTIN_SCHEMAS.iter().find(|(n, _)| *n == name) {
@@ -217,6 +216,7 @@ pub fn schema_oid<'s>(name: &str, schemas: impl IntoIterator<Item = &'s Schema>)
         .map_or(0, |s| s.oid)
 }
 
+/// Built-in namespaces, with PostgreSQL's OIDs.
 pub const BUILTIN_SCHEMAS: [(&str, u32); 4] = [
     ("pg_catalog", 11),
     ("public", 2200),

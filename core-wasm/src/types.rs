@@ -283,10 +283,8 @@ pub fn release_row(row: Vec<Value>) {
 /// `row.truncate(len)` through [`Value::release`].
 #[inline]
 pub fn truncate_row(row: &mut Vec<Value>, len: usize) {
-    while row.len() > len {
-        if let Some(v) = row.pop() {
-            v.release();
-        }
+    for v in row.drain(len.min(row.len())..) {
+        v.release();
     }
 }
 

@@ -60,6 +60,9 @@ struct Stored<'a> {
     shared: usize,
     suffix: &'a [u8],
     value: &'a [u8],
+    /// The value is an earlier entry's copy.
+    #[cfg(test)]
+    pointer: bool,
     /// Where the next entry starts.
     next: usize,
 }
@@ -103,6 +106,8 @@ impl Run {
             shared,
             suffix,
             value,
+            #[cfg(test)]
+            pointer: tag & 1 == 1,
             next,
         }
     }
@@ -182,12 +187,8 @@ impl Run {
         let (mut full, mut pointers) = (0, 0);
         let mut at = 0;
         for _ in 0..self.len {
-            let mut p = at;
-            get_varint(&self.data, &mut p);
-            get_varint(&self.data, &mut p);
-            let pointer = get_varint(&self.data, &mut p) & 1 == 1;
             let e = self.stored(at);
-            if pointer {
+            if e.pointer {
                 pointers += 1;
             } else if e.value.len() >= SHARED_MIN {
                 full += 1;
@@ -767,19 +768,17 @@ impl MergeJob {
             self.run.len() + self.frozen.len(),
         );
         let mut left = Recent::default();
-        let mut all = Overlay::new(
+        let all = Overlay::new(
             MapCursor::new(&self.frozen, Bound::Unbounded, Bound::Unbounded, false),
             self.run.cursor(Bound::Unbounded, Bound::Unbounded, false),
             false,
         );
-        while let Some((k, v)) = all.current() {
-            if let Some(v) = v {
-                if !out.push(k, v) {
-                    left.insert(k.to_vec(), Some(v.to_vec()));
-                }
+        drive(all, |k, v| {
+            if !out.push(k, v) {
+                left.insert(k.to_vec(), Some(v.to_vec()));
             }
-            all.advance();
-        }
+            true
+        });
         (out.finish(), left)
     }
 }
