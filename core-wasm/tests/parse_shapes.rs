@@ -135,7 +135,11 @@ proptest! {
             assert_same_as_parsing(&mut cache, &fill(shape, strs, nums))?;
         }
         if filled_in {
-            prop_assert_eq!(cache.stats().shape_hits, 3, "{}", shape);
+            // Texts after the first are filled in, or answered whole when random literals
+            // repeated an earlier text exactly (short strings often do): never parsed again.
+            let s = cache.stats();
+            prop_assert_eq!(s.parses, 1, "{}: {:?}", shape, s);
+            prop_assert_eq!(s.shape_hits + s.exact_hits, 3, "{}: {:?}", shape, s);
         }
     }
 }
