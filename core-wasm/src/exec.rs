@@ -819,8 +819,19 @@ fn explain(cx: &mut Cx<'_>, stmt: &Statement, analyze: bool) -> Result<Output, S
     if analyze {
         return Err(SqlError::feature("EXPLAIN ANALYZE"));
     }
+    if let Some((verb, dml)) = explained_dml(cx, stmt)? {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        let (mut items, filter, _) = bind_matching(&mut Binder::new(&rcx), &dml)?;
+        // The same pushdown as matching_rows.
+        crate::query::push_down_keys(&mut items, filter.as_ref());
+        let filter = crate::query::push_down_filters(&mut items, filter);
+        return plan_output(crate::query::explain_dml(verb, &items, filter.as_ref()));
+    }
     let Statement::Query(q) = stmt else {
-        return Err(SqlError::feature("EXPLAIN of statements other than SELECT"));
+        return Err(SqlError::feature(
+            "EXPLAIN of statements other than SELECT, UPDATE and DELETE",
+        ));
     };
     if let Some(call) = crate::lifecycle::recognize(q) {
         return plan_output(vec![format!("Function Scan on {}", call.name)]);
@@ -829,6 +840,27 @@ fn explain(cx: &mut Cx<'_>, stmt: &Statement, analyze: bool) -> Result<Output, S
     let rcx = cx.reader(at);
     let bq = Binder::new(&rcx).bind_query(q, None)?;
     plan_output(crate::query::explain(&bq))
+}
+
+/// The UPDATE or DELETE an EXPLAIN names (with its plan's verb), `None` for other statements.
+fn explained_dml<'s>(
+    cx: &mut Cx<'_>,
+    stmt: &'s Statement,
+) -> Result<Option<(&'static str, Dml<'s>)>, SqlError> {
+    Ok(match stmt {
+        Statement::Update(u) => Some(("Update", update_dml(cx, u, None)?)),
+        Statement::Delete(d) => Some(("Delete", delete_dml(cx, d, None)?)),
+        Statement::Query(q) => match q.body.as_ref() {
+            ast::SetExpr::Update(Statement::Update(u)) => {
+                Some(("Update", update_dml(cx, u, q.with.as_ref())?))
+            }
+            ast::SetExpr::Delete(Statement::Delete(d)) => {
+                Some(("Delete", delete_dml(cx, d, q.with.as_ref())?))
+            }
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 fn plan_output(lines: Vec<String>) -> Result<Output, SqlError> {
@@ -970,9 +1002,15 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             statement,
             analyze: false,
             ..
-        } if matches!(statement.as_ref(), Statement::Query(q) if crate::lifecycle::recognize(q).is_none()) =>
+        } if matches!(statement.as_ref(), Statement::Query(q) if crate::lifecycle::recognize(q).is_none())
+            || matches!(
+                statement.as_ref(),
+                Statement::Update(_) | Statement::Delete(_)
+            ) =>
         {
-            if let Statement::Query(q) = statement.as_ref() {
+            if let Some((_, dml)) = explained_dml(cx, statement)? {
+                params = dml_param_types(cx, &dml)?;
+            } else if let Statement::Query(q) = statement.as_ref() {
                 let at = cx.read_point();
                 let rcx = cx.reader(at);
                 let mut binder = Binder::describing(&rcx);

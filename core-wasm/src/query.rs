@@ -2744,27 +2744,12 @@ fn explain_set(s: &BSet, depth: usize, out: &mut Vec<String>) {
                 out.push(plan_line(d, "Aggregate".into()));
                 d += 1;
             }
-            if sel.from.len() > 1 {
-                out.push(plan_line(d, "Nested Loop / Hash Join".into()));
-                d += 1;
-            }
-            for item in &sel.from {
-                explain_source(&item.source, d, out);
-            }
-            let mut subs = Vec::new();
-            for e in sel
+            let exprs = sel
                 .filter
                 .iter()
                 .chain(sel.projection.iter())
-                .chain(sel.having.iter())
-                .chain(sel.from.iter().filter_map(|f| f.on.as_ref()))
-            {
-                subqueries(e, &mut subs);
-            }
-            for q in subs {
-                out.push(plan_line(d, "SubPlan".into()));
-                explain_query(&q, d + 1, out);
-            }
+                .chain(sel.having.iter());
+            explain_from(&sel.from, exprs, d, out);
         }
         BSet::Union(a, b, _) => {
             out.push(plan_line(depth, "Append".into()));
@@ -2773,6 +2758,42 @@ fn explain_set(s: &BSet, depth: usize, out: &mut Vec<String>) {
         }
         BSet::Values(_) => out.push(plan_line(depth, "Values Scan".into())),
         BSet::Query(q) => explain_query(q, depth, out),
+    }
+}
+
+/// The plan lines of `EXPLAIN UPDATE` / `EXPLAIN DELETE`: the target (`verb` on it), then
+/// how the rows are found (the target first, as the statement reads it).
+pub fn explain_dml(verb: &str, from: &[FromItem], filter: Option<&BExpr>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(Source::Table { table, .. }) = from.first().map(|f| &f.source) {
+        out.push(format!("{verb} on {}.{}", table.schema, table.name));
+    }
+    explain_from(from, filter.into_iter(), 1, &mut out);
+    out
+}
+
+/// The FROM items' sources and the subqueries of `exprs` and of the join conditions.
+fn explain_from<'a>(
+    from: &'a [FromItem],
+    exprs: impl Iterator<Item = &'a BExpr>,
+    depth: usize,
+    out: &mut Vec<String>,
+) {
+    let mut d = depth;
+    if from.len() > 1 {
+        out.push(plan_line(d, "Nested Loop / Hash Join".into()));
+        d += 1;
+    }
+    for item in from {
+        explain_source(&item.source, d, out);
+    }
+    let mut subs = Vec::new();
+    for e in exprs.chain(from.iter().filter_map(|f| f.on.as_ref())) {
+        subqueries(e, &mut subs);
+    }
+    for q in subs {
+        out.push(plan_line(d, "SubPlan".into()));
+        explain_query(&q, d + 1, out);
     }
 }
 
@@ -3257,7 +3278,7 @@ const MAX_KEY_PREFIXES: usize = 1024;
 /// read, so this only skips rows that could not pass it. Later FROM items may be the nullable
 /// side of an outer join and are left alone.
 pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
-    let (Some(first), Some(filter)) = (from.first_mut(), filter) else {
+    let (Some((first, rest)), Some(filter)) = (from.split_first_mut(), filter) else {
         return;
     };
     let width = first.width;
@@ -3278,11 +3299,13 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
         match c {
             BExpr::Bin(BinOp::Eq, a, b) => {
                 let (col, val) = match (*a, *b) {
-                    (BExpr::Col(i), v) | (v, BExpr::Col(i)) => (i, v),
+                    (BExpr::Col(i), v) | (v, BExpr::Col(i)) if i < width => (i, v),
                     _ => continue,
                 };
-                if col < width && runtime_const(&val) {
+                if runtime_const(&val) {
                     eq.entry(col).or_insert(val);
+                } else if let Some(list) = constant_column(rest, width, &val) {
+                    lists.entry(col).or_insert(list);
                 }
             }
             BExpr::InList(a, list, false) => {
@@ -3313,6 +3336,67 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
         *key_prefixes = Some(p);
         *index = Some(n);
     }
+}
+
+/// The values `e` takes when it reads one column of a later FROM item whose rows are
+/// constants (a `VALUES` list, or a CTE that is one), perhaps cast: DuckLake's commits name
+/// the catalog rows they change that way (`WITH new_values(tid, cid, …) AS (VALUES …) UPDATE
+/// ducklake_table_column_stats … FROM new_values WHERE table_id = tid AND column_id = cid`),
+/// so `key = e` fixes the key as `key IN (those values)` would. Distinct values, at most
+/// [`MAX_KEY_PREFIXES`]; `None` for anything else.
+fn constant_column(rest: &[FromItem], first_width: usize, e: &BExpr) -> Option<Vec<BExpr>> {
+    let (col, cast) = match e {
+        BExpr::Col(j) => (*j, None),
+        BExpr::Cast(x, ty) => match x.as_ref() {
+            BExpr::Col(j) => (*j, Some(*ty)),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut start = first_width;
+    let item = rest.iter().find(|item| {
+        let here = col >= start && col < start + item.width;
+        start += item.width;
+        here
+    })?;
+    let at = col - (start - item.width);
+    let rows = match &item.source {
+        Source::Values(rows) => rows,
+        Source::Derived(q) if q.order.is_empty() && q.limit.is_none() && q.offset.is_none() => {
+            match &q.body {
+                BSet::Values(rows) => rows,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let mut values: Vec<BExpr> = Vec::new();
+    for row in rows {
+        let v = row.get(at)?;
+        if !runtime_const(v) {
+            return None;
+        }
+        let seen = values.iter().any(|x| match (x, v) {
+            (BExpr::Const(a), BExpr::Const(b)) => a == b,
+            _ => false,
+        });
+        if !seen {
+            if values.len() == MAX_KEY_PREFIXES {
+                return None;
+            }
+            values.push(v.clone());
+        }
+    }
+    if values.is_empty() {
+        return None;
+    }
+    Some(match cast {
+        Some(ty) => values
+            .into_iter()
+            .map(|v| BExpr::Cast(Box::new(v), ty))
+            .collect(),
+        None => values,
+    })
 }
 
 /// Gives each FROM item of a join the WHERE conjuncts that read only its own columns, as its
