@@ -137,22 +137,22 @@ pub fn visible_rows(
     cx: &ReadCx<'_>,
     t: &Table,
 ) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
-    visible_rows_in(cx, &keys::table_prefix(t.id))
+    let prefix = keys::table_prefix(t.id);
+    visible_rows_in(cx, &prefix, &keys::prefix_end(&prefix))
 }
 
-/// Visible rows of a table whose logical key starts with `prefix` (the table's own prefix:
-/// every row).
+/// Visible rows of a table whose logical key is in `[start, end)` (the table's own prefix
+/// range: every row).
 fn visible_rows_in(
     cx: &ReadCx<'_>,
-    prefix: &[u8],
+    start: &[u8],
+    end: &[u8],
 ) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
-    let prefix = prefix.to_vec();
-    let end = keys::prefix_end(&prefix);
-    let committed = scan_visible(cx.kv, &prefix, &end, cx.at)?;
+    let committed = scan_visible(cx.kv, start, end, cx.at)?;
     let mut out: Vec<crate::engine::VisibleRow> = Vec::with_capacity(committed.len());
     let overlay = cx
         .pending
-        .map(|p| p.writes.range(prefix.clone()..end.clone()));
+        .map(|p| p.writes.range(start.to_vec()..end.to_vec()));
     let mut own: std::collections::BTreeMap<&Vec<u8>, &RowWrite> =
         std::collections::BTreeMap::new();
     if let Some(ov) = overlay {
@@ -179,9 +179,12 @@ fn visible_rows_in(
     Ok(out)
 }
 
-/// Visible rows of a table under encoded key prefixes: row-key prefixes (a pushed-down
-/// primary-key condition) or index-entry prefixes (a condition on an index's leading columns),
-/// told apart by their tag. `None`: every row.
+/// An encoded key range `[start, end)`.
+pub type KeyRangeBytes = (Vec<u8>, Vec<u8>);
+
+/// Visible rows of a table in encoded key ranges: row-key ranges (a pushed-down primary-key
+/// condition) or index-entry ranges (a condition on an index's leading columns), told apart
+/// by their tag. `None`: every row.
 ///
 /// Rows read through an index come with their row key only when `with_keys` (UPDATE and
 /// DELETE write by it); otherwise the key is computed only to overlay this transaction's own
@@ -189,16 +192,16 @@ fn visible_rows_in(
 pub fn table_versions(
     cx: &ReadCx<'_>,
     t: &Table,
-    key_prefixes: Option<&[Vec<u8>]>,
+    key_ranges: Option<&[KeyRangeBytes]>,
     with_keys: bool,
 ) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
-    let Some(ps) = key_prefixes else {
+    let Some(ranges) = key_ranges else {
         return visible_rows(cx, t);
     };
     let mut rows = Vec::new();
-    if ps.first().and_then(|p| p.first()) != Some(&keys::TAG_INDEX) {
-        for p in ps {
-            rows.extend(visible_rows_in(cx, p)?);
+    if ranges.first().and_then(|(start, _)| start.first()) != Some(&keys::TAG_INDEX) {
+        for (start, end) in ranges {
+            rows.extend(visible_rows_in(cx, start, end)?);
         }
         return Ok(rows);
     }
@@ -213,8 +216,8 @@ pub fn table_versions(
                 .collect()
         })
         .unwrap_or_default();
-    for p in ps {
-        for (_, env, seq) in scan_visible(cx.kv, p, &keys::prefix_end(p), cx.at)? {
+    for (start, end) in ranges {
+        for (_, env, seq) in scan_visible(cx.kv, start, end, cx.at)? {
             if let Envelope::Row(r) = env {
                 if own.is_empty() && !with_keys {
                     rows.push((Vec::new(), r, Some(seq)));
@@ -236,14 +239,14 @@ pub fn table_versions(
 }
 
 /// Rows of a table as value vectors (columns + ctid), from every row or only those under
-/// `key_prefixes` (see [`table_versions`]); with `used`, columns outside it are NULL.
+/// `key_ranges` (see [`table_versions`]); with `used`, columns outside it are NULL.
 pub fn table_rows(
     cx: &ReadCx<'_>,
     t: &TableRef,
-    key_prefixes: Option<&[Vec<u8>]>,
+    key_ranges: Option<&[KeyRangeBytes]>,
     used: Option<&[bool]>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    table_rows_where(cx, t, key_prefixes, used, &mut |_| Ok(true))
+    table_rows_where(cx, t, key_ranges, used, &mut |_| Ok(true))
 }
 
 /// The visible row of `t` with the greatest key at `cx.at` — the row holding `max` of the
@@ -293,7 +296,7 @@ pub fn last_row(cx: &ReadCx<'_>, t: &TableRef) -> Result<Option<Vec<Value>>, Sql
 pub fn table_rows_where(
     cx: &ReadCx<'_>,
     t: &TableRef,
-    key_prefixes: Option<&[Vec<u8>]>,
+    key_ranges: Option<&[KeyRangeBytes]>,
     used: Option<&[bool]>,
     keep: &mut dyn FnMut(&[Value]) -> Result<bool, SqlError>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
@@ -301,14 +304,14 @@ pub fn table_rows_where(
     // row moved to the end. Tuple numbers are assigned the same way, so sorting by them
     // reproduces the order clients (and the differential replay) observe.
     let mut kept: Vec<(u64, Vec<Value>)> = Vec::new();
-    let committed_only = visit_committed_rows(cx, t, key_prefixes, used, &mut |tuple, row| {
+    let committed_only = visit_committed_rows(cx, t, key_ranges, used, &mut |tuple, row| {
         if keep(row.values())? {
             kept.push((tuple, row.into_values(used)));
         }
         Ok(())
     })?;
     if !committed_only {
-        for (_, r, _) in table_versions(cx, t, key_prefixes, false)? {
+        for (_, r, _) in table_versions(cx, t, key_ranges, false)? {
             cx.tick()?;
             let tuple = r.tuple;
             let values = row_values(t, r)?;
@@ -347,24 +350,24 @@ impl ScannedRow<'_> {
 }
 
 /// Calls `visit` with the tuple number and values of every visible committed row under
-/// `key_prefixes` (the whole table when `None`), in key order per prefix, decoding only the
+/// `key_ranges` (the whole table when `None`), in key order per range, decoding only the
 /// `used` columns or taking the range's rows from the scan cache. Returns false, visiting
 /// nothing, when this transaction has written to the table: its own writes are not here.
 pub fn visit_committed_rows(
     cx: &ReadCx<'_>,
     t: &TableRef,
-    key_prefixes: Option<&[Vec<u8>]>,
+    key_ranges: Option<&[KeyRangeBytes]>,
     used: Option<&[bool]>,
     visit: &mut dyn FnMut(u64, ScannedRow<'_>) -> Result<(), SqlError>,
 ) -> Result<bool, SqlError> {
     if has_own_writes(cx, t) {
         return Ok(false);
     }
-    let whole = [keys::table_prefix(t.id)];
-    for p in key_prefixes.unwrap_or(&whole) {
-        let end = keys::prefix_end(p);
+    let prefix = keys::table_prefix(t.id);
+    let whole = [(prefix.clone(), keys::prefix_end(&prefix))];
+    for (p, end) in key_ranges.unwrap_or(&whole) {
         let newest = cx.at == cx.st.latest;
-        if let Some(rows) = kept_rows(cx, p, &end, used) {
+        if let Some(rows) = kept_rows(cx, p, end, used) {
             for (tuple, values) in rows.iter() {
                 cx.tick()?;
                 visit(*tuple, ScannedRow::Kept(values))?;
@@ -376,7 +379,7 @@ pub fn visit_committed_rows(
         let mut collecting = newest;
         let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
         let mut bytes = 0;
-        visit_visible(cx.kv, p, &end, cx.at, &mut |_, value, _| {
+        visit_visible(cx.kv, p, end, cx.at, &mut |_, value, _| {
             let Some(payload) = Envelope::row_payload(value)? else {
                 return Ok(());
             };
@@ -405,7 +408,7 @@ pub fn visit_committed_rows(
             cx.st
                 .scans
                 .borrow_mut()
-                .put(cx.at, (p, &end), used, all, bytes);
+                .put(cx.at, (p, end), used, all, bytes);
         } else {
             for (tuple, values) in all {
                 visit(tuple, ScannedRow::Decoded(values))?;
@@ -1708,7 +1711,7 @@ fn bind_matching_scoped(
         kind: JoinKind::Cross,
         source: Source::Table {
             table: t.clone(),
-            key_prefixes: None,
+            keys: None,
             index: None,
         },
         on: None,
@@ -1760,10 +1763,10 @@ fn matching_rows(cx: &mut Cx<'_>, dml: &Dml<'_>) -> Result<Matched, SqlError> {
     let exec = Executor::new(&rcx);
     let ranges = match items.first().map(|i| &i.source) {
         Some(Source::Table {
-            key_prefixes: Some(ps),
+            keys: Some(ks),
             index,
             ..
-        }) => exec.key_ranges(t, *index, ps, None),
+        }) => exec.key_ranges(t, *index, ks, None),
         _ => None,
     };
     let joined = exec.run_from(&items, None, None)?;

@@ -154,15 +154,40 @@ pub enum JoinKind {
     Cross,
 }
 
+/// The key ranges a scan reads: prefixes of the key (expressions evaluated once per
+/// execution), each narrowed by a range of the next key column when there is one.
+#[derive(Debug, Clone)]
+pub struct KeyScan {
+    /// At least one; one empty prefix when only the range narrows the scan.
+    pub prefixes: Vec<Vec<BExpr>>,
+    pub range: Option<KeyRange>,
+}
+
+/// One end of a key range, its key column's value encoded ([`Executor::key_ranges`]).
+enum Bound {
+    Open,
+    /// The encoded value, and whether it is inclusive.
+    At(Vec<u8>, bool),
+    /// A NULL bound: no row passes.
+    Null,
+}
+
+/// Bounds of an integer key column: the bound and whether it is inclusive.
+#[derive(Debug, Clone, Default)]
+pub struct KeyRange {
+    pub lo: Option<(BExpr, bool)>,
+    pub hi: Option<(BExpr, bool)>,
+}
+
 #[derive(Debug, Clone)]
 pub enum Source {
     Table {
         table: TableRef,
-        /// Primary-key prefixes the WHERE clause fixes (expressions evaluated once per
-        /// execution): the scan reads only these key ranges. `None`: the whole table.
-        key_prefixes: Option<Vec<Vec<BExpr>>>,
-        /// `Some(n)`: `key_prefixes` are over the columns of secondary index `n`, not the
-        /// primary key.
+        /// The part of the key the WHERE clause fixes: the scan reads only those key
+        /// ranges. `None`: the whole table.
+        keys: Option<KeyScan>,
+        /// `Some(n)`: `keys` are over the columns of secondary index `n`, not the primary
+        /// key.
         index: Option<usize>,
     },
     Virtual {
@@ -1411,7 +1436,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     return Ok((
                         Source::Table {
                             table: t,
-                            key_prefixes: None,
+                            keys: None,
                             index: None,
                         },
                         apply_alias_cols(cols, alias),
@@ -2800,9 +2825,7 @@ fn explain_from<'a>(
 fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
     match src {
         Source::Table {
-            table,
-            key_prefixes: None,
-            ..
+            table, keys: None, ..
         } => out.push(plan_line(
             depth,
             format!(
@@ -2812,41 +2835,59 @@ fn explain_source(src: &Source, depth: usize, out: &mut Vec<String>) {
         )),
         Source::Table {
             table,
-            key_prefixes: Some(ps),
+            keys: Some(ks),
             index,
         } => {
             let (key_cols, key_name) = match index.and_then(|n| table.indexes.get(n)) {
                 Some(ix) => (&ix.columns, &ix.name),
                 None => (&table.primary_key, &table.pkey_name),
             };
-            let cols: Vec<String> = ps
+            let ps = &ks.prefixes;
+            let col_name = |k: usize| {
+                key_cols
+                    .get(k)
+                    .and_then(|c| table.columns.get(*c))
+                    .map(|c| c.name.clone())
+                    .unwrap_or_default()
+            };
+            let shown = |e: &BExpr| match e {
+                BExpr::Const(v) => {
+                    crate::types::format_text(v, PgType::Text).unwrap_or_else(|| "NULL".into())
+                }
+                _ => "(subquery)".into(),
+            };
+            let mut cols: Vec<String> = ps
                 .first()
                 .map(|p| {
                     p.iter()
                         .enumerate()
-                        .map(|(k, e)| {
-                            let name = key_cols
-                                .get(k)
-                                .and_then(|c| table.columns.get(*c))
-                                .map(|c| c.name.clone())
-                                .unwrap_or_default();
-                            let shown = match e {
-                                BExpr::Const(v) => crate::types::format_text(v, PgType::Text)
-                                    .unwrap_or_else(|| "NULL".into()),
-                                _ => "(subquery)".into(),
-                            };
-                            format!("{name} = {shown}")
-                        })
+                        .map(|(k, e)| format!("{} = {}", col_name(k), shown(e)))
                         .collect()
                 })
                 .unwrap_or_default();
+            if let Some(r) = &ks.range {
+                let name = col_name(ps.first().map_or(0, Vec::len));
+                if let Some((e, inclusive)) = &r.lo {
+                    let op = if *inclusive { ">=" } else { ">" };
+                    cols.push(format!("{name} {op} {}", shown(e)));
+                }
+                if let Some((e, inclusive)) = &r.hi {
+                    let op = if *inclusive { "<=" } else { "<" };
+                    cols.push(format!("{name} {op} {}", shown(e)));
+                }
+            }
             out.push(plan_line(
                 depth,
                 format!(
-                    "Index Scan using {} on {}.{} (key prefix: {}{})",
+                    "Index Scan using {} on {}.{} (key {}: {}{})",
                     key_name,
                     table.schema,
                     table.name,
+                    if ks.range.is_some() {
+                        "range"
+                    } else {
+                        "prefix"
+                    },
                     cols.join(", "),
                     if ps.len() > 1 {
                         format!("; {} ranges", ps.len())
@@ -3002,7 +3043,7 @@ pub fn compact_select(
 /// ([`Executor::copy_simple_scan`]).
 pub struct SimpleScan<'q> {
     pub table: &'q TableRef,
-    pub key_prefixes: Option<&'q [Vec<BExpr>]>,
+    pub keys: Option<&'q KeyScan>,
     pub index: Option<usize>,
     pub filter: Option<&'q BExpr>,
     /// The table columns of the output, in order.
@@ -3041,13 +3082,9 @@ pub fn simple_scan(q: &BQuery) -> Option<SimpleScan<'_>> {
         })
         .collect::<Option<Vec<usize>>>()?;
     match &item.source {
-        Source::Table {
+        Source::Table { table, keys, index } => Some(SimpleScan {
             table,
-            key_prefixes,
-            index,
-        } => Some(SimpleScan {
-            table,
-            key_prefixes: key_prefixes.as_deref(),
+            keys: keys.as_ref(),
             index: *index,
             filter: sel.filter.as_ref(),
             used: used_columns(sel, &[]),
@@ -3273,21 +3310,18 @@ const NEEDED_KEYS_MAX: usize = 4096;
 /// Most key ranges one scan is split into (an `IN` list per key column multiplies them).
 const MAX_KEY_PREFIXES: usize = 1024;
 
-/// Narrows the scan of the first FROM item to the primary-key prefixes its WHERE clause fixes
-/// (`pk = v`, `pk IN (…)` on leading key columns, ANDed). The filter still runs on every row
-/// read, so this only skips rows that could not pass it. Later FROM items may be the nullable
-/// side of an outer join and are left alone.
+/// Narrows the scan of the first FROM item to the key prefixes its WHERE clause fixes (`k =
+/// v`, `k IN (…)` on leading columns of the primary key or an index, ANDed), each narrowed
+/// further by bounds on the next key column when it is an integer (`k > v`, `k <= v`,
+/// `BETWEEN`); without a prefix, by bounds on a leading integer key column alone. The filter
+/// still runs on every row read, so this only skips rows that could not pass it. Later FROM
+/// items may be the nullable side of an outer join and are left alone.
 pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
     let (Some((first, rest)), Some(filter)) = (from.split_first_mut(), filter) else {
         return;
     };
     let width = first.width;
-    let Source::Table {
-        table,
-        key_prefixes,
-        index,
-    } = &mut first.source
-    else {
+    let Source::Table { table, keys, index } = &mut first.source else {
         return;
     };
     if table.primary_key.is_empty() && table.indexes.is_empty() {
@@ -3295,6 +3329,7 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
     }
     let mut eq: HashMap<usize, BExpr> = HashMap::new();
     let mut lists: HashMap<usize, Vec<BExpr>> = HashMap::new();
+    let mut ranges: HashMap<usize, KeyRange> = HashMap::new();
     for c in conjuncts(filter.clone()) {
         match c {
             BExpr::Bin(BinOp::Eq, a, b) => {
@@ -3308,6 +3343,26 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
                     lists.entry(col).or_insert(list);
                 }
             }
+            BExpr::Bin(op @ (BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq), a, b) => {
+                // `v < k` is `k > v`.
+                let (col, val, op) = match (*a, *b) {
+                    (BExpr::Col(i), v) if i < width => (i, v, op),
+                    (v, BExpr::Col(i)) if i < width => (i, v, mirrored(op)),
+                    _ => continue,
+                };
+                if !runtime_const(&val) {
+                    continue;
+                }
+                let r = ranges.entry(col).or_default();
+                let (slot, inclusive) = match op {
+                    BinOp::Gt => (&mut r.lo, false),
+                    BinOp::GtEq => (&mut r.lo, true),
+                    BinOp::Lt => (&mut r.hi, false),
+                    _ => (&mut r.hi, true),
+                };
+                // Any one bound of several narrows the scan correctly.
+                slot.get_or_insert((val, inclusive));
+            }
             BExpr::InList(a, list, false) => {
                 if let BExpr::Col(i) = *a {
                     if i < width && !list.is_empty() && list.iter().all(runtime_const) {
@@ -3318,11 +3373,24 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
             _ => {}
         }
     }
+    // Bounds only on integer columns: their key order is their value order (text keys are
+    // byte-ordered, comparisons may follow a collation).
+    ranges.retain(|c, _| {
+        table
+            .columns
+            .get(*c)
+            .is_some_and(|col| matches!(col.ty, PgType::Int2 | PgType::Int4 | PgType::Int8))
+    });
+    let scan_of = |cols: &[usize], prefixes: Vec<Vec<BExpr>>| {
+        let next = prefixes.first().map_or(0, Vec::len);
+        let range = cols.get(next).and_then(|c| ranges.get(c)).cloned();
+        KeyScan { prefixes, range }
+    };
     // The primary key when the condition fixes its leading column, else the index whose
-    // leading columns it fixes most of.
+    // leading columns it fixes most of, else bounds on a leading column.
     let pk = key_prefixes_for(&table.primary_key, &eq, &lists);
     if !pk.is_empty() {
-        *key_prefixes = Some(pk);
+        *keys = Some(scan_of(&table.primary_key, pk));
         return;
     }
     let best = table
@@ -3333,8 +3401,26 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
         .filter(|(_, p)| !p.is_empty())
         .max_by_key(|(n, p)| (p.first().map_or(0, Vec::len), usize::MAX - n));
     if let Some((n, p)) = best {
-        *key_prefixes = Some(p);
+        *keys = Some(scan_of(&table.indexes[n].columns, p));
         *index = Some(n);
+        return;
+    }
+    let leading = std::iter::once((None, &table.primary_key)).chain(
+        table
+            .indexes
+            .iter()
+            .enumerate()
+            .map(|(n, ix)| (Some(n), &ix.columns)),
+    );
+    for (n, cols) in leading {
+        if let Some(r) = cols.first().and_then(|c| ranges.get(c)) {
+            *keys = Some(KeyScan {
+                prefixes: vec![vec![]],
+                range: Some(r.clone()),
+            });
+            *index = n;
+            return;
+        }
     }
 }
 
@@ -4641,8 +4727,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         types: &[PgType],
         out: &mut CopyChunks,
     ) -> Result<Option<usize>, SqlError> {
-        let ranges = match scan.key_prefixes {
-            Some(ps) => self.key_ranges(scan.table, scan.index, ps, None),
+        let ranges = match scan.keys {
+            Some(ks) => self.key_ranges(scan.table, scan.index, ks, None),
             None => None,
         };
         let too_large = |_| SqlError::ProgramLimit {
@@ -4672,12 +4758,13 @@ impl<'a, 'b> Executor<'a, 'b> {
         let (bytes0, chunks0) = (out.byte_len(), out.len());
         let mut tuples: Vec<u64> = Vec::new();
         let mut starts: Vec<usize> = Vec::new();
-        let whole = [crate::keys::table_prefix(scan.table.id)];
+        let prefix = crate::keys::table_prefix(scan.table.id);
+        let whole = [(prefix.clone(), crate::keys::prefix_end(&prefix))];
         let projection = (scan.cols.as_slice(), types);
-        for p in ranges.as_deref().unwrap_or(&whole) {
-            let end = crate::keys::prefix_end(p);
+        for range in ranges.as_deref().unwrap_or(&whole) {
+            let (p, end) = range;
             let used = scan.used.as_deref();
-            if let Some(rows) = crate::exec::kept_rows(self.cx, p, &end, used) {
+            if let Some(rows) = crate::exec::kept_rows(self.cx, p, end, used) {
                 let enc = self.encoded_rows(p, &rows, projection)?;
                 let columns: Vec<_> = match &simple {
                     Some(f) => {
@@ -4710,7 +4797,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             crate::exec::visit_committed_rows(
                 self.cx,
                 scan.table,
-                Some(std::slice::from_ref(p)),
+                Some(std::slice::from_ref(range)),
                 used,
                 &mut |tuple, row| {
                     let row = row.values();
@@ -4823,13 +4910,9 @@ impl<'a, 'b> Executor<'a, 'b> {
     ) -> Result<Vec<Vec<Value>>, SqlError> {
         match src {
             Source::Dual => Ok(vec![vec![]]),
-            Source::Table {
-                table,
-                key_prefixes,
-                index,
-            } => {
-                let ranges = match key_prefixes {
-                    Some(ps) => self.key_ranges(table, *index, ps, parent),
+            Source::Table { table, keys, index } => {
+                let ranges = match keys {
+                    Some(ks) => self.key_ranges(table, *index, ks, parent),
                     None => None,
                 };
                 crate::exec::table_rows(self.cx, table, ranges.as_deref(), used)
@@ -4860,15 +4943,16 @@ impl<'a, 'b> Executor<'a, 'b> {
         }
     }
 
-    /// Encoded key prefixes for a pushed-down scan; `None` falls back to the whole table (a
-    /// value of another type, or an expression that fails: the filter decides then).
+    /// Encoded key ranges for a pushed-down scan, in key order; `None` falls back to the
+    /// whole table (a value of another type, or an expression that fails: the filter decides
+    /// then).
     pub fn key_ranges(
         &self,
         t: &TableRef,
         index: Option<usize>,
-        prefixes: &[Vec<BExpr>],
+        keys: &KeyScan,
         parent: Option<&Env<'_>>,
-    ) -> Option<Vec<Vec<u8>>> {
+    ) -> Option<Vec<crate::exec::KeyRangeBytes>> {
         let (start, key_cols) = match index {
             Some(n) => (
                 crate::keys::index_prefix(t.id, u8::try_from(n).ok()?),
@@ -4881,21 +4965,63 @@ impl<'a, 'b> Executor<'a, 'b> {
             parent,
             aggs: None,
         };
-        let mut out = Vec::with_capacity(prefixes.len());
-        'prefix: for p in prefixes {
+        // A field's encoding for column `k` of the key; `Some(None)` for NULL.
+        let field = |k: usize, e: &BExpr| -> Option<Option<Vec<u8>>> {
+            let ty = t.columns.get(*key_cols.get(k)?)?.ty;
+            let v = self.eval(e, &env).ok()?;
+            if v.is_null() {
+                return Some(None);
+            }
+            if !key_compatible(&v, ty) {
+                return None;
+            }
+            let mut out = Vec::new();
+            crate::keys::encode_field(&mut out, &v, ty);
+            Some(Some(out))
+        };
+        // The range's bounds, encoded once (`None`: a value of another type).
+        let next = keys.prefixes.first().map_or(0, Vec::len);
+        let bound = |b: &Option<(BExpr, bool)>| -> Option<Bound> {
+            Some(match b {
+                None => Bound::Open,
+                Some((e, inclusive)) => match field(next, e)? {
+                    Some(f) => Bound::At(f, *inclusive),
+                    None => Bound::Null,
+                },
+            })
+        };
+        let (lo, hi) = match &keys.range {
+            None => (Bound::Open, Bound::Open),
+            Some(r) => (bound(&r.lo)?, bound(&r.hi)?),
+        };
+        if matches!(lo, Bound::Null) || matches!(hi, Bound::Null) {
+            return Some(Vec::new()); // `k > NULL` is never true
+        }
+        let mut out = Vec::with_capacity(keys.prefixes.len());
+        'prefix: for p in &keys.prefixes {
             let mut key = start.clone();
             for (k, e) in p.iter().enumerate() {
-                let ty = t.columns.get(*key_cols.get(k)?)?.ty;
-                let v = self.eval(e, &env).ok()?;
-                if v.is_null() {
-                    continue 'prefix; // `= NULL` matches nothing
+                match field(k, e)? {
+                    Some(f) => key.extend_from_slice(&f),
+                    None => continue 'prefix, // `= NULL` matches nothing
                 }
-                if !key_compatible(&v, ty) {
-                    return None;
-                }
-                crate::keys::encode_field(&mut key, &v, ty);
             }
-            out.push(key);
+            // Every key holding a value `v` of the next column starts with `key` + `v`'s
+            // encoding, and a field's encoding is never a prefix of another's.
+            let with = |f: &[u8]| [key.as_slice(), f].concat();
+            let from = match &lo {
+                Bound::At(f, true) => with(f),
+                Bound::At(f, false) => crate::keys::prefix_end(&with(f)),
+                Bound::Open | Bound::Null => key.clone(),
+            };
+            let to = match &hi {
+                Bound::At(f, true) => crate::keys::prefix_end(&with(f)),
+                Bound::At(f, false) => with(f),
+                Bound::Open | Bound::Null => crate::keys::prefix_end(&key),
+            };
+            if from < to {
+                out.push((from, to));
+            }
         }
         out.sort();
         out.dedup();
@@ -5206,9 +5332,7 @@ impl<'a, 'b> Executor<'a, 'b> {
     /// integer, and no own writes to `t` in this transaction.
     fn max_of_leading_key(&self, sel: &BSelect, item: &FromItem) -> bool {
         let Source::Table {
-            table,
-            key_prefixes: None,
-            ..
+            table, keys: None, ..
         } = &item.source
         else {
             return false;
@@ -5431,14 +5555,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         &self,
         sel: &'s BSelect,
         parent: Option<&Env<'_>>,
-    ) -> Option<(&'s TableRef, Option<Vec<Vec<u8>>>)> {
+    ) -> Option<(&'s TableRef, Option<Vec<crate::exec::KeyRangeBytes>>)> {
         let [FromItem {
-            source:
-                Source::Table {
-                    table,
-                    key_prefixes,
-                    index,
-                },
+            source: Source::Table { table, keys, index },
             kind,
             on: None,
             hash_keys,
@@ -5450,8 +5569,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         if !hash_keys.is_empty() || *kind == JoinKind::Left {
             return None;
         }
-        let ranges = match key_prefixes {
-            Some(ps) => self.key_ranges(table, *index, ps, parent),
+        let ranges = match keys {
+            Some(ks) => self.key_ranges(table, *index, ks, parent),
             None => None,
         };
         Some((table, ranges))

@@ -219,6 +219,144 @@ fn edge_cases_keep_postgresql_results() {
     assert!(rows.is_empty());
 }
 
+/// Bounds on an integer key column (`snapshot_id > n`: DuckLake's conflict check on
+/// `ducklake_snapshot_changes` when a commit retries, and its snapshot listings) read only the
+/// keys in range, with the rows a full scan gives.
+#[test]
+fn bounds_on_an_integer_key_read_only_their_range() {
+    let mut h = H::new();
+    same_rows_fewer_keys(
+        &mut h,
+        "SELECT snapshot_id, v FROM snap WHERE snapshot_id > '1990'",
+        "SELECT snapshot_id, v FROM snap WHERE snapshot_id + 0 > '1990'",
+        12,
+    );
+    same_rows_fewer_keys(
+        &mut h,
+        "SELECT v FROM snap WHERE (snapshot_id >= 100 AND snapshot_id <= 120) ORDER BY 1",
+        "SELECT v FROM snap WHERE (snapshot_id + 0 >= 100 AND snapshot_id + 0 <= 120) ORDER BY 1",
+        24,
+    );
+    same_rows_fewer_keys(
+        &mut h,
+        "SELECT v FROM snap WHERE snapshot_id BETWEEN 7 AND 9",
+        "SELECT v FROM snap WHERE snapshot_id + 0 BETWEEN 7 AND 9",
+        6,
+    );
+    same_rows_fewer_keys(
+        &mut h,
+        "SELECT count(*) FROM snap WHERE 5 > snapshot_id",
+        "SELECT count(*) FROM snap WHERE 5 > snapshot_id + 0",
+        8,
+    );
+    // Exclusive bounds exclude their own key; an empty range reads nothing.
+    let (rows, _) =
+        h.rows("SELECT snapshot_id FROM snap WHERE snapshot_id > 1997 AND snapshot_id < 1999");
+    assert_eq!(rows, vec![vec![Some("1998".into())]]);
+    let (rows, n) = h.rows("SELECT * FROM snap WHERE snapshot_id > 10 AND snapshot_id < 11");
+    assert!(rows.is_empty());
+    assert!(n <= 2, "{n}");
+    // A NULL bound matches nothing; a bound of another type falls back to the full scan.
+    let (rows, n) = h.rows("SELECT * FROM snap WHERE snapshot_id > NULL");
+    assert!(rows.is_empty());
+    assert!(n <= 2, "{n}");
+    let (rows, _) = h.rows("SELECT v FROM snap WHERE snapshot_id > 1997.5");
+    assert_eq!(
+        rows,
+        vec![vec![Some("v1998".into())], vec![Some("v1999".into())]]
+    );
+    let plan = h.plan("SELECT * FROM snap WHERE snapshot_id > 1990 AND snapshot_id <= 1995");
+    assert_eq!(
+        plan,
+        "Index Scan using snap_pkey on public.snap (key range: snapshot_id > 1990, snapshot_id <= 1995)"
+    );
+    // After a key prefix, on the next key column; text keys are not bounded (collation).
+    let mut f = ducklake_files();
+    same_rows_fewer_keys(
+        &mut f,
+        "SELECT data_file_id, column_id FROM ducklake_file_column_stats WHERE table_id = 3 AND column_id >= 2",
+        "SELECT data_file_id, column_id FROM ducklake_file_column_stats WHERE table_id + 0 = 3 AND column_id >= 2",
+        85,
+    );
+    same_rows_fewer_keys(
+        &mut f,
+        "SELECT data_file_id FROM ducklake_data_file WHERE table_id >= 18",
+        "SELECT data_file_id FROM ducklake_data_file WHERE table_id + 0 >= 18",
+        85,
+    );
+    assert!(h
+        .plan("SELECT * FROM pair WHERE a = 7 AND b > 'k3'")
+        .ends_with("(key prefix: a = 7)"));
+    // UPDATE and DELETE, with the transaction's own writes seen in the range.
+    h.ok("BEGIN");
+    h.ok("DELETE FROM snap WHERE snapshot_id >= 1998");
+    h.ok("INSERT INTO snap VALUES (5000, 'new')");
+    h.kv.keys_read.set(0);
+    h.ok("UPDATE snap SET v = 'late' WHERE snapshot_id > 1995");
+    assert!(h.kv.keys_read.get() <= 40, "{}", h.kv.keys_read.get());
+    let (a, _) = h.rows("SELECT snapshot_id, v FROM snap WHERE snapshot_id > 1994 ORDER BY 1");
+    let (b, _) = h.rows("SELECT snapshot_id, v FROM snap WHERE snapshot_id + 0 > 1994 ORDER BY 1");
+    assert_eq!(a, b);
+    assert_eq!(
+        a.iter()
+            .map(|r| r[0].clone().unwrap_or_default())
+            .collect::<Vec<_>>(),
+        ["1995", "1996", "1997", "5000"]
+    );
+    assert_eq!(a[1][1].as_deref(), Some("late"));
+    h.ok("ROLLBACK");
+}
+
+/// Random bounds, on the primary key and after an index prefix, give what a full scan gives.
+#[test]
+fn random_bounds_give_the_rows_a_full_scan_gives() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let h = std::cell::RefCell::new(ducklake_files());
+    let ops = prop::sample::select(vec![">", ">=", "<", "<=", "="]);
+    let bound = prop_oneof![
+        (-5i64..810).prop_map(|v| v.to_string()),
+        Just("NULL".to_string())
+    ];
+    let cond = (ops.clone(), bound.clone(), prop::option::of((ops, bound)));
+    let mut runner = TestRunner::new(Config::with_cases(300));
+    runner
+        .run(
+            &(cond, 0i64..22, any::<bool>()),
+            |((op1, b1, more), table, on_index)| {
+                let col = if on_index {
+                    "column_id"
+                } else {
+                    "data_file_id"
+                };
+                let rel = if on_index {
+                    "ducklake_file_column_stats"
+                } else {
+                    "ducklake_data_file"
+                };
+                let prefix = if on_index {
+                    format!("table_id = {table} AND ")
+                } else {
+                    String::new()
+                };
+                let mut fast = format!("{prefix}{col} {op1} {b1}");
+                let mut slow = format!("{prefix}{col} + 0 {op1} {b1}");
+                if let Some((op2, b2)) = more {
+                    fast.push_str(&format!(" AND {col} {op2} {b2}"));
+                    slow.push_str(&format!(" AND {col} + 0 {op2} {b2}"));
+                }
+                let q = |w: &str| {
+                    format!("SELECT data_file_id, table_id FROM {rel} WHERE {w} ORDER BY 1, 2")
+                };
+                let (a, _) = h.borrow_mut().rows(&q(&fast));
+                let (b, _) = h.borrow_mut().rows(&q(&slow));
+                prop_assert_eq!(a, b, "{}", fast);
+                Ok(())
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// DuckLake's data-file and file-stats tables (no index of their own in DuckLake): 20 tables,
 /// 40 files each, 3 columns of stats per file.
 fn ducklake_files() -> H {

@@ -3,8 +3,9 @@
 //! against PostgreSQL, replayed here connection by connection, COPY data included) is
 //! EXPLAINed, and each `Seq Scan` is checked against the statement's own text: a WHERE
 //! clause of the query that reads the table must not compare the leading column of the
-//! table's primary key or of one of its indexes to a constant, a list of constants or a
-//! column of a constant `VALUES` list.
+//! table's primary key or of one of its indexes (`=`, `IN`, `<`, `<=`, `>`, `>=`, `BETWEEN`)
+//! to a constant, a list of constants or a column of a constant `VALUES` list. (Bounds narrow
+//! only integer keys; every bounded key column in the traces is one.)
 
 mod common;
 
@@ -128,7 +129,12 @@ fn fixes_a_key(stmt: &Statement, table: &str, keys: &HashSet<String>) -> bool {
                 let fixed = match c {
                     Expr::BinaryOp {
                         left,
-                        op: BinaryOperator::Eq,
+                        op:
+                            BinaryOperator::Eq
+                            | BinaryOperator::Lt
+                            | BinaryOperator::LtEq
+                            | BinaryOperator::Gt
+                            | BinaryOperator::GtEq,
                         right,
                     } => {
                         (self.is_key(left, &names) && self.is_constant(right))
@@ -140,6 +146,14 @@ fn fixes_a_key(stmt: &Statement, table: &str, keys: &HashSet<String>) -> bool {
                         negated: false,
                         ..
                     } => self.is_key(expr, &names) && list.iter().all(|x| self.is_constant(x)),
+                    Expr::Between {
+                        expr,
+                        negated: false,
+                        low,
+                        high,
+                    } => {
+                        self.is_key(expr, &names) && self.is_constant(low) && self.is_constant(high)
+                    }
                     _ => false,
                 };
                 self.found |= fixed;
