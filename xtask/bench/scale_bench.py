@@ -29,6 +29,8 @@ Measured (DuckDB numbers: medians of 3 fresh processes):
   catalog_read_ms       the catalog statements DuckDB sends for that query, replayed with
                         psycopg on one connection (latest snapshot, c0's stats, the table's data
                         files and delete files), COPY results read in full
+  catalog_read_after_commit_ms
+                        the same, each right after another client's commit (median)
   server_rss_mb         resident memory of the server (all its processes) after the run
   server_rss_idle_mb    the same after --idle-s seconds without statements (RockLake returns
                         heap freed in bulk at most every 30 s: decision record 0017)
@@ -312,6 +314,20 @@ def catalog_read():
 
 r["catalog_read_bytes"] = catalog_read()
 r["catalog_read_ms"], r["catalog_read_max_ms"] = median_ms(catalog_read, args.repeat)
+
+
+def catalog_read_after_commit():
+    # Another client's commit first (a no-op update of a catalog row, the same on both
+    # servers): RockLake keeps catalog COPY results only until the next commit, so these
+    # reads run again, as DuckDB's do after every commit of the lake.
+    replay.execute("UPDATE ducklake_metadata SET value = value WHERE key = 'version'")
+    t0 = time.perf_counter()
+    catalog_read()
+    return (time.perf_counter() - t0) * 1000
+
+
+xs = [catalog_read_after_commit() for _ in range(args.repeat)]
+r["catalog_read_after_commit_ms"] = round(statistics.median(xs), 2)
 r["server_rss_mb"] = rss_mb(args.server_pid)
 if args.metrics_url:
     # RockLake's memory gauges, sampled by the scrape (docs/configuration.md, /metrics).

@@ -632,7 +632,7 @@ fn scale() -> Result<()> {
     // DuckDB's filtered query is almost all catalog overhead (it reads one tiny Parquet file):
     // the goal applies to it. The psycopg replay of the same catalog reads is bound by
     // Python's cost per COPY row on both servers.
-    let rows: [(&str, &str, &str); 17] = [
+    let rows: [(&str, &str, &str); 18] = [
         (
             "filtered_query_ms",
             "DuckDB filtered scan of the big table, median (ms)",
@@ -664,6 +664,11 @@ fn scale() -> Result<()> {
             "",
         ),
         ("catalog_read_max_ms", "  same, slowest (ms)", ""),
+        (
+            "catalog_read_after_commit_ms",
+            "  same, each right after another client's commit (ms)",
+            "<=50 ms, <=0.2x",
+        ),
         ("attach_ms", "DuckDB ATTACH (ms)", ""),
         (
             "attach_first_ms",
