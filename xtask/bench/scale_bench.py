@@ -24,6 +24,9 @@ Measured (DuckDB numbers: medians of 3 fresh processes):
   filtered_query_after_commit_ms
   filtered_query_client_cpu_ms / filtered_query_after_commit_client_cpu_ms
                         CPU time of the DuckDB process during those queries (medians)
+  filtered_query_catalog_ms / filtered_query_after_commit_catalog_ms
+                        the rest of those queries' wall time (wall - DuckDB's CPU, median):
+                        the catalog's overhead per query
                         the same query, each right after a one-row INSERT into a small table
                         (median of --repeat): RockLake's copy cache is empty then
   catalog_read_ms       the catalog statements DuckDB sends for that query, replayed with
@@ -231,24 +234,27 @@ t0 = time.perf_counter()
 got = c.execute(q).fetchall()
 first = (time.perf_counter() - t0) * 1000
 assert got == [(1,)], f"filtered query returned {got}"
-xs, xc = [], []
+xs, xc, xo = [], [], []
 for _ in range(repeat):
     t0, c0 = time.perf_counter(), time.process_time()
     c.execute(q).fetchall()
     xs.append((time.perf_counter() - t0) * 1000)
     xc.append((time.process_time() - c0) * 1000)
+    xo.append(xs[-1] - xc[-1])
 # The same query right after a commit (a one-row insert into a small table): RockLake keeps
 # the results of DuckDB's catalog COPYs only until the next commit, so these execute again.
-ys, yc = [], []
+ys, yc, yo = [], [], []
 for i in range(repeat):
     c.execute(f"INSERT INTO lake.t0 VALUES ({i}, 'bump', 0.5)")
     t0, c0 = time.perf_counter(), time.process_time()
     c.execute(q).fetchall()
     ys.append((time.perf_counter() - t0) * 1000)
     yc.append((time.process_time() - c0) * 1000)
+    yo.append(ys[-1] - yc[-1])
 print(json.dumps({"attach": attach, "show": show, "first": first, "warm": statistics.median(xs),
                   "after_commit": statistics.median(ys), "warm_cpu": statistics.median(xc),
-                  "after_commit_cpu": statistics.median(yc)}))
+                  "after_commit_cpu": statistics.median(yc), "warm_outside": statistics.median(xo),
+                  "after_commit_outside": statistics.median(yo)}))
 """
 rounds = []
 empty_listings = 0
@@ -276,6 +282,10 @@ r["filtered_query_after_commit_ms"] = med("after_commit")
 # DuckDB's own CPU (its process) in those queries: work no catalog server can take away.
 r["filtered_query_client_cpu_ms"] = med("warm_cpu")
 r["filtered_query_after_commit_client_cpu_ms"] = med("after_commit_cpu")
+# The rest of each query's wall time (median of wall - DuckDB's CPU, query by query): the
+# catalog server's answers and the wire, what the catalog adds to a query.
+r["filtered_query_catalog_ms"] = med("warm_outside")
+r["filtered_query_after_commit_catalog_ms"] = med("after_commit_outside")
 r["empty_first_listings"] = empty_listings
 log(f"DuckDB: {rounds}")
 
@@ -321,13 +331,15 @@ def catalog_read_after_commit():
     # servers): RockLake keeps catalog COPY results only until the next commit, so these
     # reads run again, as DuckDB's do after every commit of the lake.
     replay.execute("UPDATE ducklake_metadata SET value = value WHERE key = 'version'")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     catalog_read()
-    return (time.perf_counter() - t0) * 1000
+    return (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
 
 
 xs = [catalog_read_after_commit() for _ in range(args.repeat)]
-r["catalog_read_after_commit_ms"] = round(statistics.median(xs), 2)
+r["catalog_read_after_commit_ms"] = round(statistics.median(w for w, _ in xs), 2)
+# psycopg's own CPU in them (Python's cost per COPY row, the same on both servers).
+r["catalog_read_after_commit_client_cpu_ms"] = round(statistics.median(c for _, c in xs), 2)
 r["server_rss_mb"] = rss_mb(args.server_pid)
 if args.metrics_url:
     # RockLake's memory gauges, sampled by the scrape (docs/configuration.md, /metrics).
