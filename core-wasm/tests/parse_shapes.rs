@@ -3,31 +3,16 @@
 //! for every text DuckDB sent in the recorded traces, and for random literals put into
 //! statement shapes DuckDB uses.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
 use proptest::prelude::*;
 use rocklake_core::parsecache::ParseCache;
-
-fn shared_dir() -> PathBuf {
-    std::env::var_os("ROCKLAKE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-}
 
 /// Every simple-query text of the recorded traces, in the order DuckDB sent them.
 fn traced_queries() -> Vec<String> {
     let mut out = Vec::new();
     for run in ["pg155", "pg155default", "pg155conflict"] {
-        let path = shared_dir().join(format!("traces/statements-{run}.jsonl.gz"));
-        let unzipped = Command::new("gzip")
-            .arg("-dc")
-            .arg(&path)
-            .output()
-            .unwrap_or_else(|e| panic!("gzip -dc {}: {e}", path.display()));
-        assert!(unzipped.status.success(), "gzip -dc {}", path.display());
-        for line in String::from_utf8(unzipped.stdout).expect("utf-8").lines() {
-            let rec: serde_json::Value = serde_json::from_str(line).expect("json line");
+        for rec in common::trace(run) {
             for msg in rec["front"].as_array().expect("front messages") {
                 if msg["type"] == "Query" {
                     out.push(msg["query"].as_str().expect("query text").to_string());

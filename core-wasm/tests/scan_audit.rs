@@ -11,8 +11,6 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
-use std::path::PathBuf;
-use std::process::Command;
 
 use rocklake_core::memkv::MemKv;
 use rocklake_core::Engine;
@@ -20,27 +18,6 @@ use sqlparser::ast::{
     BinaryOperator, CopySource, Expr, FromTable, InTarget, Select, SetExpr, Statement, TableFactor,
     TableWithJoins, Visit, Visitor,
 };
-
-fn shared_dir() -> PathBuf {
-    std::env::var_os("ROCKLAKE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-}
-
-fn trace(run: &str) -> Vec<serde_json::Value> {
-    let path = shared_dir().join(format!("traces/statements-{run}.jsonl.gz"));
-    let out = Command::new("gzip")
-        .arg("-dc")
-        .arg(&path)
-        .output()
-        .unwrap_or_else(|e| panic!("gzip -dc {}: {e}", path.display()));
-    assert!(out.status.success(), "gzip -dc {}", path.display());
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
-}
 
 /// A binary COPY stream of the rows the trace recorded (their values as hex).
 fn binary_copy(decoded: &serde_json::Value) -> Vec<u8> {
@@ -262,7 +239,7 @@ fn no_traced_statement_scans_a_whole_table_when_its_condition_fixes_a_key() {
         let mut e = Engine::open(&kv).expect("open");
         let audit = e.open_session("audit", "lake");
         let mut sessions = HashMap::new();
-        for rec in trace(run) {
+        for rec in common::trace(run) {
             let conn = rec["conn"].as_i64().expect("conn");
             let s = *sessions
                 .entry(conn)

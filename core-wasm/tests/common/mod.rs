@@ -78,3 +78,28 @@ pub fn assert_executed_twice<T: PartialEq + std::fmt::Debug>(
         assert_eq!(first, second, "{sql}");
     }
 }
+
+/// The shared test material (`ROCKLAKE_SHARED`, else `../shared` beside the checkout).
+#[allow(dead_code)]
+pub fn shared_dir() -> std::path::PathBuf {
+    std::env::var_os("ROCKLAKE_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+}
+
+/// The records of a recorded trace (`traces/statements-<run>.jsonl.gz`), in order.
+#[allow(dead_code)]
+pub fn trace(run: &str) -> Vec<serde_json::Value> {
+    let path = shared_dir().join(format!("traces/statements-{run}.jsonl.gz"));
+    let out = std::process::Command::new("gzip")
+        .arg("-dc")
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| panic!("gzip -dc {}: {e}", path.display()));
+    assert!(out.status.success(), "gzip -dc {}", path.display());
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
