@@ -825,10 +825,7 @@ fn explain(cx: &mut Cx<'_>, stmt: &Statement, analyze: bool) -> Result<Output, S
     if let Some((verb, dml)) = explained_dml(cx, stmt)? {
         let at = cx.read_point();
         let rcx = cx.reader(at);
-        let (mut items, filter, _) = bind_matching(&mut Binder::new(&rcx), &dml)?;
-        // The same pushdown as matching_rows.
-        crate::query::push_down_keys(&mut items, filter.as_ref());
-        let filter = crate::query::push_down_filters(&mut items, filter);
+        let (items, filter, _) = plan_matching(&mut Binder::new(&rcx), &dml)?;
         return plan_output(crate::query::explain_dml(verb, &items, filter.as_ref()));
     }
     let Statement::Query(q) = stmt else {
@@ -1679,6 +1676,16 @@ type Matched = (
 /// Source items (target table first), filter and (column, value) assignments of a DML.
 type BoundMatching = (Vec<FromItem>, Option<BExpr>, Vec<(usize, BExpr)>);
 
+/// [`bind_matching`], with the target read through its key or an index when the WHERE clause
+/// allows and WHERE conjuncts moved to the items they filter: how UPDATE and DELETE find their
+/// rows, and what EXPLAIN shows of them.
+fn plan_matching(binder: &mut Binder<'_, '_>, dml: &Dml<'_>) -> Result<BoundMatching, SqlError> {
+    let (mut items, filter, sets) = bind_matching(binder, dml)?;
+    crate::query::push_down_keys(&mut items, filter.as_ref());
+    let filter = crate::query::push_down_filters(&mut items, filter);
+    Ok((items, filter, sets))
+}
+
 /// Binds the target, FROM list, WHERE clause and SET expressions of an UPDATE or DELETE:
 /// the source items (target table first), the filter and the (column, value) assignments.
 fn bind_matching(binder: &mut Binder<'_, '_>, dml: &Dml<'_>) -> Result<BoundMatching, SqlError> {
@@ -1754,12 +1761,8 @@ fn matching_rows(cx: &mut Cx<'_>, dml: &Dml<'_>) -> Result<Matched, SqlError> {
     let t = &dml.table;
     let at = cx.read_point();
     let rcx = cx.reader(at);
-    let mut binder = Binder::new(&rcx);
-    let (mut items, filter, sets) = bind_matching(&mut binder, dml)?;
-    // The target table is read through its key or an index when the WHERE clause allows;
-    // the target versions below come from the same key ranges.
-    crate::query::push_down_keys(&mut items, filter.as_ref());
-    let filter = crate::query::push_down_filters(&mut items, filter);
+    // The target versions below come from the same key ranges as the matching rows.
+    let (items, filter, sets) = plan_matching(&mut Binder::new(&rcx), dml)?;
     let exec = Executor::new(&rcx);
     let ranges = match items.first().map(|i| &i.source) {
         Some(Source::Table {

@@ -3373,8 +3373,9 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
             _ => {}
         }
     }
-    // Bounds only on integer columns: their key order is their value order (text keys are
-    // byte-ordered, comparisons may follow a collation).
+    // Bounds only on integer columns, the only bounded key columns DuckLake has (a text key's
+    // escaped encoding also sorts like its bytes, but no test holds a bounded scan of one to
+    // the comparison's answer).
     ranges.retain(|c, _| {
         table
             .columns
@@ -4727,10 +4728,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         types: &[PgType],
         out: &mut CopyChunks,
     ) -> Result<Option<usize>, SqlError> {
-        let ranges = match scan.keys {
-            Some(ks) => self.key_ranges(scan.table, scan.index, ks, None),
-            None => None,
-        };
+        let ranges = scan
+            .keys
+            .and_then(|ks| self.key_ranges(scan.table, scan.index, ks, None));
         let too_large = |_| SqlError::ProgramLimit {
             message: "COPY result exceeds 4 GiB".into(),
         };
@@ -4911,10 +4911,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         match src {
             Source::Dual => Ok(vec![vec![]]),
             Source::Table { table, keys, index } => {
-                let ranges = match keys {
-                    Some(ks) => self.key_ranges(table, *index, ks, parent),
-                    None => None,
-                };
+                let ranges = keys
+                    .as_ref()
+                    .and_then(|ks| self.key_ranges(table, *index, ks, parent));
                 crate::exec::table_rows(self.cx, table, ranges.as_deref(), used)
             }
             Source::Virtual { schema, name } => {
@@ -5569,10 +5568,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         if !hash_keys.is_empty() || *kind == JoinKind::Left {
             return None;
         }
-        let ranges = match keys {
-            Some(ks) => self.key_ranges(table, *index, ks, parent),
-            None => None,
-        };
+        let ranges = keys
+            .as_ref()
+            .and_then(|ks| self.key_ranges(table, *index, ks, parent));
         Some((table, ranges))
     }
 

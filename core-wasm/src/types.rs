@@ -270,6 +270,17 @@ impl Value {
             std::mem::forget(self);
         }
     }
+
+    /// A text value (shared: copies of it into joined rows and results only count references).
+    pub fn text(s: impl Into<Arc<str>>) -> Value {
+        Value::Text(s.into())
+    }
+
+    /// The empty text, without an allocation of its own (catalog rows hold many).
+    pub fn empty_text() -> Value {
+        static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+        Value::Text(EMPTY.clone())
+    }
 }
 
 /// Drops a row through [`Value::release`].
@@ -285,19 +296,6 @@ pub fn release_row(row: Vec<Value>) {
 pub fn truncate_row(row: &mut Vec<Value>, len: usize) {
     for v in row.drain(len.min(row.len())..) {
         v.release();
-    }
-}
-
-impl Value {
-    /// A text value (shared: copies of it into joined rows and results only count references).
-    pub fn text(s: impl Into<Arc<str>>) -> Value {
-        Value::Text(s.into())
-    }
-
-    /// The empty text, without an allocation of its own (catalog rows hold many).
-    pub fn empty_text() -> Value {
-        static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
-        Value::Text(EMPTY.clone())
     }
 }
 

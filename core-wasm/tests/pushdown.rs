@@ -270,7 +270,7 @@ fn bounds_on_an_integer_key_read_only_their_range() {
         plan,
         "Index Scan using snap_pkey on public.snap (key range: snapshot_id > 1990, snapshot_id <= 1995)"
     );
-    // After a key prefix, on the next key column; text keys are not bounded (collation).
+    // After a key prefix, on the next key column; text keys are not bounded.
     let mut f = ducklake_files();
     same_rows_fewer_keys(
         &mut f,

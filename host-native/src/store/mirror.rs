@@ -1329,10 +1329,9 @@ mod tests {
         let raw: usize = entries.iter().map(|(k, v)| k.len() + v.len()).sum();
         let bytes = keys.memory_bytes() as usize;
         let r = reader(keys);
-        let best = best_of_5;
-        let (fwd, seen) = best(&mut || r.scan(&[], &[9], usize::MAX).expect("scan").len());
+        let (fwd, seen) = best_of_5(&mut || r.scan(&[], &[9], usize::MAX).expect("scan").len());
         assert_eq!(seen, n);
-        let (rev, seen) = best(&mut || r.scan_rev(&[], &[9], usize::MAX).expect("scan").len());
+        let (rev, seen) = best_of_5(&mut || r.scan_rev(&[], &[9], usize::MAX).expect("scan").len());
         assert_eq!(seen, n);
         // Every 97th key, so the probes spread over the run without a random source.
         let probes: Vec<&[u8]> = entries
@@ -1340,14 +1339,14 @@ mod tests {
             .step_by(97)
             .map(|(k, _)| k.as_slice())
             .collect();
-        let (short, seen) = best(&mut || {
+        let (short, seen) = best_of_5(&mut || {
             probes
                 .iter()
                 .map(|k| r.scan(k, &[9], 32).expect("scan").len())
                 .sum()
         });
         assert!(seen > probes.len() * 31);
-        let (gets, found) = best(&mut || {
+        let (gets, found) = best_of_5(&mut || {
             probes
                 .iter()
                 .filter(|k| r.get(k).expect("get").is_some())
@@ -1369,8 +1368,9 @@ mod tests {
 
     /// `cargo xtask bench store` runs this (ignored in the test suite): what storing each long
     /// value once costs a run's build. 1,000,000 entries shaped like the file-column stats rows
-    /// and their covering index entries ([`stats_shaped`]), built with the real builder, against the fingerprint work alone
-    /// (the keyed hash and the map probe of every long value) and a plain copy of the same bytes.
+    /// and their covering index entries ([`stats_shaped`]), built with the real builder,
+    /// against the fingerprint work alone (the keyed hash and the map probe of every long
+    /// value) and a plain copy of the same bytes.
     #[test]
     #[ignore = "benchmark: cargo xtask bench store"]
     fn bench_run_build_fingerprints() {
