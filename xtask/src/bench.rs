@@ -677,7 +677,7 @@ fn scale() -> Result<()> {
         ("catalog_read_max_ms", "  same, slowest (ms)", ""),
         (
             "catalog_read_after_commit_ms",
-            "  same, each right after another client's commit (ms)",
+            "  same, right after a commit into every range they read (ms)",
             "",
         ),
         (
