@@ -18,6 +18,7 @@ mod guest;
 pub mod keyhash;
 pub mod keys;
 pub mod lifecycle;
+mod longtext;
 pub mod mem;
 pub mod memkv;
 pub mod params;

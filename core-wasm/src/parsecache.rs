@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use sqlparser::ast::{Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
+use sqlparser::ast::{SetExpr, Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
 
 use crate::error::SqlError;
 
@@ -41,6 +41,10 @@ pub struct ParseStats {
     pub templates: u64,
     /// Shapes found unusable when checked.
     pub unusable: u64,
+    /// Long texts answered statement by statement ([`crate::longtext`]).
+    pub long_texts: u64,
+    /// Rows of long `INSERT … VALUES` statements read without the parser.
+    pub rows_read: u64,
 }
 
 /// A bounded cache of parse results. Parsing is a pure function of the text, so every answer
@@ -135,6 +139,11 @@ impl ParseCache {
             return Ok(hit.clone());
         }
         if sql.len() > Self::MAX_TEXT {
+            crate::exec::check_limits(sql)?;
+            if let Some(parsed) = self.parse_long(sql) {
+                self.stats.long_texts += 1;
+                return Ok(parsed);
+            }
             return self.parse_new(sql, false);
         }
         let Some((key, lits)) =
@@ -197,6 +206,59 @@ impl ParseCache {
             self.exact.insert(sql.to_string(), stmts.clone());
         }
         Ok(stmts)
+    }
+
+    /// A long text statement by statement: short statements through the caches, long
+    /// `INSERT … VALUES` of plain literals row by row, any other long one parsed on its own.
+    /// `None` when the text cannot be split, or a statement does not parse (the whole text is
+    /// then parsed as before, so an error is the one parsing it gives).
+    fn parse_long(&mut self, sql: &str) -> Option<Parsed> {
+        let mut out: Vec<Arc<Statement>> = Vec::new();
+        for stmt in crate::longtext::statements(sql)? {
+            if stmt.len() <= Self::MAX_TEXT {
+                out.extend(self.parse(stmt).ok()?.iter().cloned());
+            } else if let Some(insert) = self.values_insert(stmt) {
+                out.push(Arc::new(insert));
+            } else {
+                out.extend(self.parse_new(stmt, false).ok()?.iter().cloned());
+            }
+        }
+        Some(out.into())
+    }
+
+    /// A long `INSERT … VALUES` of plain literals: its head and first row parsed (through the
+    /// caches), every row read by [`crate::longtext::values_insert`]; the first row must be
+    /// the one the parser gave.
+    fn values_insert(&mut self, stmt: &str) -> Option<Statement> {
+        let read = crate::longtext::values_insert(stmt)?;
+        let probe = format!("{} {}", read.head, read.first_row);
+        // A probe too long for the caches would come back here: parse it directly.
+        let parsed: Parsed = if probe.len() <= Self::MAX_TEXT {
+            self.parse(&probe).ok()?
+        } else {
+            crate::exec::parse(&probe)
+                .ok()?
+                .into_iter()
+                .map(Arc::new)
+                .collect()
+        };
+        let [one] = &*parsed else { return None };
+        let Statement::Insert(insert) = &**one else {
+            return None;
+        };
+        let mut insert = insert.clone();
+        let SetExpr::Values(values) = insert.source.as_mut()?.body.as_mut() else {
+            return None;
+        };
+        let [row] = values.rows.as_slice() else {
+            return None;
+        };
+        if values.explicit_row || values.value_keyword || row.content != read.rows[0].content {
+            return None;
+        }
+        self.stats.rows_read += read.rows.len() as u64;
+        values.rows = read.rows;
+        Some(Statement::Insert(insert))
     }
 
     fn remember_shape(&mut self, key: String, shape: Shape) {
@@ -349,7 +411,21 @@ impl VisitorMut for Fill<'_, '_> {
     }
 }
 
-fn is_ident_char(c: u8) -> bool {
+/// The end of the plain integer or decimal digits (`12`, `1.5`) starting at `i`.
+pub(crate) fn digits_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    i
+}
+
+pub(crate) fn is_ident_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
@@ -364,7 +440,7 @@ fn opens_literal(prev: Option<u8>) -> bool {
 
 /// The index of the quote that closes a quoted span starting at `from` (a doubled quote
 /// inside is part of the span); `None` for an unclosed span or a NUL in it.
-fn closing_quote(b: &[u8], mut from: usize, quote: u8) -> Option<usize> {
+pub(crate) fn closing_quote(b: &[u8], mut from: usize, quote: u8) -> Option<usize> {
     loop {
         match *b.get(from)? {
             0 => return None,
@@ -411,15 +487,7 @@ fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
             }
             b'0'..=b'9' => {
                 let start = i;
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-                if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                    while i < b.len() && b[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                }
+                i = digits_end(b, i);
                 let next = b.get(i).copied();
                 let ends = next.is_none_or(|n| !(is_ident_char(n) || n == b'.' || n == b'$'));
                 if opens_literal(prev) && ends {

@@ -128,3 +128,131 @@ proptest! {
         }
     }
 }
+
+/// A plain literal as DuckLake writes them into its bulk INSERTs (read without the parser).
+fn plain_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "(\\PC|[';\n\t\u{1}\\\\\"])*".prop_map(|s| format!("'{}'", s.replace('\'', "''"))),
+        3 => "-?[0-9]{1,20}(\\.[0-9]{1,6})?",
+        2 => prop::sample::select(&["NULL", "null", "TRUE", "false", "False"][..])
+            .prop_map(str::to_string),
+    ]
+}
+
+/// Anything else in a row: the statement must then be parsed (and still give its tree).
+const NOT_PLAIN: &[&str] = &[
+    "now()",
+    "1e5",
+    "CAST('1' AS BIGINT)",
+    "- 5",
+    "1.",
+    ".5",
+    "E'x'",
+    "$1",
+    "'a' 'b'",
+    "'a'\n'b'",
+    "1 -- c\n",
+    "NULL::text",
+    "+1",
+    "-'1'",
+    "1_000",
+    "(1)",
+    "",
+];
+
+/// A bulk `INSERT … VALUES` text, its row count, and whether all its values are plain.
+fn bulk_insert() -> impl Strategy<Value = (String, usize, bool)> {
+    (1usize..8, 20usize..160, any::<bool>())
+        .prop_flat_map(|(width, rows, columns)| {
+            (
+                prop::collection::vec(prop::collection::vec(plain_value(), width), rows),
+                prop::collection::vec(prop::sample::select(&[",", ", ", " ,\n", ",\t"][..]), rows),
+                prop::option::weighted(
+                    0.2,
+                    (
+                        any::<prop::sample::Index>(),
+                        prop::sample::select(NOT_PLAIN),
+                    ),
+                ),
+                Just(columns.then(|| {
+                    let names: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
+                    format!(" ({})", names.join(", "))
+                })),
+            )
+        })
+        .prop_map(|(mut rows, seps, spoil, columns)| {
+            if let Some((at, odd)) = spoil {
+                let n = rows.len();
+                let row = &mut rows[at.index(n)];
+                let w = row.len();
+                row[at.index(w)] = odd.to_string();
+            }
+            let mut sql = format!(
+                "INSERT INTO \"public\".ducklake_file_column_stats{} VALUES ",
+                columns.unwrap_or_default()
+            );
+            for (i, (row, sep)) in rows.iter().zip(&seps).enumerate() {
+                if i > 0 {
+                    sql.push_str(sep);
+                }
+                sql.push('(');
+                sql.push_str(&row.join(sep));
+                sql.push(')');
+            }
+            (sql, rows.len(), spoil.is_none())
+        })
+}
+
+/// The other statements of a DuckLake commit string (one of them a syntax error).
+const SHORT: &[(&str, bool)] = &[
+    (
+        "UPDATE ducklake_table_stats SET record_count = 5 WHERE table_id = 1",
+        true,
+    ),
+    ("SELECT 'a;b', \"c;d\" FROM t", true),
+    (
+        "DELETE FROM ducklake_data_file WHERE data_file_id IN (1, 2)",
+        true,
+    ),
+    (
+        "INSERT INTO ducklake_snapshot VALUES (3, NOW(), 1, 2, 3)",
+        true,
+    ),
+    ("SELEC 1", false),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Long texts are split into statements and their bulk rows read without the parser
+    /// (longtext.rs): the trees (or the error) must be parsing's own.
+    #[test]
+    fn long_commit_texts_get_the_trees_parsing_gives(
+        pieces in prop::collection::vec(
+            prop_oneof![
+                3 => bulk_insert().prop_map(|(s, rows, plain)| (s, Some(rows), plain)),
+                1 => prop::sample::select(SHORT).prop_map(|(s, ok)| (s.to_string(), None, ok)),
+            ],
+            1..5,
+        ),
+        seps in prop::collection::vec(prop::sample::select(&[";", ";\n", "; ;", ";;", " ;\n\t"][..]), 5),
+    ) {
+        let mut sql = String::new();
+        for (i, (piece, _, _)) in pieces.iter().enumerate() {
+            sql.push_str(piece);
+            sql.push_str(seps[i]);
+        }
+        let mut cache = ParseCache::default();
+        assert_same_as_parsing(&mut cache, &sql)?;
+        let s = cache.stats();
+        if sql.len() > 4096 && pieces.iter().all(|(_, _, plain)| *plain) {
+            let rows: usize = pieces
+                .iter()
+                .filter(|(piece, _, _)| piece.len() > 4096)
+                .filter_map(|(_, rows, _)| *rows)
+                .sum();
+            prop_assert_eq!(s.long_texts, 1, "{:?}", s);
+            prop_assert_eq!(s.rows_read, rows as u64, "{:?}", s);
+        }
+    }
+}
