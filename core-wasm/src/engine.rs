@@ -66,6 +66,8 @@ pub struct CopyIn {
     pub table_id: u32,
     pub columns: Vec<usize>,
     pub binary: bool,
+    /// The text format's delimiter and NULL text.
+    pub layout: crate::wire::TextLayout,
     pub buf: Vec<u8>,
 }
 
@@ -724,10 +726,13 @@ impl Engine {
             return Ok(None);
         }
         let crate::engine::Txn {
-            pending: p,
+            pending: mut p,
             settings,
             ..
         } = txn;
+        for id in std::mem::take(&mut p.temporary) {
+            p.forget_table(id);
+        }
         if p.is_empty() {
             sess.settings.commit(settings);
             if let Some(tag) = tag {

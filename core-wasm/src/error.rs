@@ -103,6 +103,10 @@ pub enum SqlError {
     /// The feature is outside what RockLake implements; see COMPAT.md.
     #[error("{what} is not supported")]
     FeatureNotSupported { what: String },
+    /// PostgreSQL refuses this too, as a feature it does not support (its own message): change
+    /// the statement.
+    #[error("{message}")]
+    UnsupportedByPostgres { message: String },
     /// ROLLBACK first.
     #[error("current transaction is aborted, commands ignored until end of transaction block")]
     InFailedTransaction,
@@ -232,7 +236,9 @@ impl SqlError {
             SqlError::Grouping { .. } => "42803",
             SqlError::CardinalityViolation => "21000",
             SqlError::DivisionByZero => "22012",
-            SqlError::FeatureNotSupported { .. } => "0A000",
+            SqlError::FeatureNotSupported { .. } | SqlError::UnsupportedByPostgres { .. } => {
+                "0A000"
+            }
             SqlError::InFailedTransaction => "25P02",
             SqlError::SerializationFailure => "40001",
             SqlError::ReadOnlyTransaction { .. } => "25006",

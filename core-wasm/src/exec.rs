@@ -1181,6 +1181,15 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     if ct.query.is_some() {
         return Err(SqlError::feature("CREATE TABLE AS"));
     }
+    // A temporary table lives only in the transaction that creates it (`ON COMMIT DROP`, as
+    // DuckDB's UPDATE through the postgres extension makes them); one that would outlive it
+    // is refused rather than made a permanent table.
+    let temporary = ct.temporary;
+    if temporary && !matches!(ct.on_commit, Some(ast::OnCommit::Drop)) {
+        return Err(SqlError::feature(
+            "temporary tables other than ON COMMIT DROP",
+        ));
+    }
     let mut columns: Vec<Column> = Vec::new();
     let mut pk: Vec<usize> = Vec::new();
     for (i, cd) in ct.columns.iter().enumerate() {
@@ -1204,7 +1213,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             match &opt.option {
                 ast::ColumnOption::NotNull => col.not_null = true,
                 ast::ColumnOption::Null => col.not_null = false,
-                ast::ColumnOption::Default(e) => col.default_sql = Some(e.to_string()),
+                ast::ColumnOption::Default(e) => col.default_sql = stored_default(e, ty),
                 ast::ColumnOption::PrimaryKey(_) => {
                     col.not_null = true;
                     pk.push(i);
@@ -1252,7 +1261,11 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         columns,
         primary_key: pk,
     };
-    cx.pending()?.put_table(Arc::new(table), true)?;
+    let pending = cx.pending()?;
+    pending.put_table(Arc::new(table), true)?;
+    if temporary {
+        pending.temporary.push(id);
+    }
     Ok(Output::Command {
         tag: "CREATE TABLE".into(),
     })
@@ -1321,6 +1334,10 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
         });
     };
     let mut table = (*t).clone();
+    // Added columns with a default, to fill into the rows already there.
+    let mut fills: Vec<(String, String)> = Vec::new();
+    // Positions of dropped columns, each in the column list left by the ones before it.
+    let mut dropped: Vec<usize> = Vec::new();
     for op in &at.operations {
         match op {
             ast::AlterTableOperation::AddColumn {
@@ -1351,7 +1368,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     match &opt.option {
                         ast::ColumnOption::NotNull => col.not_null = true,
                         ast::ColumnOption::Null => {}
-                        ast::ColumnOption::Default(e) => col.default_sql = Some(e.to_string()),
+                        ast::ColumnOption::Default(e) => col.default_sql = stored_default(e, ty),
                         other => {
                             return Err(SqlError::feature(format!(
                                 "column option {other} in ALTER TABLE"
@@ -1362,7 +1379,45 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 if col.not_null && col.default_sql.is_none() {
                     return Err(SqlError::feature("ADD COLUMN NOT NULL without DEFAULT"));
                 }
+                if let Some(d) = &col.default_sql {
+                    fills.push((col.name.clone(), d.clone()));
+                }
                 table.columns.push(col);
+            }
+            ast::AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                for name in column_names {
+                    let cname = crate::query::ident(name);
+                    let Some(i) = table.columns.iter().position(|c| c.name == cname) else {
+                        if *if_exists {
+                            continue;
+                        }
+                        return Err(SqlError::UndefinedColumn {
+                            name: format!("{cname}\" of relation \"{}", table.name),
+                        });
+                    };
+                    if table.primary_key.contains(&i)
+                        || table.indexes.iter().any(|x| x.columns.contains(&i))
+                    {
+                        return Err(SqlError::feature(
+                            "DROP COLUMN of a primary key or indexed column",
+                        ));
+                    }
+                    table.columns.remove(i);
+                    let shift = |c: &mut usize| {
+                        if *c > i {
+                            *c -= 1;
+                        }
+                    };
+                    table.primary_key.iter_mut().for_each(shift);
+                    for x in &mut table.indexes {
+                        x.columns.iter_mut().for_each(shift);
+                    }
+                    dropped.push(i);
+                }
             }
             other => {
                 return Err(SqlError::feature(format!(
@@ -1377,7 +1432,51 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             }
         }
     }
+    let (schema, name) = (table.schema.clone(), table.name.clone());
+    // Rows are stored by column position: the rows already there (read with the old
+    // definition) lose the dropped columns' values, keeping their keys, row ids and ctids.
+    let rewritten = if dropped.is_empty() {
+        Vec::new()
+    } else {
+        let at = cx.read_point();
+        visible_rows(&cx.reader(at), &t)?
+    };
+    let table_id = table.id;
     cx.pending()?.put_table(Arc::new(table), false)?;
+    for (lk, mut row, seq) in rewritten {
+        for &i in &dropped {
+            if i < row.values.len() {
+                row.values.remove(i);
+            }
+        }
+        let size = buffered_size(&row, &t);
+        cx.pending()?.put_row(
+            lk,
+            RowWrite {
+                table_id,
+                row: Some(row),
+                base_seq: seq,
+                inserted: false,
+            },
+            size,
+        )?;
+    }
+    // Rows already there read an added column's default, as in PostgreSQL (which keeps a
+    // constant default as the column's "missing value" and rewrites the table for a volatile
+    // one): here they are rewritten with it, in the same transaction, as an UPDATE would.
+    for (column, default) in fills {
+        let sql = format!(
+            "UPDATE {}.{} SET {} = {default}",
+            crate::pgcatalog::quote_ident(&schema),
+            crate::pgcatalog::quote_ident(&name),
+            crate::pgcatalog::quote_ident(&column),
+        );
+        let stmts = parse(&sql)?;
+        let [Statement::Update(u)] = stmts.as_slice() else {
+            return Err(SqlError::internal(format!("not one UPDATE: {sql}")));
+        };
+        update(cx, u, None)?;
+    }
     Ok(Output::Command {
         tag: "ALTER TABLE".into(),
     })
@@ -1495,6 +1594,29 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     Ok(v)
 }
 
+/// A column default as PostgreSQL stores and shows it (`pg_get_expr`, information_schema's
+/// `column_default`) for the forms DuckLake and DuckDB write: `DEFAULT NULL` is no default at
+/// all; a string literal for a text column is cast to the column's type (`'x'::character
+/// varying`); `TRUE`/`FALSE` for a boolean column are `true`/`false`. Anything else is kept
+/// as written.
+fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
+    let ast::Expr::Value(v) = e else {
+        // PostgreSQL prints an operator expression in brackets.
+        return Some(match e {
+            ast::Expr::BinaryOp { .. } => format!("({e})"),
+            _ => e.to_string(),
+        });
+    };
+    match (&v.value, ty) {
+        (ast::Value::Null, _) => None,
+        (ast::Value::Boolean(b), PgType::Bool) => Some(b.to_string()),
+        (ast::Value::SingleQuotedString(text), PgType::Varchar | PgType::Text) => {
+            Some(format!("'{}'::{}", text.replace('\'', "''"), ty.sql_name()))
+        }
+        _ => Some(e.to_string()),
+    }
+}
+
 fn check_not_null(t: &Table, values: &[Value]) -> Result<(), SqlError> {
     for (i, c) in t.columns.iter().enumerate() {
         if c.not_null && values.get(i).is_none_or(Value::is_null) {
@@ -1520,6 +1642,12 @@ fn encode_row(values: &[Value], tuple: u64) -> pb::Row {
         values: values.iter().map(to_datum).collect(),
         tuple,
     }
+}
+
+/// What a buffered row version counts against the transaction's batch limit: the row, once
+/// more per index entry it writes at commit.
+fn buffered_size(row: &pb::Row, t: &Table) -> usize {
+    prost::Message::encoded_len(row) * (1 + t.indexes.len())
 }
 
 /// Buffers a new row.
@@ -1925,7 +2053,7 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
             // Rows without a key keep their storage identity (row id) across updates.
             let old_id = targets[ti].1.row_id;
             row.row_id = old_id;
-            let size = prost::Message::encoded_len(&row) * (1 + t.indexes.len());
+            let size = buffered_size(&row, &t);
             cx.pending()?.put_row(
                 old_lk.clone(),
                 RowWrite {
@@ -1937,7 +2065,7 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
                 size,
             )?;
         } else if &new_lk == old_lk {
-            let size = prost::Message::encoded_len(&row) * (1 + t.indexes.len());
+            let size = buffered_size(&row, &t);
             cx.pending()?.put_row(
                 old_lk.clone(),
                 RowWrite {
@@ -1989,7 +2117,7 @@ fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Re
             None => {}
         },
     }
-    let size = prost::Message::encoded_len(&row) * (1 + t.indexes.len());
+    let size = buffered_size(&row, t);
     cx.pending()?.put_row(
         lk,
         RowWrite {
@@ -2043,32 +2171,103 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
 
 // ------------------------------------------------------------------ COPY
 
-fn copy_is_binary(
+/// A COPY's format from its options: binary, or text with PostgreSQL's `DELIMITER` and
+/// `NULL` (errors as PostgreSQL's option checks give them). CSV and its options are not
+/// supported.
+fn copy_format(
     options: &[ast::CopyOption],
     legacy: &[ast::CopyLegacyOption],
-) -> Result<bool, SqlError> {
-    let mut binary = false;
+) -> Result<(bool, wire::TextLayout), SqlError> {
+    /// The options both syntaxes share.
+    enum Opt {
+        Binary(bool),
+        Delimiter(char),
+        Null(String),
+    }
+    let mut opts = Vec::new();
     for o in options {
-        match o {
-            ast::CopyOption::Format(f) => {
-                binary = match f.value.to_ascii_lowercase().as_str() {
-                    "binary" => true,
-                    "text" => false,
-                    other => return Err(SqlError::feature(format!("COPY format {other}"))),
+        opts.push(match o {
+            ast::CopyOption::Format(f) => match f.value.to_ascii_lowercase().as_str() {
+                "binary" => Opt::Binary(true),
+                "text" => Opt::Binary(false),
+                "csv" => return Err(SqlError::feature("COPY format csv")),
+                other => {
+                    return Err(SqlError::InvalidParameter {
+                        message: format!("COPY format \"{other}\" not recognized"),
+                    })
                 }
-            }
-            ast::CopyOption::Freeze(_) => {}
+            },
+            ast::CopyOption::Freeze(_) => continue,
+            ast::CopyOption::Delimiter(c) => Opt::Delimiter(*c),
+            ast::CopyOption::Null(n) => Opt::Null(n.clone()),
             other => return Err(SqlError::feature(format!("COPY option {other}"))),
-        }
+        });
     }
     for l in legacy {
-        if matches!(l, ast::CopyLegacyOption::Binary) {
-            binary = true;
-        } else {
-            return Err(SqlError::feature(format!("COPY option {l}")));
+        opts.push(match l {
+            ast::CopyLegacyOption::Binary => Opt::Binary(true),
+            ast::CopyLegacyOption::Delimiter(c) => Opt::Delimiter(*c),
+            ast::CopyLegacyOption::Null(n) => Opt::Null(n.clone()),
+            other => return Err(SqlError::feature(format!("COPY option {other}"))),
+        });
+    }
+    let (mut format, mut delimiter, mut null) = (None, None, None);
+    for o in opts {
+        let repeated = match o {
+            Opt::Binary(b) => format.replace(b).is_some(),
+            Opt::Delimiter(c) => delimiter.replace(c).is_some(),
+            Opt::Null(n) => null.replace(n).is_some(),
+        };
+        if repeated {
+            return Err(SqlError::Syntax {
+                message: "conflicting or redundant options".into(),
+            });
         }
     }
-    Ok(binary)
+    let binary = format.unwrap_or(false);
+    if binary && delimiter.is_some() {
+        return Err(SqlError::Syntax {
+            message: "cannot specify DELIMITER in BINARY mode".into(),
+        });
+    }
+    if binary && null.is_some() {
+        return Err(SqlError::Syntax {
+            message: "cannot specify NULL in BINARY mode".into(),
+        });
+    }
+    let mut layout = wire::TextLayout::default();
+    if let Some(d) = delimiter {
+        if !d.is_ascii() {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: "COPY delimiter must be a single one-byte character".into(),
+            });
+        }
+        if d == '\n' || d == '\r' {
+            return Err(SqlError::InvalidParameter {
+                message: "COPY delimiter cannot be newline or carriage return".into(),
+            });
+        }
+        if d == '\\' || d == '.' || d.is_ascii_lowercase() || d.is_ascii_digit() {
+            return Err(SqlError::InvalidParameter {
+                message: format!("COPY delimiter cannot be \"{d}\""),
+            });
+        }
+        layout.delimiter = d;
+    }
+    if let Some(n) = null {
+        if n.contains(['\n', '\r']) {
+            return Err(SqlError::InvalidParameter {
+                message: "COPY null representation cannot use newline or carriage return".into(),
+            });
+        }
+        layout.null = n;
+    }
+    if layout.null.contains(layout.delimiter) {
+        return Err(SqlError::UnsupportedByPostgres {
+            message: "COPY delimiter must not appear in the NULL specification".into(),
+        });
+    }
+    Ok((binary, layout))
 }
 
 fn copy(
@@ -2079,7 +2278,7 @@ fn copy(
     options: &[ast::CopyOption],
     legacy: &[ast::CopyLegacyOption],
 ) -> Result<Output, SqlError> {
-    let binary = copy_is_binary(options, legacy)?;
+    let (binary, layout) = copy_format(options, legacy)?;
     if to {
         if !matches!(target, ast::CopyTarget::Stdout) {
             return Err(SqlError::feature("COPY TO a file or program (only STDOUT)"));
@@ -2173,7 +2372,7 @@ fn copy(
             n = rows.len();
             for r in &rows {
                 chunks
-                    .push(&wire::copy_text_row(r, &types))
+                    .push(&wire::copy_text_row(r, &types, &layout))
                     .map_err(too_large)?;
             }
         }
@@ -2223,6 +2422,7 @@ fn copy(
         table_id: t.id,
         columns: cols,
         binary,
+        layout,
         buf: Vec::new(),
     });
     Ok(Output::CopyIn { binary, columns: n })
@@ -2244,7 +2444,7 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
     let rows = if copy.binary {
         wire::parse_copy_binary(&copy.buf, &types)?
     } else {
-        wire::parse_copy_text(&copy.buf, &types)?
+        wire::parse_copy_text(&copy.buf, &types, &copy.layout)?
     };
     let n = rows.len();
     for r in rows {

@@ -79,6 +79,8 @@ pub struct PendingCatalogTxn {
     /// Index entries repair rewrites (logical key → row copy, `None` removes the entry);
     /// ordinary writes maintain indexes at commit instead.
     pub index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
+    /// Temporary tables `ON COMMIT DROP` created in this transaction: forgotten at commit.
+    pub temporary: Vec<u32>,
 }
 
 impl PendingCatalogTxn {
@@ -137,6 +139,23 @@ impl PendingCatalogTxn {
         self.tables.remove(&table_id);
         self.dropped.push(table_id);
         Ok(())
+    }
+
+    /// Removes every trace of a table this transaction created (definition, rows, tuple
+    /// counter, buffered operations): a temporary table `ON COMMIT DROP`, which never reaches
+    /// the store. Other tables' writes are untouched.
+    pub fn forget_table(&mut self, id: u32) {
+        self.tables.remove(&id);
+        self.dropped.retain(|d| *d != id);
+        self.writes.retain(|_, w| w.table_id != id);
+        self.tuple_counters.remove(&id);
+        self.ops.retain(|op| match op {
+            BufferedOp::Row { table_id, .. }
+            | BufferedOp::CreateTable { table_id }
+            | BufferedOp::AlterTable { table_id }
+            | BufferedOp::DropTable { table_id } => *table_id != id,
+            _ => true,
+        });
     }
 
     pub fn put_meta(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) -> Result<(), SqlError> {

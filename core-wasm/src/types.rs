@@ -1063,16 +1063,8 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         PgType::Time => Value::Time(parse_time_part(s.trim()).ok_or_else(err)?),
         PgType::Interval => Value::Interval(parse_interval(s).ok_or_else(err)?),
         PgType::Tid => {
-            let inner = s
-                .trim()
-                .strip_prefix('(')
-                .and_then(|x| x.strip_suffix(')'))
-                .ok_or_else(err)?;
-            let (b, o) = inner.split_once(',').ok_or_else(err)?;
-            Value::Tid(
-                b.trim().parse().map_err(|_| err())?,
-                o.trim().parse().map_err(|_| err())?,
-            )
+            let (b, o) = parse_tid(s).ok_or_else(err)?;
+            Value::Tid(b, o)
         }
         PgType::Int2Array | PgType::TextArray => {
             let inner = s
@@ -1132,9 +1124,87 @@ pub fn type_by_oid(oid: u32) -> Option<PgType> {
     ALL_TYPES.iter().copied().find(|t| t.oid() == oid)
 }
 
+/// PostgreSQL's `tidin`: the block number follows the first `(` (or `,`), the offset the next
+/// `,`; each is read as C's `strtoul`/`strtol` read it (leading space, a sign, digits, or none
+/// at all for 0) and must be followed by `,` and `)` respectively. What comes before the `(`
+/// and after the `)` is ignored, as there: DuckDB's UPDATE sends ctids as `'(0,1)'`, quotes
+/// included.
+fn parse_tid(s: &str) -> Option<(u32, u16)> {
+    let b = s.as_bytes();
+    let mut coords = [0usize; 2];
+    let mut n = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if n == 2 {
+            break;
+        }
+        if c == b',' || (c == b'(' && n == 0) {
+            coords[n] = i + 1;
+            n += 1;
+        }
+    }
+    if n < 2 {
+        return None;
+    }
+    let (block, rest) = c_integer(&s[coords[0]..])?;
+    if !rest.starts_with(',') {
+        return None;
+    }
+    // strtoul wraps a negative number; PostgreSQL accepts what still fits a block number
+    // read as signed or unsigned 32 bits.
+    let block = u32::try_from(block)
+        .ok()
+        .or_else(|| i32::try_from(block).ok().map(|v| v as u32))?;
+    let (offset, rest) = c_integer(&s[coords[1]..])?;
+    if !rest.starts_with(')') {
+        return None;
+    }
+    Some((block, u16::try_from(offset).ok()?))
+}
+
+/// C's `strtol` on `s`: the value and the text after it (all of `s` when no digits follow the
+/// optional space and sign: the value is then 0). `None` when the number overflows.
+fn c_integer(s: &str) -> Option<(i64, &str)> {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let end = digits.bytes().take_while(u8::is_ascii_digit).count();
+    if end == 0 {
+        return Some((0, s));
+    }
+    let v: i64 = digits[..end].parse().ok()?;
+    Some((if negative { -v } else { v }, &digits[end..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tids_read_as_postgresql_reads_them() {
+        let read = |s: &str| parse_tid(s);
+        assert_eq!(read("(0,1)"), Some((0, 1)));
+        // DuckDB's UPDATE sends its ctids quoted; PostgreSQL skips to the bracket.
+        assert_eq!(read("'(12,3)'"), Some((12, 3)));
+        assert_eq!(read("(,1)"), Some((0, 1)));
+        assert_eq!(read("( 5,+6)"), Some((5, 6)));
+        assert_eq!(read("(-1,0)"), Some((u32::MAX, 0)));
+        assert_eq!(read("(4294967295,65535)"), Some((u32::MAX, 65535)));
+        for bad in [
+            "(4294967296,1)",
+            "(1,65536)",
+            "(1,-1)",
+            "(1 ,2)",
+            "(1,2",
+            "1,2)",
+            "",
+            "(1)",
+        ] {
+            assert_eq!(read(bad), None, "{bad:?}");
+        }
+    }
     use proptest::prelude::*;
 
     #[test]

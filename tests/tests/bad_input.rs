@@ -250,3 +250,116 @@ const FUNCTION_CORPUS: &[&str] = &[
 fn scalar_functions_match_postgres() {
     compare_with_postgres(&[], FUNCTION_CORPUS);
 }
+
+/// ALTER TABLE as DuckLake's migrations use it (ADD COLUMN with defaults, DROP COLUMN),
+/// temporary tables `ON COMMIT DROP`, and ctids in the text forms PostgreSQL's `tidin` takes
+/// (DuckDB's UPDATE sends them quoted): the same rows, defaults and errors as PostgreSQL.
+const ALTER_SETUP: &[&str] = &[
+    "CREATE TABLE m (id BIGINT PRIMARY KEY, v VARCHAR)",
+    "INSERT INTO m VALUES (1, 'a'), (2, NULL)",
+    "CREATE TABLE n (i INTEGER, s VARCHAR DEFAULT 'x', t TEXT DEFAULT 'it''s', b BOOLEAN DEFAULT TRUE, z VARCHAR DEFAULT NULL)",
+];
+
+const ALTER_CORPUS: &[&str] = &[
+    "ALTER TABLE m ADD COLUMN d VARCHAR DEFAULT 'literal'",
+    "ALTER TABLE m ADD COLUMN IF NOT EXISTS d VARCHAR DEFAULT 'other'",
+    "ALTER TABLE m ADD COLUMN f BOOLEAN DEFAULT false",
+    "ALTER TABLE m ADD COLUMN n BIGINT DEFAULT NULL",
+    "ALTER TABLE m ADD COLUMN e BIGINT DEFAULT 40 + 2",
+    "SELECT * FROM m ORDER BY id",
+    "INSERT INTO m (id) VALUES (3)",
+    "SELECT * FROM m ORDER BY id",
+    "ALTER TABLE m DROP COLUMN v",
+    "ALTER TABLE m DROP COLUMN IF EXISTS nope",
+    "ALTER TABLE m DROP COLUMN nope",
+    "SELECT * FROM m ORDER BY id",
+    "UPDATE m SET d = 'changed' WHERE id = 2",
+    "SELECT * FROM m ORDER BY id",
+    "SELECT table_name, column_name, column_default, is_nullable FROM information_schema.columns \
+     WHERE table_name IN ('m', 'n') ORDER BY table_name, ordinal_position",
+    "INSERT INTO n (i) VALUES (1)",
+    "SELECT * FROM n",
+    "BEGIN",
+    "ALTER TABLE m ADD COLUMN r INT DEFAULT 7",
+    "SELECT id, r FROM m ORDER BY id",
+    "ROLLBACK",
+    "SELECT * FROM m ORDER BY id",
+    "BEGIN",
+    "CREATE LOCAL TEMPORARY TABLE tmp1 (a INT, p VARCHAR) ON COMMIT DROP",
+    "INSERT INTO tmp1 VALUES (1, '''(0,1)'''), (2, '(0,2)')",
+    "SELECT a, p::tid FROM tmp1 ORDER BY a",
+    "COMMIT",
+    "SELECT * FROM tmp1",
+    "SELECT '''(12,3)'''::tid, '(,1)'::tid, '( 5,+6)'::tid, '(-1,0)'::tid, 'x(7,8)y'::tid",
+    "SELECT '(1 ,2)'::tid",
+    "SELECT '(1,65536)'::tid",
+    "SELECT '(4294967296,1)'::tid",
+];
+
+#[test]
+fn alter_table_temporary_tables_and_tids_match_postgres() {
+    compare_with_postgres(ALTER_SETUP, ALTER_CORPUS);
+}
+
+/// COPY's text format with the DELIMITER and NULL options (DuckDB's UPDATE copies its rows
+/// in with `NULL ''`), PostgreSQL's escapes both ways, and the options' errors.
+const COPY_RUNNER: &str = r#"
+import sys, json, psycopg
+out = []
+with psycopg.connect(sys.argv[1], autocommit=True) as c:
+    c.execute("CREATE TABLE cp (i BIGINT, s VARCHAR, b BOOLEAN)")
+    cases = [
+        ("COPY cp FROM STDIN (FORMAT TEXT, NULL '')", "1\t\tt\n2\tx\\ty\t\n"),
+        ("COPY cp FROM STDIN WITH (DELIMITER ',', NULL 'nil')", "3,a\\,b,nil\nnil,\\101\\x42\\\\,f\n"),
+        ("COPY cp (s, i) FROM STDIN", "\\N\t4\nq\\bz\\v\t5\n"),
+        ("COPY cp FROM STDIN (FORMAT BINARY, NULL '')", ""),
+        ("COPY cp FROM STDIN (DELIMITER 'a')", ""),
+        ("COPY cp FROM STDIN (DELIMITER '.')", ""),
+        ("COPY cp FROM STDIN (NULL 'a,b', DELIMITER ',')", ""),
+        ("COPY cp FROM STDIN (FORMAT xml)", ""),
+        ("COPY cp FROM STDIN (NULL 'x', NULL 'y')", ""),
+    ]
+    for sql, data in cases:
+        try:
+            with c.cursor().copy(sql) as cp:
+                if data:
+                    cp.write(data)
+            out.append([sql, "ok"])
+        except psycopg.Error as e:
+            out.append([sql, "err", e.sqlstate])
+        out[-1].append(c.execute("SELECT 1").fetchall() == [(1,)])
+    out.append(c.execute("SELECT * FROM cp ORDER BY i NULLS FIRST, s").fetchall())
+    for sql in [
+        "COPY (SELECT * FROM cp ORDER BY i NULLS FIRST, s) TO STDOUT (FORMAT TEXT, DELIMITER '|', NULL '')",
+        "COPY (SELECT i, s, b FROM cp ORDER BY i NULLS FIRST, s) TO STDOUT",
+        "COPY (SELECT s, i FROM cp ORDER BY i NULLS FIRST, s) TO STDOUT WITH (DELIMITER ',', NULL 'nil')",
+    ]:
+        buf = b""
+        with c.cursor().copy(sql) as cp:
+            for chunk in cp:
+                buf += bytes(chunk)
+        out.append([sql, buf.decode()])
+print("RESULT", json.dumps(out))
+"#;
+
+#[test]
+fn copy_text_options_match_postgres() {
+    let pg = Postgres::start().expect("postgres");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
+    let run = |dsn: &str| {
+        let (ok, out) = duckdb_python("155", COPY_RUNNER, &[dsn]).expect("runner");
+        assert!(ok, "COPY runner failed");
+        result_json(&out)
+    };
+    let (want, got) = (run(&pg.dsn()), run(&rl.dsn()));
+    let (want, got) = (
+        want.as_array().expect("list"),
+        got.as_array().expect("list"),
+    );
+    assert_eq!(want.len(), got.len());
+    for (w, g) in want.iter().zip(got) {
+        assert_eq!(g, w, "postgres: {w}\nrocklake: {g}");
+    }
+    rl.stop().expect("stop");
+}

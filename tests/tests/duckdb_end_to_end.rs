@@ -248,3 +248,88 @@ fn restart_between_duckdb_sessions_keeps_everything() {
     );
     server.stop().expect("stop");
 }
+
+/// DuckDB 1.4 (DuckLake 0.3) makes a lake: tables, inlined and Parquet data, deletes, a view,
+/// an added column with a default.
+const LAKE_V03: &str = r#"
+import sys, dlconn
+con = dlconn.connect(exts=("ducklake", "postgres"))
+con.execute(f"ATTACH 'ducklake:postgres:{sys.argv[1]}' AS lake (DATA_PATH '{sys.argv[2]}')")
+con.execute("CREATE TABLE lake.a (i INTEGER, s VARCHAR DEFAULT 'dflt')")
+con.execute("INSERT INTO lake.a SELECT range, 'v' || range FROM range(100)")
+con.execute("INSERT INTO lake.a (i) VALUES (1000)")
+con.execute("CREATE TABLE lake.b AS SELECT range AS k FROM range(5000)")
+con.execute("DELETE FROM lake.b WHERE k % 7 = 0")
+con.execute("ALTER TABLE lake.a ADD COLUMN extra BIGINT DEFAULT 42")
+con.execute("CREATE VIEW lake.v AS SELECT count(*) AS n FROM lake.b")
+print("VERSION", con.execute("SELECT value FROM __ducklake_metadata_lake.ducklake_metadata WHERE key = 'version'").fetchall())
+"#;
+
+/// DuckDB 1.5 (DuckLake 1.0) opens it with AUTOMATIC_MIGRATION, reads it and writes to it.
+const LAKE_V10: &str = r#"
+import sys, json, dlconn
+con = dlconn.connect(exts=("ducklake", "postgres"))
+con.execute(f"ATTACH 'ducklake:postgres:{sys.argv[1]}' AS lake (DATA_PATH '{sys.argv[2]}', AUTOMATIC_MIGRATION TRUE)")
+q = lambda sql: [list(r) for r in con.execute(sql).fetchall()]
+out = {"version": q("SELECT value FROM __ducklake_metadata_lake.ducklake_metadata WHERE key = 'version'")}
+out["a"] = q("SELECT count(*), sum(i), count(extra), min(s), max(s) FROM lake.a")
+out["v"] = q("SELECT * FROM lake.v")
+con.execute("INSERT INTO lake.a VALUES (2000, 'new', 7)")
+con.execute("CREATE TABLE lake.c (x INTEGER DEFAULT 5, y VARCHAR)")
+con.execute("INSERT INTO lake.c (y) VALUES ('q')")
+con.execute("DELETE FROM lake.b WHERE k < 10")
+out["after"] = q("SELECT (SELECT count(*) FROM lake.a), (SELECT count(*) FROM lake.b), (SELECT list(x) FROM lake.c)")
+print("RESULT", json.dumps(out))
+"#;
+
+/// The migrated catalog itself, as PostgreSQL's information_schema and rows describe it (no
+/// UUIDs, times or paths, which differ between runs).
+const CATALOG_DUMP: &str = r#"
+import sys, json, psycopg
+out = {}
+with psycopg.connect(sys.argv[1], autocommit=True) as c:
+    for (t,) in c.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1").fetchall():
+        cols = c.execute("SELECT column_name, data_type, column_default FROM information_schema.columns WHERE table_schema = 'public' AND table_name = %s ORDER BY ordinal_position", (t,)).fetchall()
+        out[t] = {"columns": cols, "rows": c.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]}
+    out["column_rows"] = c.execute("SELECT column_id, table_id, column_name, column_type, default_value, default_value_type, default_value_dialect, nulls_allowed, begin_snapshot, end_snapshot FROM ducklake_column ORDER BY column_id, begin_snapshot").fetchall()
+    out["file_rows"] = c.execute("SELECT data_file_id, table_id, begin_snapshot, end_snapshot, record_count, row_id_start, mapping_id, partial_max FROM ducklake_data_file ORDER BY 1").fetchall()
+    out["schema_versions"] = c.execute("SELECT begin_snapshot, schema_version, table_id FROM ducklake_schema_versions ORDER BY 1, 3").fetchall()
+    out["metadata"] = c.execute("SELECT key, value FROM ducklake_metadata WHERE key NOT IN ('data_path', 'created_by') ORDER BY 1").fetchall()
+print("RESULT", json.dumps(out, default=str))
+"#;
+
+/// A lake DuckDB 1.4 made, migrated by DuckDB 1.5 (`AUTOMATIC_MIGRATION`): DuckLake's
+/// migration adds and drops columns, updates rows through DuckDB (ctids read, COPY into a
+/// temporary table with `NULL ''`, `UPDATE … FROM` it by `ctid = '(b,o)'`-text), and must
+/// end as it ends on PostgreSQL: the same answers, the same catalog tables, columns and rows.
+#[test]
+fn duckdb_144_lake_migrates_under_155_as_on_postgres() {
+    let pg = rocklake_tests::Postgres::start().expect("postgres");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("rocklake");
+    let mut results = Vec::new();
+    for (name, dsn) in [("postgres", pg.dsn()), ("rocklake", rl.dsn())] {
+        let data = dir.path().join(format!("{name}-files/"));
+        let data = data.to_str().expect("utf-8 path");
+        let (ok, made) =
+            rocklake_tests::duckdb_python("144", LAKE_V03, &[&dsn, data]).expect("duckdb 1.4");
+        assert!(ok, "{name}: DuckDB 1.4 could not make the lake");
+        assert!(made.contains("VERSION [('0.3',)]"), "{name}: {made}");
+        let (ok, opened) =
+            rocklake_tests::duckdb_python("155", LAKE_V10, &[&dsn, data]).expect("duckdb 1.5");
+        assert!(ok, "{name}: DuckDB 1.5 could not migrate and use the lake");
+        let (ok, dump) =
+            rocklake_tests::duckdb_python("155", CATALOG_DUMP, &[&dsn]).expect("catalog dump");
+        assert!(ok, "{name}: catalog dump failed");
+        results.push((
+            rocklake_tests::result_json(&opened),
+            rocklake_tests::result_json(&dump),
+        ));
+    }
+    let (pg_answers, pg_catalog) = &results[0];
+    let (rl_answers, rl_catalog) = &results[1];
+    assert_eq!(pg_answers["version"], serde_json::json!([["1.0"]]));
+    assert_eq!(rl_answers, pg_answers, "DuckDB's answers differ");
+    assert_eq!(rl_catalog, pg_catalog, "the migrated catalogs differ");
+    rl.stop().expect("stop");
+}
