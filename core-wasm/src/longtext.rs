@@ -17,7 +17,7 @@
 
 use sqlparser::ast::{Expr, Parens, UnaryOperator, Value};
 
-use crate::parsecache::{closing_quote, digits_end, is_ident_char};
+use crate::parsecache::{closing_quote, digits_end, gives_up_at, is_ident_char, word_end};
 
 /// The statements of `sql`: the texts between its top-level semicolons, blank ones left out
 /// (the parser skips empty statements too). `None` when the text holds something the scanner
@@ -28,11 +28,10 @@ pub(crate) fn statements(sql: &str) -> Option<Vec<&str>> {
     let mut start = 0;
     let mut i = 0;
     while i < b.len() {
+        if gives_up_at(b, i) {
+            return None;
+        }
         match b[i] {
-            0 | b'$' | b'\\' => return None,
-            b'-' if b.get(i + 1) == Some(&b'-') => return None,
-            b'/' if b.get(i + 1) == Some(&b'*') => return None,
-            b'&' if b.get(i + 1) == Some(&b'\'') => return None,
             b'"' => i = closing_quote(b, i + 1, b'"')? + 1,
             b'\'' => i = closing_quote(b, i + 1, b'\'')? + 1,
             b';' => {
@@ -61,14 +60,6 @@ fn push_unless_blank<'a>(out: &mut Vec<&'a str>, piece: &'a str) {
     {
         out.push(piece);
     }
-}
-
-/// The end of the word (identifier, keyword or number) starting at `i`.
-fn word_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && (is_ident_char(b[i]) || b[i] == b'$') {
-        i += 1;
-    }
-    i
 }
 
 /// An `INSERT … VALUES (…), (…), …` whose values are all plain literals, read without the

@@ -451,6 +451,26 @@ pub(crate) fn closing_quote(b: &[u8], mut from: usize, quote: u8) -> Option<usiz
     }
 }
 
+/// Whether the scanners (the shape key here, `longtext::statements`) give up at `b[i]`: a byte
+/// or token they do not read — NUL, `$`, a backslash outside strings, a comment, `U&'`.
+pub(crate) fn gives_up_at(b: &[u8], i: usize) -> bool {
+    match b[i] {
+        0 | b'$' | b'\\' => true,
+        b'-' => b.get(i + 1) == Some(&b'-'),
+        b'/' => b.get(i + 1) == Some(&b'*'),
+        b'&' => b.get(i + 1) == Some(&b'\''),
+        _ => false,
+    }
+}
+
+/// The end of the word (identifier, keyword or number) starting at `i`.
+pub(crate) fn word_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && (is_ident_char(b[i]) || b[i] == b'$') {
+        i += 1;
+    }
+    i
+}
+
 /// The shape key of `sql` and its plain literals, or `None` when the text holds something the
 /// scanner does not fully understand (then the text is only cached as it is).
 fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
@@ -463,10 +483,10 @@ fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
     while i < b.len() {
         let c = b[i];
         let prev = (i > 0).then(|| b[i - 1]);
+        if gives_up_at(b, i) {
+            return None;
+        }
         match c {
-            0 | b'$' | b'\\' => return None,
-            b'-' if b.get(i + 1) == Some(&b'-') => return None,
-            b'/' if b.get(i + 1) == Some(&b'*') => return None,
             // A quoted identifier, copied as it is.
             b'"' => i = closing_quote(b, i + 1, b'"')? + 1,
             b'\'' => {
@@ -507,15 +527,12 @@ fn shape_of(sql: &str) -> Option<(String, Vec<Literal<'_>>)> {
                 }
             }
             c if is_ident_char(c) => {
-                while i < b.len() && (is_ident_char(b[i]) || b[i] == b'$') {
-                    i += 1;
-                }
-                // A prefixed string (E'…', B'…', X'…', N'…', U&'…' follows below as `&`).
+                i = word_end(b, i);
+                // A prefixed string (E'…', B'…', X'…', N'…'; U&'…' is in `gives_up_at`).
                 if b.get(i) == Some(&b'\'') {
                     return None;
                 }
             }
-            b'&' if b.get(i + 1) == Some(&b'\'') => return None,
             _ => i += 1,
         }
     }
