@@ -156,6 +156,11 @@ pub fn decode_datum(buf: &[u8], ty: crate::types::PgType) -> Result<Value, Decod
             kind = None;
             continue;
         }
+        if field > 8 {
+            // Unknown fields (prost skips them) leave the oneof as it is.
+            w.skip(field, wt, 1)?;
+            continue;
+        }
         text = None;
         kind = Some(match (field, wt) {
             (1, VARINT) => Kind::Boolean(w.varint()? != 0),
@@ -176,11 +181,7 @@ pub fn decode_datum(buf: &[u8], ty: crate::types::PgType) -> Result<Value, Decod
                 })?;
                 return from_datum_owned(d, ty);
             }
-            (1..=8, _) => return Err(wrong_wire_type(field)),
-            (_, wt) => {
-                w.skip(field, wt, 1)?;
-                continue;
-            }
+            _ => return Err(wrong_wire_type(field)),
         });
     }
     match text {
@@ -352,6 +353,22 @@ mod tests {
         assert_eq!(values[0], Value::Null);
     }
 
+    /// Found by the envelope fuzz target: an unknown field after a text datum (field 12,
+    /// fixed64) left the direct decoder reading NULL where prost keeps the text.
+    #[test]
+    fn unknown_datum_fields_keep_the_text() {
+        let bytes = [
+            0x52, 0x01, 0x07, 0x12, 0x02, 0x10, 0x00, 0x12, 0x0f, 0x22, 0x04, 0x46, 0x6d, 0x04,
+            0x6d, 0x61, 0x6d, 0x6e, 0x12, 0x02, 0x48, 0x01, 0x12, 0x00, 0x48, 0x01, 0x12, 0x00,
+            0x12, 0x00, 0x12, 0x00, 0x12, 0x00,
+        ];
+        let t = table(&[PgType::Int8, PgType::Text, PgType::Numeric]);
+        let (_, fast) = decode_row(&bytes, &t, None).expect("the direct decoder reads it");
+        let (_, slow) = decode_row_prost(&bytes, &t).expect("prost reads it");
+        assert_eq!(fast[1], Value::text("Fm\u{4}m"));
+        assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(5000))]
 
@@ -443,6 +460,38 @@ mod tests {
                 prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
             }
             prop_assert!(!(fast.is_err() && slow.is_ok()), "{:?} vs {:?} for {:?}", fast, slow, bytes);
+        }
+
+        /// An unknown field inside a datum, before or after its value, is skipped as prost
+        /// skips it: the datum keeps its value, whatever its kind.
+        #[test]
+        fn unknown_fields_inside_a_datum_are_skipped_like_prost(
+            datum in datum(),
+            ty in 0..TYPES.len(),
+            field in 9u64..16,
+            wire_type in prop_oneof![Just(VARINT), Just(FIXED64), Just(LEN), Just(FIXED32)],
+            before in any::<bool>(),
+        ) {
+            let t = table(&[TYPES[ty]]);
+            let mut unknown = vec![((field << 3) as u8) | wire_type];
+            unknown.extend_from_slice(match wire_type {
+                VARINT => &[1][..],
+                FIXED64 => &[0; 8][..],
+                LEN => &[2, 7, 7][..],
+                _ => &[0; 4][..],
+            });
+            let value = datum.encode_to_vec();
+            let inner = if before { [unknown, value].concat() } else { [value, unknown].concat() };
+            let mut bytes = vec![0x12];
+            prost::encoding::encode_varint(inner.len() as u64, &mut bytes);
+            bytes.extend_from_slice(&inner);
+            let fast = decode_row(&bytes, &t, None).map(|(_, v)| v);
+            let slow = decode_row_prost(&bytes, &t).map(|(_, v)| v);
+            match (fast, slow) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(format!("{a:?}"), format!("{b:?}")),
+                (Err(_), Err(_)) => {}
+                (a, b) => prop_assert!(false, "fast {a:?} vs prost {b:?}"),
+            }
         }
 
         /// Arbitrary bytes never panic, read as prost reads them, and fail only where prost fails.
