@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Loopback TCP proxy that splits a client's wall time between the two ends of the wire.
 
-usage: wire_split.py LISTEN_PORT SERVER_PORT STATS_JSON
+usage: wire_split.py LISTEN_PORT SERVER_PORT STATS_JSON [TRACE_JSONL]
 
 Every byte is forwarded unchanged between a client connecting to 127.0.0.1:LISTEN_PORT and the
 server on 127.0.0.1:SERVER_PORT. Per connection, the time from the server's last bytes until
@@ -13,6 +13,10 @@ and packet counts are rewritten to STATS_JSON every 50 ms; read them before and 
 (and leave the connection idle between, since an idle gap before the client's next packet
 counts as client time).
 
+With TRACE_JSONL, one JSON line per round trip is appended there: connection number, the
+server's time (client's last bytes to server's first), the client's time before it, and the
+start of the client's bytes, so the slow round trips of a phase can be found and named.
+
 Used by hand for bench/RESULTS.md (session 26): a benchmark tool, not a test.
 """
 import json
@@ -23,6 +27,7 @@ import threading
 import time
 
 listen_port, server_port, stats_path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+trace = open(sys.argv[4], "a") if len(sys.argv) > 4 else None
 stats = {"client": 0.0, "server": 0.0, "conns": 0, "c2s": 0, "s2c": 0}
 lock = threading.Lock()
 
@@ -36,7 +41,9 @@ def relay(client):
     sel.register(server, selectors.EVENT_READ, client)
     with lock:
         stats["conns"] += 1
+        conn_no = stats["conns"]
     last_dir, last_t = None, time.perf_counter()
+    request, client_s = b"", 0.0
     while True:
         for key, _ in sel.select():
             src, dst = key.fileobj, key.data
@@ -51,6 +58,15 @@ def relay(client):
                 stats[d] += 1
                 if last_dir is not None and d != last_dir:
                     stats["client" if d == "c2s" else "server"] += now - last_t
+                if trace and d == "c2s" and last_dir != "c2s":
+                    request, client_s = data[:160], (now - last_t if last_dir else 0.0)
+                elif trace and d == "c2s":
+                    request += data[: max(0, 160 - len(request))]
+                if trace and d == "s2c" and last_dir == "c2s":
+                    trace.write(json.dumps({"conn": conn_no, "server_ms": round((now - last_t) * 1000, 3),
+                                            "client_ms": round(client_s * 1000, 3),
+                                            "req": request.decode("latin-1")}) + "\n")
+                    trace.flush()
             last_dir, last_t = d, now
             dst.sendall(data)
 
