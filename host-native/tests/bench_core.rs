@@ -2,8 +2,9 @@
 //! the native core, in one run, over the same in-memory store: per-statement latency of small
 //! statements, throughput of large scans (1 M catalog rows), DuckDB's catalog reads for a
 //! filtered scan of a 30,000-file table and its ATTACH introspection query, DuckDB's fresh
-//! ATTACH statements (from the recorded trace) in a fresh engine, and component
-//! instantiation from the precompiled cache. Prints each pair with its ratio against the goals of issue 4
+//! ATTACH statements (from the recorded trace) in a fresh engine, component
+//! instantiation from the precompiled cache, and the statements of one auto-commit INSERT as
+//! the lake's history grows (`bench_core_insert_cycle_by_history`). Prints each pair with its ratio against the goals of issue 4
 //! (component ≤ 1.3× native on scans, ≤ 20 µs added per statement, instantiation ≤ 10 ms).
 //! Ignored by default: a benchmark, not a test (it needs a release build to mean anything).
 
@@ -451,4 +452,105 @@ fn fresh_attach(component: &WasmComponent) -> (Duration, Duration) {
         }
     }
     (native_best, wasm_best)
+}
+
+/// DuckDB's latest-snapshot read at the start of every write transaction (verbatim).
+const LATEST_SNAPSHOT_COPY: &str = "COPY (SELECT \"snapshot_id\", \"schema_version\", \"next_catalog_id\", \"next_file_id\" FROM (SELECT snapshot_id, schema_version, next_catalog_id, next_file_id\n\t\t FROM \"public\".ducklake_snapshot WHERE snapshot_id = (\n\t\t     SELECT MAX(snapshot_id) FROM \"public\".ducklake_snapshot\n\t\t )) AS __unnamed_subquery ) TO STDOUT (FORMAT \"binary\");";
+
+/// One single-row auto-commit INSERT of DuckLake 1.0 into a small (inlined) table, as DuckDB
+/// sends it to its catalog: the statement texts of snapshot `n`, in order, with a label each.
+fn insert_cycle(n: u64) -> [(&'static str, String); 7] {
+    [
+        ("BEGIN", rocklake_core::writer::BEGIN_SQL.to_string()),
+        ("latest snapshot", LATEST_SNAPSHOT_COPY.to_string()),
+        ("table stats", "COPY (SELECT \"table_id\", \"record_count\", \"file_size_bytes\", \"next_row_id\" FROM \"public\".\"ducklake_table_stats\" WHERE \"table_id\" = '1') TO STDOUT (FORMAT \"binary\");".to_string()),
+        ("column stats", "COPY (SELECT \"table_id\", \"column_id\", \"contains_null\", \"contains_nan\", \"min_value\", \"max_value\", \"extra_stats\" FROM \"public\".\"ducklake_table_column_stats\" WHERE \"table_id\" = '1') TO STDOUT (FORMAT \"binary\");".to_string()),
+        ("commit text", format!(
+            "INSERT INTO \"public\".ducklake_snapshot VALUES ({n}, NOW(), 1, 2, 0);\
+             UPDATE \"public\".ducklake_table_stats SET record_count={n}, file_size_bytes=0, next_row_id={n} WHERE table_id=1;\
+             INSERT INTO \"public\".ducklake_inlined_data_1_1 VALUES ({n}, {n}, NULL, '\\x78');\
+             INSERT INTO \"public\".ducklake_snapshot_changes VALUES ({n}, 'inlined_insert:1', NULL, NULL, NULL);"
+        )),
+        ("COMMIT", "COMMIT".to_string()),
+        ("SELECT 1", "SELECT 1".to_string()),
+    ]
+}
+
+/// Whether the core's share of an auto-commit INSERT grows with the lake's history: the
+/// statements of one INSERT (see [`insert_cycle`]) timed at 10, 100, 1,000 and 5,000 snapshots,
+/// native and component, each over its own in-memory store. (A fresh commit makes every read
+/// of it cold: nothing is served from kept results.)
+#[test]
+#[ignore = "benchmark: cargo xtask bench core"]
+fn bench_core_insert_cycle_by_history() {
+    let path = default_component_path()
+        .filter(|p| p.is_file())
+        .expect("the component must be built (cargo xtask component)");
+    let component = WasmComponent::load(&path).expect("load component");
+    const LEVELS: [u64; 4] = [10, 100, 1_000, 5_000];
+    const LABELS: usize = 7;
+    let mut results: Vec<(bool, u64, [Duration; LABELS], u64)> = Vec::new();
+    for native in [true, false] {
+        let mut kv = MemKv::new();
+        let mut core: Box<dyn Core> = if native {
+            Box::new(Engine::open(&kv).expect("open"))
+        } else {
+            Box::new(component.instantiate(&kv).expect("instantiate"))
+        };
+        let sid = core.open_session("bench", "lake");
+        let mut ddl = vec!["BEGIN".to_string()];
+        ddl.extend(init_statements(
+            "/data/",
+            "bench",
+            "0190f6a2-0000-7000-8000-000000000000",
+        ));
+        ddl.push("CREATE TABLE \"public\".ducklake_inlined_data_1_1(row_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT, v BYTEA)".into());
+        ddl.push("INSERT INTO \"public\".ducklake_table_stats VALUES (1, 0, 0, 0)".into());
+        ddl.push("COMMIT".into());
+        run(core.as_mut(), &mut kv, sid, &ddl.join(";\n"), 1);
+        let mut n = 1;
+        for level in LEVELS {
+            let mut sums = [Duration::ZERO; LABELS];
+            let from = n;
+            while n <= level {
+                for (i, (_, sql)) in insert_cycle(n).iter().enumerate() {
+                    let t = Instant::now();
+                    run(core.as_mut(), &mut kv, sid, sql, n as i64);
+                    sums[i] += t.elapsed();
+                }
+                n += 1;
+            }
+            results.push((native, level, sums, n - from));
+        }
+        // The history really grew: the latest snapshot is the last one written.
+        let out = run(
+            core.as_mut(),
+            &mut kv,
+            sid,
+            "SELECT MAX(snapshot_id), count(*) FROM \"public\".ducklake_snapshot",
+            0,
+        );
+        let last = LEVELS[LEVELS.len() - 1];
+        assert_eq!(
+            rocklake_core::api::last_text_rows(&out),
+            vec![vec![Some(last.to_string()), Some((last + 1).to_string())]]
+        );
+    }
+    println!("\none auto-commit INSERT's statements in the core, by snapshots in the lake (µs each, mean of the cycles up to that level)");
+    print!("{:<10} {:>9}", "core", "snapshots");
+    for (label, _) in insert_cycle(0) {
+        print!(" {label:>15}");
+    }
+    println!(" {:>10}", "all");
+    for (native, level, sums, cycles) in &results {
+        print!(
+            "{:<10} {level:>9}",
+            if *native { "native" } else { "component" }
+        );
+        let per = |d: &Duration| d.as_secs_f64() * 1e6 / *cycles as f64;
+        for d in sums {
+            print!(" {:>15.1}", per(d));
+        }
+        println!(" {:>10.1}", sums.iter().map(per).sum::<f64>());
+    }
 }
