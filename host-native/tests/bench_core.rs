@@ -69,6 +69,29 @@ WHERE relkind IN ('r', 'v', 'm', 'f', 'p') AND contype IN ('p', 'u')
 ORDER BY namespace_id, relname, attnum, constraint_id;
 ";
 
+/// `BEGIN` and DuckLake's catalog initialisation (its ~28 tables and first rows).
+fn init_ddl() -> Vec<String> {
+    let mut ddl = vec!["BEGIN".to_string()];
+    ddl.extend(init_statements(
+        "/data/",
+        "bench",
+        "0190f6a2-0000-7000-8000-000000000000",
+    ));
+    ddl
+}
+
+/// A new engine (native or the component) over an empty store, and a session in it.
+fn fresh_core(component: &WasmComponent, native: bool) -> (MemKv, Box<dyn Core>, SessionId) {
+    let kv = MemKv::new();
+    let mut core: Box<dyn Core> = if native {
+        Box::new(Engine::open(&kv).expect("open"))
+    } else {
+        Box::new(component.instantiate(&kv).expect("instantiate"))
+    };
+    let sid = core.open_session("bench", "lake");
+    (kv, core, sid)
+}
+
 /// Runs `sql` to completion, applying commit batches to `kv`.
 fn run(core: &mut dyn Core, kv: &mut MemKv, sid: SessionId, sql: &str, now: i64) -> Vec<Output> {
     let mut r = core.query(kv, sid, sql, now);
@@ -88,12 +111,7 @@ fn build_store() -> MemKv {
     let mut kv = MemKv::new();
     let mut engine = Engine::open(&kv).expect("open");
     let sid = engine.open_session("bench", "lake");
-    let mut ddl = vec!["BEGIN".to_string()];
-    ddl.extend(init_statements(
-        "/data/",
-        "bench",
-        "0190f6a2-0000-7000-8000-000000000000",
-    ));
+    let mut ddl = init_ddl();
     ddl.push("COMMIT".into());
     run(&mut engine, &mut kv, sid, &ddl.join(";\n"), 1);
     run(
@@ -431,13 +449,7 @@ fn fresh_attach(component: &WasmComponent) -> (Duration, Duration) {
     let (mut native_best, mut wasm_best) = (Duration::MAX, Duration::MAX);
     for _ in 0..15 {
         for native in [true, false] {
-            let mut kv = MemKv::new();
-            let mut core: Box<dyn Core> = if native {
-                Box::new(Engine::open(&kv).expect("open"))
-            } else {
-                Box::new(component.instantiate(&kv).expect("instantiate"))
-            };
-            let sid = core.open_session("bench", "lake");
+            let (mut kv, mut core, sid) = fresh_core(component, native);
             let t = Instant::now();
             for sql in &texts {
                 run(core.as_mut(), &mut kv, sid, sql, 5);
@@ -491,19 +503,8 @@ fn bench_core_insert_cycle_by_history() {
     const LABELS: usize = 7;
     let mut results: Vec<(bool, u64, [Duration; LABELS], u64)> = Vec::new();
     for native in [true, false] {
-        let mut kv = MemKv::new();
-        let mut core: Box<dyn Core> = if native {
-            Box::new(Engine::open(&kv).expect("open"))
-        } else {
-            Box::new(component.instantiate(&kv).expect("instantiate"))
-        };
-        let sid = core.open_session("bench", "lake");
-        let mut ddl = vec!["BEGIN".to_string()];
-        ddl.extend(init_statements(
-            "/data/",
-            "bench",
-            "0190f6a2-0000-7000-8000-000000000000",
-        ));
+        let (mut kv, mut core, sid) = fresh_core(&component, native);
+        let mut ddl = init_ddl();
         ddl.push("CREATE TABLE \"public\".ducklake_inlined_data_1_1(row_id BIGINT, begin_snapshot BIGINT, end_snapshot BIGINT, v BYTEA)".into());
         ddl.push("INSERT INTO \"public\".ducklake_table_stats VALUES (1, 0, 0, 0)".into());
         ddl.push("COMMIT".into());
