@@ -413,8 +413,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn duckdb() -> Result<()> {
-    // Five: with three, one slow PostgreSQL run on this 2-core machine moved the ATTACH
-    // ratio by several hundredths (session 29).
+    // Five: with three, the ATTACH ratio of the medians moved by hundredths between benches
+    // on this noisy 2-core machine (0.29–0.39× across sessions 21–29).
     let runs: usize = env_or("ROCKLAKE_BENCH_RUNS", "5")
         .parse()
         .context("ROCKLAKE_BENCH_RUNS")?;
@@ -437,13 +437,13 @@ fn duckdb() -> Result<()> {
     // reads its extensions and the servers' binaries from a cold page cache, and that cost
     // fell on whichever server the first measured run started with (RockLake's first ATTACH
     // was the slowest of five in session 29).
+    let short = |_: &dyn Backend| -> Vec<String> {
+        ["--snapshots", "0", "--inserts", "3", "--tables", "1"]
+            .map(String::from)
+            .to_vec()
+    };
     for kind in [Kind::RockLake, Kind::Postgres] {
         eprintln!("==> bench duckdb: warm-up against {kind:?} (not measured)");
-        let short = |_: &dyn Backend| -> Vec<String> {
-            ["--snapshots", "0", "--inserts", "3", "--tables", "1"]
-                .map(String::from)
-                .to_vec()
-        };
         one_run(kind, &bin, &python, "duckdb_bench.py", &short)?;
     }
     let mut results: BTreeMap<Kind, Vec<BTreeMap<String, serde_json::Value>>> = BTreeMap::new();
@@ -465,17 +465,19 @@ fn duckdb() -> Result<()> {
         }
     }
 
+    // One value per run, in run order (`None` where a run did not report the key).
+    let series = |kind: Kind, key: &str| -> Vec<Option<f64>> {
+        results
+            .get(&kind)
+            .map(|rs| {
+                rs.iter()
+                    .map(|r| r.get(key).and_then(serde_json::Value::as_f64))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     let metric = |kind: Kind, key: &str| -> f64 {
-        median(
-            results
-                .get(&kind)
-                .map(|rs| {
-                    rs.iter()
-                        .filter_map(|r| r.get(key).and_then(serde_json::Value::as_f64))
-                        .collect()
-                })
-                .unwrap_or_default(),
-        )
+        median(series(kind, key).into_iter().flatten().collect())
     };
     let first = results
         .get(&Kind::RockLake)
@@ -537,30 +539,16 @@ fn duckdb() -> Result<()> {
     // Each run's two servers ran back to back, so a run's own ratio shows how far the medians'
     // ratio can be trusted on a noisy machine.
     println!("   each run's ratio (RockLake / PostgreSQL of the same run):");
-    for (key, label) in [
-        ("attach_fresh_ms", "ATTACH"),
-        ("insert_1row_ms", "1-row INSERT"),
-        ("create_tables_s", "CREATE 200 tables"),
-    ] {
-        let values = |kind: Kind| -> Vec<Option<f64>> {
-            results
-                .get(&kind)
-                .map(|rs| {
-                    rs.iter()
-                        .map(|r| r.get(key).and_then(serde_json::Value::as_f64))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let ratios: Vec<String> = values(Kind::RockLake)
+    for (key, label, _) in rows.iter().filter(|(_, _, goal)| !goal.is_empty()) {
+        let ratios: Vec<String> = series(Kind::RockLake, key)
             .into_iter()
-            .zip(values(Kind::Postgres))
+            .zip(series(Kind::Postgres, key))
             .map(|pair| match pair {
                 (Some(r), Some(p)) => format!("{:.2}", r / p),
                 _ => "?".to_string(),
             })
             .collect();
-        println!("   {label:<32} {}", ratios.join(" / "));
+        println!("   {label:<52} {}", ratios.join(" / "));
     }
     // RockLake's wall time minus its statement time: DuckDB's own work, the round trips and
     // RockLake's protocol handling outside statements (Parse/Describe/Bind, framing).
