@@ -3,7 +3,7 @@
 //! grouping of materialised rows (joins) computes the same values the same way.
 
 use crate::error::SqlError;
-use crate::query::{binop, decimal_div, truthy, value_key, AggFunc, AggSpec, BinOp};
+use crate::query::{binop, numeric_avg, order_cmp, truthy, value_key, AggFunc, AggSpec, BinOp};
 use crate::types::{compare, format_text, PgType, Value};
 
 /// The running state of one aggregate over one group.
@@ -11,6 +11,8 @@ use crate::types::{compare, format_text, PgType, Value};
 pub struct AggState {
     func: AggFunc,
     ty: PgType,
+    /// The ORDER BY keys' (descending, nulls first).
+    order: Vec<(bool, bool)>,
     /// Keys of the values taken so far, for `DISTINCT`.
     seen: Option<crate::keyhash::KeySetOf>,
     acc: Acc,
@@ -27,8 +29,13 @@ enum Acc {
     Sum { sum: Value, n: usize },
     /// `bool_and` / `bool_or`: whether all / any inputs were true, and how many there were.
     Bools { all: bool, any: bool, n: usize },
-    /// `string_agg` / `array_agg`: the inputs (and separators), in input order.
-    Collect { vals: Vec<Value>, seps: Vec<Value> },
+    /// `string_agg` / `array_agg`: the inputs (and separators, and ORDER BY keys), in input
+    /// order.
+    Collect {
+        vals: Vec<Value>,
+        seps: Vec<Value>,
+        keys: Vec<Vec<Value>>,
+    },
 }
 
 impl AggState {
@@ -48,11 +55,13 @@ impl AggState {
             AggFunc::StringAgg | AggFunc::ArrayAgg => Acc::Collect {
                 vals: Vec::new(),
                 seps: Vec::new(),
+                keys: Vec::new(),
             },
         };
         AggState {
             func: a.func,
             ty: a.ty,
+            order: a.order.iter().map(|(_, desc, nf)| (*desc, *nf)).collect(),
             seen: a.distinct.then(Default::default),
             acc,
         }
@@ -82,8 +91,14 @@ impl AggState {
         }
     }
 
-    /// One non-null input (`sep`: `string_agg`'s separator for it).
-    pub fn feed(&mut self, v: Value, sep: Option<Value>) -> Result<(), SqlError> {
+    /// Whether the aggregate keeps its inputs (so that its ORDER BY matters).
+    pub fn collects(f: AggFunc) -> bool {
+        matches!(f, AggFunc::StringAgg | AggFunc::ArrayAgg)
+    }
+
+    /// One non-null input (`sep`: `string_agg`'s separator for it; `keys`: its ORDER BY
+    /// values, empty without ORDER BY).
+    pub fn feed(&mut self, v: Value, sep: Option<Value>, keys: Vec<Value>) -> Result<(), SqlError> {
         if let Some(seen) = &mut self.seen {
             if !seen.insert(value_key(std::slice::from_ref(&v))) {
                 return Ok(());
@@ -106,7 +121,14 @@ impl AggState {
             }
             Acc::Sum { sum, n } => {
                 let s = std::mem::replace(sum, Value::Null);
-                *sum = binop(BinOp::Add, s, v)?;
+                *sum = match (s, v) {
+                    // sum(bigint) is numeric in PostgreSQL: past i64 the sum goes on exactly.
+                    (Value::Int(a), Value::Int(b)) => match a.checked_add(b) {
+                        Some(c) => Value::Int(c),
+                        None => binop(BinOp::Add, Value::Numeric(a.to_string()), Value::Int(b))?,
+                    },
+                    (s, v) => binop(BinOp::Add, s, v)?,
+                };
                 *n += 1;
             }
             Acc::Bools { all, any, n } => {
@@ -115,11 +137,18 @@ impl AggState {
                 *any |= t;
                 *n += 1;
             }
-            Acc::Collect { vals, seps } => {
+            Acc::Collect {
+                vals,
+                seps,
+                keys: ks,
+            } => {
                 if let Some(s) = sep {
                     seps.push(s);
                 }
                 vals.push(v);
+                if !self.order.is_empty() {
+                    ks.push(keys);
+                }
             }
         }
         Ok(())
@@ -137,7 +166,7 @@ impl AggState {
                         Value::Float(f) => Value::Float(f / n as f64),
                         other => {
                             let s = format_text(&other, PgType::Numeric).unwrap_or_default();
-                            Value::Numeric(decimal_div(&s, &n.to_string(), 16)?)
+                            Value::Numeric(numeric_avg(&s, n as u64)?)
                         }
                     }
                 } else {
@@ -154,7 +183,27 @@ impl AggState {
                 any
             }),
             Acc::Collect { vals, .. } if vals.is_empty() => Value::Null,
-            Acc::Collect { vals, seps } => {
+            Acc::Collect {
+                mut vals,
+                mut seps,
+                keys,
+            } => {
+                if !self.order.is_empty() {
+                    // A stable sort: inputs with equal keys stay in input order.
+                    let mut idx: Vec<usize> = (0..vals.len()).collect();
+                    idx.sort_by(|&a, &b| {
+                        self.order
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &(desc, nf))| order_cmp(&keys[a][k], &keys[b][k], desc, nf))
+                            .find(|o| o.is_ne())
+                            .unwrap_or(std::cmp::Ordering::Equal)
+                    });
+                    vals = idx.iter().map(|&i| vals[i].clone()).collect();
+                    if seps.len() == idx.len() {
+                        seps = idx.iter().map(|&i| seps[i].clone()).collect();
+                    }
+                }
                 if self.func == AggFunc::ArrayAgg {
                     Value::Array(vals.into())
                 } else {

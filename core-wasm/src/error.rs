@@ -78,6 +78,10 @@ pub enum SqlError {
     InvalidText { type_name: String, input: String },
     #[error("value \"{input}\" is out of range for type {type_name}")]
     OutOfRange { type_name: String, input: String },
+    /// Integer arithmetic or a conversion from another number overflowed its type
+    /// (`integer`, `bigint`, `smallint`); text input that does not fit is [`Self::OutOfRange`].
+    #[error("{type_name} out of range")]
+    IntegerOutOfRange { type_name: &'static str },
     #[error("{message}")]
     DatatypeMismatch {
         message: String,
@@ -88,6 +92,10 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
+    /// An operator or function over untyped literals has several candidates: the client
+    /// should cast the literal.
+    #[error("{message}")]
+    AmbiguousFunction { message: String },
     #[error("cannot cast type {from} to {to}")]
     CannotCast { from: String, to: String },
     #[error("column reference \"{name}\" is ambiguous")]
@@ -228,9 +236,10 @@ impl SqlError {
             SqlError::UniqueViolation { .. } => "23505",
             SqlError::NotNullViolation { .. } => "23502",
             SqlError::InvalidText { .. } => "22P02",
-            SqlError::OutOfRange { .. } => "22003",
+            SqlError::OutOfRange { .. } | SqlError::IntegerOutOfRange { .. } => "22003",
             SqlError::DatatypeMismatch { .. } => "42804",
             SqlError::UndefinedFunction { .. } => "42883",
+            SqlError::AmbiguousFunction { .. } => "42725",
             SqlError::CannotCast { .. } => "42846",
             SqlError::AmbiguousColumn { .. } => "42702",
             SqlError::Grouping { .. } => "42803",
@@ -296,6 +305,16 @@ impl SqlError {
             }
             SqlError::BatchTooLarge => {
                 e.hint = Some("Split large operations into smaller transactions.".into());
+            }
+            SqlError::AmbiguousFunction { message } => {
+                let what = if message.starts_with("operator") {
+                    "operator"
+                } else {
+                    "function"
+                };
+                e.hint = Some(format!(
+                    "Could not choose a best candidate {what}. You might need to add explicit type casts."
+                ));
             }
             SqlError::SnapshotTooOld {
                 commit_seq,

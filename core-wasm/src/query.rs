@@ -112,10 +112,26 @@ pub struct AggSpec {
     pub args: Vec<BExpr>,
     pub distinct: bool,
     pub ty: PgType,
+    /// `agg(x ORDER BY …)`: (key, descending, nulls first); only the collecting aggregates
+    /// (`string_agg`, `array_agg`) depend on it.
+    pub order: Vec<(BExpr, bool, bool)>,
+    /// `agg(…) FILTER (WHERE …)`: the rows the aggregate takes.
+    pub filter: Option<BExpr>,
 }
 
-/// A bound, typed expression.
-#[derive(Debug, Clone)]
+impl AggSpec {
+    /// Every expression the aggregate evaluates over its input rows.
+    pub fn exprs(&self) -> impl Iterator<Item = &BExpr> {
+        self.args
+            .iter()
+            .chain(self.order.iter().map(|(k, ..)| k))
+            .chain(self.filter.iter())
+    }
+}
+
+/// A bound, typed expression. Equal expressions are the same computation (GROUP BY matches
+/// select items to its keys this way); subqueries are equal only to themselves.
+#[derive(Debug, Clone, PartialEq)]
 pub enum BExpr {
     Const(Value),
     Col(usize),
@@ -130,7 +146,9 @@ pub enum BExpr {
     IsNull(Box<BExpr>, bool),
     IsDistinct(Box<BExpr>, Box<BExpr>, bool),
     InList(Box<BExpr>, Vec<BExpr>, bool),
-    InSub(Box<BExpr>, Rc<BQuery>, bool),
+    /// `x op ANY (subquery)` (`all` false) or `x op ALL (subquery)`; `IN` is `= ANY`, `NOT IN`
+    /// is `<> ALL`.
+    InSub(Box<BExpr>, Rc<BQuery>, BinOp, bool),
     Exists(Rc<BQuery>, bool),
     Scalar(Rc<BQuery>),
     /// `ARRAY(SELECT …)`: the subquery's single column as an array.
@@ -268,6 +286,13 @@ pub struct BQuery {
     pub limit: Option<BExpr>,
     pub offset: Option<BExpr>,
     pub columns: Vec<ColMeta>,
+}
+
+/// A subquery is equal only to itself: two bindings of one text are separate computations.
+impl PartialEq for BQuery {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
 }
 
 // ------------------------------------------------------------------ binder
@@ -451,8 +476,9 @@ pub struct Binder<'a, 'b> {
     pub cx: &'a ReadCx<'b>,
     /// Describing a statement: `$n` binds as [`BExpr::Param`], typed here by its context.
     params: Option<BTreeMap<usize, Rc<Cell<PgType>>>>,
-    /// Enclosing scopes, innermost last.
-    outer: Vec<Scope>,
+    /// Enclosing scopes, innermost last, each with the number of queries being bound when it
+    /// was entered: a reference to it makes every query bound since correlated.
+    outer: Vec<(Scope, usize)>,
     ctes: Vec<HashMap<String, Rc<BQuery>>>,
     next_id: usize,
     /// Set when binding touched an outer scope (the current query is correlated).
@@ -560,6 +586,51 @@ fn const_ty(v: &Value) -> PgType {
 }
 
 /// Type category for comparison compatibility.
+/// Converts a set operation branch's output columns from the types it has to the types the
+/// set operation resolved.
+fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlError> {
+    if from == to {
+        return Ok(set);
+    }
+    let convert = |exprs: &mut [BExpr]| -> Result<(), SqlError> {
+        for (i, e) in exprs.iter_mut().enumerate() {
+            if let (Some(f), Some(&t)) = (from.get(i), to.get(i)) {
+                if *f != t {
+                    let x = std::mem::replace(e, BExpr::Const(Value::Null));
+                    *e = coerce_expr(x, t)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    Ok(match set {
+        BSet::Select(mut s) => {
+            convert(&mut s.projection)?;
+            BSet::Select(s)
+        }
+        BSet::Union(l, r, all) => BSet::Union(
+            Box::new(coerce_branch(*l, from, to)?),
+            Box::new(coerce_branch(*r, from, to)?),
+            all,
+        ),
+        BSet::Values(mut rows) => {
+            for row in &mut rows {
+                convert(row)?;
+            }
+            BSet::Values(rows)
+        }
+        BSet::Query(q) => {
+            let mut q = (*q).clone();
+            let own: Vec<PgType> = q.columns.iter().map(|c| c.ty).collect();
+            q.body = coerce_branch(q.body, &own, to)?;
+            for (c, &t) in q.columns.iter_mut().zip(to) {
+                c.ty = t;
+            }
+            BSet::Query(Rc::new(q))
+        }
+    })
+}
+
 fn category(t: PgType) -> u8 {
     match t {
         PgType::Unknown => 0,
@@ -578,6 +649,23 @@ fn category(t: PgType) -> u8 {
 }
 
 /// PostgreSQL's resolution of a common type for UNION / CASE / COALESCE / IN.
+/// Integer expressions compute in i64: a smallint or integer result is range-checked as
+/// PostgreSQL's int2/int4 operators do (`integer out of range`).
+fn narrow_integer(e: BExpr, ty: PgType) -> BExpr {
+    match ty {
+        PgType::Int2 | PgType::Int4 => BExpr::Cast(Box::new(e), ty),
+        _ => e,
+    }
+}
+
+fn ambiguous(message: String) -> SqlError {
+    SqlError::AmbiguousFunction { message }
+}
+
+const BIGINT_OUT_OF_RANGE: SqlError = SqlError::IntegerOutOfRange {
+    type_name: "bigint",
+};
+
 pub fn common_type(a: PgType, b: PgType) -> PgType {
     use PgType::*;
     match (a, b) {
@@ -591,10 +679,28 @@ pub fn common_type(a: PgType, b: PgType) -> PgType {
         (Numeric, _) | (_, Numeric) if a.is_numeric_family() && b.is_numeric_family() => Numeric,
         (Int8, _) | (_, Int8) if a.is_integer() && b.is_integer() => Int8,
         (Int4, _) | (_, Int4) if a.is_integer() && b.is_integer() => Int4,
-        (x, y) if x.is_string() && y.is_string() => Text,
+        // Every string type converts implicitly to every other, so PostgreSQL keeps the first
+        // (text only wins by coming first: it is the category's preferred type).
+        (x, y) if x.is_string() && y.is_string() => x,
         (Timestamptz, Timestamp) | (Timestamp, Timestamptz) => Timestamptz,
         (x, _) => x,
     }
+}
+
+/// An integer of a number conversion or of arithmetic, checked against its integer type's
+/// range with PostgreSQL's error (`integer out of range`).
+fn fit_integer(i: i128, to: PgType) -> Result<Value, SqlError> {
+    let (lo, hi, type_name) = match to {
+        PgType::Int2 => (i16::MIN.into(), i16::MAX.into(), "smallint"),
+        PgType::Int4 => (i32::MIN.into(), i32::MAX.into(), "integer"),
+        _ => (i64::MIN.into(), i64::MAX.into(), "bigint"),
+    };
+    if i < lo || i > hi {
+        return Err(SqlError::IntegerOutOfRange { type_name });
+    }
+    i64::try_from(i)
+        .map(Value::Int)
+        .map_err(|_| SqlError::IntegerOutOfRange { type_name })
 }
 
 /// Converts a value to another type (CAST / assignment).
@@ -605,11 +711,18 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
     Ok(match (v, to) {
         (Value::Int(i), PgType::Float4 | PgType::Float8) => Value::Float(i as f64),
         (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
-        (
-            Value::Int(i),
-            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass,
-        ) => parse_text(&i.to_string(), to)?,
+        (Value::Int(i), PgType::Int2 | PgType::Int4 | PgType::Int8) => fit_integer(i.into(), to)?,
+        (Value::Int(i), PgType::Oid | PgType::Regclass) => parse_text(&i.to_string(), to)?,
         (Value::Int(i), PgType::Bool) => Value::Bool(i != 0),
+        (Value::Float(f), PgType::Int2 | PgType::Int4 | PgType::Int8) => {
+            // NaN and infinities saturate, then fail the range check like PostgreSQL's.
+            let r = if f.is_nan() {
+                i128::MAX
+            } else {
+                f.round_ties_even() as i128
+            };
+            fit_integer(r, to)?
+        }
         (Value::Float(f), t) if t.is_integer() => {
             if f.is_nan() || f.is_infinite() {
                 return Err(SqlError::OutOfRange {
@@ -626,10 +739,14 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (Value::Numeric(s), t) if t.is_integer() => {
             let r = crate::types::numeric_round(&s, 0);
             // Any digits that do not fit are out of range, not malformed.
-            parse_text(&r, to).map_err(|_| SqlError::OutOfRange {
-                type_name: to.sql_name().into(),
-                input: s.clone(),
-            })?
+            match (t, r.parse::<i128>()) {
+                (PgType::Int2 | PgType::Int4 | PgType::Int8, Ok(i)) => fit_integer(i, to)?,
+                (PgType::Int2 | PgType::Int4 | PgType::Int8, Err(_)) => fit_integer(i128::MAX, to)?,
+                _ => parse_text(&r, to).map_err(|_| SqlError::OutOfRange {
+                    type_name: to.sql_name().into(),
+                    input: s.clone(),
+                })?,
+            }
         }
         (Value::Numeric(s), PgType::Float4 | PgType::Float8) => parse_text(&s, to)?,
         (v @ Value::Numeric(_), PgType::Numeric) => v,
@@ -863,7 +980,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         outer: Option<&Scope>,
     ) -> Result<BQuery, SqlError> {
         if let Some(o) = outer {
-            self.outer.push(o.clone());
+            self.outer.push((o.clone(), self.touched_outer.len()));
         }
         self.touched_outer.push(false);
         let r = self.bind_query_inner(q);
@@ -1064,7 +1181,22 @@ impl<'a, 'b> Binder<'a, 'b> {
                         message: "each UNION query must have the same number of columns".into(),
                     });
                 }
-                let cols = lc
+                for (a, b) in lc.iter().zip(rc.iter()) {
+                    if category(a.ty) != category(b.ty)
+                        && a.ty != PgType::Unknown
+                        && b.ty != PgType::Unknown
+                    {
+                        return Err(SqlError::DatatypeMismatch {
+                            message: format!(
+                                "UNION types {} and {} cannot be matched",
+                                a.ty.sql_name(),
+                                b.ty.sql_name()
+                            ),
+                            hint: None,
+                        });
+                    }
+                }
+                let cols: Vec<ColMeta> = lc
                     .iter()
                     .zip(rc.iter())
                     .map(|(a, b)| {
@@ -1090,6 +1222,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                         }
                     })
                     .collect();
+                // Each branch's values become the resolved column types (an untyped '5' facing
+                // a bigint column is the number 5, sorted and compared as one).
+                let to: Vec<PgType> = cols.iter().map(|c| c.ty).collect();
+                let types = |c: &[ColMeta]| c.iter().map(|c| c.ty).collect::<Vec<_>>();
+                let l = coerce_branch(l, &types(&lc), &to)?;
+                let r = coerce_branch(r, &types(&rc), &to)?;
                 Ok((BSet::Union(Box::new(l), Box::new(r), all), cols, None))
             }
             SetExpr::Values(v) => {
@@ -1520,7 +1658,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             Some(e) => Some(self.bind_bool(e, &scope)?),
             None => None,
         };
-        let group_exprs: Option<Vec<BExpr>> = match &sel.group_by {
+        // GROUP BY keys that name a select item by position: (key, select item).
+        let mut by_position = Vec::new();
+        let mut group_exprs: Option<Vec<BExpr>> = match &sel.group_by {
             ast::GroupByExpr::Expressions(es, _) if !es.is_empty() => {
                 let mut g = Vec::new();
                 for e in es {
@@ -1540,6 +1680,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                                 | SelectItem::ExprWithAlias { expr: x, .. } => x,
                                 _ => return Err(SqlError::feature("GROUP BY position of *")),
                             };
+                            by_position.push((g.len(), i - 1));
                             g.push(self.bind_expr(ex, &scope, None)?.0);
                             continue;
                         }
@@ -1554,7 +1695,10 @@ impl<'a, 'b> Binder<'a, 'b> {
         let mut aggs = Vec::new();
         let mut projection = Vec::new();
         let mut columns = Vec::new();
+        // Where each select item's expressions start in `projection`.
+        let mut item_start = Vec::with_capacity(sel.projection.len());
         for item in &sel.projection {
+            item_start.push(projection.len());
             match item {
                 SelectItem::Wildcard(_) => {
                     for i in scope.star_order() {
@@ -1633,6 +1777,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             Some(ast::Distinct::Distinct) => true,
             Some(_) => return Err(SqlError::feature("DISTINCT ON")),
         };
+        // A key named by position is that select item's expression itself, so the item (and
+        // its subqueries, equal only to themselves) is covered by it.
+        if let Some(keys) = &mut group_exprs {
+            for (k, item) in by_position {
+                if let Some(e) = item_start.get(item).and_then(|&p| projection.get(p)) {
+                    keys[k] = e.clone();
+                }
+            }
+        }
         if group_exprs.is_some() || !aggs.is_empty() {
             let keys = group_exprs.clone().unwrap_or_default();
             for e in projection.iter().chain(having_ref(&having)) {
@@ -1697,9 +1850,11 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(i) = scope.resolve(qual, name)? {
             return Ok((BExpr::Col(i), scope.cols[i].ty));
         }
-        for (depth, s) in self.outer.iter().rev().enumerate() {
+        for (depth, (s, level)) in self.outer.iter().rev().enumerate() {
             if let Some(i) = s.resolve(qual, name)? {
-                if let Some(t) = self.touched_outer.last_mut() {
+                // Every query between the reference and the scope it reads depends on the
+                // outer row, not only the innermost one.
+                for t in self.touched_outer.iter_mut().skip(*level) {
                     *t = true;
                 }
                 return Ok((BExpr::Outer(depth + 1, i), s.cols[i].ty));
@@ -1710,6 +1865,29 @@ impl<'a, 'b> Binder<'a, 'b> {
             None => name.to_string(),
         };
         Err(SqlError::UndefinedColumn { name: shown })
+    }
+
+    /// `x op ANY|ALL (subquery)`, with `x` already bound: the left side is coerced to the
+    /// common type of it and the subquery's column. `symbol` is the operator as written
+    /// (`=` for `NOT IN`, bound as `<> ALL`), for the error when the types do not compare.
+    fn bind_quantified(
+        &mut self,
+        x: BExpr,
+        xt: PgType,
+        q: &ast::Query,
+        (op, symbol): (BinOp, &str),
+        all: bool,
+        scope: &Scope,
+    ) -> Result<BExpr, SqlError> {
+        let bq = self.bind_query(q, Some(scope))?;
+        let st = bq.columns.first().map(|c| c.ty).unwrap_or(PgType::Unknown);
+        operator_exists(xt, symbol, st)?;
+        Ok(BExpr::InSub(
+            Box::new(coerce_expr(x, common_type(xt, st))?),
+            Rc::new(bq),
+            op,
+            all,
+        ))
     }
 
     /// Binds an expression; `aggs` is `Some` where aggregate calls are allowed.
@@ -1783,8 +1961,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                         BExpr::Not(Box::new(coerce_expr(x, PgType::Bool)?)),
                         PgType::Bool,
                     ),
+                    // A negative number literal is one constant (`-2147483648` is an
+                    // integer); negating anything else keeps the operand's type.
                     ast::UnaryOperator::Minus => match x {
-                        BExpr::Const(Value::Int(i)) => {
+                        BExpr::Const(Value::Int(i)) if matches!(expr.as_ref(), Expr::Value(_)) => {
                             let v = Value::Int(-i);
                             let ty = const_ty(&v);
                             (BExpr::Const(v), ty)
@@ -1796,7 +1976,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                         BExpr::Const(Value::Float(f)) => {
                             (BExpr::Const(Value::Float(-f)), PgType::Float8)
                         }
-                        other => (BExpr::Neg(Box::new(other)), t),
+                        _ if t == PgType::Unknown => {
+                            return Err(ambiguous("operator is not unique: - unknown".into()))
+                        }
+                        other => (narrow_integer(BExpr::Neg(Box::new(other)), t), t),
                     },
                     ast::UnaryOperator::Plus => (x, t),
                     other => return Err(SqlError::feature(format!("operator {other}"))),
@@ -1826,6 +2009,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let neg = matches!(e, Expr::IsNotDistinctFrom(..));
                 let (l, lt) = sub!(a);
                 let (r, rt) = sub!(b);
+                operator_exists(lt, "=", rt)?;
                 let t = common_type(lt, rt);
                 (
                     BExpr::IsDistinct(
@@ -1850,6 +2034,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         let mut bound = Vec::new();
                         for it in list {
                             let (b, bt) = sub!(it);
+                            operator_exists(xt, "=", bt)?;
                             t = common_type(t, bt);
                             bound.push(b);
                         }
@@ -1862,14 +2047,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                         )
                     }
                     ast::InTarget::Subquery(q) => {
-                        let bq = self.bind_query(q, Some(scope))?;
-                        let st = bq.columns.first().map(|c| c.ty).unwrap_or(PgType::Unknown);
+                        let (op, all) = if *negated {
+                            (BinOp::NotEq, true)
+                        } else {
+                            (BinOp::Eq, false)
+                        };
                         (
-                            BExpr::InSub(
-                                Box::new(coerce_expr(x, common_type(xt, st))?),
-                                Rc::new(bq),
-                                *negated,
-                            ),
+                            self.bind_quantified(x, xt, q, (op, "="), all, scope)?,
                             PgType::Bool,
                         )
                     }
@@ -1940,23 +2124,6 @@ impl<'a, 'b> Binder<'a, 'b> {
                 right,
             } => {
                 let all = matches!(e, Expr::AllOp { .. });
-                if let Expr::Subquery(q) = right.as_ref() {
-                    if all || *compare_op != ast::BinaryOperator::Eq {
-                        return Err(SqlError::feature(
-                            "ANY/ALL over a subquery other than = ANY",
-                        ));
-                    }
-                    return self.bind_expr(
-                        &Expr::In {
-                            expr: left.clone(),
-                            target: ast::InTarget::Subquery(q.clone()),
-                            negated: false,
-                            global: false,
-                        },
-                        scope,
-                        aggs,
-                    );
-                }
                 let op = match compare_op {
                     ast::BinaryOperator::Eq => BinOp::Eq,
                     ast::BinaryOperator::NotEq => BinOp::NotEq,
@@ -1967,6 +2134,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                     other => return Err(SqlError::feature(format!("operator {other} ANY"))),
                 };
                 let (l, lt) = sub!(left);
+                if let Expr::Subquery(q) = right.as_ref() {
+                    let symbol = compare_op.to_string();
+                    let bound = self.bind_quantified(l, lt, q, (op, &symbol), all, scope)?;
+                    return Ok((bound, PgType::Bool));
+                }
                 let (r, rt) = sub!(right);
                 let (r, elem) = match rt {
                     PgType::Int2Array => (r, PgType::Int2),
@@ -2047,21 +2219,30 @@ impl<'a, 'b> Binder<'a, 'b> {
                     None => None,
                 };
                 let mut arms = Vec::new();
-                let mut t = PgType::Unknown;
+                let mut then_types = Vec::new();
                 for cw in conditions {
                     let (c, _) = sub!(&cw.condition);
                     let (r, rt) = sub!(&cw.result);
-                    t = common_type(t, rt);
+                    then_types.push(rt);
                     arms.push((c, r));
                 }
+                // PostgreSQL resolves the result type with the ELSE branch first.
+                let mut t = PgType::Unknown;
                 let el = match else_result {
                     Some(x) => {
                         let (b, bt) = sub!(x);
-                        t = common_type(t, bt);
+                        t = bt;
                         Some(b)
                     }
                     None => None,
                 };
+                for rt in then_types {
+                    t = common_type(t, rt);
+                }
+                // Only untyped literals (or NULLs): PostgreSQL resolves them as text.
+                if t == PgType::Unknown {
+                    t = PgType::Text;
+                }
                 let arms = arms
                     .into_iter()
                     .map(|(c, r)| Ok((c, coerce_expr(r, t)?)))
@@ -2257,25 +2438,26 @@ impl<'a, 'b> Binder<'a, 'b> {
         );
         // Unknown literals take the other side's type, as PostgreSQL resolves them.
         let t = match (lt, rt) {
+            (PgType::Unknown, PgType::Unknown) if !is_cmp && bop != BinOp::Concat => {
+                return Err(ambiguous(format!(
+                    "operator is not unique: unknown {op} unknown"
+                )));
+            }
             (PgType::Unknown, PgType::Unknown) => PgType::Text,
             (PgType::Unknown, x) | (x, PgType::Unknown) => x,
             (a, b) => {
-                if category(a) != category(b) {
-                    let opname = op.to_string();
-                    return Err(SqlError::UndefinedFunction {
-                        message: format!("operator does not exist: {} {} {}", a.sql_name(), opname, b.sql_name()),
-                        hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
-                    });
-                }
+                operator_exists(a, &op.to_string(), b)?;
                 common_type(a, b)
             }
         };
-        if !is_cmp
-            && !t.is_numeric_family()
-            && !matches!(
-                t,
-                PgType::Timestamptz | PgType::Timestamp | PgType::Date | PgType::Interval
-            )
+        let float_mod = bop == BinOp::Mod && matches!(t, PgType::Float4 | PgType::Float8);
+        if float_mod
+            || !is_cmp
+                && !t.is_numeric_family()
+                && !matches!(
+                    t,
+                    PgType::Timestamptz | PgType::Timestamp | PgType::Date | PgType::Interval
+                )
         {
             return Err(SqlError::UndefinedFunction {
                 message: format!(
@@ -2284,7 +2466,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     op,
                     rt.sql_name()
                 ),
-                hint: None,
+                hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
             });
         }
         // varchar has no operators of its own: PostgreSQL compares it as text, so that is
@@ -2313,7 +2495,8 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             t
         };
-        Ok((BExpr::Bin(bop, Box::new(l), Box::new(r)), out))
+        let bin = BExpr::Bin(bop, Box::new(l), Box::new(r));
+        Ok((narrow_integer(bin, out), out))
     }
 
     fn bind_function(
@@ -2327,9 +2510,21 @@ impl<'a, 'b> Binder<'a, 'b> {
         if parts.len() > 1 || !DETERMINISTIC_FUNCTIONS.contains(&name.as_str()) {
             self.session_dependent = true;
         }
+        let mut order_by: &[ast::OrderByExpr] = &[];
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
             ast::FunctionArguments::List(l) => {
+                for clause in &l.clauses {
+                    match clause {
+                        ast::FunctionArgumentClause::OrderBy(keys) => order_by = keys,
+                        other => {
+                            return Err(SqlError::feature(format!(
+                                "function argument clause {}",
+                                first_words(&other.to_string())
+                            )))
+                        }
+                    }
+                }
                 let mut star = false;
                 let mut exprs = Vec::new();
                 for a in &l.args {
@@ -2371,6 +2566,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         if f.over.is_some() {
             return Err(SqlError::feature("window functions"));
         }
+        if !f.within_group.is_empty() {
+            return Err(SqlError::feature("WITHIN GROUP"));
+        }
         let agg = match name.as_str() {
             "count" if star => Some(AggFunc::CountStar),
             "count" => Some(AggFunc::Count),
@@ -2398,6 +2596,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 bargs.push(b);
                 ty = t;
             }
+            if ty == PgType::Unknown && matches!(func, AggFunc::Sum | AggFunc::Avg) {
+                return Err(ambiguous(format!("function {name}(unknown) is not unique")));
+            }
             let out = match func {
                 AggFunc::CountStar | AggFunc::Count => PgType::Int8,
                 AggFunc::Sum => match ty {
@@ -2413,22 +2614,38 @@ impl<'a, 'b> Binder<'a, 'b> {
                         PgType::Numeric
                     }
                 }
-                AggFunc::Min | AggFunc::Max => {
-                    if ty == PgType::Unknown {
-                        PgType::Text
-                    } else {
-                        ty
-                    }
-                }
+                // varchar and name have no min/max of their own: PostgreSQL uses text's.
+                AggFunc::Min | AggFunc::Max => match ty {
+                    PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
+                    other => other,
+                },
                 AggFunc::StringAgg => PgType::Text,
                 AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
                 AggFunc::ArrayAgg => PgType::TextArray,
+            };
+            let mut order = Vec::new();
+            for k in order_by {
+                let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
+                let nulls_first = k.options.nulls_first.unwrap_or(desc);
+                let (b, _) = self.bind_expr(&k.expr, scope, None)?;
+                if distinct && !bargs.contains(&b) {
+                    return Err(SqlError::InvalidColumnReference {
+                        message: "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list".into(),
+                    });
+                }
+                order.push((b, desc, nulls_first));
+            }
+            let filter = match &f.filter {
+                Some(w) => Some(self.bind_bool(w, scope)?),
+                None => None,
             };
             list.push(AggSpec {
                 func,
                 args: bargs,
                 distinct,
                 ty: out,
+                order,
+                filter,
             });
             return Ok((BExpr::Agg(list.len() - 1), out));
         }
@@ -2507,10 +2724,22 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_is_in_recovery"
             | "pg_relation_is_publishable"
             | "starts_with" => PgType::Bool,
-            "coalesce" | "nullif" | "greatest" | "least" => types
-                .iter()
-                .fold(PgType::Unknown, |a, b| common_type(a, *b)),
-            "abs" => types.first().copied().unwrap_or(PgType::Numeric),
+            "coalesce" | "nullif" | "greatest" | "least" => {
+                match types
+                    .iter()
+                    .fold(PgType::Unknown, |a, b| common_type(a, *b))
+                {
+                    // Only untyped literals: PostgreSQL resolves them as text.
+                    PgType::Unknown => PgType::Text,
+                    t => t,
+                }
+            }
+            // abs(unknown) resolves to the numeric category's preferred type.
+            "abs" => match types.first() {
+                Some(PgType::Unknown) => PgType::Float8,
+                Some(t) if t.is_numeric_family() => *t,
+                _ => return Err(no_such_function(&name, &types)),
+            },
             // round(numeric, int) exists, round(double precision, int) does not; one argument:
             // numeric stays numeric, anything else is rounded as double precision.
             "round" if types.len() == 2 => match types[0] {
@@ -2530,7 +2759,10 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             _ => return Err(no_such_function(&name, &types)),
         };
-        let bargs = if matches!(name.as_str(), "coalesce" | "nullif" | "greatest" | "least") {
+        let bargs = if matches!(
+            name.as_str(),
+            "coalesce" | "nullif" | "greatest" | "least" | "abs"
+        ) {
             bargs
                 .into_iter()
                 .map(|b| coerce_expr(b, ty))
@@ -2538,11 +2770,32 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             bargs
         };
-        Ok((BExpr::Func(name, bargs), ty))
+        let narrow = name == "abs";
+        let call = BExpr::Func(name, bargs);
+        Ok((
+            if narrow {
+                narrow_integer(call, ty)
+            } else {
+                call
+            },
+            ty,
+        ))
     }
 }
 
 /// PostgreSQL's 42883 for a call no function signature matches.
+/// PostgreSQL has no operator between values of two type categories (`text = bigint`): an
+/// error telling the client to cast, unless one side is an untyped literal.
+fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
+    if a == PgType::Unknown || b == PgType::Unknown || category(a) == category(b) {
+        return Ok(());
+    }
+    Err(SqlError::UndefinedFunction {
+        message: format!("operator does not exist: {} {op} {}", a.sql_name(), b.sql_name()),
+        hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
+    })
+}
+
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
     SqlError::UndefinedFunction {
@@ -2555,13 +2808,10 @@ fn having_ref(h: &Option<BExpr>) -> impl Iterator<Item = &BExpr> {
     h.iter()
 }
 
-fn same_col(a: &BExpr, b: &BExpr) -> bool {
-    matches!((a, b), (BExpr::Col(x), BExpr::Col(y)) if x == y)
-}
-
-/// A column of the FROM scope used outside an aggregate and not covered by GROUP BY.
+/// A column of the FROM scope used outside an aggregate and not covered by GROUP BY (a key
+/// covers an expression equal to it, as in PostgreSQL).
 fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
-    if keys.iter().any(|k| same_col(k, e)) {
+    if keys.contains(e) {
         return None;
     }
     let kids: Vec<&BExpr> = match e {
@@ -2622,35 +2872,56 @@ fn first_words(s: &str) -> String {
 
 /// PostgreSQL's default column name of an expression.
 fn expr_name(e: &Expr) -> String {
+    colname(e)
+        .map(|(n, _)| n)
+        .unwrap_or_else(|| "?column?".into())
+}
+
+/// The column name PostgreSQL gives an unaliased select item, with its strength
+/// (`FigureColnameInternal`): 2 for a column, function or subquery name, 1 for a type name or
+/// "case" (a weaker name that a CASE's ELSE or a cast's operand can override).
+fn colname(e: &Expr) -> Option<(String, u8)> {
+    let strong = |n: &str| Some((n.to_string(), 2));
     match e {
-        Expr::Identifier(i) => ident(i),
-        Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
-        Expr::Function(f) => object_name(&f.name).last().cloned().unwrap_or_default(),
+        Expr::Identifier(i) => Some((ident(i), 2)),
+        Expr::CompoundIdentifier(p) => p.last().map(|i| (ident(i), 2)),
+        Expr::Function(f) => object_name(&f.name).last().map(|n| (n.clone(), 2)),
         Expr::Cast {
             expr, data_type, ..
-        } => match expr.as_ref() {
-            Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Function(_) => {
-                expr_name(expr)
-            }
+        } => match colname(expr) {
+            Some(named) if named.1 > 1 => Some(named),
             _ => sql_type(data_type)
-                .map(|(t, _)| t.typname().to_string())
-                .unwrap_or_else(|_| "?column?".into()),
+                .ok()
+                .map(|(t, _)| (t.typname().to_string(), 1)),
         },
-        Expr::Nested(x) => expr_name(x),
-        Expr::Case { .. } => "case".into(),
-        Expr::Exists { .. } => "exists".into(),
+        Expr::Nested(x) => colname(x),
+        Expr::Case { else_result, .. } => match else_result.as_deref().and_then(colname) {
+            Some(named) if named.1 > 1 => Some(named),
+            _ => Some(("case".into(), 1)),
+        },
+        Expr::Exists { .. } => strong("exists"),
+        Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(sel) => match sel.projection.first() {
+                Some(SelectItem::ExprWithAlias { alias, .. }) => Some((ident(alias), 2)),
+                Some(SelectItem::UnnamedExpr(x)) => Some((expr_name(x), 2)),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::Array(_) => strong("array"),
         // The special syntaxes are named after the function PostgreSQL calls.
-        Expr::Ceil { .. } => "ceil".into(),
-        Expr::Floor { .. } => "floor".into(),
-        Expr::Position { .. } => "position".into(),
-        Expr::Substring { shorthand, .. } => if *shorthand { "substr" } else { "substring" }.into(),
-        Expr::Trim { trim_where, .. } => match trim_where {
+        Expr::Ceil { .. } => strong("ceil"),
+        Expr::Floor { .. } => strong("floor"),
+        Expr::Position { .. } => strong("position"),
+        Expr::Substring { shorthand, .. } => {
+            strong(if *shorthand { "substr" } else { "substring" })
+        }
+        Expr::Trim { trim_where, .. } => strong(match trim_where {
             Some(ast::TrimWhereField::Leading) => "ltrim",
             Some(ast::TrimWhereField::Trailing) => "rtrim",
             _ => "btrim",
-        }
-        .into(),
-        _ => "?column?".into(),
+        }),
+        _ => None,
     }
 }
 
@@ -2949,7 +3220,7 @@ pub fn used_columns(sel: &BSelect, order: &[OrderKey]) -> Option<Vec<bool>> {
         .filter
         .iter()
         .chain(sel.group.iter().flatten())
-        .chain(sel.aggs.iter().flat_map(|a| a.args.iter()))
+        .chain(sel.aggs.iter().flat_map(AggSpec::exprs))
         .chain(sel.having.iter())
         .chain(sel.projection.iter())
         .chain(order.iter().map(|k| &k.expr));
@@ -3015,6 +3286,8 @@ pub fn compact_select(
                 args: a.args.iter().map(m).collect(),
                 distinct: a.distinct,
                 ty: a.ty,
+                order: a.order.iter().map(|(k, d, n)| (m(k), *d, *n)).collect(),
+                filter: a.filter.as_ref().map(m),
             })
             .collect(),
         having: sel.having.as_ref().map(m),
@@ -3213,7 +3486,7 @@ fn mark_columns(e: &BExpr, offset: usize, used: &mut [bool]) -> Option<()> {
             Some(u) => *u = true,
             None => ok = false,
         },
-        BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) | BExpr::InSub(_, q, _)
+        BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) | BExpr::InSub(_, q, ..)
             if q.correlated =>
         {
             ok = false
@@ -3226,8 +3499,10 @@ fn mark_columns(e: &BExpr, offset: usize, used: &mut [bool]) -> Option<()> {
 /// Subqueries inside an expression (scalar, IN, EXISTS, ARRAY), outermost first.
 fn subqueries(e: &BExpr, out: &mut Vec<Rc<BQuery>>) {
     visit_exprs(e, &mut |x| {
-        if let BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) | BExpr::InSub(_, q, _) =
-            x
+        if let BExpr::Scalar(q)
+        | BExpr::Exists(q, _)
+        | BExpr::ArraySub(q)
+        | BExpr::InSub(_, q, ..) = x
         {
             out.push(q.clone());
         }
@@ -3572,7 +3847,7 @@ fn visit_exprs(e: &BExpr, f: &mut dyn FnMut(&BExpr)) {
         | BExpr::Neg(x)
         | BExpr::IsNull(x, _)
         | BExpr::Cast(x, _)
-        | BExpr::InSub(x, _, _) => visit_exprs(x, f),
+        | BExpr::InSub(x, ..) => visit_exprs(x, f),
         BExpr::InList(x, l, _) => {
             visit_exprs(x, f);
             l.iter().for_each(|y| visit_exprs(y, f));
@@ -3616,7 +3891,7 @@ fn map_cols(e: &BExpr, f: &dyn Fn(usize) -> usize) -> BExpr {
         BExpr::Neg(x) => BExpr::Neg(m(x)),
         BExpr::IsNull(x, not) => BExpr::IsNull(m(x), *not),
         BExpr::Cast(x, t) => BExpr::Cast(m(x), *t),
-        BExpr::InSub(x, q, not) => BExpr::InSub(m(x), q.clone(), *not),
+        BExpr::InSub(x, q, op, all) => BExpr::InSub(m(x), q.clone(), *op, *all),
         BExpr::InList(x, l, not) => {
             BExpr::InList(m(x), l.iter().map(|y| map_cols(y, f)).collect(), *not)
         }
@@ -3929,10 +4204,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 None => Value::Null,
             },
             BExpr::Neg(x) => match self.eval(x, env)? {
-                Value::Int(i) => Value::Int(i.checked_neg().ok_or(SqlError::OutOfRange {
-                    type_name: "bigint".into(),
-                    input: i.to_string(),
-                })?),
+                Value::Int(i) => Value::Int(i.checked_neg().ok_or(BIGINT_OUT_OF_RANGE)?),
                 Value::Float(f) => Value::Float(-f),
                 Value::Numeric(s) => {
                     Value::Numeric(numeric_canonical(&format!("-{s}")).unwrap_or(s))
@@ -3976,25 +4248,25 @@ impl<'a, 'b> Executor<'a, 'b> {
                     Value::Bool(*neg)
                 }
             }
-            BExpr::InSub(x, q, neg) => {
+            BExpr::InSub(x, q, op, all) => {
+                // PostgreSQL's quantified comparison: ANY is true if one comparison is true,
+                // ALL false if one is false; otherwise NULL if one was NULL. Over no rows ANY
+                // is false and ALL true, whatever the left side is.
                 let v = self.eval(x, env)?;
-                if v.is_null() {
-                    return Ok(Value::Null);
-                }
                 let rows = self.subquery_rows(q, env)?;
                 let mut saw_null = false;
                 for r in rows.iter() {
-                    let w = r.first().cloned().unwrap_or(Value::Null);
-                    if w.is_null() {
-                        saw_null = true;
-                    } else if compare(&v, &w) == std::cmp::Ordering::Equal {
-                        return Ok(Value::Bool(!*neg));
+                    let w = r.first().unwrap_or(&Value::Null);
+                    match compare_op(*op, &v, w) {
+                        Value::Bool(b) if b != *all => return Ok(Value::Bool(b)),
+                        Value::Null => saw_null = true,
+                        _ => {}
                     }
                 }
                 if saw_null {
                     Value::Null
                 } else {
-                    Value::Bool(*neg)
+                    Value::Bool(*all)
                 }
             }
             BExpr::Exists(q, neg) => Value::Bool(self.subquery_rows(q, env)?.is_empty() == *neg),
@@ -4536,7 +4808,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "abs" => match a.first() {
-                Some(Value::Int(i)) => Value::Int(i.abs()),
+                Some(Value::Int(i)) => Value::Int(i.checked_abs().ok_or(BIGINT_OUT_OF_RANGE)?),
                 Some(Value::Float(f)) => Value::Float(f.abs()),
                 Some(Value::Numeric(s)) => Value::Numeric(s.trim_start_matches('-').to_string()),
                 _ => Value::Null,
@@ -4676,31 +4948,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                         (a.1.get(i), b.1.get(i))
                     };
                     let (x, y) = (x.unwrap_or(&Value::Null), y.unwrap_or(&Value::Null));
-                    let ord = match (x.is_null(), y.is_null()) {
-                        (true, true) => std::cmp::Ordering::Equal,
-                        (true, false) => {
-                            if k.nulls_first {
-                                std::cmp::Ordering::Less
-                            } else {
-                                std::cmp::Ordering::Greater
-                            }
-                        }
-                        (false, true) => {
-                            if k.nulls_first {
-                                std::cmp::Ordering::Greater
-                            } else {
-                                std::cmp::Ordering::Less
-                            }
-                        }
-                        _ => {
-                            let o = compare(x, y);
-                            if k.desc {
-                                o.reverse()
-                            } else {
-                                o
-                            }
-                        }
-                    };
+                    let ord = order_cmp(x, y, k.desc, k.nulls_first);
                     if ord != std::cmp::Ordering::Equal {
                         return ord;
                     }
@@ -5342,7 +5590,9 @@ impl<'a, 'b> Executor<'a, 'b> {
         let integer_key = table.columns.get(k).is_some_and(|c| c.ty.is_integer());
         let only_max_k = !sel.aggs.is_empty()
             && sel.aggs.iter().all(|a| {
-                a.func == AggFunc::Max && matches!(a.args.as_slice(), [BExpr::Col(c)] if *c == k)
+                a.func == AggFunc::Max
+                    && a.filter.is_none()
+                    && matches!(a.args.as_slice(), [BExpr::Col(c)] if *c == k)
             });
         let prefix = crate::keys::table_prefix(table.id);
         let own_writes = self.cx.pending.is_some_and(|p| {
@@ -5676,7 +5926,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         rows: &[Vec<Value>],
         parent: Option<&Env<'_>>,
     ) -> Result<Value, SqlError> {
-        if a.func == AggFunc::CountStar {
+        if a.func == AggFunc::CountStar && a.filter.is_none() {
             return Ok(Value::Int(members.len() as i64));
         }
         let mut state = AggState::new(a);
@@ -5695,15 +5945,20 @@ impl<'a, 'b> Executor<'a, 'b> {
         row: &[Value],
         parent: Option<&Env<'_>>,
     ) -> Result<(), SqlError> {
-        if a.func == AggFunc::CountStar {
-            state.count_row();
-            return Ok(());
-        }
         let env = Env {
             row,
             parent,
             aggs: None,
         };
+        if let Some(f) = &a.filter {
+            if truthy(&self.eval(f, &env)?) != Some(true) {
+                return Ok(());
+            }
+        }
+        if a.func == AggFunc::CountStar {
+            state.count_row();
+            return Ok(());
+        }
         let v = match a.args.first() {
             Some(e) => self.eval(e, &env)?,
             None => Value::Null,
@@ -5716,7 +5971,15 @@ impl<'a, 'b> Executor<'a, 'b> {
             (AggFunc::StringAgg, None) => Some(Value::empty_text()),
             _ => None,
         };
-        state.feed(v, sep)
+        let keys = if a.order.is_empty() || !AggState::collects(a.func) {
+            Vec::new()
+        } else {
+            a.order
+                .iter()
+                .map(|(k, ..)| self.eval(k, &env))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        state.feed(v, sep, keys)
     }
 }
 
@@ -5732,17 +5995,112 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
     }
 }
 
-/// Exact decimal division to `scale` fraction digits (used by avg()).
-pub(crate) fn decimal_div(a: &str, b: &str, scale: usize) -> Result<String, SqlError> {
-    let fa: f64 = a.parse().unwrap_or(0.0);
-    let fb: f64 = b.parse().unwrap_or(1.0);
-    if fb == 0.0 {
+/// `sum / n` for avg() over exact numbers, as PostgreSQL's numeric division computes it: exact
+/// long division, rounded half away from zero at the scale `select_div_scale` picks (at least
+/// 16 significant digits, more when the quotient is below 1, and never fewer fraction digits
+/// than the sum has).
+pub(crate) fn numeric_avg(sum: &str, n: u64) -> Result<String, SqlError> {
+    if n == 0 {
         return Err(SqlError::DivisionByZero);
     }
-    Ok(crate::types::numeric_round(
-        &numeric_canonical(&format!("{:.*}", scale + 2, fa / fb)).unwrap_or_else(|| "0".into()),
-        scale,
-    ))
+    let neg = sum.starts_with('-');
+    let body = sum.trim_start_matches(['-', '+']);
+    let (int_part, frac_part) = body.split_once('.').unwrap_or((body, ""));
+    let int_part = int_part.trim_start_matches('0');
+    let scale = div_scale(int_part, frac_part, n);
+    // The dividend's digits, extended to one digit past the result's scale.
+    let mut digits: Vec<u8> = int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .map(|b| b - b'0')
+        .collect();
+    let extra = (scale + 1).saturating_sub(frac_part.len());
+    digits.extend(std::iter::repeat_n(0, extra));
+    let dropped = frac_part.len().saturating_sub(scale + 1);
+    digits.truncate(digits.len() - dropped);
+    let mut quotient = Vec::with_capacity(digits.len());
+    let mut rem: u128 = 0;
+    for d in digits {
+        let cur = rem * 10 + u128::from(d);
+        quotient.push((cur / u128::from(n)) as u8);
+        rem = cur % u128::from(n);
+    }
+    // Round at `scale` on the extra digit (exact: the digits past it only add to it).
+    let round_up = quotient.pop().is_some_and(|d| d >= 5);
+    if round_up {
+        let mut i = quotient.len();
+        loop {
+            if i == 0 {
+                quotient.insert(0, 1);
+                break;
+            }
+            i -= 1;
+            if quotient[i] == 9 {
+                quotient[i] = 0;
+            } else {
+                quotient[i] += 1;
+                break;
+            }
+        }
+    }
+    let split = quotient.len() - scale;
+    let ip: String = quotient[..split]
+        .iter()
+        .map(|d| char::from(b'0' + d))
+        .collect();
+    let fp: String = quotient[split..]
+        .iter()
+        .map(|d| char::from(b'0' + d))
+        .collect();
+    let ip = match ip.trim_start_matches('0') {
+        "" => "0",
+        t => t,
+    };
+    let zero = quotient.iter().all(|d| *d == 0);
+    let sign = if neg && !zero { "-" } else { "" };
+    Ok(if scale > 0 {
+        format!("{sign}{ip}.{fp}")
+    } else {
+        format!("{sign}{ip}")
+    })
+}
+
+/// PostgreSQL's `select_div_scale` for a dividend given as integer and fraction digits and a
+/// positive integer divisor: weights and first digits are in base 10,000.
+fn div_scale(int_part: &str, frac_part: &str, n: u64) -> usize {
+    // (weight, first base-10,000 digit) of a decimal; zero has weight 0, digit 0.
+    fn weight(int_part: &str, frac_part: &str) -> (i64, u32) {
+        if !int_part.is_empty() {
+            let lead = (int_part.len() - 1) % 4 + 1;
+            let w = ((int_part.len() - 1) / 4) as i64;
+            return (w, int_part[..lead].parse().unwrap_or(0));
+        }
+        let mut padded = frac_part.to_string();
+        while !padded.len().is_multiple_of(4) {
+            padded.push('0');
+        }
+        for (i, group) in padded.as_bytes().chunks(4).enumerate() {
+            let g: u32 = std::str::from_utf8(group)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0);
+            if g != 0 {
+                return (-(i as i64) - 1, g);
+            }
+        }
+        (0, 0)
+    }
+    let (w1, d1) = weight(int_part, frac_part);
+    let ns = n.to_string();
+    let (w2, d2) = weight(&ns, "");
+    let mut qweight = w1 - w2;
+    if d1 <= d2 {
+        qweight -= 1;
+    }
+    let rscale = (16 - qweight * 4)
+        .max(frac_part.len() as i64)
+        .clamp(0, 1000);
+    rscale as usize
 }
 
 fn numeric_add(a: &str, b: &str, sub: bool) -> String {
@@ -5791,6 +6149,36 @@ fn peek<'v>(e: &'v BExpr, env: &'v Env<'_>) -> Option<&'v Value> {
     }
 }
 
+/// Two values in the order of one ORDER BY key.
+pub(crate) fn order_cmp(x: &Value, y: &Value, desc: bool, nulls_first: bool) -> std::cmp::Ordering {
+    use std::cmp::Ordering as O;
+    match (x.is_null(), y.is_null()) {
+        (true, true) => O::Equal,
+        (true, false) => {
+            if nulls_first {
+                O::Less
+            } else {
+                O::Greater
+            }
+        }
+        (false, true) => {
+            if nulls_first {
+                O::Greater
+            } else {
+                O::Less
+            }
+        }
+        _ => {
+            let o = compare(x, y);
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        }
+    }
+}
+
 /// A comparison with SQL's NULL rule.
 fn compare_op(op: BinOp, a: &Value, b: &Value) -> Value {
     use std::cmp::Ordering as O;
@@ -5826,26 +6214,25 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
             Value::text(s)
         }
         _ => match (a, b) {
+            // Integers of every width compute in i64; narrower results are range-checked by
+            // the cast the binder puts around them.
             (Value::Int(x), Value::Int(y)) => {
-                let overflow = || SqlError::OutOfRange {
-                    type_name: "bigint".into(),
-                    input: format!("{x}"),
-                };
                 Value::Int(match op {
-                    BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
-                    BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
-                    BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                    BinOp::Add => x.checked_add(y).ok_or(BIGINT_OUT_OF_RANGE)?,
+                    BinOp::Sub => x.checked_sub(y).ok_or(BIGINT_OUT_OF_RANGE)?,
+                    BinOp::Mul => x.checked_mul(y).ok_or(BIGINT_OUT_OF_RANGE)?,
                     BinOp::Div => {
                         if y == 0 {
                             return Err(SqlError::DivisionByZero);
                         }
-                        x / y
+                        x.checked_div(y).ok_or(BIGINT_OUT_OF_RANGE)?
                     }
                     BinOp::Mod => {
                         if y == 0 {
                             return Err(SqlError::DivisionByZero);
                         }
-                        x % y
+                        // i64::MIN % -1 is 0 in PostgreSQL, an overflow in Rust.
+                        x.checked_rem(y).unwrap_or(0)
                     }
                     _ => return Err(SqlError::internal("integer operator")),
                 })

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Generated differential test: random statements of the SQL RockLake supports, run against a
+reference PostgreSQL and against RockLake, compared statement by statement.
+
+usage: querygen.py --a DSN (reference) --b DSN (under test) [--seed N] [--count N]
+                   [--report OUT.json] [--show N]
+
+The traces only hold the statement shapes DuckDB happened to send; this covers the semantics
+behind them: NULLs in comparisons, IN / NOT IN and EXISTS, three-valued logic, integer
+overflow and division, string functions, CASE, aggregates over empty and NULL-only groups,
+GROUP BY / HAVING, DISTINCT, joins (inner, LEFT, with ON filters), correlated subqueries,
+UNION [ALL], ORDER BY with NULLS FIRST/LAST, LIMIT/OFFSET, and UPDATE / DELETE / INSERT …
+SELECT with their errors rolling the statement back. Everything is generated from --seed, so
+a run is repeatable; each statement's outcome (result column names and type OIDs and all
+rows, or the error's SQLSTATE and message) must be the same on both servers.
+
+Rows are compared in order: every generated query orders by all its output columns, so the
+order is total up to identical rows. Generated values avoid what PostgreSQL leaves undefined
+(float sums in another order, an error raised by a row another plan would not evaluate), so a
+difference is a difference in semantics.
+
+Prints a summary and the first --show differences; exit status 1 on any difference.
+"""
+import argparse
+import json
+import random
+import sys
+
+import psycopg
+
+SETUP = [
+    "CREATE TABLE t1 (id BIGINT PRIMARY KEY, a INTEGER, b BIGINT, s VARCHAR, f BOOLEAN)",
+    "CREATE TABLE t2 (id BIGINT PRIMARY KEY, t1_id BIGINT, n BIGINT, s VARCHAR)",
+    "CREATE TABLE t3 (k VARCHAR, v BIGINT)",
+]
+
+# Column name -> type, per table.
+TABLES = {
+    "t1": {"id": "int", "a": "int", "b": "int", "s": "str", "f": "bool"},
+    "t2": {"id": "int", "t1_id": "int", "n": "int", "s": "str"},
+    "t3": {"k": "str", "v": "int"},
+}
+
+STRINGS = ["''", "'a'", "'A'", "'ab'", "'abc'", "'b'", "'a_b'", "'a%'", "' x '", "'é'", "'Zz'",
+           "'10'", "'2'"]
+PATTERNS = ["'a%'", "'%b'", "'_'", "'a_b'", "'%'", "''", "'A%'", "'%\\%%'", "'é%'"]
+
+
+def data(rng):
+    def maybe(v, p=0.2):
+        return "NULL" if rng.random() < p else v
+
+    stmts = []
+    rows = []
+    for i in range(1, 41):
+        rows.append(f"({i}, {maybe(str(rng.randint(-5, 5)))}, "
+                    f"{maybe(str(rng.choice([0, 1, 2, 3, -7, 100, 2**20, -(2**20)])))}, "
+                    f"{maybe(rng.choice(STRINGS))}, {maybe(rng.choice(['true', 'false']))})")
+    stmts.append("INSERT INTO t1 VALUES " + ", ".join(rows))
+    rows = []
+    for i in range(1, 61):
+        rows.append(f"({i}, {maybe(str(rng.randint(0, 45)), 0.1)}, {maybe(str(rng.randint(-3, 9)))}, "
+                    f"{maybe(rng.choice(STRINGS))})")
+    stmts.append("INSERT INTO t2 VALUES " + ", ".join(rows))
+    rows = [f"({maybe(rng.choice(STRINGS))}, {maybe(str(rng.randint(0, 4)))})" for _ in range(25)]
+    stmts.append("INSERT INTO t3 VALUES " + ", ".join(rows))
+    return stmts
+
+
+class Gen:
+    def __init__(self, rng):
+        self.r = rng
+
+    def pick(self, xs):
+        return self.r.choice(xs)
+
+    def cols(self, scope, ty):
+        return [f"{alias}.{c}" for alias, table in scope for c, t in TABLES[table].items() if t == ty]
+
+    def int_expr(self, scope, d=0):
+        r = self.r.random()
+        cols = self.cols(scope, "int")
+        if d > 2 or r < 0.35:
+            if cols and self.r.random() < 0.7:
+                return self.pick(cols)
+            return self.pick(["0", "1", "2", "-3", "7", "NULL", "1000", "'5'"])
+        k = self.r.randrange(12)
+        a = self.int_expr(scope, d + 1)
+        if k == 0:
+            return f"({a} + {self.int_expr(scope, d + 1)})"
+        if k == 1:
+            return f"({a} - {self.int_expr(scope, d + 1)})"
+        if k == 2:
+            return f"({a} * {self.int_expr(scope, d + 1)})"
+        if k == 3:
+            return f"({a} / {self.pick(['2', '3', '-2', '7'])})"
+        if k == 4:
+            return f"({a} % {self.pick(['2', '3', '-4'])})"
+        if k == 5:
+            return f"abs({a})"
+        if k == 6:
+            return f"length({self.str_expr(scope, d + 1)})"
+        if k == 7:
+            return f"COALESCE({a}, {self.int_expr(scope, d + 1)})"
+        if k == 8:
+            return f"NULLIF({a}, {self.pick(['0', '1'])})"
+        if k == 9:
+            return f"CASE WHEN {self.bool_expr(scope, d + 1)} THEN {a} ELSE {self.int_expr(scope, d + 1)} END"
+        if k == 10:
+            return f"(- {a})"
+        return f"CAST({a} AS BIGINT)"
+
+    def str_expr(self, scope, d=0):
+        cols = self.cols(scope, "str")
+        if d > 2 or self.r.random() < 0.4:
+            if cols and self.r.random() < 0.7:
+                return self.pick(cols)
+            return self.pick(STRINGS + ["NULL"])
+        k = self.r.randrange(11)
+        a = self.str_expr(scope, d + 1)
+        if k == 0:
+            return f"lower({a})"
+        if k == 1:
+            return f"upper({a})"
+        if k == 2:
+            return f"({a} || {self.str_expr(scope, d + 1)})"
+        if k == 3:
+            return f"concat({a}, {self.int_expr(scope, d + 1)})"
+        if k == 4:
+            return f"substr({a}, {self.pick(['1', '2', '0'])}, {self.pick(['1', '2', '5'])})"
+        if k == 5:
+            return f"COALESCE({a}, {self.pick(STRINGS)})"
+        if k == 6:
+            return f"CAST({self.int_expr(scope, d + 1)} AS VARCHAR)"
+        if k == 7:
+            return f"replace({a}, {self.pick(STRINGS[1:5])}, {self.pick(STRINGS[:4])})"
+        if k == 8:
+            return f"{self.pick(['left', 'right'])}({a}, {self.pick(['1', '2', '-1'])})"
+        if k == 9:
+            return f"{self.pick(['btrim', 'ltrim', 'rtrim'])}({a})"
+        return f"CASE WHEN {self.bool_expr(scope, d + 1)} THEN {a} ELSE {self.str_expr(scope, d + 1)} END"
+
+    def bool_expr(self, scope, d=0):
+        k = self.r.randrange(15 if d < 2 else 6)
+        if k == 0:
+            return f"{self.int_expr(scope, d + 1)} {self.pick(['=', '<>', '<', '<=', '>', '>='])} {self.int_expr(scope, d + 1)}"
+        if k == 1:
+            return f"{self.str_expr(scope, d + 1)} {self.pick(['=', '<>', '<', '>='])} {self.str_expr(scope, d + 1)}"
+        if k == 2:
+            e = self.pick([self.int_expr, self.str_expr])(scope, d + 1)
+            return f"{e} IS {self.pick(['', 'NOT '])}NULL"
+        if k == 3:
+            bools = self.cols(scope, "bool")
+            return self.pick(bools) if bools else self.pick(["true", "false", "NULL::boolean"])
+        if k == 4:
+            return f"{self.str_expr(scope, d + 1)} {self.pick(['LIKE', 'NOT LIKE'])} {self.pick(PATTERNS)}"
+        if k == 5:
+            vals = ", ".join(self.pick(["1", "2", "-3", "0", "NULL", "100"]) for _ in range(self.r.randint(1, 4)))
+            return f"{self.int_expr(scope, d + 1)} {self.pick(['IN', 'NOT IN'])} ({vals})"
+        if k in (6, 7):
+            return f"({self.bool_expr(scope, d + 1)} {self.pick(['AND', 'OR'])} {self.bool_expr(scope, d + 1)})"
+        if k == 8:
+            return f"NOT ({self.bool_expr(scope, d + 1)})"
+        if k == 9:
+            lo, hi = sorted([self.r.randint(-3, 5), self.r.randint(-3, 5)])
+            return f"{self.int_expr(scope, d + 1)} {self.pick(['', 'NOT '])}BETWEEN {lo} AND {hi}"
+        if k == 10:
+            return f"{self.int_expr(scope, d + 1)} IS {self.pick(['', 'NOT '])}DISTINCT FROM {self.int_expr(scope, d + 1)}"
+        # Subqueries, possibly correlated with the enclosing scope.
+        inner = self.pick(["t2", "t3"])
+        alias = f"q{d}"
+        iscope = scope + [(alias, inner)]
+        col = "n" if inner == "t2" else "v"
+        where = self.bool_expr(iscope, d + 2) if self.r.random() < 0.7 else "true"
+        if k == 11:
+            return f"{self.pick(['', 'NOT '])}EXISTS (SELECT 1 FROM {inner} {alias} WHERE {where})"
+        if k == 12:
+            return (f"{self.int_expr(scope, d + 1)} {self.pick(['IN', 'NOT IN'])} "
+                    f"(SELECT {alias}.{col} FROM {inner} {alias} WHERE {where})")
+        if k == 13:
+            return (f"{self.int_expr(scope, d + 1)} {self.pick(['=', '<', '>='])} "
+                    f"(SELECT {self.pick(['max', 'min', 'count', 'sum'])}({alias}.{col}) FROM {inner} {alias} WHERE {where})")
+        return f"{self.int_expr(scope, d + 1)} {self.pick(['=', '<>'])} {self.pick(['ANY', 'ALL'])} (SELECT {alias}.{col} FROM {inner} {alias} WHERE {where})"
+
+    def any_expr(self, scope):
+        return self.pick([self.int_expr, self.int_expr, self.str_expr, self.bool_expr])(scope)
+
+    def order_by(self, n):
+        keys = []
+        for i in range(1, n + 1):
+            keys.append(f"{i}{self.pick(['', ' DESC', ' ASC'])}{self.pick(['', '', ' NULLS FIRST', ' NULLS LAST'])}")
+        return " ORDER BY " + ", ".join(keys)
+
+    def limit(self):
+        r = self.r.random()
+        if r < 0.7:
+            return ""
+        if r < 0.85:
+            return f" LIMIT {self.r.randint(0, 10)}"
+        return f" LIMIT {self.r.randint(1, 10)} OFFSET {self.r.randint(0, 30)}"
+
+    def from_clause(self):
+        k = self.r.randrange(6)
+        if k < 2:
+            t = self.pick(list(TABLES))
+            return f"{t} x", [("x", t)]
+        if k == 2:
+            return "t1 x, t3 y", [("x", "t1"), ("y", "t3")]
+        join = self.pick(["JOIN", "LEFT JOIN", "LEFT OUTER JOIN", "INNER JOIN"])
+        on = "x.id = y.t1_id"
+        scope = [("x", "t1"), ("y", "t2")]
+        if self.r.random() < 0.4:
+            on += f" AND {self.bool_expr(scope, 1)}"
+        if k == 5:
+            return f"t2 y {join} t1 x ON {on}", [("y", "t2"), ("x", "t1")]
+        return f"t1 x {join} t2 y ON {on}", scope
+
+    def select(self):
+        frm, scope = self.from_clause()
+        where = f" WHERE {self.bool_expr(scope)}" if self.r.random() < 0.7 else ""
+        k = self.r.randrange(10)
+        if k < 5:
+            n = self.r.randint(1, 4)
+            items = [f"{self.any_expr(scope)} AS c{i}" for i in range(n)]
+            if self.r.random() < 0.15:
+                alias = "z"
+                inner = self.pick(["t2", "t3"])
+                col = "n" if inner == "t2" else "v"
+                items.append(f"(SELECT {self.pick(['max', 'count', 'sum', 'min'])}({alias}.{col}) FROM {inner} {alias} "
+                             f"WHERE {self.bool_expr(scope + [(alias, inner)], 1)}) AS sub")
+                n += 1
+            distinct = "DISTINCT " if self.r.random() < 0.2 else ""
+            return f"SELECT {distinct}{', '.join(items)} FROM {frm}{where}{self.order_by(n)}{self.limit()}"
+        if k < 8:
+            g = self.pick([self.int_expr, self.str_expr, self.bool_expr])(scope, 1)
+            ints = self.cols(scope, "int")
+            strs = self.cols(scope, "str")
+            sa = self.pick(strs)
+            aggs = ["count(*)", f"count({self.pick(ints + strs)})", f"sum({self.pick(ints)})",
+                    f"min({self.pick(ints + strs)})", f"max({self.pick(ints + strs)})",
+                    f"avg({self.pick(ints)})", f"count(DISTINCT {self.pick(ints + strs)})",
+                    # Ordered by its own argument: rows with equal keys are then equal, so the
+                    # order PostgreSQL's plan gives ties cannot show.
+                    f"string_agg({sa}, ',' ORDER BY {sa}{self.pick(['', ' DESC'])})",
+                    f"bool_and({self.bool_expr(scope, 2)})", f"bool_or({self.bool_expr(scope, 2)})",
+                    f"sum({self.int_expr(scope, 1)})"]
+            chosen = self.r.sample(aggs, self.r.randint(1, 3))
+            having = f" HAVING count(*) {self.pick(['>', '<', '='])} {self.r.randint(0, 4)}" if self.r.random() < 0.3 else ""
+            if self.r.random() < 0.25:
+                return f"SELECT {', '.join(chosen)} FROM {frm}{where}"
+            return (f"SELECT {g} AS g, {', '.join(chosen)} FROM {frm}{where} GROUP BY 1{having}"
+                    f"{self.order_by(1 + len(chosen))}")
+        # UNION [ALL] of two single-table selects with one int and one str column.
+        parts = []
+        for _ in range(2):
+            t = self.pick(list(TABLES))
+            sc = [("x", t)]
+            w = f" WHERE {self.bool_expr(sc)}" if self.r.random() < 0.6 else ""
+            parts.append(f"SELECT {self.int_expr(sc)}, {self.str_expr(sc)} FROM {t} x{w}")
+        return f"{parts[0]} {self.pick(['UNION', 'UNION ALL'])} {parts[1]}{self.order_by(2)}{self.limit()}"
+
+    def write(self):
+        k = self.r.randrange(4)
+        if k == 0:
+            sc = [("t1", "t1")]
+            col = self.pick(["a", "b", "s", "f"])
+            val = {"a": self.int_expr, "b": self.int_expr, "s": self.str_expr, "f": self.bool_expr}[col](sc, 1)
+            return [f"UPDATE t1 SET {col} = {val} WHERE {self.bool_expr(sc)}", "SELECT * FROM t1 ORDER BY id"]
+        if k == 1:
+            sc = [("t2", "t2")]
+            return [f"DELETE FROM t2 WHERE {self.bool_expr(sc)}", "SELECT * FROM t2 ORDER BY id"]
+        if k == 2:
+            sc = [("x", "t1")]
+            # A few rows at a time, so that the cross joins over t3 stay small.
+            return [f"INSERT INTO t3 SELECT {self.str_expr(sc)}, {self.int_expr(sc)} FROM t1 x "
+                    f"WHERE {self.bool_expr(sc)} ORDER BY x.id LIMIT {self.r.randint(0, 3)}",
+                    "SELECT k, v FROM t3 ORDER BY 1, 2"]
+        sc = [("t3", "t3")]
+        return [f"UPDATE t3 SET v = {self.int_expr(sc, 1)} WHERE {self.bool_expr(sc)}", "SELECT k, v FROM t3 ORDER BY 1, 2"]
+
+
+def outcome(cur, stmt):
+    try:
+        cur.execute(stmt)
+        if cur.description:
+            cols = [[d.name, d.type_code] for d in cur.description]
+            return ["ok", cols, [list(r) for r in cur.fetchall()]]
+        return ["ok", cur.statusmessage]
+    except psycopg.Error as e:
+        return ["err", e.sqlstate, e.diag.message_primary]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--a", required=True)
+    ap.add_argument("--b", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--report")
+    ap.add_argument("--show", type=int, default=20)
+    ap.add_argument("--timeout-ms", type=int, default=20000)
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    gen = Gen(rng)
+    stmts = SETUP + data(rng)
+    while len(stmts) < args.count:
+        stmts.extend(gen.write() if rng.random() < 0.1 else [gen.select()])
+
+    conns = [psycopg.connect(d, autocommit=True, cursor_factory=psycopg.ClientCursor) for d in (args.a, args.b)]
+    curs = [c.cursor() for c in conns]
+    # A statement that runs away is a difference (57014), not a stalled test.
+    for c in curs:
+        c.execute(f"SET statement_timeout = {args.timeout_ms}")
+    diffs = []
+    counts = {"statements": 0, "rows": 0, "errors": 0, "nonempty": 0}
+    for i, s in enumerate(stmts):
+        a, b = (json.loads(json.dumps(outcome(c, s), default=str)) for c in curs)
+        counts["statements"] += 1
+        if a[0] == "err":
+            counts["errors"] += 1
+        elif len(a) == 3 and a[2]:
+            counts["nonempty"] += 1
+            counts["rows"] += len(a[2])
+        if a != b:
+            diffs.append({"index": i, "sql": s, "postgres": a, "rocklake": b})
+    for c in conns:
+        c.close()
+    summary = {"seed": args.seed, **counts, "differences": len(diffs)}
+    print(json.dumps(summary))
+    for d in diffs[: args.show]:
+        print(f"--- #{d['index']}: {d['sql']}\n    postgres: {json.dumps(d['postgres'])[:600]}\n"
+              f"    rocklake: {json.dumps(d['rocklake'])[:600]}")
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump({"summary": summary, "differences": diffs}, f, indent=1)
+    print("RESULT", json.dumps(summary))
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
