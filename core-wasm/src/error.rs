@@ -27,7 +27,8 @@ pub enum DecodeError {
 #[non_exhaustive]
 pub enum SqlError {
     /// Fix the statement text.
-    #[error("syntax error: {message}")]
+    /// The message is PostgreSQL's own (most start "syntax error at or near …").
+    #[error("{message}")]
     Syntax { message: String },
     /// Create the relation or fix its name.
     #[error("relation \"{name}\" does not exist")]

@@ -1988,7 +1988,7 @@ fn delete_dml<'s>(
     };
     let Some(first) = tables.first() else {
         return Err(SqlError::Syntax {
-            message: "DELETE without table".into(),
+            message: "syntax error: DELETE without table".into(),
         });
     };
     let (name, alias) = match &first.relation {
@@ -2303,7 +2303,7 @@ fn copy(
                     .try_with_sql(&sql)
                     .and_then(|mut p| p.parse_query())
                     .map_err(|e| SqlError::Syntax {
-                        message: e.to_string(),
+                        message: syntax_message(&e.to_string()),
                     })?
             }
         };
@@ -2399,7 +2399,7 @@ fn copy(
     } = source
     else {
         return Err(SqlError::Syntax {
-            message: "COPY FROM needs a table".into(),
+            message: "syntax error: COPY FROM needs a table".into(),
         });
     };
     let t = resolve_target(cx, table_name)?;

@@ -281,6 +281,9 @@ pub struct OrderKey {
 pub struct BQuery {
     pub id: usize,
     pub correlated: bool,
+    /// The enclosing values a correlated query reads: (parents above the row it is evaluated
+    /// for, column). Its rows are a function of these, so they are kept per distinct values.
+    pub outer_refs: Vec<(usize, usize)>,
     pub body: BSet,
     pub order: Vec<OrderKey>,
     pub limit: Option<BExpr>,
@@ -472,6 +475,16 @@ impl ReadCx<'_> {
     }
 }
 
+/// A query being bound and the enclosing rows it reads.
+struct Level {
+    /// The query is correlated.
+    touched: bool,
+    /// Enclosing scopes when it was entered (its own parent included).
+    outer_len: usize,
+    /// [`BQuery::outer_refs`].
+    refs: Vec<(usize, usize)>,
+}
+
 pub struct Binder<'a, 'b> {
     pub cx: &'a ReadCx<'b>,
     /// Describing a statement: `$n` binds as [`BExpr::Param`], typed here by its context.
@@ -481,8 +494,8 @@ pub struct Binder<'a, 'b> {
     outer: Vec<(Scope, usize)>,
     ctes: Vec<HashMap<String, Rc<BQuery>>>,
     next_id: usize,
-    /// Set when binding touched an outer scope (the current query is correlated).
-    touched_outer: Vec<bool>,
+    /// One per query being bound, innermost last: whether it reads an enclosing scope.
+    touched_outer: Vec<Level>,
     /// Set when the statement's result may depend on more than the committed tables it names
     /// and the commit point it reads: a function outside [`DETERMINISTIC_FUNCTIONS`], a
     /// virtual (pg_catalog) or set-returning relation, a table found through search_path, or a
@@ -568,7 +581,10 @@ pub fn split_name(parts: &[String]) -> Result<(Option<String>, String), SqlError
         [s, n] => Ok((Some(s.clone()), n.clone())),
         [_, s, n] => Ok((Some(s.clone()), n.clone())),
         _ => Err(SqlError::Syntax {
-            message: format!("improper qualified name: {}", parts.join(".")),
+            message: format!(
+                "improper qualified name (too many dotted names): {}",
+                parts.join(".")
+            ),
         }),
     }
 }
@@ -597,7 +613,14 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
             if let (Some(f), Some(&t)) = (from.get(i), to.get(i)) {
                 if *f != t {
                     let x = std::mem::replace(e, BExpr::Const(Value::Null));
-                    *e = coerce_expr(x, t)?;
+                    // Numbers change representation (an integer in a double precision column
+                    // is a float, or UNION would keep 0 and 0.0 apart); texts do not.
+                    let renumber = f.is_numeric_family() && t.is_numeric_family();
+                    *e = match coerce_expr(x, t)? {
+                        c @ BExpr::Const(_) => c,
+                        other if renumber => BExpr::Cast(Box::new(other), t),
+                        other => other,
+                    };
                 }
             }
         }
@@ -982,14 +1005,21 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(o) = outer {
             self.outer.push((o.clone(), self.touched_outer.len()));
         }
-        self.touched_outer.push(false);
+        self.touched_outer.push(Level {
+            touched: false,
+            outer_len: self.outer.len(),
+            refs: Vec::new(),
+        });
         let r = self.bind_query_inner(q);
-        let touched = self.touched_outer.pop().unwrap_or(false);
+        let level = self.touched_outer.pop();
         if outer.is_some() {
             self.outer.pop();
         }
         let mut bq = r?;
-        bq.correlated = touched;
+        if let Some(level) = level {
+            bq.correlated = level.touched;
+            bq.outer_refs = level.refs;
+        }
         Ok(bq)
     }
 
@@ -1049,7 +1079,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     Expr::Value(v) => match &v.value {
                         ast::Value::Number(n, _) => {
                             let i: usize = n.parse().map_err(|_| SqlError::Syntax {
-                                message: "bad ORDER BY position".into(),
+                                message: "syntax error: bad ORDER BY position".into(),
                             })?;
                             if i == 0 || i > columns.len() {
                                 return Err(SqlError::InvalidColumnReference {
@@ -1141,6 +1171,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         Ok(BQuery {
             id,
             correlated: false,
+            outer_refs: Vec::new(),
             body,
             order,
             limit,
@@ -1668,7 +1699,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     if let Expr::Value(v) = e {
                         if let ast::Value::Number(n, _) = &v.value {
                             let i: usize = n.parse().map_err(|_| SqlError::Syntax {
-                                message: "bad GROUP BY position".into(),
+                                message: "syntax error: bad GROUP BY position".into(),
                             })?;
                             let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| {
                                 SqlError::InvalidColumnReference {
@@ -1850,12 +1881,18 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(i) = scope.resolve(qual, name)? {
             return Ok((BExpr::Col(i), scope.cols[i].ty));
         }
+        let scopes = self.outer.len();
         for (depth, (s, level)) in self.outer.iter().rev().enumerate() {
             if let Some(i) = s.resolve(qual, name)? {
                 // Every query between the reference and the scope it reads depends on the
                 // outer row, not only the innermost one.
+                let j = scopes - 1 - depth;
                 for t in self.touched_outer.iter_mut().skip(*level) {
-                    *t = true;
+                    t.touched = true;
+                    let r = (t.outer_len.saturating_sub(j + 1), i);
+                    if !t.refs.contains(&r) {
+                        t.refs.push(r);
+                    }
                 }
                 return Ok((BExpr::Outer(depth + 1, i), s.cols[i].ty));
             }
@@ -1909,9 +1946,21 @@ impl<'a, 'b> Binder<'a, 'b> {
                 match names.as_slice() {
                     [q, n] => self.resolve_column(Some(q), n, scope)?,
                     [_, q, n] => self.resolve_column(Some(q), n, scope)?,
+                    // database.schema.table.column, as PostgreSQL answers it.
+                    [_, _, _, _] => {
+                        return Err(SqlError::UnsupportedByPostgres {
+                            message: format!(
+                                "cross-database references are not implemented: {}",
+                                names.join(".")
+                            ),
+                        })
+                    }
                     _ => {
-                        return Err(SqlError::UndefinedColumn {
-                            name: names.join("."),
+                        return Err(SqlError::Syntax {
+                            message: format!(
+                                "improper qualified name (too many dotted names): {}",
+                                names.join(".")
+                            ),
                         })
                     }
                 }
@@ -1922,7 +1971,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         .strip_prefix('$')
                         .and_then(|d| d.parse::<usize>().ok())
                         .ok_or_else(|| SqlError::Syntax {
-                            message: format!("at or near \"{p}\""),
+                            message: format!("syntax error at or near \"{p}\""),
                         })?;
                     let cell = params
                         .entry(n)
@@ -1978,6 +2027,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                         }
                         _ if t == PgType::Unknown => {
                             return Err(ambiguous("operator is not unique: - unknown".into()))
+                        }
+                        _ if !t.is_numeric_family() && t != PgType::Interval => {
+                            return Err(SqlError::UndefinedFunction {
+                                message: format!("operator does not exist: - {}", t.sql_name()),
+                                hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
+                            })
                         }
                         other => (narrow_integer(BExpr::Neg(Box::new(other)), t), t),
                     },
@@ -2227,18 +2282,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                     arms.push((c, r));
                 }
                 // PostgreSQL resolves the result type with the ELSE branch first.
-                let mut t = PgType::Unknown;
+                let mut else_type = None;
                 let el = match else_result {
                     Some(x) => {
                         let (b, bt) = sub!(x);
-                        t = bt;
+                        else_type = Some(bt);
                         Some(b)
                     }
                     None => None,
                 };
-                for rt in then_types {
-                    t = common_type(t, rt);
-                }
+                let mut t = resolve_common("CASE", else_type.into_iter().chain(then_types))?;
                 // Only untyped literals (or NULLs): PostgreSQL resolves them as text.
                 if t == PgType::Unknown {
                     t = PgType::Text;
@@ -2725,10 +2778,12 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_relation_is_publishable"
             | "starts_with" => PgType::Bool,
             "coalesce" | "nullif" | "greatest" | "least" => {
-                match types
-                    .iter()
-                    .fold(PgType::Unknown, |a, b| common_type(a, *b))
-                {
+                if let [a, b] = types.as_slice() {
+                    if name == "nullif" {
+                        operator_exists(*a, "=", *b)?;
+                    }
+                }
+                match resolve_common(&name.to_uppercase(), types.iter().copied())? {
                     // Only untyped literals: PostgreSQL resolves them as text.
                     PgType::Unknown => PgType::Text,
                     t => t,
@@ -2784,6 +2839,27 @@ impl<'a, 'b> Binder<'a, 'b> {
 }
 
 /// PostgreSQL's 42883 for a call no function signature matches.
+/// The type of CASE, COALESCE, GREATEST and LEAST (`what`) over its inputs' types, as
+/// PostgreSQL's `select_common_type`: Unknown if all are untyped, an error when two belong to
+/// different categories.
+fn resolve_common(what: &str, types: impl Iterator<Item = PgType>) -> Result<PgType, SqlError> {
+    let mut t = PgType::Unknown;
+    for n in types {
+        if t != PgType::Unknown && n != PgType::Unknown && category(t) != category(n) {
+            return Err(SqlError::DatatypeMismatch {
+                message: format!(
+                    "{what} types {} and {} cannot be matched",
+                    t.sql_name(),
+                    n.sql_name()
+                ),
+                hint: None,
+            });
+        }
+        t = common_type(t, n);
+    }
+    Ok(t)
+}
+
 /// PostgreSQL has no operator between values of two type categories (`text = bigint`): an
 /// error telling the client to cast, unless one side is an untyped literal.
 fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
@@ -2932,11 +3008,11 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
                 Value::Int(i)
             } else if n.contains(['e', 'E']) && !n.contains('.') && n.parse::<f64>().is_ok() {
                 Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax {
-                    message: format!("bad number {n}"),
+                    message: format!("syntax error: bad number {n}"),
                 })?)
             } else {
                 Value::Numeric(numeric_canonical(n).ok_or_else(|| SqlError::Syntax {
-                    message: format!("bad number {n}"),
+                    message: format!("syntax error: bad number {n}"),
                 })?)
             }
         }
@@ -4002,6 +4078,26 @@ fn distinct_rows(sel: &BSelect, mut out: KeyedRows) -> KeyedRows {
     out
 }
 
+/// Rows a subquery gave, shared by every evaluation that reads them.
+type SharedRows = Rc<Vec<Vec<Value>>>;
+
+/// How many distinct outer-value sets of correlated subqueries one statement keeps rows for.
+const MAX_KEPT_CORRELATED: usize = 16_384;
+
+/// The outer values a correlated query reads, exactly as held (`1.0` and `1.00` differ: the
+/// subquery may print them), or `None` if a reference leads past the outermost row.
+fn correlation_key(q: &BQuery, env: &Env<'_>) -> Option<String> {
+    let mut key = String::new();
+    for &(hops, col) in &q.outer_refs {
+        let mut cur = env;
+        for _ in 0..hops {
+            cur = cur.parent?;
+        }
+        key.push_str(&format!("{:?};", cur.row.get(col)?));
+    }
+    Some(key)
+}
+
 pub struct Env<'r> {
     pub row: &'r [Value],
     pub parent: Option<&'r Env<'r>>,
@@ -4011,6 +4107,9 @@ pub struct Env<'r> {
 pub struct Executor<'a, 'b> {
     pub cx: &'a ReadCx<'b>,
     cache: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
+    /// Rows of correlated subqueries by the outer values they read, as PostgreSQL reruns a
+    /// subplan only when its parameters change: (query id, those values) → rows.
+    correlated_rows: RefCell<HashMap<(usize, String), SharedRows>>,
     /// `set_config` calls evaluated so far, applied in order once the statement's rows are
     /// complete (the executor only reads the session). `None`: the statement cannot apply
     /// them (not a plain query), so `set_config` is refused instead of silently dropped.
@@ -4055,6 +4154,11 @@ fn push_value_key(k: &mut Vec<u8>, v: &Value) {
             }
         }
         Value::Text(_) => crate::keys::encode_field(k, v, PgType::Text),
+        // PostgreSQL's float equality: -0 is 0, and every NaN is the same NaN.
+        Value::Float(f) if *f == 0.0 || f.is_nan() => {
+            let canonical = if f.is_nan() { f64::NAN } else { 0.0 };
+            crate::keys::encode_field(k, &Value::Float(canonical), PgType::Bytea)
+        }
         other => crate::keys::encode_field(k, other, PgType::Bytea),
     }
 }
@@ -4141,6 +4245,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         Executor {
             cx,
             cache: RefCell::new(HashMap::new()),
+            correlated_rows: RefCell::new(HashMap::new()),
             set_configs: None,
         }
     }
@@ -4885,9 +4990,24 @@ impl<'a, 'b> Executor<'a, 'b> {
                 return Ok(r.clone());
             }
         }
+        let key = if q.correlated && !q.outer_refs.is_empty() {
+            correlation_key(q, env)
+        } else {
+            None
+        };
+        if let Some(k) = &key {
+            if let Some(r) = self.correlated_rows.borrow().get(&(q.id, k.clone())) {
+                return Ok(r.clone());
+            }
+        }
         let rows = Rc::new(self.run_query(q, Some(env))?);
         if !q.correlated {
             self.cache.borrow_mut().insert(q.id, rows.clone());
+        } else if let Some(k) = key {
+            let mut kept = self.correlated_rows.borrow_mut();
+            if kept.len() < MAX_KEPT_CORRELATED {
+                kept.insert((q.id, k), rows.clone());
+            }
         }
         Ok(rows)
     }

@@ -1055,7 +1055,7 @@ fn flatten(def: &Setting, values: &[ast::Expr]) -> Result<Option<String>, SqlErr
 
 fn set_syntax(e: &ast::Expr) -> SqlError {
     SqlError::Syntax {
-        message: format!("at or near \"{e}\""),
+        message: format!("syntax error at or near \"{e}\""),
     }
 }
 
@@ -1143,7 +1143,7 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
             what: "SET SESSION AUTHORIZATION".into(),
         }),
         other => Err(SqlError::Syntax {
-            message: format!("at or near \"{other}\""),
+            message: format!("syntax error at or near \"{other}\""),
         }),
     }
 }
