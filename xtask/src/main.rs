@@ -263,6 +263,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "bad_input",
             "--test",
+            "generated_queries_vs_postgres",
+            "--test",
             "replica",
             "--",
             "--test-threads",
