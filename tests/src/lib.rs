@@ -304,6 +304,28 @@ impl Postgres {
     }
 }
 
+/// A fresh PostgreSQL and a fresh RockLake side by side, for differential tests. RockLake's
+/// role is `postgres` too, so `current_user` and `session_authorization` answer alike.
+pub struct Differential {
+    pub postgres: Postgres,
+    pub rocklake: Server,
+    /// RockLake's catalog; scratch files (reports) may go here too.
+    pub dir: tempfile::TempDir,
+}
+
+impl Differential {
+    pub fn start() -> Result<Differential> {
+        let postgres = Postgres::start()?;
+        let dir = tempfile::tempdir().context("tempdir")?;
+        let rocklake = Server::start(&dir.path().join("catalog"), "postgres", &[])?;
+        Ok(Differential {
+            postgres,
+            rocklake,
+            dir,
+        })
+    }
+}
+
 impl Drop for Postgres {
     fn drop(&mut self) {
         let _ = Command::new("python3")

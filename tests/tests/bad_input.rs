@@ -1,7 +1,7 @@
 //! Bad input, answered as PostgreSQL answers it: the same statements against a real PostgreSQL 15
 //! and RockLake must give the same SQLSTATE (or the same rows), and every session stays usable.
 
-use rocklake_tests::{duckdb_python, result_json, Postgres, Server};
+use rocklake_tests::{duckdb_python, result_json, Differential, Postgres, Server};
 
 const RUNNER: &str = r#"
 import sys, json, psycopg
@@ -128,9 +128,11 @@ fn bad_input_gets_postgres_errors_and_sessions_survive() {
 /// Runs `setup` then `corpus` on a fresh PostgreSQL and a fresh RockLake; every statement must
 /// give the same outcome and leave the session usable.
 fn compare_with_postgres(setup: &[&str], corpus: &[&str]) {
-    let pg = Postgres::start().expect("postgres");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
+    let Differential {
+        postgres: pg,
+        rocklake: rl,
+        dir: _dir,
+    } = Differential::start().expect("PostgreSQL and RockLake");
     let sa = run(&pg.dsn(), setup);
     let sb = run(&rl.dsn(), setup);
     assert_eq!(sa, sb, "setup differs");

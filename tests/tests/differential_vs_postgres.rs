@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use rocklake_tests::{repo_root, run_echo, shared_dir, Postgres, Server};
+use rocklake_tests::{repo_root, run_echo, shared_dir, Differential};
 
 /// The statements allowed to differ (decision record 0021): their place in the postgres
 /// extension's catalog-load string (`BEGIN …; <namespaces>; <columns>; <enums>; <composite
@@ -50,11 +50,11 @@ const FLOORS: [(&str, f64); 3] = [
 fn replay_traces_against_postgres_and_rocklake() {
     let mut failures = Vec::new();
     for (run, floor) in FLOORS {
-        let pg = Postgres::start().expect("start PostgreSQL");
-        let dir = tempfile::tempdir().expect("tempdir");
-        // Same user name as the reference so session_authorization matches.
-        let server =
-            Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("start rocklake");
+        let Differential {
+            postgres: pg,
+            rocklake: server,
+            dir,
+        } = Differential::start().expect("PostgreSQL and RockLake");
         let report = dir.path().join("report.json");
         let (_, out) = run_echo(
             Command::new("python3")

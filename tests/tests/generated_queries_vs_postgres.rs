@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use rocklake_tests::{repo_root, run_echo, venv_python, Postgres, Server};
+use rocklake_tests::{repo_root, run_echo, venv_python, Differential};
 
 /// Seeds and statement counts: fixed, so a failure reproduces with
 /// `querygen.py --seed N --count C` against the two servers.
@@ -18,10 +18,11 @@ fn generated_statements_match_postgres() {
     let py = venv_python("155").expect("the DuckDB 1.5 venv (psycopg)");
     let mut failures = Vec::new();
     for &(seed, count) in RUNS {
-        let pg = Postgres::start().expect("start PostgreSQL");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let server =
-            Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("start rocklake");
+        let Differential {
+            postgres: pg,
+            rocklake: server,
+            dir,
+        } = Differential::start().expect("PostgreSQL and RockLake");
         let report = dir.path().join("report.json");
         let (_, out) = run_echo(
             Command::new(&py)
