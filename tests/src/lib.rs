@@ -324,6 +324,33 @@ impl Differential {
             dir,
         })
     }
+
+    /// Runs a differential tool of tests/e2e with `python`: `tool ARGS --a <PostgreSQL> --b
+    /// <RockLake> --report FILE`, echoing its output. Returns its stdout and the report.
+    pub fn run_tool(
+        &self,
+        python: &Path,
+        tool: &str,
+        args: &[&str],
+    ) -> Result<(String, serde_json::Value)> {
+        let report = self.dir.path().join("report.json");
+        let (_, out) = run_echo(
+            Command::new(python)
+                .arg(repo_root().join("tests/e2e").join(tool))
+                .args(args)
+                .arg("--a")
+                .arg(self.postgres.dsn())
+                .arg("--b")
+                .arg(self.rocklake.dsn())
+                .arg("--report")
+                .arg(&report),
+        )?;
+        let text = std::fs::read(&report).with_context(|| format!("{tool} wrote no report"))?;
+        Ok((
+            out,
+            serde_json::from_slice(&text).context("parse the report")?,
+        ))
+    }
 }
 
 impl Drop for Postgres {

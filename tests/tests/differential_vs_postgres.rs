@@ -6,9 +6,9 @@
 //! relations and RockLake only its own (decision record 0021), and if a run stops matching the
 //! recorded floor.
 
-use std::process::Command;
+use std::path::Path;
 
-use rocklake_tests::{repo_root, run_echo, shared_dir, Differential};
+use rocklake_tests::{shared_dir, Differential};
 
 /// The statements allowed to differ (decision record 0021): their place in the postgres
 /// extension's catalog-load string (`BEGIN …; <namespaces>; <columns>; <enums>; <composite
@@ -50,27 +50,16 @@ const FLOORS: [(&str, f64); 3] = [
 fn replay_traces_against_postgres_and_rocklake() {
     let mut failures = Vec::new();
     for (run, floor) in FLOORS {
-        let Differential {
-            postgres: pg,
-            rocklake: server,
-            dir,
-        } = Differential::start().expect("PostgreSQL and RockLake");
-        let report = dir.path().join("report.json");
-        let (_, out) = run_echo(
-            Command::new("python3")
-                .arg(repo_root().join("tests/e2e/replay.py"))
-                .arg("--trace")
-                .arg(shared_dir().join(format!("traces/statements-{run}.jsonl.gz")))
-                .arg("--a")
-                .arg(pg.dsn())
-                .arg("--b")
-                .arg(server.dsn())
-                .arg("--report")
-                .arg(&report)
-                .arg("--show")
-                .arg("15"),
-        )
-        .expect("run replay");
+        let pair = Differential::start().expect("PostgreSQL and RockLake");
+        let trace = shared_dir().join(format!("traces/statements-{run}.jsonl.gz"));
+        let trace = trace.to_string_lossy();
+        let (out, report) = pair
+            .run_tool(
+                Path::new("python3"),
+                "replay.py",
+                &["--trace", &trace, "--show", "15"],
+            )
+            .expect("run replay");
         let line = out
             .lines()
             .find(|l| l.starts_with(&format!("replay {run}:")))
@@ -86,9 +75,6 @@ fn replay_traces_against_postgres_and_rocklake() {
         if pct / 100.0 < floor {
             failures.push(format!("{run}: {pct}% < floor {}%", floor * 100.0));
         }
-        let report: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&report).expect("read the replay report"))
-                .expect("parse the replay report");
         let mismatches = report["mismatches"]
             .as_array()
             .expect("the report lists its mismatches");
@@ -112,7 +98,7 @@ fn replay_traces_against_postgres_and_rocklake() {
                 ));
             }
         }
-        server.stop().expect("stop");
+        pair.rocklake.stop().expect("stop");
     }
     assert!(
         failures.is_empty(),

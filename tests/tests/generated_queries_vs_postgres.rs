@@ -5,9 +5,7 @@
 //! rows, or the same SQLSTATE and message. The traces only hold the shapes DuckDB happened to
 //! send; this covers the semantics behind them.
 
-use std::process::Command;
-
-use rocklake_tests::{repo_root, run_echo, venv_python, Differential};
+use rocklake_tests::{venv_python, Differential};
 
 /// Seeds and statement counts: fixed, so a failure reproduces with
 /// `querygen.py --seed N --count C` against the two servers.
@@ -18,32 +16,16 @@ fn generated_statements_match_postgres() {
     let py = venv_python("155").expect("the DuckDB 1.5 venv (psycopg)");
     let mut failures = Vec::new();
     for &(seed, count) in RUNS {
-        let Differential {
-            postgres: pg,
-            rocklake: server,
-            dir,
-        } = Differential::start().expect("PostgreSQL and RockLake");
-        let report = dir.path().join("report.json");
-        let (_, out) = run_echo(
-            Command::new(&py)
-                .arg(repo_root().join("tests/e2e/querygen.py"))
-                .arg("--a")
-                .arg(pg.dsn())
-                .arg("--b")
-                .arg(server.dsn())
-                .arg("--seed")
-                .arg(seed.to_string())
-                .arg("--count")
-                .arg(count.to_string())
-                .arg("--report")
-                .arg(&report),
-        )
-        .expect("run querygen");
-        let summary: serde_json::Value = out
-            .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .and_then(|j| serde_json::from_str(j).ok())
-            .unwrap_or_else(|| panic!("seed {seed}: querygen printed no RESULT line"));
+        let pair = Differential::start().expect("PostgreSQL and RockLake");
+        let (seed_arg, count_arg) = (seed.to_string(), count.to_string());
+        let (_, report) = pair
+            .run_tool(
+                &py,
+                "querygen.py",
+                &["--seed", &seed_arg, "--count", &count_arg],
+            )
+            .expect("run querygen");
+        let summary = &report["summary"];
         let n = |k: &str| summary[k].as_u64().unwrap_or(0);
         println!("seed {seed}: {summary}");
         assert!(
@@ -67,7 +49,7 @@ fn generated_statements_match_postgres() {
                 n("differences")
             ));
         }
-        server.stop().expect("stop rocklake");
+        pair.rocklake.stop().expect("stop rocklake");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
