@@ -6115,35 +6115,86 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
     }
 }
 
-/// `sum / n` for avg() over exact numbers, as PostgreSQL's numeric division computes it: exact
-/// long division, rounded half away from zero at the scale `select_div_scale` picks (at least
-/// 16 significant digits, more when the quotient is below 1, and never fewer fraction digits
-/// than the sum has).
+/// `sum / n` for avg() over exact numbers: [`numeric_div`].
 pub(crate) fn numeric_avg(sum: &str, n: u64) -> Result<String, SqlError> {
-    if n == 0 {
-        return Err(SqlError::DivisionByZero);
+    numeric_div(sum, &n.to_string())
+}
+
+/// `a * b` over exact numbers: the product at the sum of the scales, as PostgreSQL's numeric
+/// multiplication gives it; `None` past i128's 38 digits or for special values.
+fn numeric_mul(a: &str, b: &str) -> Option<String> {
+    let (neg_a, int_a, frac_a) = decimal_parts(a);
+    let (neg_b, int_b, frac_b) = decimal_parts(b);
+    let x: i128 = format!("0{int_a}{frac_a}").parse().ok()?;
+    let y: i128 = format!("0{int_b}{frac_b}").parse().ok()?;
+    let product = x.checked_mul(y)?;
+    let scale = frac_a.len() + frac_b.len();
+    let mut d = product.to_string();
+    while d.len() <= scale {
+        d.insert(0, '0');
     }
-    let neg = sum.starts_with('-');
-    let body = sum.trim_start_matches(['-', '+']);
+    let (ip, fp) = d.split_at(d.len() - scale);
+    let sign = if neg_a != neg_b && product != 0 {
+        "-"
+    } else {
+        ""
+    };
+    Some(if scale > 0 {
+        format!("{sign}{ip}.{fp}")
+    } else {
+        format!("{sign}{ip}")
+    })
+}
+
+/// A decimal string's sign, integer digits (no leading zeros) and fraction digits.
+fn decimal_parts(s: &str) -> (bool, &str, &str) {
+    let neg = s.starts_with('-');
+    let body = s.trim_start_matches(['-', '+']);
     let (int_part, frac_part) = body.split_once('.').unwrap_or((body, ""));
-    let int_part = int_part.trim_start_matches('0');
-    let scale = div_scale(int_part, frac_part, n);
-    // The dividend's digits, extended to one digit past the result's scale.
-    let mut digits: Vec<u8> = int_part
+    (neg, int_part.trim_start_matches('0'), frac_part)
+}
+
+/// `a / b` over exact numbers as PostgreSQL's numeric division computes it: exact long
+/// division, rounded half away from zero at the scale `select_div_scale` picks (at least 16
+/// significant digits, more when the quotient is below 1, never fewer fraction digits than
+/// either input has). A divisor of more than 36 digits is divided in double precision.
+pub(crate) fn numeric_div(a: &str, b: &str) -> Result<String, SqlError> {
+    let plain = |s: &str| {
+        s.bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+'))
+    };
+    if !plain(a) || !plain(b) {
+        // NaN and other special values: PostgreSQL's rules for them are not decimal ones.
+        let q = a.parse::<f64>().unwrap_or(f64::NAN) / b.parse::<f64>().unwrap_or(f64::NAN);
+        return Ok(numeric_canonical(&q.to_string()).unwrap_or_else(|| "NaN".into()));
+    }
+    let (neg_a, int_a, frac_a) = decimal_parts(a);
+    let (neg_b, int_b, frac_b) = decimal_parts(b);
+    let divisor_digits = format!("{int_b}{frac_b}");
+    let divisor: u128 = match divisor_digits.trim_start_matches('0') {
+        "" => return Err(SqlError::DivisionByZero),
+        d if d.len() > 36 => {
+            let q = a.parse::<f64>().unwrap_or(0.0) / b.parse::<f64>().unwrap_or(1.0);
+            return Ok(numeric_canonical(&q.to_string()).unwrap_or_else(|| "0".into()));
+        }
+        d => d.parse().unwrap_or(1),
+    };
+    let scale = div_scale((int_a, frac_a), (int_b, frac_b));
+    // A × 10^(scale + sb − sa + 1) / B: the quotient to one digit past the result's scale.
+    let mut digits: Vec<u8> = int_a
         .bytes()
-        .chain(frac_part.bytes())
+        .chain(frac_a.bytes())
         .map(|b| b - b'0')
         .collect();
-    let extra = (scale + 1).saturating_sub(frac_part.len());
+    let extra = scale + frac_b.len() + 1 - frac_a.len();
     digits.extend(std::iter::repeat_n(0, extra));
-    let dropped = frac_part.len().saturating_sub(scale + 1);
-    digits.truncate(digits.len() - dropped);
     let mut quotient = Vec::with_capacity(digits.len());
     let mut rem: u128 = 0;
     for d in digits {
+        // rem < divisor < 10^36, so rem * 10 + 9 fits.
         let cur = rem * 10 + u128::from(d);
-        quotient.push((cur / u128::from(n)) as u8);
-        rem = cur % u128::from(n);
+        quotient.push((cur / divisor) as u8);
+        rem = cur % divisor;
     }
     // Round at `scale` on the extra digit (exact: the digits past it only add to it).
     let round_up = quotient.pop().is_some_and(|d| d >= 5);
@@ -6163,6 +6214,9 @@ pub(crate) fn numeric_avg(sum: &str, n: u64) -> Result<String, SqlError> {
             }
         }
     }
+    while quotient.len() <= scale {
+        quotient.insert(0, 0);
+    }
     let split = quotient.len() - scale;
     let ip: String = quotient[..split]
         .iter()
@@ -6177,7 +6231,7 @@ pub(crate) fn numeric_avg(sum: &str, n: u64) -> Result<String, SqlError> {
         t => t,
     };
     let zero = quotient.iter().all(|d| *d == 0);
-    let sign = if neg && !zero { "-" } else { "" };
+    let sign = if neg_a != neg_b && !zero { "-" } else { "" };
     Ok(if scale > 0 {
         format!("{sign}{ip}.{fp}")
     } else {
@@ -6185,9 +6239,9 @@ pub(crate) fn numeric_avg(sum: &str, n: u64) -> Result<String, SqlError> {
     })
 }
 
-/// PostgreSQL's `select_div_scale` for a dividend given as integer and fraction digits and a
-/// positive integer divisor: weights and first digits are in base 10,000.
-fn div_scale(int_part: &str, frac_part: &str, n: u64) -> usize {
+/// PostgreSQL's `select_div_scale` for a dividend and a divisor given as (integer digits
+/// without leading zeros, fraction digits): weights and first digits are in base 10,000.
+fn div_scale((int_a, frac_a): (&str, &str), (int_b, frac_b): (&str, &str)) -> usize {
     // (weight, first base-10,000 digit) of a decimal; zero has weight 0, digit 0.
     fn weight(int_part: &str, frac_part: &str) -> (i64, u32) {
         if !int_part.is_empty() {
@@ -6210,15 +6264,15 @@ fn div_scale(int_part: &str, frac_part: &str, n: u64) -> usize {
         }
         (0, 0)
     }
-    let (w1, d1) = weight(int_part, frac_part);
-    let ns = n.to_string();
-    let (w2, d2) = weight(&ns, "");
+    let (w1, d1) = weight(int_a, frac_a);
+    let (w2, d2) = weight(int_b, frac_b);
     let mut qweight = w1 - w2;
     if d1 <= d2 {
         qweight -= 1;
     }
     let rscale = (16 - qweight * 4)
-        .max(frac_part.len() as i64)
+        .max(frac_a.len() as i64)
+        .max(frac_b.len() as i64)
         .clamp(0, 1000);
     rscale as usize
 }
@@ -6365,6 +6419,30 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
             }
             (Value::Int(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
                 Value::Numeric(numeric_add(&x.to_string(), &y, op == BinOp::Sub))
+            }
+            // Numeric division and multiplication are exact, at PostgreSQL's result scales.
+            (x @ (Value::Numeric(_) | Value::Int(_)), y @ (Value::Numeric(_) | Value::Int(_)))
+                if matches!(op, BinOp::Div | BinOp::Mul) =>
+            {
+                let text = |v: &Value| match v {
+                    Value::Int(i) => i.to_string(),
+                    Value::Numeric(s) => s.clone(),
+                    _ => String::new(),
+                };
+                let (a, b) = (text(&x), text(&y));
+                match op {
+                    BinOp::Div => Value::Numeric(numeric_div(&a, &b)?),
+                    _ => match numeric_mul(&a, &b) {
+                        Some(p) => Value::Numeric(p),
+                        None => {
+                            let f = a.parse::<f64>().unwrap_or(f64::NAN)
+                                * b.parse::<f64>().unwrap_or(f64::NAN);
+                            Value::Numeric(
+                                numeric_canonical(&f.to_string()).unwrap_or_else(|| "NaN".into()),
+                            )
+                        }
+                    },
+                }
             }
             (Value::Timestamp(t), Value::Interval(iv)) if matches!(op, BinOp::Add | BinOp::Sub) => {
                 let sign = if op == BinOp::Sub { -1 } else { 1 };
