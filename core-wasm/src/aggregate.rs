@@ -3,7 +3,7 @@
 //! grouping of materialised rows (joins) computes the same values the same way.
 
 use crate::error::SqlError;
-use crate::query::{binop, numeric_avg, order_cmp, truthy, value_key, AggFunc, AggSpec, BinOp};
+use crate::query::{binop, numeric_div, order_cmp, truthy, value_key, AggFunc, AggSpec, BinOp};
 use crate::types::{compare, format_text, PgType, Value};
 
 /// The running state of one aggregate over one group.
@@ -166,7 +166,7 @@ impl AggState {
                         Value::Float(f) => Value::Float(f / n as f64),
                         other => {
                             let s = format_text(&other, PgType::Numeric).unwrap_or_default();
-                            Value::Numeric(numeric_avg(&s, n as u64)?)
+                            Value::Numeric(numeric_div(&s, &n.to_string())?)
                         }
                     }
                 } else {

@@ -280,15 +280,22 @@ pub struct OrderKey {
 #[derive(Debug, Clone)]
 pub struct BQuery {
     pub id: usize,
-    pub correlated: bool,
-    /// The enclosing values a correlated query reads: (parents above the row it is evaluated
-    /// for, column). Its rows are a function of these, so they are kept per distinct values.
+    /// The enclosing values the query reads (empty: it is not correlated): (parents above
+    /// the row it is evaluated for, column). Its rows are a function of these, so they are
+    /// kept per distinct values.
     pub outer_refs: Vec<(usize, usize)>,
     pub body: BSet,
     pub order: Vec<OrderKey>,
     pub limit: Option<BExpr>,
     pub offset: Option<BExpr>,
     pub columns: Vec<ColMeta>,
+}
+
+impl BQuery {
+    /// The query reads enclosing rows, so it runs per outer row.
+    pub fn correlated(&self) -> bool {
+        !self.outer_refs.is_empty()
+    }
 }
 
 /// A subquery is equal only to itself: two bindings of one text are separate computations.
@@ -477,8 +484,6 @@ impl ReadCx<'_> {
 
 /// A query being bound and the enclosing rows it reads.
 struct Level {
-    /// The query is correlated.
-    touched: bool,
     /// Enclosing scopes when it was entered (its own parent included).
     outer_len: usize,
     /// [`BQuery::outer_refs`].
@@ -494,8 +499,8 @@ pub struct Binder<'a, 'b> {
     outer: Vec<(Scope, usize)>,
     ctes: Vec<HashMap<String, Rc<BQuery>>>,
     next_id: usize,
-    /// One per query being bound, innermost last: whether it reads an enclosing scope.
-    touched_outer: Vec<Level>,
+    /// One per query being bound, innermost last.
+    levels: Vec<Level>,
     /// Set when the statement's result may depend on more than the committed tables it names
     /// and the commit point it reads: a function outside [`DETERMINISTIC_FUNCTIONS`], a
     /// virtual (pg_catalog) or set-returning relation, a table found through search_path, or a
@@ -601,7 +606,6 @@ fn const_ty(v: &Value) -> PgType {
     }
 }
 
-/// Type category for comparison compatibility.
 /// Converts a set operation branch's output columns from the types it has to the types the
 /// set operation resolved.
 fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlError> {
@@ -654,6 +658,7 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
     })
 }
 
+/// Type category for comparison compatibility.
 fn category(t: PgType) -> u8 {
     match t {
         PgType::Unknown => 0,
@@ -671,7 +676,6 @@ fn category(t: PgType) -> u8 {
     }
 }
 
-/// PostgreSQL's resolution of a common type for UNION / CASE / COALESCE / IN.
 /// Integer expressions compute in i64: a smallint or integer result is range-checked as
 /// PostgreSQL's int2/int4 operators do (`integer out of range`).
 fn narrow_integer(e: BExpr, ty: PgType) -> BExpr {
@@ -689,6 +693,7 @@ const BIGINT_OUT_OF_RANGE: SqlError = SqlError::IntegerOutOfRange {
     type_name: "bigint",
 };
 
+/// PostgreSQL's resolution of a common type for UNION / CASE / COALESCE / IN.
 pub fn common_type(a: PgType, b: PgType) -> PgType {
     use PgType::*;
     match (a, b) {
@@ -954,7 +959,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             outer: Vec::new(),
             ctes: Vec::new(),
             next_id: 0,
-            touched_outer: Vec::new(),
+            levels: Vec::new(),
             session_dependent: false,
             reads_catalog: false,
         }
@@ -1003,21 +1008,19 @@ impl<'a, 'b> Binder<'a, 'b> {
         outer: Option<&Scope>,
     ) -> Result<BQuery, SqlError> {
         if let Some(o) = outer {
-            self.outer.push((o.clone(), self.touched_outer.len()));
+            self.outer.push((o.clone(), self.levels.len()));
         }
-        self.touched_outer.push(Level {
-            touched: false,
+        self.levels.push(Level {
             outer_len: self.outer.len(),
             refs: Vec::new(),
         });
         let r = self.bind_query_inner(q);
-        let level = self.touched_outer.pop();
+        let level = self.levels.pop();
         if outer.is_some() {
             self.outer.pop();
         }
         let mut bq = r?;
         if let Some(level) = level {
-            bq.correlated = level.touched;
             bq.outer_refs = level.refs;
         }
         Ok(bq)
@@ -1170,7 +1173,6 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         Ok(BQuery {
             id,
-            correlated: false,
             outer_refs: Vec::new(),
             body,
             order,
@@ -1213,19 +1215,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     });
                 }
                 for (a, b) in lc.iter().zip(rc.iter()) {
-                    if category(a.ty) != category(b.ty)
-                        && a.ty != PgType::Unknown
-                        && b.ty != PgType::Unknown
-                    {
-                        return Err(SqlError::DatatypeMismatch {
-                            message: format!(
-                                "UNION types {} and {} cannot be matched",
-                                a.ty.sql_name(),
-                                b.ty.sql_name()
-                            ),
-                            hint: None,
-                        });
-                    }
+                    resolve_common("UNION", [a.ty, b.ty].into_iter())?;
                 }
                 let cols: Vec<ColMeta> = lc
                     .iter()
@@ -1887,8 +1877,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 // Every query between the reference and the scope it reads depends on the
                 // outer row, not only the innermost one.
                 let j = scopes - 1 - depth;
-                for t in self.touched_outer.iter_mut().skip(*level) {
-                    t.touched = true;
+                for t in self.levels.iter_mut().skip(*level) {
                     let r = (t.outer_len.saturating_sub(j + 1), i);
                     if !t.refs.contains(&r) {
                         t.refs.push(r);
@@ -2029,10 +2018,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                             return Err(ambiguous("operator is not unique: - unknown".into()))
                         }
                         _ if !t.is_numeric_family() && t != PgType::Interval => {
-                            return Err(SqlError::UndefinedFunction {
-                                message: format!("operator does not exist: - {}", t.sql_name()),
-                                hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
-                            })
+                            return Err(no_such_operator(format!("- {}", t.sql_name())))
                         }
                         other => (narrow_integer(BExpr::Neg(Box::new(other)), t), t),
                     },
@@ -2512,15 +2498,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                     PgType::Timestamptz | PgType::Timestamp | PgType::Date | PgType::Interval
                 )
         {
-            return Err(SqlError::UndefinedFunction {
-                message: format!(
-                    "operator does not exist: {} {} {}",
-                    lt.sql_name(),
-                    op,
-                    rt.sql_name()
-                ),
-                hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
-            });
+            return Err(no_such_operator(format!(
+                "{} {op} {}",
+                lt.sql_name(),
+                rt.sql_name()
+            )));
         }
         // varchar has no operators of its own: PostgreSQL compares it as text, so that is
         // the type a parameter facing it gets.
@@ -2838,8 +2820,7 @@ impl<'a, 'b> Binder<'a, 'b> {
     }
 }
 
-/// PostgreSQL's 42883 for a call no function signature matches.
-/// The type of CASE, COALESCE, GREATEST and LEAST (`what`) over its inputs' types, as
+/// The type of UNION, CASE, COALESCE, GREATEST and LEAST (`what`) over its inputs' types, as
 /// PostgreSQL's `select_common_type`: Unknown if all are untyped, an error when two belong to
 /// different categories.
 fn resolve_common(what: &str, types: impl Iterator<Item = PgType>) -> Result<PgType, SqlError> {
@@ -2866,12 +2847,22 @@ fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
     if a == PgType::Unknown || b == PgType::Unknown || category(a) == category(b) {
         return Ok(());
     }
-    Err(SqlError::UndefinedFunction {
-        message: format!("operator does not exist: {} {op} {}", a.sql_name(), b.sql_name()),
-        hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
-    })
+    Err(no_such_operator(format!(
+        "{} {op} {}",
+        a.sql_name(),
+        b.sql_name()
+    )))
 }
 
+/// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches.
+fn no_such_operator(operands: String) -> SqlError {
+    SqlError::UndefinedFunction {
+        message: format!("operator does not exist: {operands}"),
+        hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
+    }
+}
+
+/// PostgreSQL's 42883 for a call no function signature matches.
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
     SqlError::UndefinedFunction {
@@ -3075,7 +3066,7 @@ fn runtime_const(e: &BExpr) -> bool {
     match e {
         BExpr::Const(_) => true,
         BExpr::Cast(x, _) | BExpr::Neg(x) => runtime_const(x),
-        BExpr::Scalar(q) => !q.correlated,
+        BExpr::Scalar(q) => !q.correlated(),
         _ => false,
     }
 }
@@ -3563,7 +3554,7 @@ fn mark_columns(e: &BExpr, offset: usize, used: &mut [bool]) -> Option<()> {
             None => ok = false,
         },
         BExpr::Scalar(q) | BExpr::Exists(q, _) | BExpr::ArraySub(q) | BExpr::InSub(_, q, ..)
-            if q.correlated =>
+            if q.correlated() =>
         {
             ok = false
         }
@@ -4084,10 +4075,10 @@ type SharedRows = Rc<Vec<Vec<Value>>>;
 /// How many distinct outer-value sets of correlated subqueries one statement keeps rows for.
 const MAX_KEPT_CORRELATED: usize = 16_384;
 
-/// The outer values a correlated query reads, exactly as held (`1.0` and `1.00` differ: the
+/// The query and the outer values it reads, exactly as held (`1.0` and `1.00` differ: the
 /// subquery may print them), or `None` if a reference leads past the outermost row.
 fn correlation_key(q: &BQuery, env: &Env<'_>) -> Option<String> {
-    let mut key = String::new();
+    let mut key = format!("{};", q.id);
     for &(hops, col) in &q.outer_refs {
         let mut cur = env;
         for _ in 0..hops {
@@ -4108,8 +4099,8 @@ pub struct Executor<'a, 'b> {
     pub cx: &'a ReadCx<'b>,
     cache: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
     /// Rows of correlated subqueries by the outer values they read, as PostgreSQL reruns a
-    /// subplan only when its parameters change: (query id, those values) → rows.
-    correlated_rows: RefCell<HashMap<(usize, String), SharedRows>>,
+    /// subplan only when its parameters change: [`correlation_key`] → rows.
+    correlated_rows: RefCell<HashMap<String, SharedRows>>,
     /// `set_config` calls evaluated so far, applied in order once the statement's rows are
     /// complete (the executor only reads the session). `None`: the statement cannot apply
     /// them (not a plain query), so `set_config` is refused instead of silently dropped.
@@ -4985,28 +4976,28 @@ impl<'a, 'b> Executor<'a, 'b> {
         q: &Rc<BQuery>,
         env: &Env<'_>,
     ) -> Result<Rc<Vec<Vec<Value>>>, SqlError> {
-        if !q.correlated {
+        if !q.correlated() {
             if let Some(r) = self.cache.borrow().get(&q.id) {
                 return Ok(r.clone());
             }
         }
-        let key = if q.correlated && !q.outer_refs.is_empty() {
+        let key = if q.correlated() {
             correlation_key(q, env)
         } else {
             None
         };
         if let Some(k) = &key {
-            if let Some(r) = self.correlated_rows.borrow().get(&(q.id, k.clone())) {
+            if let Some(r) = self.correlated_rows.borrow().get(k) {
                 return Ok(r.clone());
             }
         }
         let rows = Rc::new(self.run_query(q, Some(env))?);
-        if !q.correlated {
+        if !q.correlated() {
             self.cache.borrow_mut().insert(q.id, rows.clone());
         } else if let Some(k) = key {
             let mut kept = self.correlated_rows.borrow_mut();
             if kept.len() < MAX_KEPT_CORRELATED {
-                kept.insert((q.id, k), rows.clone());
+                kept.insert(k, rows.clone());
             }
         }
         Ok(rows)
@@ -6115,11 +6106,6 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
     }
 }
 
-/// `sum / n` for avg() over exact numbers: [`numeric_div`].
-pub(crate) fn numeric_avg(sum: &str, n: u64) -> Result<String, SqlError> {
-    numeric_div(sum, &n.to_string())
-}
-
 /// `a * b` over exact numbers: the product at the sum of the scales, as PostgreSQL's numeric
 /// multiplication gives it; `None` past i128's 38 digits or for special values.
 fn numeric_mul(a: &str, b: &str) -> Option<String> {
@@ -6128,22 +6114,23 @@ fn numeric_mul(a: &str, b: &str) -> Option<String> {
     let x: i128 = format!("0{int_a}{frac_a}").parse().ok()?;
     let y: i128 = format!("0{int_b}{frac_b}").parse().ok()?;
     let product = x.checked_mul(y)?;
-    let scale = frac_a.len() + frac_b.len();
-    let mut d = product.to_string();
+    let signed = if neg_a != neg_b { -product } else { product };
+    Some(scaled_decimal(signed, frac_a.len() + frac_b.len()))
+}
+
+/// `v × 10^-scale` as a decimal string with exactly `scale` fraction digits.
+fn scaled_decimal(v: i128, scale: usize) -> String {
+    let mut d = v.unsigned_abs().to_string();
     while d.len() <= scale {
         d.insert(0, '0');
     }
     let (ip, fp) = d.split_at(d.len() - scale);
-    let sign = if neg_a != neg_b && product != 0 {
-        "-"
-    } else {
-        ""
-    };
-    Some(if scale > 0 {
+    let sign = if v < 0 { "-" } else { "" };
+    if scale > 0 {
         format!("{sign}{ip}.{fp}")
     } else {
         format!("{sign}{ip}")
-    })
+    }
 }
 
 /// A decimal string's sign, integer digits (no leading zeros) and fraction digits.
@@ -6292,19 +6279,7 @@ fn numeric_add(a: &str, b: &str, sub: bool) -> String {
     match (to_i(a), to_i(b)) {
         (Some(x), Some(y)) => {
             let r = if sub { x - y } else { x + y };
-            let neg = r < 0;
-            let mut d = r.unsigned_abs().to_string();
-            while d.len() <= sc {
-                d.insert(0, '0');
-            }
-            let (ip, fp) = d.split_at(d.len() - sc);
-            let body = if sc > 0 {
-                format!("{ip}.{fp}")
-            } else {
-                ip.to_string()
-            };
-            numeric_canonical(&if neg { format!("-{body}") } else { body })
-                .unwrap_or_else(|| "0".into())
+            numeric_canonical(&scaled_decimal(r, sc)).unwrap_or_else(|| "0".into())
         }
         _ => {
             let f = a.parse::<f64>().unwrap_or(0.0)
