@@ -3,7 +3,8 @@
 //! grouping of materialised rows (joins) computes the same values the same way.
 
 use crate::error::SqlError;
-use crate::query::{binop, numeric_div, order_cmp, truthy, value_key, AggFunc, AggSpec, BinOp};
+use crate::numeric::numeric_div;
+use crate::query::{binop, order_cmp, truthy, value_key, AggFunc, AggSpec, BinOp};
 use crate::types::{compare, format_text, PgType, Value};
 
 /// The running state of one aggregate over one group.

@@ -77,6 +77,13 @@ pub enum SqlError {
     },
     #[error("invalid input syntax for type {type_name}: \"{input}\"")]
     InvalidText { type_name: String, input: String },
+    /// Date/time text that is not a date or time at all: fix the literal.
+    #[error("invalid input syntax for type {type_name}: \"{input}\"")]
+    InvalidDatetimeText { type_name: String, input: String },
+    /// A date/time value or field outside PostgreSQL's range (`timestamp out of range`,
+    /// `date/time field value out of range: "2024-02-30"`).
+    #[error("{message}")]
+    DatetimeOutOfRange { message: String },
     #[error("value \"{input}\" is out of range for type {type_name}")]
     OutOfRange { type_name: String, input: String },
     /// Integer arithmetic or a conversion from another number overflowed its type
@@ -237,6 +244,8 @@ impl SqlError {
             SqlError::UniqueViolation { .. } => "23505",
             SqlError::NotNullViolation { .. } => "23502",
             SqlError::InvalidText { .. } => "22P02",
+            SqlError::InvalidDatetimeText { .. } => "22007",
+            SqlError::DatetimeOutOfRange { .. } => "22008",
             SqlError::OutOfRange { .. } | SqlError::IntegerOutOfRange { .. } => "22003",
             SqlError::DatatypeMismatch { .. } => "42804",
             SqlError::UndefinedFunction { .. } => "42883",

@@ -17,6 +17,7 @@ use crate::api::{CopyChunks, FieldDesc, KvRead};
 use crate::catalog::{Table, TableRef};
 use crate::engine::Shared;
 use crate::error::SqlError;
+use crate::numeric::{numeric_add, numeric_div, numeric_mod, numeric_mul, numeric_neg};
 use crate::txn::PendingCatalogTxn;
 use crate::types::{compare, format_text, numeric_canonical, parse_text, PgType, Value};
 
@@ -84,6 +85,17 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The arithmetic operator's symbol (`%` for the rest).
+    pub fn arithmetic_symbol(self) -> char {
+        match self {
+            BinOp::Add => '+',
+            BinOp::Sub => '-',
+            BinOp::Mul => '*',
+            BinOp::Div => '/',
+            _ => '%',
+        }
+    }
+
     pub fn is_comparison(self) -> bool {
         matches!(
             self,
@@ -711,6 +723,7 @@ pub fn common_type(a: PgType, b: PgType) -> PgType {
         // (text only wins by coming first: it is the category's preferred type).
         (x, y) if x.is_string() && y.is_string() => x,
         (Timestamptz, Timestamp) | (Timestamp, Timestamptz) => Timestamptz,
+        (Date, t @ (Timestamp | Timestamptz)) | (t @ (Timestamp | Timestamptz), Date) => t,
         (x, _) => x,
     }
 }
@@ -1482,7 +1495,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         // Arguments see only enclosing queries (as PostgreSQL's implicit LATERAL would, for
         // the shapes psql sends).
         let empty = Scope::default();
-        let mut bargs = Vec::new();
+        let mut bargs: Vec<BExpr> = Vec::new();
         let mut types = Vec::new();
         for a in args {
             let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
@@ -2008,7 +2021,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                             (BExpr::Const(v), ty)
                         }
                         BExpr::Const(Value::Numeric(s)) => (
-                            BExpr::Const(Value::Numeric(format!("-{s}"))),
+                            BExpr::Const(Value::Numeric(numeric_neg(&s))),
                             PgType::Numeric,
                         ),
                         BExpr::Const(Value::Float(f)) => {
@@ -2247,7 +2260,39 @@ impl<'a, 'b> Binder<'a, 'b> {
                     self.session_dependent = true;
                     return Ok((BExpr::Func("regclass_in".into(), vec![x]), PgType::Regclass));
                 }
-                (coerce_or_cast(x, ty)?, ty)
+                (cast_from(x, xt, ty)?, ty)
+            }
+            Expr::Interval(iv) => {
+                let text = match iv.value.as_ref() {
+                    Expr::Value(v) => match &v.value {
+                        ast::Value::SingleQuotedString(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    other => {
+                        return Err(SqlError::feature(format!(
+                            "INTERVAL {}",
+                            first_words(&other.to_string())
+                        )))
+                    }
+                };
+                // `INTERVAL '2' HOUR`: a bare number in the named unit. Ranges (`HOUR TO
+                // SECOND`) would also truncate the lower fields; not supported.
+                let text = match (&iv.leading_field, &iv.last_field) {
+                    (None, None) => text,
+                    (Some(unit), None) if text.trim().parse::<f64>().is_ok() => {
+                        format!("{text} {unit}")
+                    }
+                    _ => return Err(SqlError::feature("INTERVAL with a field qualifier")),
+                };
+                (
+                    BExpr::Const(parse_text(&text, PgType::Interval)?),
+                    PgType::Interval,
+                )
+            }
+            Expr::Extract { field, expr, .. } => {
+                let (x, xt) = sub!(expr);
+                let unit = BExpr::Const(Value::text(field.to_string().to_ascii_lowercase()));
+                bind_datetime_call("extract", vec![unit, x], &[PgType::Text, xt])?
             }
             Expr::Case {
                 operand,
@@ -2426,9 +2471,23 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let r = coerce_or_cast(r, ty)?;
                 return Ok((BExpr::Func("array_cat".into(), vec![l, r]), ty));
             }
+            O::StringConcat
+                if matches!(
+                    (lt, rt),
+                    (PgType::Bytea, PgType::Bytea | PgType::Unknown)
+                        | (PgType::Unknown, PgType::Bytea)
+                ) =>
+            {
+                let l = coerce_expr(l, PgType::Bytea)?;
+                let r = coerce_expr(r, PgType::Bytea)?;
+                return Ok((
+                    BExpr::Func("bytea_concat".into(), vec![l, r]),
+                    PgType::Bytea,
+                ));
+            }
             O::StringConcat => {
-                let l = coerce_or_cast(l, PgType::Text)?;
-                let r = coerce_or_cast(r, PgType::Text)?;
+                let l = cast_from(l, lt, PgType::Text)?;
+                let r = cast_from(r, rt, PgType::Text)?;
                 return Ok((
                     BExpr::Bin(BinOp::Concat, Box::new(l), Box::new(r)),
                     PgType::Text,
@@ -2475,6 +2534,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             bop,
             BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
         );
+        if !is_cmp && (is_datetime(lt) || is_datetime(rt)) {
+            return bind_datetime_op(l, lt, bop, r, rt);
+        }
         // Unknown literals take the other side's type, as PostgreSQL resolves them.
         let t = match (lt, rt) {
             (PgType::Unknown, PgType::Unknown) if !is_cmp && bop != BinOp::Concat => {
@@ -2516,8 +2578,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 type_param(cell, param_ty);
             }
         }
-        let l = coerce_expr(l, t)?;
-        let r = coerce_expr(r, t)?;
+        // A date facing a timestamp compares as that timestamp.
+        let l = promote_date(coerce_expr(l, t)?, lt, t)?;
+        let r = promote_date(coerce_expr(r, t)?, rt, t)?;
         let out = if is_cmp {
             PgType::Bool
         } else if matches!(
@@ -2696,14 +2759,26 @@ impl<'a, 'b> Binder<'a, 'b> {
         scope: &Scope,
         mut aggs: Option<&mut Vec<AggSpec>>,
     ) -> Result<(BExpr, PgType), SqlError> {
-        let mut bargs = Vec::new();
+        let mut bargs: Vec<BExpr> = Vec::new();
         let mut types = Vec::new();
         for a in args {
             let (b, t) = self.bind_expr(a, scope, aggs.as_deref_mut())?;
             bargs.push(b);
             types.push(t);
         }
+        if DATETIME_FUNCTIONS.contains(&name.as_str()) {
+            return bind_datetime_call(&name, bargs, &types);
+        }
+        if name == "concat" {
+            bargs = bargs
+                .into_iter()
+                .zip(&types)
+                .map(|(b, t)| cast_from(b, *t, PgType::Text))
+                .collect::<Result<_, _>>()?;
+        }
         let ty = match name.as_str() {
+            "encode" => PgType::Text,
+            "decode" | "sha256" => PgType::Bytea,
             "now"
             | "current_timestamp"
             | "transaction_timestamp"
@@ -2862,6 +2937,138 @@ fn no_such_operator(operands: String) -> SqlError {
     }
 }
 
+fn is_datetime(t: PgType) -> bool {
+    matches!(
+        t,
+        PgType::Date | PgType::Timestamp | PgType::Timestamptz | PgType::Interval | PgType::Time
+    )
+}
+
+/// A date operand where the comparison's type is a timestamp type: converted to it.
+fn promote_date(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    if from == PgType::Date && matches!(to, PgType::Timestamp | PgType::Timestamptz) {
+        coerce_or_cast(e, to)
+    } else {
+        Ok(e)
+    }
+}
+
+/// An explicit conversion from `from` to `to`: as [`coerce_or_cast`], except that a
+/// `timestamp without time zone` becomes text without the `+00` a timestamptz shows (the two
+/// share one value representation).
+fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    if from == PgType::Timestamp && to.is_string() {
+        return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
+    }
+    coerce_or_cast(e, to)
+}
+
+/// `l op r` where a date/time type takes part, resolved over PostgreSQL's date/time operators
+/// ([`crate::datetime::resolve_operator`]).
+fn bind_datetime_op(
+    l: BExpr,
+    lt: PgType,
+    op: BinOp,
+    r: BExpr,
+    rt: PgType,
+) -> Result<(BExpr, PgType), SqlError> {
+    let symbol = op.arithmetic_symbol();
+    let Some((to_l, to_r, out)) = crate::datetime::resolve_operator(lt, symbol, rt)? else {
+        return Err(no_such_operator(format!(
+            "{} {symbol} {}",
+            lt.sql_name(),
+            rt.sql_name()
+        )));
+    };
+    let convert = |e: BExpr, from: PgType, to: PgType| -> Result<BExpr, SqlError> {
+        match (from, to) {
+            (PgType::Unknown, _) => coerce_expr(e, to),
+            (PgType::Date, PgType::Timestamp | PgType::Timestamptz) => coerce_or_cast(e, to),
+            // Integer widths share a value; numbers scale an interval as they are.
+            _ => Ok(e),
+        }
+    };
+    let l = convert(l, lt, to_l)?;
+    let r = convert(r, rt, to_r)?;
+    Ok((BExpr::Bin(op, Box::new(l), Box::new(r)), out))
+}
+
+/// Date/time functions bound by [`bind_datetime_call`].
+const DATETIME_FUNCTIONS: &[&str] = &[
+    "date_trunc",
+    "date_part",
+    "to_timestamp",
+    "current_date",
+    "localtimestamp",
+];
+
+/// `date_trunc`, `date_part`, `extract`, `to_timestamp`, `current_date`, `localtimestamp`:
+/// their result type by argument type, and the evaluated function, named after the source
+/// type because PostgreSQL's units and errors depend on it.
+fn bind_datetime_call(
+    name: &str,
+    mut args: Vec<BExpr>,
+    types: &[PgType],
+) -> Result<(BExpr, PgType), SqlError> {
+    use PgType::*;
+    match (name, types) {
+        ("current_date", []) => return Ok((BExpr::Func("current_date".into(), args), Date)),
+        ("localtimestamp", []) => {
+            return Ok((BExpr::Func("localtimestamp".into(), args), Timestamp))
+        }
+        ("to_timestamp", [t]) if t.is_numeric_family() || *t == Unknown => {
+            let x = args.pop().map(|a| coerce_expr(a, Float8)).transpose()?;
+            return Ok((
+                BExpr::Func("to_timestamp".into(), x.into_iter().collect()),
+                Timestamptz,
+            ));
+        }
+        ("date_trunc" | "date_part" | "extract", [u, Unknown])
+            if u.is_string() || *u == Unknown =>
+        {
+            // PostgreSQL finds several candidates for an untyped source.
+            let qualified = if name == "extract" {
+                "pg_catalog.extract"
+            } else {
+                name
+            };
+            return Err(ambiguous(format!(
+                "function {qualified}(unknown, unknown) is not unique"
+            )));
+        }
+        ("date_trunc" | "date_part" | "extract", [u, t]) if u.is_string() || *u == Unknown => {
+            // An untyped source resolves to the category's preferred type, a date converts
+            // to timestamptz for date_trunc (PostgreSQL has no date_trunc(text, date)).
+            let source = match (name, *t) {
+                (_, Unknown) | ("date_trunc", Date) => Timestamptz,
+                (_, t) => t,
+            };
+            let valid = match name {
+                "date_trunc" => matches!(source, Timestamp | Timestamptz | Interval),
+                _ => is_datetime(source),
+            };
+            if valid {
+                if let Some(a) = args.pop() {
+                    args.push(if *t == source {
+                        a
+                    } else {
+                        coerce_or_cast(coerce_expr(a, source)?, source)?
+                    });
+                }
+                let out = match name {
+                    "date_trunc" => source,
+                    "date_part" => Float8,
+                    _ => Numeric,
+                };
+                let func = format!("{name}:{}", source.sql_name());
+                return Ok((BExpr::Func(func, args), out));
+            }
+        }
+        _ => {}
+    }
+    Err(no_such_function(name, types))
+}
+
 /// PostgreSQL's 42883 for a call no function signature matches.
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
@@ -2976,6 +3183,8 @@ fn colname(e: &Expr) -> Option<(String, u8)> {
             _ => None,
         },
         Expr::Array(_) => strong("array"),
+        Expr::Interval(_) => Some(("interval".into(), 1)),
+        Expr::Extract { .. } => strong("extract"),
         // The special syntaxes are named after the function PostgreSQL calls.
         Expr::Ceil { .. } => strong("ceil"),
         Expr::Floor { .. } => strong("floor"),
@@ -4302,9 +4511,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             BExpr::Neg(x) => match self.eval(x, env)? {
                 Value::Int(i) => Value::Int(i.checked_neg().ok_or(BIGINT_OUT_OF_RANGE)?),
                 Value::Float(f) => Value::Float(-f),
-                Value::Numeric(s) => {
-                    Value::Numeric(numeric_canonical(&format!("-{s}")).unwrap_or(s))
-                }
+                Value::Numeric(s) => Value::Numeric(numeric_neg(&s)),
                 Value::Interval(iv) => Value::Interval(crate::types::Interval {
                     months: -iv.months,
                     days: -iv.days,
@@ -4658,6 +4865,13 @@ impl<'a, 'b> Executor<'a, 'b> {
             "upper" => text(0)
                 .map(|s| Value::text(s.to_uppercase()))
                 .unwrap_or(Value::Null),
+            // A bytea's length is its bytes.
+            "length" | "octet_length" if matches!(a.first(), Some(Value::Bytes(_))) => {
+                match a.first() {
+                    Some(Value::Bytes(b)) => Value::Int(b.len() as i64),
+                    _ => Value::Null,
+                }
+            }
             "length" | "char_length" => text(0)
                 .map(|s| Value::Int(s.chars().count() as i64))
                 .unwrap_or(Value::Null),
@@ -4917,6 +5131,76 @@ impl<'a, 'b> Executor<'a, 'b> {
                         Value::Bool(hit != name.contains("not"))
                     }
                     _ => Value::Null,
+                }
+            }
+            "bytea_concat" => match (a.first(), a.get(1)) {
+                (Some(Value::Bytes(x)), Some(Value::Bytes(y))) => {
+                    Value::Bytes([x.as_slice(), y.as_slice()].concat())
+                }
+                _ => Value::Null,
+            },
+            "timestamp_text" => a
+                .first()
+                .and_then(|v| format_text(v, PgType::Timestamp))
+                .map_or(Value::Null, Value::text),
+            "current_date" => Value::Date(self.cx.now.div_euclid(86_400_000_000) as i32),
+            "localtimestamp" => Value::Timestamp(self.cx.now),
+            "to_timestamp" => match a.first() {
+                Some(Value::Float(f)) => crate::datetime::to_timestamp(*f)?,
+                _ => Value::Null,
+            },
+            "md5" | "sha256" => {
+                let bytes = match a.first() {
+                    Some(Value::Bytes(b)) => Some(b.clone()),
+                    _ => text(0).map(String::into_bytes),
+                };
+                match bytes {
+                    None => Value::Null,
+                    Some(b) if name == "md5" => {
+                        use md5::Digest;
+                        let hex: String = md5::Md5::digest(&b)
+                            .iter()
+                            .map(|x| format!("{x:02x}"))
+                            .collect();
+                        Value::text(hex)
+                    }
+                    Some(b) => {
+                        use sha2::Digest;
+                        Value::Bytes(sha2::Sha256::digest(&b).to_vec())
+                    }
+                }
+            }
+            "encode" => match (a.first(), text(1)) {
+                (Some(Value::Bytes(b)), Some(f)) => Value::text(crate::types::encode_bytes(b, &f)?),
+                _ => Value::Null,
+            },
+            "decode" => match (text(0), text(1)) {
+                (Some(s), Some(f)) => Value::Bytes(crate::types::decode_bytes(&s, &f)?),
+                _ => Value::Null,
+            },
+            other if other.contains(':') => {
+                let (func, source) = other.split_once(':').unwrap_or_default();
+                let ty = crate::types::ALL_TYPES
+                    .into_iter()
+                    .find(|t| t.sql_name() == source)
+                    .ok_or_else(|| SqlError::internal("date/time function type"))?;
+                let (Some(unit), Some(v)) = (text(0), a.get(1)) else {
+                    return Ok(Value::Null);
+                };
+                match (func, v) {
+                    (_, Value::Null) => Value::Null,
+                    ("date_trunc", Value::Timestamp(ts)) => {
+                        Value::Timestamp(crate::datetime::trunc_timestamp(&unit, *ts, ty)?)
+                    }
+                    ("date_trunc", Value::Interval(iv)) => {
+                        Value::Interval(crate::datetime::trunc_interval(&unit, *iv)?)
+                    }
+                    ("extract", v) => crate::datetime::extract(&unit, v, ty)?,
+                    ("date_part", v) => match crate::datetime::extract(&unit, v, ty)? {
+                        Value::Numeric(n) => Value::Float(n.parse().unwrap_or(f64::NAN)),
+                        other => other,
+                    },
+                    _ => return Err(SqlError::internal("date/time function")),
                 }
             }
             other => {
@@ -6106,189 +6390,6 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
     }
 }
 
-/// `a * b` over exact numbers: the product at the sum of the scales, as PostgreSQL's numeric
-/// multiplication gives it; `None` past i128's 38 digits or for special values.
-fn numeric_mul(a: &str, b: &str) -> Option<String> {
-    let (neg_a, int_a, frac_a) = decimal_parts(a);
-    let (neg_b, int_b, frac_b) = decimal_parts(b);
-    let x: i128 = format!("0{int_a}{frac_a}").parse().ok()?;
-    let y: i128 = format!("0{int_b}{frac_b}").parse().ok()?;
-    let product = x.checked_mul(y)?;
-    let signed = if neg_a != neg_b { -product } else { product };
-    Some(scaled_decimal(signed, frac_a.len() + frac_b.len()))
-}
-
-/// `v × 10^-scale` as a decimal string with exactly `scale` fraction digits.
-fn scaled_decimal(v: i128, scale: usize) -> String {
-    let mut d = v.unsigned_abs().to_string();
-    while d.len() <= scale {
-        d.insert(0, '0');
-    }
-    let (ip, fp) = d.split_at(d.len() - scale);
-    let sign = if v < 0 { "-" } else { "" };
-    if scale > 0 {
-        format!("{sign}{ip}.{fp}")
-    } else {
-        format!("{sign}{ip}")
-    }
-}
-
-/// A decimal string's sign, integer digits (no leading zeros) and fraction digits.
-fn decimal_parts(s: &str) -> (bool, &str, &str) {
-    let neg = s.starts_with('-');
-    let body = s.trim_start_matches(['-', '+']);
-    let (int_part, frac_part) = body.split_once('.').unwrap_or((body, ""));
-    (neg, int_part.trim_start_matches('0'), frac_part)
-}
-
-/// `a / b` over exact numbers as PostgreSQL's numeric division computes it: exact long
-/// division, rounded half away from zero at the scale `select_div_scale` picks (at least 16
-/// significant digits, more when the quotient is below 1, never fewer fraction digits than
-/// either input has). A divisor of more than 36 digits is divided in double precision.
-pub(crate) fn numeric_div(a: &str, b: &str) -> Result<String, SqlError> {
-    let plain = |s: &str| {
-        s.bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+'))
-    };
-    if !plain(a) || !plain(b) {
-        // NaN and other special values: PostgreSQL's rules for them are not decimal ones.
-        let q = a.parse::<f64>().unwrap_or(f64::NAN) / b.parse::<f64>().unwrap_or(f64::NAN);
-        return Ok(numeric_canonical(&q.to_string()).unwrap_or_else(|| "NaN".into()));
-    }
-    let (neg_a, int_a, frac_a) = decimal_parts(a);
-    let (neg_b, int_b, frac_b) = decimal_parts(b);
-    let divisor_digits = format!("{int_b}{frac_b}");
-    let divisor: u128 = match divisor_digits.trim_start_matches('0') {
-        "" => return Err(SqlError::DivisionByZero),
-        d if d.len() > 36 => {
-            let q = a.parse::<f64>().unwrap_or(0.0) / b.parse::<f64>().unwrap_or(1.0);
-            return Ok(numeric_canonical(&q.to_string()).unwrap_or_else(|| "0".into()));
-        }
-        d => d.parse().unwrap_or(1),
-    };
-    let scale = div_scale((int_a, frac_a), (int_b, frac_b));
-    // A × 10^(scale + sb − sa + 1) / B: the quotient to one digit past the result's scale.
-    let mut digits: Vec<u8> = int_a
-        .bytes()
-        .chain(frac_a.bytes())
-        .map(|b| b - b'0')
-        .collect();
-    let extra = scale + frac_b.len() + 1 - frac_a.len();
-    digits.extend(std::iter::repeat_n(0, extra));
-    let mut quotient = Vec::with_capacity(digits.len());
-    let mut rem: u128 = 0;
-    for d in digits {
-        // rem < divisor < 10^36, so rem * 10 + 9 fits.
-        let cur = rem * 10 + u128::from(d);
-        quotient.push((cur / divisor) as u8);
-        rem = cur % divisor;
-    }
-    // Round at `scale` on the extra digit (exact: the digits past it only add to it).
-    let round_up = quotient.pop().is_some_and(|d| d >= 5);
-    if round_up {
-        let mut i = quotient.len();
-        loop {
-            if i == 0 {
-                quotient.insert(0, 1);
-                break;
-            }
-            i -= 1;
-            if quotient[i] == 9 {
-                quotient[i] = 0;
-            } else {
-                quotient[i] += 1;
-                break;
-            }
-        }
-    }
-    while quotient.len() <= scale {
-        quotient.insert(0, 0);
-    }
-    let split = quotient.len() - scale;
-    let ip: String = quotient[..split]
-        .iter()
-        .map(|d| char::from(b'0' + d))
-        .collect();
-    let fp: String = quotient[split..]
-        .iter()
-        .map(|d| char::from(b'0' + d))
-        .collect();
-    let ip = match ip.trim_start_matches('0') {
-        "" => "0",
-        t => t,
-    };
-    let zero = quotient.iter().all(|d| *d == 0);
-    let sign = if neg_a != neg_b && !zero { "-" } else { "" };
-    Ok(if scale > 0 {
-        format!("{sign}{ip}.{fp}")
-    } else {
-        format!("{sign}{ip}")
-    })
-}
-
-/// PostgreSQL's `select_div_scale` for a dividend and a divisor given as (integer digits
-/// without leading zeros, fraction digits): weights and first digits are in base 10,000.
-fn div_scale((int_a, frac_a): (&str, &str), (int_b, frac_b): (&str, &str)) -> usize {
-    // (weight, first base-10,000 digit) of a decimal; zero has weight 0, digit 0.
-    fn weight(int_part: &str, frac_part: &str) -> (i64, u32) {
-        if !int_part.is_empty() {
-            let lead = (int_part.len() - 1) % 4 + 1;
-            let w = ((int_part.len() - 1) / 4) as i64;
-            return (w, int_part[..lead].parse().unwrap_or(0));
-        }
-        let mut padded = frac_part.to_string();
-        while !padded.len().is_multiple_of(4) {
-            padded.push('0');
-        }
-        for (i, group) in padded.as_bytes().chunks(4).enumerate() {
-            let g: u32 = std::str::from_utf8(group)
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(0);
-            if g != 0 {
-                return (-(i as i64) - 1, g);
-            }
-        }
-        (0, 0)
-    }
-    let (w1, d1) = weight(int_a, frac_a);
-    let (w2, d2) = weight(int_b, frac_b);
-    let mut qweight = w1 - w2;
-    if d1 <= d2 {
-        qweight -= 1;
-    }
-    let rscale = (16 - qweight * 4)
-        .max(frac_a.len() as i64)
-        .max(frac_b.len() as i64)
-        .clamp(0, 1000);
-    rscale as usize
-}
-
-fn numeric_add(a: &str, b: &str, sub: bool) -> String {
-    // Exact addition on decimal strings via i128 with aligned scales.
-    let scale_of = |s: &str| s.split_once('.').map(|x| x.1.len()).unwrap_or(0);
-    let sc = scale_of(a).max(scale_of(b));
-    let to_i = |s: &str| -> Option<i128> {
-        let neg = s.starts_with('-');
-        let body = s.trim_start_matches('-');
-        let (i, f) = body.split_once('.').unwrap_or((body, ""));
-        let digits = format!("{i}{f}{}", "0".repeat(sc - f.len()));
-        let v: i128 = digits.parse().ok()?;
-        Some(if neg { -v } else { v })
-    };
-    match (to_i(a), to_i(b)) {
-        (Some(x), Some(y)) => {
-            let r = if sub { x - y } else { x + y };
-            numeric_canonical(&scaled_decimal(r, sc)).unwrap_or_else(|| "0".into())
-        }
-        _ => {
-            let f = a.parse::<f64>().unwrap_or(0.0)
-                + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(0.0);
-            numeric_canonical(&f.to_string()).unwrap_or_else(|| "0".into())
-        }
-    }
-}
-
 /// A column or constant operand, by reference.
 fn peek<'v>(e: &'v BExpr, env: &'v Env<'_>) -> Option<&'v Value> {
     match e {
@@ -6395,9 +6496,10 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
             (Value::Int(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
                 Value::Numeric(numeric_add(&x.to_string(), &y, op == BinOp::Sub))
             }
-            // Numeric division and multiplication are exact, at PostgreSQL's result scales.
+            // Numeric division, multiplication and modulo are exact, at PostgreSQL's result
+            // scales.
             (x @ (Value::Numeric(_) | Value::Int(_)), y @ (Value::Numeric(_) | Value::Int(_)))
-                if matches!(op, BinOp::Div | BinOp::Mul) =>
+                if matches!(op, BinOp::Div | BinOp::Mul | BinOp::Mod) =>
             {
                 let text = |v: &Value| match v {
                     Value::Int(i) => i.to_string(),
@@ -6405,36 +6507,40 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                     _ => String::new(),
                 };
                 let (a, b) = (text(&x), text(&y));
-                match op {
-                    BinOp::Div => Value::Numeric(numeric_div(&a, &b)?),
-                    _ => match numeric_mul(&a, &b) {
-                        Some(p) => Value::Numeric(p),
-                        None => {
-                            let f = a.parse::<f64>().unwrap_or(f64::NAN)
-                                * b.parse::<f64>().unwrap_or(f64::NAN);
-                            Value::Numeric(
-                                numeric_canonical(&f.to_string()).unwrap_or_else(|| "NaN".into()),
-                            )
+                let exact = match op {
+                    BinOp::Div => return Ok(Value::Numeric(numeric_div(&a, &b)?)),
+                    BinOp::Mod => {
+                        if compare(&y, &Value::Int(0)).is_eq() {
+                            return Err(SqlError::DivisionByZero);
                         }
-                    },
+                        numeric_mod(&a, &b)
+                    }
+                    _ => numeric_mul(&a, &b),
+                };
+                match exact {
+                    Some(p) => Value::Numeric(p),
+                    // Past 38 digits: double precision (COMPAT).
+                    None => {
+                        let (fa, fb) = (
+                            a.parse::<f64>().unwrap_or(f64::NAN),
+                            b.parse::<f64>().unwrap_or(f64::NAN),
+                        );
+                        let f = if op == BinOp::Mod { fa % fb } else { fa * fb };
+                        Value::Numeric(
+                            numeric_canonical(&f.to_string()).unwrap_or_else(|| "NaN".into()),
+                        )
+                    }
                 }
             }
-            (Value::Timestamp(t), Value::Interval(iv)) if matches!(op, BinOp::Add | BinOp::Sub) => {
-                let sign = if op == BinOp::Sub { -1 } else { 1 };
-                // Months are applied as 30 days here; the catalog only uses day/second spans.
-                Value::Timestamp(
-                    t + sign
-                        * ((iv.months as i64 * 30 + iv.days as i64) * 86_400_000_000 + iv.micros),
-                )
-            }
-            (Value::Timestamp(x), Value::Timestamp(y)) if op == BinOp::Sub => {
-                let d = x - y;
-                Value::Interval(crate::types::Interval {
-                    months: 0,
-                    days: (d / 86_400_000_000) as i32,
-                    micros: d % 86_400_000_000,
-                })
-            }
+            // Date/time operators; the binder converted the operands to their types.
+            (
+                x @ (Value::Date(_) | Value::Timestamp(_) | Value::Interval(_) | Value::Time(_)),
+                y,
+            )
+            | (
+                x,
+                y @ (Value::Date(_) | Value::Timestamp(_) | Value::Interval(_) | Value::Time(_)),
+            ) => crate::datetime::eval_operator(op.arithmetic_symbol(), x, y)?,
             (x, y) => {
                 let fx =
                     to_f64(&x).ok_or_else(|| SqlError::feature("arithmetic on these types"))?;
@@ -6562,12 +6668,6 @@ mod tests {
             let pc: Vec<char> = p.chars().collect();
             proptest::prop_assert_eq!(like_match(&s, &p, false), like_reference(&sc, &pc), "{:?} LIKE {:?}", s, p);
         }
-    }
-
-    #[test]
-    fn numeric_sums_are_exact() {
-        assert_eq!(numeric_add("0.1", "0.2", false), "0.3");
-        assert_eq!(numeric_add("1.50", "-2", false), "-0.50");
     }
 
     proptest::proptest! {

@@ -662,32 +662,46 @@ fn fmt_timestamp(us: i64, tz: bool) -> String {
     out
 }
 
+/// PostgreSQL's `postgres` IntervalStyle: `1 year 2 mons -3 days +04:05:06.5`. Each field
+/// carries its own sign; after a negative field a positive one is written with `+`.
 fn fmt_interval(iv: &Interval) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let years = iv.months / 12;
-    let mons = iv.months % 12;
-    let plural = |n: i64, unit: &str| {
-        if n == 1 || n == -1 {
-            format!("{n} {unit}")
-        } else {
-            format!("{n} {unit}s")
+    let mut out = String::new();
+    let mut before_negative = false;
+    for (value, unit) in [
+        (iv.months / 12, "year"),
+        (iv.months % 12, "mon"),
+        (iv.days, "day"),
+    ] {
+        if value == 0 {
+            continue;
         }
-    };
-    if years != 0 {
-        parts.push(plural(years as i64, "year"));
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let plus = if before_negative && value > 0 {
+            "+"
+        } else {
+            ""
+        };
+        let s = if value != 1 { "s" } else { "" };
+        out.push_str(&format!("{plus}{value} {unit}{s}"));
+        before_negative = value < 0;
     }
-    if mons != 0 {
-        parts.push(plural(mons as i64, "mon"));
+    if out.is_empty() || iv.micros != 0 {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let sign = if iv.micros < 0 {
+            "-"
+        } else if before_negative {
+            "+"
+        } else {
+            ""
+        };
+        out.push_str(sign);
+        out.push_str(&fmt_time(iv.micros.unsigned_abs() as i64));
     }
-    if iv.days != 0 {
-        parts.push(plural(iv.days as i64, "day"));
-    }
-    if iv.micros != 0 || parts.is_empty() {
-        let neg = iv.micros < 0;
-        let t = fmt_time(iv.micros.unsigned_abs() as i64);
-        parts.push(if neg { format!("-{t}") } else { t });
-    }
-    parts.join(" ")
+    out
 }
 
 /// Formats a float8 the way PostgreSQL does with extra_float_digits = 1 (shortest exact form,
@@ -813,6 +827,125 @@ fn invalid(ty: PgType, s: &str) -> SqlError {
     }
 }
 
+/// `encode(bytes, format)`: PostgreSQL's `hex`, `base64` (lines of 76 characters) and
+/// `escape` text forms.
+pub fn encode_bytes(b: &[u8], format: &str) -> Result<String, SqlError> {
+    use base64::Engine;
+    Ok(match format.to_ascii_lowercase().as_str() {
+        "hex" => b.iter().map(|x| format!("{x:02x}")).collect(),
+        "base64" => {
+            let s = base64::engine::general_purpose::STANDARD.encode(b);
+            let lines: Vec<&str> = s
+                .as_bytes()
+                .chunks(76)
+                .map(|c| std::str::from_utf8(c).unwrap_or_default())
+                .collect();
+            lines.join("\n")
+        }
+        "escape" => {
+            let mut out = String::with_capacity(b.len());
+            for &x in b {
+                match x {
+                    b'\\' => out.push_str("\\\\"),
+                    0 | 0x80..=0xff => out.push_str(&format!("\\{x:03o}")),
+                    _ => out.push(x as char),
+                }
+            }
+            out
+        }
+        _ => return Err(unrecognized_encoding(format)),
+    })
+}
+
+/// `decode(text, format)`, the inverse of [`encode_bytes`].
+pub fn decode_bytes(s: &str, format: &str) -> Result<Vec<u8>, SqlError> {
+    use base64::Engine;
+    let bad = |message: String| SqlError::InvalidParameter { message };
+    match format.to_ascii_lowercase().as_str() {
+        "hex" => {
+            let digits: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+            if let Some(c) = digits.iter().find(|c| !c.is_ascii_hexdigit()) {
+                return Err(bad(format!(
+                    "invalid hexadecimal digit: \"{}\"",
+                    *c as char
+                )));
+            }
+            if !digits.len().is_multiple_of(2) {
+                return Err(bad("invalid hexadecimal data: odd number of digits".into()));
+            }
+            Ok(digits
+                .chunks(2)
+                .map(|p| {
+                    let v = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+                    v(p[0]) * 16 + v(p[1])
+                })
+                .collect())
+        }
+        "base64" => {
+            let body: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+            if let Some(c) = body
+                .chars()
+                .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+            {
+                return Err(bad(format!(
+                    "invalid symbol \"{c}\" found while decoding base64 sequence"
+                )));
+            }
+            base64::engine::general_purpose::STANDARD
+                .decode(body)
+                .map_err(|_| bad("invalid base64 end sequence".into()))
+        }
+        "escape" => parse_bytea(s).ok_or_else(|| SqlError::InvalidText {
+            type_name: "bytea".into(),
+            input: s.to_string(),
+        }),
+        _ => Err(unrecognized_encoding(format)),
+    }
+}
+
+fn unrecognized_encoding(format: &str) -> SqlError {
+    SqlError::InvalidParameter {
+        message: format!("unrecognized encoding: \"{format}\""),
+    }
+}
+
+/// PostgreSQL's error for date/time text it cannot take: 22008 when the text has a date's
+/// shape but a field out of range (`2024-02-30`, month 13, hour 25), else 22007.
+fn datetime_invalid(ty: PgType, s: &str) -> SqlError {
+    let body = s.trim();
+    let (date, time) = body.split_once([' ', 'T']).unwrap_or((body, ""));
+    let nums = |part: &str, sep: char| -> Option<Vec<i64>> {
+        part.split(sep)
+            .map(|x| x.trim().parse::<i64>().ok())
+            .collect()
+    };
+    let date_range = matches!(nums(date, '-').as_deref(), Some([_, m, d])
+        if !(1..=12).contains(m) || !(1..=31).contains(d) || parse_date_part(date).is_none());
+    let time_clock = time.split(['+', '-', 'Z', ' ']).next().unwrap_or("");
+    let time_range = matches!(
+        nums(time_clock.split('.').next().unwrap_or(""), ':').as_deref(),
+        Some([h, m, ..]) if *h > 24 || *m > 59
+    );
+    let whole_time = ty == PgType::Time
+        && matches!(nums(date.split('.').next().unwrap_or(""), ':').as_deref(),
+            Some([h, m, ..]) if *h > 24 || *m > 59);
+    if ty != PgType::Interval && (date_range || time_range || whole_time) {
+        return SqlError::DatetimeOutOfRange {
+            message: format!("date/time field value out of range: \"{s}\""),
+        };
+    }
+    // PostgreSQL's input functions name `timestamp` and `time` without "without time zone".
+    let type_name = match ty {
+        PgType::Timestamp => "timestamp",
+        PgType::Time => "time",
+        other => other.sql_name(),
+    };
+    SqlError::InvalidDatetimeText {
+        type_name: type_name.to_string(),
+        input: s.to_string(),
+    }
+}
+
 pub fn parse_bool(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {
         "t" | "true" | "y" | "yes" | "on" | "1" => Some(true),
@@ -878,7 +1011,7 @@ fn parse_date_part(s: &str) -> Option<i64> {
     let y: i64 = it.next()?.trim().parse().ok()?;
     let m: u32 = it.next()?.parse().ok()?;
     let d: u32 = it.next()?.parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    if !(1..=12).contains(&m) || d < 1 || d > crate::datetime::days_in_month(y, m) {
         return None;
     }
     Some(days_from_civil(y, m, d) - UNIX_TO_PG_DAYS)
@@ -976,18 +1109,33 @@ pub fn parse_interval(s: &str) -> Option<Interval> {
             .map(|u| u.to_ascii_lowercase())
             .unwrap_or_else(|| "second".into());
         let unit = unit.trim_end_matches(',');
-        match unit.trim_end_matches('s') {
-            "year" | "yr" | "y" => iv.months += (n * 12.0) as i32,
-            "mon" | "month" => iv.months += n as i32,
-            "week" | "w" => iv.days += (n * 7.0) as i32,
-            "day" | "d" => iv.days += n as i32,
-            "hour" | "h" | "hr" => iv.micros += (n * 3_600_000_000.0) as i64,
-            "minute" | "min" | "m" => iv.micros += (n * 60_000_000.0) as i64,
-            "second" | "sec" | "" => iv.micros += (n * 1_000_000.0) as i64,
-            "millisecond" | "ms" | "msec" => iv.micros += (n * 1000.0) as i64,
-            "microsecond" | "usec" => iv.micros += n as i64,
+        // Fractions cascade down as PostgreSQL's: a month is 30 days, a day 24 hours.
+        let base = match unit {
+            "ms" | "us" => unit,
+            _ => unit.trim_end_matches('s'),
+        };
+        let (months, days, secs) = match base {
+            "year" | "yr" | "y" => (n * 12.0, 0.0, 0.0),
+            "decade" => (n * 120.0, 0.0, 0.0),
+            "century" | "centurie" => (n * 1_200.0, 0.0, 0.0),
+            "millennium" | "millennia" => (n * 12_000.0, 0.0, 0.0),
+            "mon" | "month" => (n, 0.0, 0.0),
+            "week" | "w" => (0.0, n * 7.0, 0.0),
+            "day" | "d" => (0.0, n, 0.0),
+            "hour" | "h" | "hr" => (0.0, 0.0, n * 3_600.0),
+            "minute" | "min" | "m" => (0.0, 0.0, n * 60.0),
+            "second" | "sec" | "" => (0.0, 0.0, n),
+            "millisecond" | "ms" | "msec" => (0.0, 0.0, n / 1_000.0),
+            "microsecond" | "us" | "usec" => (0.0, 0.0, n / 1_000_000.0),
             _ => return None,
-        }
+        };
+        let whole_months = months.trunc();
+        let days = days + (months - whole_months) * 30.0;
+        let whole_days = days.trunc();
+        let secs = secs + (days - whole_days) * 86_400.0;
+        iv.months = iv.months.checked_add(whole_months as i32)?;
+        iv.days = iv.days.checked_add(whole_days as i32)?;
+        iv.micros = iv.micros.checked_add((secs * 1_000_000.0).round() as i64)?;
         i += 2;
         seen = true;
     }
@@ -1057,11 +1205,21 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
             }
         })?),
         PgType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(err)?),
-        PgType::Timestamptz => Value::Timestamp(parse_timestamp(s, true).ok_or_else(err)?),
-        PgType::Timestamp => Value::Timestamp(parse_timestamp(s, false).ok_or_else(err)?),
-        PgType::Date => Value::Date(parse_date_part(s.trim()).ok_or_else(err)? as i32),
-        PgType::Time => Value::Time(parse_time_part(s.trim()).ok_or_else(err)?),
-        PgType::Interval => Value::Interval(parse_interval(s).ok_or_else(err)?),
+        PgType::Timestamptz => {
+            Value::Timestamp(parse_timestamp(s, true).ok_or_else(|| datetime_invalid(ty, s))?)
+        }
+        PgType::Timestamp => {
+            Value::Timestamp(parse_timestamp(s, false).ok_or_else(|| datetime_invalid(ty, s))?)
+        }
+        PgType::Date => {
+            Value::Date(parse_date_part(s.trim()).ok_or_else(|| datetime_invalid(ty, s))? as i32)
+        }
+        PgType::Time => {
+            Value::Time(parse_time_part(s.trim()).ok_or_else(|| datetime_invalid(ty, s))?)
+        }
+        PgType::Interval => {
+            Value::Interval(parse_interval(s).ok_or_else(|| datetime_invalid(ty, s))?)
+        }
         PgType::Tid => {
             let (b, o) = parse_tid(s).ok_or_else(err)?;
             Value::Tid(b, o)
