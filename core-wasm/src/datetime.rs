@@ -445,6 +445,48 @@ pub fn extract(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
     })
 }
 
+/// `date_part(unit, value)`: [`extract`]'s units and errors, computed in double precision
+/// where PostgreSQL's `date_part` does (seconds with their fraction, the Julian day, an
+/// interval's epoch), so the last bit agrees with it.
+pub fn date_part(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
+    let exact = extract(name, v, ty)?;
+    // Seconds of the minute and their microseconds, with C's truncating signs.
+    let seconds = |u: &str, us: i64| -> f64 {
+        let (s, f) = ((us / USECS_PER_SEC) as f64, (us % USECS_PER_SEC) as f64);
+        match u {
+            "second" => s + f / 1_000_000.0,
+            "milliseconds" => s * 1_000.0 + f / 1_000.0,
+            _ => s * 1_000_000.0 + f,
+        }
+    };
+    let u = unit(name).unwrap_or_default();
+    let fraction_unit = matches!(u, "second" | "milliseconds" | "microseconds");
+    let f = match v {
+        Value::Timestamp(ts) if fraction_unit => {
+            seconds(u, ts.rem_euclid(USECS_PER_DAY) % 60_000_000)
+        }
+        Value::Timestamp(ts) if u == "julian" => {
+            let days = ts.div_euclid(USECS_PER_DAY) + PG_EPOCH_JDATE;
+            let time = ts.rem_euclid(USECS_PER_DAY);
+            let secs = (time / USECS_PER_SEC) as f64 + (time % USECS_PER_SEC) as f64 / 1_000_000.0;
+            days as f64 + secs / 86_400.0
+        }
+        Value::Interval(iv) if fraction_unit => seconds(u, iv.micros % 60_000_000),
+        Value::Interval(iv) if u == "epoch" => {
+            let mut r = iv.micros as f64 / 1_000_000.0;
+            r += (365.25 * 86_400.0) * f64::from(iv.months / 12);
+            r += (30.0 * 86_400.0) * f64::from(iv.months % 12);
+            r + 86_400.0 * f64::from(iv.days)
+        }
+        Value::Time(t) if fraction_unit => seconds(u, t % 60_000_000),
+        _ => match exact {
+            Value::Numeric(n) => n.parse().unwrap_or(f64::NAN),
+            other => return Ok(other),
+        },
+    };
+    Ok(Value::Float(f))
+}
+
 /// `to_timestamp(double precision)`: Unix seconds to a timestamptz.
 pub fn to_timestamp(secs: f64) -> Result<Value, SqlError> {
     if secs.is_nan() {
@@ -462,13 +504,36 @@ pub fn to_timestamp(secs: f64) -> Result<Value, SqlError> {
     let us = (secs * 1e6).round_ties_even() - (UNIX_TO_PG_DAYS * USECS_PER_DAY) as f64;
     if !(MIN_TIMESTAMP as f64..END_TIMESTAMP as f64).contains(&us) {
         return Err(SqlError::DatetimeOutOfRange {
-            message: format!(
-                "timestamp out of range: \"{}\"",
-                crate::types::fmt_float(secs, false)
-            ),
+            message: format!("timestamp out of range: \"{}\"", c_format_g(secs)),
         });
     }
     Ok(Value::Timestamp(us as i64))
+}
+
+/// C's `%g` (six significant digits, exponent form below 1e-4 or from 1e6), which PostgreSQL's
+/// `to_timestamp` error message uses.
+fn c_format_g(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let exp = x.abs().log10().floor() as i32;
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let s = format!("{x:.5e}");
+        let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        let sign = if e < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mant.to_string()), e.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(format!("{x:.decimals$}"))
+    }
 }
 
 /// The operators PostgreSQL has between date/time types (left, operator, right, result).

@@ -520,6 +520,10 @@ pub struct Binder<'a, 'b> {
     session_dependent: bool,
     /// Reads a `pg_catalog` / `information_schema` relation derived from the registry.
     reads_catalog: bool,
+    /// The first error of evaluating an immutable expression over constants while binding:
+    /// PostgreSQL's planner raises it after the whole statement has been analysed (so an
+    /// unknown function elsewhere in it is reported first), and even when no row is read.
+    plan_error: Option<SqlError>,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
@@ -692,6 +696,7 @@ fn category(t: PgType) -> u8 {
 /// PostgreSQL's int2/int4 operators do (`integer out of range`).
 fn narrow_integer(e: BExpr, ty: PgType) -> BExpr {
     match ty {
+        _ if matches!(e, BExpr::Const(Value::Null)) => e,
         PgType::Int2 | PgType::Int4 => BExpr::Cast(Box::new(e), ty),
         _ => e,
     }
@@ -975,6 +980,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             levels: Vec::new(),
             session_dependent: false,
             reads_catalog: false,
+            plan_error: None,
         }
     }
 
@@ -1036,7 +1042,26 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(level) = level {
             bq.outer_refs = level.refs;
         }
+        // The outermost query is analysed: now the planner's errors. (Parse + Describe only
+        // analyses, as PostgreSQL's does.)
+        if self.levels.is_empty() && self.params.is_none() {
+            if let Some(e) = self.plan_error.take() {
+                return Err(e);
+            }
+        }
         Ok(bq)
+    }
+
+    /// `value` (an immutable expression evaluated over constants) as a constant, or `unfolded`
+    /// with the error kept for [`Self::bind_query`] to raise.
+    fn fold(&mut self, unfolded: BExpr, value: Result<Value, SqlError>) -> BExpr {
+        match value {
+            Ok(v) => BExpr::Const(v),
+            Err(e) => {
+                self.plan_error.get_or_insert(e);
+                unfolded
+            }
+        }
     }
 
     fn bind_query_inner(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {
@@ -1688,44 +1713,6 @@ impl<'a, 'b> Binder<'a, 'b> {
         sel: &ast::Select,
     ) -> Result<(BSelect, Vec<ColMeta>, Scope), SqlError> {
         let (from, scope) = self.bind_from(&sel.from)?;
-        let filter = match &sel.selection {
-            Some(e) => Some(self.bind_bool(e, &scope)?),
-            None => None,
-        };
-        // GROUP BY keys that name a select item by position: (key, select item).
-        let mut by_position = Vec::new();
-        let mut group_exprs: Option<Vec<BExpr>> = match &sel.group_by {
-            ast::GroupByExpr::Expressions(es, _) if !es.is_empty() => {
-                let mut g = Vec::new();
-                for e in es {
-                    // GROUP BY may name an output column by position.
-                    if let Expr::Value(v) = e {
-                        if let ast::Value::Number(n, _) = &v.value {
-                            let i: usize = n.parse().map_err(|_| SqlError::Syntax {
-                                message: "syntax error: bad GROUP BY position".into(),
-                            })?;
-                            let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| {
-                                SqlError::InvalidColumnReference {
-                                    message: format!("GROUP BY position {i} is not in select list"),
-                                }
-                            })?;
-                            let ex = match item {
-                                SelectItem::UnnamedExpr(x)
-                                | SelectItem::ExprWithAlias { expr: x, .. } => x,
-                                _ => return Err(SqlError::feature("GROUP BY position of *")),
-                            };
-                            by_position.push((g.len(), i - 1));
-                            g.push(self.bind_expr(ex, &scope, None)?.0);
-                            continue;
-                        }
-                    }
-                    g.push(self.bind_expr(e, &scope, None)?.0);
-                }
-                Some(g)
-            }
-            ast::GroupByExpr::Expressions(..) => None,
-            ast::GroupByExpr::All(_) => return Err(SqlError::feature("GROUP BY ALL")),
-        };
         let mut aggs = Vec::new();
         let mut projection = Vec::new();
         let mut columns = Vec::new();
@@ -1802,6 +1789,46 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        // WHERE and GROUP BY after the select list, in PostgreSQL's order of analysis (which
+        // decides which error a statement with several reports).
+        let filter = match &sel.selection {
+            Some(e) => Some(self.bind_bool(e, &scope)?),
+            None => None,
+        };
+        // GROUP BY keys that name a select item by position: (key, select item).
+        let mut by_position = Vec::new();
+        let mut group_exprs: Option<Vec<BExpr>> = match &sel.group_by {
+            ast::GroupByExpr::Expressions(es, _) if !es.is_empty() => {
+                let mut g = Vec::new();
+                for e in es {
+                    // GROUP BY may name an output column by position.
+                    if let Expr::Value(v) = e {
+                        if let ast::Value::Number(n, _) = &v.value {
+                            let i: usize = n.parse().map_err(|_| SqlError::Syntax {
+                                message: "syntax error: bad GROUP BY position".into(),
+                            })?;
+                            let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| {
+                                SqlError::InvalidColumnReference {
+                                    message: format!("GROUP BY position {i} is not in select list"),
+                                }
+                            })?;
+                            let ex = match item {
+                                SelectItem::UnnamedExpr(x)
+                                | SelectItem::ExprWithAlias { expr: x, .. } => x,
+                                _ => return Err(SqlError::feature("GROUP BY position of *")),
+                            };
+                            by_position.push((g.len(), i - 1));
+                            g.push(self.bind_expr(ex, &scope, None)?.0);
+                            continue;
+                        }
+                    }
+                    g.push(self.bind_expr(e, &scope, None)?.0);
+                }
+                Some(g)
+            }
+            ast::GroupByExpr::Expressions(..) => None,
+            ast::GroupByExpr::All(_) => return Err(SqlError::feature("GROUP BY ALL")),
+        };
         let having = match &sel.having {
             Some(h) => Some(self.bind_expr(h, &scope, Some(&mut aggs))?.0),
             None => None,
@@ -2027,6 +2054,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                         BExpr::Const(Value::Float(f)) => {
                             (BExpr::Const(Value::Float(-f)), PgType::Float8)
                         }
+                        BExpr::Const(Value::Interval(iv)) => {
+                            let v = crate::datetime::interval_neg(iv).map(Value::Interval);
+                            let unfolded = BExpr::Neg(Box::new(BExpr::Const(Value::Interval(iv))));
+                            (self.fold(unfolded, v), PgType::Interval)
+                        }
                         _ if t == PgType::Unknown => {
                             return Err(ambiguous("operator is not unique: - unknown".into()))
                         }
@@ -2090,13 +2122,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                             let (b, bt) = sub!(it);
                             operator_exists(xt, "=", bt)?;
                             t = common_type(t, bt);
-                            bound.push(b);
+                            bound.push((b, bt));
                         }
-                        for b in bound {
-                            items.push(coerce_expr(b, t)?);
+                        for (b, bt) in bound {
+                            items.push(coerce_to(b, bt, t)?);
                         }
                         (
-                            BExpr::InList(Box::new(coerce_expr(x, t)?), items, *negated),
+                            BExpr::InList(Box::new(coerce_to(x, xt, t)?), items, *negated),
                             PgType::Bool,
                         )
                     }
@@ -2124,13 +2156,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (lo, lt) = sub!(low);
                 let (hi, ht) = sub!(high);
                 let t = common_type(common_type(xt, lt), ht);
-                let x = coerce_expr(x, t)?;
+                let x = coerce_to(x, xt, t)?;
                 let ge = BExpr::Bin(
                     BinOp::GtEq,
                     Box::new(x.clone()),
-                    Box::new(coerce_expr(lo, t)?),
+                    Box::new(coerce_to(lo, lt, t)?),
                 );
-                let le = BExpr::Bin(BinOp::LtEq, Box::new(x), Box::new(coerce_expr(hi, t)?));
+                let le = BExpr::Bin(BinOp::LtEq, Box::new(x), Box::new(coerce_to(hi, ht, t)?));
                 let both = BExpr::And(Box::new(ge), Box::new(le));
                 (
                     if *negated {
@@ -2292,7 +2324,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::Extract { field, expr, .. } => {
                 let (x, xt) = sub!(expr);
                 let unit = BExpr::Const(Value::text(field.to_string().to_ascii_lowercase()));
-                bind_datetime_call("extract", vec![unit, x], &[PgType::Text, xt])?
+                self.bind_datetime_call("extract", vec![unit, x], &[PgType::Text, xt])?
             }
             Expr::Case {
                 operand,
@@ -2322,18 +2354,22 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                     None => None,
                 };
-                let mut t = resolve_common("CASE", else_type.into_iter().chain(then_types))?;
+                let mut t = resolve_common(
+                    "CASE",
+                    else_type.into_iter().chain(then_types.iter().copied()),
+                )?;
                 // Only untyped literals (or NULLs): PostgreSQL resolves them as text.
                 if t == PgType::Unknown {
                     t = PgType::Text;
                 }
                 let arms = arms
                     .into_iter()
-                    .map(|(c, r)| Ok((c, coerce_expr(r, t)?)))
+                    .zip(then_types)
+                    .map(|((c, r), rt)| Ok((c, coerce_to(r, rt, t)?)))
                     .collect::<Result<Vec<_>, SqlError>>()?;
-                let el = match el {
-                    Some(x) => Some(Box::new(coerce_expr(x, t)?)),
-                    None => None,
+                let el = match (el, else_type) {
+                    (Some(x), Some(xt)) => Some(Box::new(coerce_to(x, xt, t)?)),
+                    _ => None,
                 };
                 (BExpr::Case(op, arms, el), t)
             }
@@ -2535,7 +2571,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
         );
         if !is_cmp && (is_datetime(lt) || is_datetime(rt)) {
-            return bind_datetime_op(l, lt, bop, r, rt);
+            return self.bind_datetime_op(l, lt, bop, r, rt);
         }
         // Unknown literals take the other side's type, as PostgreSQL resolves them.
         let t = match (lt, rt) {
@@ -2579,8 +2615,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         // A date facing a timestamp compares as that timestamp.
-        let l = promote_date(coerce_expr(l, t)?, lt, t)?;
-        let r = promote_date(coerce_expr(r, t)?, rt, t)?;
+        let l = coerce_to(l, lt, t)?;
+        let r = coerce_to(r, rt, t)?;
         let out = if is_cmp {
             PgType::Bool
         } else if matches!(
@@ -2594,7 +2630,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             t
         };
         let bin = BExpr::Bin(bop, Box::new(l), Box::new(r));
-        Ok((narrow_integer(bin, out), out))
+        Ok((narrow_integer(strict_null(bin), out), out))
     }
 
     fn bind_function(
@@ -2715,6 +2751,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                 // varchar and name have no min/max of their own: PostgreSQL uses text's.
                 AggFunc::Min | AggFunc::Max => match ty {
                     PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
+                    // PostgreSQL 15 has no min/max for these.
+                    PgType::Bytea | PgType::Bool | PgType::Uuid => {
+                        return Err(no_such_function(&name, &[ty]))
+                    }
                     other => other,
                 },
                 AggFunc::StringAgg => PgType::Text,
@@ -2750,6 +2790,130 @@ impl<'a, 'b> Binder<'a, 'b> {
         self.bind_call(name, &args, scope, aggs)
     }
 
+    /// `l op r` where a date/time type takes part, resolved over PostgreSQL's date/time operators
+    /// ([`crate::datetime::resolve_operator`]).
+    fn bind_datetime_op(
+        &mut self,
+        l: BExpr,
+        lt: PgType,
+        op: BinOp,
+        r: BExpr,
+        rt: PgType,
+    ) -> Result<(BExpr, PgType), SqlError> {
+        let symbol = op.arithmetic_symbol();
+        let Some((to_l, to_r, out)) = crate::datetime::resolve_operator(lt, symbol, rt)? else {
+            return Err(no_such_operator(format!(
+                "{} {symbol} {}",
+                lt.sql_name(),
+                rt.sql_name()
+            )));
+        };
+        let convert = |e: BExpr, from: PgType, to: PgType| -> Result<BExpr, SqlError> {
+            match (from, to) {
+                (PgType::Unknown, _) => coerce_expr(e, to),
+                (PgType::Date, PgType::Timestamp | PgType::Timestamptz) => coerce_or_cast(e, to),
+                // Integer widths share a value; numbers scale an interval as they are.
+                _ => Ok(e),
+            }
+        };
+        let l = convert(l, lt, to_l)?;
+        let r = convert(r, rt, to_r)?;
+        // Immutable operators on constants are evaluated now, as PostgreSQL's planner does (its
+        // errors come even when no row is read); those involving timestamptz are only stable.
+        let folded = match (&l, &r) {
+            (BExpr::Const(a), BExpr::Const(b))
+                if ![to_l, to_r, out].contains(&PgType::Timestamptz) =>
+            {
+                Some(binop(op, a.clone(), b.clone()))
+            }
+            _ => None,
+        };
+        let bin = BExpr::Bin(op, Box::new(l), Box::new(r));
+        Ok((
+            match folded {
+                Some(v) => self.fold(bin, v),
+                None => strict_null(bin),
+            },
+            out,
+        ))
+    }
+
+    /// `date_trunc`, `date_part`, `extract`, `to_timestamp`, `current_date`, `localtimestamp`:
+    /// their result type by argument type, and the evaluated function, named after the source
+    /// type because PostgreSQL's units and errors depend on it.
+    fn bind_datetime_call(
+        &mut self,
+        name: &str,
+        mut args: Vec<BExpr>,
+        types: &[PgType],
+    ) -> Result<(BExpr, PgType), SqlError> {
+        use PgType::*;
+        match (name, types) {
+            ("current_date", []) => return Ok((BExpr::Func("current_date".into(), args), Date)),
+            ("localtimestamp", []) => {
+                return Ok((BExpr::Func("localtimestamp".into(), args), Timestamp))
+            }
+            ("to_timestamp", [t]) if t.is_numeric_family() || *t == Unknown => {
+                let x = args.pop().map(|a| coerce_expr(a, Float8)).transpose()?;
+                return Ok((
+                    BExpr::Func("to_timestamp".into(), x.into_iter().collect()),
+                    Timestamptz,
+                ));
+            }
+            ("date_trunc" | "date_part" | "extract", [u, Unknown])
+                if u.is_string() || *u == Unknown =>
+            {
+                // PostgreSQL finds several candidates for an untyped source.
+                let qualified = if name == "extract" {
+                    "pg_catalog.extract"
+                } else {
+                    name
+                };
+                return Err(ambiguous(format!(
+                    "function {qualified}(unknown, unknown) is not unique"
+                )));
+            }
+            ("date_trunc" | "date_part" | "extract", [u, t]) if u.is_string() || *u == Unknown => {
+                // An untyped source resolves to the category's preferred type, a date converts
+                // to timestamptz for date_trunc (PostgreSQL has no date_trunc(text, date)).
+                let source = match (name, *t) {
+                    (_, Unknown) | ("date_trunc" | "date_part", Date) => Timestamptz,
+                    (_, t) => t,
+                };
+                let valid = match name {
+                    "date_trunc" => matches!(source, Timestamp | Timestamptz | Interval),
+                    _ => is_datetime(source),
+                };
+                if valid {
+                    if let Some(a) = args.pop() {
+                        args.push(if *t == source {
+                            a
+                        } else {
+                            coerce_or_cast(coerce_expr(a, source)?, source)?
+                        });
+                    }
+                    let out = match name {
+                        "date_trunc" => source,
+                        "date_part" => Float8,
+                        _ => Numeric,
+                    };
+                    let func = format!("{name}:{}", source.sql_name());
+                    // PostgreSQL's planner evaluates immutable calls on constants (so their errors
+                    // come even when no row is read); over timestamptz they are only stable.
+                    if source != Timestamptz {
+                        if let [BExpr::Const(u), BExpr::Const(v)] = args.as_slice() {
+                            let value = eval_datetime_call(&func, &[u.clone(), v.clone()]);
+                            return Ok((self.fold(BExpr::Func(func, args), value), out));
+                        }
+                    }
+                    return Ok((BExpr::Func(func, args), out));
+                }
+            }
+            _ => {}
+        }
+        Err(no_such_function(name, types))
+    }
+
     /// A scalar function call (also what `CEIL(x)`, `SUBSTRING(x FROM a FOR b)`,
     /// `TRIM(LEADING c FROM x)` and `POSITION(a IN b)` become).
     fn bind_call(
@@ -2767,7 +2931,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             types.push(t);
         }
         if DATETIME_FUNCTIONS.contains(&name.as_str()) {
-            return bind_datetime_call(&name, bargs, &types);
+            return self.bind_datetime_call(&name, bargs, &types);
         }
         if name == "concat" {
             bargs = bargs
@@ -2877,7 +3041,8 @@ impl<'a, 'b> Binder<'a, 'b> {
         ) {
             bargs
                 .into_iter()
-                .map(|b| coerce_expr(b, ty))
+                .zip(&types)
+                .map(|(b, t)| coerce_to(b, *t, ty))
                 .collect::<Result<Vec<_>, _>>()?
         } else {
             bargs
@@ -2937,6 +3102,20 @@ fn no_such_operator(operands: String) -> SqlError {
     }
 }
 
+/// A strict operator with a NULL constant operand is NULL without evaluating the other, as
+/// PostgreSQL's planner simplifies it (an error the other operand would raise never comes).
+fn strict_null(bin: BExpr) -> BExpr {
+    match &bin {
+        BExpr::Bin(_, l, r)
+            if matches!(**l, BExpr::Const(Value::Null))
+                || matches!(**r, BExpr::Const(Value::Null)) =>
+        {
+            BExpr::Const(Value::Null)
+        }
+        _ => bin,
+    }
+}
+
 fn is_datetime(t: PgType) -> bool {
     matches!(
         t,
@@ -2944,12 +3123,14 @@ fn is_datetime(t: PgType) -> bool {
     )
 }
 
-/// A date operand where the comparison's type is a timestamp type: converted to it.
-fn promote_date(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+/// An operand of type `from` where the expression's resolved type is `to`: untyped literals
+/// take `to` ([`coerce_expr`]), and a date facing a timestamp type is converted to it (the
+/// one implicit conversion whose values differ in representation).
+fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     if from == PgType::Date && matches!(to, PgType::Timestamp | PgType::Timestamptz) {
         coerce_or_cast(e, to)
     } else {
-        Ok(e)
+        coerce_expr(e, to)
     }
 }
 
@@ -2963,34 +3144,30 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     coerce_or_cast(e, to)
 }
 
-/// `l op r` where a date/time type takes part, resolved over PostgreSQL's date/time operators
-/// ([`crate::datetime::resolve_operator`]).
-fn bind_datetime_op(
-    l: BExpr,
-    lt: PgType,
-    op: BinOp,
-    r: BExpr,
-    rt: PgType,
-) -> Result<(BExpr, PgType), SqlError> {
-    let symbol = op.arithmetic_symbol();
-    let Some((to_l, to_r, out)) = crate::datetime::resolve_operator(lt, symbol, rt)? else {
-        return Err(no_such_operator(format!(
-            "{} {symbol} {}",
-            lt.sql_name(),
-            rt.sql_name()
-        )));
+/// Evaluates a date/time function bound by [`bind_datetime_call`] (`date_trunc:<type>`,
+/// `extract:<type>`, `date_part:<type>`, after the source type PostgreSQL's units and errors
+/// depend on).
+fn eval_datetime_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
+    let (func, source) = name.split_once(':').unwrap_or_default();
+    let ty = crate::types::ALL_TYPES
+        .into_iter()
+        .find(|t| t.sql_name() == source)
+        .ok_or_else(|| SqlError::internal("date/time function type"))?;
+    let (Some(Value::Text(unit)), Some(v)) = (a.first(), a.get(1)) else {
+        return Ok(Value::Null);
     };
-    let convert = |e: BExpr, from: PgType, to: PgType| -> Result<BExpr, SqlError> {
-        match (from, to) {
-            (PgType::Unknown, _) => coerce_expr(e, to),
-            (PgType::Date, PgType::Timestamp | PgType::Timestamptz) => coerce_or_cast(e, to),
-            // Integer widths share a value; numbers scale an interval as they are.
-            _ => Ok(e),
+    Ok(match (func, v) {
+        (_, Value::Null) => Value::Null,
+        ("date_trunc", Value::Timestamp(ts)) => {
+            Value::Timestamp(crate::datetime::trunc_timestamp(unit, *ts, ty)?)
         }
-    };
-    let l = convert(l, lt, to_l)?;
-    let r = convert(r, rt, to_r)?;
-    Ok((BExpr::Bin(op, Box::new(l), Box::new(r)), out))
+        ("date_trunc", Value::Interval(iv)) => {
+            Value::Interval(crate::datetime::trunc_interval(unit, *iv)?)
+        }
+        ("extract", v) => crate::datetime::extract(unit, v, ty)?,
+        ("date_part", v) => crate::datetime::date_part(unit, v, ty)?,
+        _ => return Err(SqlError::internal("date/time function")),
+    })
 }
 
 /// Date/time functions bound by [`bind_datetime_call`].
@@ -3001,73 +3178,6 @@ const DATETIME_FUNCTIONS: &[&str] = &[
     "current_date",
     "localtimestamp",
 ];
-
-/// `date_trunc`, `date_part`, `extract`, `to_timestamp`, `current_date`, `localtimestamp`:
-/// their result type by argument type, and the evaluated function, named after the source
-/// type because PostgreSQL's units and errors depend on it.
-fn bind_datetime_call(
-    name: &str,
-    mut args: Vec<BExpr>,
-    types: &[PgType],
-) -> Result<(BExpr, PgType), SqlError> {
-    use PgType::*;
-    match (name, types) {
-        ("current_date", []) => return Ok((BExpr::Func("current_date".into(), args), Date)),
-        ("localtimestamp", []) => {
-            return Ok((BExpr::Func("localtimestamp".into(), args), Timestamp))
-        }
-        ("to_timestamp", [t]) if t.is_numeric_family() || *t == Unknown => {
-            let x = args.pop().map(|a| coerce_expr(a, Float8)).transpose()?;
-            return Ok((
-                BExpr::Func("to_timestamp".into(), x.into_iter().collect()),
-                Timestamptz,
-            ));
-        }
-        ("date_trunc" | "date_part" | "extract", [u, Unknown])
-            if u.is_string() || *u == Unknown =>
-        {
-            // PostgreSQL finds several candidates for an untyped source.
-            let qualified = if name == "extract" {
-                "pg_catalog.extract"
-            } else {
-                name
-            };
-            return Err(ambiguous(format!(
-                "function {qualified}(unknown, unknown) is not unique"
-            )));
-        }
-        ("date_trunc" | "date_part" | "extract", [u, t]) if u.is_string() || *u == Unknown => {
-            // An untyped source resolves to the category's preferred type, a date converts
-            // to timestamptz for date_trunc (PostgreSQL has no date_trunc(text, date)).
-            let source = match (name, *t) {
-                (_, Unknown) | ("date_trunc", Date) => Timestamptz,
-                (_, t) => t,
-            };
-            let valid = match name {
-                "date_trunc" => matches!(source, Timestamp | Timestamptz | Interval),
-                _ => is_datetime(source),
-            };
-            if valid {
-                if let Some(a) = args.pop() {
-                    args.push(if *t == source {
-                        a
-                    } else {
-                        coerce_or_cast(coerce_expr(a, source)?, source)?
-                    });
-                }
-                let out = match name {
-                    "date_trunc" => source,
-                    "date_part" => Float8,
-                    _ => Numeric,
-                };
-                let func = format!("{name}:{}", source.sql_name());
-                return Ok((BExpr::Func(func, args), out));
-            }
-        }
-        _ => {}
-    }
-    Err(no_such_function(name, types))
-}
 
 /// PostgreSQL's 42883 for a call no function signature matches.
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
@@ -3883,6 +3993,26 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
     let mut ranges: HashMap<usize, KeyRange> = HashMap::new();
     for c in conjuncts(filter.clone()) {
         match c {
+            // `WHERE false`, or a strict comparison with NULL folded away: no row passes, so
+            // none is read (a NULL bound on the leading key column is the empty scan).
+            BExpr::Const(Value::Null | Value::Bool(false)) => {
+                let leading = table
+                    .primary_key
+                    .first()
+                    .map(|_| None)
+                    .or_else(|| table.indexes.first().map(|_| Some(0)));
+                if let Some(n) = leading {
+                    *keys = Some(KeyScan {
+                        prefixes: vec![vec![]],
+                        range: Some(KeyRange {
+                            lo: Some((BExpr::Const(Value::Null), true)),
+                            hi: None,
+                        }),
+                    });
+                    *index = n;
+                }
+                return;
+            }
             BExpr::Bin(BinOp::Eq, a, b) => {
                 let (col, val) = match (*a, *b) {
                     (BExpr::Col(i), v) | (v, BExpr::Col(i)) if i < width => (i, v),
@@ -5178,31 +5308,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 (Some(s), Some(f)) => Value::Bytes(crate::types::decode_bytes(&s, &f)?),
                 _ => Value::Null,
             },
-            other if other.contains(':') => {
-                let (func, source) = other.split_once(':').unwrap_or_default();
-                let ty = crate::types::ALL_TYPES
-                    .into_iter()
-                    .find(|t| t.sql_name() == source)
-                    .ok_or_else(|| SqlError::internal("date/time function type"))?;
-                let (Some(unit), Some(v)) = (text(0), a.get(1)) else {
-                    return Ok(Value::Null);
-                };
-                match (func, v) {
-                    (_, Value::Null) => Value::Null,
-                    ("date_trunc", Value::Timestamp(ts)) => {
-                        Value::Timestamp(crate::datetime::trunc_timestamp(&unit, *ts, ty)?)
-                    }
-                    ("date_trunc", Value::Interval(iv)) => {
-                        Value::Interval(crate::datetime::trunc_interval(&unit, *iv)?)
-                    }
-                    ("extract", v) => crate::datetime::extract(&unit, v, ty)?,
-                    ("date_part", v) => match crate::datetime::extract(&unit, v, ty)? {
-                        Value::Numeric(n) => Value::Float(n.parse().unwrap_or(f64::NAN)),
-                        other => other,
-                    },
-                    _ => return Err(SqlError::internal("date/time function")),
-                }
-            }
+            other if other.contains(':') => eval_datetime_call(other, &a)?,
             other => {
                 return Err(SqlError::UndefinedFunction {
                     message: format!("function {other} does not exist"),

@@ -340,6 +340,206 @@ class Gen:
                 "SELECT k, v FROM t3 ORDER BY 1, 2"]
 
 
+# The typed phase: numeric, date/time, interval and bytea columns, from a second random stream
+# (so that the statements of the first phase stay what they were for a seed).
+TYPED_SETUP = [
+    "CREATE TABLE t4 (id BIGINT PRIMARY KEY, d NUMERIC(12,3), x NUMERIC, ts TIMESTAMP, "
+    "tz TIMESTAMPTZ, dt DATE, iv INTERVAL, by BYTEA)",
+]
+
+# Fixed statements of the typed phase: calendar edges, unit and type errors, operator
+# resolution with untyped literals, interval output, bytea encodings.
+TYPED_EDGE = [
+    "SELECT date '2024-01-31' + interval '1 month', timestamp '2024-03-31' - interval '1 month'",
+    "SELECT timestamp '2023-12-15' + interval '14 mons 2 days 01:00:00', date '2024-02-29' + 365",
+    "SELECT timestamp '294276-12-31' + interval '1 day'",
+    "SELECT date '5874897-12-31' + 1",
+    "SELECT interval '2147483647 days' + interval '1 day'",
+    "SELECT -interval '1 day 02:00', interval '1.5 months', interval '1.5 years', interval '2' hour, interval '1 day' * 2.5",
+    "SELECT (interval '-1 day +2 hours')::text, (interval '-1 years -2 mons 3 days -04:05:06.5')::text, interval '0'::text",
+    "SELECT interval '3 mons' / 7, interval '1 day 02:00:00' * 1.5, interval '1 mon' * -0.5, interval '1 day' / 0",
+    "SELECT date_trunc('foo', ts) FROM t4",
+    "SELECT date_trunc('dow', tz) FROM t4",
+    "SELECT date_trunc('week', iv) FROM t4",
+    "SELECT extract(foo from ts) FROM t4",
+    "SELECT extract(timezone from ts) FROM t4",
+    "SELECT extract(timezone from tz), extract(timezone_hour from tz) FROM t4 ORDER BY id LIMIT 2",
+    "SELECT extract(hour from dt) FROM t4",
+    "SELECT extract(dow from iv) FROM t4",
+    "SELECT extract(year from '2024-05-05')",
+    "SELECT date_trunc('month', '2024-05-05')",
+    "SELECT date_trunc('month', dt), date_trunc('hour', iv) FROM t4 ORDER BY id",
+    "SELECT extract(week from date '2024-12-30'), extract(isoyear from date '2024-12-30'), extract(century from date '2000-12-30'), extract(millennium from date '2001-01-01'), extract(doy from date '2024-12-31')",
+    "SELECT extract(epoch from interval '1 year 2 mons 3 days 04:05:06.5'), extract(month from interval '-14 mons'), extract(minute from interval '-1 hour -5 min')",
+    "SELECT dt + '1 day' FROM t4",
+    "SELECT '1 day' + dt FROM t4",
+    "SELECT ts + '1 day', ts - '2000-01-01', dt - '2000-01-01' FROM t4 ORDER BY id",
+    "SELECT ts - '1 day' FROM t4",
+    "SELECT dt + 1.5 FROM t4",
+    "SELECT dt + 1::bigint FROM t4",
+    "SELECT ts + 1 FROM t4",
+    "SELECT iv * '2', '2' * iv FROM t4 ORDER BY id",
+    "SELECT dt < ts, dt = tz, ts < tz FROM t4 ORDER BY id",
+    "SELECT '2024-02-30'::date",
+    "SELECT '2024-13-01'::date",
+    "SELECT 'abc'::date",
+    "SELECT '2024-01-01 25:00'::timestamp",
+    "SELECT 'xyz'::interval",
+    "SELECT ts::text, tz::text, ts || 'x', concat(ts, '|', tz, '|', dt) FROM t4 ORDER BY id",
+    "SELECT to_timestamp(1.5), to_timestamp(0), to_timestamp(-1e12)",
+    "SELECT decode('AQI=', 'base64'), decode('0102', 'hex'), decode('zz', 'hex')",
+    "SELECT decode('012', 'hex')",
+    "SELECT encode('\\x00ff5c41'::bytea, 'escape'), encode('\\x00'::bytea, 'foo')",
+    "SELECT md5('abc'), md5(''), md5(NULL), encode(sha256('abc'), 'hex')",
+    "SELECT d % 1, x % 3, -d, -x, d * x, d / 3 FROM t4 ORDER BY id",
+    "SELECT x % 0 FROM t4",
+    "SELECT sum(d), avg(d), sum(x), avg(x), min(iv), max(iv) FROM t4",
+]
+
+NUMERICS = ["0", "1", "-1", "2.5", "-0.125", "10", "0.001", "3", "1000.5", "-7", "NULL", "'1.5'"]
+INTERVALS = ["interval '1 day'", "interval '1 mon'", "interval '-2 hours'", "interval '1 year 2 mons'",
+             "interval '3 days 04:05:06.5'", "interval '-1 mon 15 days'", "interval '90 minutes'",
+             "interval '0'", "interval '1.5 months'", "interval '2 weeks'", "'1 day'::interval"]
+UNITS = ["microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
+         "quarter", "year", "decade", "century", "millennium"]
+FIELDS = UNITS + ["dow", "isodow", "doy", "epoch", "isoyear", "julian"]
+
+
+def typed_data(rng):
+    def maybe(v, p=0.15):
+        return "NULL" if rng.random() < p else v
+
+    def stamp():
+        y, m = rng.randint(1995, 2030), rng.randint(1, 12)
+        d = rng.choice([1, 15, 28, 29, 30, 31]) if m != 2 else rng.choice([1, 28, 29])
+        if m == 2 and d == 29 and y % 4:
+            d = 28
+        if m in (4, 6, 9, 11) and d == 31:
+            d = 30
+        us = rng.choice(["", ".5", ".123456", ".000001"])
+        return f"{y:04d}-{m:02d}-{d:02d} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}{us}"
+
+    rows = []
+    for i in range(1, 31):
+        d = f"{rng.randint(-99999, 99999) / 100:.2f}"
+        x = rng.choice(["0.5", "-3", "12.345", "1e3", "0.0001", "99999.99999", "-0.1"])
+        iv = rng.choice(["1 day", "2 mons 3 days", "-1 day 02:00:00", "04:05:06.789", "1 year", "-3 mons", "0", "36 hours"])
+        by = "\\x" + "".join(f"{rng.randint(0, 255):02x}" for _ in range(rng.randint(0, 5)))
+        rows.append(f"({i}, {maybe(d)}, {maybe(x)}, {maybe(repr(stamp()))}, {maybe(repr(stamp() + '+00'))}, "
+                    f"{maybe(repr(stamp()[:10]))}, {maybe(repr(iv))}, {maybe(repr(by))})")
+    return ["INSERT INTO t4 VALUES " + ", ".join(rows)]
+
+
+class TypedGen:
+    def __init__(self, rng):
+        self.r = rng
+
+    def pick(self, xs):
+        return self.r.choice(xs)
+
+    def num(self, d=0):
+        if d > 1 or self.r.random() < 0.4:
+            return self.pick(["x.d", "x.x", "x.d", "x.id"] + NUMERICS)
+        a = self.num(d + 1)
+        k = self.r.randrange(9)
+        if k < 3:
+            return f"({a} {self.pick(['+', '-', '*'])} {self.num(d + 1)})"
+        if k == 3:
+            return f"({a} {self.pick(['/', '%'])} {self.pick(['3', '-0.7', '2.25', '7', '0.001'])})"
+        if k == 4:
+            return f"round({a}, {self.pick(['0', '1', '2', '-1'])})"
+        if k == 5:
+            return f"{self.pick(['abs', 'ceil', 'floor', 'round'])}({a})"
+        if k == 6:
+            return f"(- {a})"
+        if k == 7:
+            return f"extract({self.pick(FIELDS)} from {self.stamp(d + 1)})"
+        return f"COALESCE({a}, {self.pick(NUMERICS[:-2])})"
+
+    def stamp(self, d=0):
+        """A timestamp, timestamptz or date expression."""
+        if d > 1 or self.r.random() < 0.4:
+            return self.pick(["x.ts", "x.tz", "x.dt", "x.ts", "timestamp '2024-02-29 12:00:00'", "date '2023-01-31'"])
+        k = self.r.randrange(6)
+        a = self.stamp(d + 1)
+        if k < 2:
+            return f"({a} {self.pick(['+', '-'])} {self.interval(d + 1)})"
+        if k == 2:
+            return f"(x.dt {self.pick(['+', '-'])} {self.pick(['1', '-30', '365', 'x.id::int'])})"
+        if k == 3:
+            return f"date_trunc('{self.pick(UNITS)}', {a})"
+        if k == 4:
+            return f"CAST({a} AS {self.pick(['date', 'timestamp', 'timestamptz'])})"
+        return f"COALESCE({a}, {self.pick(['x.ts', 'x.dt'])})"
+
+    def interval(self, d=0):
+        if d > 1 or self.r.random() < 0.45:
+            return self.pick(["x.iv", "x.iv"] + INTERVALS)
+        k = self.r.randrange(6)
+        if k == 0:
+            return f"({self.interval(d + 1)} {self.pick(['+', '-'])} {self.interval(d + 1)})"
+        if k == 1:
+            return f"({self.interval(d + 1)} {self.pick(['*', '/'])} {self.pick(['2', '1.5', '-3', '7', '0.25'])})"
+        if k == 2:
+            return f"(- {self.interval(d + 1)})"
+        if k == 3:
+            return f"(x.ts - {self.pick(['x.tz', 'x.dt', 'x.ts', 'timestamp ' + repr('2000-01-01 00:00:00')])})"
+        if k == 4:
+            return f"date_trunc('{self.pick(UNITS)}', {self.interval(d + 1)})"
+        return f"({self.stamp(d + 1)} - {self.stamp(d + 1)})"
+
+    def bytes(self):
+        return self.pick(["x.by", "(x.by || x.by)", "decode(encode(x.by, 'base64'), 'base64')",
+                          "decode(encode(x.by, 'escape'), 'escape')", "(x.by || '\\x00ff'::bytea)",
+                          "(x.by || '\\x41')"])
+
+    def item(self):
+        k = self.r.randrange(10)
+        if k < 3:
+            return self.num()
+        if k < 5:
+            return self.stamp()
+        if k == 5:
+            return f"({self.interval()})::text"
+        if k == 6:
+            return self.interval()
+        if k == 7:
+            f = self.pick(["md5", "length", "sha256", "encode"])
+            fmt = f", '{self.pick(['hex', 'base64', 'escape'])}'" if f == "encode" else ""
+            return f"{f}({self.bytes()}{fmt})"
+        if k == 8:
+            return f"({self.stamp()})::text"
+        return f"date_part('{self.pick(FIELDS)}', {self.pick([self.stamp(), self.interval()])})"
+
+    def cond(self):
+        k = self.r.randrange(6)
+        if k == 0:
+            return f"{self.num(1)} {self.pick(['<', '>=', '=', '<>'])} {self.num(1)}"
+        if k == 1:
+            return f"{self.stamp(1)} {self.pick(['<', '>', '=', '<='])} {self.stamp(1)}"
+        if k == 2:
+            return f"{self.interval(1)} {self.pick(['<', '>', '='])} {self.interval(1)}"
+        if k == 3:
+            return f"x.dt BETWEEN date '2000-01-01' AND {self.stamp(1)}"
+        if k == 4:
+            return f"{self.pick(['x.ts', 'x.iv', 'x.by', 'x.d'])} IS {self.pick(['', 'NOT '])}NULL"
+        return f"x.by {self.pick(['<', '>', '='])} '\\x80'::bytea"
+
+    def statement(self):
+        where = f" WHERE {self.cond()}" if self.r.random() < 0.6 else ""
+        if self.r.random() < 0.2:
+            g = self.pick([f"date_trunc('{self.pick(UNITS[5:])}', x.ts)", "x.dt", "x.iv", "(x.d > 0)"])
+            aggs = self.r.sample(["count(*)", "sum(x.d)", "avg(x.d)", "min(x.ts)", "max(x.tz)", "min(x.iv)",
+                                  "max(x.dt)", "max(x.by)", "sum(x.x)", "avg(x.x)", "count(DISTINCT x.dt)"],
+                                 self.r.randint(1, 3))
+            n = 1 + len(aggs)
+            return (f"SELECT {g} AS g, {', '.join(aggs)} FROM t4 x{where} GROUP BY 1 ORDER BY "
+                    + ", ".join(str(i) for i in range(1, n + 1)))
+        items = [f"{self.item()} AS c{i}" for i in range(self.r.randint(1, 3))]
+        order = ", ".join(str(i) for i in range(1, len(items) + 1))
+        return f"SELECT x.id, {', '.join(items)} FROM t4 x{where} ORDER BY 1, {order}"
+
+
 def outcome(cur, stmt):
     try:
         cur.execute(stmt)
@@ -360,6 +560,8 @@ def main():
     ap.add_argument("--report")
     ap.add_argument("--show", type=int, default=20)
     ap.add_argument("--timeout-ms", type=int, default=20000)
+    ap.add_argument("--typed", type=int, default=600,
+                    help="statements over numeric, date/time, interval and bytea columns, after --count")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
@@ -367,6 +569,10 @@ def main():
     stmts = SETUP + data(rng) + EDGE
     while len(stmts) < args.count:
         stmts.extend(gen.write() if rng.random() < 0.1 else [gen.select()])
+    typed_rng = random.Random(args.seed * 7919 + 4)
+    typed = TypedGen(typed_rng)
+    stmts += TYPED_SETUP + typed_data(typed_rng) + TYPED_EDGE
+    stmts += [typed.statement() for _ in range(args.typed)]
 
     conns = [psycopg.connect(d, autocommit=True, cursor_factory=psycopg.ClientCursor) for d in (args.a, args.b)]
     curs = [c.cursor() for c in conns]
