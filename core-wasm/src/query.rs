@@ -275,9 +275,28 @@ pub struct BSelect {
 #[derive(Debug, Clone)]
 pub enum BSet {
     Select(Box<BSelect>),
-    Union(Box<BSet>, Box<BSet>, bool),
+    /// `left op right`, `ALL` when the bool is set.
+    Combine(SetOp, Box<BSet>, Box<BSet>, bool),
     Values(Vec<Vec<BExpr>>),
     Query(Rc<BQuery>),
+}
+
+/// UNION, INTERSECT or EXCEPT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Intersect,
+    Except,
+}
+
+impl SetOp {
+    fn keyword(self) -> &'static str {
+        match self {
+            SetOp::Union => "UNION",
+            SetOp::Intersect => "INTERSECT",
+            SetOp::Except => "EXCEPT",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -651,7 +670,8 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
             convert(&mut s.projection)?;
             BSet::Select(s)
         }
-        BSet::Union(l, r, all) => BSet::Union(
+        BSet::Combine(op, l, r, all) => BSet::Combine(
+            op,
             Box::new(coerce_branch(*l, from, to)?),
             Box::new(coerce_branch(*r, from, to)?),
             all,
@@ -1209,6 +1229,31 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        // `FETCH FIRST n ROWS ONLY` is the standard's LIMIT (one row when n is left out).
+        if let Some(f) = &q.fetch {
+            if f.with_ties || f.percent {
+                return Err(SqlError::feature("FETCH FIRST … WITH TIES or PERCENT"));
+            }
+            if limit.is_some() {
+                // PostgreSQL's grammar has no place for both.
+                return Err(SqlError::Syntax {
+                    message: "syntax error at or near \"FETCH\"".into(),
+                });
+            }
+            let n = match &f.quantity {
+                Some(e) => self.bind_expr(e, &empty, None)?.0,
+                None => BExpr::Const(Value::Int(1)),
+            };
+            limit = Some(coerce_expr(n, PgType::Int8)?);
+        }
+        // Row locks would be taken and held to COMMIT in PostgreSQL; RockLake's transactions
+        // take none (a conflicting write fails at COMMIT instead), so accepting the clause
+        // would promise what is not done.
+        if !q.locks.is_empty() {
+            return Err(SqlError::feature(
+                "SELECT … FOR UPDATE / FOR SHARE (row locks; conflicting writes fail at COMMIT with 40001 instead)",
+            ));
+        }
         Ok(BQuery {
             id,
             outer_refs: Vec::new(),
@@ -1241,19 +1286,29 @@ impl<'a, 'b> Binder<'a, 'b> {
                 set_quantifier,
                 right,
             } => {
-                if !matches!(op, ast::SetOperator::Union) {
-                    return Err(SqlError::feature(format!("{op}")));
-                }
-                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                let op = match op {
+                    ast::SetOperator::Union => SetOp::Union,
+                    ast::SetOperator::Intersect => SetOp::Intersect,
+                    ast::SetOperator::Except => SetOp::Except,
+                    other => return Err(SqlError::feature(format!("{other}"))),
+                };
+                let all = match set_quantifier {
+                    ast::SetQuantifier::All => true,
+                    ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
+                    other => return Err(SqlError::feature(format!("{} {other}", op.keyword()))),
+                };
                 let (l, lc, _) = self.bind_set(left, &mut None)?;
                 let (r, rc, _) = self.bind_set(right, &mut None)?;
                 if lc.len() != rc.len() {
                     return Err(SqlError::Syntax {
-                        message: "each UNION query must have the same number of columns".into(),
+                        message: format!(
+                            "each {} query must have the same number of columns",
+                            op.keyword()
+                        ),
                     });
                 }
                 for (a, b) in lc.iter().zip(rc.iter()) {
-                    resolve_common("UNION", [a.ty, b.ty].into_iter())?;
+                    resolve_common(op.keyword(), [a.ty, b.ty].into_iter())?;
                 }
                 let cols: Vec<ColMeta> = lc
                     .iter()
@@ -1287,7 +1342,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let types = |c: &[ColMeta]| c.iter().map(|c| c.ty).collect::<Vec<_>>();
                 let l = coerce_branch(l, &types(&lc), &to)?;
                 let r = coerce_branch(r, &types(&rc), &to)?;
-                Ok((BSet::Union(Box::new(l), Box::new(r), all), cols, None))
+                Ok((BSet::Combine(op, Box::new(l), Box::new(r), all), cols, None))
             }
             SetExpr::Values(v) => {
                 let (rows, cols) = self.bind_values(v)?;
@@ -1712,6 +1767,29 @@ impl<'a, 'b> Binder<'a, 'b> {
         &mut self,
         sel: &ast::Select,
     ) -> Result<(BSelect, Vec<ColMeta>, Scope), SqlError> {
+        // Clauses this binder does not implement are refused, never ignored.
+        if sel.into.is_some() {
+            return Err(SqlError::feature("SELECT … INTO (use CREATE TABLE … AS)"));
+        }
+        if !sel.named_window.is_empty() {
+            return Err(SqlError::feature("WINDOW clause"));
+        }
+        if sel.top.is_some()
+            || sel.exclude.is_some()
+            || !sel.lateral_views.is_empty()
+            || sel.prewhere.is_some()
+            || !sel.connect_by.is_empty()
+            || !sel.cluster_by.is_empty()
+            || !sel.distribute_by.is_empty()
+            || !sel.sort_by.is_empty()
+            || sel.qualify.is_some()
+            || sel.value_table_mode.is_some()
+        {
+            return Err(SqlError::feature(format!(
+                "SELECT clause {}",
+                first_words(&sel.to_string())
+            )));
+        }
         let (from, scope) = self.bind_from(&sel.from)?;
         let mut aggs = Vec::new();
         let mut projection = Vec::new();
@@ -2942,7 +3020,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         let ty = match name.as_str() {
             "encode" => PgType::Text,
-            "decode" | "sha256" => PgType::Bytea,
+            "decode" => PgType::Bytea,
             "now"
             | "current_timestamp"
             | "transaction_timestamp"
@@ -3433,8 +3511,13 @@ fn explain_set(s: &BSet, depth: usize, out: &mut Vec<String>) {
                 .chain(sel.having.iter());
             explain_from(&sel.from, exprs, d, out);
         }
-        BSet::Union(a, b, _) => {
-            out.push(plan_line(depth, "Append".into()));
+        BSet::Combine(op, a, b, all) => {
+            let node = match (op, all) {
+                (SetOp::Union, true) => "Append".to_string(),
+                (SetOp::Union, false) => "Unique (Append)".to_string(),
+                (op, _) => format!("SetOp {}", op.keyword()),
+            };
+            out.push(plan_line(depth, node));
             explain_set(a, depth + 1, out);
             explain_set(b, depth + 1, out);
         }
@@ -5279,24 +5362,20 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Float(f)) => crate::datetime::to_timestamp(*f)?,
                 _ => Value::Null,
             },
-            "md5" | "sha256" => {
+            "md5" => {
                 let bytes = match a.first() {
                     Some(Value::Bytes(b)) => Some(b.clone()),
                     _ => text(0).map(String::into_bytes),
                 };
                 match bytes {
                     None => Value::Null,
-                    Some(b) if name == "md5" => {
+                    Some(b) => {
                         use md5::Digest;
                         let hex: String = md5::Md5::digest(&b)
                             .iter()
                             .map(|x| format!("{x:02x}"))
                             .collect();
                         Value::text(hex)
-                    }
-                    Some(b) => {
-                        use sha2::Digest;
-                        Value::Bytes(sha2::Sha256::digest(&b).to_vec())
                     }
                 }
             }
@@ -5637,13 +5716,47 @@ impl<'a, 'b> Executor<'a, 'b> {
                     .map(|r| Ok((self.eval_each(r.iter(), &env)?, vec![])))
                     .collect()
             }
-            BSet::Union(l, r, all) => {
+            BSet::Combine(SetOp::Union, l, r, all) => {
                 let mut out = self.run_set(l, parent, &[], false)?;
                 out.extend(self.run_set(r, parent, &[], false)?);
                 if !*all {
                     let mut seen = HashSet::new();
                     out.retain(|(row, _)| seen.insert(value_key(row)));
                 }
+                Ok(out)
+            }
+            BSet::Combine(op, l, r, all) => {
+                // How many times each row of the right side occurs (NULLs equal, as in
+                // PostgreSQL's set operations); the left side's rows are kept in their order.
+                let mut right: HashMap<Vec<u8>, usize> = HashMap::new();
+                for (row, _) in self.run_set(r, parent, &[], false)? {
+                    *right.entry(value_key(&row)).or_default() += 1;
+                }
+                let mut out = self.run_set(l, parent, &[], false)?;
+                let mut seen = HashSet::new();
+                out.retain(|(row, _)| {
+                    let key = value_key(row);
+                    let in_right = right.get_mut(&key);
+                    match (op, all) {
+                        // Each match uses up one right-hand occurrence.
+                        (SetOp::Intersect, true) => match in_right {
+                            Some(n) if *n > 0 => {
+                                *n -= 1;
+                                true
+                            }
+                            _ => false,
+                        },
+                        (SetOp::Except, true) => match in_right {
+                            Some(n) if *n > 0 => {
+                                *n -= 1;
+                                false
+                            }
+                            _ => true,
+                        },
+                        (SetOp::Intersect, false) => in_right.is_some() && seen.insert(key),
+                        _ => in_right.is_none() && seen.insert(key),
+                    }
+                });
                 Ok(out)
             }
         }
