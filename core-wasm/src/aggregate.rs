@@ -8,7 +8,7 @@ use crate::query::{binop, order_cmp, truthy, value_key, AggFunc, AggSpec, BinOp}
 use crate::types::{compare, format_text, PgType, Value};
 
 /// The running state of one aggregate over one group.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AggState {
     func: AggFunc,
     ty: PgType,
@@ -19,7 +19,7 @@ pub struct AggState {
     acc: Acc,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Acc {
     /// `count(*)`: rows; `count(x)`: non-null inputs.
     Count(i64),

@@ -123,6 +123,21 @@ pub enum SqlError {
     /// the statement.
     #[error("{message}")]
     UnsupportedByPostgres { message: String },
+    /// A window function where none is allowed, nested, or with an impossible frame: fix the
+    /// statement.
+    #[error("{message}")]
+    Windowing { message: String },
+    /// A named object (a window of the WINDOW clause) that does not exist.
+    #[error("{message}")]
+    UndefinedObject { message: String },
+    /// `OVER` on a function that is neither a window function nor an aggregate.
+    #[error("{message}")]
+    WrongObjectType { message: String },
+    #[error("frame {which} offset must not be negative")]
+    WindowFrameOffset { which: &'static str },
+    /// `ntile(0)`, `nth_value(x, 0)`.
+    #[error("argument of {function} must be greater than zero")]
+    WindowArgument { function: &'static str },
     /// ROLLBACK first.
     #[error("current transaction is aborted, commands ignored until end of transaction block")]
     InFailedTransaction,
@@ -244,6 +259,12 @@ impl SqlError {
             SqlError::UniqueViolation { .. } => "23505",
             SqlError::NotNullViolation { .. } => "23502",
             SqlError::InvalidText { .. } => "22P02",
+            SqlError::Windowing { .. } => "42P20",
+            SqlError::UndefinedObject { .. } => "42704",
+            SqlError::WrongObjectType { .. } => "42809",
+            SqlError::WindowFrameOffset { .. } => "22013",
+            SqlError::WindowArgument { function: "ntile" } => "22014",
+            SqlError::WindowArgument { .. } => "22016",
             SqlError::InvalidDatetimeText { .. } => "22007",
             SqlError::DatetimeOutOfRange { .. } => "22008",
             SqlError::OutOfRange { .. } | SqlError::IntegerOutOfRange { .. } => "22003",

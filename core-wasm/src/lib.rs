@@ -34,6 +34,7 @@ pub mod settings;
 pub mod txn;
 pub mod types;
 pub mod verify;
+pub mod window;
 pub mod wire;
 pub mod writer;
 

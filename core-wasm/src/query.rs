@@ -171,6 +171,9 @@ pub enum BExpr {
     Case(Option<Box<BExpr>>, Vec<(BExpr, BExpr)>, Option<Box<BExpr>>),
     Cast(Box<BExpr>, PgType),
     Func(String, Vec<BExpr>),
+    /// Window call `n` of the select being bound. Only while binding: the select's projection
+    /// is rewritten so that window results are columns ([`Windowed`]).
+    Win(usize),
     /// Parameter `$n` of a statement being described (Parse + Describe): never executed.
     /// The cell receives the type the context gives it (a comparison with a column, a cast,
     /// an INSERT target), which ParameterDescription reports.
@@ -270,6 +273,30 @@ pub struct BSelect {
     pub having: Option<BExpr>,
     pub projection: Vec<BExpr>,
     pub distinct: bool,
+    /// Window functions: computed over the projected rows, before DISTINCT.
+    pub windowed: Option<Box<Windowed>>,
+}
+
+/// The window functions of a select. Its projection then holds, after the `visible` output
+/// columns, every input the windows read; each output column that contains a window call is
+/// a placeholder there, computed afterwards by its `post` expression over the projected row
+/// followed by the windows' values.
+#[derive(Debug, Clone)]
+pub struct Windowed {
+    pub specs: Vec<crate::window::WindowSpec>,
+    pub post: Vec<(usize, BExpr)>,
+    pub visible: usize,
+}
+
+/// A window call as bound, before the select's projection is rewritten.
+struct BoundWindow {
+    func: crate::window::WinFunc,
+    ty: PgType,
+    args: Vec<BExpr>,
+    partition: Vec<BExpr>,
+    order: Vec<(BExpr, bool, bool)>,
+    frame: crate::window::Frame,
+    filter: Option<BExpr>,
 }
 
 #[derive(Debug, Clone)]
@@ -543,6 +570,12 @@ pub struct Binder<'a, 'b> {
     /// PostgreSQL's planner raises it after the whole statement has been analysed (so an
     /// unknown function elsewhere in it is reported first), and even when no row is read.
     plan_error: Option<SqlError>,
+    /// The window calls of the select list being bound; `None` where windows are not allowed.
+    windows: Option<Vec<BoundWindow>>,
+    /// The clause being bound, for "window functions are not allowed in …".
+    clause: &'static str,
+    /// The WINDOW clause of the select being bound: (name, definition).
+    named_windows: Vec<(String, ast::WindowSpec)>,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
@@ -1001,6 +1034,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             session_dependent: false,
             reads_catalog: false,
             plan_error: None,
+            windows: None,
+            clause: "this context",
+            named_windows: Vec::new(),
         }
     }
 
@@ -1183,11 +1219,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                             _ => vec![],
                         };
                         let grouped = matches!(&body, BSet::Select(s) if s.group.is_some() || !s.aggs.is_empty());
-                        let (e, _) = self.bind_expr(
+                        let clause = std::mem::replace(&mut self.clause, "ORDER BY");
+                        let e = self.bind_expr(
                             &oe.expr,
                             &scope,
                             if grouped { Some(&mut aggs) } else { None },
-                        )?;
+                        );
+                        self.clause = clause;
+                        let (e, _) = e?;
                         if let BSet::Select(s) = &body {
                             if aggs.len() != s.aggs.len() {
                                 return Err(SqlError::feature(
@@ -1771,9 +1810,20 @@ impl<'a, 'b> Binder<'a, 'b> {
         if sel.into.is_some() {
             return Err(SqlError::feature("SELECT … INTO (use CREATE TABLE … AS)"));
         }
-        if !sel.named_window.is_empty() {
-            return Err(SqlError::feature("WINDOW clause"));
+        let mut named = Vec::new();
+        for ast::NamedWindowDefinition(name, def) in &sel.named_window {
+            match def {
+                ast::NamedWindowExpr::WindowSpec(s) if s.window_name.is_none() => {
+                    named.push((ident(name), s.clone()))
+                }
+                _ => {
+                    return Err(SqlError::feature(
+                        "a window definition based on a named window",
+                    ))
+                }
+            }
         }
+        let outer_named = std::mem::replace(&mut self.named_windows, named);
         if sel.top.is_some()
             || sel.exclude.is_some()
             || !sel.lateral_views.is_empty()
@@ -1794,6 +1844,10 @@ impl<'a, 'b> Binder<'a, 'b> {
         let mut aggs = Vec::new();
         let mut projection = Vec::new();
         let mut columns = Vec::new();
+        // Window calls are allowed in the select list only (a subquery's select list has its
+        // own).
+        let outer_windows = self.windows.replace(Vec::new());
+        let outer_clause = std::mem::replace(&mut self.clause, "this context");
         // Where each select item's expressions start in `projection`.
         let mut item_start = Vec::with_capacity(sel.projection.len());
         for item in &sel.projection {
@@ -1867,12 +1921,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        let windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
+        self.named_windows = outer_named;
         // WHERE and GROUP BY after the select list, in PostgreSQL's order of analysis (which
         // decides which error a statement with several reports).
+        self.clause = "WHERE";
         let filter = match &sel.selection {
             Some(e) => Some(self.bind_bool(e, &scope)?),
             None => None,
         };
+        self.clause = "GROUP BY";
         // GROUP BY keys that name a select item by position: (key, select item).
         let mut by_position = Vec::new();
         let mut group_exprs: Option<Vec<BExpr>> = match &sel.group_by {
@@ -1907,10 +1965,12 @@ impl<'a, 'b> Binder<'a, 'b> {
             ast::GroupByExpr::Expressions(..) => None,
             ast::GroupByExpr::All(_) => return Err(SqlError::feature("GROUP BY ALL")),
         };
+        self.clause = "HAVING";
         let having = match &sel.having {
             Some(h) => Some(self.bind_expr(h, &scope, Some(&mut aggs))?.0),
             None => None,
         };
+        self.clause = outer_clause;
         let distinct = match &sel.distinct {
             None | Some(ast::Distinct::All) => false,
             Some(ast::Distinct::Distinct) => true,
@@ -1921,10 +1981,20 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(keys) = &mut group_exprs {
             for (k, item) in by_position {
                 if let Some(e) = item_start.get(item).and_then(|&p| projection.get(p)) {
+                    if contains_window(e) {
+                        return Err(SqlError::Windowing {
+                            message: "window functions are not allowed in GROUP BY".into(),
+                        });
+                    }
                     keys[k] = e.clone();
                 }
             }
         }
+        let windowed = if windows.is_empty() {
+            None
+        } else {
+            Some(Box::new(rewrite_windows(&mut projection, windows)))
+        };
         if group_exprs.is_some() || !aggs.is_empty() {
             let keys = group_exprs.clone().unwrap_or_default();
             for e in projection.iter().chain(having_ref(&having)) {
@@ -1960,6 +2030,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 having,
                 projection,
                 distinct,
+                windowed,
             },
             columns,
             scope,
@@ -2775,8 +2846,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                 return Err(SqlError::feature("function with subquery argument"))
             }
         };
-        if f.over.is_some() {
-            return Err(SqlError::feature("window functions"));
+        if let Some(over) = &f.over {
+            return self.bind_window(f, &name, over, &args, distinct, star, order_by, scope, aggs);
         }
         if !f.within_group.is_empty() {
             return Err(SqlError::feature("WITHIN GROUP"));
@@ -2808,37 +2879,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 bargs.push(b);
                 ty = t;
             }
-            if ty == PgType::Unknown && matches!(func, AggFunc::Sum | AggFunc::Avg) {
-                return Err(ambiguous(format!("function {name}(unknown) is not unique")));
-            }
-            let out = match func {
-                AggFunc::CountStar | AggFunc::Count => PgType::Int8,
-                AggFunc::Sum => match ty {
-                    PgType::Int2 | PgType::Int4 => PgType::Int8,
-                    PgType::Int8 | PgType::Numeric => PgType::Numeric,
-                    PgType::Float4 | PgType::Float8 => PgType::Float8,
-                    other => other,
-                },
-                AggFunc::Avg => {
-                    if matches!(ty, PgType::Float4 | PgType::Float8) {
-                        PgType::Float8
-                    } else {
-                        PgType::Numeric
-                    }
-                }
-                // varchar and name have no min/max of their own: PostgreSQL uses text's.
-                AggFunc::Min | AggFunc::Max => match ty {
-                    PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
-                    // PostgreSQL 15 has no min/max for these.
-                    PgType::Bytea | PgType::Bool | PgType::Uuid => {
-                        return Err(no_such_function(&name, &[ty]))
-                    }
-                    other => other,
-                },
-                AggFunc::StringAgg => PgType::Text,
-                AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
-                AggFunc::ArrayAgg => PgType::TextArray,
-            };
+            let out = aggregate_type(func, ty, &name)?;
             let mut order = Vec::new();
             for k in order_by {
                 let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
@@ -2990,6 +3031,275 @@ impl<'a, 'b> Binder<'a, 'b> {
             _ => {}
         }
         Err(no_such_function(name, types))
+    }
+
+    /// `f(…) OVER (…)`: a window call of the select list being bound.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_window(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        over: &ast::WindowType,
+        args: &[Expr],
+        distinct: bool,
+        star: bool,
+        order_by: &[ast::OrderByExpr],
+        scope: &Scope,
+        mut aggs: Option<&mut Vec<AggSpec>>,
+    ) -> Result<(BExpr, PgType), SqlError> {
+        use crate::window::{Frame, FrameEdge, WinFunc};
+        let windowing = |message: String| SqlError::Windowing { message };
+        if self.clause == "ORDER BY" {
+            return Err(SqlError::feature(
+                "a window function in ORDER BY (order by its select-list column instead)",
+            ));
+        }
+        let Some(mut list) = self.windows.take() else {
+            return Err(windowing(format!(
+                "window functions are not allowed in {}",
+                self.clause
+            )));
+        };
+        let agg = match name {
+            "count" if star => Some(AggFunc::CountStar),
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            "avg" => Some(AggFunc::Avg),
+            "string_agg" => Some(AggFunc::StringAgg),
+            "bool_and" | "every" => Some(AggFunc::BoolAnd),
+            "bool_or" => Some(AggFunc::BoolOr),
+            "array_agg" => Some(AggFunc::ArrayAgg),
+            _ => None,
+        };
+        let func = match (agg, WinFunc::by_name(name)) {
+            (Some(a), _) => WinFunc::Agg(a),
+            (None, Some(w)) => w,
+            (None, None) => {
+                return Err(SqlError::WrongObjectType {
+                    message: format!(
+                    "OVER specified, but {name} is not a window function nor an aggregate function"
+                ),
+                })
+            }
+        };
+        // PostgreSQL's own limits, with its messages.
+        let unsupported = |message: &str| SqlError::UnsupportedByPostgres {
+            message: message.into(),
+        };
+        if distinct {
+            return Err(unsupported(
+                "DISTINCT is not implemented for window functions",
+            ));
+        }
+        if !order_by.is_empty() {
+            return Err(unsupported(
+                "aggregate ORDER BY is not implemented for window functions",
+            ));
+        }
+        if f.filter.is_some() && agg.is_none() {
+            return Err(unsupported(
+                "FILTER is not implemented for non-aggregate window functions",
+            ));
+        }
+        let named;
+        let spec = match over {
+            ast::WindowType::WindowSpec(s) if s.window_name.is_none() => s,
+            ast::WindowType::NamedWindow(w) => {
+                let n = ident(w);
+                named = self
+                    .named_windows
+                    .iter()
+                    .find(|(name, _)| *name == n)
+                    .map(|(_, s)| s.clone())
+                    .ok_or_else(|| SqlError::UndefinedObject {
+                        message: format!("window \"{n}\" does not exist"),
+                    })?;
+                &named
+            }
+            _ => {
+                return Err(SqlError::feature(
+                    "a window definition based on a named window",
+                ))
+            }
+        };
+        // Window calls inside the arguments or the window definition are nested calls.
+        let result = (|| -> Result<BoundWindow, SqlError> {
+            let mut bargs = Vec::new();
+            let mut types = Vec::new();
+            for a in args {
+                let (b, t) = self.bind_expr(a, scope, aggs.as_deref_mut())?;
+                bargs.push(b);
+                types.push(t);
+            }
+            let arg_ty = types.first().copied().unwrap_or(PgType::Unknown);
+            let int4 = |b: BExpr, t: PgType| -> Result<BExpr, SqlError> {
+                if t.is_integer() || t == PgType::Unknown {
+                    coerce_expr(b, PgType::Int4)
+                } else {
+                    Err(no_such_function(name, &types))
+                }
+            };
+            let (ty, bargs) = match (func, bargs.len()) {
+                (WinFunc::Agg(a), _) => (aggregate_type(a, arg_ty, name)?, bargs),
+                (WinFunc::RowNumber | WinFunc::Rank | WinFunc::DenseRank, 0) => {
+                    (PgType::Int8, bargs)
+                }
+                (WinFunc::PercentRank | WinFunc::CumeDist, 0) => (PgType::Float8, bargs),
+                (WinFunc::Ntile, 1) => {
+                    let b = bargs
+                        .into_iter()
+                        .next()
+                        .map(|b| int4(b, arg_ty))
+                        .transpose()?;
+                    (PgType::Int4, b.into_iter().collect())
+                }
+                (WinFunc::FirstValue | WinFunc::LastValue, 1) => (arg_ty, bargs),
+                (WinFunc::NthValue, 2) => {
+                    let mut it = bargs.into_iter();
+                    let x = it.next();
+                    let n = it.next().map(|b| int4(b, types[1])).transpose()?;
+                    (arg_ty, x.into_iter().chain(n).collect())
+                }
+                (WinFunc::Lag | WinFunc::Lead, 1..=3) => {
+                    // The value and the default share one type, as PostgreSQL's
+                    // lag(anycompatible, integer, anycompatible).
+                    let ty = match types.get(2) {
+                        Some(d) => match resolve_common(name, [arg_ty, *d].into_iter())? {
+                            PgType::Unknown => PgType::Text,
+                            t => t,
+                        },
+                        None => arg_ty,
+                    };
+                    let mut it = bargs.into_iter();
+                    let mut out = vec![coerce_to(
+                        it.next().unwrap_or(BExpr::Const(Value::Null)),
+                        arg_ty,
+                        ty,
+                    )?];
+                    if let Some(off) = it.next() {
+                        out.push(int4(off, types[1])?);
+                    }
+                    if let Some(d) = it.next() {
+                        out.push(coerce_to(d, types[2], ty)?);
+                    }
+                    (ty, out)
+                }
+                _ => return Err(no_such_function(name, &types)),
+            };
+            let mut partition = Vec::new();
+            for e in &spec.partition_by {
+                partition.push(self.bind_expr(e, scope, aggs.as_deref_mut())?.0);
+            }
+            let mut order = Vec::new();
+            for k in &spec.order_by {
+                let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
+                let nulls_first = k.options.nulls_first.unwrap_or(desc);
+                order.push((
+                    self.bind_expr(&k.expr, scope, aggs.as_deref_mut())?.0,
+                    desc,
+                    nulls_first,
+                ));
+            }
+            let filter = match &f.filter {
+                Some(w) => Some(coerce_expr(
+                    self.bind_expr(w, scope, aggs.as_deref_mut())?.0,
+                    PgType::Bool,
+                )?),
+                None => None,
+            };
+            let frame = match &spec.window_frame {
+                None => Frame::DEFAULT,
+                Some(fr) => {
+                    let rows = match fr.units {
+                        ast::WindowFrameUnits::Rows => true,
+                        ast::WindowFrameUnits::Range => false,
+                        ast::WindowFrameUnits::Groups => {
+                            return Err(SqlError::feature("GROUPS frames"))
+                        }
+                    };
+                    let edge = |b: &ast::WindowFrameBound,
+                                which: &'static str|
+                     -> Result<FrameEdge, SqlError> {
+                        let offset = |e: &Expr| -> Result<usize, SqlError> {
+                            if !rows {
+                                return Err(SqlError::feature("RANGE frames with an offset"));
+                            }
+                            match literal_offset(e) {
+                                Some(n) if n >= 0 => Ok(n as usize),
+                                Some(_) => Err(SqlError::WindowFrameOffset { which }),
+                                None => Err(SqlError::feature(
+                                    "a frame offset other than an integer literal",
+                                )),
+                            }
+                        };
+                        Ok(match b {
+                            ast::WindowFrameBound::CurrentRow => FrameEdge::CurrentRow,
+                            ast::WindowFrameBound::Preceding(None) => FrameEdge::UnboundedPreceding,
+                            ast::WindowFrameBound::Following(None) => FrameEdge::UnboundedFollowing,
+                            ast::WindowFrameBound::Preceding(Some(e)) => {
+                                FrameEdge::Preceding(offset(e)?)
+                            }
+                            ast::WindowFrameBound::Following(Some(e)) => {
+                                FrameEdge::Following(offset(e)?)
+                            }
+                        })
+                    };
+                    let start = edge(&fr.start_bound, "starting")?;
+                    let end = match &fr.end_bound {
+                        Some(b) => edge(b, "ending")?,
+                        None => FrameEdge::CurrentRow,
+                    };
+                    if start == FrameEdge::UnboundedFollowing {
+                        return Err(windowing(
+                            "frame start cannot be UNBOUNDED FOLLOWING".into(),
+                        ));
+                    }
+                    if end == FrameEdge::UnboundedPreceding {
+                        return Err(windowing("frame end cannot be UNBOUNDED PRECEDING".into()));
+                    }
+                    if matches!(start, FrameEdge::CurrentRow)
+                        && matches!(end, FrameEdge::Preceding(_))
+                    {
+                        return Err(windowing(
+                            "frame starting from current row cannot have preceding rows".into(),
+                        ));
+                    }
+                    if matches!(start, FrameEdge::Following(_))
+                        && matches!(end, FrameEdge::Preceding(_) | FrameEdge::CurrentRow)
+                    {
+                        return Err(windowing(
+                            "frame starting from following row cannot have preceding rows".into(),
+                        ));
+                    }
+                    Frame { rows, start, end }
+                }
+            };
+            Ok(BoundWindow {
+                func,
+                ty,
+                args: bargs,
+                partition,
+                order,
+                frame,
+                filter,
+            })
+        })();
+        let bound = match result {
+            Ok(b) => b,
+            Err(SqlError::Windowing { message })
+                if message.starts_with("window functions are not allowed") =>
+            {
+                return Err(windowing("window function calls cannot be nested".into()))
+            }
+            Err(e) => return Err(e),
+        };
+        let ty = bound.ty;
+        list.push(bound);
+        let i = list.len() - 1;
+        self.windows = Some(list);
+        Ok((BExpr::Win(i), ty))
     }
 
     /// A scalar function call (also what `CEIL(x)`, `SUBSTRING(x FROM a FOR b)`,
@@ -3180,6 +3490,189 @@ fn no_such_operator(operands: String) -> SqlError {
     }
 }
 
+/// The result type of aggregate `func` (called `name`) over an argument of type `ty`, as
+/// PostgreSQL's aggregate signatures give it.
+fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlError> {
+    if ty == PgType::Unknown && matches!(func, AggFunc::Sum | AggFunc::Avg) {
+        return Err(ambiguous(format!("function {name}(unknown) is not unique")));
+    }
+    Ok(match func {
+        AggFunc::CountStar | AggFunc::Count => PgType::Int8,
+        AggFunc::Sum => match ty {
+            PgType::Int2 | PgType::Int4 => PgType::Int8,
+            PgType::Int8 | PgType::Numeric => PgType::Numeric,
+            PgType::Float4 | PgType::Float8 => PgType::Float8,
+            other => other,
+        },
+        AggFunc::Avg => {
+            if matches!(ty, PgType::Float4 | PgType::Float8) {
+                PgType::Float8
+            } else {
+                PgType::Numeric
+            }
+        }
+        // varchar and name have no min/max of their own: PostgreSQL uses text's.
+        AggFunc::Min | AggFunc::Max => match ty {
+            PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
+            // PostgreSQL 15 has no min/max for these.
+            PgType::Bytea | PgType::Bool | PgType::Uuid => {
+                return Err(no_such_function(name, &[ty]))
+            }
+            other => other,
+        },
+        AggFunc::StringAgg => PgType::Text,
+        AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
+        AggFunc::ArrayAgg => PgType::TextArray,
+    })
+}
+
+fn contains_window(e: &BExpr) -> bool {
+    let mut found = false;
+    visit_exprs(e, &mut |x| found |= matches!(x, BExpr::Win(_)));
+    found
+}
+
+/// `e` with each direct child replaced by `f(child)` (subqueries as they are).
+fn map_children(e: BExpr, f: &mut dyn FnMut(BExpr) -> BExpr) -> BExpr {
+    let mut m = |x: Box<BExpr>| Box::new(f(*x));
+    match e {
+        BExpr::Bin(op, a, b) => {
+            let a = m(a);
+            BExpr::Bin(op, a, m(b))
+        }
+        BExpr::And(a, b) => {
+            let a = m(a);
+            BExpr::And(a, m(b))
+        }
+        BExpr::Or(a, b) => {
+            let a = m(a);
+            BExpr::Or(a, m(b))
+        }
+        BExpr::IsDistinct(a, b, not) => {
+            let a = m(a);
+            BExpr::IsDistinct(a, m(b), not)
+        }
+        BExpr::Like(a, b, ci, not) => {
+            let a = m(a);
+            BExpr::Like(a, m(b), ci, not)
+        }
+        BExpr::AnyArray(op, a, b, all, t) => {
+            let a = m(a);
+            BExpr::AnyArray(op, a, m(b), all, t)
+        }
+        BExpr::Not(x) => BExpr::Not(m(x)),
+        BExpr::Neg(x) => BExpr::Neg(m(x)),
+        BExpr::IsNull(x, not) => BExpr::IsNull(m(x), not),
+        BExpr::Cast(x, t) => BExpr::Cast(m(x), t),
+        BExpr::InSub(x, q, op, all) => BExpr::InSub(m(x), q, op, all),
+        BExpr::InList(x, l, not) => {
+            let x = m(x);
+            BExpr::InList(x, l.into_iter().map(&mut *f).collect(), not)
+        }
+        BExpr::Func(name, args) => BExpr::Func(name, args.into_iter().map(&mut *f).collect()),
+        BExpr::Case(a, whens, el) => {
+            let a = a.map(&mut m);
+            let whens = whens.into_iter().map(|(w, t)| (f(w), f(t))).collect();
+            BExpr::Case(a, whens, el.map(|x| Box::new(f(*x))))
+        }
+        other => other,
+    }
+}
+
+/// Rewrites a select list with window calls ([`Windowed`]): the windows' inputs and the
+/// window-free parts of the items that contain calls become extra projected columns, those
+/// items placeholders computed afterwards.
+fn rewrite_windows(projection: &mut Vec<BExpr>, windows: Vec<BoundWindow>) -> Windowed {
+    let visible = projection.len();
+    let mut extra: Vec<BExpr> = Vec::new();
+    let mut column = |e: BExpr, extra: &mut Vec<BExpr>| -> usize {
+        if let Some(i) = extra.iter().position(|x| *x == e) {
+            return visible + i;
+        }
+        extra.push(e);
+        visible + extra.len() - 1
+    };
+    let mut specs = Vec::new();
+    for w in windows {
+        let args = w.args.into_iter().map(|a| column(a, &mut extra)).collect();
+        let partition = w
+            .partition
+            .into_iter()
+            .map(|p| column(p, &mut extra))
+            .collect();
+        let order = w
+            .order
+            .into_iter()
+            .map(|(k, desc, nf)| (column(k, &mut extra), desc, nf))
+            .collect();
+        let filter = w.filter.map(|f| column(f, &mut extra));
+        specs.push(crate::window::WindowSpec {
+            func: w.func,
+            ty: w.ty,
+            args,
+            partition,
+            order,
+            frame: w.frame,
+            filter,
+        });
+    }
+    // Window-free parts of the items that hold calls: computed with the row, then read.
+    fn split(
+        e: BExpr,
+        extra: &mut Vec<BExpr>,
+        column: &mut dyn FnMut(BExpr, &mut Vec<BExpr>) -> usize,
+    ) -> BExpr {
+        if !contains_window(&e) {
+            return match e {
+                BExpr::Const(_) => e,
+                other => BExpr::Col(column(other, extra)),
+            };
+        }
+        match e {
+            BExpr::Win(i) => BExpr::Win(i),
+            other => map_children(other, &mut |c| split(c, extra, column)),
+        }
+    }
+    let mut post = Vec::new();
+    for (j, item) in projection.iter_mut().enumerate() {
+        if contains_window(item) {
+            let e = std::mem::replace(item, BExpr::Const(Value::Null));
+            post.push((j, split(e, &mut extra, &mut column)));
+        }
+    }
+    // Window `i`'s value follows the projected row.
+    let base = visible + extra.len();
+    fn place(e: BExpr, base: usize) -> BExpr {
+        match e {
+            BExpr::Win(i) => BExpr::Col(base + i),
+            other => map_children(other, &mut |c| place(c, base)),
+        }
+    }
+    let post = post.into_iter().map(|(j, e)| (j, place(e, base))).collect();
+    projection.extend(extra);
+    Windowed {
+        specs,
+        post,
+        visible,
+    }
+}
+
+/// A frame offset written as an integer literal (`3 PRECEDING`, `-1 FOLLOWING`).
+fn literal_offset(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => literal_offset(expr).map(|n| -n),
+        Expr::Nested(x) => literal_offset(x),
+        _ => None,
+    }
+}
+
 /// A strict operator with a NULL constant operand is NULL without evaluating the other, as
 /// PostgreSQL's planner simplifies it (an error the other operand would raise never comes).
 fn strict_null(bin: BExpr) -> BExpr {
@@ -3282,6 +3775,7 @@ fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
         | BExpr::Param(..)
         | BExpr::Outer(..)
         | BExpr::Agg(_)
+        | BExpr::Win(_)
         | BExpr::Exists(..)
         | BExpr::Scalar(_)
         | BExpr::ArraySub(_) => vec![],
@@ -3762,6 +4256,8 @@ pub fn compact_select(
         having: sel.having.as_ref().map(m),
         projection: sel.projection.iter().map(m).collect(),
         distinct: sel.distinct,
+        // Its expressions read projected columns, which compaction does not move.
+        windowed: sel.windowed.clone(),
     };
     // Keys over the output row read output positions.
     let order = order
@@ -3809,6 +4305,7 @@ pub fn simple_scan(q: &BQuery) -> Option<SimpleScan<'_>> {
         || !sel.aggs.is_empty()
         || sel.having.is_some()
         || sel.distinct
+        || sel.windowed.is_some()
         || item.kind == JoinKind::Left
         || item.on.is_some()
         || !item.hash_keys.is_empty()
@@ -4358,6 +4855,7 @@ fn visit_exprs(e: &BExpr, f: &mut dyn FnMut(&BExpr)) {
         | BExpr::Col(_)
         | BExpr::Outer(..)
         | BExpr::Agg(_)
+        | BExpr::Win(_)
         | BExpr::Param(..)
         | BExpr::Scalar(_)
         | BExpr::Exists(..)
@@ -4683,6 +5181,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .and_then(|a| a.get(*i))
                 .cloned()
                 .ok_or_else(|| SqlError::internal("aggregate outside group"))?,
+            // Rewritten into columns when the select is bound.
+            BExpr::Win(_) => return Err(SqlError::internal("window call outside its select")),
             BExpr::Bin(op, l, r) => {
                 // Comparisons of columns and constants (most WHERE conjuncts) read the values
                 // in place instead of copying them.
@@ -6267,6 +6767,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 for (first, aggs) in &groups {
                     self.emit_group(sel, parent, order, first, aggs, &mut out)?;
                 }
+                let out = self.apply_windows(sel, parent, out)?;
                 return Ok(distinct_rows(sel, out));
             }
         }
@@ -6381,7 +6882,47 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
             }
         }
+        let out = self.apply_windows(sel, parent, out)?;
         Ok(distinct_rows(sel, out))
+    }
+
+    /// Computes a select's window functions over its projected rows ([`Windowed`]): fills in
+    /// the output columns that hold window calls and drops the windows' input columns.
+    fn apply_windows(
+        &self,
+        sel: &BSelect,
+        parent: Option<&Env<'_>>,
+        mut out: KeyedRows,
+    ) -> Result<KeyedRows, SqlError> {
+        let Some(w) = &sel.windowed else {
+            return Ok(out);
+        };
+        let rows: Vec<Vec<Value>> = out.iter().map(|(r, _)| r.clone()).collect();
+        let mut tick = || self.cx.tick();
+        let results = w
+            .specs
+            .iter()
+            .map(|s| crate::window::compute(s, &rows, &mut tick))
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(rows);
+        for (i, (row, _)) in out.iter_mut().enumerate() {
+            row.extend(results.iter().map(|r| r[i].clone()));
+            let env = Env {
+                row,
+                parent,
+                aggs: None,
+            };
+            let vals = w
+                .post
+                .iter()
+                .map(|(j, e)| Ok((*j, self.eval(e, &env)?)))
+                .collect::<Result<Vec<_>, SqlError>>()?;
+            for (j, v) in vals {
+                row[j] = v;
+            }
+            crate::types::truncate_row(row, w.visible);
+        }
+        Ok(out)
     }
 
     /// Appends one group's output row (with its ORDER BY keys) unless HAVING rejects it.

@@ -402,6 +402,23 @@ TYPED_EDGE = [
     "SELECT d % 1, x % 3, -d, -x, d * x, d / 3 FROM t4 ORDER BY id",
     "SELECT x % 0 FROM t4",
     "SELECT sum(d), avg(d), sum(x), avg(x), min(iv), max(iv) FROM t4",
+    "SELECT id FROM t4 WHERE row_number() OVER () > 1",
+    "SELECT sum(row_number() OVER ()) OVER () FROM t4",
+    "SELECT count(*) FROM t4 GROUP BY row_number() OVER ()",
+    "SELECT count(*), row_number() OVER () FROM t4 GROUP BY 2",
+    "SELECT ntile(0) OVER (ORDER BY id) FROM t4",
+    "SELECT nth_value(id, 0) OVER (ORDER BY id) FROM t4",
+    "SELECT lower('a') OVER () FROM t4",
+    "SELECT count(DISTINCT id) OVER () FROM t4",
+    "SELECT sum(id) OVER (ORDER BY id ROWS BETWEEN -1 PRECEDING AND CURRENT ROW) FROM t4",
+    "SELECT sum(id) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM t4",
+    "SELECT sum(id) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) FROM t4",
+    "SELECT row_number(id) OVER () FROM t4",
+    "SELECT id, d, sum(d) OVER w FROM t4 WINDOW w AS (ORDER BY id)",
+    "SELECT DISTINCT count(*) OVER (PARTITION BY d > 0) FROM t4 ORDER BY 1",
+    "SELECT id, row_number() OVER (ORDER BY id) AS r FROM t4 ORDER BY r DESC LIMIT 3",
+    "SELECT lag(d, 1, 'x') OVER (ORDER BY id) FROM t4",
+    "SELECT lag(id, 1, 1.5) OVER (ORDER BY id), lead(ts, 1, '2000-01-01') OVER (ORDER BY id) FROM t4 ORDER BY 1, 2",
 ]
 
 NUMERICS = ["0", "1", "-1", "2.5", "-0.125", "10", "0.001", "3", "1000.5", "-7", "NULL", "'1.5'"]
@@ -533,7 +550,57 @@ class TypedGen:
             return f"{self.pick(['x.ts', 'x.iv', 'x.by', 'x.d'])} IS {self.pick(['', 'NOT '])}NULL"
         return f"x.by {self.pick(['<', '>', '='])} '\\x80'::bytea"
 
+    def window(self):
+        """A window call whose result does not depend on how the server orders equal rows:
+        functions that read row positions get a total order (ending in the unique id)."""
+        part = self.pick(["", "", "PARTITION BY (x.d > 0) ", "PARTITION BY x.iv ",
+                          "PARTITION BY date_trunc('decade', x.dt) "])
+        keys = self.pick(["x.ts", "x.dt DESC", "x.d NULLS FIRST", "x.iv", "x.tz DESC NULLS LAST"])
+        total = f"ORDER BY {keys}, x.id{self.pick(['', ' DESC'])}"
+        k = self.r.randrange(9)
+        if k == 0:
+            return f"{self.pick(['rank', 'dense_rank', 'percent_rank', 'cume_dist'])}() OVER ({part}ORDER BY {keys})"
+        if k == 1:
+            return f"{self.pick(['row_number()', 'ntile(' + self.pick(['1', '3', '7', '40']) + ')'])} OVER ({part}{total})"
+        if k == 2:
+            col = self.pick(["x.d", "x.ts", "x.iv", "x.by", "x.id"])
+            extra = self.pick(["", ", 2", ", -1", ", 3, NULL"])
+            return f"{self.pick(['lag', 'lead'])}({col}{extra}) OVER ({part}{total})"
+        if k == 3:
+            f = self.pick(["first_value(x.d)", "last_value(x.ts)", "nth_value(x.iv, 2)", "first_value(x.id)"])
+            frame = self.pick(["", " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
+                               " ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING", " ROWS 2 PRECEDING"])
+            return f"{f} OVER ({part}{total}{frame})"
+        agg = self.pick(["sum(x.d)", "count(*)", "count(x.ts)", "min(x.iv)", "max(x.dt)", "avg(x.d)",
+                         "sum(x.x)", "bool_or(x.d > 0)", "count(*) FILTER (WHERE x.d > 0)"])
+        if k in (4, 5):
+            return f"{agg} OVER ({part}{self.pick(['', 'ORDER BY ' + keys])})"
+        if k == 6:
+            frame = self.pick(["ROWS BETWEEN 2 PRECEDING AND CURRENT ROW", "ROWS BETWEEN CURRENT ROW AND 3 FOLLOWING",
+                               "ROWS UNBOUNDED PRECEDING", "ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING"])
+            return f"{agg} OVER ({part}{total} {frame})"
+        if k == 7:
+            return f"{agg} OVER ({part}ORDER BY {keys} RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)"
+        return f"string_agg(x.id::text, ',') OVER ({part}{total})"
+
+    def window_statement(self):
+        where = f" WHERE {self.cond()}" if self.r.random() < 0.5 else ""
+        if self.r.random() < 0.2:
+            g = self.pick(["(x.d > 0)", "date_trunc('decade', x.ts)", "x.iv"])
+            wins = self.pick(["sum(count(*)) OVER ()", "rank() OVER (ORDER BY count(*) DESC)",
+                              "max(sum(x.d)) OVER ()", "count(*) - lag(count(*), 1, 0) OVER (ORDER BY " + g + ")"])
+            return f"SELECT {g} AS g, count(*), {wins} AS w FROM t4 x{where} GROUP BY 1 ORDER BY 1"
+        items = []
+        for i in range(self.r.randint(1, 3)):
+            w = self.window()
+            if self.r.random() < 0.2:
+                w = f"({w} {self.pick(['+', '*'])} {self.pick(['1', '2'])})" if "rank" in w or "row_number" in w or "count" in w else w
+            items.append(f"{w} AS w{i}")
+        return f"SELECT x.id, {', '.join(items)} FROM t4 x{where} ORDER BY 1"
+
     def statement(self):
+        if self.r.random() < 0.25:
+            return self.window_statement()
         where = f" WHERE {self.cond()}" if self.r.random() < 0.6 else ""
         if self.r.random() < 0.2:
             g = self.pick([f"date_trunc('{self.pick(UNITS[5:])}', x.ts)", "x.dt", "x.iv", "(x.d > 0)"])
