@@ -304,17 +304,7 @@ pub fn trunc_interval(name: &str, iv: Interval) -> Result<Interval, SqlError> {
 
 /// An integer or `value / 10^scale` as a numeric.
 fn numeric(v: i64, scale: usize) -> Value {
-    let mut d = v.unsigned_abs().to_string();
-    while d.len() <= scale {
-        d.insert(0, '0');
-    }
-    let (ip, fp) = d.split_at(d.len() - scale);
-    let sign = if v < 0 { "-" } else { "" };
-    Value::Numeric(if scale == 0 {
-        format!("{sign}{ip}")
-    } else {
-        format!("{sign}{ip}.{fp}")
-    })
+    Value::Numeric(crate::numeric::scaled_decimal(i128::from(v), scale))
 }
 
 /// ISO 8601 week number and week-based year of a date (days since 2000-01-01).

@@ -46,7 +46,7 @@ pub(crate) fn numeric_neg(a: &str) -> String {
 }
 
 /// `v × 10^-scale` as a decimal string with exactly `scale` fraction digits.
-fn scaled_decimal(v: i128, scale: usize) -> String {
+pub(crate) fn scaled_decimal(v: i128, scale: usize) -> String {
     let mut d = v.unsigned_abs().to_string();
     while d.len() <= scale {
         d.insert(0, '0');

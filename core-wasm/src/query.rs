@@ -184,7 +184,26 @@ pub enum BExpr {
 pub enum JoinKind {
     Inner,
     Left,
+    /// The joined rows so far are the null side.
+    Right,
+    /// Both sides are null sides.
+    Full,
     Cross,
+}
+
+impl JoinKind {
+    /// Whether rows of this item without a match are kept, padded with NULLs.
+    fn keeps_unmatched_left(self) -> bool {
+        matches!(self, JoinKind::Left | JoinKind::Full)
+    }
+
+    fn keeps_unmatched_right(self) -> bool {
+        matches!(self, JoinKind::Right | JoinKind::Full)
+    }
+
+    fn outer(self) -> bool {
+        matches!(self, JoinKind::Left | JoinKind::Right | JoinKind::Full)
+    }
 }
 
 /// The key ranges a scan reads: prefixes of the key (expressions evaluated once per
@@ -275,6 +294,9 @@ pub struct BSelect {
     pub distinct: bool,
     /// Window functions: computed over the projected rows, before DISTINCT.
     pub windowed: Option<Box<Windowed>>,
+    /// `DISTINCT ON (…)`: the projected columns after the output ones holding its keys; the
+    /// first row of each key in the query's order is kept ([`Executor::run_query`]).
+    pub distinct_on: Option<Vec<usize>>,
 }
 
 /// The window functions of a select. Its projection then holds, after the `visible` output
@@ -1244,6 +1266,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        if let BSet::Select(sel) = &body {
+            if let Some(keys) = &sel.distinct_on {
+                distinct_on_matches_order(sel, keys, &order)?;
+            }
+        }
         let empty = Scope::default();
         let (mut limit, mut offset) = (None, None);
         if let Some(lc) = &q.limit_clause {
@@ -1338,6 +1365,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 let (l, lc, _) = self.bind_set(left, &mut None)?;
                 let (r, rc, _) = self.bind_set(right, &mut None)?;
+                for side in [&l, &r] {
+                    if matches!(side, BSet::Select(s) if s.distinct_on.is_some()) {
+                        return Err(SqlError::feature(
+                            "DISTINCT ON in a set operation's branch (put the branch in parentheses)",
+                        ));
+                    }
+                }
                 if lc.len() != rc.len() {
                     return Err(SqlError::Syntax {
                         message: format!(
@@ -1488,6 +1522,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                     ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
                         (JoinKind::Left, Some(c))
                     }
+                    ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c) => {
+                        (JoinKind::Right, Some(c))
+                    }
+                    ast::JoinOperator::FullOuter(c) => (JoinKind::Full, Some(c)),
                     ast::JoinOperator::CrossJoin(_) => (JoinKind::Cross, None),
                     other => {
                         return Err(SqlError::feature(
@@ -1516,6 +1554,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                     ),
                     _ => None,
                 };
+                // USING merges a column pair into one whose value comes from the side that
+                // is not null-extended (a FULL JOIN's is COALESCE of both): not built for these.
+                if using.is_some() && matches!(kind, JoinKind::Right | JoinKind::Full) {
+                    return Err(SqlError::feature(
+                        "RIGHT or FULL JOIN with USING or NATURAL",
+                    ));
+                }
                 let right_cols = cols.clone();
                 scope.cols.extend(cols);
                 let mut on = None;
@@ -1971,10 +2016,37 @@ impl<'a, 'b> Binder<'a, 'b> {
             None => None,
         };
         self.clause = outer_clause;
+        let mut distinct_on = Vec::new();
         let distinct = match &sel.distinct {
             None | Some(ast::Distinct::All) => false,
             Some(ast::Distinct::Distinct) => true,
-            Some(_) => return Err(SqlError::feature("DISTINCT ON")),
+            Some(ast::Distinct::On(exprs)) => {
+                if !windows.is_empty() {
+                    return Err(SqlError::feature("DISTINCT ON with window functions"));
+                }
+                for e in exprs {
+                    // A number names a select item by position, as in ORDER BY.
+                    let position = match e {
+                        Expr::Value(v) => match &v.value {
+                            ast::Value::Number(n, _) => n.parse::<usize>().ok(),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let bound = match position {
+                        Some(i) => item_start
+                            .get(i.wrapping_sub(1))
+                            .and_then(|&p| projection.get(p))
+                            .cloned()
+                            .ok_or_else(|| SqlError::InvalidColumnReference {
+                                message: format!("DISTINCT ON position {i} is not in select list"),
+                            })?,
+                        None => self.bind_expr(e, &scope, Some(&mut aggs))?.0,
+                    };
+                    distinct_on.push(bound);
+                }
+                false
+            }
         };
         // A key named by position is that select item's expression itself, so the item (and
         // its subqueries, equal only to themselves) is covered by it.
@@ -1994,6 +2066,13 @@ impl<'a, 'b> Binder<'a, 'b> {
             None
         } else {
             Some(Box::new(rewrite_windows(&mut projection, windows)))
+        };
+        let distinct_on = if distinct_on.is_empty() {
+            None
+        } else {
+            let start = projection.len();
+            projection.extend(distinct_on);
+            Some((start..projection.len()).collect())
         };
         if group_exprs.is_some() || !aggs.is_empty() {
             let keys = group_exprs.clone().unwrap_or_default();
@@ -2031,6 +2110,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 projection,
                 distinct,
                 windowed,
+                distinct_on,
             },
             columns,
             scope,
@@ -2514,10 +2594,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let arms = arms
                     .into_iter()
                     .zip(then_types)
-                    .map(|((c, r), rt)| Ok((c, coerce_to(r, rt, t)?)))
+                    .map(|((c, r), rt)| Ok((c, coerce_result(r, rt, t)?)))
                     .collect::<Result<Vec<_>, SqlError>>()?;
                 let el = match (el, else_type) {
-                    (Some(x), Some(xt)) => Some(Box::new(coerce_to(x, xt, t)?)),
+                    (Some(x), Some(xt)) => Some(Box::new(coerce_result(x, xt, t)?)),
                     _ => None,
                 };
                 (BExpr::Case(op, arms, el), t)
@@ -2852,19 +2932,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         if !f.within_group.is_empty() {
             return Err(SqlError::feature("WITHIN GROUP"));
         }
-        let agg = match name.as_str() {
-            "count" if star => Some(AggFunc::CountStar),
-            "count" => Some(AggFunc::Count),
-            "sum" => Some(AggFunc::Sum),
-            "min" => Some(AggFunc::Min),
-            "max" => Some(AggFunc::Max),
-            "avg" => Some(AggFunc::Avg),
-            "string_agg" => Some(AggFunc::StringAgg),
-            "bool_and" | "every" => Some(AggFunc::BoolAnd),
-            "bool_or" => Some(AggFunc::BoolOr),
-            "array_agg" => Some(AggFunc::ArrayAgg),
-            _ => None,
-        };
+        let agg = aggregate_func(&name, star);
         if let Some(func) = agg {
             let Some(list) = aggs.as_deref_mut() else {
                 return Err(SqlError::Grouping {
@@ -3060,19 +3128,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 self.clause
             )));
         };
-        let agg = match name {
-            "count" if star => Some(AggFunc::CountStar),
-            "count" => Some(AggFunc::Count),
-            "sum" => Some(AggFunc::Sum),
-            "min" => Some(AggFunc::Min),
-            "max" => Some(AggFunc::Max),
-            "avg" => Some(AggFunc::Avg),
-            "string_agg" => Some(AggFunc::StringAgg),
-            "bool_and" | "every" => Some(AggFunc::BoolAnd),
-            "bool_or" => Some(AggFunc::BoolOr),
-            "array_agg" => Some(AggFunc::ArrayAgg),
-            _ => None,
-        };
+        let agg = aggregate_func(name, star);
         let func = match (agg, WinFunc::by_name(name)) {
             (Some(a), _) => WinFunc::Agg(a),
             (None, Some(w)) => w,
@@ -3173,7 +3229,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         None => arg_ty,
                     };
                     let mut it = bargs.into_iter();
-                    let mut out = vec![coerce_to(
+                    let mut out = vec![coerce_result(
                         it.next().unwrap_or(BExpr::Const(Value::Null)),
                         arg_ty,
                         ty,
@@ -3182,7 +3238,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         out.push(int4(off, types[1])?);
                     }
                     if let Some(d) = it.next() {
-                        out.push(coerce_to(d, types[2], ty)?);
+                        out.push(coerce_result(d, types[2], ty)?);
                     }
                     (ty, out)
                 }
@@ -3430,7 +3486,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             bargs
                 .into_iter()
                 .zip(&types)
-                .map(|(b, t)| coerce_to(b, *t, ty))
+                .map(|(b, t)| coerce_result(b, *t, ty))
                 .collect::<Result<Vec<_>, _>>()?
         } else {
             bargs
@@ -3490,6 +3546,23 @@ fn no_such_operator(operands: String) -> SqlError {
     }
 }
 
+/// The aggregate a function name calls (`count(*)` when `star`), if it is one.
+fn aggregate_func(name: &str, star: bool) -> Option<AggFunc> {
+    Some(match name {
+        "count" if star => AggFunc::CountStar,
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        "avg" => AggFunc::Avg,
+        "string_agg" => AggFunc::StringAgg,
+        "bool_and" | "every" => AggFunc::BoolAnd,
+        "bool_or" => AggFunc::BoolOr,
+        "array_agg" => AggFunc::ArrayAgg,
+        _ => return None,
+    })
+}
+
 /// The result type of aggregate `func` (called `name`) over an argument of type `ty`, as
 /// PostgreSQL's aggregate signatures give it.
 fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlError> {
@@ -3524,6 +3597,42 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
         AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
         AggFunc::ArrayAgg => PgType::TextArray,
     })
+}
+
+/// PostgreSQL's rule for `DISTINCT ON`: the ORDER BY keys up to the last DISTINCT ON
+/// expression must all be DISTINCT ON expressions (so that the first row of each key is the
+/// first in the query's order).
+fn distinct_on_matches_order(
+    sel: &BSelect,
+    keys: &[usize],
+    order: &[OrderKey],
+) -> Result<(), SqlError> {
+    let on: Vec<&BExpr> = keys.iter().filter_map(|&c| sel.projection.get(c)).collect();
+    let mut seen = vec![false; on.len()];
+    for k in order {
+        if seen.iter().all(|s| *s) {
+            break;
+        }
+        let e = match (&k.expr, k.on_output) {
+            (BExpr::Col(i), true) => sel.projection.get(*i),
+            (e, false) => Some(e),
+            _ => None,
+        };
+        let mut hit = false;
+        for (p, x) in on.iter().enumerate() {
+            if Some(*x) == e {
+                seen[p] = true;
+                hit = true;
+            }
+        }
+        if !hit {
+            return Err(SqlError::InvalidColumnReference {
+                message: "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn contains_window(e: &BExpr) -> bool {
@@ -3697,6 +3806,20 @@ fn is_datetime(t: PgType) -> bool {
 /// An operand of type `from` where the expression's resolved type is `to`: untyped literals
 /// take `to` ([`coerce_expr`]), and a date facing a timestamp type is converted to it (the
 /// one implicit conversion whose values differ in representation).
+/// [`coerce_to`] for a value that is output as the resolved type (a CASE or COALESCE result,
+/// lag's default): an integer or numeric widened to `numeric` or a float is converted, so
+/// that equal results are equal values (`5` and `5.0` in one DISTINCT or GROUP BY).
+fn coerce_result(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    let widened = from != to
+        && from.is_numeric_family()
+        && matches!(to, PgType::Numeric | PgType::Float4 | PgType::Float8);
+    match e {
+        e @ (BExpr::Const(_) | BExpr::Param(..)) => coerce_to(e, from, to),
+        e if widened => Ok(BExpr::Cast(Box::new(e), to)),
+        e => coerce_to(e, from, to),
+    }
+}
+
 fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     if from == PgType::Date && matches!(to, PgType::Timestamp | PgType::Timestamptz) {
         coerce_or_cast(e, to)
@@ -4258,6 +4381,7 @@ pub fn compact_select(
         distinct: sel.distinct,
         // Its expressions read projected columns, which compaction does not move.
         windowed: sel.windowed.clone(),
+        distinct_on: sel.distinct_on.clone(),
     };
     // Keys over the output row read output positions.
     let order = order
@@ -4306,7 +4430,8 @@ pub fn simple_scan(q: &BQuery) -> Option<SimpleScan<'_>> {
         || sel.having.is_some()
         || sel.distinct
         || sel.windowed.is_some()
-        || item.kind == JoinKind::Left
+        || sel.distinct_on.is_some()
+        || item.kind.outer()
         || item.on.is_some()
         || !item.hash_keys.is_empty()
     {
@@ -4792,10 +4917,19 @@ fn push_conjunct(from: &mut [FromItem], width: usize, c: BExpr) -> Option<BExpr>
         return Some(c);
     };
     let mut start = 0;
-    for item in from.iter_mut() {
+    // An item is a null side when it is joined by LEFT or FULL JOIN, or a later item by RIGHT
+    // or FULL JOIN.
+    let later_keeps_right: Vec<bool> = (0..from.len())
+        .map(|i| {
+            from[i + 1..]
+                .iter()
+                .any(|it| it.kind.keeps_unmatched_right())
+        })
+        .collect();
+    for (idx, item) in from.iter_mut().enumerate() {
         let end = start + item.width;
         if lo >= start && hi < end {
-            if item.kind == JoinKind::Left {
+            if item.kind.keeps_unmatched_left() || later_keeps_right[idx] {
                 return Some(c);
             }
             let own = map_cols(&c, &|i| i - start);
@@ -6039,6 +6173,24 @@ impl<'a, 'b> Executor<'a, 'b> {
                 return Err(e);
             }
         }
+        if let BSet::Select(sel) = &q.body {
+            if let Some(keys) = &sel.distinct_on {
+                // The first row of each key, in the query's order; then only the output
+                // columns.
+                let mut seen = HashSet::new();
+                let visible = keys.first().copied().unwrap_or(0);
+                rows.retain(|(r, _)| {
+                    let k: Vec<Value> = keys
+                        .iter()
+                        .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
+                        .collect();
+                    seen.insert(value_key(&k))
+                });
+                for (r, _) in &mut rows {
+                    crate::types::truncate_row(r, visible);
+                }
+            }
+        }
         let it = rows.into_iter().map(|r| r.0).skip(offset);
         Ok(match limit {
             Some(n) => it.take(n).collect(),
@@ -6405,7 +6557,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         // Joined rows are built at their final width once, then moved through the steps.
         let total: usize = from.iter().map(FromItem::joined_width).sum();
         let mut key = Vec::new();
-        for item in from {
+        for (i, item) in from.iter().enumerate() {
+            let joined_before: usize = from[..i].iter().map(FromItem::joined_width).sum();
             let mask = used.and_then(|u| u.get(start..start + item.width));
             let mut right = match (&item.source, self.needed_keys(item, &acc, parent)?) {
                 (Source::Virtual { schema, name }, Some((column, keys))) => {
@@ -6457,7 +6610,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 && acc[0].is_empty()
                 && item.hash_keys.is_empty()
                 && item.on.is_none()
-                && item.kind != JoinKind::Left;
+                && !item.kind.outer();
             // Equi-join keys select candidate rows through a hash index (over the item's full
             // rows); otherwise every row of the right side is a candidate. ON (the residual
             // condition) and LEFT padding are shared. Rows with equal keys are chained in
@@ -6511,6 +6664,11 @@ impl<'a, 'b> Executor<'a, 'b> {
             let mut next = Vec::new();
             let mut candidates = Vec::new();
             let added = item.joined_width();
+            let left_width = joined_before;
+            let mut right_matched = item
+                .kind
+                .keeps_unmatched_right()
+                .then(|| vec![false; right.len()]);
             for mut l in acc {
                 candidates.clear();
                 if hashed {
@@ -6558,6 +6716,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                     };
                     if ok {
                         matched = true;
+                        if let Some(m) = right_matched.as_mut() {
+                            m[ri] = true;
+                        }
                         next.push(row);
                     } else if l.is_empty() && width > 0 {
                         // The taken left row did not match: give it back.
@@ -6565,9 +6726,21 @@ impl<'a, 'b> Executor<'a, 'b> {
                         l = row;
                     }
                 }
-                if !matched && item.kind == JoinKind::Left {
+                if !matched && item.kind.keeps_unmatched_left() {
                     l.extend(std::iter::repeat_n(Value::Null, added));
                     next.push(l);
+                }
+            }
+            if let Some(matched) = right_matched {
+                // RIGHT / FULL JOIN: each right row nothing matched, after NULLs for the
+                // joined columns so far.
+                for (r, m) in right.iter().zip(matched) {
+                    if !m {
+                        let mut row = Vec::with_capacity(total);
+                        row.extend(std::iter::repeat_n(Value::Null, left_width));
+                        row.extend(r.iter().cloned());
+                        next.push(row);
+                    }
                 }
             }
             acc = next;
@@ -6628,6 +6801,10 @@ impl<'a, 'b> Executor<'a, 'b> {
         let Source::Virtual { schema, name } = &item.source else {
             return Ok(None);
         };
+        // A RIGHT or FULL JOIN keeps the rows nothing matches.
+        if item.kind.keeps_unmatched_right() {
+            return Ok(None);
+        }
         // Many joined rows can share few values (every column of a catalog has one of a
         // handful of types), so the bound is on distinct values.
         if let Some((left, BExpr::Col(c))) = item.hash_keys.first() {
@@ -6719,7 +6896,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         integer_key
             && only_max_k
             && sel.group.as_ref().is_some_and(Vec::is_empty)
-            && item.kind != JoinKind::Left
+            && !item.kind.outer()
             && item.on.is_none()
             && item.hash_keys.is_empty()
             && !own_writes
@@ -6970,7 +7147,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         else {
             return None;
         };
-        if !hash_keys.is_empty() || *kind == JoinKind::Left {
+        if !hash_keys.is_empty() || kind.outer() {
             return None;
         }
         let ranges = keys

@@ -95,6 +95,10 @@ EDGE = [
     "SELECT id FROM t1 ORDER BY id FETCH FIRST ROW ONLY",
     "SELECT id FROM t1 ORDER BY id OFFSET 3 ROWS FETCH NEXT 2 ROWS ONLY",
     "SELECT id FROM t1 ORDER BY id LIMIT 1 FETCH FIRST 2 ROWS ONLY",
+    "SELECT count(*), count(x.id), count(y.id) FROM t1 x RIGHT JOIN t2 y ON x.id = y.t1_id WHERE x.id IS NULL",
+    "SELECT x.id, y.id FROM t1 x FULL JOIN t2 y ON x.id = y.t1_id AND y.n > 3 WHERE y.s IS NULL OR x.a IS NULL ORDER BY 1, 2",
+    "SELECT x.id, y.id, z.k FROM t1 x JOIN t2 y ON x.id = y.t1_id RIGHT JOIN t3 z ON z.v = y.n ORDER BY 1, 2, 3",
+    "SELECT x.id, z.k FROM t1 x FULL OUTER JOIN t3 z ON z.v = x.a AND x.f ORDER BY 1, 2",
 ]
 
 # Column name -> type, per table.
@@ -269,7 +273,7 @@ class Gen:
             return f"{t} x", [("x", t)]
         if k == 2:
             return "t1 x, t3 y", [("x", "t1"), ("y", "t3")]
-        join = self.pick(["JOIN", "LEFT JOIN", "LEFT OUTER JOIN", "INNER JOIN"])
+        join = self.pick(["JOIN", "LEFT JOIN", "LEFT OUTER JOIN", "INNER JOIN", "RIGHT JOIN", "FULL JOIN"])
         on = "x.id = y.t1_id"
         scope = [("x", "t1"), ("y", "t2")]
         if self.r.random() < 0.4:
@@ -418,6 +422,9 @@ TYPED_EDGE = [
     "SELECT DISTINCT count(*) OVER (PARTITION BY d > 0) FROM t4 ORDER BY 1",
     "SELECT id, row_number() OVER (ORDER BY id) AS r FROM t4 ORDER BY r DESC LIMIT 3",
     "SELECT lag(d, 1, 'x') OVER (ORDER BY id) FROM t4",
+    "SELECT DISTINCT ON (d > 0) id FROM t4 ORDER BY id",
+    "SELECT DISTINCT ON (dt IS NULL, iv) dt IS NULL, iv, id FROM t4 ORDER BY iv, dt IS NULL, id DESC",
+    "SELECT DISTINCT ON (iv) iv, count(*) FROM t4 GROUP BY iv ORDER BY iv, 2",
     "SELECT lag(id, 1, 1.5) OVER (ORDER BY id), lead(ts, 1, '2000-01-01') OVER (ORDER BY id) FROM t4 ORDER BY 1, 2",
 ]
 
@@ -598,7 +605,16 @@ class TypedGen:
             items.append(f"{w} AS w{i}")
         return f"SELECT x.id, {', '.join(items)} FROM t4 x{where} ORDER BY 1"
 
+    def distinct_on(self):
+        key = self.pick(["(x.d > 0)", "x.iv", "date_trunc('decade', x.dt)", "x.dt IS NULL", "length(x.by)"])
+        extra = self.pick(["", ", x.ts", ", x.d DESC NULLS LAST", ", x.iv DESC"])
+        where = f" WHERE {self.cond()}" if self.r.random() < 0.4 else ""
+        return (f"SELECT DISTINCT ON ({key}) {key} AS k, x.id, {self.item()} AS c FROM t4 x{where} "
+                f"ORDER BY {key}{extra}, x.id{self.pick(['', ' DESC'])}")
+
     def statement(self):
+        if self.r.random() < 0.08:
+            return self.distinct_on()
         if self.r.random() < 0.25:
             return self.window_statement()
         where = f" WHERE {self.cond()}" if self.r.random() < 0.6 else ""
