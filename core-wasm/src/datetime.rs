@@ -365,6 +365,16 @@ pub fn extract(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
                 _ => date_field(u, days).ok_or_else(|| not_supported(name, ty))?,
             }
         }
+        // PostgreSQL 14+: infinity for the fields that grow with time, NULL for the others.
+        Value::Timestamp(ts @ (i64::MAX | i64::MIN)) => match u {
+            "epoch" | "julian" | "year" | "isoyear" | "decade" | "century" | "millennium" => {
+                Value::Numeric(if *ts > 0 { "Infinity" } else { "-Infinity" }.into())
+            }
+            "timezone" | "timezone_hour" | "timezone_minute" if ty != PgType::Timestamptz => {
+                return Err(not_supported(name, ty))
+            }
+            _ => Value::Null,
+        },
         Value::Timestamp(ts) => {
             let days = ts.div_euclid(USECS_PER_DAY);
             let time = ts.rem_euclid(USECS_PER_DAY);
@@ -440,6 +450,13 @@ pub fn extract(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
 /// interval's epoch), so the last bit agrees with it.
 pub fn date_part(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
     let exact = extract(name, v, ty)?;
+    match &exact {
+        Value::Null => return Ok(Value::Null),
+        Value::Numeric(n) if n.ends_with("Infinity") => {
+            return Ok(Value::Float(n.parse().unwrap_or(f64::NAN)))
+        }
+        _ => {}
+    }
     // Seconds of the minute and their microseconds, with C's truncating signs.
     let seconds = |u: &str, us: i64| -> f64 {
         let (s, f) = ((us / USECS_PER_SEC) as f64, (us % USECS_PER_SEC) as f64);

@@ -130,6 +130,9 @@ pub enum SqlError {
     /// A named object (a window of the WINDOW clause) that does not exist.
     #[error("{message}")]
     UndefinedObject { message: String },
+    /// A window call inside an aggregate's arguments.
+    #[error("{message}")]
+    AggregateNesting { message: String },
     /// `OVER` on a function that is neither a window function nor an aggregate.
     #[error("{message}")]
     WrongObjectType { message: String },
@@ -260,6 +263,7 @@ impl SqlError {
             SqlError::NotNullViolation { .. } => "23502",
             SqlError::InvalidText { .. } => "22P02",
             SqlError::Windowing { .. } => "42P20",
+            SqlError::AggregateNesting { .. } => "42803",
             SqlError::UndefinedObject { .. } => "42704",
             SqlError::WrongObjectType { .. } => "42809",
             SqlError::WindowFrameOffset { .. } => "22013",

@@ -709,8 +709,11 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
                     let x = std::mem::replace(e, BExpr::Const(Value::Null));
                     // Numbers change representation (an integer in a double precision column
                     // is a float, or UNION would keep 0 and 0.0 apart); texts do not.
-                    let renumber = f.is_numeric_family() && t.is_numeric_family();
+                    let renumber = (f.is_numeric_family() && t.is_numeric_family())
+                        || (*f == PgType::Date
+                            && matches!(t, PgType::Timestamp | PgType::Timestamptz));
                     *e = match coerce_expr(x, t)? {
+                        BExpr::Const(v) if renumber => BExpr::Const(cast_value(v, t)?),
                         c @ BExpr::Const(_) => c,
                         other if renumber => BExpr::Cast(Box::new(other), t),
                         other => other,
@@ -723,6 +726,17 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
     Ok(match set {
         BSet::Select(mut s) => {
             convert(&mut s.projection)?;
+            // An output column holding a window call is filled in by its `post` expression.
+            if let Some(w) = s.windowed.as_mut() {
+                for (j, e) in w.post.iter_mut() {
+                    if let (Some(f), Some(&t)) = (from.get(*j), to.get(*j)) {
+                        if *f != t {
+                            let x = std::mem::replace(e, BExpr::Const(Value::Null));
+                            *e = BExpr::Cast(Box::new(x), t);
+                        }
+                    }
+                }
+            }
             BSet::Select(s)
         }
         BSet::Combine(op, l, r, all) => BSet::Combine(
@@ -1100,6 +1114,18 @@ impl<'a, 'b> Binder<'a, 'b> {
     }
 
     pub fn bind_query(
+        &mut self,
+        q: &ast::Query,
+        outer: Option<&Scope>,
+    ) -> Result<BQuery, SqlError> {
+        // A query's window calls belong to its own select lists only.
+        let windows = self.windows.take();
+        let r = self.bind_query_windowless(q, outer);
+        self.windows = windows;
+        r
+    }
+
+    fn bind_query_windowless(
         &mut self,
         q: &ast::Query,
         outer: Option<&Scope>,
@@ -1500,7 +1526,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             });
             return Ok((items, scope));
         }
-        for twj in from {
+        for (comma_item, twj) in from.iter().enumerate() {
             let (src, cols) = self.bind_factor(&twj.relation)?;
             let width = cols.len();
             scope.cols.extend(cols);
@@ -1536,6 +1562,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                         ))
                     }
                 };
+                // After a comma, the join's left side is that item alone (`a, b RIGHT JOIN c`
+                // is `a × (b RIGHT JOIN c)`); the joins here run over everything before.
+                if comma_item > 0 && kind.keeps_unmatched_right() {
+                    return Err(SqlError::feature(
+                        "RIGHT or FULL JOIN after a comma in FROM (write the items as JOINs)",
+                    ));
+                }
                 let left_width = scope.cols.len();
                 let width = cols.len();
                 let using = match constraint {
@@ -2033,10 +2066,25 @@ impl<'a, 'b> Binder<'a, 'b> {
                         },
                         _ => None,
                     };
-                    let bound = match position {
-                        Some(i) => item_start
-                            .get(i.wrapping_sub(1))
-                            .and_then(|&p| projection.get(p))
+                    // A bare name of exactly one output column is that column, as in ORDER BY.
+                    let alias = match e {
+                        Expr::Identifier(idn) => {
+                            let n = ident(idn);
+                            let hits: Vec<usize> = columns
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, c)| c.name == n)
+                                .map(|(i, _)| i + 1)
+                                .collect();
+                            (hits.len() == 1).then(|| hits[0])
+                        }
+                        _ => None,
+                    };
+                    let bound = match position.or(alias) {
+                        Some(i) => (1..=columns.len())
+                            .contains(&i)
+                            .then(|| projection.get(i - 1))
+                            .flatten()
                             .cloned()
                             .ok_or_else(|| SqlError::InvalidColumnReference {
                                 message: format!("DISTINCT ON position {i} is not in select list"),
@@ -2065,7 +2113,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         let windowed = if windows.is_empty() {
             None
         } else {
-            Some(Box::new(rewrite_windows(&mut projection, windows)))
+            Some(Box::new(rewrite_windows(&mut projection, windows)?))
         };
         let distinct_on = if distinct_on.is_empty() {
             None
@@ -2567,14 +2615,31 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 let mut arms = Vec::new();
                 let mut then_types = Vec::new();
+                // PostgreSQL's planner drops the arms a constant condition rules out (and all
+                // after a constant true), so planning errors in them never come.
+                let mut live = true;
                 for cw in conditions {
+                    let saved = (!live).then(|| self.plan_error.take());
                     let (c, _) = sub!(&cw.condition);
+                    let ruled_out =
+                        op.is_none() && matches!(c, BExpr::Const(Value::Bool(false) | Value::Null));
+                    let saved_result = (live && ruled_out).then(|| self.plan_error.take());
                     let (r, rt) = sub!(&cw.result);
+                    if let Some(s) = saved_result {
+                        self.plan_error = s;
+                    }
+                    if let Some(s) = saved {
+                        self.plan_error = s;
+                    }
+                    if op.is_none() && matches!(c, BExpr::Const(Value::Bool(true))) {
+                        live = false;
+                    }
                     then_types.push(rt);
                     arms.push((c, r));
                 }
                 // PostgreSQL resolves the result type with the ELSE branch first.
                 let mut else_type = None;
+                let saved = (!live).then(|| self.plan_error.take());
                 let el = match else_result {
                     Some(x) => {
                         let (b, bt) = sub!(x);
@@ -2583,6 +2648,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                     None => None,
                 };
+                if let Some(s) = saved {
+                    self.plan_error = s;
+                }
                 let mut t = resolve_common(
                     "CASE",
                     else_type.into_iter().chain(then_types.iter().copied()),
@@ -2941,9 +3009,17 @@ impl<'a, 'b> Binder<'a, 'b> {
             };
             let mut bargs = Vec::new();
             let mut ty = PgType::Int8;
-            for a in &args {
-                // Aggregate arguments are evaluated per input row, never nested aggregates.
-                let (b, t) = self.bind_expr(a, scope, None)?;
+            // Aggregate arguments are evaluated per input row: never nested aggregates or
+            // window calls.
+            let windows = self.windows.take();
+            let clause = std::mem::replace(&mut self.clause, "aggregate arguments");
+            let bound = args
+                .iter()
+                .map(|a| self.bind_expr(a, scope, None))
+                .collect::<Result<Vec<_>, _>>();
+            self.windows = windows;
+            self.clause = clause;
+            for (b, t) in bound? {
                 bargs.push(b);
                 ty = t;
             }
@@ -3122,6 +3198,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 "a window function in ORDER BY (order by its select-list column instead)",
             ));
         }
+        if self.clause == "aggregate arguments" {
+            return Err(SqlError::AggregateNesting {
+                message: "aggregate function calls cannot contain window function calls".into(),
+            });
+        }
         let Some(mut list) = self.windows.take() else {
             return Err(windowing(format!(
                 "window functions are not allowed in {}",
@@ -3191,7 +3272,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             let arg_ty = types.first().copied().unwrap_or(PgType::Unknown);
             let int4 = |b: BExpr, t: PgType| -> Result<BExpr, SqlError> {
-                if t.is_integer() || t == PgType::Unknown {
+                if matches!(t, PgType::Int2 | PgType::Int4 | PgType::Unknown) {
                     coerce_expr(b, PgType::Int4)
                 } else {
                     Err(no_such_function(name, &types))
@@ -3283,7 +3364,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                                 return Err(SqlError::feature("RANGE frames with an offset"));
                             }
                             match literal_offset(e) {
-                                Some(n) if n >= 0 => Ok(n as usize),
+                                Some(n) if n >= 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
                                 Some(_) => Err(SqlError::WindowFrameOffset { which }),
                                 None => Err(SqlError::feature(
                                     "a frame offset other than an integer literal",
@@ -3370,9 +3451,33 @@ impl<'a, 'b> Binder<'a, 'b> {
         let mut bargs: Vec<BExpr> = Vec::new();
         let mut types = Vec::new();
         for a in args {
-            let (b, t) = self.bind_expr(a, scope, aggs.as_deref_mut())?;
+            // COALESCE stops at a non-null constant: PostgreSQL's planner drops the arguments
+            // after it, so their planning errors never come.
+            let dead = name == "coalesce"
+                && bargs
+                    .iter()
+                    .any(|b| matches!(b, BExpr::Const(v) if !v.is_null()));
+            let saved = dead.then(|| self.plan_error.take());
+            let bound = self.bind_expr(a, scope, aggs.as_deref_mut());
+            if let Some(s) = saved {
+                self.plan_error = s;
+            }
+            let (b, t) = bound?;
             bargs.push(b);
             types.push(t);
+        }
+        // encode(bytea, text): an untyped first argument is bytea; a text one has no encode.
+        if name == "encode" {
+            match types.first() {
+                Some(PgType::Unknown) => {
+                    if let Some(b) = bargs.first_mut() {
+                        let x = std::mem::replace(b, BExpr::Const(Value::Null));
+                        *b = coerce_expr(x, PgType::Bytea)?;
+                    }
+                }
+                Some(PgType::Bytea) => {}
+                _ => return Err(no_such_function(&name, &types)),
+            }
         }
         if DATETIME_FUNCTIONS.contains(&name.as_str()) {
             return self.bind_datetime_call(&name, bargs, &types);
@@ -3691,7 +3796,10 @@ fn map_children(e: BExpr, f: &mut dyn FnMut(BExpr) -> BExpr) -> BExpr {
 /// Rewrites a select list with window calls ([`Windowed`]): the windows' inputs and the
 /// window-free parts of the items that contain calls become extra projected columns, those
 /// items placeholders computed afterwards.
-fn rewrite_windows(projection: &mut Vec<BExpr>, windows: Vec<BoundWindow>) -> Windowed {
+fn rewrite_windows(
+    projection: &mut Vec<BExpr>,
+    windows: Vec<BoundWindow>,
+) -> Result<Windowed, SqlError> {
     let visible = projection.len();
     let mut extra: Vec<BExpr> = Vec::new();
     let mut column = |e: BExpr, extra: &mut Vec<BExpr>| -> usize {
@@ -3725,28 +3833,43 @@ fn rewrite_windows(projection: &mut Vec<BExpr>, windows: Vec<BoundWindow>) -> Wi
             filter,
         });
     }
-    // Window-free parts of the items that hold calls: computed with the row, then read.
+    // What the items that hold calls read of the row becomes projected columns; their
+    // operators stay in `post`, so a CASE evaluates only the branch it takes, as it would
+    // have. A subquery is read whole (with the row it belongs to).
     fn split(
         e: BExpr,
         extra: &mut Vec<BExpr>,
         column: &mut dyn FnMut(BExpr, &mut Vec<BExpr>) -> usize,
+        err: &mut Option<SqlError>,
     ) -> BExpr {
-        if !contains_window(&e) {
-            return match e {
-                BExpr::Const(_) => e,
-                other => BExpr::Col(column(other, extra)),
-            };
-        }
         match e {
             BExpr::Win(i) => BExpr::Win(i),
-            other => map_children(other, &mut |c| split(c, extra, column)),
+            e @ BExpr::Const(_) => e,
+            e @ (BExpr::Col(_)
+            | BExpr::Outer(..)
+            | BExpr::Agg(_)
+            | BExpr::Param(..)
+            | BExpr::Scalar(_)
+            | BExpr::Exists(..)
+            | BExpr::ArraySub(_)) => BExpr::Col(column(e, extra)),
+            BExpr::InSub(x, q, op, all) if !contains_window(&x) => {
+                BExpr::Col(column(BExpr::InSub(x, q, op, all), extra))
+            }
+            BExpr::InSub(_, q, ..) if q.correlated() => {
+                err.get_or_insert(SqlError::feature(
+                    "a window call compared with a correlated subquery",
+                ));
+                BExpr::Const(Value::Null)
+            }
+            other => map_children(other, &mut |c| split(c, extra, column, err)),
         }
     }
+    let mut err = None;
     let mut post = Vec::new();
     for (j, item) in projection.iter_mut().enumerate() {
         if contains_window(item) {
             let e = std::mem::replace(item, BExpr::Const(Value::Null));
-            post.push((j, split(e, &mut extra, &mut column)));
+            post.push((j, split(e, &mut extra, &mut column, &mut err)));
         }
     }
     // Window `i`'s value follows the projected row.
@@ -3758,12 +3881,15 @@ fn rewrite_windows(projection: &mut Vec<BExpr>, windows: Vec<BoundWindow>) -> Wi
         }
     }
     let post = post.into_iter().map(|(j, e)| (j, place(e, base))).collect();
+    if let Some(e) = err {
+        return Err(e);
+    }
     projection.extend(extra);
-    Windowed {
+    Ok(Windowed {
         specs,
         post,
         visible,
-    }
+    })
 }
 
 /// A frame offset written as an integer literal (`3 PRECEDING`, `-1 FOLLOWING`).
@@ -3989,6 +4115,10 @@ fn colname(e: &Expr) -> Option<(String, u8)> {
         },
         Expr::Array(_) => strong("array"),
         Expr::Interval(_) => Some(("interval".into(), 1)),
+        // `date '…'` is a cast of a literal: named after the type.
+        Expr::TypedString(ts) => sql_type(&ts.data_type)
+            .ok()
+            .map(|(t, _)| (t.typname().to_string(), 1)),
         Expr::Extract { .. } => strong("extract"),
         // The special syntaxes are named after the function PostgreSQL calls.
         Expr::Ceil { .. } => strong("ceil"),
@@ -5516,6 +5646,16 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
             }
             BExpr::Cast(x, t) => cast_value(self.eval(x, env)?, *t)?,
+            // COALESCE evaluates its arguments only up to the first that is not NULL.
+            BExpr::Func(name, args) if name == "coalesce" => {
+                for a in args {
+                    let v = self.eval(a, env)?;
+                    if !v.is_null() {
+                        return Ok(v);
+                    }
+                }
+                Value::Null
+            }
             BExpr::Func(name, args) => {
                 let vals = self.eval_each(args.iter(), env)?;
                 self.call(name, vals)?

@@ -1129,6 +1129,20 @@ pub fn parse_interval(s: &str) -> Option<Interval> {
             "microsecond" | "us" | "usec" => (0.0, 0.0, n / 1_000_000.0),
             _ => return None,
         };
+        // Fractions of a year or more are rounded to whole months (PostgreSQL 15); a month's
+        // fraction goes on into days.
+        let yearly = matches!(
+            base,
+            "year" | "yr" | "y" | "decade" | "century" | "centurie" | "millennium" | "millennia"
+        );
+        let months = if yearly {
+            months.round_ties_even()
+        } else {
+            months
+        };
+        if months.abs() > f64::from(i32::MAX) || days.abs() > f64::from(i32::MAX) {
+            return None;
+        }
         let whole_months = months.trunc();
         let days = days + (months - whole_months) * 30.0;
         let whole_days = days.trunc();

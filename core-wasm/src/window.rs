@@ -154,24 +154,27 @@ pub fn compute(
                 p
             };
         }
+        // Positions computed wide: offsets may be as large as a bigint.
         let frame_of = |p: usize| -> Option<(usize, usize)> {
+            let (pos, len) = (p as i128, n as i128);
             let start = match w.frame.start {
                 FrameEdge::UnboundedPreceding => 0,
-                FrameEdge::Preceding(k) if w.frame.rows => p.saturating_sub(k),
-                FrameEdge::CurrentRow if !w.frame.rows => group_start[p],
-                FrameEdge::CurrentRow | FrameEdge::Preceding(_) => p,
-                FrameEdge::Following(k) => p + k,
-                FrameEdge::UnboundedFollowing => n,
-            };
+                FrameEdge::Preceding(k) if w.frame.rows => pos - k as i128,
+                FrameEdge::CurrentRow if !w.frame.rows => group_start[p] as i128,
+                FrameEdge::CurrentRow | FrameEdge::Preceding(_) => pos,
+                FrameEdge::Following(k) => pos + k as i128,
+                FrameEdge::UnboundedFollowing => len,
+            }
+            .max(0);
             let end = match w.frame.end {
-                FrameEdge::UnboundedFollowing => n as isize - 1,
-                FrameEdge::Following(k) => (p + k).min(n - 1) as isize,
-                FrameEdge::CurrentRow if !w.frame.rows => group_end[p] as isize,
-                FrameEdge::CurrentRow => p as isize,
-                FrameEdge::Preceding(k) => p as isize - k as isize,
+                FrameEdge::UnboundedFollowing => len - 1,
+                FrameEdge::Following(k) => (pos + k as i128).min(len - 1),
+                FrameEdge::CurrentRow if !w.frame.rows => group_end[p] as i128,
+                FrameEdge::CurrentRow => pos,
+                FrameEdge::Preceding(k) => pos - k as i128,
                 FrameEdge::UnboundedPreceding => -1,
             };
-            (end >= start as isize && start < n).then_some((start, end as usize))
+            (end >= start && start < len).then_some((start as usize, end as usize))
         };
         let arg = |p: usize, i: usize| w.args.get(i).map_or(Value::Null, |&c| col(part[p], c));
         match w.func {
@@ -198,11 +201,11 @@ pub fn compute(
                             match offset {
                                 Value::Int(k) => {
                                     let target = if w.func == WinFunc::Lag {
-                                        p as i64 - k
+                                        p as i128 - i128::from(k)
                                     } else {
-                                        p as i64 + k
+                                        p as i128 + i128::from(k)
                                     };
-                                    if (0..n as i64).contains(&target) {
+                                    if (0..n as i128).contains(&target) {
                                         arg(target as usize, 0)
                                     } else {
                                         arg(p, 2)
@@ -220,7 +223,7 @@ pub fn compute(
                                 })
                             }
                             Value::Int(k) => match frame_of(p) {
-                                Some((s, e)) if s + (k as usize) - 1 <= e => {
+                                Some((s, e)) if s as i128 + i128::from(k) - 1 <= e as i128 => {
                                     arg(s + k as usize - 1, 0)
                                 }
                                 _ => Value::Null,
