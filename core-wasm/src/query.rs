@@ -1182,6 +1182,11 @@ impl<'a, 'b> Binder<'a, 'b> {
     /// Binds a WITH clause and makes its names visible to everything bound until
     /// [`Binder::pop_ctes`] (on error nothing stays pushed).
     pub fn push_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
+        // A recursive CTE reads itself; binding it as a plain one would report its own name
+        // as a missing relation.
+        if with.recursive {
+            return Err(SqlError::feature("WITH RECURSIVE"));
+        }
         self.ctes.push(HashMap::new());
         for cte in &with.cte_tables {
             let bound = self.bind_query(&cte.query, None);
