@@ -1240,20 +1240,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         }
                         _ => None,
                     },
-                    Expr::Identifier(idn) => {
-                        let n = ident(idn);
-                        let hits: Vec<usize> = columns
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, c)| c.name == n)
-                            .map(|(i, _)| i)
-                            .collect();
-                        if hits.len() == 1 {
-                            Some(hits[0])
-                        } else {
-                            None
-                        }
-                    }
+                    Expr::Identifier(idn) => output_column_named(&columns, &ident(idn)),
                     _ => None,
                 };
                 match out_idx {
@@ -2074,14 +2061,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     // A bare name of exactly one output column is that column, as in ORDER BY.
                     let alias = match e {
                         Expr::Identifier(idn) => {
-                            let n = ident(idn);
-                            let hits: Vec<usize> = columns
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, c)| c.name == n)
-                                .map(|(i, _)| i + 1)
-                                .collect();
-                            (hits.len() == 1).then(|| hits[0])
+                            output_column_named(&columns, &ident(idn)).map(|i| i + 1)
                         }
                         _ => None,
                     };
@@ -3743,6 +3723,16 @@ fn distinct_on_matches_order(
         }
     }
     Ok(())
+}
+
+/// The output column of this name, if exactly one has it (ORDER BY and DISTINCT ON read a
+/// bare name as an output column first).
+fn output_column_named(columns: &[ColMeta], name: &str) -> Option<usize> {
+    let mut hits = columns.iter().enumerate().filter(|(_, c)| c.name == name);
+    match (hits.next(), hits.next()) {
+        (Some((i, _)), None) => Some(i),
+        _ => None,
+    }
 }
 
 fn contains_window(e: &BExpr) -> bool {
