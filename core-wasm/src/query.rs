@@ -7209,7 +7209,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         let Some(w) = &sel.windowed else {
             return Ok(out);
         };
-        let rows: Vec<Vec<Value>> = out.iter().map(|(r, _)| r.clone()).collect();
+        // The windows read the projected rows in place (no copy of the result).
+        let rows: Vec<&[Value]> = out.iter().map(|(r, _)| r.as_slice()).collect();
         let mut tick = || self.cx.tick();
         let results = w
             .specs

@@ -94,7 +94,7 @@ pub struct WindowSpec {
 /// (statement cancellation and memory checks).
 pub fn compute(
     w: &WindowSpec,
-    rows: &[Vec<Value>],
+    rows: &[&[Value]],
     tick: &mut dyn FnMut() -> Result<(), SqlError>,
 ) -> Result<Vec<Value>, SqlError> {
     let col = |r: usize, c: usize| rows[r].get(c).cloned().unwrap_or(Value::Null);
@@ -263,7 +263,7 @@ fn aggregate(
     w: &WindowSpec,
     func: AggFunc,
     part: &[usize],
-    rows: &[Vec<Value>],
+    rows: &[&[Value]],
     frame_of: &dyn Fn(usize) -> Option<(usize, usize)>,
     out: &mut [Value],
     tick: &mut dyn FnMut() -> Result<(), SqlError>,
@@ -342,7 +342,8 @@ mod tests {
     }
 
     fn run(w: &WindowSpec, rows: &[Vec<Value>]) -> Vec<Value> {
-        compute(w, rows, &mut || Ok(())).expect("window")
+        let rows: Vec<&[Value]> = rows.iter().map(Vec::as_slice).collect();
+        compute(w, &rows, &mut || Ok(())).expect("window")
     }
 
     fn spec(func: WinFunc, args: Vec<usize>, frame: Frame) -> WindowSpec {
