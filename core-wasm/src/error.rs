@@ -108,6 +108,10 @@ pub enum SqlError {
     CannotCast { from: String, to: String },
     #[error("column reference \"{name}\" is ambiguous")]
     AmbiguousColumn { name: String },
+    /// A bare name in ORDER BY or DISTINCT ON names two different output columns: the client
+    /// should rename one or order by position.
+    #[error("{clause} \"{name}\" is ambiguous")]
+    AmbiguousOutputColumn { clause: &'static str, name: String },
     #[error(
         "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
     )]
@@ -276,7 +280,7 @@ impl SqlError {
             SqlError::UndefinedFunction { .. } => "42883",
             SqlError::AmbiguousFunction { .. } => "42725",
             SqlError::CannotCast { .. } => "42846",
-            SqlError::AmbiguousColumn { .. } => "42702",
+            SqlError::AmbiguousColumn { .. } | SqlError::AmbiguousOutputColumn { .. } => "42702",
             SqlError::Grouping { .. } => "42803",
             SqlError::CardinalityViolation => "21000",
             SqlError::DivisionByZero => "22012",

@@ -1240,7 +1240,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                         }
                         _ => None,
                     },
-                    Expr::Identifier(idn) => output_column_named(&columns, &ident(idn)),
+                    Expr::Identifier(idn) => {
+                        let exprs = match &body {
+                            BSet::Select(s) => Some(s.projection.as_slice()),
+                            _ => None,
+                        };
+                        output_column_named(&columns, exprs, &ident(idn), "ORDER BY")?
+                    }
                     _ => None,
                 };
                 match out_idx {
@@ -2060,9 +2066,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                     };
                     // A bare name of exactly one output column is that column, as in ORDER BY.
                     let alias = match e {
-                        Expr::Identifier(idn) => {
-                            output_column_named(&columns, &ident(idn)).map(|i| i + 1)
-                        }
+                        Expr::Identifier(idn) => output_column_named(
+                            &columns,
+                            Some(&projection),
+                            &ident(idn),
+                            "DISTINCT ON",
+                        )?
+                        .map(|i| i + 1),
                         _ => None,
                     };
                     let bound = match position.or(alias) {
@@ -3727,12 +3737,34 @@ fn distinct_on_matches_order(
 
 /// The output column of this name, if exactly one has it (ORDER BY and DISTINCT ON read a
 /// bare name as an output column first).
-fn output_column_named(columns: &[ColMeta], name: &str) -> Option<usize> {
-    let mut hits = columns.iter().enumerate().filter(|(_, c)| c.name == name);
-    match (hits.next(), hits.next()) {
-        (Some((i, _)), None) => Some(i),
-        _ => None,
+/// The output column a bare name in ORDER BY or DISTINCT ON means (PostgreSQL's SQL-92 rule:
+/// output names before input columns). Several columns of that name are one only when they
+/// are the same expression (`exprs`, the select list; none for a set operation's columns).
+fn output_column_named(
+    columns: &[ColMeta],
+    exprs: Option<&[BExpr]>,
+    name: &str,
+    clause: &'static str,
+) -> Result<Option<usize>, SqlError> {
+    let mut hits = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.name == name)
+        .map(|(i, _)| i);
+    let Some(first) = hits.next() else {
+        return Ok(None);
+    };
+    let same = |i: usize| match exprs {
+        Some(e) => e.get(i).is_some() && e.get(i) == e.get(first),
+        None => false,
+    };
+    if hits.any(|i| !same(i)) {
+        return Err(SqlError::AmbiguousOutputColumn {
+            clause,
+            name: name.into(),
+        });
     }
+    Ok(Some(first))
 }
 
 fn contains_window(e: &BExpr) -> bool {

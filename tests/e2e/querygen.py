@@ -99,6 +99,13 @@ EDGE = [
     "SELECT x.id, y.id FROM t1 x FULL JOIN t2 y ON x.id = y.t1_id AND y.n > 3 WHERE y.s IS NULL OR x.a IS NULL ORDER BY 1, 2",
     "SELECT x.id, y.id, z.k FROM t1 x JOIN t2 y ON x.id = y.t1_id RIGHT JOIN t3 z ON z.v = y.n ORDER BY 1, 2, 3",
     "SELECT x.id, z.k FROM t1 x FULL OUTER JOIN t3 z ON z.v = x.a AND x.f ORDER BY 1, 2",
+    # A bare name in ORDER BY / DISTINCT ON naming two output columns: ambiguous unless they
+    # are the same expression.
+    "SELECT a AS k, b AS k FROM t1 ORDER BY k",
+    "SELECT a AS k, a AS k, id FROM t1 ORDER BY k, id",
+    "SELECT DISTINCT ON (k) a AS k, b AS k FROM t1 ORDER BY 1",
+    "SELECT x.id, y.id FROM t1 x JOIN t2 y ON x.id = y.t1_id ORDER BY id",
+    "SELECT a AS k, b AS k FROM t1 UNION SELECT 1, 2 ORDER BY k",
 ]
 
 # Column name -> type, per table.
