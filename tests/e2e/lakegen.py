@@ -465,6 +465,8 @@ def main():
         stmts = gen.op(last)
         counts["ops"] += 1
         errs = []
+        if args.trace:
+            print(f"op {counts['ops']}: {' ; '.join(stmts)}", flush=True)
         for s in stmts:
             outs = [lk.run(lk.attach_sql() if s == "ATTACH" else s) for lk in lakes]
             counts["statements"] += 1
@@ -498,8 +500,7 @@ def main():
         if snap[0][0] == "ok":
             last = int(snap[0][1][0][0])
         if args.trace:
-            print(f"op {counts['ops']} -> snapshot {last}: {' ; '.join(stmts)}"
-                  + "".join(f"\n    error: {e}" for e in errs))
+            print("".join(f"    error: {e}\n" for e in errs) + f"    -> snapshot {last}", flush=True)
         if counts["ops"] % args.probe_every == 0:
             compare_probes()
     pa = compare_probes()

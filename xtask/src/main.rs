@@ -267,6 +267,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "generated_lake_ops_vs_postgres",
             "--test",
+            "concurrent_lake_invariants",
+            "--test",
             "replica",
             "--",
             "--test-threads",
