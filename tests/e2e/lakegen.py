@@ -132,6 +132,29 @@ NOW_RE = re.compile(r"datetime\.datetime\(20(?:2[6-9]|[3-9]\d),[^()]*tzinfo=<[^>
 UUID_RE = re.compile(r"(?!00000000-0000-4000-8000-)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
+def qi(name):
+    """A quoted identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def lit(text):
+    """A string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def ref(t):
+    """The lake's table or view `schema.name`."""
+    schema, name = t.split(".", 1)
+    return f"lake.{qi(schema)}.{qi(name)}"
+
+
+# Awkward texts for names, comments and commit messages: they reach the catalog inside SQL
+# string literals and come back in its rows.
+AWKWARD = ["", " Mixed Case", "-dash", 'quo"te', "it's", "ü", " back\\slash", "%_", "\U0001F986"]
+NOTES = ["plain", "it's quoted", "back\\slash \\x41", "new\nline", "tab\tstop", "emoji \U0001F986",
+         "E'not escape'", "$$dollar$$", "percent % and _", "x" * 500, ""]
+
+
 class Lake:
     """One DuckDB instance with the lake attached."""
 
@@ -210,6 +233,18 @@ class Gen:
         self.next_id += 1
         return f"{prefix}{self.next_id}"
 
+    def fresh_name(self, prefix):
+        """A new name, one in four with awkward characters (never a dot)."""
+        tail = self.r.choice(AWKWARD) if self.r.random() < 0.25 else ""
+        return self.fresh(prefix) + tail
+
+    def comment(self, t):
+        text = lit(self.r.choice(NOTES))
+        c = self.col(t)
+        if c is not None and self.r.random() < 0.5:
+            return f"COMMENT ON COLUMN {ref(t)}.{qi(c[0])} IS {text}"
+        return f"COMMENT ON TABLE {ref(t)} IS {text}"
+
     def table(self):
         return self.r.choice(sorted(self.tables)) if self.tables else None
 
@@ -222,6 +257,7 @@ class Gen:
         if c is None or self.r.random() < 0.1:
             return "true" if self.r.random() < 0.5 else "false"
         name, ty = c
+        name = qi(name)
         if ty == "BOOLEAN":
             return f"{name}" if self.r.random() < 0.5 else f"NOT {name}"
         if self.r.random() < 0.15:
@@ -238,14 +274,14 @@ class Gen:
     # --- operations --------------------------------------------------------------------------
     def create_table(self):
         schema = self.r.choice(self.schemas)
-        name = f"{schema}.{self.fresh('t')}"
+        name = f"{schema}.{self.fresh_name('t')}"
         n = self.r.randint(1, 6)
-        cols = [(f"c{k}", self.r.choice(list(TYPES))) for k in range(n)]
+        cols = [(self.fresh_name("c"), self.r.choice(list(TYPES))) for k in range(n)]
         if not any(ty in ORDERED for _, ty in cols):
-            cols.append((f"c{n}", "INTEGER"))
+            cols.append((self.fresh_name("c"), "INTEGER"))
         self.tables[name] = cols
-        body = ", ".join(f"{c} {ty}" for c, ty in cols)
-        return f"CREATE TABLE lake.{name} ({body})"
+        body = ", ".join(f"{qi(c)} {ty}" for c, ty in cols)
+        return f"CREATE TABLE {ref(name)} ({body})"
 
     def insert_values(self, t):
         cols = self.tables[t]
@@ -253,8 +289,8 @@ class Gen:
         for _ in range(self.r.randint(1, 6)):
             vals = ["NULL" if self.r.random() < 0.15 else TYPES[ty][0](self.r) for _, ty in cols]
             rows.append("(" + ", ".join(vals) + ")")
-        names = ", ".join(c for c, _ in cols)
-        return f"INSERT INTO lake.{t} ({names}) VALUES " + ", ".join(rows)
+        names = ", ".join(qi(c) for c, _ in cols)
+        return f"INSERT INTO {ref(t)} ({names}) VALUES " + ", ".join(rows)
 
     def insert_range(self, t):
         cols = self.tables[t]
@@ -262,8 +298,8 @@ class Gen:
         n = self.r.choice([3, 20, 200, 3000])
         exprs = ", ".join(f"CASE WHEN i % 11 = {k} THEN NULL ELSE {TYPES[ty][1]} END"
                           for k, (_, ty) in enumerate(cols))
-        names = ", ".join(c for c, _ in cols)
-        return f"INSERT INTO lake.{t} ({names}) SELECT {exprs} FROM range({lo}, {lo + n}) r(i)"
+        names = ", ".join(qi(c) for c, _ in cols)
+        return f"INSERT INTO {ref(t)} ({names}) SELECT {exprs} FROM range({lo}, {lo + n}) r(i)"
 
     def update(self, t):
         c = self.col(t)
@@ -271,69 +307,69 @@ class Gen:
             return self.select(t)
         name, ty = c
         val = "NULL" if self.r.random() < 0.2 else TYPES[ty][0](self.r)
-        return f"UPDATE lake.{t} SET {name} = {val} WHERE {self.pred(t)}"
+        return f"UPDATE {ref(t)} SET {qi(name)} = {val} WHERE {self.pred(t)}"
 
     def delete(self, t):
-        return f"DELETE FROM lake.{t} WHERE {self.pred(t)}"
+        return f"DELETE FROM {ref(t)} WHERE {self.pred(t)}"
 
     def select(self, t, at=None):
         where = self.pred(t)
         tt = f" AT (VERSION => {at})" if at is not None else ""
         c = self.col(t, ORDERED)
         if c is not None and self.r.random() < 0.4:
-            name = c[0]
+            name = qi(c[0])
             return (f"SELECT count(*), count({name}), min({name}), max({name}) "
-                    f"FROM lake.{t}{tt} WHERE {where}")
-        return f"SELECT * FROM lake.{t}{tt} WHERE {where} ORDER BY ALL LIMIT 40"
+                    f"FROM {ref(t)}{tt} WHERE {where}")
+        return f"SELECT * FROM {ref(t)}{tt} WHERE {where} ORDER BY ALL LIMIT 40"
 
     def alter(self, t):
         cols = self.tables[t]
         k = self.r.random()
         if k < 0.3:
-            name = self.fresh("c")
+            name = self.fresh_name("c")
             ty = self.r.choice(list(TYPES))
             cols.append((name, ty))
             default = f" DEFAULT {TYPES[ty][0](self.r)}" if self.r.random() < 0.4 and ty in DEFAULTABLE else ""
-            return f"ALTER TABLE lake.{t} ADD COLUMN {name} {ty}{default}"
+            return f"ALTER TABLE {ref(t)} ADD COLUMN {qi(name)} {ty}{default}"
         if k < 0.5 and len(cols) > 1:
             c = self.r.choice(cols)
             cols.remove(c)
-            return f"ALTER TABLE lake.{t} DROP COLUMN {c[0]}"
+            return f"ALTER TABLE {ref(t)} DROP COLUMN {qi(c[0])}"
         if k < 0.7:
             i = self.r.randrange(len(cols))
-            new = self.fresh("c")
+            new = self.fresh_name("c")
             old = cols[i][0]
             cols[i] = (new, cols[i][1])
-            return f"ALTER TABLE lake.{t} RENAME COLUMN {old} TO {new}"
+            return f"ALTER TABLE {ref(t)} RENAME COLUMN {qi(old)} TO {qi(new)}"
         if k < 0.8:
             promotable = [c for c in cols if c[1] in PROMOTE]
             if promotable:
                 c = self.r.choice(promotable)
                 ty = self.r.choice(PROMOTE[c[1]])
                 cols[cols.index(c)] = (c[0], ty)
-                return f"ALTER TABLE lake.{t} ALTER COLUMN {c[0]} TYPE {ty}"
+                return f"ALTER TABLE {ref(t)} ALTER COLUMN {qi(c[0])} TYPE {ty}"
         schema = t.split(".")[0]
-        new = f"{schema}.{self.fresh('t')}"
+        new = f"{schema}.{self.fresh_name('t')}"
         self.tables[new] = self.tables.pop(t)
-        return f"ALTER TABLE lake.{t} RENAME TO {new.split('.')[1]}"
+        return f"ALTER TABLE {ref(t)} RENAME TO {qi(new.split('.')[1])}"
 
     def partition(self, t):
         c = self.col(t, ["INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "DATE", "BOOLEAN"])
         if c is None or self.r.random() < 0.3:
-            return f"ALTER TABLE lake.{t} RESET PARTITIONED BY"
+            return f"ALTER TABLE {ref(t)} RESET PARTITIONED BY"
         name, ty = c
-        key = f"year({name})" if ty == "DATE" and self.r.random() < 0.5 else name
-        return f"ALTER TABLE lake.{t} SET PARTITIONED BY ({key})"
+        key = f"year({qi(name)})" if ty == "DATE" and self.r.random() < 0.5 else qi(name)
+        return f"ALTER TABLE {ref(t)} SET PARTITIONED BY ({key})"
 
     def view(self, t):
-        name = f"{t.split('.')[0]}.{self.fresh('v')}"
+        name = f"{t.split('.')[0]}.{self.fresh_name('v')}"
         self.views.append(name)
-        return f"CREATE VIEW lake.{name} AS SELECT * FROM lake.{t} WHERE {self.pred(t)}"
+        return f"CREATE VIEW {ref(name)} AS SELECT * FROM {ref(t)} WHERE {self.pred(t)}"
 
     def drop_table(self, t):
         del self.tables[t]
         # Views over it stay in the catalog; querying them is an error on both lakes alike.
-        return f"DROP TABLE lake.{t}"
+        return f"DROP TABLE {ref(t)}"
 
     def maintenance(self):
         return self.r.choice([
@@ -351,9 +387,9 @@ class Gen:
         t = self.table()
         if t is None or r < 0.08:
             if self.r.random() < 0.15:
-                s = self.fresh("s")
+                s = self.fresh_name("s")
                 self.schemas.append(s)
-                return [f"CREATE SCHEMA lake.{s}"]
+                return [f"CREATE SCHEMA lake.{qi(s)}"]
             return [self.create_table()]
         if r < 0.30:
             return [self.insert_values(t) if self.r.random() < 0.5 else self.insert_range(t)]
@@ -368,16 +404,18 @@ class Gen:
         if r < 0.69:
             lo = self.r.randint(0, last_snapshot)
             schema, name = t.split(".")
-            return [f"SELECT * FROM ducklake_table_changes('lake', '{schema}', '{name}', {lo}, {last_snapshot}) "
+            return [f"SELECT * FROM ducklake_table_changes('lake', {lit(schema)}, {lit(name)}, {lo}, {last_snapshot}) "
                     "ORDER BY ALL LIMIT 60"]
         if r < 0.75:
             return [self.alter(t)]
         if r < 0.78:
             return [self.partition(t)]
-        if r < 0.80:
+        if r < 0.79:
             return [self.view(t)]
+        if r < 0.81:
+            return [self.comment(t)]
         if r < 0.82 and self.views:
-            return [f"SELECT * FROM lake.{self.r.choice(self.views)} ORDER BY ALL LIMIT 20"]
+            return [f"SELECT * FROM {ref(self.r.choice(self.views))} ORDER BY ALL LIMIT 20"]
         if r < 0.84:
             return [self.drop_table(t)]
         if r < 0.91:
@@ -385,6 +423,9 @@ class Gen:
             # it was, so only writes that do not change the model go into one.
             body = [self.r.choice([self.insert_values, self.insert_range, self.update, self.delete])(t)
                     for _ in range(self.r.randint(1, 4))]
+            if self.r.random() < 0.4:
+                body.append(f"CALL ducklake_set_commit_message('lake', {lit(self.r.choice(NOTES))}, "
+                            f"{lit(self.r.choice(NOTES))}, extra_info => {lit(self.r.choice(NOTES))})")
             end = "COMMIT" if self.r.random() < 0.7 else "ROLLBACK"
             return ["BEGIN"] + body + [self.select(t), end]
         if r < 0.97:
@@ -396,7 +437,11 @@ def probe(lake, tables):
     """What both lakes must agree on as a whole."""
     out = {}
     for t in sorted(tables):
-        out[t] = lake.run(f"SELECT * FROM lake.{t} ORDER BY ALL")
+        out[t] = lake.run(f"SELECT * FROM {ref(t)} ORDER BY ALL")
+    out["comments"] = lake.run(
+        "SELECT schema_name, table_name, comment, NULL FROM duckdb_tables() WHERE database_name = 'lake' "
+        "UNION ALL SELECT schema_name, table_name, column_name, comment FROM duckdb_columns() "
+        "WHERE database_name = 'lake' AND comment IS NOT NULL ORDER BY ALL")
     out["snapshots"] = lake.run(
         "SELECT snapshot_id, schema_version, changes::VARCHAR, author, commit_message "
         "FROM ducklake_snapshots('lake') ORDER BY snapshot_id")
