@@ -36,6 +36,8 @@ sys.path.insert(0, os.path.join(shared, "tools"))
 import dlconn  # noqa: E402
 import psycopg  # noqa: E402
 
+import difflog  # noqa: E402  (beside this script)
+
 # Column types with a literal for a drawn value and an expression over `i` for generated rows.
 TYPES = {
     "INTEGER": (lambda r: str(r.choice([r.randint(-1000, 1000), 0, 2147483647, -2147483648])),
@@ -554,16 +556,8 @@ def main():
     counts["last_snapshot"] = last
 
     summary = {"seed": args.seed, "inline": inline, **counts, "differences": len(diffs)}
-    print(json.dumps(summary))
     print("errors by kind:", json.dumps(sorted(error_kinds.items(), key=lambda kv: -kv[1])[:12], indent=0))
-    for d in diffs[: args.show]:
-        print(f"--- op {d['op']}: {d['what']}\n    postgres: {json.dumps(d['postgres'])[:700]}\n"
-              f"    rocklake: {json.dumps(d['rocklake'])[:700]}")
-    if args.report:
-        with open(args.report, "w") as f:
-            json.dump({"summary": summary, "differences": diffs}, f, indent=1)
-    print("RESULT", json.dumps(summary))
-    return 1 if diffs else 0
+    return difflog.finish(summary, diffs, args.show, args.report, lambda d: f"op {d['op']}: {d['what']}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import sys
 
 import psycopg
 
+import difflog
+
 SETUP = [
     "CREATE TABLE t1 (id BIGINT PRIMARY KEY, a INTEGER, b BIGINT, s VARCHAR, f BOOLEAN)",
     "CREATE TABLE t2 (id BIGINT PRIMARY KEY, t1_id BIGINT, n BIGINT, s VARCHAR)",
@@ -707,15 +709,7 @@ def main():
     for c in conns:
         c.close()
     summary = {"seed": args.seed, **counts, "differences": len(diffs)}
-    print(json.dumps(summary))
-    for d in diffs[: args.show]:
-        print(f"--- #{d['index']}: {d['sql']}\n    postgres: {json.dumps(d['postgres'])[:600]}\n"
-              f"    rocklake: {json.dumps(d['rocklake'])[:600]}")
-    if args.report:
-        with open(args.report, "w") as f:
-            json.dump({"summary": summary, "differences": diffs}, f, indent=1)
-    print("RESULT", json.dumps(summary))
-    return 1 if diffs else 0
+    return difflog.finish(summary, diffs, args.show, args.report, lambda d: f"#{d['index']}: {d['sql']}")
 
 
 if __name__ == "__main__":
