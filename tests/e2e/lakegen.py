@@ -161,7 +161,7 @@ class Lake:
     """One DuckDB instance with the lake attached."""
 
     def __init__(self, dsn, data, inline):
-        self.dsn, self.data, self.inline = dsn, data.rstrip("/") + "/", inline
+        self.dsn, self.data = dsn, data.rstrip("/") + "/"
         os.makedirs(self.data, exist_ok=True)
         self.open()
         self.con.execute(f"CALL lake.set_option('data_inlining_row_limit', {inline})")
@@ -202,13 +202,15 @@ class Lake:
 
 
 class Gen:
+    """Draws operations from a model of the lake's schemas, tables (with their columns' types)
+    and views."""
+
     def __init__(self, rng):
         self.r = rng
         self.schemas = ["main"]
         self.tables = {}  # "schema.name" -> [(column, type)]
         self.views = []
         self.next_id = 0
-        self.in_txn = False
 
     def sync(self, con):
         """The model from the lake's catalog, after a statement that changed it failed."""
