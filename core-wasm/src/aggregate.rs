@@ -97,7 +97,13 @@ impl AggState {
         matches!(f, AggFunc::StringAgg | AggFunc::ArrayAgg)
     }
 
-    /// One non-null input (`sep`: `string_agg`'s separator for it; `keys`: its ORDER BY
+    /// Whether NULL inputs are fed to the aggregate: `array_agg` is not strict, its array
+    /// holds them; every other aggregate skips them.
+    pub fn takes_nulls(f: AggFunc) -> bool {
+        f == AggFunc::ArrayAgg
+    }
+
+    /// One input, not NULL unless [`AggState::takes_nulls`] (`sep`: `string_agg`'s separator for it; `keys`: its ORDER BY
     /// values, empty without ORDER BY).
     pub fn feed(&mut self, v: Value, sep: Option<Value>, keys: Vec<Value>) -> Result<(), SqlError> {
         if let Some(seen) = &mut self.seen {

@@ -77,6 +77,9 @@ pub enum SqlError {
     },
     #[error("invalid input syntax for type {type_name}: \"{input}\"")]
     InvalidText { type_name: String, input: String },
+    /// An array literal that is not `{…}` of elements: fix the literal.
+    #[error("malformed array literal: \"{input}\"")]
+    MalformedArray { input: String },
     /// Date/time text that is not a date or time at all: fix the literal.
     #[error("invalid input syntax for type {type_name}: \"{input}\"")]
     InvalidDatetimeText { type_name: String, input: String },
@@ -265,7 +268,7 @@ impl SqlError {
             SqlError::DuplicateColumn { .. } => "42701",
             SqlError::UniqueViolation { .. } => "23505",
             SqlError::NotNullViolation { .. } => "23502",
-            SqlError::InvalidText { .. } => "22P02",
+            SqlError::InvalidText { .. } | SqlError::MalformedArray { .. } => "22P02",
             SqlError::Windowing { .. } => "42P20",
             SqlError::AggregateNesting { .. } => "42803",
             SqlError::UndefinedObject { .. } => "42704",

@@ -4124,7 +4124,7 @@ fn colname(e: &Expr) -> Option<(String, u8)> {
             Some(named) if named.1 > 1 => Some(named),
             _ => sql_type(data_type)
                 .ok()
-                .map(|(t, _)| (t.typname().to_string(), 1)),
+                .map(|(t, _)| (t.cast_column_name().to_string(), 1)),
         },
         Expr::Nested(x) => colname(x),
         Expr::Case { else_result, .. } => match else_result.as_deref().and_then(colname) {
@@ -4145,7 +4145,7 @@ fn colname(e: &Expr) -> Option<(String, u8)> {
         // `date '…'` is a cast of a literal: named after the type.
         Expr::TypedString(ts) => sql_type(&ts.data_type)
             .ok()
-            .map(|(t, _)| (t.typname().to_string(), 1)),
+            .map(|(t, _)| (t.cast_column_name().to_string(), 1)),
         Expr::Extract { .. } => strong("extract"),
         // The special syntaxes are named after the function PostgreSQL calls.
         Expr::Ceil { .. } => strong("ceil"),
@@ -7463,7 +7463,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             Some(e) => self.eval(e, &env)?,
             None => Value::Null,
         };
-        if v.is_null() {
+        if v.is_null() && !AggState::takes_nulls(a.func) {
             return Ok(());
         }
         let sep = match (a.func, a.args.get(1)) {

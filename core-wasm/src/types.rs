@@ -179,6 +179,16 @@ impl PgType {
     pub fn is_numeric_family(self) -> bool {
         self.is_integer() || matches!(self, PgType::Float4 | PgType::Float8 | PgType::Numeric)
     }
+    /// The column name PostgreSQL gives a cast to this type: the type's name as written, so
+    /// an array type is named after its element (`x::text[]` is `text`).
+    pub fn cast_column_name(self) -> &'static str {
+        match self {
+            PgType::Int2Array => PgType::Int2.typname(),
+            PgType::TextArray => PgType::Text.typname(),
+            t => t.typname(),
+        }
+    }
+
     pub fn is_array(self) -> bool {
         matches!(self, PgType::Int2Array | PgType::TextArray)
     }
@@ -811,16 +821,118 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Array(items) => {
             let inner: Vec<String> = items
                 .iter()
-                .map(|x| format_text(x, PgType::Text).unwrap_or_else(|| "NULL".into()))
+                .map(|x| match format_text(x, PgType::Text) {
+                    Some(t) => quote_array_element(&t),
+                    None => "NULL".into(),
+                })
                 .collect();
             format!("{{{}}}", inner.join(","))
         }
     })
 }
 
+/// An array element as PostgreSQL's `array_out` writes it: in double quotes, with `"` and `\`
+/// escaped, when it is empty, reads as NULL, or holds a delimiter, brace, quote, backslash or
+/// white space; as it is otherwise.
+fn quote_array_element(t: &str) -> String {
+    let needs = t.is_empty()
+        || t.eq_ignore_ascii_case("NULL")
+        || t.chars().any(|c| {
+            matches!(
+                c,
+                '"' | '\\' | '{' | '}' | ',' | ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'
+            )
+        });
+    if !needs {
+        return t.to_string();
+    }
+    let mut out = String::with_capacity(t.len() + 2);
+    out.push('"');
+    for c in t.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The elements of a one-dimensional array literal's body (between its braces), as
+/// PostgreSQL's `array_in` reads them: quoted or not, backslash escapes in both, white space
+/// around unquoted elements dropped, an unquoted `NULL` (any case) a null element. `None` for
+/// a malformed body (nested braces, stray quotes, an empty element).
+fn parse_array_elements(body: &str) -> Option<Vec<Option<String>>> {
+    let is_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
+    let mut items = Vec::new();
+    if body.chars().all(is_space) {
+        return Some(items);
+    }
+    let mut chars = body.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| is_space(*c)) {
+            chars.next();
+        }
+        let mut text = String::new();
+        let item = if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '"' => break,
+                    '\\' => text.push(chars.next()?),
+                    c => text.push(c),
+                }
+            }
+            while chars.peek().is_some_and(|c| is_space(*c)) {
+                chars.next();
+            }
+            Some(text)
+        } else {
+            // Unescaped trailing white space is not part of the element.
+            let (mut kept, mut escaped) = (0, false);
+            while let Some(&c) = chars.peek() {
+                match c {
+                    ',' => break,
+                    '{' | '}' | '"' => return None,
+                    '\\' => {
+                        chars.next();
+                        text.push(chars.next()?);
+                        kept = text.len();
+                        escaped = true;
+                        continue;
+                    }
+                    c => {
+                        text.push(c);
+                        if !is_space(c) {
+                            kept = text.len();
+                        }
+                    }
+                }
+                chars.next();
+            }
+            text.truncate(kept);
+            if text.is_empty() {
+                return None;
+            }
+            (escaped || !text.eq_ignore_ascii_case("NULL")).then_some(text)
+        };
+        items.push(item);
+        match chars.next() {
+            None => return Some(items),
+            Some(',') => {}
+            Some(_) => return None,
+        }
+    }
+}
+
 // ------------------------------------------------------------------ text input
 
 fn invalid(ty: PgType, s: &str) -> SqlError {
+    if ty.is_array() {
+        return SqlError::MalformedArray {
+            input: s.to_string(),
+        };
+    }
     SqlError::InvalidText {
         type_name: ty.sql_name().to_string(),
         input: s.to_string(),
@@ -1250,14 +1362,11 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
                 PgType::Text
             };
             let mut items = Vec::new();
-            if !inner.is_empty() {
-                for part in inner.split(',') {
-                    items.push(if part == "NULL" {
-                        Value::Null
-                    } else {
-                        parse_text(part.trim_matches('"'), elem)?
-                    });
-                }
+            for part in parse_array_elements(inner).ok_or_else(err)? {
+                items.push(match part {
+                    None => Value::Null,
+                    Some(t) => parse_text(&t, elem)?,
+                });
             }
             Value::Array(items.into())
         }
@@ -1408,6 +1517,55 @@ mod tests {
         assert_eq!(
             (Arc::strong_count(&text), Arc::strong_count(&array)),
             (1, 1)
+        );
+    }
+
+    #[test]
+    fn arrays_read_and_write_as_postgresql_does() {
+        // PostgreSQL 15's output for these elements, byte for byte.
+        let items = ["a\\b", "c\"d", "e f", "", "NULL", "{x}", "a,b", "plain"];
+        let mut v: Vec<Value> = items.iter().map(|t| Value::text(*t)).collect();
+        v.insert(3, Value::Null);
+        let text = format_text(&Value::Array(v.clone().into()), PgType::TextArray);
+        assert_eq!(
+            text.as_deref(),
+            Some(r#"{"a\\b","c\"d","e f",NULL,"","NULL","{x}","a,b",plain}"#)
+        );
+        let back = parse_text(text.as_deref().unwrap_or_default(), PgType::TextArray);
+        assert_eq!(back.ok(), Some(Value::Array(v.into())));
+        // array_in: white space around unquoted elements, escapes outside quotes, NULL in
+        // any case unquoted only.
+        let read = |s: &str| parse_text(s, PgType::TextArray).ok();
+        let arr = |xs: &[Option<&str>]| {
+            Value::Array(
+                xs.iter()
+                    .map(|x| x.map_or(Value::Null, Value::text))
+                    .collect::<Vec<_>>()
+                    .into(),
+            )
+        };
+        assert_eq!(
+            read("{ a , b c ,null}"),
+            Some(arr(&[Some("a"), Some("b c"), None]))
+        );
+        assert_eq!(
+            read("{a\\,b,\"NULL\",\\NULL}"),
+            Some(arr(&[Some("a,b"), Some("NULL"), Some("NULL")]))
+        );
+        assert_eq!(read("{}"), Some(arr(&[])));
+        assert_eq!(read("{ }"), Some(arr(&[])));
+        assert_eq!(read("{\"\"}"), Some(arr(&[Some("")])));
+        for bad in [
+            "{a,,b}", "{{a}}", "{a\"b}", "{\"a\"b}", "{a,}", "{\"a}", "a,b",
+        ] {
+            assert_eq!(read(bad), None, "{bad:?}");
+        }
+        let ints = parse_text("{1, 2 ,NULL}", PgType::Int2Array).ok();
+        assert_eq!(
+            ints,
+            Some(Value::Array(
+                vec![Value::Int(1), Value::Int(2), Value::Null].into()
+            ))
         );
     }
 

@@ -288,7 +288,7 @@ fn aggregate(
             return Ok(());
         }
         let v = w.args.first().map_or(Value::Null, |&c| col(r, c));
-        if v.is_null() {
+        if v.is_null() && !AggState::takes_nulls(func) {
             return Ok(());
         }
         let sep = match func {

@@ -108,6 +108,14 @@ EDGE = [
     "SELECT DISTINCT ON (k) a AS k, b AS k FROM t1 ORDER BY 1",
     "SELECT x.id, y.id FROM t1 x JOIN t2 y ON x.id = y.t1_id ORDER BY id",
     "SELECT a AS k, b AS k FROM t1 UNION SELECT 1, 2 ORDER BY k",
+    # Array text: elements quoted and escaped as array_out does, read back as array_in does.
+    "SELECT ARRAY['a\\b', 'c\"d', 'e f', NULL, '', 'NULL', '{x}', 'a,b']",
+    "SELECT '{\" a \",b\\,c, NULL ,null,\"NULL\"}'::text[]",
+    "SELECT ARRAY['a\\b', 'x y']::text",
+    "SELECT array_agg(s::text ORDER BY s) FROM t1",
+    "SELECT '{a,,b}'::text[]",
+    "SELECT '{1, 2 ,NULL}'::int2[]",
+    "SELECT '{a}'::int2[]",
 ]
 
 # Column name -> type, per table.
