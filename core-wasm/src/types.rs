@@ -182,10 +182,15 @@ impl PgType {
     /// The column name PostgreSQL gives a cast to this type: the type's name as written, so
     /// an array type is named after its element (`x::text[]` is `text`).
     pub fn cast_column_name(self) -> &'static str {
+        self.element().unwrap_or(self).typname()
+    }
+
+    /// The element type of an array type.
+    pub fn element(self) -> Option<PgType> {
         match self {
-            PgType::Int2Array => PgType::Int2.typname(),
-            PgType::TextArray => PgType::Text.typname(),
-            t => t.typname(),
+            PgType::Int2Array => Some(PgType::Int2),
+            PgType::TextArray => Some(PgType::Text),
+            _ => None,
         }
     }
 
@@ -831,18 +836,19 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
     })
 }
 
+/// White space as `array_in` / `array_out` see it (`array_isspace`).
+fn is_array_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+}
+
 /// An array element as PostgreSQL's `array_out` writes it: in double quotes, with `"` and `\`
 /// escaped, when it is empty, reads as NULL, or holds a delimiter, brace, quote, backslash or
 /// white space; as it is otherwise.
 fn quote_array_element(t: &str) -> String {
     let needs = t.is_empty()
         || t.eq_ignore_ascii_case("NULL")
-        || t.chars().any(|c| {
-            matches!(
-                c,
-                '"' | '\\' | '{' | '}' | ',' | ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'
-            )
-        });
+        || t.chars()
+            .any(|c| matches!(c, '"' | '\\' | '{' | '}' | ',') || is_array_space(c));
     if !needs {
         return t.to_string();
     }
@@ -863,14 +869,13 @@ fn quote_array_element(t: &str) -> String {
 /// around unquoted elements dropped, an unquoted `NULL` (any case) a null element. `None` for
 /// a malformed body (nested braces, stray quotes, an empty element).
 fn parse_array_elements(body: &str) -> Option<Vec<Option<String>>> {
-    let is_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
     let mut items = Vec::new();
-    if body.chars().all(is_space) {
+    if body.chars().all(is_array_space) {
         return Some(items);
     }
     let mut chars = body.chars().peekable();
     loop {
-        while chars.peek().is_some_and(|c| is_space(*c)) {
+        while chars.peek().is_some_and(|c| is_array_space(*c)) {
             chars.next();
         }
         let mut text = String::new();
@@ -883,7 +888,7 @@ fn parse_array_elements(body: &str) -> Option<Vec<Option<String>>> {
                     c => text.push(c),
                 }
             }
-            while chars.peek().is_some_and(|c| is_space(*c)) {
+            while chars.peek().is_some_and(|c| is_array_space(*c)) {
                 chars.next();
             }
             Some(text)
@@ -903,7 +908,7 @@ fn parse_array_elements(body: &str) -> Option<Vec<Option<String>>> {
                     }
                     c => {
                         text.push(c);
-                        if !is_space(c) {
+                        if !is_array_space(c) {
                             kept = text.len();
                         }
                     }
@@ -1356,11 +1361,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
                 .strip_prefix('{')
                 .and_then(|x| x.strip_suffix('}'))
                 .ok_or_else(err)?;
-            let elem = if ty == PgType::Int2Array {
-                PgType::Int2
-            } else {
-                PgType::Text
-            };
+            let elem = ty.element().unwrap_or(PgType::Text);
             let mut items = Vec::new();
             for part in parse_array_elements(inner).ok_or_else(err)? {
                 items.push(match part {
