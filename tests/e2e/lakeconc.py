@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Concurrent DuckLake writers with invariants: several DuckDB processes run random transactions
-on one lake at the same time while another compacts it, and every committed change must be
+on one lake at the same time, then the lake is compacted, and every committed change must be
 there exactly once, every failed one not at all, and every snapshot must read the same later.
 
-usage: lakeconc.py --dsn DSN --data DIR [--seed N] [--writers N] [--txns N] [--report OUT.json]
+usage: lakeconc.py --dsn DSN --data DIR [--seed N] [--writers N] [--txns N]
+                   [--maintenance LIST] [--after LIST] [--report OUT.json]
 
 The shared workload's conflict test has three processes insert rows. Here each writer owns the
 rows of its own id `w` in two shared tables and in tables of its own, and draws transactions
