@@ -35,6 +35,10 @@ pub struct Table {
     /// Secondary indexes (RockLake's access paths for DuckLake's own tables; index number =
     /// position here, part of every entry's key).
     pub indexes: Vec<Index>,
+    /// The commit that wrote this definition (`pg_class.xmin`, which clients such as DuckDB's
+    /// staleness check compare to see a table changed); 0 while the transaction that creates
+    /// or alters it is open. Not stored: it is the definition's version.
+    pub version: u64,
 }
 
 /// A secondary index: entries keyed by these columns' values, then the row key.
@@ -194,6 +198,7 @@ impl Table {
             primary_key,
             pkey_name: def.pkey_name.clone(),
             indexes,
+            version: 0,
         })
     }
 }
@@ -333,6 +338,7 @@ pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlE
         "oid" => PgType::Oid,
         "regclass" => PgType::Regclass,
         "tid" => PgType::Tid,
+        "xid" => PgType::Xid,
         other => {
             return Err(SqlError::UndefinedFunction {
                 message: format!("type \"{other}\" does not exist"),

@@ -344,9 +344,12 @@ impl Engine {
             }
         }
         let p = [keys::TAG_TABLE_DEF];
-        for (_, env, _) in scan_visible(kv, &p, &keys::prefix_end(&p), latest)? {
+        for (_, env, seq) in scan_visible(kv, &p, &keys::prefix_end(&p), latest)? {
             if let Envelope::TableDef(def) = env {
-                let t = Table::from_proto(&def)?;
+                let t = Table {
+                    version: seq,
+                    ..Table::from_proto(&def)?
+                };
                 st.put_table(Arc::new(t));
             }
         }
@@ -991,7 +994,8 @@ impl Engine {
                         .scans
                         .get_mut()
                         .committed(from, self.st.latest, f.written.as_deref());
-                    for t in f.tables {
+                    for mut t in f.tables {
+                        Arc::make_mut(&mut t).version = aw.seq;
                         self.st.put_table(t);
                     }
                     for id in f.dropped {

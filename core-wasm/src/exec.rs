@@ -482,6 +482,7 @@ pub fn virtual_rows(
         user: cx.user,
         row_counts: &counts,
         settings: Some(cx.settings),
+        txid: cx.txid(),
     };
     crate::pgcatalog::build_only(schema, name, &view, only, columns)
         .map(|v| v.rows)
@@ -1260,6 +1261,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         name,
         columns,
         primary_key: pk,
+        version: 0,
     };
     let pending = cx.pending()?;
     pending.put_table(Arc::new(table), true)?;

@@ -345,9 +345,12 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
     }
     Ok(match ty {
         PgType::Bool => Value::Bool(r.byte()? != 0),
-        PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass => {
-            Value::Int(r.i64()?)
-        }
+        PgType::Int2
+        | PgType::Int4
+        | PgType::Int8
+        | PgType::Oid
+        | PgType::Regclass
+        | PgType::Xid => Value::Int(r.i64()?),
         PgType::Float4 | PgType::Float8 => {
             let enc = r.u64()?;
             let bits = if enc == u64::MAX {

@@ -21,6 +21,11 @@
 //!   `cardinal_number` → `int4`). `oidvector` columns (`pg_index.indclass`, `indcollation`) and
 //!   `anyarray` (`pg_attribute.attmissingval`) are left out; system columns (`ctid`, attnum < 0)
 //!   are not listed in `pg_attribute`.
+//! * `pg_class` has one system column, `xmin`: the commit that wrote the table's definition
+//!   ([`crate::catalog::Table::version`]). It changes with every change of a definition, a
+//!   superset of PostgreSQL's (whose `pg_class` row is not rewritten by DROP or RENAME COLUMN),
+//!   so a client that reloads on a changed `xmin` (DuckDB's `pg_staleness_query_enabled`) never
+//!   keeps a stale table.
 
 use crate::catalog::{Column, Schema, Table, TableRef, BUILTIN_SCHEMAS, FIRST_USER_OID};
 use crate::types::{PgType, Value};
@@ -35,6 +40,8 @@ pub const SUPERUSER_OID: u32 = 10;
 pub const CURRENT_DATABASE_OID: u32 = FIRST_USER_OID - 1;
 
 const PG_CATALOG_OID: u32 = 11;
+/// `xmin` of what exists from the start (PostgreSQL's `BootstrapTransactionId`).
+const BOOTSTRAP_XID: u64 = 1;
 const HEAP_AM_OID: u32 = 2;
 const BTREE_AM_OID: u32 = 403;
 const DEFAULT_COLLATION_OID: u32 = 100;
@@ -45,6 +52,9 @@ pub struct VColumn {
     pub name: &'static str,
     pub ty: PgType,
     pub typmod: i32,
+    /// `pg_attribute.attnum`: its position from 1, or a system column's negative number
+    /// (hidden from `*`, after the others in every row).
+    pub attnum: i16,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +76,8 @@ pub struct CatalogView<'a> {
     pub row_counts: &'a dyn Fn(u32) -> u64,
     /// The session's settings (`pg_settings`); `None`: a fresh session's defaults.
     pub settings: Option<crate::settings::View<'a>>,
+    /// The reading transaction's id (`txid_current()`): the `xmin` of definitions it wrote.
+    pub txid: u64,
 }
 
 // ------------------------------------------------------------------ relation directory
@@ -824,13 +836,26 @@ fn find(schema: Option<&str>, name: &str) -> Option<&'static RelInfo> {
         .find(|r| r.schema == schema && r.name == name)
 }
 
-fn vcolumns(cols: Spec) -> Vec<VColumn> {
-    cols.iter()
-        .map(|(name, ty)| VColumn {
+/// A relation's columns, then its system columns: of those RockLake has only `pg_class.xmin`
+/// (the transaction that last wrote the row, which DuckDB's staleness check reads).
+fn vcolumns(info: &RelInfo) -> Vec<VColumn> {
+    let system: &[(&str, PgType, i16)] = match info.rel {
+        Which::Class => &[("xmin", PgType::Xid, -2)],
+        _ => &[],
+    };
+    let visible = info.cols.iter().enumerate().map(|(i, (name, ty))| VColumn {
+        name,
+        ty: *ty,
+        typmod: -1,
+        attnum: i as i16 + 1,
+    });
+    visible
+        .chain(system.iter().map(|&(name, ty, attnum)| VColumn {
             name,
-            ty: *ty,
+            ty,
             typmod: -1,
-        })
+            attnum,
+        }))
         .collect()
 }
 
@@ -849,7 +874,7 @@ pub fn reads_session_settings(schema: Option<&str>, name: &str) -> bool {
 
 /// Column list without building rows (for planning/Describe).
 pub fn columns(schema: Option<&str>, name: &str) -> Option<(u32, Vec<VColumn>)> {
-    find(schema, name).map(|r| (r.oid, vcolumns(r.cols)))
+    find(schema, name).map(|r| (r.oid, vcolumns(r)))
 }
 
 /// The rows a caller needs of a relation: those whose column `column` passes `keep` (a join
@@ -936,7 +961,7 @@ pub fn build_only(
     }
     Some(VirtualTable {
         rel_oid: info.oid,
-        columns: vcolumns(info.cols),
+        columns: vcolumns(info),
         rows,
     })
 }
@@ -1100,10 +1125,13 @@ const BASE_TYPES: &[BaseType] = &[
         "-",
     ),
     bt(
-        26, "oid", 4, true, 'N', false, 1028, 'i', 'p', 0, "oidin", "-",
+        26, "oid", 4, true, 'N', true, 1028, 'i', 'p', 0, "oidin", "-",
     ),
     bt(
         27, "tid", 6, false, 'U', false, 1010, 's', 'p', 0, "tidin", "-",
+    ),
+    bt(
+        28, "xid", 4, true, 'U', false, 1011, 'i', 'p', 0, "xidin", "-",
     ),
     bt(
         700, "float4", 4, true, 'N', false, 1021, 'i', 'p', 0, "float4in", "-",
@@ -1518,6 +1546,7 @@ fn class_row(
     shared: bool,
     kind: char,
     natts: usize,
+    xmin: u64,
 ) -> Vec<Value> {
     let is_table = kind == 'r';
     vec![
@@ -1554,6 +1583,8 @@ fn class_row(
         NULL,
         NULL,
         NULL,
+        // xid is 32 bits wide.
+        Value::Int((xmin as u32).into()),
     ]
 }
 
@@ -1583,6 +1614,7 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
             r.shared,
             r.kind,
             r.cols.len(),
+            BOOTSTRAP_XID,
         ));
     }
     for tb in view.tables {
@@ -1594,6 +1626,10 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
         }
         let ns = schema_oid_of(view, &tb.schema);
         let live = (view.row_counts)(tb.id) as f32 as f64;
+        let xmin = match tb.version {
+            0 => view.txid,
+            v => v,
+        };
         if want_table {
             rows.push(class_row(
                 need,
@@ -1610,6 +1646,7 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
                 false,
                 'r',
                 tb.columns.len(),
+                xmin,
             ));
         }
         if want_pkey {
@@ -1628,6 +1665,7 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
                 false,
                 'i',
                 tb.primary_key.len(),
+                xmin,
             ));
         }
     }
@@ -2554,6 +2592,7 @@ mod tests {
             primary_key: vec![0],
             pkey_name: "ducklake_snapshot_pkey".into(),
             indexes: vec![],
+            version: 731,
         }
     }
 
@@ -2585,6 +2624,7 @@ mod tests {
             primary_key: vec![],
             pkey_name: String::new(),
             indexes: vec![],
+            version: 0,
         }
     }
 
@@ -2619,6 +2659,7 @@ mod tests {
             user: "postgres",
             row_counts: &counts,
             settings: None,
+            txid: 900,
         }
     }
 
@@ -2744,7 +2785,7 @@ mod tests {
                 for (v, c) in row.iter().zip(&vt.columns) {
                     let ok = match (v, c.ty) {
                         (Value::Null, _) => true,
-                        (Value::Int(_), t) => t.is_integer(),
+                        (Value::Int(_), t) => t.is_integer() || t == PgType::Xid,
                         (Value::Float(_), t) => t == PgType::Float4,
                         (Value::Bool(_), t) => t == PgType::Bool,
                         (Value::Text(s), PgType::Char) => s.chars().count() <= 1,
@@ -3060,6 +3101,39 @@ mod tests {
         // A table DuckDB asks for before it exists (ducklake_inlined_delete_N): no rows.
         assert!(duckdb_column_query(&f, "dlmeta", "ducklake_inlined_delete_1").is_empty());
         assert!(duckdb_column_query(&f, "public", "ducklake_snapshot").is_empty());
+    }
+
+    /// `pg_class.xmin`, a system column after the others: the commit that wrote a table's
+    /// definition (its primary key's too), the reader's own transaction for a definition it
+    /// has not committed, bootstrap for the emulated catalogs.
+    #[test]
+    fn pg_class_xmin_is_the_definitions_version() {
+        let f = fixture();
+        let vt = get(None, "pg_class", &f);
+        let last = vt.columns.last().map(|c| (c.name, c.ty, c.attnum));
+        assert_eq!(last, Some(("xmin", PgType::Xid, -2)));
+        assert!(vt.columns[..vt.columns.len() - 1]
+            .iter()
+            .all(|c| c.attnum > 0));
+        assert_eq!(
+            columns(None, "pg_class").map(|(_, c)| c.len()),
+            Some(vt.columns.len())
+        );
+        let xmin = |name: &str| {
+            let rows = rows_where(&vt, "relname", name);
+            assert_eq!(rows.len(), 1, "{name}");
+            txt(&vt, rows[0], "xmin")
+        };
+        assert_eq!(xmin("ducklake_snapshot").as_deref(), Some("731"));
+        assert_eq!(xmin("ducklake_snapshot_pkey").as_deref(), Some("731"));
+        // version 0: written by the reading transaction (the view's txid 900)
+        assert_eq!(xmin("ducklake_inlined_data_1_1").as_deref(), Some("900"));
+        assert_eq!(xmin("pg_class").as_deref(), Some("1"));
+        // No other relation has system columns here, and pg_attribute does not list them.
+        let attribute = columns(None, "pg_attribute").unwrap_or_default().1;
+        assert!(attribute.iter().all(|c| c.attnum > 0));
+        let attrs = get(None, "pg_attribute", &f);
+        assert!(rows_where(&attrs, "attname", "xmin").is_empty());
     }
 
     #[test]

@@ -462,6 +462,12 @@ pub struct CatalogMemo {
 }
 
 impl ReadCx<'_> {
+    /// The reading transaction's id (`txid_current()`): one past the commit it reads, the
+    /// first sequence number its own commit could get.
+    pub fn txid(&self) -> u64 {
+        self.at + 1
+    }
+
     /// Counts one row of work: fails when the statement outgrew its memory budget (a row can
     /// be wide, so every row), and every 4096 rows asks the host whether to stop.
     pub fn tick(&self) -> Result<(), SqlError> {
@@ -777,7 +783,8 @@ fn category(t: PgType) -> u8 {
         PgType::Time => 8,
         PgType::Tid => 9,
         PgType::Int2Array | PgType::TextArray => 10,
-        _ => 11,
+        PgType::Xid => 11,
+        _ => 12,
     }
 }
 
@@ -848,6 +855,8 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
         (Value::Int(i), PgType::Int2 | PgType::Int4 | PgType::Int8) => fit_integer(i.into(), to)?,
         (Value::Int(i), PgType::Oid | PgType::Regclass) => parse_text(&i.to_string(), to)?,
+        // An integer compared with an xid (`xideqint4`): its 32 bits.
+        (Value::Int(i), PgType::Xid) => Value::Int((i as u32).into()),
         (Value::Int(i), PgType::Bool) => Value::Bool(i != 0),
         (Value::Float(f), PgType::Int2 | PgType::Int4 | PgType::Int8) => {
             // NaN and infinities saturate, then fail the range check like PostgreSQL's.
@@ -1251,7 +1260,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 match out_idx {
                     Some(i) => order.push(OrderKey {
-                        expr: BExpr::Col(i),
+                        expr: BExpr::Col(ordered_type(i, columns[i].ty)?),
                         on_output: true,
                         desc,
                         nulls_first,
@@ -1272,7 +1281,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                             if grouped { Some(&mut aggs) } else { None },
                         );
                         self.clause = clause;
-                        let (e, _) = e?;
+                        let (e, et) = e?;
+                        ordered_type((), et)?;
                         if let BSet::Select(s) = &body {
                             if aggs.len() != s.aggs.len() {
                                 return Err(SqlError::feature(
@@ -1824,15 +1834,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                     let cols = vcols
                         .iter()
-                        .enumerate()
-                        .map(|(i, c)| ColMeta {
+                        .map(|c| ColMeta {
                             name: ColName::Borrowed(c.name),
                             ty: c.ty,
                             typmod: c.typmod,
                             table_oid: rel_oid,
-                            attnum: i as i16 + 1,
+                            attnum: c.attnum,
                             qual: Some(qual.clone()),
-                            hidden: false,
+                            hidden: c.attnum < 0,
                         })
                         .collect();
                     return Ok((
@@ -3019,6 +3028,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ty = t;
             }
             let out = aggregate_type(func, ty, &name)?;
+            if distinct {
+                // DISTINCT sorts its inputs.
+                ordered_type((), ty)?;
+            }
             let mut order = Vec::new();
             for k in order_by {
                 let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
@@ -3628,6 +3641,24 @@ fn resolve_common(what: &str, types: impl Iterator<Item = PgType>) -> Result<PgT
 /// PostgreSQL has no operator between values of two type categories (`text = bigint`): an
 /// error telling the client to cast, unless one side is an untyped literal.
 fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
+    if a == PgType::Xid || b == PgType::Xid {
+        // xid has `=` and `<>`, against xid and against integer, and nothing else.
+        let other = if a == PgType::Xid { b } else { a };
+        if matches!(op, "=" | "<>" | "!=")
+            && matches!(
+                other,
+                PgType::Xid | PgType::Int4 | PgType::Int2 | PgType::Unknown
+            )
+        {
+            return Ok(());
+        }
+        return Err(no_such_operator(format!(
+            "{} {} {}",
+            a.sql_name(),
+            if op == "!=" { "<>" } else { op },
+            b.sql_name()
+        )));
+    }
     if a == PgType::Unknown || b == PgType::Unknown || category(a) == category(b) {
         return Ok(());
     }
@@ -3636,6 +3667,20 @@ fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
         a.sql_name(),
         b.sql_name()
     )))
+}
+
+/// `x`, when values of type `ty` can be sorted: PostgreSQL has no ordering operator for xid.
+fn ordered_type<T>(x: T, ty: PgType) -> Result<T, SqlError> {
+    if ty == PgType::Xid {
+        return Err(SqlError::UndefinedFunction {
+            message: format!(
+                "could not identify an ordering operator for type {}",
+                ty.sql_name()
+            ),
+            hint: Some("Use an explicit ordering operator or modify the query.".into()),
+        });
+    }
+    Ok(x)
 }
 
 /// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches.
@@ -3688,7 +3733,7 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
         AggFunc::Min | AggFunc::Max => match ty {
             PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
             // PostgreSQL 15 has no min/max for these.
-            PgType::Bytea | PgType::Bool | PgType::Uuid => {
+            PgType::Bytea | PgType::Bool | PgType::Uuid | PgType::Xid => {
                 return Err(no_such_function(name, &[ty]))
             }
             other => other,
@@ -3987,6 +4032,13 @@ fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
 fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     if from == PgType::Timestamp && to.is_string() {
         return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
+    }
+    // xid converts only through its text form.
+    if (from == PgType::Xid) != (to == PgType::Xid) && !from.is_string() && !to.is_string() {
+        return Err(SqlError::CannotCast {
+            from: from.sql_name().into(),
+            to: to.sql_name().into(),
+        });
     }
     coerce_or_cast(e, to)
 }
@@ -6000,7 +6052,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             "quote_ident" => text(0)
                 .map(|s| Value::text(format!("\"{}\"", s.replace('"', "\"\""))))
                 .unwrap_or(Value::Null),
-            "txid_current" => Value::Int(self.cx.at as i64 + 1),
+            "txid_current" => Value::Int(self.cx.txid() as i64),
             "pg_backend_pid" => Value::Int(0),
             "array" => Value::Array(a.into()),
             "array_length" => match a.first() {

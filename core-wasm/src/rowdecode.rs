@@ -337,6 +337,7 @@ mod tests {
             primary_key: Vec::new(),
             pkey_name: String::new(),
             indexes: Vec::new(),
+            version: 0,
         }
     }
 

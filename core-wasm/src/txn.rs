@@ -120,8 +120,12 @@ impl PendingCatalogTxn {
         Ok(())
     }
 
-    pub fn put_table(&mut self, table: Arc<Table>, created: bool) -> Result<(), SqlError> {
+    pub fn put_table(&mut self, mut table: Arc<Table>, created: bool) -> Result<(), SqlError> {
         self.charge(256 + table.columns.len() * 64)?;
+        if table.version != 0 {
+            // An altered copy of a committed definition: its version is this transaction's.
+            Arc::make_mut(&mut table).version = 0;
+        }
         let id = table.id;
         self.ops.push(if created {
             BufferedOp::CreateTable { table_id: id }

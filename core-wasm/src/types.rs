@@ -32,6 +32,9 @@ pub enum PgType {
     Oid,
     Regclass,
     Tid,
+    /// A transaction id (`xmin` of `pg_class` rows): only `=` / `<>` (also against integer)
+    /// and casts from and to text, as in PostgreSQL.
+    Xid,
     Int2Array,
     TextArray,
     /// An untyped string literal before it meets a context (PostgreSQL's `unknown`).
@@ -52,6 +55,7 @@ impl PgType {
             PgType::Text => 25,
             PgType::Oid => 26,
             PgType::Tid => 27,
+            PgType::Xid => 28,
             PgType::Float4 => 700,
             PgType::Float8 => 701,
             PgType::Int2Array => 1005,
@@ -74,7 +78,12 @@ impl PgType {
         match self {
             PgType::Bool | PgType::Char => 1,
             PgType::Int2 => 2,
-            PgType::Int4 | PgType::Float4 | PgType::Oid | PgType::Regclass | PgType::Date => 4,
+            PgType::Int4
+            | PgType::Float4
+            | PgType::Oid
+            | PgType::Regclass
+            | PgType::Date
+            | PgType::Xid => 4,
             PgType::Int8
             | PgType::Float8
             | PgType::Timestamp
@@ -113,6 +122,7 @@ impl PgType {
             PgType::Oid => "oid",
             PgType::Regclass => "regclass",
             PgType::Tid => "tid",
+            PgType::Xid => "xid",
             PgType::Int2Array => "_int2",
             PgType::TextArray => "_text",
             PgType::Unknown => "unknown",
@@ -164,6 +174,7 @@ impl PgType {
             "oid" => PgType::Oid,
             "regclass" => PgType::Regclass,
             "tid" => PgType::Tid,
+            "xid" => PgType::Xid,
             "_int2" => PgType::Int2Array,
             "_text" => PgType::TextArray,
             _ => return None,
@@ -1355,6 +1366,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
             let (b, o) = parse_tid(s).ok_or_else(err)?;
             Value::Tid(b, o)
         }
+        PgType::Xid => Value::Int(xid_in(s).into()),
         PgType::Int2Array | PgType::TextArray => {
             let inner = s
                 .trim()
@@ -1375,7 +1387,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 24] = [
+pub const ALL_TYPES: [PgType; 25] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -1398,9 +1410,44 @@ pub const ALL_TYPES: [PgType; 24] = [
     PgType::Oid,
     PgType::Regclass,
     PgType::Tid,
+    PgType::Xid,
     PgType::Int2Array,
     PgType::TextArray,
 ];
+
+/// PostgreSQL 15's `xidin`: C's `strtoul(s, NULL, 0)` truncated to 32 bits — leading white
+/// space, a sign (a minus negates, wrapping), `0x` for hexadecimal and `0` for octal, digits up
+/// to the first that is not one; nothing readable is 0. It never fails.
+fn xid_in(s: &str) -> u32 {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .filter(|h| h.starts_with(|c: char| c.is_ascii_hexdigit()))
+    {
+        (16, h)
+    } else if t.starts_with('0') {
+        (8, t)
+    } else {
+        (10, t)
+    };
+    let mut n: u64 = 0;
+    for c in digits.chars() {
+        let Some(d) = c.to_digit(radix) else { break };
+        // strtoul saturates at ULONG_MAX on overflow, whose low 32 bits are all ones.
+        n = n
+            .checked_mul(radix.into())
+            .and_then(|n| n.checked_add(d.into()))
+            .unwrap_or(u64::MAX);
+    }
+    let n = if negative { n.wrapping_neg() } else { n };
+    n as u32
+}
 
 pub fn type_by_oid(oid: u32) -> Option<PgType> {
     ALL_TYPES.iter().copied().find(|t| t.oid() == oid)
@@ -1518,6 +1565,38 @@ mod tests {
         assert_eq!(
             (Arc::strong_count(&text), Arc::strong_count(&array)),
             (1, 1)
+        );
+    }
+
+    /// What PostgreSQL 15.18 answered for `'…'::xid` (its xidin is C's strtoul, truncated).
+    #[test]
+    fn xid_input_reads_as_postgresql_does() {
+        for (text, want) in [
+            ("12", 12),
+            (" 12 ", 12),
+            ("-1", 4_294_967_295),
+            ("abc", 0),
+            ("", 0),
+            ("4294967296", 0),
+            ("4294967297", 1),
+            ("99999999999999999999999", 4_294_967_295),
+            ("0x1f", 31),
+            ("0X1F", 31),
+            ("0xg", 0),
+            ("017", 15),
+            ("019", 1),
+            ("+7", 7),
+            ("7abc", 7),
+        ] {
+            assert_eq!(
+                parse_text(text, PgType::Xid),
+                Ok(Value::Int(want)),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            format_text(&Value::Int(4_294_967_295), PgType::Xid).as_deref(),
+            Some("4294967295")
         );
     }
 

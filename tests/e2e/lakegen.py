@@ -160,8 +160,8 @@ NOTES = ["plain", "it's quoted", "back\\slash \\x41", "new\nline", "tab\tstop", 
 class Lake:
     """One DuckDB instance with the lake attached."""
 
-    def __init__(self, dsn, data, inline):
-        self.dsn, self.data = dsn, data.rstrip("/") + "/"
+    def __init__(self, dsn, data, inline, settings=()):
+        self.dsn, self.data, self.settings = dsn, data.rstrip("/") + "/", settings
         os.makedirs(self.data, exist_ok=True)
         self.open()
         self.con.execute(f"CALL lake.set_option('data_inlining_row_limit', {inline})")
@@ -169,6 +169,8 @@ class Lake:
     def open(self):
         self.con = dlconn.connect(exts=("ducklake", "postgres"))
         self.con.execute("SET threads = 1")
+        for name, value in self.settings:
+            self.con.execute(f"SET {name} = {value}")
         self.attach()
 
     def reopen(self):
@@ -480,12 +482,15 @@ def main():
     ap.add_argument("--report")
     ap.add_argument("--show", type=int, default=10)
     ap.add_argument("--trace", action="store_true", help="print every operation and its snapshot")
+    ap.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                    help="a DuckDB setting for both instances before ATTACH (e.g. pg_use_binary_copy=false)")
     args = ap.parse_args()
+    settings = [tuple(s.split("=", 1)) for s in args.setting]
 
     rng = random.Random(args.seed)
     inline = rng.choice([0, 10])
-    lakes = [Lake(args.a, os.path.join(args.data, "a"), inline),
-             Lake(args.b, os.path.join(args.data, "b"), inline)]
+    lakes = [Lake(args.a, os.path.join(args.data, "a"), inline, settings),
+             Lake(args.b, os.path.join(args.data, "b"), inline, settings)]
     gen = Gen(rng)
     diffs, counts = [], {"ops": 0, "statements": 0, "errors": 0, "rows": 0, "probes": 0,
                            "order_dependent": 0, "internal_errors": 0}
@@ -557,7 +562,7 @@ def main():
     counts["tables"] = len(gen.tables)
     counts["last_snapshot"] = last
 
-    summary = {"seed": args.seed, "inline": inline, **counts, "differences": len(diffs)}
+    summary = {"seed": args.seed, "inline": inline, "settings": args.setting, **counts, "differences": len(diffs)}
     print("errors by kind:", json.dumps(sorted(error_kinds.items(), key=lambda kv: -kv[1])[:12], indent=0))
     return difflog.finish(summary, diffs, args.show, args.report, lambda d: f"op {d['op']}: {d['what']}")
 

@@ -116,6 +116,21 @@ EDGE = [
     "SELECT '{a,,b}'::text[]",
     "SELECT '{1, 2 ,NULL}'::int2[]",
     "SELECT '{a}'::int2[]",
+    # xid (pg_class.xmin, which DuckDB's staleness check reads): strtoul's input, = and <>
+    # against xid and integer only, no ordering, casts through text only.
+    "SELECT '-1'::xid, 'abc'::xid, '4294967296'::xid, ' 12 '::xid, '0x1f'::xid, '017'::xid, '+7'::xid",
+    "SELECT '12'::xid = 12, '12'::xid <> 13, '12'::xid = '12', '12'::xid IN ('12', '13'), '12'::xid != 12",
+    "SELECT '12'::xid = 12::bigint",
+    "SELECT '12'::xid < '13'::xid",
+    "SELECT '12'::xid::bigint",
+    "SELECT 12::xid",
+    "SELECT '12'::xid::text::bigint + 1, '7'::xid::text",
+    "SELECT xmin FROM pg_class ORDER BY xmin LIMIT 1",
+    "SELECT max(xmin) FROM pg_class",
+    # A table and its primary key are written by one transaction, two tables by two.
+    "SELECT c.xmin = i.xmin, c.xmin = d.xmin, c.xmin <> d.xmin FROM pg_class c, pg_class i, pg_class d "
+    "WHERE c.relname = 't1' AND i.relname = 't1_pkey' AND d.relname = 't2'",
+    "SELECT relname FROM pg_class WHERE xmin = xmin AND relname IN ('t1', 't2', 't3') ORDER BY 1",
 ]
 
 # Column name -> type, per table.

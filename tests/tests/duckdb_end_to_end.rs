@@ -333,3 +333,69 @@ fn duckdb_144_lake_migrates_under_155_as_on_postgres() {
     assert_eq!(rl_catalog, pg_catalog, "the migrated catalogs differ");
     rl.stop().expect("stop");
 }
+
+/// DuckDB with `pg_staleness_query_enabled` (DuckDB 1.5.5's check, before every catalog
+/// access, of `pg_class.xmin` for the schema's relations): DuckLake on the catalog works with
+/// it, and a table of the catalog database DuckDB has cached is reloaded after another client
+/// adds a column — and stays stale without the check.
+const STALENESS: &str = r#"
+import sys, json, dlconn, psycopg
+dsn, data = sys.argv[1], sys.argv[2]
+def ext(sql):
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(sql)
+con = dlconn.connect(exts=("ducklake", "postgres"))
+con.execute("SET pg_staleness_query_enabled = true")
+q = lambda c, sql: [list(r) for r in c.execute(sql).fetchall()]
+con.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS lake (DATA_PATH '{data}')")
+con.execute("CREATE TABLE lake.t (i INTEGER)")
+con.execute("INSERT INTO lake.t VALUES (1), (2)")
+con.execute("ALTER TABLE lake.t ADD COLUMN j VARCHAR DEFAULT 'd'")
+out = {"lake": q(con, "SELECT * FROM lake.t ORDER BY i")}
+ext("CREATE TABLE ext (a INTEGER)")
+ext("INSERT INTO ext VALUES (1)")
+con.execute(f"ATTACH '{dsn}' AS pg (TYPE postgres)")
+stale = dlconn.connect(exts=("postgres",))
+stale.execute(f"ATTACH '{dsn}' AS pg (TYPE postgres)")
+out["before"] = [q(c, "SELECT * FROM pg.public.ext") for c in (con, stale)]
+ext("ALTER TABLE ext ADD COLUMN b VARCHAR DEFAULT 'x'")
+out["added"] = [q(c, "SELECT * FROM pg.public.ext") for c in (con, stale)]
+ext("ALTER TABLE ext DROP COLUMN b")
+try:
+    out["dropped"] = q(con, "SELECT * FROM pg.public.ext")
+except Exception as e:
+    out["dropped"] = type(e).__name__
+print("RESULT", json.dumps(out))
+"#;
+
+#[test]
+fn duckdb_staleness_check_reloads_as_on_postgres() {
+    let pg = rocklake_tests::Postgres::start().expect("postgres");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("rocklake");
+    let mut results = Vec::new();
+    for (name, dsn) in [("postgres", pg.dsn()), ("rocklake", rl.dsn())] {
+        let data = dir.path().join(format!("{name}-files/"));
+        let data = data.to_str().expect("utf-8 path");
+        let (ok, out) =
+            rocklake_tests::duckdb_python("155", STALENESS, &[&dsn, data]).expect("duckdb");
+        assert!(ok, "{name}: DuckDB failed with the staleness check on");
+        results.push(rocklake_tests::result_json(&out));
+    }
+    let (mut pg_out, mut rl_out) = (results[0].clone(), results[1].clone());
+    assert_eq!(pg_out["lake"], serde_json::json!([[1, "d"], [2, "d"]]));
+    // With the check DuckDB sees the new column; without it, its cached table.
+    assert_eq!(
+        pg_out["added"],
+        serde_json::json!([[[1, "x"]], [[1]]]),
+        "PostgreSQL's outcome changed"
+    );
+    // A dropped column leaves PostgreSQL's pg_class row (and xmin) as it was, so DuckDB reads
+    // the stale table there and fails; RockLake writes the definition anew and DuckDB reloads.
+    assert_eq!(rl_out["dropped"], serde_json::json!([[1]]));
+    for out in [&mut pg_out, &mut rl_out] {
+        out.as_object_mut().map(|o| o.remove("dropped"));
+    }
+    assert_eq!(rl_out, pg_out, "DuckDB's answers differ");
+    rl.stop().expect("stop");
+}
