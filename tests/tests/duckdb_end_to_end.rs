@@ -399,3 +399,83 @@ fn duckdb_staleness_check_reloads_as_on_postgres() {
     assert_eq!(rl_out, pg_out, "DuckDB's answers differ");
     rl.stop().expect("stop");
 }
+
+/// The catalog database attached by DuckDB's `postgres` extension itself (`TYPE postgres`), as
+/// a user inspects or edits it, under one setting that changes how the extension reads:
+/// introspection, scans with filters pushed down, `postgres_query`, and a table DuckDB creates,
+/// updates and deletes from. Rows of `public` only (the system catalogs listed differ by
+/// decision record 0021) and no times.
+const PLAIN_ATTACH: &str = r#"
+import sys, json, dlconn
+dsn, data, setting = sys.argv[1], sys.argv[2], sys.argv[3]
+if setting == "make":
+    con = dlconn.connect(exts=("ducklake", "postgres"))
+    con.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS lake (DATA_PATH '{data}')")
+    con.execute("CREATE TABLE lake.t (i INTEGER, s VARCHAR)")
+    con.execute("INSERT INTO lake.t VALUES (1, 'a'), (2, 'b')")
+    sys.exit(0)
+con = dlconn.connect(exts=("postgres",))
+if setting:
+    con.execute(f"SET {setting}")
+con.execute(f"ATTACH '{dsn}' AS pg (TYPE postgres)")
+out = {}
+def q(k, sql):
+    try:
+        out[k] = [list(map(repr, r)) for r in con.execute(sql).fetchall()]
+    except Exception as e:
+        out[k] = "error " + type(e).__name__ + ": " + str(e)[:300]
+q("tables", "SELECT table_name FROM duckdb_tables() WHERE database_name = 'pg' AND schema_name = 'public' ORDER BY ALL")
+q("columns", "SELECT table_name, column_name, data_type, is_nullable FROM duckdb_columns() WHERE database_name = 'pg' AND schema_name = 'public' ORDER BY ALL")
+q("snapshots", "SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM pg.public.ducklake_snapshot ORDER BY ALL")
+q("columns of t", "SELECT column_id, column_name, column_type, nulls_allowed FROM pg.public.ducklake_column ORDER BY ALL")
+q("filtered", "SELECT count(*), min(column_name) FROM pg.public.ducklake_column WHERE column_id > 0 AND column_name LIKE 'i%'")
+q("postgres_query", "SELECT * FROM postgres_query('pg', 'SELECT count(*) AS n, max(table_name) FROM ducklake_table')")
+q("create", "CREATE TABLE pg.public.made_by_duckdb AS SELECT range AS r, 'x' || range AS s, range / 3 AS d FROM range(50)")
+q("update", "UPDATE pg.public.made_by_duckdb SET s = 'y' WHERE r % 7 = 2")
+q("delete", "DELETE FROM pg.public.made_by_duckdb WHERE r > 40 OR d = 4")
+q("insert", "INSERT INTO pg.public.made_by_duckdb VALUES (100, NULL, -1)")
+q("read", "SELECT * FROM pg.public.made_by_duckdb ORDER BY r")
+q("drop", "DROP TABLE pg.public.made_by_duckdb")
+print("RESULT", json.dumps(out))
+"#;
+
+#[test]
+fn duckdb_postgres_attach_under_its_settings_as_on_postgres() {
+    let pg = rocklake_tests::Postgres::start().expect("postgres");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("rocklake");
+    let servers = [("postgres", pg.dsn()), ("rocklake", rl.dsn())];
+    for (name, dsn) in &servers {
+        let data = dir.path().join(format!("{name}-files/"));
+        let data = data.to_str().expect("utf-8 path");
+        let (ok, _) = rocklake_tests::duckdb_python("155", PLAIN_ATTACH, &[dsn, data, "make"])
+            .expect("duckdb");
+        assert!(ok, "{name}: could not make the lake");
+    }
+    for setting in [
+        "",
+        "pg_use_information_schema_introspection = true",
+        "pg_use_binary_copy = false",
+        "pg_use_text_protocol = true",
+        "pg_use_ctid_scan = false",
+        "pg_pages_per_task = 1",
+        "pg_experimental_filter_pushdown = false",
+        "pg_staleness_query_enabled = true",
+        "pg_array_as_varchar = true",
+    ] {
+        let outs: Vec<serde_json::Value> = servers
+            .iter()
+            .map(|(name, dsn)| {
+                let (ok, out) =
+                    rocklake_tests::duckdb_python("155", PLAIN_ATTACH, &[dsn, "-", setting])
+                        .expect("duckdb");
+                assert!(ok, "{name} [{setting}]: DuckDB failed");
+                rocklake_tests::result_json(&out)
+            })
+            .collect();
+        let read = outs[0]["read"].as_array().map(Vec::len);
+        assert_eq!(read, Some(41), "[{setting}] PostgreSQL's outcome changed");
+        assert_eq!(outs[1], outs[0], "[{setting}] DuckDB's answers differ");
+    }
+    rl.stop().expect("stop");
+}
