@@ -823,8 +823,10 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Bytes(b) => {
             let mut s = String::with_capacity(2 + b.len() * 2);
             s.push_str("\\x");
+            const HEX: &[u8; 16] = b"0123456789abcdef";
             for x in b {
-                s.push_str(&format!("{x:02x}"));
+                s.push(HEX[(x >> 4) as usize] as char);
+                s.push(HEX[(x & 15) as usize] as char);
             }
             s
         }
@@ -835,14 +837,18 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Interval(iv) => fmt_interval(iv),
         Value::Tid(b, o) => format!("({b},{o})"),
         Value::Array(items) => {
-            let inner: Vec<String> = items
-                .iter()
-                .map(|x| match format_text(x, PgType::Text) {
-                    Some(t) => quote_array_element(&t),
-                    None => "NULL".into(),
-                })
-                .collect();
-            format!("{{{}}}", inner.join(","))
+            let mut out = String::from("{");
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                match format_text(x, PgType::Text) {
+                    Some(t) => push_array_element(&mut out, &t),
+                    None => out.push_str("NULL"),
+                }
+            }
+            out.push('}');
+            out
         }
     })
 }
@@ -852,18 +858,18 @@ fn is_array_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
 }
 
-/// An array element as PostgreSQL's `array_out` writes it: in double quotes, with `"` and `\`
+/// Appends an array element as PostgreSQL's `array_out` writes it: in double quotes, with `"` and `\`
 /// escaped, when it is empty, reads as NULL, or holds a delimiter, brace, quote, backslash or
 /// white space; as it is otherwise.
-fn quote_array_element(t: &str) -> String {
+fn push_array_element(out: &mut String, t: &str) {
     let needs = t.is_empty()
         || t.eq_ignore_ascii_case("NULL")
         || t.chars()
             .any(|c| matches!(c, '"' | '\\' | '{' | '}' | ',') || is_array_space(c));
     if !needs {
-        return t.to_string();
+        out.push_str(t);
+        return;
     }
-    let mut out = String::with_capacity(t.len() + 2);
     out.push('"');
     for c in t.chars() {
         if c == '"' || c == '\\' {
@@ -872,7 +878,6 @@ fn quote_array_element(t: &str) -> String {
         out.push(c);
     }
     out.push('"');
-    out
 }
 
 /// The elements of a one-dimensional array literal's body (between its braces), as
