@@ -93,6 +93,15 @@ pub enum SqlError {
     /// (`integer`, `bigint`, `smallint`); text input that does not fit is [`Self::OutOfRange`].
     #[error("{type_name} out of range")]
     IntegerOutOfRange { type_name: &'static str },
+    /// A numeric NaN or infinity converted to an integer type, which has neither.
+    #[error("cannot convert {what} to {type_name}")]
+    NoIntegerFor {
+        what: &'static str,
+        type_name: &'static str,
+    },
+    /// A numeric infinity assigned to `numeric(p, s)`, which holds finite values only.
+    #[error("numeric field overflow")]
+    NumericFieldOverflow { detail: String },
     #[error("{message}")]
     DatatypeMismatch {
         message: String,
@@ -278,7 +287,11 @@ impl SqlError {
             SqlError::WindowArgument { .. } => "22016",
             SqlError::InvalidDatetimeText { .. } => "22007",
             SqlError::DatetimeOutOfRange { .. } => "22008",
-            SqlError::OutOfRange { .. } | SqlError::IntegerOutOfRange { .. } => "22003",
+            SqlError::OutOfRange { .. }
+            | SqlError::IntegerOutOfRange { .. }
+            | SqlError::NumericFieldOverflow { .. } => "22003",
+            // PostgreSQL files these under "feature not supported".
+            SqlError::NoIntegerFor { .. } => "0A000",
             SqlError::DatatypeMismatch { .. } => "42804",
             SqlError::UndefinedFunction { .. } => "42883",
             SqlError::AmbiguousFunction { .. } => "42725",
@@ -381,6 +394,9 @@ impl SqlError {
             }
             SqlError::Corrupt(_) => {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());
+            }
+            SqlError::NumericFieldOverflow { detail } => {
+                e.detail = Some(detail.clone());
             }
             SqlError::Fenced => {
                 e.hint = Some("Connect to the RockLake instance that now owns the catalog.".into());

@@ -1588,10 +1588,7 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
         }
     }
     if let (Value::Numeric(s), PgType::Numeric) = (&v, col.ty) {
-        if col.typmod >= 4 {
-            let scale = ((col.typmod - 4) & 0xFFFF) as usize;
-            return Ok(Value::Numeric(crate::types::numeric_round(s, scale)));
-        }
+        return Ok(Value::Numeric(crate::types::numeric_typmod(s, col.typmod)?));
     }
     Ok(v)
 }

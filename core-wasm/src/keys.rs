@@ -156,9 +156,20 @@ fn encode_f64(out: &mut Vec<u8>, v: f64) {
 /// the significant digits, complemented for negatives, then the display scale (which does not
 /// affect order between unequal values).
 fn encode_numeric(out: &mut Vec<u8>, s: &str) {
-    if s == "NaN" {
-        out.push(4);
-        return;
+    match s {
+        "NaN" => return out.push(4),
+        // The class of their sign and the largest exponent, no digits: beyond every number.
+        "Infinity" => {
+            out.push(3);
+            out.extend_from_slice(&[0xFF; 4]);
+            return;
+        }
+        "-Infinity" => {
+            out.push(1);
+            out.extend_from_slice(&[0; 4]);
+            return;
+        }
+        _ => {}
     }
     let neg = s.starts_with('-');
     let body = s.trim_start_matches('-');
@@ -295,6 +306,9 @@ fn decode_numeric(r: &mut Reader<'_>) -> Result<String, DecodeError> {
                 *x = fix(r.byte()?);
             }
             let exp = (u32::from_be_bytes(e) ^ (1 << 31)) as i32;
+            if exp == i32::MAX {
+                return Ok(if neg { "-Infinity" } else { "Infinity" }.into());
+            }
             let mut digits = String::new();
             loop {
                 let d = fix(r.byte()?);
@@ -497,16 +511,19 @@ mod tests {
                 Just(Value::Float(f64::NEG_INFINITY)),
             ]
             .boxed(),
-            PgType::Numeric => (any::<bool>(), "[0-9]{1,25}", "[0-9]{0,12}")
-                .prop_map(|(neg, i, f)| {
+            PgType::Numeric => prop_oneof![
+                8 => (any::<bool>(), "[0-9]{1,25}", "[0-9]{0,12}").prop_map(|(neg, i, f)| {
                     let text = if f.is_empty() {
                         format!("{}{i}", if neg { "-" } else { "" })
                     } else {
                         format!("{}{i}.{f}", if neg { "-" } else { "" })
                     };
                     Value::Numeric(numeric_canonical(&text).unwrap_or_else(|| "0".into()))
-                })
-                .boxed(),
+                }),
+                1 => prop_oneof![Just("NaN"), Just("Infinity"), Just("-Infinity")]
+                    .prop_map(|s| Value::Numeric(s.into())),
+            ]
+            .boxed(),
             PgType::Text => ".{0,20}".prop_map(Value::text).boxed(),
             PgType::Bytea => proptest::collection::vec(any::<u8>(), 0..20)
                 .prop_map(Value::Bytes)

@@ -34,6 +34,13 @@ pub(crate) fn numeric_mod(a: &str, b: &str) -> Option<String> {
     numeric_canonical(&scaled_decimal(r, scale))
 }
 
+/// A double as numeric text: NaN, ±Infinity, or its shortest decimal (a negative zero is 0).
+pub(crate) fn from_f64(f: f64) -> String {
+    numeric_canonical(&crate::types::fmt_float(f, false))
+        .map(|s| if s == "-0" { "0".into() } else { s })
+        .unwrap_or_else(|| "NaN".into())
+}
+
 /// `-a`: the sign flipped, zero (`0.00`) kept unsigned.
 pub(crate) fn numeric_neg(a: &str) -> String {
     if a == "NaN" || a.bytes().all(|c| matches!(c, b'0' | b'.')) {
@@ -78,9 +85,16 @@ pub(crate) fn numeric_div(a: &str, b: &str) -> Result<String, SqlError> {
             .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+'))
     };
     if !plain(a) || !plain(b) {
-        // NaN and other special values: PostgreSQL's rules for them are not decimal ones.
-        let q = a.parse::<f64>().unwrap_or(f64::NAN) / b.parse::<f64>().unwrap_or(f64::NAN);
-        return Ok(numeric_canonical(&q.to_string()).unwrap_or_else(|| "NaN".into()));
+        // NaN and ±Infinity: PostgreSQL's rules for them are IEEE's, except that only NaN
+        // may be divided by zero.
+        let (x, y) = (
+            a.parse::<f64>().unwrap_or(f64::NAN),
+            b.parse::<f64>().unwrap_or(f64::NAN),
+        );
+        if y == 0.0 && !x.is_nan() {
+            return Err(SqlError::DivisionByZero);
+        }
+        return Ok(from_f64(x / y));
     }
     let (neg_a, int_a, frac_a) = decimal_parts(a);
     let (neg_b, int_b, frac_b) = decimal_parts(b);
@@ -208,11 +222,10 @@ pub(crate) fn numeric_add(a: &str, b: &str, sub: bool) -> String {
             let r = if sub { x - y } else { x + y };
             numeric_canonical(&scaled_decimal(r, sc)).unwrap_or_else(|| "0".into())
         }
-        _ => {
-            let f = a.parse::<f64>().unwrap_or(0.0)
-                + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(0.0);
-            numeric_canonical(&f.to_string()).unwrap_or_else(|| "0".into())
-        }
+        _ => from_f64(
+            a.parse::<f64>().unwrap_or(f64::NAN)
+                + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(f64::NAN),
+        ),
     }
 }
 

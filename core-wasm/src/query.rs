@@ -880,6 +880,12 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
             numeric_canonical(&crate::types::fmt_float(f, false)).unwrap_or_else(|| "NaN".into()),
         ),
         (Value::Float(f), PgType::Float4) => Value::Float(f as f32 as f64),
+        (Value::Numeric(s), t) if t.is_integer() && crate::types::numeric_is_special(&s) => {
+            return Err(SqlError::NoIntegerFor {
+                what: if s == "NaN" { "NaN" } else { "infinity" },
+                type_name: t.sql_name(),
+            })
+        }
         (Value::Numeric(s), t) if t.is_integer() => {
             let r = crate::types::numeric_round(&s, 0);
             // Any digits that do not fit are out of range, not malformed.
@@ -2566,8 +2572,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                     let (x, _) = sub!(expr);
                     return Ok((BExpr::Func(f.into(), vec![x]), PgType::Text));
                 }
-                let (ty, _) = sql_type(data_type)?;
+                let (ty, typmod) = sql_type(data_type)?;
                 let (x, xt) = sub!(expr);
+                if typmod >= 4 && matches!(ty, PgType::Numeric | PgType::Varchar) {
+                    // `numeric(p, s)` rounds and checks the precision; `varchar(n)` truncates.
+                    let cast = cast_from(x, xt, ty)?;
+                    let call = BExpr::Func(
+                        "apply_typmod".into(),
+                        vec![cast, BExpr::Const(Value::Int(typmod.into()))],
+                    );
+                    return Ok((call, ty));
+                }
                 if ty == PgType::Regclass && xt.is_string() {
                     // Resolves the name through search_path.
                     self.session_dependent = true;
@@ -6183,6 +6198,20 @@ impl<'a, 'b> Executor<'a, 'b> {
                 },
                 _ => Value::Null,
             },
+            "apply_typmod" => match (a.first(), a.get(1)) {
+                (Some(Value::Numeric(s)), Some(Value::Int(m))) => Value::Numeric(
+                    crate::types::numeric_typmod(s, i32::try_from(*m).unwrap_or(-1))?,
+                ),
+                (Some(Value::Text(s)), Some(Value::Int(m))) => {
+                    let n = usize::try_from(*m - 4).unwrap_or(0);
+                    match s.char_indices().nth(n) {
+                        Some((cut, _)) => Value::text(&s[..cut]),
+                        None => Value::Text(s.clone()),
+                    }
+                }
+                (Some(v), _) => v.clone(),
+                _ => Value::Null,
+            },
             "abs" => match a.first() {
                 Some(Value::Int(i)) => Value::Int(i.checked_abs().ok_or(BIGINT_OUT_OF_RANGE)?),
                 Some(Value::Float(f)) => Value::Float(f.abs()),
@@ -7667,7 +7696,8 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                 let exact = match op {
                     BinOp::Div => return Ok(Value::Numeric(numeric_div(&a, &b)?)),
                     BinOp::Mod => {
-                        if compare(&y, &Value::Int(0)).is_eq() {
+                        // NaN % 0 is NaN; any other number modulo zero is an error.
+                        if compare(&y, &Value::Int(0)).is_eq() && a != "NaN" {
                             return Err(SqlError::DivisionByZero);
                         }
                         numeric_mod(&a, &b)
@@ -7683,9 +7713,7 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                             b.parse::<f64>().unwrap_or(f64::NAN),
                         );
                         let f = if op == BinOp::Mod { fa % fb } else { fa * fb };
-                        Value::Numeric(
-                            numeric_canonical(&f.to_string()).unwrap_or_else(|| "NaN".into()),
-                        )
+                        Value::Numeric(crate::numeric::from_f64(f))
                     }
                 }
             }
@@ -7718,9 +7746,7 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                     _ => return Err(SqlError::internal("operator")),
                 };
                 if numeric && !matches!(x, Value::Float(_)) && !matches!(y, Value::Float(_)) {
-                    Value::Numeric(
-                        numeric_canonical(&format!("{r}")).unwrap_or_else(|| "NaN".into()),
-                    )
+                    Value::Numeric(crate::numeric::from_f64(r))
                 } else {
                     Value::Float(r)
                 }

@@ -407,13 +407,25 @@ fn numeric_parts(s: &str) -> (bool, &str, &str) {
     }
 }
 
-/// Compares two canonical numerics exactly (NaN sorts last, as in PostgreSQL).
+/// NaN, Infinity or -Infinity: numeric values without digits, whose arithmetic follows IEEE
+/// floating point in PostgreSQL (`inf - inf` is NaN, `x / inf` is 0).
+pub fn numeric_is_special(s: &str) -> bool {
+    s == "NaN" || s == "Infinity" || s == "-Infinity"
+}
+
+/// Compares two canonical numerics exactly: -Infinity, the numbers, Infinity, NaN, as in
+/// PostgreSQL.
 pub fn numeric_cmp(a: &str, b: &str) -> Ordering {
-    match (a == "NaN", b == "NaN") {
-        (true, true) => return Ordering::Equal,
-        (true, false) => return Ordering::Greater,
-        (false, true) => return Ordering::Less,
-        _ => {}
+    let rank = |s: &str| match s {
+        "-Infinity" => 0,
+        "Infinity" => 2,
+        "NaN" => 3,
+        _ => 1,
+    };
+    match rank(a).cmp(&rank(b)) {
+        Ordering::Equal if rank(a) != 1 => return Ordering::Equal,
+        Ordering::Equal => {}
+        other => return other,
     }
     let (na, ia, fa) = numeric_parts(a);
     let (nb, ib, fb) = numeric_parts(b);
@@ -447,11 +459,20 @@ pub fn numeric_cmp(a: &str, b: &str) -> Ordering {
 }
 
 /// Parses numeric input text into canonical form: optional '-', digits, optional '.digits'
-/// (scale preserved as written, as PostgreSQL does), or `NaN`.
+/// (scale preserved as written, as PostgreSQL does), or `NaN`, `Infinity`, `-Infinity` (also
+/// written `inf`, with a sign, in any case).
 pub fn numeric_canonical(input: &str) -> Option<String> {
     let s = input.trim();
     if s.eq_ignore_ascii_case("nan") {
         return Some("NaN".into());
+    }
+    let (sign, unsigned) = match s.as_bytes().first() {
+        Some(b'-') => ("-", &s[1..]),
+        Some(b'+') => ("", &s[1..]),
+        _ => ("", s),
+    };
+    if unsigned.eq_ignore_ascii_case("inf") || unsigned.eq_ignore_ascii_case("infinity") {
+        return Some(format!("{sign}Infinity"));
     }
     let (neg, body) = if let Some(r) = s.strip_prefix('-') {
         (true, r)
@@ -504,7 +525,7 @@ pub fn numeric_canonical(input: &str) -> Option<String> {
 
 /// Rounds canonical numeric text to `scale` fraction digits (half away from zero).
 pub fn numeric_round(s: &str, scale: usize) -> String {
-    if s == "NaN" {
+    if numeric_is_special(s) {
         return s.to_string();
     }
     let (neg, ip, fp) = numeric_parts(s);
@@ -536,6 +557,40 @@ pub fn numeric_round(s: &str, scale: usize) -> String {
     numeric_canonical(&if neg { format!("-{body}") } else { body }).unwrap_or_else(|| "0".into())
 }
 
+/// A numeric value stored in or cast to `numeric(p, s)` (`typmod` as pg_attribute has it):
+/// rounded to `s` fraction digits, then refused when its integer part has more than `p - s`
+/// digits or it is infinite, as PostgreSQL's `apply_typmod`. NaN fits every typmod.
+pub fn numeric_typmod(n: &str, typmod: i32) -> Result<String, SqlError> {
+    if typmod < 4 || n == "NaN" {
+        return Ok(n.to_string());
+    }
+    let precision = ((typmod - 4) >> 16) & 0xFFFF;
+    let scale = (typmod - 4) & 0xFFFF;
+    let integer_digits = precision - scale;
+    let limit = if integer_digits > 0 {
+        format!("10^{integer_digits}")
+    } else {
+        "1".into()
+    };
+    if numeric_is_special(n) {
+        return Err(SqlError::NumericFieldOverflow {
+            detail: format!(
+                "A field with precision {precision}, scale {scale} cannot hold an infinite value."
+            ),
+        });
+    }
+    let rounded = numeric_round(n, scale as usize);
+    let (_, ip, _) = numeric_parts(&rounded);
+    if ip.trim_start_matches('0').len() as i32 > integer_digits {
+        return Err(SqlError::NumericFieldOverflow {
+            detail: format!(
+                "A field with precision {precision}, scale {scale} must round to an absolute value less than {limit}."
+            ),
+        });
+    }
+    Ok(rounded)
+}
+
 /// `round(numeric, scale)`: half away from zero at `scale` fraction digits; a negative scale
 /// rounds to tens, hundreds, … (`round(2567, -2)` = 2600).
 pub fn numeric_round_at(n: &str, scale: i64) -> String {
@@ -543,7 +598,7 @@ pub fn numeric_round_at(n: &str, scale: i64) -> String {
         // PostgreSQL keeps at most 16,383 fraction digits.
         return numeric_round(n, scale.min(16_383) as usize);
     }
-    if n == "NaN" {
+    if numeric_is_special(n) {
         return n.to_string();
     }
     let k = usize::try_from(scale.unsigned_abs()).unwrap_or(usize::MAX);
@@ -573,7 +628,7 @@ pub fn numeric_round_at(n: &str, scale: i64) -> String {
 
 /// `floor(numeric)`: the largest integer not above `n`.
 pub fn numeric_floor(n: &str) -> String {
-    if n == "NaN" {
+    if numeric_is_special(n) {
         return n.to_string();
     }
     let (neg, ip, fp) = numeric_parts(n);
@@ -1571,6 +1626,42 @@ mod tests {
             (Arc::strong_count(&text), Arc::strong_count(&array)),
             (1, 1)
         );
+    }
+
+    /// PostgreSQL 15.18's answers for casts to `numeric(p, s)` and for infinite numerics.
+    #[test]
+    fn numeric_typmods_and_infinities_as_postgresql() {
+        let m = |p: i32, s: i32| ((p << 16) | s) + 4;
+        assert_eq!(numeric_typmod("1.234", m(10, 2)).as_deref(), Ok("1.23"));
+        assert_eq!(numeric_typmod("-2.5", m(3, 0)).as_deref(), Ok("-3"));
+        assert_eq!(numeric_typmod("NaN", m(3, 1)).as_deref(), Ok("NaN"));
+        assert_eq!(numeric_typmod("99.94", m(3, 1)).as_deref(), Ok("99.9"));
+        let detail = |r: Result<String, SqlError>| match r {
+            Err(SqlError::NumericFieldOverflow { detail }) => detail,
+            other => format!("{other:?}"),
+        };
+        assert_eq!(
+            detail(numeric_typmod("999.95", m(4, 1))),
+            "A field with precision 4, scale 1 must round to an absolute value less than 10^3."
+        );
+        assert_eq!(
+            detail(numeric_typmod("0.995", m(2, 2))),
+            "A field with precision 2, scale 2 must round to an absolute value less than 1."
+        );
+        assert_eq!(
+            detail(numeric_typmod("-Infinity", m(10, 2))),
+            "A field with precision 10, scale 2 cannot hold an infinite value."
+        );
+        for (text, canon) in [
+            ("inf", "Infinity"),
+            ("+Infinity", "Infinity"),
+            (" -INF ", "-Infinity"),
+        ] {
+            assert_eq!(numeric_canonical(text).as_deref(), Some(canon));
+        }
+        let mut order = vec!["NaN", "1000", "Infinity", "-5.5", "-Infinity", "0"];
+        order.sort_by(|a, b| numeric_cmp(a, b));
+        assert_eq!(order, ["-Infinity", "-5.5", "0", "1000", "Infinity", "NaN"]);
     }
 
     /// What PostgreSQL 15.18 answered for `'…'::xid` (its xidin is C's strtoul, truncated).

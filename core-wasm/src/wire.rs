@@ -13,8 +13,15 @@ fn bad(msg: impl Into<String>) -> SqlError {
 
 /// Encodes numeric text in PostgreSQL's binary numeric format.
 pub fn numeric_to_binary(s: &str, out: &mut Vec<u8>) {
-    if s == "NaN" {
-        out.extend_from_slice(&[0, 0, 0, 0, 0xC0, 0, 0, 0]);
+    // No digits; the sign word tells NaN and the infinities (NUMERIC_NAN / PINF / NINF).
+    let special = match s {
+        "NaN" => Some(0xC0),
+        "Infinity" => Some(0xD0),
+        "-Infinity" => Some(0xF0),
+        _ => None,
+    };
+    if let Some(sign) = special {
+        out.extend_from_slice(&[0, 0, 0, 0, sign, 0, 0, 0]);
         return;
     }
     let neg = s.starts_with('-');
@@ -78,8 +85,11 @@ pub fn numeric_from_binary(b: &[u8]) -> Result<String, SqlError> {
     let weight = rd(2) as i32;
     let sign = u16::from_be_bytes([b[4], b[5]]);
     let dscale = rd(6).max(0) as usize;
-    if sign == 0xC000 {
-        return Ok("NaN".into());
+    match sign {
+        0xC000 => return Ok("NaN".into()),
+        0xD000 => return Ok("Infinity".into()),
+        0xF000 => return Ok("-Infinity".into()),
+        _ => {}
     }
     if b.len() < 8 + 2 * ndigits {
         return Err(bad("numeric digits truncated"));
@@ -498,6 +508,8 @@ mod tests {
             "12345678901234567890.1234567890",
             "0.0001",
             "NaN",
+            "Infinity",
+            "-Infinity",
             "10000",
             "-0.5",
         ] {

@@ -131,6 +131,25 @@ EDGE = [
     "SELECT c.xmin = i.xmin, c.xmin = d.xmin, c.xmin <> d.xmin FROM pg_class c, pg_class i, pg_class d "
     "WHERE c.relname = 't1' AND i.relname = 't1_pkey' AND d.relname = 't2'",
     "SELECT relname FROM pg_class WHERE xmin = xmin AND relname IN ('t1', 't2', 't3') ORDER BY 1",
+    # numeric ±Infinity (PostgreSQL 14+): input, IEEE arithmetic, order, aggregates, casts.
+    "SELECT '+inf'::numeric, '-Infinity'::numeric, 'INF'::numeric, -('inf'::numeric), 'inf'::numeric::float8",
+    "SELECT 5 % 'inf'::numeric, 'inf'::numeric % 5, 5 / 'inf'::numeric, 'inf'::numeric * 0, "
+    "'inf'::numeric - 'inf'::numeric, '-inf'::numeric * -2, 1e300::numeric * 1e300 * 'inf'",
+    "SELECT 'nan'::numeric / 0, 'nan'::numeric % 0",
+    "SELECT 'inf'::numeric / 0",
+    "SELECT 'inf'::numeric % 0",
+    "SELECT 'inf'::numeric::int",
+    "SELECT 'nan'::numeric::bigint",
+    "SELECT round('inf'::numeric), round('-inf'::numeric, 2), floor('inf'::numeric), ceil('-inf'::numeric), abs('-inf'::numeric)",
+    "SELECT x FROM (VALUES ('inf'::numeric), (1), ('-inf'), ('nan'), (-5.5)) v(x) ORDER BY x",
+    "SELECT sum(x), avg(x), min(x), max(x) FROM (VALUES ('inf'::numeric), (1), ('-inf')) v(x)",
+    "SELECT extract(epoch FROM 'infinity'::timestamp) + 1, -extract(year FROM '-infinity'::timestamp) * 2",
+    # Casts to numeric(p, s) round and check the precision; to varchar(n) truncate.
+    "SELECT 'abcd'::varchar(2), 'äöüß'::varchar(3), 1.5::numeric(3,0), -2.5::numeric(3,0), 0.999::numeric(2,2), "
+    "'nan'::numeric(3,1)",
+    "SELECT 999.95::numeric(4,1)",
+    "SELECT 'inf'::numeric(10,2)",
+    "SELECT a::numeric(4,1), s::varchar(1) FROM t1 ORDER BY id LIMIT 5",
 ]
 
 # Column name -> type, per table.
