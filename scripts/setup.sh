@@ -125,7 +125,8 @@ make_venv() { # name packages...
   "$dir/bin/pip" install -q --disable-pip-version-check "$@"
   touch "$stamp"
 }
-make_venv venv-155 duckdb==1.5.5 duckdb-extension-ducklake==1.5.5 duckdb-extension-postgres==1.5.5 pytz 'psycopg[binary]'
+# httpfs: DuckDB's OpenSSL crypto, which writing an ENCRYPTED lake's Parquet files needs
+make_venv venv-155 duckdb==1.5.5 duckdb-extension-ducklake==1.5.5 duckdb-extension-postgres==1.5.5 duckdb-extension-httpfs==1.5.5 pytz 'psycopg[binary]'
 make_venv venv-144 duckdb==1.4.4 duckdb-ext-ducklake==1.4.4.20260205 duckdb-ext-postgres==1.4.4.20260205 pytz 'psycopg[binary]'
 # a real S3-compatible server for the object-storage suites (moto honours If-None-Match and
 # If-Match on PUT, which SlateDB's manifest fencing relies on)

@@ -94,6 +94,13 @@ TYPES = {
               "(DATE '1900-01-01' + (i * 97)::INTEGER)"),
     "MAP(VARCHAR, INTEGER)": (lambda r: r.choice(["MAP {'a': 1, 'b': NULL}", "MAP {}", f"MAP {{'k{r.randint(0, 9)}': 2}}"]),
                               "MAP {'k' || (i % 3)::VARCHAR: i}"),
+    # Semi-structured values: DuckLake keeps per-path statistics of them
+    # (ducklake_file_variant_stats).
+    "VARIANT": (lambda r: r.choice(["42::VARIANT", "'x y'::VARIANT", "{'k': 1, 's': 'a'}::VARIANT",
+                                    "[1, 2, NULL]::VARIANT", f"{r.randint(-99, 99) / 4}::VARIANT",
+                                    "TIMESTAMP '2024-02-29 12:00:00'::VARIANT"]),
+                "CASE WHEN i % 3 = 0 THEN i::VARIANT WHEN i % 3 = 1 THEN ('v' || i::VARCHAR)::VARIANT "
+                "ELSE {'k': i % 7, 'n': i / 2}::VARIANT END"),
 }
 # Types whose values order and compare in predicates (min/max, <, BETWEEN).
 ORDERED = ["INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "DOUBLE", "DECIMAL(9,2)", "DATE", "TIMESTAMP",
@@ -160,14 +167,16 @@ NOTES = ["plain", "it's quoted", "back\\slash \\x41", "new\nline", "tab\tstop", 
 class Lake:
     """One DuckDB instance with the lake attached."""
 
-    def __init__(self, dsn, data, inline, settings=()):
+    def __init__(self, dsn, data, inline, settings=(), encrypted=False):
         self.dsn, self.data, self.settings = dsn, data.rstrip("/") + "/", settings
+        self.encrypted = encrypted
         os.makedirs(self.data, exist_ok=True)
         self.open()
         self.con.execute(f"CALL lake.set_option('data_inlining_row_limit', {inline})")
 
     def open(self):
-        self.con = dlconn.connect(exts=("ducklake", "postgres"))
+        # httpfs brings the crypto module DuckDB writes encrypted Parquet files with.
+        self.con = dlconn.connect(exts=("ducklake", "postgres") + (("httpfs",) if self.encrypted else ()))
         self.con.execute("SET threads = 1")
         for name, value in self.settings:
             self.con.execute(f"SET {name} = {value}")
@@ -182,7 +191,8 @@ class Lake:
         self.open()
 
     def attach_sql(self):
-        return dlconn.attach_sql("postgres", self.data, meta=self.dsn)
+        return dlconn.attach_sql("postgres", self.data, meta=self.dsn,
+                                 extra_opts="ENCRYPTED" if self.encrypted else "")
 
     def attach(self):
         self.con.execute(self.attach_sql())
@@ -212,6 +222,7 @@ class Gen:
         self.schemas = ["main"]
         self.tables = {}  # "schema.name" -> [(column, type)]
         self.views = []
+        self.macros = []  # ("schema.name", "scalar" | "table")
         self.next_id = 0
 
     def sync(self, con):
@@ -224,6 +235,10 @@ class Gen:
         views = {f"{s}.{v}" for s, v in con.execute(
             "SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = 'lake'").fetchall()}
         self.views = [v for v in self.views if v in views]
+        macros = {(f"{s}.{m}", "table" if kind == "table_macro" else "scalar") for s, m, kind in con.execute(
+            "SELECT schema_name, function_name, function_type FROM duckdb_functions() "
+            "WHERE database_name = 'lake' AND function_type IN ('macro', 'table_macro')").fetchall()}
+        self.macros = [m for m in self.macros if m in macros]
         tables = {}
         for schema, table, col, ty in con.execute(
                 "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
@@ -359,13 +374,87 @@ class Gen:
         self.tables[new] = self.tables.pop(t)
         return f"ALTER TABLE {ref(t)} RENAME TO {qi(new.split('.')[1])}"
 
-    def partition(self, t):
-        c = self.col(t, ["INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "DATE", "BOOLEAN"])
-        if c is None or self.r.random() < 0.3:
-            return f"ALTER TABLE {ref(t)} RESET PARTITIONED BY"
+    def partition_key(self, t):
+        """A partition key over one of the table's columns: the column itself or a transform
+        (year / month / day / hour of a date or time stamp, a hash bucket)."""
+        c = self.col(t, ["INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "DATE", "BOOLEAN", "TIMESTAMP",
+                         "TIMESTAMPTZ", "UUID"])
+        if c is None:
+            return None
         name, ty = c
-        key = f"year({qi(name)})" if ty == "DATE" and self.r.random() < 0.5 else qi(name)
-        return f"ALTER TABLE {ref(t)} SET PARTITIONED BY ({key})"
+        name = qi(name)
+        if ty in ("DATE", "TIMESTAMP", "TIMESTAMPTZ") and self.r.random() < 0.7:
+            units = ["year", "month", "day"] + (["hour"] if ty != "DATE" else [])
+            return f"{self.r.choice(units)}({name})"
+        if ty in ("INTEGER", "BIGINT", "VARCHAR", "UUID") and self.r.random() < 0.4:
+            return f"bucket({self.r.choice([2, 5, 16])}, {name})"
+        if ty in ("TIMESTAMPTZ", "UUID"):
+            return None
+        return name
+
+    def partition(self, t):
+        keys = [k for k in (self.partition_key(t) for _ in range(self.r.choice([1, 1, 2]))) if k]
+        if not keys or self.r.random() < 0.25:
+            return f"ALTER TABLE {ref(t)} RESET PARTITIONED BY"
+        return f"ALTER TABLE {ref(t)} SET PARTITIONED BY ({', '.join(dict.fromkeys(keys))})"
+
+    def sorted_by(self, t):
+        cols = [c for c in self.tables[t] if c[1] in ORDERED]
+        if not cols or self.r.random() < 0.25:
+            return f"ALTER TABLE {ref(t)} RESET SORTED BY"
+        keys = [f"{qi(c)} {self.r.choice(['ASC', 'DESC'])}"
+                + self.r.choice(["", " NULLS FIRST", " NULLS LAST"])
+                for c, _ in self.r.sample(cols, min(len(cols), self.r.randint(1, 2)))]
+        return f"ALTER TABLE {ref(t)} SET SORTED BY ({', '.join(keys)})"
+
+    def macro(self, t):
+        """Create, call or drop a scalar or table macro in a schema of the lake."""
+        if self.macros and self.r.random() < 0.5:
+            name, kind = self.r.choice(self.macros)
+            if self.r.random() < 0.3:
+                self.macros.remove((name, kind))
+                return f"DROP MACRO {'TABLE ' if kind == 'table' else ''}{ref(name)}"
+            if kind == "table":
+                return f"SELECT * FROM {ref(name)}({self.r.randint(0, 5)}) ORDER BY ALL"
+            return f"SELECT {ref(name)}({self.r.randint(-9, 9)}), {ref(name)}(NULL)"
+        name = f"{self.r.choice(self.schemas)}.{self.fresh_name('m')}"
+        if self.r.random() < 0.5:
+            self.macros.append((name, "scalar"))
+            body = self.r.choice(["x + 1", "CASE WHEN x > 0 THEN 'pos' ELSE 'it''s ' || x END",
+                                  "coalesce(x, -1) * 2"])
+            return f"CREATE MACRO {ref(name)}(x) AS {body}"
+        self.macros.append((name, "table"))
+        return f"CREATE MACRO {ref(name)}(n) AS TABLE SELECT * FROM {ref(t)} ORDER BY ALL LIMIT n"
+
+    def table_option(self, t):
+        schema, name = t.split(".", 1)
+        option, value = self.r.choice([("parquet_compression", self.r.choice(["zstd", "snappy", "uncompressed"])),
+                                       ("parquet_row_group_size", str(self.r.choice([7, 100, 122880]))),
+                                       ("data_inlining_row_limit", str(self.r.choice([0, 5, 50])))])
+        return (f"CALL lake.set_option({lit(option)}, {lit(value)}, schema => {lit(schema)}, "
+                f"table_name => {lit(name)})")
+
+    def add_files(self, t):
+        """Parquet written outside the lake, then registered in it ({DATA}: each lake's own
+        data directory)."""
+        schema, name = t.split(".", 1)
+        path = "{DATA}" + self.fresh("added") + ".parquet"
+        n = self.r.choice([0, 3, 50])
+        return [f"COPY (SELECT * FROM {ref(t)} ORDER BY ALL LIMIT {n}) TO {lit(path)}",
+                f"CALL ducklake_add_data_files('lake', {lit(name)}, {lit(path)}, schema => {lit(schema)})"]
+
+    def feature(self, t):
+        """The DuckLake features of the 1.0 catalog the rest rarely reaches."""
+        k = self.r.random()
+        if k < 0.25:
+            return [self.sorted_by(t)]
+        if k < 0.5:
+            return [self.macro(t)]
+        if k < 0.65:
+            return [self.table_option(t)]
+        if k < 0.85:
+            return self.add_files(t)
+        return [self.partition(t)]
 
     def view(self, t):
         name = f"{t.split('.')[0]}.{self.fresh_name('v')}"
@@ -397,6 +486,8 @@ class Gen:
                 self.schemas.append(s)
                 return [f"CREATE SCHEMA lake.{qi(s)}"]
             return [self.create_table()]
+        if self.r.random() < 0.08:
+            return self.feature(t)
         if r < 0.30:
             return [self.insert_values(t) if self.r.random() < 0.5 else self.insert_range(t)]
         if r < 0.38:
@@ -489,8 +580,9 @@ def main():
 
     rng = random.Random(args.seed)
     inline = rng.choice([0, 10])
-    lakes = [Lake(args.a, os.path.join(args.data, "a"), inline, settings),
-             Lake(args.b, os.path.join(args.data, "b"), inline, settings)]
+    encrypted = rng.random() < 0.3
+    lakes = [Lake(args.a, os.path.join(args.data, "a"), inline, settings, encrypted),
+             Lake(args.b, os.path.join(args.data, "b"), inline, settings, encrypted)]
     gen = Gen(rng)
     diffs, counts = [], {"ops": 0, "statements": 0, "errors": 0, "rows": 0, "probes": 0,
                            "order_dependent": 0, "internal_errors": 0}
@@ -522,7 +614,7 @@ def main():
         if args.trace:
             print(f"op {counts['ops']}: {' ; '.join(stmts)}", flush=True)
         for s in stmts:
-            outs = [lk.run(lk.attach_sql() if s == "ATTACH" else s) for lk in lakes]
+            outs = [lk.run(lk.attach_sql() if s == "ATTACH" else s.replace("{DATA}", lk.data)) for lk in lakes]
             counts["statements"] += 1
             if outs[0][0] == "err":
                 counts["errors"] += 1
@@ -562,7 +654,7 @@ def main():
     counts["tables"] = len(gen.tables)
     counts["last_snapshot"] = last
 
-    summary = {"seed": args.seed, "inline": inline, "settings": args.setting, **counts, "differences": len(diffs)}
+    summary = {"seed": args.seed, "inline": inline, "encrypted": encrypted, "settings": args.setting, **counts, "differences": len(diffs)}
     print("errors by kind:", json.dumps(sorted(error_kinds.items(), key=lambda kv: -kv[1])[:12], indent=0))
     return difflog.finish(summary, diffs, args.show, args.report, lambda d: f"op {d['op']}: {d['what']}")
 
