@@ -296,12 +296,8 @@ pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
             days: iv.days,
             micros: iv.micros,
         }),
-        (Kind::List(l), PgType::Int2Array | PgType::TextArray) => {
-            let elem = if ty == PgType::Int2Array {
-                PgType::Int2
-            } else {
-                PgType::Text
-            };
+        (Kind::List(l), crate::types::array_types!()) => {
+            let elem = ty.element().unwrap_or(PgType::Text);
             Value::Array(
                 l.items
                     .iter()

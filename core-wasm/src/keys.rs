@@ -229,11 +229,7 @@ pub fn encode_field(out: &mut Vec<u8>, v: &Value, ty: PgType) {
             out.extend_from_slice(&o.to_be_bytes());
         }
         Value::Array(items) => {
-            let elem = if ty == PgType::Int2Array {
-                PgType::Int2
-            } else {
-                PgType::Text
-            };
+            let elem = ty.element().unwrap_or(PgType::Text);
             for it in items.iter() {
                 out.push(0x02);
                 encode_field(out, it, elem);
@@ -415,12 +411,8 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
                 u16::from_be_bytes([o[0], o[1]]),
             )
         }
-        PgType::Int2Array | PgType::TextArray => {
-            let elem = if ty == PgType::Int2Array {
-                PgType::Int2
-            } else {
-                PgType::Text
-            };
+        crate::types::array_types!() => {
+            let elem = ty.element().unwrap_or(PgType::Text);
             let mut items = Vec::new();
             loop {
                 match r.byte()? {

@@ -7,7 +7,6 @@
 //! identifiers, comments and dollar-quoted strings are left alone.
 
 use crate::api::PgError;
-use crate::types::PgType;
 
 /// One placeholder occurrence: byte range in the SQL text and its number (1-based).
 fn placeholders(sql: &str) -> Vec<(usize, usize, usize)> {
@@ -118,7 +117,7 @@ pub fn count(sql: &str) -> Result<usize, PgError> {
 /// `elem[]` spelling the SQL layer reads).
 fn type_name(oid: u32) -> Option<&'static str> {
     crate::types::type_by_oid(oid).map(|t| match t {
-        PgType::Int2Array | PgType::TextArray => t.sql_name(),
+        t if t.is_array() => t.sql_name(),
         _ => t.typname(),
     })
 }

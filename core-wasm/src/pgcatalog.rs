@@ -1693,11 +1693,7 @@ fn attribute_row(
         int(-1),
         int(ty.typlen() as i64),
         int(num as i64),
-        int(if matches!(ty, PgType::Int2Array | PgType::TextArray) {
-            1
-        } else {
-            0
-        }),
+        int(if ty.is_array() { 1 } else { 0 }),
         int(-1),
         int(typmod as i64),
         b(byval),
@@ -2222,7 +2218,7 @@ fn is_tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
 fn column_type_info(ty: PgType, typmod: i32) -> (String, Value, Value, Value, Value, Value, Value) {
     let some = |v: i64| Value::Int(v);
     let data_type = match ty {
-        PgType::Int2Array | PgType::TextArray => "ARRAY".to_string(),
+        t if t.is_array() => "ARRAY".to_string(),
         PgType::Name => "name".to_string(),
         other => other.sql_name().to_string(),
     };

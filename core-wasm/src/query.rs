@@ -782,7 +782,7 @@ fn category(t: PgType) -> u8 {
         PgType::Interval => 7,
         PgType::Time => 8,
         PgType::Tid => 9,
-        PgType::Int2Array | PgType::TextArray => 10,
+        t if t.is_array() => 10,
         PgType::Xid => 11,
         _ => 12,
     }
@@ -912,6 +912,17 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => {
             Value::Timestamp(d as i64 * 86_400_000_000)
         }
+        // Element by element (`ARRAY['1', '2']::int[]`).
+        (Value::Array(items), t) if t.is_array() => {
+            let elem = t.element().unwrap_or(PgType::Text);
+            Value::Array(
+                items
+                    .iter()
+                    .map(|x| cast_value(x.clone(), elem))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+            )
+        }
         (v, t) => {
             let same = matches!(
                 (&v, t),
@@ -923,7 +934,7 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
                     | (Value::Date(_), PgType::Date)
                     | (Value::Interval(_), PgType::Interval)
                     | (Value::Tid(..), PgType::Tid)
-                    | (Value::Array(_), PgType::Int2Array | PgType::TextArray)
+                    | (Value::Array(_), crate::types::array_types!())
             );
             if same {
                 v
@@ -1064,11 +1075,11 @@ pub fn sql_type(dt: &ast::DataType) -> Result<(PgType, i32), SqlError> {
     };
     let base = base.trim_start_matches("pg_catalog.").replace('"', "");
     if let Some(elem) = base.strip_suffix("[]") {
-        return match elem {
-            "int2" | "smallint" => Ok((PgType::Int2Array, -1)),
-            "text" => Ok((PgType::TextArray, -1)),
-            _ => Err(SqlError::feature(format!("array type {text}"))),
-        };
+        let (elem, _) = crate::catalog::resolve_type_name(elem.trim(), &args)?;
+        return elem
+            .array_of()
+            .map(|a| (a, -1))
+            .ok_or_else(|| SqlError::feature(format!("array type {text}")));
     }
     crate::catalog::resolve_type_name(&base, &args)
 }
@@ -1725,8 +1736,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
             ("generate_series", [PgType::Unknown, PgType::Unknown]) => PgType::Int4,
-            ("unnest", [PgType::Int2Array]) => PgType::Int2,
-            ("unnest", [PgType::TextArray | PgType::Unknown]) => PgType::Text,
+            ("unnest", [PgType::Unknown]) => PgType::Text,
+            ("unnest", [a]) if a.is_array() => a.element().unwrap_or(PgType::Text),
             _ => {
                 let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
                 return Err(SqlError::UndefinedFunction {
@@ -1759,6 +1770,20 @@ impl<'a, 'b> Binder<'a, 'b> {
 
     fn bind_factor(&mut self, f: &TableFactor) -> Result<(Source, Vec<ColMeta>), SqlError> {
         match f {
+            // `unnest(array)` in FROM, which the parser reads as its own construct.
+            TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality: false,
+                ..
+            } if array_exprs.len() == 1 => {
+                let args: Vec<ast::FunctionArg> = array_exprs
+                    .iter()
+                    .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                    .collect();
+                self.bind_table_function(&["unnest".to_string()], &args, alias)
+            }
             TableFactor::Table {
                 name, alias, args, ..
             } => {
@@ -2513,11 +2538,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                     return Ok((bound, PgType::Bool));
                 }
                 let (r, rt) = sub!(right);
-                let (r, elem) = match rt {
-                    PgType::Int2Array => (r, PgType::Int2),
-                    PgType::TextArray => (r, PgType::Text),
-                    PgType::Unknown => (coerce_or_cast(r, PgType::TextArray)?, PgType::Text),
-                    other => {
+                let (r, elem) = match (rt, rt.element()) {
+                    (_, Some(elem)) => (r, elem),
+                    (PgType::Unknown, _) => (coerce_or_cast(r, PgType::TextArray)?, PgType::Text),
+                    (other, None) => {
                         return Err(SqlError::UndefinedFunction {
                             message: format!(
                                 "op ANY/ALL (array) requires array on right side, not {}",
@@ -2541,17 +2565,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 let (a, at) = sub!(root);
                 let (i, _) = sub!(index);
-                let elem = match at {
-                    PgType::Int2Array => PgType::Int2,
-                    PgType::TextArray => PgType::Text,
-                    other => {
+                let elem = match at.element() {
+                    Some(elem) => elem,
+                    None => {
+                        let other = at;
                         return Err(SqlError::DatatypeMismatch {
                             message: format!(
                                 "cannot subscript type {} because it does not support subscripting",
                                 other.sql_name()
                             ),
                             hint: None,
-                        })
+                        });
                     }
                 };
                 (
@@ -2746,11 +2770,28 @@ impl<'a, 'b> Binder<'a, 'b> {
                 self.bind_call(name.into(), &args, scope, aggs)?
             }
             Expr::Array(arr) => {
-                let mut items = Vec::new();
+                let mut bound = Vec::new();
                 for x in &arr.elem {
-                    items.push(sub!(x).0);
+                    bound.push(sub!(x));
                 }
-                (BExpr::Func("array".into(), items), PgType::TextArray)
+                // The elements' common type, as PostgreSQL resolves it; all untyped is text.
+                let elem = match resolve_common("ARRAY", bound.iter().map(|b| b.1))? {
+                    PgType::Unknown => PgType::Text,
+                    t => t,
+                };
+                let ty = elem.array_or_text();
+                let to = ty.element().unwrap_or(PgType::Text);
+                let items = bound
+                    .into_iter()
+                    .map(|(e, t)| match t {
+                        _ if t == to => Ok(e),
+                        // A type without an array of its own: its elements as text.
+                        _ if to != elem => cast_from(e, t, to),
+                        PgType::Unknown => coerce_expr(e, to),
+                        _ => coerce_or_cast(e, to),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                (BExpr::Func("array".into(), items), ty)
             }
             other => {
                 return Err(SqlError::feature(format!(
@@ -2819,9 +2860,26 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             O::StringConcat if lt.is_array() || rt.is_array() => {
                 let ty = if lt.is_array() { lt } else { rt };
-                let l = coerce_or_cast(l, ty)?;
-                let r = coerce_or_cast(r, ty)?;
-                return Ok((BExpr::Func("array_cat".into(), vec![l, r]), ty));
+                let elem = ty.element().unwrap_or(PgType::Text);
+                // An untyped literal is read as the array; a value of another type is an
+                // element to append or prepend (array_append / array_prepend).
+                let call = match (
+                    lt.is_array() || lt == PgType::Unknown,
+                    rt.is_array() || rt == PgType::Unknown,
+                ) {
+                    (true, true) => ("array_cat", coerce_or_cast(l, ty)?, coerce_or_cast(r, ty)?),
+                    (true, false) => (
+                        "array_append",
+                        coerce_or_cast(l, ty)?,
+                        cast_from(r, rt, elem)?,
+                    ),
+                    _ => (
+                        "array_prepend",
+                        cast_from(l, lt, elem)?,
+                        coerce_or_cast(r, ty)?,
+                    ),
+                };
+                return Ok((BExpr::Func(call.0.into(), vec![call.1, call.2]), ty));
             }
             O::StringConcat
                 if matches!(
@@ -3002,11 +3060,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         message: "subquery must return only one column".into(),
                     });
                 }
-                let ty = if bq.columns[0].ty == PgType::Int2 {
-                    PgType::Int2Array
-                } else {
-                    PgType::TextArray
-                };
+                let ty = bq.columns[0].ty.array_or_text();
                 return Ok((BExpr::ArraySub(Rc::new(bq)), ty));
             }
             ast::FunctionArguments::Subquery(_) => {
@@ -3043,6 +3097,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ty = t;
             }
             let out = aggregate_type(func, ty, &name)?;
+            if let Some(first) = bargs.first_mut() {
+                array_agg_input(first, func, ty)?;
+            }
             if distinct {
                 // DISTINCT sorts its inputs.
                 ordered_type((), ty)?;
@@ -3302,7 +3359,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             };
             let (ty, bargs) = match (func, bargs.len()) {
-                (WinFunc::Agg(a), _) => (aggregate_type(a, arg_ty, name)?, bargs),
+                (WinFunc::Agg(a), _) => {
+                    let mut bargs = bargs;
+                    if let Some(first) = bargs.first_mut() {
+                        array_agg_input(first, a, arg_ty)?;
+                    }
+                    (aggregate_type(a, arg_ty, name)?, bargs)
+                }
                 (WinFunc::RowNumber | WinFunc::Rank | WinFunc::DenseRank, 0) => {
                     (PgType::Int8, bargs)
                 }
@@ -3598,7 +3661,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 Some(PgType::Numeric) => PgType::Numeric,
                 _ => PgType::Float8,
             },
-            "current_schemas" => PgType::TextArray,
+            "current_schemas" => PgType::NameArray,
             "txid_current" | "pg_backend_pid" => PgType::Int8,
             "gen_random_uuid" | "uuid_generate_v4" => {
                 return Err(SqlError::feature(
@@ -3723,6 +3786,16 @@ fn aggregate_func(name: &str, star: bool) -> Option<AggFunc> {
     })
 }
 
+/// `array_agg`'s input over a type RockLake has no array of: its text, for the text[] the
+/// aggregate then returns.
+fn array_agg_input(arg: &mut BExpr, func: AggFunc, ty: PgType) -> Result<(), SqlError> {
+    if func == AggFunc::ArrayAgg && ty != PgType::Unknown && ty.array_of().is_none() {
+        let e = std::mem::replace(arg, BExpr::Const(Value::Null));
+        *arg = cast_from(e, ty, PgType::Text)?;
+    }
+    Ok(())
+}
+
 /// The result type of aggregate `func` (called `name`) over an argument of type `ty`, as
 /// PostgreSQL's aggregate signatures give it.
 fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlError> {
@@ -3755,7 +3828,10 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
         },
         AggFunc::StringAgg => PgType::Text,
         AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
-        AggFunc::ArrayAgg => PgType::TextArray,
+        AggFunc::ArrayAgg => match ty {
+            PgType::Unknown => PgType::TextArray,
+            t => t.array_or_text(),
+        },
     })
 }
 
@@ -4208,6 +4284,8 @@ fn colname(e: &Expr) -> Option<(String, u8)> {
             _ => None,
         },
         Expr::Array(_) => strong("array"),
+        // A subscripted value is named after what is subscripted.
+        Expr::CompoundFieldAccess { root, .. } => colname(root),
         Expr::Interval(_) => Some(("interval".into(), 1)),
         // `date '…'` is a cast of a literal: named after the type.
         Expr::TypedString(ts) => sql_type(&ts.data_type)
@@ -5843,6 +5921,20 @@ impl<'a, 'b> Executor<'a, 'b> {
                         1
                     })
                 }
+                _ => Value::Null,
+            },
+            "array_append" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(x)), Some(v)) => {
+                    Value::Array(x.iter().chain([v]).cloned().collect())
+                }
+                (_, Some(v)) => Value::Array(vec![v.clone()].into()),
+                _ => Value::Null,
+            },
+            "array_prepend" => match (a.first(), a.get(1)) {
+                (Some(v), Some(Value::Array(x))) => {
+                    Value::Array([v].into_iter().chain(x.iter()).cloned().collect())
+                }
+                (Some(v), _) => Value::Array(vec![v.clone()].into()),
                 _ => Value::Null,
             },
             "array_cat" => match (a.first(), a.get(1)) {

@@ -35,8 +35,19 @@ pub enum PgType {
     /// A transaction id (`xmin` of `pg_class` rows): only `=` / `<>` (also against integer)
     /// and casts from and to text, as in PostgreSQL.
     Xid,
+    // One-dimensional arrays of the element types clients aggregate and build most (an array
+    // of another type is text[], its elements as text).
     Int2Array,
     TextArray,
+    BoolArray,
+    Int4Array,
+    Int8Array,
+    Float4Array,
+    Float8Array,
+    NumericArray,
+    VarcharArray,
+    NameArray,
+    OidArray,
     /// An untyped string literal before it meets a context (PostgreSQL's `unknown`).
     Unknown,
 }
@@ -60,6 +71,15 @@ impl PgType {
             PgType::Float8 => 701,
             PgType::Int2Array => 1005,
             PgType::TextArray => 1009,
+            PgType::BoolArray => 1000,
+            PgType::NameArray => 1003,
+            PgType::Int4Array => 1007,
+            PgType::VarcharArray => 1015,
+            PgType::Int8Array => 1016,
+            PgType::Float4Array => 1021,
+            PgType::Float8Array => 1022,
+            PgType::NumericArray => 1231,
+            PgType::OidArray => 1028,
             PgType::Bpchar => 1042,
             PgType::Varchar => 1043,
             PgType::Date => 1082,
@@ -125,6 +145,15 @@ impl PgType {
             PgType::Xid => "xid",
             PgType::Int2Array => "_int2",
             PgType::TextArray => "_text",
+            PgType::BoolArray => "_bool",
+            PgType::NameArray => "_name",
+            PgType::Int4Array => "_int4",
+            PgType::VarcharArray => "_varchar",
+            PgType::Int8Array => "_int8",
+            PgType::Float4Array => "_float4",
+            PgType::Float8Array => "_float8",
+            PgType::NumericArray => "_numeric",
+            PgType::OidArray => "_oid",
             PgType::Unknown => "unknown",
         }
     }
@@ -145,6 +174,15 @@ impl PgType {
             PgType::Time => "time without time zone",
             PgType::Int2Array => "smallint[]",
             PgType::TextArray => "text[]",
+            PgType::BoolArray => "boolean[]",
+            PgType::NameArray => "name[]",
+            PgType::Int4Array => "integer[]",
+            PgType::VarcharArray => "character varying[]",
+            PgType::Int8Array => "bigint[]",
+            PgType::Float4Array => "real[]",
+            PgType::Float8Array => "double precision[]",
+            PgType::NumericArray => "numeric[]",
+            PgType::OidArray => "oid[]",
             PgType::Char => "\"char\"",
             other => other.typname(),
         }
@@ -177,6 +215,15 @@ impl PgType {
             "xid" => PgType::Xid,
             "_int2" => PgType::Int2Array,
             "_text" => PgType::TextArray,
+            "_bool" => PgType::BoolArray,
+            "_name" => PgType::NameArray,
+            "_int4" => PgType::Int4Array,
+            "_varchar" => PgType::VarcharArray,
+            "_int8" => PgType::Int8Array,
+            "_float4" => PgType::Float4Array,
+            "_float8" => PgType::Float8Array,
+            "_numeric" => PgType::NumericArray,
+            "_oid" => PgType::OidArray,
             _ => return None,
         })
     }
@@ -201,12 +248,32 @@ impl PgType {
         match self {
             PgType::Int2Array => Some(PgType::Int2),
             PgType::TextArray => Some(PgType::Text),
+            PgType::BoolArray => Some(PgType::Bool),
+            PgType::NameArray => Some(PgType::Name),
+            PgType::Int4Array => Some(PgType::Int4),
+            PgType::VarcharArray => Some(PgType::Varchar),
+            PgType::Int8Array => Some(PgType::Int8),
+            PgType::Float4Array => Some(PgType::Float4),
+            PgType::Float8Array => Some(PgType::Float8),
+            PgType::NumericArray => Some(PgType::Numeric),
+            PgType::OidArray => Some(PgType::Oid),
             _ => None,
         }
     }
 
+    /// The array type of element type `self`, when RockLake has one.
+    pub fn array_of(self) -> Option<PgType> {
+        ALL_TYPES.into_iter().find(|t| t.element() == Some(self))
+    }
+
+    /// The array type of `self`, or text[] (whose elements are then `self`'s text) when
+    /// RockLake has none.
+    pub fn array_or_text(self) -> PgType {
+        self.array_of().unwrap_or(PgType::TextArray)
+    }
+
     pub fn is_array(self) -> bool {
-        matches!(self, PgType::Int2Array | PgType::TextArray)
+        self.element().is_some()
     }
     pub fn is_string(self) -> bool {
         matches!(
@@ -220,6 +287,24 @@ impl PgType {
         )
     }
 }
+
+/// Every array [`PgType`], as a pattern.
+macro_rules! array_types {
+    () => {
+        $crate::types::PgType::Int2Array
+            | $crate::types::PgType::TextArray
+            | $crate::types::PgType::BoolArray
+            | $crate::types::PgType::Int4Array
+            | $crate::types::PgType::Int8Array
+            | $crate::types::PgType::Float4Array
+            | $crate::types::PgType::Float8Array
+            | $crate::types::PgType::NumericArray
+            | $crate::types::PgType::VarcharArray
+            | $crate::types::PgType::NameArray
+            | $crate::types::PgType::OidArray
+    };
+}
+pub(crate) use array_types;
 
 /// An interval as PostgreSQL keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -1427,7 +1512,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
             Value::Tid(b, o)
         }
         PgType::Xid => Value::Int(xid_in(s).into()),
-        PgType::Int2Array | PgType::TextArray => {
+        array_types!() => {
             let inner = s
                 .trim()
                 .strip_prefix('{')
@@ -1447,7 +1532,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 25] = [
+pub const ALL_TYPES: [PgType; 34] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -1473,6 +1558,15 @@ pub const ALL_TYPES: [PgType; 25] = [
     PgType::Xid,
     PgType::Int2Array,
     PgType::TextArray,
+    PgType::BoolArray,
+    PgType::Int4Array,
+    PgType::Int8Array,
+    PgType::Float4Array,
+    PgType::Float8Array,
+    PgType::NumericArray,
+    PgType::VarcharArray,
+    PgType::NameArray,
+    PgType::OidArray,
 ];
 
 /// PostgreSQL 15's `xidin`: C's `strtoul(s, NULL, 0)` truncated to 32 bits — leading white

@@ -138,11 +138,7 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
             out.extend_from_slice(&o.to_be_bytes());
         }
         (Value::Array(items), _) => {
-            let elem = if ty == PgType::Int2Array {
-                PgType::Int2
-            } else {
-                PgType::Text
-            };
+            let elem = ty.element().unwrap_or(PgType::Text);
             out.extend_from_slice(&1i32.to_be_bytes());
             out.extend_from_slice(&(i32::from(items.iter().any(Value::is_null))).to_be_bytes());
             out.extend_from_slice(&elem.oid().to_be_bytes());
@@ -153,7 +149,16 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
                     out.extend_from_slice(&(-1i32).to_be_bytes());
                 } else {
                     let mut b = Vec::new();
-                    encode_binary(it, elem, &mut b)?;
+                    match it {
+                        // Elements of a type without an array of its own, in a text[].
+                        Value::Text(_) => encode_binary(it, elem, &mut b)?,
+                        _ if elem.is_string() => b.extend_from_slice(
+                            crate::types::format_text(it, elem)
+                                .unwrap_or_default()
+                                .as_bytes(),
+                        ),
+                        _ => encode_binary(it, elem, &mut b)?,
+                    }
                     out.extend_from_slice(&(b.len() as i32).to_be_bytes());
                     out.extend_from_slice(&b);
                 }
@@ -221,7 +226,7 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
                 u16::from_be_bytes([a[4], a[5]]),
             )
         }
-        PgType::Int2Array | PgType::TextArray => {
+        crate::types::array_types!() => {
             return Err(SqlError::feature("binary input of array values"));
         }
     })

@@ -150,6 +150,16 @@ EDGE = [
     "SELECT 999.95::numeric(4,1)",
     "SELECT 'inf'::numeric(10,2)",
     "SELECT a::numeric(4,1), s::varchar(1) FROM t1 ORDER BY id LIMIT 5",
+    # Arrays typed by their elements (int4[], int8[], numeric[], varchar[], bool[], oid[] …).
+    "SELECT ARRAY[1, 2], ARRAY[1.5, 2], ARRAY[1, 2::bigint], ARRAY['a'::varchar, 'b'], ARRAY[NULL, 1], ARRAY[true]",
+    "SELECT array_agg(a ORDER BY id), array_agg(b ORDER BY id), array_agg(s ORDER BY id), array_agg(f ORDER BY id) "
+    "FROM t1",
+    "SELECT (ARRAY[1.5, 2])[2], ARRAY['1', '2']::int[], ARRAY[1, 2]::text[], '{1.5,NaN}'::float8[], '{t,f}'::bool[]",
+    "SELECT ARRAY[1] || 2, 0 || ARRAY[1], ARRAY[1] || ARRAY[2, 3], ARRAY[1] || NULL::int, NULL::int[] || 3",
+    "SELECT x FROM unnest(ARRAY[3, 1, 2]) u(x) ORDER BY x",
+    "SELECT ARRAY[1, 'a']",
+    "SELECT array(SELECT id FROM t1 ORDER BY id LIMIT 3), array(SELECT oid FROM pg_class WHERE relname = 'pg_class')",
+    "SELECT id FROM t1 WHERE a = ANY(ARRAY[1, 2, 3]) OR b = ANY('{4,5}'::bigint[]) ORDER BY id",
 ]
 
 # Column name -> type, per table.
