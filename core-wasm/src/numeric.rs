@@ -217,12 +217,15 @@ pub(crate) fn numeric_add(a: &str, b: &str, sub: bool) -> String {
         let v: i128 = digits.parse().ok()?;
         Some(if neg { -v } else { v })
     };
-    match (to_i(a), to_i(b)) {
-        (Some(x), Some(y)) => {
-            let r = if sub { x - y } else { x + y };
-            numeric_canonical(&scaled_decimal(r, sc)).unwrap_or_else(|| "0".into())
-        }
-        _ => from_f64(
+    let exact = match (to_i(a), to_i(b)) {
+        (Some(x), Some(y)) if sub => x.checked_sub(y),
+        (Some(x), Some(y)) => x.checked_add(y),
+        _ => None,
+    };
+    match exact {
+        Some(r) => numeric_canonical(&scaled_decimal(r, sc)).unwrap_or_else(|| "0".into()),
+        // Past i128's 38 digits (or NaN, ±Infinity): double precision (COMPAT).
+        None => from_f64(
             a.parse::<f64>().unwrap_or(f64::NAN)
                 + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(f64::NAN),
         ),
@@ -237,6 +240,14 @@ mod tests {
     fn numeric_sums_are_exact() {
         assert_eq!(numeric_add("0.1", "0.2", false), "0.3");
         assert_eq!(numeric_add("1.50", "-2", false), "-0.50");
+        // The sum of two 38-digit numbers does not fit i128: no overflow, a double's value.
+        let nines = "9".repeat(38);
+        assert_eq!(
+            numeric_add(&nines, &nines, false),
+            format!("2{}", "0".repeat(38))
+        );
+        assert_eq!(numeric_add("Infinity", "-Infinity", false), "NaN");
+        assert_eq!(numeric_add("1", "-Infinity", true), "Infinity");
     }
 
     #[test]
