@@ -1438,7 +1438,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .iter()
                     .zip(rc.iter())
                     .map(|(a, b)| {
-                        let ty = common_type(a.ty, b.ty);
+                        let ty = select_common(a.ty, b.ty);
                         let ty = if ty == PgType::Unknown {
                             PgType::Text
                         } else {
@@ -1493,7 +1493,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 if ri == 0 {
                     types.push(t);
                 } else if ci < types.len() {
-                    types[ci] = common_type(types[ci], t);
+                    types[ci] = select_common(types[ci], t);
                 }
                 out.push(b);
             }
@@ -2467,6 +2467,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (x, xt) = sub!(expr);
                 let (lo, lt) = sub!(low);
                 let (hi, ht) = sub!(high);
+                // PostgreSQL rewrites `x BETWEEN a AND b` as `x >= a AND x <= b` (NOT BETWEEN
+                // as `x < a OR x > b`), each operator resolved on its own.
+                let (below, above) = if *negated { ("<", ">") } else { (">=", "<=") };
+                operator_exists(xt, below, lt)?;
+                operator_exists(xt, above, ht)?;
                 let t = common_type(common_type(xt, lt), ht);
                 let x = coerce_to(x, xt, t)?;
                 let ge = BExpr::Bin(
@@ -2598,12 +2603,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 let (ty, typmod) = sql_type(data_type)?;
                 let (x, xt) = sub!(expr);
-                if typmod >= 4 && matches!(ty, PgType::Numeric | PgType::Varchar) {
-                    // `numeric(p, s)` rounds and checks the precision; `varchar(n)` truncates.
+                if typmod >= 4 && matches!(ty, PgType::Numeric | PgType::Varchar | PgType::Bpchar) {
+                    // `numeric(p, s)` rounds and checks the precision; `varchar(n)` truncates,
+                    // `char(n)` truncates or pads with spaces.
                     let cast = cast_from(x, xt, ty)?;
                     let call = BExpr::Func(
                         "apply_typmod".into(),
-                        vec![cast, BExpr::Const(Value::Int(typmod.into()))],
+                        vec![
+                            cast,
+                            BExpr::Const(Value::Int(typmod.into())),
+                            BExpr::Const(Value::Bool(ty == PgType::Bpchar)),
+                        ],
                     );
                     return Ok((call, ty));
                 }
@@ -3711,9 +3721,22 @@ fn resolve_common(what: &str, types: impl Iterator<Item = PgType>) -> Result<PgT
                 hint: None,
             });
         }
-        t = common_type(t, n);
+        t = select_common(t, n);
     }
     Ok(t)
+}
+
+/// The common type of two types as `select_common_type` picks it (UNION, VALUES, CASE,
+/// COALESCE, ARRAY[…]): [`common_type`], except that integers and numeric convert to real
+/// implicitly and real to numeric only by assignment, so real wins there (arithmetic resolves
+/// `real + numeric` to double precision instead).
+fn select_common(a: PgType, b: PgType) -> PgType {
+    match (a, b) {
+        (PgType::Float4, x) | (x, PgType::Float4) if x.is_integer() || x == PgType::Numeric => {
+            PgType::Float4
+        }
+        _ => common_type(a, b),
+    }
 }
 
 /// PostgreSQL has no operator between values of two type categories (`text = bigint`): an
@@ -6296,8 +6319,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                 ),
                 (Some(Value::Text(s)), Some(Value::Int(m))) => {
                     let n = usize::try_from(*m - 4).unwrap_or(0);
+                    let pad = matches!(a.get(2), Some(Value::Bool(true)));
                     match s.char_indices().nth(n) {
                         Some((cut, _)) => Value::text(&s[..cut]),
+                        None if pad => {
+                            let len = s.chars().count();
+                            Value::text(format!("{s}{}", " ".repeat(n - len)))
+                        }
                         None => Value::Text(s.clone()),
                     }
                 }

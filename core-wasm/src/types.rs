@@ -48,6 +48,14 @@ pub enum PgType {
     VarcharArray,
     NameArray,
     OidArray,
+    BpcharArray,
+    ByteaArray,
+    DateArray,
+    TimeArray,
+    TimestampArray,
+    TimestamptzArray,
+    IntervalArray,
+    UuidArray,
     /// An untyped string literal before it meets a context (PostgreSQL's `unknown`).
     Unknown,
 }
@@ -80,6 +88,14 @@ impl PgType {
             PgType::Float8Array => 1022,
             PgType::NumericArray => 1231,
             PgType::OidArray => 1028,
+            PgType::BpcharArray => 1014,
+            PgType::ByteaArray => 1001,
+            PgType::DateArray => 1182,
+            PgType::TimeArray => 1183,
+            PgType::TimestampArray => 1115,
+            PgType::TimestamptzArray => 1185,
+            PgType::IntervalArray => 1187,
+            PgType::UuidArray => 2951,
             PgType::Bpchar => 1042,
             PgType::Varchar => 1043,
             PgType::Date => 1082,
@@ -154,6 +170,14 @@ impl PgType {
             PgType::Float8Array => "_float8",
             PgType::NumericArray => "_numeric",
             PgType::OidArray => "_oid",
+            PgType::BpcharArray => "_bpchar",
+            PgType::ByteaArray => "_bytea",
+            PgType::DateArray => "_date",
+            PgType::TimeArray => "_time",
+            PgType::TimestampArray => "_timestamp",
+            PgType::TimestamptzArray => "_timestamptz",
+            PgType::IntervalArray => "_interval",
+            PgType::UuidArray => "_uuid",
             PgType::Unknown => "unknown",
         }
     }
@@ -183,6 +207,14 @@ impl PgType {
             PgType::Float8Array => "double precision[]",
             PgType::NumericArray => "numeric[]",
             PgType::OidArray => "oid[]",
+            PgType::BpcharArray => "character[]",
+            PgType::ByteaArray => "bytea[]",
+            PgType::DateArray => "date[]",
+            PgType::TimeArray => "time without time zone[]",
+            PgType::TimestampArray => "timestamp without time zone[]",
+            PgType::TimestamptzArray => "timestamp with time zone[]",
+            PgType::IntervalArray => "interval[]",
+            PgType::UuidArray => "uuid[]",
             PgType::Char => "\"char\"",
             other => other.typname(),
         }
@@ -224,6 +256,14 @@ impl PgType {
             "_float8" => PgType::Float8Array,
             "_numeric" => PgType::NumericArray,
             "_oid" => PgType::OidArray,
+            "_bpchar" => PgType::BpcharArray,
+            "_bytea" => PgType::ByteaArray,
+            "_date" => PgType::DateArray,
+            "_time" => PgType::TimeArray,
+            "_timestamp" => PgType::TimestampArray,
+            "_timestamptz" => PgType::TimestamptzArray,
+            "_interval" => PgType::IntervalArray,
+            "_uuid" => PgType::UuidArray,
             _ => return None,
         })
     }
@@ -257,6 +297,14 @@ impl PgType {
             PgType::Float8Array => Some(PgType::Float8),
             PgType::NumericArray => Some(PgType::Numeric),
             PgType::OidArray => Some(PgType::Oid),
+            PgType::BpcharArray => Some(PgType::Bpchar),
+            PgType::ByteaArray => Some(PgType::Bytea),
+            PgType::DateArray => Some(PgType::Date),
+            PgType::TimeArray => Some(PgType::Time),
+            PgType::TimestampArray => Some(PgType::Timestamp),
+            PgType::TimestamptzArray => Some(PgType::Timestamptz),
+            PgType::IntervalArray => Some(PgType::Interval),
+            PgType::UuidArray => Some(PgType::Uuid),
             _ => None,
         }
     }
@@ -302,6 +350,14 @@ macro_rules! array_types {
             | $crate::types::PgType::VarcharArray
             | $crate::types::PgType::NameArray
             | $crate::types::PgType::OidArray
+            | $crate::types::PgType::BpcharArray
+            | $crate::types::PgType::ByteaArray
+            | $crate::types::PgType::DateArray
+            | $crate::types::PgType::TimeArray
+            | $crate::types::PgType::TimestampArray
+            | $crate::types::PgType::TimestamptzArray
+            | $crate::types::PgType::IntervalArray
+            | $crate::types::PgType::UuidArray
     };
 }
 pub(crate) use array_types;
@@ -977,12 +1033,15 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Interval(iv) => fmt_interval(iv),
         Value::Tid(b, o) => format!("({b},{o})"),
         Value::Array(items) => {
+            // Each element as its own type writes it (a real's digits, a timestamp without
+            // zone); text[] holds text.
+            let elem = ty.element().unwrap_or(PgType::Text);
             let mut out = String::from("{");
             for (i, x) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                match format_text(x, PgType::Text) {
+                match format_text(x, elem) {
                     Some(t) => push_array_element(&mut out, &t),
                     None => out.push_str("NULL"),
                 }
@@ -1532,7 +1591,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 34] = [
+pub const ALL_TYPES: [PgType; 42] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -1567,6 +1626,14 @@ pub const ALL_TYPES: [PgType; 34] = [
     PgType::VarcharArray,
     PgType::NameArray,
     PgType::OidArray,
+    PgType::BpcharArray,
+    PgType::ByteaArray,
+    PgType::DateArray,
+    PgType::TimeArray,
+    PgType::TimestampArray,
+    PgType::TimestamptzArray,
+    PgType::IntervalArray,
+    PgType::UuidArray,
 ];
 
 /// PostgreSQL 15's `xidin`: C's `strtoul(s, NULL, 0)` truncated to 32 bits — leading white

@@ -41,6 +41,7 @@ fn table() -> Table {
         primary_key: Vec::new(),
         pkey_name: String::new(),
         indexes: Vec::new(),
+        version: 0,
     }
 }
 

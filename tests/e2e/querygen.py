@@ -160,6 +160,11 @@ EDGE = [
     "SELECT ARRAY[1, 'a']",
     "SELECT array(SELECT id FROM t1 ORDER BY id LIMIT 3), array(SELECT oid FROM pg_class WHERE relname = 'pg_class')",
     "SELECT id FROM t1 WHERE a = ANY(ARRAY[1, 2, 3]) OR b = ANY('{4,5}'::bigint[]) ORDER BY id",
+    "SELECT ARRAY[DATE '2024-01-02', NULL], ARRAY[TIMESTAMP '2024-01-02 03:04:05.5'], "
+    "ARRAY[TIMESTAMPTZ '2024-01-02 03:04:05+02'], ARRAY[INTERVAL '1 day 02:00'], ARRAY[TIME '01:02:03'], "
+    "ARRAY['00000000-0000-0000-0000-000000000001'::uuid], ARRAY['\\x01ff'::bytea], ARRAY[1.5::real, 0.1], "
+    "ARRAY['ab'::char(3)]",
+    "SELECT '{2024-01-02,NULL}'::date[], '{\"2024-01-02 03:04:05\"}'::timestamp[], ARRAY[1, 2]::float4[]",
 ]
 
 # Column name -> type, per table.

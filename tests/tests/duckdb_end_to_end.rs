@@ -298,19 +298,49 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
 print("RESULT", json.dumps(out, default=str))
 "#;
 
+/// A PostgreSQL 15 and a RockLake, each with a directory for its lake's data files: the same
+/// DuckDB script runs against both and their outcomes are compared.
+struct Pair {
+    pg: rocklake_tests::Postgres,
+    rl: Server,
+    dir: tempfile::TempDir,
+}
+
+impl Pair {
+    fn start() -> Pair {
+        let pg = rocklake_tests::Postgres::start().expect("postgres");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rl = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("rocklake");
+        Pair { pg, rl, dir }
+    }
+
+    /// (name, DSN, data directory) of PostgreSQL, then of RockLake.
+    fn servers(&self) -> [(&'static str, String, String); 2] {
+        let data = |name: &str| {
+            let d = self.dir.path().join(format!("{name}-files/"));
+            d.to_str().expect("utf-8 path").to_string()
+        };
+        [
+            ("postgres", self.pg.dsn(), data("postgres")),
+            ("rocklake", self.rl.dsn(), data("rocklake")),
+        ]
+    }
+
+    fn stop(self) {
+        self.rl.stop().expect("stop");
+    }
+}
+
 /// A lake DuckDB 1.4 made, migrated by DuckDB 1.5 (`AUTOMATIC_MIGRATION`): DuckLake's
 /// migration adds and drops columns, updates rows through DuckDB (ctids read, COPY into a
 /// temporary table with `NULL ''`, `UPDATE … FROM` it by `ctid = '(b,o)'`-text), and must
 /// end as it ends on PostgreSQL: the same answers, the same catalog tables, columns and rows.
 #[test]
 fn duckdb_144_lake_migrates_under_155_as_on_postgres() {
-    let pg = rocklake_tests::Postgres::start().expect("postgres");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rl = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("rocklake");
+    let pair = Pair::start();
     let mut results = Vec::new();
-    for (name, dsn) in [("postgres", pg.dsn()), ("rocklake", rl.dsn())] {
-        let data = dir.path().join(format!("{name}-files/"));
-        let data = data.to_str().expect("utf-8 path");
+    for (name, dsn, data) in pair.servers() {
+        let data = data.as_str();
         let (ok, made) =
             rocklake_tests::duckdb_python("144", LAKE_V03, &[&dsn, data]).expect("duckdb 1.4");
         assert!(ok, "{name}: DuckDB 1.4 could not make the lake");
@@ -331,7 +361,7 @@ fn duckdb_144_lake_migrates_under_155_as_on_postgres() {
     assert_eq!(pg_answers["version"], serde_json::json!([["1.0"]]));
     assert_eq!(rl_answers, pg_answers, "DuckDB's answers differ");
     assert_eq!(rl_catalog, pg_catalog, "the migrated catalogs differ");
-    rl.stop().expect("stop");
+    pair.stop();
 }
 
 /// DuckDB with `pg_staleness_query_enabled` (DuckDB 1.5.5's check, before every catalog
@@ -370,15 +400,11 @@ print("RESULT", json.dumps(out))
 
 #[test]
 fn duckdb_staleness_check_reloads_as_on_postgres() {
-    let pg = rocklake_tests::Postgres::start().expect("postgres");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rl = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("rocklake");
+    let pair = Pair::start();
     let mut results = Vec::new();
-    for (name, dsn) in [("postgres", pg.dsn()), ("rocklake", rl.dsn())] {
-        let data = dir.path().join(format!("{name}-files/"));
-        let data = data.to_str().expect("utf-8 path");
+    for (name, dsn, data) in pair.servers() {
         let (ok, out) =
-            rocklake_tests::duckdb_python("155", STALENESS, &[&dsn, data]).expect("duckdb");
+            rocklake_tests::duckdb_python("155", STALENESS, &[&dsn, &data]).expect("duckdb");
         assert!(ok, "{name}: DuckDB failed with the staleness check on");
         results.push(rocklake_tests::result_json(&out));
     }
@@ -397,7 +423,7 @@ fn duckdb_staleness_check_reloads_as_on_postgres() {
         out.as_object_mut().map(|o| o.remove("dropped"));
     }
     assert_eq!(rl_out, pg_out, "DuckDB's answers differ");
-    rl.stop().expect("stop");
+    pair.stop();
 }
 
 /// The catalog database attached by DuckDB's `postgres` extension itself (`TYPE postgres`), as
@@ -441,13 +467,9 @@ print("RESULT", json.dumps(out))
 
 #[test]
 fn duckdb_postgres_attach_under_its_settings_as_on_postgres() {
-    let pg = rocklake_tests::Postgres::start().expect("postgres");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rl = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("rocklake");
-    let servers = [("postgres", pg.dsn()), ("rocklake", rl.dsn())];
-    for (name, dsn) in &servers {
-        let data = dir.path().join(format!("{name}-files/"));
-        let data = data.to_str().expect("utf-8 path");
+    let pair = Pair::start();
+    let servers = pair.servers();
+    for (name, dsn, data) in &servers {
         let (ok, _) = rocklake_tests::duckdb_python("155", PLAIN_ATTACH, &[dsn, data, "make"])
             .expect("duckdb");
         assert!(ok, "{name}: could not make the lake");
@@ -465,7 +487,7 @@ fn duckdb_postgres_attach_under_its_settings_as_on_postgres() {
     ] {
         let outs: Vec<serde_json::Value> = servers
             .iter()
-            .map(|(name, dsn)| {
+            .map(|(name, dsn, _)| {
                 let (ok, out) =
                     rocklake_tests::duckdb_python("155", PLAIN_ATTACH, &[dsn, "-", setting])
                         .expect("duckdb");
@@ -477,5 +499,5 @@ fn duckdb_postgres_attach_under_its_settings_as_on_postgres() {
         assert_eq!(read, Some(41), "[{setting}] PostgreSQL's outcome changed");
         assert_eq!(outs[1], outs[0], "[{setting}] DuckDB's answers differ");
     }
-    rl.stop().expect("stop");
+    pair.stop();
 }
