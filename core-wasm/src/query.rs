@@ -633,6 +633,8 @@ const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "quote_ident",
     "md5",
     "split_part",
+    "string_to_array",
+    "pg_typeof",
     "left",
     "right",
     "repeat",
@@ -3578,6 +3580,28 @@ impl<'a, 'b> Binder<'a, 'b> {
         if DATETIME_FUNCTIONS.contains(&name.as_str()) {
             return self.bind_datetime_call(&name, bargs, &types);
         }
+        if name == "pg_typeof" {
+            // The argument's type, by name (typed text, as `::regtype` is here: RockLake has
+            // no regtype of its own); known while binding.
+            let [t] = types.as_slice() else {
+                return Err(no_such_function(&name, &types));
+            };
+            return Ok((BExpr::Const(Value::text(format_type(*t, -1))), PgType::Text));
+        }
+        if name == "string_to_array" {
+            if !(2..=3).contains(&types.len())
+                || types
+                    .iter()
+                    .any(|t| *t != PgType::Unknown && !t.is_string())
+            {
+                return Err(no_such_function(&name, &types));
+            }
+            let args = bargs
+                .into_iter()
+                .map(|b| coerce_expr(b, PgType::Text))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok((BExpr::Func(name, args), PgType::TextArray));
+        }
         if name == "concat" {
             bargs = bargs
                 .into_iter()
@@ -5901,6 +5925,25 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::text(self.cx.user),
             },
             "regtype_name" => match a.first() {
+                // `'int4'::regtype`: the name read as a type name.
+                Some(Value::Text(name)) => {
+                    let lower = name.trim().to_ascii_lowercase();
+                    let (base, array) = match lower.strip_suffix("[]") {
+                        Some(elem) => (elem.trim(), true),
+                        None => (lower.as_str(), false),
+                    };
+                    let ty = crate::types::PgType::from_typname(base)
+                        .or_else(|| {
+                            crate::catalog::resolve_type_name(base, &[])
+                                .ok()
+                                .map(|(t, _)| t)
+                        })
+                        .and_then(|t| if array { t.array_of() } else { Some(t) })
+                        .ok_or_else(|| SqlError::UndefinedObject {
+                            message: format!("type \"{name}\" does not exist"),
+                        })?;
+                    Value::text(format_type(ty, -1))
+                }
                 Some(Value::Int(0)) => Value::Text("-".into()),
                 Some(Value::Int(o)) => Value::text(match crate::types::type_by_oid(*o as u32) {
                     Some(t) => format_type(t, -1),
@@ -6082,6 +6125,34 @@ impl<'a, 'b> Executor<'a, 'b> {
             "replace" => match (text(0), text(1), text(2)) {
                 (Some(s), Some(f), Some(t)) => Value::text(s.replace(&f, &t)),
                 _ => Value::Null,
+            },
+            // PostgreSQL's string_to_array: a NULL delimiter splits into characters, an
+            // empty one keeps the string whole, an empty string is an empty array; elements
+            // equal to the third argument are NULL.
+            "string_to_array" => match text(0) {
+                None => Value::Null,
+                Some(s) if s.is_empty() => Value::Array(Vec::new().into()),
+                Some(s) => {
+                    let parts: Vec<String> = match text(1) {
+                        None => s.chars().map(String::from).collect(),
+                        Some(d) if d.is_empty() => vec![s.clone()],
+                        Some(d) => s.split(d.as_str()).map(str::to_string).collect(),
+                    };
+                    let null = text(2);
+                    Value::Array(
+                        parts
+                            .into_iter()
+                            .map(|p| {
+                                if null.as_deref() == Some(p.as_str()) {
+                                    Value::Null
+                                } else {
+                                    Value::text(p)
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .into(),
+                    )
+                }
             },
             "split_part" => match (text(0), text(1), a.get(2)) {
                 (Some(s), Some(d), Some(Value::Int(n))) if *n > 0 => Value::text(

@@ -165,6 +165,12 @@ EDGE = [
     "ARRAY['00000000-0000-0000-0000-000000000001'::uuid], ARRAY['\\x01ff'::bytea], ARRAY[1.5::real, 0.1], "
     "ARRAY['ab'::char(3)]",
     "SELECT '{2024-01-02,NULL}'::date[], '{\"2024-01-02 03:04:05\"}'::timestamp[], ARRAY[1, 2]::float4[]",
+    "SELECT string_to_array('a,b,,c', ','), string_to_array('abc', NULL), string_to_array('abc', ''), "
+    "string_to_array('', ','), string_to_array('a,*,b', ',', '*')",
+    # pg_typeof and ::regtype are typed text here (no regtype type): compared as text.
+    "SELECT pg_typeof(1)::text, pg_typeof(1.5)::text, pg_typeof(ARRAY[1])::text, pg_typeof(NULL::date)::text, "
+    "pg_typeof('x')::text, 'int4'::regtype::text, 'text[]'::regtype::text",
+    "SELECT 'nosuch'::regtype",
 ]
 
 # Column name -> type, per table.
