@@ -3580,6 +3580,12 @@ impl<'a, 'b> Binder<'a, 'b> {
         if DATETIME_FUNCTIONS.contains(&name.as_str()) {
             return self.bind_datetime_call(&name, bargs, &types);
         }
+        if matches!(name.as_str(), "unnest" | "generate_series") {
+            // Set-returning: RockLake runs them in FROM only (`SELECT x FROM unnest(…) u(x)`).
+            return Err(SqlError::feature(format!(
+                "set-returning function {name}() outside FROM"
+            )));
+        }
         if name == "pg_typeof" {
             // The argument's type, by name (typed text, as `::regtype` is here: RockLake has
             // no regtype of its own); known while binding.

@@ -26,6 +26,8 @@ fn unimplemented_clauses_are_refused_not_ignored() {
         "SELECT count(*) FROM t FULL JOIN u USING (a)",
         "SELECT a FROM t ORDER BY row_number() OVER (ORDER BY b)",
         "SELECT sum(a) OVER (ORDER BY a RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+        "SELECT unnest(ARRAY[1, 2])",
+        "SELECT generate_series(1, a) FROM t",
     ] {
         let r = run(&mut e, &mut kv, s, sql);
         let err = r.error.unwrap_or_else(|| panic!("accepted: {sql}"));
@@ -40,4 +42,14 @@ fn unimplemented_clauses_are_refused_not_ignored() {
         "SELECT a FROM t ORDER BY a DESC FETCH FIRST 2 ROWS ONLY",
     ));
     assert_eq!(first, vec![vec![Some("3".into())], vec![Some("2".into())]]);
+    let unnested = rows_of(&run_ok(
+        &mut e,
+        &mut kv,
+        s,
+        "SELECT x FROM unnest(ARRAY[3, 1]) u(x) ORDER BY x",
+    ));
+    assert_eq!(
+        unnested,
+        vec![vec![Some("1".into())], vec![Some("3".into())]]
+    );
 }
