@@ -1279,7 +1279,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 match out_idx {
                     Some(i) => order.push(OrderKey {
-                        expr: BExpr::Col(ordered_type(i, columns[i].ty)?),
+                        expr: BExpr::Col(orderable(columns[i].ty).map(|()| i)?),
                         on_output: true,
                         desc,
                         nulls_first,
@@ -1301,7 +1301,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         );
                         self.clause = clause;
                         let (e, et) = e?;
-                        ordered_type((), et)?;
+                        orderable(et)?;
                         if let BSet::Select(s) = &body {
                             if aggs.len() != s.aggs.len() {
                                 return Err(SqlError::feature(
@@ -3114,7 +3114,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             if distinct {
                 // DISTINCT sorts its inputs.
-                ordered_type((), ty)?;
+                orderable(ty)?;
             }
             let mut order = Vec::new();
             for k in order_by {
@@ -3800,8 +3800,8 @@ fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
     )))
 }
 
-/// `x`, when values of type `ty` can be sorted: PostgreSQL has no ordering operator for xid.
-fn ordered_type<T>(x: T, ty: PgType) -> Result<T, SqlError> {
+/// Whether values of type `ty` can be sorted: PostgreSQL has no ordering operator for xid.
+fn orderable(ty: PgType) -> Result<(), SqlError> {
     if ty == PgType::Xid {
         return Err(SqlError::UndefinedFunction {
             message: format!(
@@ -3811,7 +3811,7 @@ fn ordered_type<T>(x: T, ty: PgType) -> Result<T, SqlError> {
             hint: Some("Use an explicit ordering operator or modify the query.".into()),
         });
     }
-    Ok(x)
+    Ok(())
 }
 
 /// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches.
