@@ -149,6 +149,11 @@ pub enum SqlError {
     /// A window call inside an aggregate's arguments.
     #[error("{message}")]
     AggregateNesting { message: String },
+    /// A set-returning function where PostgreSQL allows none (WHERE, HAVING, CASE, an
+    /// aggregate's arguments, …): move it into FROM (a LATERAL item). `hint`: whether
+    /// PostgreSQL gives that advice for the place.
+    #[error("{message}")]
+    SetReturningMisplaced { message: String, hint: bool },
     /// `OVER` on a function that is neither a window function nor an aggregate.
     #[error("{message}")]
     WrongObjectType { message: String },
@@ -300,9 +305,9 @@ impl SqlError {
             SqlError::Grouping { .. } => "42803",
             SqlError::CardinalityViolation => "21000",
             SqlError::DivisionByZero => "22012",
-            SqlError::FeatureNotSupported { .. } | SqlError::UnsupportedByPostgres { .. } => {
-                "0A000"
-            }
+            SqlError::FeatureNotSupported { .. }
+            | SqlError::UnsupportedByPostgres { .. }
+            | SqlError::SetReturningMisplaced { .. } => "0A000",
             SqlError::InFailedTransaction => "25P02",
             SqlError::SerializationFailure => "40001",
             SqlError::ReadOnlyTransaction { .. } => "25006",
@@ -380,6 +385,12 @@ impl SqlError {
                 ));
                 e.hint = Some(
                     "Start a new transaction. Reads that must outlive gc and excise on the writer hold a lease there (rocklake_lease).".into(),
+                );
+            }
+            SqlError::SetReturningMisplaced { hint: true, .. } => {
+                e.hint = Some(
+                    "You might be able to move the set-returning function into a LATERAL FROM item."
+                        .into(),
                 );
             }
             SqlError::DatatypeMismatch { hint, .. }

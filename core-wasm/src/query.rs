@@ -174,6 +174,9 @@ pub enum BExpr {
     /// Window call `n` of the select being bound. Only while binding: the select's projection
     /// is rewritten so that window results are columns ([`Windowed`]).
     Win(usize),
+    /// Set-returning call `n` of the select list being bound. Only while binding: the
+    /// select's projection is rewritten so that its values are columns ([`ProjectSet`]).
+    Srf(usize),
     /// Parameter `$n` of a statement being described (Parse + Describe): never executed.
     /// The cell receives the type the context gives it (a comparison with a column, a cast,
     /// an INSERT target), which ParameterDescription reports.
@@ -294,6 +297,9 @@ pub struct BSelect {
     pub distinct: bool,
     /// Window functions: computed over the projected rows, before DISTINCT.
     pub windowed: Option<Box<Windowed>>,
+    /// Set-returning functions of the select list: each projected row becomes as many rows
+    /// as its longest call returns, before DISTINCT.
+    pub project_set: Option<Box<ProjectSet>>,
     /// `DISTINCT ON (…)`: the projected columns after the output ones holding its keys; the
     /// first row of each key in the query's order is kept ([`Executor::run_query`]).
     pub distinct_on: Option<Vec<usize>>,
@@ -308,6 +314,27 @@ pub struct Windowed {
     pub specs: Vec<crate::window::WindowSpec>,
     pub post: Vec<(usize, BExpr)>,
     pub visible: usize,
+}
+
+/// The set-returning calls of a select list, run as PostgreSQL's ProjectSet: the calls of one
+/// projected row run in lockstep, row `i` of the result holds each call's `i`-th value (NULL
+/// past a shorter call's end), and a row whose calls all return nothing is dropped. As with
+/// [`Windowed`], the projection holds after the `visible` output columns the calls'
+/// arguments; the output columns holding calls are placeholders computed by `post` over the
+/// projected row followed by the calls' values.
+#[derive(Debug, Clone)]
+pub struct ProjectSet {
+    /// (function, its arguments' projected columns).
+    pub calls: Vec<(String, Vec<usize>)>,
+    pub post: Vec<(usize, BExpr)>,
+    pub visible: usize,
+}
+
+/// A set-returning call as bound, before the select's projection is rewritten.
+#[derive(Debug)]
+struct BoundSrf {
+    name: String,
+    args: Vec<BExpr>,
 }
 
 /// A window call as bound, before the select's projection is rewritten.
@@ -600,6 +627,9 @@ pub struct Binder<'a, 'b> {
     plan_error: Option<SqlError>,
     /// The window calls of the select list being bound; `None` where windows are not allowed.
     windows: Option<Vec<BoundWindow>>,
+    /// The set-returning calls of the select list being bound; `None` where they are not
+    /// allowed (the clause then names where, for PostgreSQL's message).
+    srfs: Option<Vec<BoundSrf>>,
     /// The clause being bound, for "window functions are not allowed in …".
     clause: &'static str,
     /// The WINDOW clause of the select being bound: (name, definition).
@@ -734,14 +764,15 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
     Ok(match set {
         BSet::Select(mut s) => {
             convert(&mut s.projection)?;
-            // An output column holding a window call is filled in by its `post` expression.
-            if let Some(w) = s.windowed.as_mut() {
-                for (j, e) in w.post.iter_mut() {
-                    if let (Some(f), Some(&t)) = (from.get(*j), to.get(*j)) {
-                        if *f != t {
-                            let x = std::mem::replace(e, BExpr::Const(Value::Null));
-                            *e = BExpr::Cast(Box::new(x), t);
-                        }
+            // An output column holding a window or set-returning call is filled in by its
+            // `post` expression.
+            let windows = s.windowed.iter_mut().flat_map(|w| w.post.iter_mut());
+            let calls = s.project_set.iter_mut().flat_map(|p| p.post.iter_mut());
+            for (j, e) in windows.chain(calls) {
+                if let (Some(f), Some(&t)) = (from.get(*j), to.get(*j)) {
+                    if *f != t {
+                        let x = std::mem::replace(e, BExpr::Const(Value::Null));
+                        *e = BExpr::Cast(Box::new(x), t);
                     }
                 }
             }
@@ -1013,6 +1044,30 @@ fn set_function_rows(
     }
 }
 
+/// The type of the values set-returning function `name` returns for arguments of `types`
+/// (in FROM or a select list). Untyped literals among integers are integers.
+fn set_function_type(name: &str, args: &mut [BExpr], types: &[PgType]) -> Result<PgType, SqlError> {
+    let integer_or_unknown = |t: &PgType| t.is_integer() || *t == PgType::Unknown;
+    match (name, types) {
+        ("generate_series", [_, _] | [_, _, _]) if types.iter().all(integer_or_unknown) => {
+            for (a, t) in args.iter_mut().zip(types) {
+                if *t == PgType::Unknown {
+                    let x = std::mem::replace(a, BExpr::Const(Value::Null));
+                    *a = coerce_expr(x, PgType::Int4)?;
+                }
+            }
+            Ok(if types.contains(&PgType::Int8) {
+                PgType::Int8
+            } else {
+                PgType::Int4
+            })
+        }
+        ("unnest", [PgType::Unknown]) => Ok(PgType::Text),
+        ("unnest", [a]) if a.is_array() => Ok(a.element().unwrap_or(PgType::Text)),
+        _ => Err(no_such_function(name, types)),
+    }
+}
+
 /// PostgreSQL's largest single value (MaxAllocSize less a varlena header): `repeat` refuses to
 /// build more with 54000.
 const MAX_VALUE_BYTES: usize = 0x3fff_ffff - 4;
@@ -1099,6 +1154,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             reads_catalog: false,
             plan_error: None,
             windows: None,
+            srfs: None,
             clause: "this context",
             named_windows: Vec::new(),
         }
@@ -1146,10 +1202,12 @@ impl<'a, 'b> Binder<'a, 'b> {
         q: &ast::Query,
         outer: Option<&Scope>,
     ) -> Result<BQuery, SqlError> {
-        // A query's window calls belong to its own select lists only.
+        // A query's window and set-returning calls belong to its own select lists only.
         let windows = self.windows.take();
+        let srfs = self.srfs.take();
         let r = self.bind_query_windowless(q, outer);
         self.windows = windows;
+        self.srfs = srfs;
         r
     }
 
@@ -1491,7 +1549,10 @@ impl<'a, 'b> Binder<'a, 'b> {
         for (ri, row) in v.rows.iter().enumerate() {
             let mut out = Vec::new();
             for (ci, e) in row.iter().enumerate() {
-                let (b, t) = self.bind_expr(e, &empty, None)?;
+                let clause = std::mem::replace(&mut self.clause, "VALUES");
+                let bound = self.bind_expr(e, &empty, None);
+                self.clause = clause;
+                let (b, t) = bound?;
                 if ri == 0 {
                     types.push(t);
                 } else if ci < types.len() {
@@ -1659,7 +1720,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                     scope.star = Some(star);
                     scope.merged_away.extend(right_merged);
                 } else if let Some(ast::JoinConstraint::On(e)) = constraint {
-                    let (b, _) = self.bind_expr(e, &scope, None)?;
+                    let clause = std::mem::replace(&mut self.clause, "JOIN conditions");
+                    let bound = self.bind_expr(e, &scope, None);
+                    self.clause = clause;
+                    let (b, _) = bound?;
                     let mut residual = Vec::new();
                     for c in conjuncts(b) {
                         match &c {
@@ -1729,25 +1793,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             bargs.push(b);
             types.push(t);
         }
-        let ty = match (fname.as_str(), types.as_slice()) {
-            ("generate_series", [a, b] | [a, b, _]) if a.is_integer() && b.is_integer() => {
-                if *a == PgType::Int8 || *b == PgType::Int8 {
-                    PgType::Int8
-                } else {
-                    PgType::Int4
-                }
-            }
-            ("generate_series", [PgType::Unknown, PgType::Unknown]) => PgType::Int4,
-            ("unnest", [PgType::Unknown]) => PgType::Text,
-            ("unnest", [a]) if a.is_array() => a.element().unwrap_or(PgType::Text),
-            _ => {
-                let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
-                return Err(SqlError::UndefinedFunction {
-                    message: format!("function {}({}) does not exist", fname, sig.join(", ")),
-                    hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
-                });
-            }
-        };
+        let ty = set_function_type(&fname, &mut bargs, &types)?;
         let col_name = alias
             .as_ref()
             .map(|a| ident(&a.name))
@@ -1965,6 +2011,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         // Window calls are allowed in the select list only (a subquery's select list has its
         // own).
         let outer_windows = self.windows.replace(Vec::new());
+        let outer_srfs = self.srfs.replace(Vec::new());
         let outer_clause = std::mem::replace(&mut self.clause, "this context");
         // Where each select item's expressions start in `projection`.
         let mut item_start = Vec::with_capacity(sel.projection.len());
@@ -2010,6 +2057,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     // Aggregates found here make the select grouped (no text search for them:
                     // a subquery's aggregates are its own).
                     let (b, ty) = self.bind_expr(e, &scope, Some(&mut aggs))?;
+                    srf_placement(&b)?;
                     let mut meta = match &b {
                         BExpr::Col(i) => ColMeta {
                             qual: None,
@@ -2040,6 +2088,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         let windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
+        let srfs = std::mem::replace(&mut self.srfs, outer_srfs).unwrap_or_default();
         self.named_windows = outer_named;
         // WHERE and GROUP BY after the select list, in PostgreSQL's order of analysis (which
         // decides which error a statement with several reports).
@@ -2147,10 +2196,35 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        if !srfs.is_empty() {
+            // PostgreSQL plans these too (windows under the ProjectSet, grouping by a
+            // set-returning item above it); RockLake runs the calls after the select.
+            let refused = if !windows.is_empty() {
+                Some("set-returning functions together with window functions")
+            } else if !distinct_on.is_empty() {
+                Some("set-returning functions with DISTINCT ON")
+            } else if group_exprs
+                .iter()
+                .flatten()
+                .any(|k| contains_placeholder(k, &|e| matches!(e, BExpr::Srf(_))))
+            {
+                Some("GROUP BY a set-returning select item")
+            } else {
+                None
+            };
+            if let Some(what) = refused {
+                return Err(SqlError::feature(what));
+            }
+        }
         let windowed = if windows.is_empty() {
             None
         } else {
             Some(Box::new(rewrite_windows(&mut projection, windows)?))
+        };
+        let project_set = if srfs.is_empty() {
+            None
+        } else {
+            Some(Box::new(rewrite_srfs(&mut projection, srfs)?))
         };
         let distinct_on = if distinct_on.is_empty() {
             None
@@ -2195,6 +2269,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 projection,
                 distinct,
                 windowed,
+                project_set,
                 distinct_on,
             },
             columns,
@@ -2786,6 +2861,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                 for x in &arr.elem {
                     bound.push(sub!(x));
                 }
+                if bound.iter().any(|(_, t)| t.is_array()) {
+                    // PostgreSQL builds a two-dimensional array; RockLake's have one.
+                    return Err(SqlError::feature("multidimensional arrays"));
+                }
                 // The elements' common type, as PostgreSQL resolves it; all untyped is text.
                 let elem = match resolve_common("ARRAY", bound.iter().map(|b| b.1))? {
                     PgType::Unknown => PgType::Text,
@@ -3094,9 +3173,10 @@ impl<'a, 'b> Binder<'a, 'b> {
             };
             let mut bargs = Vec::new();
             let mut ty = PgType::Int8;
-            // Aggregate arguments are evaluated per input row: never nested aggregates or
-            // window calls.
+            // Aggregate arguments are evaluated per input row: never nested aggregates,
+            // window or set-returning calls.
             let windows = self.windows.take();
+            let srfs = self.srfs.take();
             let clause = std::mem::replace(&mut self.clause, "aggregate arguments");
             let bound = args
                 .iter()
@@ -3104,34 +3184,41 @@ impl<'a, 'b> Binder<'a, 'b> {
                 .collect::<Result<Vec<_>, _>>();
             self.windows = windows;
             self.clause = clause;
-            for (b, t) in bound? {
-                bargs.push(b);
-                ty = t;
-            }
-            let out = aggregate_type(func, ty, &name)?;
-            if let Some(first) = bargs.first_mut() {
-                array_agg_input(first, func, ty)?;
-            }
-            if distinct {
-                // DISTINCT sorts its inputs.
-                orderable(ty)?;
-            }
-            let mut order = Vec::new();
-            for k in order_by {
-                let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
-                let nulls_first = k.options.nulls_first.unwrap_or(desc);
-                let (b, _) = self.bind_expr(&k.expr, scope, None)?;
-                if distinct && !bargs.contains(&b) {
-                    return Err(SqlError::InvalidColumnReference {
-                        message: "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list".into(),
-                    });
+            let bound = bound.and_then(|bound| {
+                for (b, t) in bound {
+                    bargs.push(b);
+                    ty = t;
                 }
-                order.push((b, desc, nulls_first));
-            }
-            let filter = match &f.filter {
-                Some(w) => Some(self.bind_bool(w, scope)?),
-                None => None,
-            };
+                let out = aggregate_type(func, ty, &name)?;
+                if let Some(first) = bargs.first_mut() {
+                    array_agg_input(first, func, ty)?;
+                }
+                if distinct {
+                    // DISTINCT sorts its inputs.
+                    orderable(ty)?;
+                }
+                let mut order = Vec::new();
+                for k in order_by {
+                    let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
+                    let nulls_first = k.options.nulls_first.unwrap_or(desc);
+                    let (b, _) = self.bind_expr(&k.expr, scope, None)?;
+                    if distinct && !bargs.contains(&b) {
+                        return Err(SqlError::InvalidColumnReference {
+                            message: "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list".into(),
+                        });
+                    }
+                    order.push((b, desc, nulls_first));
+                }
+                let clause = std::mem::replace(&mut self.clause, "FILTER");
+                let filter = match &f.filter {
+                    Some(w) => self.bind_bool(w, scope).map(Some),
+                    None => Ok(None),
+                };
+                self.clause = clause;
+                Ok((out, order, filter?))
+            });
+            self.srfs = srfs;
+            let (out, order, filter) = bound?;
             list.push(AggSpec {
                 func,
                 args: bargs,
@@ -3269,6 +3356,49 @@ impl<'a, 'b> Binder<'a, 'b> {
         Err(no_such_function(name, types))
     }
 
+    /// A set-returning call outside FROM: in a select list, a placeholder for its values
+    /// ([`ProjectSet`]); elsewhere PostgreSQL's error for the clause.
+    fn bind_srf_call(
+        &mut self,
+        name: String,
+        mut args: Vec<BExpr>,
+        types: &[PgType],
+    ) -> Result<(BExpr, PgType), SqlError> {
+        let misplaced =
+            |message: String, hint: bool| SqlError::SetReturningMisplaced { message, hint };
+        let Some(list) = self.srfs.as_mut() else {
+            return Err(match self.clause {
+                "aggregate arguments" => misplaced(
+                    "aggregate function calls cannot contain set-returning function calls".into(),
+                    true,
+                ),
+                "window function arguments" => misplaced(
+                    "window function calls cannot contain set-returning function calls".into(),
+                    true,
+                ),
+                c @ ("WHERE" | "HAVING" | "JOIN conditions" | "FILTER" | "VALUES") => misplaced(
+                    format!("set-returning functions are not allowed in {c}"),
+                    false,
+                ),
+                "this context" => SqlError::feature(format!(
+                    "set-returning function {name}() outside the select list and FROM"
+                )),
+                c => SqlError::feature(format!("set-returning function {name}() in {c}")),
+            });
+        };
+        if args
+            .iter()
+            .any(|a| contains_placeholder(a, &|e| matches!(e, BExpr::Srf(_))))
+        {
+            return Err(SqlError::feature(
+                "a set-returning function in the arguments of another",
+            ));
+        }
+        let ty = set_function_type(&name, &mut args, types)?;
+        list.push(BoundSrf { name, args });
+        Ok((BExpr::Srf(list.len() - 1), ty))
+    }
+
     /// `f(…) OVER (…)`: a window call of the select list being bound.
     #[allow(clippy::too_many_arguments)]
     fn bind_window(
@@ -3353,12 +3483,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ))
             }
         };
-        // Window calls inside the arguments or the window definition are nested calls.
+        // Window calls inside the arguments or the window definition are nested calls;
+        // set-returning calls there are not run.
+        let srfs = self.srfs.take();
         let result = (|| -> Result<BoundWindow, SqlError> {
             let mut bargs = Vec::new();
             let mut types = Vec::new();
-            for a in args {
-                let (b, t) = self.bind_expr(a, scope, aggs.as_deref_mut())?;
+            let clause = std::mem::replace(&mut self.clause, "window function arguments");
+            let bound = args
+                .iter()
+                .map(|a| self.bind_expr(a, scope, aggs.as_deref_mut()))
+                .collect::<Result<Vec<_>, _>>();
+            self.clause = clause;
+            for (b, t) in bound? {
                 bargs.push(b);
                 types.push(t);
             }
@@ -3521,6 +3658,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 filter,
             })
         })();
+        self.srfs = srfs;
         let bound = match result {
             Ok(b) => b,
             Err(SqlError::Windowing { message })
@@ -3581,10 +3719,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             return self.bind_datetime_call(&name, bargs, &types);
         }
         if matches!(name.as_str(), "unnest" | "generate_series") {
-            // Set-returning: RockLake runs them in FROM only (`SELECT x FROM unnest(…) u(x)`).
-            return Err(SqlError::feature(format!(
-                "set-returning function {name}() outside FROM"
-            )));
+            return self.bind_srf_call(name, bargs, &types);
         }
         if name == "pg_typeof" {
             // The argument's type, by name (typed text, as `::regtype` is here: RockLake has
@@ -3842,6 +3977,10 @@ fn aggregate_func(name: &str, star: bool) -> Option<AggFunc> {
 /// `array_agg`'s input over a type RockLake has no array of: its text, for the text[] the
 /// aggregate then returns.
 fn array_agg_input(arg: &mut BExpr, func: AggFunc, ty: PgType) -> Result<(), SqlError> {
+    if func == AggFunc::ArrayAgg && ty.is_array() {
+        // PostgreSQL builds a two-dimensional array; RockLake's have one.
+        return Err(SqlError::feature("multidimensional arrays"));
+    }
     if func == AggFunc::ArrayAgg && ty != PgType::Unknown && ty.array_of().is_none() {
         let e = std::mem::replace(arg, BExpr::Const(Value::Null));
         *arg = cast_from(e, ty, PgType::Text)?;
@@ -3956,9 +4095,48 @@ fn output_column_named(
     Ok(Some(first))
 }
 
+/// PostgreSQL's errors for a set-returning call of a select list inside an expression that
+/// evaluates its operands conditionally (CASE, COALESCE) or as a condition (NOT, AND, OR).
+fn srf_placement(e: &BExpr) -> Result<(), SqlError> {
+    let srf = |x: &BExpr| contains_placeholder(x, &|c| matches!(c, BExpr::Srf(_)));
+    if !srf(e) {
+        return Ok(());
+    }
+    let mut err = None;
+    visit_exprs(e, &mut |x| {
+        let misplaced = |within: &str| SqlError::SetReturningMisplaced {
+            message: format!("set-returning functions are not allowed in {within}"),
+            hint: true,
+        };
+        let condition = |op: &str| SqlError::DatatypeMismatch {
+            message: format!("argument of {op} must not return a set"),
+            hint: None,
+        };
+        let found = match x {
+            BExpr::Case(..) if srf(x) => Some(misplaced("CASE")),
+            BExpr::Func(name, args) if name == "coalesce" && args.iter().any(srf) => {
+                Some(misplaced("COALESCE"))
+            }
+            BExpr::Not(a) if srf(a) => Some(condition("NOT")),
+            BExpr::And(a, b) if srf(a) || srf(b) => Some(condition("AND")),
+            BExpr::Or(a, b) if srf(a) || srf(b) => Some(condition("OR")),
+            _ => None,
+        };
+        if err.is_none() {
+            err = found;
+        }
+    });
+    err.map_or(Ok(()), Err)
+}
+
 fn contains_window(e: &BExpr) -> bool {
+    contains_placeholder(e, &|x| matches!(x, BExpr::Win(_)))
+}
+
+/// Whether `e` holds a call placeholder (`BExpr::Win`, `BExpr::Srf`) that `is_call` picks.
+fn contains_placeholder(e: &BExpr, is_call: &dyn Fn(&BExpr) -> bool) -> bool {
     let mut found = false;
-    visit_exprs(e, &mut |x| found |= matches!(x, BExpr::Win(_)));
+    visit_exprs(e, &mut |x| found |= is_call(x));
     found
 }
 
@@ -4017,28 +4195,17 @@ fn rewrite_windows(
     windows: Vec<BoundWindow>,
 ) -> Result<Windowed, SqlError> {
     let visible = projection.len();
-    let mut extra: Vec<BExpr> = Vec::new();
-    let mut column = |e: BExpr, extra: &mut Vec<BExpr>| -> usize {
-        if let Some(i) = extra.iter().position(|x| *x == e) {
-            return visible + i;
-        }
-        extra.push(e);
-        visible + extra.len() - 1
-    };
+    let mut extra = ExtraColumns::new(visible);
     let mut specs = Vec::new();
     for w in windows {
-        let args = w.args.into_iter().map(|a| column(a, &mut extra)).collect();
-        let partition = w
-            .partition
-            .into_iter()
-            .map(|p| column(p, &mut extra))
-            .collect();
+        let args = w.args.into_iter().map(|a| extra.column(a)).collect();
+        let partition = w.partition.into_iter().map(|p| extra.column(p)).collect();
         let order = w
             .order
             .into_iter()
-            .map(|(k, desc, nf)| (column(k, &mut extra), desc, nf))
+            .map(|(k, desc, nf)| (extra.column(k), desc, nf))
             .collect();
-        let filter = w.filter.map(|f| column(f, &mut extra));
+        let filter = w.filter.map(|f| extra.column(f));
         specs.push(crate::window::WindowSpec {
             func: w.func,
             ty: w.ty,
@@ -4049,17 +4216,87 @@ fn rewrite_windows(
             filter,
         });
     }
-    // What the items that hold calls read of the row becomes projected columns; their
-    // operators stay in `post`, so a CASE evaluates only the branch it takes, as it would
-    // have. A subquery is read whole (with the row it belongs to).
+    let post = split_call_items(projection, extra, &|e| match e {
+        BExpr::Win(i) => Some(*i),
+        _ => None,
+    })?;
+    Ok(Windowed {
+        specs,
+        post,
+        visible,
+    })
+}
+
+/// Rewrites a select list with set-returning calls ([`ProjectSet`]), as [`rewrite_windows`]
+/// does for window calls.
+fn rewrite_srfs(projection: &mut Vec<BExpr>, srfs: Vec<BoundSrf>) -> Result<ProjectSet, SqlError> {
+    let visible = projection.len();
+    let mut extra = ExtraColumns::new(visible);
+    let calls = srfs
+        .into_iter()
+        .map(|c| {
+            (
+                c.name,
+                c.args.into_iter().map(|a| extra.column(a)).collect(),
+            )
+        })
+        .collect();
+    let post = split_call_items(projection, extra, &|e| match e {
+        BExpr::Srf(i) => Some(*i),
+        _ => None,
+    })?;
+    Ok(ProjectSet {
+        calls,
+        post,
+        visible,
+    })
+}
+
+/// Expressions projected after a select list's `visible` columns, each once.
+struct ExtraColumns {
+    visible: usize,
+    exprs: Vec<BExpr>,
+}
+
+impl ExtraColumns {
+    fn new(visible: usize) -> Self {
+        ExtraColumns {
+            visible,
+            exprs: Vec::new(),
+        }
+    }
+
+    /// The projected column that holds `e`.
+    fn column(&mut self, e: BExpr) -> usize {
+        if let Some(i) = self.exprs.iter().position(|x| *x == e) {
+            return self.visible + i;
+        }
+        self.exprs.push(e);
+        self.visible + self.exprs.len() - 1
+    }
+}
+
+/// The `post` expressions of a select list's items that hold calls (the placeholders
+/// `call_index` numbers): what such an item reads of the row becomes projected columns
+/// (appended to `projection` with `extra`'s); its operators stay in `post`, so a CASE
+/// evaluates only the branch it takes, as it would have. A subquery is read whole (with the
+/// row it belongs to). Call `n` becomes the column after the projected row's `n`-th.
+fn split_call_items(
+    projection: &mut Vec<BExpr>,
+    mut extra: ExtraColumns,
+    call_index: &dyn Fn(&BExpr) -> Option<usize>,
+) -> Result<Vec<(usize, BExpr)>, SqlError> {
+    let is_call = |e: &BExpr| call_index(e).is_some();
+    let contains_call = |e: &BExpr| contains_placeholder(e, &is_call);
     fn split(
         e: BExpr,
-        extra: &mut Vec<BExpr>,
-        column: &mut dyn FnMut(BExpr, &mut Vec<BExpr>) -> usize,
+        extra: &mut ExtraColumns,
+        is_call: &dyn Fn(&BExpr) -> bool,
+        contains_call: &dyn Fn(&BExpr) -> bool,
         err: &mut Option<SqlError>,
     ) -> BExpr {
         match e {
-            BExpr::Win(i) => BExpr::Win(i),
+            e if is_call(&e) => e,
             e @ BExpr::Const(_) => e,
             e @ (BExpr::Col(_)
             | BExpr::Outer(..)
@@ -4067,45 +4304,44 @@ fn rewrite_windows(
             | BExpr::Param(..)
             | BExpr::Scalar(_)
             | BExpr::Exists(..)
-            | BExpr::ArraySub(_)) => BExpr::Col(column(e, extra)),
-            BExpr::InSub(x, q, op, all) if !contains_window(&x) => {
-                BExpr::Col(column(BExpr::InSub(x, q, op, all), extra))
+            | BExpr::ArraySub(_)) => BExpr::Col(extra.column(e)),
+            BExpr::InSub(x, q, op, all) if !contains_call(&x) => {
+                BExpr::Col(extra.column(BExpr::InSub(x, q, op, all)))
             }
             BExpr::InSub(_, q, ..) if q.correlated() => {
                 err.get_or_insert(SqlError::feature(
-                    "a window call compared with a correlated subquery",
+                    "a window or set-returning call compared with a correlated subquery",
                 ));
                 BExpr::Const(Value::Null)
             }
-            other => map_children(other, &mut |c| split(c, extra, column, err)),
+            other => map_children(other, &mut |c| split(c, extra, is_call, contains_call, err)),
         }
     }
     let mut err = None;
     let mut post = Vec::new();
     for (j, item) in projection.iter_mut().enumerate() {
-        if contains_window(item) {
+        if contains_call(item) {
             let e = std::mem::replace(item, BExpr::Const(Value::Null));
-            post.push((j, split(e, &mut extra, &mut column, &mut err)));
+            post.push((j, split(e, &mut extra, &is_call, &contains_call, &mut err)));
         }
     }
-    // Window `i`'s value follows the projected row.
-    let base = visible + extra.len();
-    fn place(e: BExpr, base: usize) -> BExpr {
-        match e {
-            BExpr::Win(i) => BExpr::Col(base + i),
-            other => map_children(other, &mut |c| place(c, base)),
-        }
-    }
-    let post = post.into_iter().map(|(j, e)| (j, place(e, base))).collect();
     if let Some(e) = err {
         return Err(e);
     }
-    projection.extend(extra);
-    Ok(Windowed {
-        specs,
-        post,
-        visible,
-    })
+    // Call `i`'s value follows the projected row.
+    let base = extra.visible + extra.exprs.len();
+    fn place(e: BExpr, base: usize, call_index: &dyn Fn(&BExpr) -> Option<usize>) -> BExpr {
+        match call_index(&e) {
+            Some(i) => BExpr::Col(base + i),
+            None => map_children(e, &mut |c| place(c, base, call_index)),
+        }
+    }
+    let post = post
+        .into_iter()
+        .map(|(j, e)| (j, place(e, base, call_index)))
+        .collect();
+    projection.extend(extra.exprs);
+    Ok(post)
 }
 
 /// A frame offset written as an integer literal (`3 PRECEDING`, `-1 FOLLOWING`).
@@ -4248,6 +4484,7 @@ fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
         | BExpr::Outer(..)
         | BExpr::Agg(_)
         | BExpr::Win(_)
+        | BExpr::Srf(_)
         | BExpr::Exists(..)
         | BExpr::Scalar(_)
         | BExpr::ArraySub(_) => vec![],
@@ -4736,6 +4973,7 @@ pub fn compact_select(
         distinct: sel.distinct,
         // Its expressions read projected columns, which compaction does not move.
         windowed: sel.windowed.clone(),
+        project_set: sel.project_set.clone(),
         distinct_on: sel.distinct_on.clone(),
     };
     // Keys over the output row read output positions.
@@ -4785,6 +5023,7 @@ pub fn simple_scan(q: &BQuery) -> Option<SimpleScan<'_>> {
         || sel.having.is_some()
         || sel.distinct
         || sel.windowed.is_some()
+        || sel.project_set.is_some()
         || sel.distinct_on.is_some()
         || item.kind.outer()
         || item.on.is_some()
@@ -5345,6 +5584,7 @@ fn visit_exprs(e: &BExpr, f: &mut dyn FnMut(&BExpr)) {
         | BExpr::Outer(..)
         | BExpr::Agg(_)
         | BExpr::Win(_)
+        | BExpr::Srf(_)
         | BExpr::Param(..)
         | BExpr::Scalar(_)
         | BExpr::Exists(..)
@@ -5672,6 +5912,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .ok_or_else(|| SqlError::internal("aggregate outside group"))?,
             // Rewritten into columns when the select is bound.
             BExpr::Win(_) => return Err(SqlError::internal("window call outside its select")),
+            BExpr::Srf(_) => {
+                return Err(SqlError::internal(
+                    "set-returning call outside its select list",
+                ))
+            }
             BExpr::Bin(op, l, r) => {
                 // Comparisons of columns and constants (most WHERE conjuncts) read the values
                 // in place instead of copying them.
@@ -7390,6 +7635,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     self.emit_group(sel, parent, order, first, aggs, &mut out)?;
                 }
                 let out = self.apply_windows(sel, parent, out)?;
+                let out = self.apply_project_set(sel, parent, out)?;
                 return Ok(distinct_rows(sel, out));
             }
         }
@@ -7505,7 +7751,64 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
         }
         let out = self.apply_windows(sel, parent, out)?;
+        let out = self.apply_project_set(sel, parent, out)?;
         Ok(distinct_rows(sel, out))
+    }
+
+    /// Runs a select list's set-returning calls over its projected rows ([`ProjectSet`]):
+    /// each row becomes as many rows as its longest call returns (none when every call
+    /// returns nothing), each with the row's ORDER BY keys.
+    fn apply_project_set(
+        &self,
+        sel: &BSelect,
+        parent: Option<&Env<'_>>,
+        out: KeyedRows,
+    ) -> Result<KeyedRows, SqlError> {
+        let Some(ps) = &sel.project_set else {
+            return Ok(out);
+        };
+        let mut expanded = Vec::with_capacity(out.len());
+        for (row, keys) in out {
+            let results = ps
+                .calls
+                .iter()
+                .map(|(name, args)| {
+                    let args: Vec<Value> = args
+                        .iter()
+                        .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
+                        .collect();
+                    set_function_rows(self.cx, name, &args)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let n = results.iter().map(Vec::len).max().unwrap_or(0);
+            for i in 0..n {
+                self.cx.tick()?;
+                let mut r = row.clone();
+                r.extend(results.iter().map(|rows| {
+                    rows.get(i)
+                        .and_then(|v| v.first())
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                }));
+                let env = Env {
+                    row: &r,
+                    parent,
+                    aggs: None,
+                };
+                let vals = ps
+                    .post
+                    .iter()
+                    .map(|(j, e)| Ok((*j, self.eval(e, &env)?)))
+                    .collect::<Result<Vec<_>, SqlError>>()?;
+                for (j, v) in vals {
+                    r[j] = v;
+                }
+                crate::types::truncate_row(&mut r, ps.visible);
+                expanded.push((r, keys.clone()));
+            }
+            crate::types::release_row(row);
+        }
+        Ok(expanded)
     }
 
     /// Computes a select's window functions over its projected rows ([`Windowed`]): fills in
