@@ -106,6 +106,7 @@ enum Which {
     Collation,
     Tablespace,
     Policy,
+    Extension,
     StatisticExt,
     Publication,
     PublicationRel,
@@ -447,6 +448,16 @@ const POLICY_COLS: Spec = &[
     ("polqual", TEXT),
     ("polwithcheck", TEXT),
 ];
+const EXTENSION_COLS: Spec = &[
+    ("oid", OID),
+    ("extname", NAME),
+    ("extowner", OID),
+    ("extnamespace", OID),
+    ("extrelocatable", BOOL),
+    ("extversion", TEXT),
+    ("extconfig", PgType::OidArray),
+    ("extcondition", TEXTS),
+];
 const STATISTIC_EXT_COLS: Spec = &[
     ("oid", OID),
     ("stxrelid", OID),
@@ -691,6 +702,16 @@ const RELATIONS: &[RelInfo] = &[
         'r',
         POLICY_COLS,
     ),
+    // RockLake runs no extensions (PostgreSQL's one built-in, PL/pgSQL, included).
+    rel(
+        Which::Extension,
+        "pg_catalog",
+        "pg_extension",
+        3079,
+        10_016,
+        'r',
+        EXTENSION_COLS,
+    ),
     rel(
         Which::StatisticExt,
         "pg_catalog",
@@ -859,6 +880,11 @@ fn vcolumns(info: &RelInfo) -> Vec<VColumn> {
         .collect()
 }
 
+/// The schema of the virtual relation with this `pg_class` OID.
+pub fn schema_of(oid: u32) -> Option<&'static str> {
+    RELATIONS.iter().find(|r| r.oid == oid).map(|r| r.schema)
+}
+
 /// True when `name` (optionally schema-qualified; schema `None` means search_path pg_catalog then
 /// public) is a virtual relation.
 pub fn is_virtual(schema: Option<&str>, name: &str) -> bool {
@@ -951,6 +977,7 @@ pub fn build_only(
         | Which::Inherits
         | Which::AuthMembers
         | Which::Policy
+        | Which::Extension
         | Which::StatisticExt
         | Which::Publication
         | Which::PublicationRel

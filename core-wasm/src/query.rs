@@ -486,6 +486,8 @@ pub struct ReadCx<'a> {
 pub struct CatalogMemo {
     tables: std::cell::OnceCell<Rc<[TableRef]>>,
     schemas: std::cell::OnceCell<Rc<[crate::catalog::Schema]>>,
+    /// Position in `tables` of each table's OID and its primary-key index's OID.
+    relations: std::cell::OnceCell<HashMap<u32, usize>>,
 }
 
 impl ReadCx<'_> {
@@ -577,6 +579,24 @@ impl ReadCx<'_> {
                 out.into()
             })
             .clone()
+    }
+
+    /// The table a `pg_class` OID names — the table itself or its primary-key index (then
+    /// `true`) — among those the statement can see.
+    pub fn relation_by_oid(&self, oid: u32) -> Option<(TableRef, bool)> {
+        let tables = self.all_tables();
+        let index = self.catalog.relations.get_or_init(|| {
+            let mut m = HashMap::with_capacity(tables.len() * 2);
+            for (i, t) in tables.iter().enumerate() {
+                m.insert(t.oid, i);
+                if !t.primary_key.is_empty() {
+                    m.insert(t.pkey_oid(), i);
+                }
+            }
+            m
+        });
+        let t = tables.get(*index.get(&oid)?)?;
+        Some((t.clone(), t.oid != oid))
     }
 
     /// Every user schema the statement can see (committed, then its own).
@@ -3778,6 +3798,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_get_constraintdef"
             | "pg_get_indexdef"
             | "pg_get_statisticsobjdef_columns"
+            | "pg_tablespace_location"
             | "quote_ident"
             | "md5"
             | "current_setting"
@@ -6210,12 +6231,15 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "pg_get_indexdef" | "pg_get_constraintdef" => match a.first() {
                 Some(Value::Int(o)) => {
-                    let tables = self.cx.all_tables();
-                    match tables.iter().find(|t| t.pkey_oid() as i64 == *o) {
-                        Some(t) if name == "pg_get_indexdef" => {
-                            Value::text(crate::pgcatalog::pkey_indexdef(t))
+                    let index = u32::try_from(*o)
+                        .ok()
+                        .and_then(|o| self.cx.relation_by_oid(o))
+                        .filter(|(_, is_index)| *is_index);
+                    match index {
+                        Some((t, _)) if name == "pg_get_indexdef" => {
+                            Value::text(crate::pgcatalog::pkey_indexdef(&t))
                         }
-                        Some(t) => Value::text(crate::pgcatalog::pkey_constraintdef(t)),
+                        Some((t, _)) => Value::text(crate::pgcatalog::pkey_constraintdef(&t)),
                         None => Value::Null,
                     }
                 }
@@ -6292,9 +6316,12 @@ impl<'a, 'b> Executor<'a, 'b> {
             "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size" => {
                 match a.first() {
                     Some(Value::Int(o)) => {
-                        let tables = self.cx.all_tables();
-                        match tables.iter().find(|t| t.oid as i64 == *o) {
-                            Some(t) => {
+                        let table = u32::try_from(*o)
+                            .ok()
+                            .and_then(|o| self.cx.relation_by_oid(o))
+                            .filter(|(_, is_index)| !*is_index);
+                        match table {
+                            Some((t, _)) => {
                                 let rows = crate::keys::table_prefix(t.id);
                                 let mut index = rows.clone();
                                 index[0] = crate::keys::TAG_INDEX;
@@ -6429,14 +6456,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "pg_table_is_visible" => match a.first() {
-                // Visible = reachable by bare name through search_path (pg_catalog, public).
-                Some(Value::Int(oid)) => Value::Bool(
-                    self.cx
-                        .all_tables()
-                        .iter()
-                        .find(|t| t.oid as i64 == *oid)
-                        .is_none_or(|t| t.schema == "public"),
-                ),
+                Some(Value::Int(oid)) => u32::try_from(*oid)
+                    .ok()
+                    .and_then(|o| self.relation_visible(o))
+                    .map_or(Value::Null, Value::Bool),
+                _ => Value::Null,
+            },
+            // Where a tablespace's files are: the two built-in ones live in the data directory.
+            "pg_tablespace_location" => match a.first() {
+                Some(Value::Int(1663 | 1664)) => Value::text(""),
                 _ => Value::Null,
             },
             "pg_type_is_visible"
@@ -6719,6 +6747,30 @@ impl<'a, 'b> Executor<'a, 'b> {
                 })
             }
         })
+    }
+
+    /// `pg_table_is_visible`: whether the relation is the one its bare name finds through
+    /// search_path (`pg_catalog` first, as PostgreSQL searches it when the path omits it);
+    /// `None` for an OID that names no relation.
+    fn relation_visible(&self, oid: u32) -> Option<bool> {
+        if let Some(schema) = crate::pgcatalog::schema_of(oid) {
+            return Some(
+                schema == "pg_catalog"
+                    || self.cx.existing_search_path().iter().any(|s| s == schema),
+            );
+        }
+        let (table, is_index) = self.cx.relation_by_oid(oid)?;
+        if is_index {
+            let path = self.cx.existing_search_path();
+            return Some(path.iter().any(|s| *s == table.schema));
+        }
+        Some(
+            !crate::pgcatalog::is_virtual(None, &table.name)
+                && self
+                    .cx
+                    .find_table(None, &table.name)
+                    .is_some_and(|t| t.id == table.id),
+        )
     }
 
     /// Name of a schema by OID (built-in or user).

@@ -1,6 +1,6 @@
 //! psql works for humans: the same catalog built in a real PostgreSQL 15 and in RockLake, and
-//! psql's describe commands (`\dn`, `\dt`, `\d table`, `\di`, `\du`, …) print the same text on
-//! both. Sizes (`\dt+`, `\l+`) are RockLake's own stored bytes, checked for plausibility;
+//! psql's describe commands (`\dn`, `\dt`, `\d table`, `\di`, `\du`, `\dp`, `\db`, …) print
+//! the same text on both. Sizes (`\dt+`, `\l+`) are RockLake's own stored bytes, checked for plausibility;
 //! EXPLAIN shows which key ranges a scan reads.
 
 use std::process::Command;
@@ -34,6 +34,10 @@ const SAME_AS_POSTGRES: &[&str] = &[
     r"\dv",
     r"\du",
     r"\d",
+    r"\dp",
+    r"\db",
+    r"\dT",
+    r"\dD",
 ];
 
 fn psql(dsn: &str, args: &[&str]) -> String {
@@ -85,6 +89,12 @@ fn psql_describe_commands_match_postgres() {
         d.contains(r#""ducklake_snapshot_pkey" PRIMARY KEY, btree (snapshot_id)"#),
         "{d}"
     );
+
+    // `\dx` lists what is installed: PostgreSQL's PL/pgSQL, nothing on RockLake (it runs no
+    // extension and no procedural language).
+    let extensions = |dsn: &str| psql(dsn, &["-A", "-t", "-F", "|", "-c", r"\dx"]);
+    assert!(extensions(&pg.dsn()).starts_with("plpgsql|"));
+    assert_eq!(extensions(&rl), "");
 
     // Sizes are RockLake's stored bytes: empty tables 0, others more than their raw values.
     let sizes = psql(&rl, &["-A", "-t", "-F", "|", "-c", r"\dt+"]);
