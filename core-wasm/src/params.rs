@@ -242,9 +242,10 @@ pub fn numbers(sql: &str) -> std::collections::BTreeSet<usize> {
     placeholders(sql).into_iter().map(|(_, _, n)| n).collect()
 }
 
-/// Whether results of type `oid` can be sent in binary format ([`text_to_binary`]).
+/// Whether results of type `oid` can be sent in binary format ([`text_to_binary`]): not
+/// `regclass`, whose text (a relation's name) does not give back its OID.
 pub fn binary_result_supported(oid: u32) -> bool {
-    crate::types::type_by_oid(oid).is_some()
+    oid != 2205 && crate::types::type_by_oid(oid).is_some()
 }
 
 /// A result cell in PostgreSQL's binary send format, from its text form: results cross the

@@ -880,9 +880,12 @@ fn vcolumns(info: &RelInfo) -> Vec<VColumn> {
         .collect()
 }
 
-/// The schema of the virtual relation with this `pg_class` OID.
-pub fn schema_of(oid: u32) -> Option<&'static str> {
-    RELATIONS.iter().find(|r| r.oid == oid).map(|r| r.schema)
+/// The schema and name of the virtual relation with this `pg_class` OID.
+pub fn relation_of(oid: u32) -> Option<(&'static str, &'static str)> {
+    RELATIONS
+        .iter()
+        .find(|r| r.oid == oid)
+        .map(|r| (r.schema, r.name))
 }
 
 /// True when `name` (optionally schema-qualified; schema `None` means search_path pg_catalog then

@@ -599,6 +599,68 @@ impl ReadCx<'_> {
         Some((t.clone(), t.oid != oid))
     }
 
+    /// `pg_table_is_visible`: whether the relation is the one its bare name finds through
+    /// search_path (`pg_catalog` first, as PostgreSQL searches it when the path omits it);
+    /// `None` for an OID that names no relation.
+    pub fn relation_visible(&self, oid: u32) -> Option<bool> {
+        if let Some((schema, _)) = crate::pgcatalog::relation_of(oid) {
+            return Some(
+                schema == "pg_catalog" || self.existing_search_path().iter().any(|s| s == schema),
+            );
+        }
+        let (table, is_index) = self.relation_by_oid(oid)?;
+        if is_index {
+            return Some(self.existing_search_path().contains(&table.schema));
+        }
+        Some(
+            !crate::pgcatalog::is_virtual(None, &table.name)
+                && self
+                    .find_table(None, &table.name)
+                    .is_some_and(|t| t.id == table.id),
+        )
+    }
+
+    /// `regclass`'s text (PostgreSQL's `regclassout`): the relation's name, qualified with its
+    /// schema when search_path would not find it, each part quoted where needed; `None` for an
+    /// OID that names no relation (written as the number).
+    pub fn regclass_name(&self, oid: u32) -> Option<String> {
+        let (schema, name) = match crate::pgcatalog::relation_of(oid) {
+            Some((schema, name)) => (schema.to_string(), name.to_string()),
+            None => {
+                let (t, is_index) = self.relation_by_oid(oid)?;
+                let name = if is_index { &t.pkey_name } else { &t.name };
+                (t.schema.clone(), name.clone())
+            }
+        };
+        let quote = crate::pgcatalog::quote_ident;
+        Some(if self.relation_visible(oid)? {
+            quote(&name)
+        } else {
+            format!("{}.{}", quote(&schema), quote(&name))
+        })
+    }
+
+    /// Writes the result's `regclass` columns as names ([`Self::regclass_name`]), as
+    /// PostgreSQL's text output does; binary output keeps the OID.
+    pub fn name_regclass_columns(&self, types: &[PgType], rows: &mut [Vec<Value>]) {
+        let cols: Vec<usize> = (0..types.len())
+            .filter(|&i| types[i] == PgType::Regclass)
+            .collect();
+        if cols.is_empty() {
+            return;
+        }
+        for row in rows {
+            for &c in &cols {
+                if let Some(Value::Int(oid)) = row.get(c) {
+                    let name = u32::try_from(*oid).ok().and_then(|o| self.regclass_name(o));
+                    if let Some(name) = name {
+                        row[c] = Value::text(name);
+                    }
+                }
+            }
+        }
+    }
+
     /// Every user schema the statement can see (committed, then its own).
     pub fn all_schemas(&self) -> Rc<[crate::catalog::Schema]> {
         self.catalog
@@ -2700,6 +2762,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 let (ty, typmod) = sql_type(data_type)?;
                 let (x, xt) = sub!(expr);
+                if xt == PgType::Regclass && ty.is_string() {
+                    // The relation's name (a catalog lookup, as for its text output).
+                    self.session_dependent = true;
+                    let name = BExpr::Func("regclass_out".into(), vec![x]);
+                    return Ok((cast_from(name, PgType::Text, ty)?, ty));
+                }
                 if typmod >= 4 && matches!(ty, PgType::Numeric | PgType::Varchar | PgType::Bpchar) {
                     // `numeric(p, s)` rounds and checks the precision; `varchar(n)` truncates,
                     // `char(n)` truncates or pads with spaces.
@@ -6303,10 +6371,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                     Some(t) => Value::Int(t.oid as i64),
                     None => match crate::pgcatalog::columns(schema.as_deref(), &n) {
                         Some((oid, _)) => Value::Int(oid as i64),
-                        None if name == "regclass_in" => {
-                            return Err(SqlError::UndefinedTable { name: s })
-                        }
-                        None => Value::Null,
+                        None => match self.primary_key_index(schema.as_deref(), &n) {
+                            Some(oid) => Value::Int(oid.into()),
+                            None if name == "regclass_in" => {
+                                return Err(SqlError::UndefinedTable { name: s })
+                            }
+                            None => Value::Null,
+                        },
                     },
                 }
             }
@@ -6458,7 +6529,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             "pg_table_is_visible" => match a.first() {
                 Some(Value::Int(oid)) => u32::try_from(*oid)
                     .ok()
-                    .and_then(|o| self.relation_visible(o))
+                    .and_then(|o| self.cx.relation_visible(o))
                     .map_or(Value::Null, Value::Bool),
                 _ => Value::Null,
             },
@@ -6530,8 +6601,17 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             "pg_encoding_to_char" => Value::Text("UTF8".into()),
             "quote_ident" => text(0)
-                .map(|s| Value::text(format!("\"{}\"", s.replace('"', "\"\""))))
+                .map(|s| Value::text(crate::pgcatalog::quote_ident(&s)))
                 .unwrap_or(Value::Null),
+            "regclass_out" => match a.first() {
+                Some(Value::Int(o)) => Value::text(
+                    u32::try_from(*o)
+                        .ok()
+                        .and_then(|oid| self.cx.regclass_name(oid))
+                        .unwrap_or_else(|| o.to_string()),
+                ),
+                _ => Value::Null,
+            },
             "txid_current" => Value::Int(self.cx.txid() as i64),
             "pg_backend_pid" => Value::Int(0),
             "array" => Value::Array(a.into()),
@@ -6749,28 +6829,20 @@ impl<'a, 'b> Executor<'a, 'b> {
         })
     }
 
-    /// `pg_table_is_visible`: whether the relation is the one its bare name finds through
-    /// search_path (`pg_catalog` first, as PostgreSQL searches it when the path omits it);
-    /// `None` for an OID that names no relation.
-    fn relation_visible(&self, oid: u32) -> Option<bool> {
-        if let Some(schema) = crate::pgcatalog::schema_of(oid) {
-            return Some(
-                schema == "pg_catalog"
-                    || self.cx.existing_search_path().iter().any(|s| s == schema),
-            );
+    /// The OID of the primary-key index named `name` (in `schema`, or the first schema of
+    /// search_path holding one): indexes are relations too.
+    fn primary_key_index(&self, schema: Option<&str>, name: &str) -> Option<u32> {
+        let tables = self.cx.all_tables();
+        let named = |s: &str| {
+            tables
+                .iter()
+                .find(|t| !t.primary_key.is_empty() && t.pkey_name == name && t.schema == s)
+        };
+        match schema {
+            Some(s) => named(s),
+            None => self.cx.existing_search_path().iter().find_map(|s| named(s)),
         }
-        let (table, is_index) = self.cx.relation_by_oid(oid)?;
-        if is_index {
-            let path = self.cx.existing_search_path();
-            return Some(path.iter().any(|s| *s == table.schema));
-        }
-        Some(
-            !crate::pgcatalog::is_virtual(None, &table.name)
-                && self
-                    .cx
-                    .find_table(None, &table.name)
-                    .is_some_and(|t| t.id == table.id),
-        )
+        .map(|t| t.pkey_oid())
     }
 
     /// Name of a schema by OID (built-in or user).

@@ -157,6 +157,15 @@ EDGE = [
     "SELECT (ARRAY[1.5, 2])[2], ARRAY['1', '2']::int[], ARRAY[1, 2]::text[], '{1.5,NaN}'::float8[], '{t,f}'::bool[]",
     "SELECT ARRAY[1] || 2, 0 || ARRAY[1], ARRAY[1] || ARRAY[2, 3], ARRAY[1] || NULL::int, NULL::int[] || 3",
     "SELECT x FROM unnest(ARRAY[3, 1, 2]) u(x) ORDER BY x",
+    # regclass is written as the relation's name (qualified when search_path misses it).
+    "CREATE SCHEMA IF NOT EXISTS qs",
+    "CREATE TABLE IF NOT EXISTS qs.q (a INTEGER PRIMARY KEY)",
+    "SELECT 'pg_class'::regclass, 't1'::regclass, 't1_pkey'::regclass, 'information_schema.tables'::regclass, "
+    "'qs.q'::regclass, 'qs.q_pkey'::regclass, 99999::regclass",
+    "SELECT 't1'::regclass::text, 'qs.q'::regclass::varchar, to_regclass('public.t2'), to_regclass('nope'), "
+    "quote_ident('t1'), quote_ident('T1'), quote_ident('select')",
+    "SELECT relname, pg_table_is_visible(oid) FROM pg_class WHERE oid IN ('t2'::regclass, 'qs.q'::regclass, "
+    "'information_schema.columns'::regclass) ORDER BY 1",
     # Set-returning calls in the select list (PostgreSQL's ProjectSet), and where none may be.
     "SELECT id, generate_series(1, 3), unnest(ARRAY['p', 'q']) FROM t1 ORDER BY id, 2 LIMIT 9",
     "SELECT count(*), generate_series(1, count(*)::int % 4) FROM t1",
