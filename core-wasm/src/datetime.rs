@@ -396,7 +396,7 @@ pub fn extract(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
                         &(days + PG_EPOCH_JDATE).to_string(),
                         &frac,
                         false,
-                    ))
+                    )?)
                 }
                 _ => date_field(u, days).ok_or_else(|| not_supported(name, ty))?,
             }

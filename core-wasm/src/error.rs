@@ -102,6 +102,9 @@ pub enum SqlError {
     /// A numeric infinity assigned to `numeric(p, s)`, which holds finite values only.
     #[error("numeric field overflow")]
     NumericFieldOverflow { detail: String },
+    /// A numeric result with more than 131,072 digits before the point.
+    #[error("value overflows numeric format")]
+    NumericOverflow,
     #[error("{message}")]
     DatatypeMismatch {
         message: String,
@@ -294,7 +297,8 @@ impl SqlError {
             SqlError::DatetimeOutOfRange { .. } => "22008",
             SqlError::OutOfRange { .. }
             | SqlError::IntegerOutOfRange { .. }
-            | SqlError::NumericFieldOverflow { .. } => "22003",
+            | SqlError::NumericFieldOverflow { .. }
+            | SqlError::NumericOverflow => "22003",
             // PostgreSQL files these under "feature not supported".
             SqlError::NoIntegerFor { .. } => "0A000",
             SqlError::DatatypeMismatch { .. } => "42804",

@@ -1,37 +1,60 @@
 //! Exact numeric arithmetic on PostgreSQL's decimal text form ([`crate::types::Value::Numeric`]):
-//! results at the scales PostgreSQL's `numeric` operators give them.
+//! results at the scales PostgreSQL's `numeric` operators give them, in i128 while the digits
+//! fit and in big integers past that (PostgreSQL's numeric is exact at any size, up to 131,072
+//! digits before the point).
+
+use num_bigint::{BigInt, Sign};
 
 use crate::error::SqlError;
 use crate::types::numeric_canonical;
 
 /// `a * b` over exact numbers: the product at the sum of the scales, as PostgreSQL's numeric
-/// multiplication gives it; `None` past i128's 38 digits or for special values.
-pub(crate) fn numeric_mul(a: &str, b: &str) -> Option<String> {
+/// multiplication gives it; `None` for special values (NaN, ±Infinity: IEEE's rules).
+pub(crate) fn numeric_mul(a: &str, b: &str) -> Result<Option<String>, SqlError> {
+    if !plain(a) || !plain(b) {
+        return Ok(None);
+    }
     let (neg_a, int_a, frac_a) = decimal_parts(a);
     let (neg_b, int_b, frac_b) = decimal_parts(b);
-    let x: i128 = format!("0{int_a}{frac_a}").parse().ok()?;
-    let y: i128 = format!("0{int_b}{frac_b}").parse().ok()?;
-    let product = x.checked_mul(y)?;
-    let signed = if neg_a != neg_b { -product } else { product };
-    Some(scaled_decimal(signed, frac_a.len() + frac_b.len()))
+    let scale = frac_a.len() + frac_b.len();
+    let small = |int: &str, frac: &str| format!("0{int}{frac}").parse::<i128>().ok();
+    let sign = |v: BigInt| if neg_a != neg_b { -v } else { v };
+    if let (Some(x), Some(y)) = (small(int_a, frac_a), small(int_b, frac_b)) {
+        if let Some(product) = x.checked_mul(y) {
+            let signed = if neg_a != neg_b { -product } else { product };
+            return Ok(Some(scaled_decimal(signed, scale)));
+        }
+    }
+    let product = sign(unsigned_big(int_a, frac_a) * unsigned_big(int_b, frac_b));
+    big_decimal(&product, scale).map(Some)
 }
 
 /// `a % b` over exact numbers: `a - trunc(a / b) * b` at the larger of the two scales, with the
-/// dividend's sign, as PostgreSQL's numeric modulo; `None` past i128's 38 digits or for special
-/// values. The caller has refused a zero divisor.
-pub(crate) fn numeric_mod(a: &str, b: &str) -> Option<String> {
+/// dividend's sign, as PostgreSQL's numeric modulo; `None` for special values. The caller has
+/// refused a zero divisor.
+pub(crate) fn numeric_mod(a: &str, b: &str) -> Result<Option<String>, SqlError> {
+    if !plain(a) || !plain(b) {
+        return Ok(None);
+    }
     let (neg_a, int_a, frac_a) = decimal_parts(a);
     let (neg_b, int_b, frac_b) = decimal_parts(b);
     let scale = frac_a.len().max(frac_b.len());
-    let scaled = |neg: bool, int: &str, frac: &str| -> Option<i128> {
-        let pad = "0".repeat(scale - frac.len());
-        let v: i128 = format!("0{int}{frac}{pad}").parse().ok()?;
-        Some(if neg { -v } else { v })
+    let scaled = |neg: bool, int: &str, frac: &str| -> BigInt {
+        let v = unsigned_big(int, frac) * pow10(scale - frac.len());
+        if neg {
+            -v
+        } else {
+            v
+        }
     };
-    let x = scaled(neg_a, int_a, frac_a)?;
-    let y = scaled(neg_b, int_b, frac_b)?;
-    let r = x.checked_rem(y)?;
-    numeric_canonical(&scaled_decimal(r, scale))
+    let x = scaled(neg_a, int_a, frac_a);
+    let y = scaled(neg_b, int_b, frac_b);
+    if y.sign() == Sign::NoSign {
+        return Err(SqlError::DivisionByZero);
+    }
+    // BigInt's `%` truncates toward zero: the dividend's sign, as PostgreSQL's.
+    let r = big_decimal(&(x % y), scale)?;
+    Ok(Some(numeric_canonical(&r).unwrap_or(r)))
 }
 
 /// A double as numeric text: NaN, ±Infinity, or its shortest decimal (a negative zero is 0).
@@ -67,6 +90,44 @@ pub(crate) fn scaled_decimal(v: i128, scale: usize) -> String {
     }
 }
 
+/// Digits before the point PostgreSQL's numeric holds (NUMERIC_WEIGHT_MAX's); more is 22003.
+const MAX_INTEGER_DIGITS: usize = 131_072;
+
+/// A plain decimal (no NaN or ±Infinity).
+fn plain(s: &str) -> bool {
+    s.bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+'))
+}
+
+/// The digits `int` then `frac` as one unsigned integer.
+fn unsigned_big(int: &str, frac: &str) -> BigInt {
+    let digits = format!("0{int}{frac}");
+    BigInt::parse_bytes(digits.as_bytes(), 10).unwrap_or_default()
+}
+
+fn pow10(n: usize) -> BigInt {
+    num_bigint::BigUint::from(10u8).pow(n as u32).into()
+}
+
+/// `v × 10^-scale` as a decimal string with exactly `scale` fraction digits; 22003 past
+/// PostgreSQL's numeric range.
+fn big_decimal(v: &BigInt, scale: usize) -> Result<String, SqlError> {
+    let mut d = v.magnitude().to_str_radix(10);
+    if d.len() > scale + MAX_INTEGER_DIGITS {
+        return Err(SqlError::NumericOverflow);
+    }
+    while d.len() <= scale {
+        d.insert(0, '0');
+    }
+    let (ip, fp) = d.split_at(d.len() - scale);
+    let sign = if v.sign() == Sign::Minus { "-" } else { "" };
+    Ok(if scale > 0 {
+        format!("{sign}{ip}.{fp}")
+    } else {
+        format!("{sign}{ip}")
+    })
+}
+
 /// A decimal string's sign, integer digits (no leading zeros) and fraction digits.
 fn decimal_parts(s: &str) -> (bool, &str, &str) {
     let neg = s.starts_with('-');
@@ -80,10 +141,6 @@ fn decimal_parts(s: &str) -> (bool, &str, &str) {
 /// significant digits, more when the quotient is below 1, never fewer fraction digits than
 /// either input has). A divisor of more than 36 digits is divided in double precision.
 pub(crate) fn numeric_div(a: &str, b: &str) -> Result<String, SqlError> {
-    let plain = |s: &str| {
-        s.bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+'))
-    };
     if !plain(a) || !plain(b) {
         // NaN and ±Infinity: PostgreSQL's rules for them are IEEE's, except that only NaN
         // may be divided by zero.
@@ -99,15 +156,25 @@ pub(crate) fn numeric_div(a: &str, b: &str) -> Result<String, SqlError> {
     let (neg_a, int_a, frac_a) = decimal_parts(a);
     let (neg_b, int_b, frac_b) = decimal_parts(b);
     let divisor_digits = format!("{int_b}{frac_b}");
+    let scale = div_scale((int_a, frac_a), (int_b, frac_b));
     let divisor: u128 = match divisor_digits.trim_start_matches('0') {
         "" => return Err(SqlError::DivisionByZero),
         d if d.len() > 36 => {
-            let q = a.parse::<f64>().unwrap_or(0.0) / b.parse::<f64>().unwrap_or(1.0);
-            return Ok(numeric_canonical(&q.to_string()).unwrap_or_else(|| "0".into()));
+            // A × 10^(scale + sb − sa + 1) / B in big integers: the quotient to one digit
+            // past the result's scale, rounded half away from zero on it.
+            let extra = scale + frac_b.len() + 1 - frac_a.len();
+            let q = unsigned_big(int_a, frac_a) * pow10(extra) / unsigned_big(int_b, frac_b);
+            let (q, last) = (&q / BigInt::from(10u8), &q % BigInt::from(10u8));
+            let q = if last >= BigInt::from(5u8) {
+                q + 1u8
+            } else {
+                q
+            };
+            let q = if neg_a != neg_b { -q } else { q };
+            return big_decimal(&q, scale);
         }
         d => d.parse().unwrap_or(1),
     };
-    let scale = div_scale((int_a, frac_a), (int_b, frac_b));
     // A × 10^(scale + sb − sa + 1) / B: the quotient to one digit past the result's scale.
     let mut digits: Vec<u8> = int_a
         .bytes()
@@ -205,57 +272,139 @@ fn div_scale((int_a, frac_a): (&str, &str), (int_b, frac_b): (&str, &str)) -> us
     rscale as usize
 }
 
-pub(crate) fn numeric_add(a: &str, b: &str, sub: bool) -> String {
-    // Exact addition on decimal strings via i128 with aligned scales.
-    let scale_of = |s: &str| s.split_once('.').map(|x| x.1.len()).unwrap_or(0);
-    let sc = scale_of(a).max(scale_of(b));
-    let to_i = |s: &str| -> Option<i128> {
-        let neg = s.starts_with('-');
-        let body = s.trim_start_matches('-');
-        let (i, f) = body.split_once('.').unwrap_or((body, ""));
-        let digits = format!("{i}{f}{}", "0".repeat(sc - f.len()));
+/// `a + b` (`a - b` when `sub`) over exact numbers, at the larger of the two scales.
+pub(crate) fn numeric_add(a: &str, b: &str, sub: bool) -> Result<String, SqlError> {
+    if !plain(a) || !plain(b) {
+        // NaN and ±Infinity: IEEE's rules.
+        return Ok(from_f64(
+            a.parse::<f64>().unwrap_or(f64::NAN)
+                + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(f64::NAN),
+        ));
+    }
+    let (neg_a, int_a, frac_a) = decimal_parts(a);
+    let (neg_b, int_b, frac_b) = decimal_parts(b);
+    let neg_b = neg_b != sub;
+    let sc = frac_a.len().max(frac_b.len());
+    let small = |neg: bool, int: &str, frac: &str| -> Option<i128> {
+        let digits = format!("0{int}{frac}{}", "0".repeat(sc - frac.len()));
         let v: i128 = digits.parse().ok()?;
         Some(if neg { -v } else { v })
     };
-    let exact = match (to_i(a), to_i(b)) {
-        (Some(x), Some(y)) if sub => x.checked_sub(y),
-        (Some(x), Some(y)) => x.checked_add(y),
-        _ => None,
-    };
-    match exact {
-        Some(r) => numeric_canonical(&scaled_decimal(r, sc)).unwrap_or_else(|| "0".into()),
-        // Past i128's 38 digits (or NaN, ±Infinity): double precision (COMPAT).
-        None => from_f64(
-            a.parse::<f64>().unwrap_or(f64::NAN)
-                + if sub { -1.0 } else { 1.0 } * b.parse::<f64>().unwrap_or(f64::NAN),
-        ),
+    let canonical = |s: String| numeric_canonical(&s).unwrap_or(s);
+    if let (Some(x), Some(y)) = (small(neg_a, int_a, frac_a), small(neg_b, int_b, frac_b)) {
+        if let Some(r) = x.checked_add(y) {
+            return Ok(canonical(scaled_decimal(r, sc)));
+        }
     }
+    let big = |neg: bool, int: &str, frac: &str| -> BigInt {
+        let v = unsigned_big(int, frac) * pow10(sc - frac.len());
+        if neg {
+            -v
+        } else {
+            v
+        }
+    };
+    let sum = big(neg_a, int_a, frac_a) + big(neg_b, int_b, frac_b);
+    big_decimal(&sum, sc).map(canonical)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::any;
 
     #[test]
     fn numeric_sums_are_exact() {
-        assert_eq!(numeric_add("0.1", "0.2", false), "0.3");
-        assert_eq!(numeric_add("1.50", "-2", false), "-0.50");
-        // The sum of two 38-digit numbers does not fit i128: no overflow, a double's value.
+        let add = |a: &str, b: &str, sub: bool| numeric_add(a, b, sub).expect("in range");
+        assert_eq!(add("0.1", "0.2", false), "0.3");
+        assert_eq!(add("1.50", "-2", false), "-0.50");
+        // Past i128's 38 digits: exact in big integers, as PostgreSQL's numeric.
         let nines = "9".repeat(38);
+        assert_eq!(add(&nines, "1", false), format!("1{}", "0".repeat(38)));
+        assert_eq!(add(&nines, &nines, false), format!("1{}8", "9".repeat(37)));
         assert_eq!(
-            numeric_add(&nines, &nines, false),
-            format!("2{}", "0".repeat(38))
+            add(&format!("1{}.5", "0".repeat(40)), "0.25", true),
+            format!("1{}.25", "0".repeat(40))
         );
-        assert_eq!(numeric_add("Infinity", "-Infinity", false), "NaN");
-        assert_eq!(numeric_add("1", "-Infinity", true), "Infinity");
+        assert_eq!(add(&nines, &nines, true), "0");
+        assert_eq!(add("Infinity", "-Infinity", false), "NaN");
+        assert_eq!(add("1", "-Infinity", true), "Infinity");
+    }
+
+    #[test]
+    fn big_products_quotients_and_remainders_are_exact() {
+        let big = format!("1{}", "0".repeat(30)); // 10^30
+        let product = numeric_mul(&big, &format!("{big}.5")).expect("in range");
+        assert_eq!(
+            product,
+            Some(format!("1{}5{}.0", "0".repeat(30), "0".repeat(29)))
+        );
+        let p = numeric_mul(&format!("-{}", "7".repeat(40)), "3").expect("in range");
+        assert_eq!(p, Some(format!("-2{}1", "3".repeat(39))));
+        // A divisor of more than 36 digits: long division at PostgreSQL's scale.
+        let d = format!("3{}", "0".repeat(39)); // 3 × 10^39
+        assert_eq!(
+            numeric_div(&format!("1{}", "0".repeat(40)), &d).expect("divides"),
+            "3.3333333333333333"
+        );
+        assert_eq!(
+            numeric_div(&format!("-2{}", "0".repeat(39)), &d).expect("divides"),
+            "-0.66666666666666666667"
+        );
+        let m = numeric_mod(
+            &format!("1{}7", "0".repeat(40)),
+            &format!("1{}", "0".repeat(40)),
+        );
+        assert_eq!(m.expect("in range"), Some("7".into()));
+        let m = numeric_mod(&format!("-1{}7.5", "0".repeat(40)), "2").expect("in range");
+        assert_eq!(m, Some("-1.5".into()));
+        assert_eq!(numeric_mul("NaN", "2").expect("special"), None);
+        // PostgreSQL's numeric holds 131,072 digits before the point.
+        let huge = format!("1{}", "0".repeat(70_000));
+        assert!(matches!(
+            numeric_mul(&huge, &huge),
+            Err(SqlError::NumericOverflow)
+        ));
+    }
+
+    proptest::proptest! {
+        /// The big-integer path agrees with the i128 one: numbers shifted past 38 digits give
+        /// the shifted i128 results.
+        #[test]
+        fn big_path_agrees_with_the_small_one(a in any::<i64>(), b in any::<i64>(), frac in 0usize..6) {
+            let shift = "0".repeat(30);
+            let dec = |v: i64| numeric_canonical(&format!("{v}e-{frac}")).expect("decimal");
+            let (x, y) = (dec(a), dec(b));
+            let big = |s: &str| numeric_canonical(&format!("{s}e30")).expect("decimal");
+            let sum = numeric_add(&big(&x), &big(&y), false).expect("in range");
+            let small_sum = numeric_add(&x, &y, false).expect("in range");
+            proptest::prop_assert_eq!(
+                numeric_canonical(&sum),
+                numeric_canonical(&format!("{small_sum}e30"))
+            );
+            let product = numeric_mul(&big(&x), &big(&y)).expect("in range");
+            let small_product = numeric_mul(&x, &y).expect("in range");
+            proptest::prop_assert_eq!(
+                product.and_then(|p| numeric_canonical(&p)),
+                small_product.and_then(|p| numeric_canonical(&format!("{p}e60")))
+            );
+            if b != 0 && frac == 0 {
+                // a·10^30 mod b: the one value ≡ a·10^30 (mod b) with a's sign below |b|.
+                let r = numeric_mod(&format!("{a}{shift}"), &format!("{b}")).expect("in range");
+                let (a, b) = (i128::from(a), i128::from(b));
+                let want = ((a % b) * (10i128.pow(30) % b)) % b;
+                proptest::prop_assert_eq!(r, Some(want.to_string()));
+            }
+        }
     }
 
     #[test]
     fn numeric_modulo_and_negation_are_exact() {
-        assert_eq!(numeric_mod("-3.125", "1").as_deref(), Some("-0.125"));
-        assert_eq!(numeric_mod("1.500", "1").as_deref(), Some("0.500"));
-        assert_eq!(numeric_mod("10", "3").as_deref(), Some("1"));
-        assert_eq!(numeric_mod("7.5", "-2.25").as_deref(), Some("0.75"));
+        let m = |a: &str, b: &str| numeric_mod(a, b).expect("in range");
+        assert_eq!(m("-3.125", "1").as_deref(), Some("-0.125"));
+        assert_eq!(m("1.500", "1").as_deref(), Some("0.500"));
+        assert_eq!(m("10", "3").as_deref(), Some("1"));
+        assert_eq!(m("7.5", "-2.25").as_deref(), Some("0.75"));
         assert_eq!(numeric_neg("-3.125"), "3.125");
         assert_eq!(numeric_neg("2.50"), "-2.50");
         assert_eq!(numeric_neg("0.00"), "0.00");

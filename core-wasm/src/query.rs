@@ -765,6 +765,7 @@ const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "least",
     "abs",
     "round",
+    "trunc",
     "floor",
     "ceil",
     "ceiling",
@@ -3917,11 +3918,11 @@ impl<'a, 'b> Binder<'a, 'b> {
             },
             // round(numeric, int) exists, round(double precision, int) does not; one argument:
             // numeric stays numeric, anything else is rounded as double precision.
-            "round" if types.len() == 2 => match types[0] {
+            "round" | "trunc" if types.len() == 2 => match types[0] {
                 PgType::Float4 | PgType::Float8 => return Err(no_such_function(&name, &types)),
                 _ => PgType::Numeric,
             },
-            "round" | "floor" | "ceil" | "ceiling" => match types.first() {
+            "round" | "trunc" | "floor" | "ceil" | "ceiling" => match types.first() {
                 Some(PgType::Numeric) => PgType::Numeric,
                 _ => PgType::Float8,
             },
@@ -6716,9 +6717,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
-            "round" if a.len() == 2 => match (a.first(), a.get(1)) {
+            "round" | "trunc" if a.len() == 2 => match (a.first(), a.get(1)) {
                 (Some(v), Some(Value::Int(scale))) if !v.is_null() => {
                     match cast_value(v.clone(), PgType::Numeric)? {
+                        Value::Numeric(n) if name == "trunc" => {
+                            Value::Numeric(crate::types::numeric_trunc_at(&n, *scale))
+                        }
                         Value::Numeric(n) => {
                             Value::Numeric(crate::types::numeric_round_at(&n, *scale))
                         }
@@ -6727,15 +6731,17 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
-            "round" | "ceil" | "ceiling" | "floor" => match a.first() {
+            "round" | "trunc" | "ceil" | "ceiling" | "floor" => match a.first() {
                 Some(Value::Numeric(n)) => Value::Numeric(match name {
                     "round" => crate::types::numeric_round(n, 0),
+                    "trunc" => crate::types::numeric_trunc_at(n, 0),
                     "floor" => crate::types::numeric_floor(n),
                     _ => crate::types::numeric_ceil(n),
                 }),
                 Some(v) if !v.is_null() => match cast_value(v.clone(), PgType::Float8)? {
                     Value::Float(f) => Value::Float(match name {
                         "round" => f.round_ties_even(),
+                        "trunc" => f.trunc(),
                         "floor" => f.floor(),
                         _ => f.ceil(),
                     }),
@@ -8298,13 +8304,13 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                 })
             }
             (Value::Numeric(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
-                Value::Numeric(numeric_add(&x, &y, op == BinOp::Sub))
+                Value::Numeric(numeric_add(&x, &y, op == BinOp::Sub)?)
             }
             (Value::Numeric(x), Value::Int(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
-                Value::Numeric(numeric_add(&x, &y.to_string(), op == BinOp::Sub))
+                Value::Numeric(numeric_add(&x, &y.to_string(), op == BinOp::Sub)?)
             }
             (Value::Int(x), Value::Numeric(y)) if matches!(op, BinOp::Add | BinOp::Sub) => {
-                Value::Numeric(numeric_add(&x.to_string(), &y, op == BinOp::Sub))
+                Value::Numeric(numeric_add(&x.to_string(), &y, op == BinOp::Sub)?)
             }
             // Numeric division, multiplication and modulo are exact, at PostgreSQL's result
             // scales.
@@ -8324,13 +8330,13 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                         if compare(&y, &Value::Int(0)).is_eq() && a != "NaN" {
                             return Err(SqlError::DivisionByZero);
                         }
-                        numeric_mod(&a, &b)
+                        numeric_mod(&a, &b)?
                     }
-                    _ => numeric_mul(&a, &b),
+                    _ => numeric_mul(&a, &b)?,
                 };
                 match exact {
                     Some(p) => Value::Numeric(p),
-                    // Past 38 digits: double precision (COMPAT).
+                    // NaN and ±Infinity: IEEE's rules.
                     None => {
                         let (fa, fb) = (
                             a.parse::<f64>().unwrap_or(f64::NAN),

@@ -767,6 +767,49 @@ pub fn numeric_round_at(n: &str, scale: i64) -> String {
     }
 }
 
+/// `trunc(numeric, scale)`: `n` cut (toward zero) to `scale` fraction digits, or to a multiple
+/// of `10^-scale` for a negative scale, as PostgreSQL's.
+pub fn numeric_trunc_at(n: &str, scale: i64) -> String {
+    if numeric_is_special(n) {
+        return n.to_string();
+    }
+    let (neg, ip, fp) = numeric_parts(n);
+    let ip = ip.trim_start_matches('0');
+    let (int_digits, frac_digits) = if scale >= 0 {
+        let keep = usize::try_from(scale.min(16_383)).unwrap_or(0);
+        let cut = &fp[..keep.min(fp.len())];
+        (
+            ip.to_string(),
+            format!("{cut}{}", "0".repeat(keep - cut.len())),
+        )
+    } else {
+        let k = usize::try_from(scale.unsigned_abs()).unwrap_or(usize::MAX);
+        if k >= ip.len() {
+            (String::new(), String::new())
+        } else {
+            (
+                format!("{}{}", &ip[..ip.len() - k], "0".repeat(k)),
+                String::new(),
+            )
+        }
+    };
+    let zero = int_digits
+        .bytes()
+        .chain(frac_digits.bytes())
+        .all(|d| d == b'0');
+    let sign = if neg && !zero { "-" } else { "" };
+    let int_digits = if int_digits.is_empty() {
+        "0"
+    } else {
+        &int_digits
+    };
+    if frac_digits.is_empty() {
+        format!("{sign}{int_digits}")
+    } else {
+        format!("{sign}{int_digits}.{frac_digits}")
+    }
+}
+
 /// `floor(numeric)`: the largest integer not above `n`.
 pub fn numeric_floor(n: &str) -> String {
     if numeric_is_special(n) {

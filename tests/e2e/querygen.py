@@ -157,6 +157,14 @@ EDGE = [
     "SELECT (ARRAY[1.5, 2])[2], ARRAY['1', '2']::int[], ARRAY[1, 2]::text[], '{1.5,NaN}'::float8[], '{t,f}'::bool[]",
     "SELECT ARRAY[1] || 2, 0 || ARRAY[1], ARRAY[1] || ARRAY[2, 3], ARRAY[1] || NULL::int, NULL::int[] || 3",
     "SELECT x FROM unnest(ARRAY[3, 1, 2]) u(x) ORDER BY x",
+    # numeric is exact past 38 digits (big integers), up to 131,072 digits before the point.
+    "SELECT 99999999999999999999999999999999999999::numeric + 1, 1e30::numeric * 1e30::numeric + 0.5, "
+    "-1e45::numeric % 7, 1e40::numeric / 3e39, 12345678901234567890123456789012345678901234567890::numeric "
+    "/ 1234567890123456789012345678901234567890",
+    "SELECT sum(x), avg(x), sum(x) - 1e40 FROM (VALUES (1e40::numeric), (1), (0.5)) v(x)",
+    "SELECT 1e70000::numeric * 1e70000::numeric",
+    "SELECT trunc(1.567, 2), trunc(-0.5), trunc(-0.05, 1), trunc(1234.5, -2), trunc(-2.7::float8), "
+    "trunc(1e40::numeric / 7), trunc('-Infinity'::numeric, 2)",
     # regclass is written as the relation's name (qualified when search_path misses it).
     "CREATE SCHEMA IF NOT EXISTS qs",
     "CREATE TABLE IF NOT EXISTS qs.q (a INTEGER PRIMARY KEY)",
