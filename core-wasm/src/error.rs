@@ -102,6 +102,10 @@ pub enum SqlError {
     /// A numeric infinity assigned to `numeric(p, s)`, which holds finite values only.
     #[error("numeric field overflow")]
     NumericFieldOverflow { detail: String },
+    /// A recursive query that reads itself where PostgreSQL does not allow it (in a subquery,
+    /// more than once): rewrite the recursive term.
+    #[error("{message}")]
+    InvalidRecursion { message: String },
     /// A numeric result with more than 131,072 digits before the point.
     #[error("value overflows numeric format")]
     NumericOverflow,
@@ -312,6 +316,7 @@ impl SqlError {
             SqlError::FeatureNotSupported { .. }
             | SqlError::UnsupportedByPostgres { .. }
             | SqlError::SetReturningMisplaced { .. } => "0A000",
+            SqlError::InvalidRecursion { .. } => "42P19",
             SqlError::InFailedTransaction => "25P02",
             SqlError::SerializationFailure => "40001",
             SqlError::ReadOnlyTransaction { .. } => "25006",

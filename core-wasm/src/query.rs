@@ -330,6 +330,15 @@ pub struct ProjectSet {
     pub visible: usize,
 }
 
+/// The working table of a recursive query while its recursive term is bound.
+#[derive(Debug)]
+struct WorkTableRef {
+    name: String,
+    /// The query nesting depth of the recursive term (a read deeper is in a subquery).
+    level: usize,
+    reads: usize,
+}
+
 /// A set-returning call as bound, before the select's projection is rewritten.
 #[derive(Debug)]
 struct BoundSrf {
@@ -355,6 +364,17 @@ pub enum BSet {
     Combine(SetOp, Box<BSet>, Box<BSet>, bool),
     Values(Vec<Vec<BExpr>>),
     Query(Rc<BQuery>),
+    /// `WITH RECURSIVE`'s `base UNION [ALL] step`: `base`'s rows, then rounds of `step` over
+    /// the rows the previous round added (its [`BSet::WorkTable`] `id`) until a round adds none;
+    /// without ALL, rows already produced are not added again.
+    Recursive {
+        id: usize,
+        base: Box<BSet>,
+        step: Box<BSet>,
+        all: bool,
+    },
+    /// The rows the previous round of recursive query `id` added.
+    WorkTable(usize),
 }
 
 /// UNION, INTERSECT or EXCEPT.
@@ -712,6 +732,8 @@ pub struct Binder<'a, 'b> {
     /// The set-returning calls of the select list being bound; `None` where they are not
     /// allowed (the clause then names where, for PostgreSQL's message).
     srfs: Option<Vec<BoundSrf>>,
+    /// The working table of the recursive query whose recursive term is being bound.
+    worktable: Option<WorkTableRef>,
     /// The clause being bound, for "window functions are not allowed in …".
     clause: &'static str,
     /// The WINDOW clause of the select being bound: (name, definition).
@@ -867,6 +889,15 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
             Box::new(coerce_branch(*r, from, to)?),
             all,
         ),
+        // Its terms' rows are the working table's too: converted where read.
+        s @ (BSet::Recursive { .. } | BSet::WorkTable(_)) => {
+            if from != to {
+                return Err(SqlError::feature(
+                    "a recursive query as a branch of a set operation of other types",
+                ));
+            }
+            s
+        }
         BSet::Values(mut rows) => {
             for row in &mut rows {
                 convert(row)?;
@@ -1127,6 +1158,61 @@ fn set_function_rows(
     }
 }
 
+/// The recursive query `q` reads all of, row for row, when `q` is `SELECT <columns or
+/// expressions> FROM r` (no filter, grouping, DISTINCT, ordering or set-returning calls): the
+/// first `n` rows of `r` make `q`'s first `n`.
+fn limited_recursion(q: &BQuery) -> Option<usize> {
+    let BSet::Select(sel) = &q.body else {
+        return None;
+    };
+    let [FromItem {
+        source: Source::Derived(r),
+        on: None,
+        ..
+    }] = sel.from.as_slice()
+    else {
+        return None;
+    };
+    let plain = q.order.is_empty()
+        && sel.filter.is_none()
+        && sel.group.is_none()
+        && sel.aggs.is_empty()
+        && !sel.distinct
+        && sel.windowed.is_none()
+        && sel.project_set.is_none()
+        && sel.distinct_on.is_none()
+        && r.order.is_empty()
+        && r.limit.is_none()
+        && r.offset.is_none();
+    match &r.body {
+        BSet::Recursive { id, .. } if plain => Some(*id),
+        _ => None,
+    }
+}
+
+/// The `(base, step, all)` of a WITH RECURSIVE query of the form `base UNION [ALL] step`.
+fn recursive_union<'q>(
+    with: &ast::With,
+    cte: &'q ast::Cte,
+) -> Option<(&'q SetExpr, &'q SetExpr, bool)> {
+    if !with.recursive || cte.query.with.is_some() {
+        return None;
+    }
+    match cte.query.body.as_ref() {
+        SetExpr::SetOperation {
+            op: ast::SetOperator::Union,
+            set_quantifier,
+            left,
+            right,
+        } => Some((
+            left,
+            right,
+            matches!(set_quantifier, ast::SetQuantifier::All),
+        )),
+        _ => None,
+    }
+}
+
 /// The type of the values set-returning function `name` returns for arguments of `types`
 /// (in FROM or a select list). Untyped literals among integers are integers.
 fn set_function_type(name: &str, args: &mut [BExpr], types: &[PgType]) -> Result<PgType, SqlError> {
@@ -1238,6 +1324,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             plan_error: None,
             windows: None,
             srfs: None,
+            worktable: None,
             clause: "this context",
             named_windows: Vec::new(),
         }
@@ -1351,14 +1438,22 @@ impl<'a, 'b> Binder<'a, 'b> {
     /// Binds a WITH clause and makes its names visible to everything bound until
     /// [`Binder::pop_ctes`] (on error nothing stays pushed).
     pub fn push_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
-        // A recursive CTE reads itself; binding it as a plain one would report its own name
-        // as a missing relation.
-        if with.recursive {
-            return Err(SqlError::feature("WITH RECURSIVE"));
-        }
         self.ctes.push(HashMap::new());
         for cte in &with.cte_tables {
-            let bound = self.bind_query(&cte.query, None);
+            let bound = match recursive_union(with, cte) {
+                Some((base, step, all)) => self.bind_recursive_cte(cte, base, step, all),
+                None => match self.bind_query(&cte.query, None) {
+                    // It reads itself, but not as `base UNION [ALL] step`.
+                    Err(SqlError::UndefinedTable { name })
+                        if with.recursive && name == ident(&cte.alias.name) =>
+                    {
+                        Err(SqlError::InvalidRecursion {
+                            message: format!("recursive query \"{name}\" does not have the form non-recursive-term UNION [ALL] recursive-term"),
+                        })
+                    }
+                    other => other,
+                },
+            };
             let mut sub = match bound {
                 Ok(sub) => sub,
                 Err(e) => {
@@ -1378,6 +1473,117 @@ impl<'a, 'b> Binder<'a, 'b> {
 
     pub fn pop_ctes(&mut self) {
         self.ctes.pop();
+    }
+
+    /// `name AS (base UNION [ALL] step)` of a WITH RECURSIVE whose `step` reads `name`: while
+    /// `step` is bound, `name` is the working table (the rows the previous round added) with
+    /// `base`'s columns ([`BSet::Recursive`]). A `step` that does not read it makes a plain
+    /// query.
+    fn bind_recursive_cte(
+        &mut self,
+        cte: &ast::Cte,
+        base: &SetExpr,
+        step: &SetExpr,
+        all: bool,
+    ) -> Result<BQuery, SqlError> {
+        let name = ident(&cte.alias.name);
+        let q = &cte.query;
+        let refused = if q.order_by.is_some() {
+            Some("ORDER BY")
+        } else if q.fetch.is_some() {
+            Some("LIMIT")
+        } else {
+            match &q.limit_clause {
+                Some(ast::LimitClause::LimitOffset {
+                    offset: Some(_), ..
+                }) => Some("OFFSET"),
+                Some(_) => Some("LIMIT"),
+                None => None,
+            }
+        };
+        let id = self.new_id();
+        let (base, mut cols, _) = self.bind_set(base, &mut None)?;
+        for (c, a) in cols.iter_mut().zip(cte.alias.columns.iter()) {
+            c.name = ident(&a.name).into();
+        }
+        // Untyped literals of the non-recursive term are text, as PostgreSQL resolves them.
+        let base_types: Vec<PgType> = cols.iter().map(|c| c.ty).collect();
+        for c in &mut cols {
+            if c.ty == PgType::Unknown {
+                c.ty = PgType::Text;
+                c.typmod = -1;
+            }
+            c.qual = None;
+        }
+        let types: Vec<PgType> = cols.iter().map(|c| c.ty).collect();
+        let base = coerce_branch(base, &base_types, &types)?;
+        let work = BQuery {
+            id,
+            outer_refs: Vec::new(),
+            body: BSet::WorkTable(id),
+            order: Vec::new(),
+            limit: None,
+            offset: None,
+            columns: cols.clone(),
+        };
+        if let Some(top) = self.ctes.last_mut() {
+            top.insert(name.clone(), Rc::new(work));
+        }
+        let outer = self.worktable.replace(WorkTableRef {
+            name: name.clone(),
+            level: self.levels.len(),
+            reads: 0,
+        });
+        let bound = self.bind_set(step, &mut None);
+        let reads = std::mem::replace(&mut self.worktable, outer).map_or(0, |w| w.reads);
+        if let Some(top) = self.ctes.last_mut() {
+            top.remove(&name);
+        }
+        let (step, step_cols, _) = bound?;
+        if reads == 0 {
+            // Not recursive after all: a plain query.
+            return self.bind_query(q, None);
+        }
+        if let Some(clause) = refused {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: format!("{clause} in a recursive query is not implemented"),
+            });
+        }
+        if step_cols.len() != cols.len() {
+            return Err(SqlError::Syntax {
+                message: "each UNION query must have the same number of columns".into(),
+            });
+        }
+        for (i, (c, s)) in cols.iter().zip(&step_cols).enumerate() {
+            if s.ty != c.ty && s.ty != PgType::Unknown {
+                return Err(SqlError::DatatypeMismatch {
+                    message: format!(
+                        "recursive query \"{name}\" column {} has type {} in non-recursive term but type {} overall",
+                        i + 1,
+                        format_type(c.ty, c.typmod),
+                        format_type(select_common(c.ty, s.ty), -1),
+                    ),
+                    hint: Some("Cast the output of the non-recursive term to the correct type.".into()),
+                });
+            }
+        }
+        let step_types: Vec<PgType> = step_cols.iter().map(|c| c.ty).collect();
+        let step = coerce_branch(step, &step_types, &types)?;
+        let body = BSet::Recursive {
+            id,
+            base: Box::new(base),
+            step: Box::new(step),
+            all,
+        };
+        Ok(BQuery {
+            id: self.new_id(),
+            outer_refs: Vec::new(),
+            body,
+            order: Vec::new(),
+            limit: None,
+            offset: None,
+            columns: cols,
+        })
     }
 
     fn bind_query_body(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {
@@ -1930,6 +2136,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .into();
                 if schema.is_none() {
                     if let Some(cte) = self.ctes.iter().rev().find_map(|m| m.get(&tname)).cloned() {
+                        if let BSet::WorkTable(_) = cte.body {
+                            self.read_worktable(&tname)?;
+                        }
                         let cols = cte
                             .columns
                             .iter()
@@ -3445,6 +3654,28 @@ impl<'a, 'b> Binder<'a, 'b> {
         Err(no_such_function(name, types))
     }
 
+    /// Notes a read of the working table of the recursive query being bound: PostgreSQL's
+    /// limits (once, not in a subquery).
+    fn read_worktable(&mut self, name: &str) -> Result<(), SqlError> {
+        let depth = self.levels.len();
+        let Some(w) = self.worktable.as_mut().filter(|w| w.name == name) else {
+            return Ok(());
+        };
+        let refused = |message: String| SqlError::InvalidRecursion { message };
+        if w.level != depth {
+            return Err(refused(format!(
+                "recursive reference to query \"{name}\" must not appear within a subquery"
+            )));
+        }
+        if w.reads > 0 {
+            return Err(refused(format!(
+                "recursive reference to query \"{name}\" must not appear more than once"
+            )));
+        }
+        w.reads += 1;
+        Ok(())
+    }
+
     /// A set-returning call outside FROM: in a select list, a placeholder for its values
     /// ([`ProjectSet`]); elsewhere PostgreSQL's error for the clause.
     fn bind_srf_call(
@@ -4822,6 +5053,12 @@ fn explain_set(s: &BSet, depth: usize, out: &mut Vec<String>) {
         }
         BSet::Values(_) => out.push(plan_line(depth, "Values Scan".into())),
         BSet::Query(q) => explain_query(q, depth, out),
+        BSet::Recursive { base, step, .. } => {
+            out.push(plan_line(depth, "Recursive Union".into()));
+            explain_set(base, depth + 1, out);
+            explain_set(step, depth + 1, out);
+        }
+        BSet::WorkTable(_) => out.push(plan_line(depth, "WorkTable Scan".into())),
     }
 }
 
@@ -5840,6 +6077,10 @@ pub struct Executor<'a, 'b> {
     /// Rows of correlated subqueries by the outer values they read, as PostgreSQL reruns a
     /// subplan only when its parameters change: [`correlation_key`] → rows.
     correlated_rows: RefCell<HashMap<String, SharedRows>>,
+    /// The working tables of the recursive queries being run, by [`BSet::WorkTable`] id.
+    worktables: RefCell<HashMap<usize, SharedRows>>,
+    /// Rows after which a recursive query may stop: its reader needs no more.
+    row_goals: RefCell<HashMap<usize, usize>>,
     /// `set_config` calls evaluated so far, applied in order once the statement's rows are
     /// complete (the executor only reads the session). `None`: the statement cannot apply
     /// them (not a plain query), so `set_config` is refused instead of silently dropped.
@@ -5976,6 +6217,8 @@ impl<'a, 'b> Executor<'a, 'b> {
             cx,
             cache: RefCell::new(HashMap::new()),
             correlated_rows: RefCell::new(HashMap::new()),
+            worktables: RefCell::new(HashMap::new()),
+            row_goals: RefCell::new(HashMap::new()),
             set_configs: None,
         }
     }
@@ -6965,6 +7208,14 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             None => 0,
         };
+        if let (Some(n), Some(id)) = (limit, limited_recursion(q)) {
+            // `SELECT … FROM r LIMIT n` of a recursive query: its first rows are the result,
+            // so the recursion stops there, as PostgreSQL's pipeline does (it may not end
+            // otherwise).
+            self.row_goals
+                .borrow_mut()
+                .insert(id, n.saturating_add(offset));
+        }
         let needs_sort_keys = q.order.iter().any(|k| !k.on_output);
         let mut rows: Vec<(Vec<Value>, Vec<Value>)> =
             self.run_set(&q.body, parent, &q.order, needs_sort_keys)?;
@@ -7187,6 +7438,47 @@ impl<'a, 'b> Executor<'a, 'b> {
                 rows.iter()
                     .map(|r| Ok((self.eval_each(r.iter(), &env)?, vec![])))
                     .collect()
+            }
+            BSet::WorkTable(id) => Ok(self
+                .worktables
+                .borrow()
+                .get(id)
+                .map(|rows| rows.iter().map(|r| (r.clone(), vec![])).collect())
+                .unwrap_or_default()),
+            BSet::Recursive {
+                id,
+                base,
+                step,
+                all,
+            } => {
+                let mut seen = HashSet::new();
+                let mut fresh = |rows: KeyedRows| -> KeyedRows {
+                    if *all {
+                        rows
+                    } else {
+                        rows.into_iter()
+                            .filter(|(r, _)| seen.insert(value_key(r)))
+                            .collect()
+                    }
+                };
+                let mut out = fresh(self.run_set(base, parent, &[], false)?);
+                let goal = self.row_goals.borrow().get(id).copied();
+                let mut added = out.len();
+                while added > 0 && goal.is_none_or(|g| out.len() < g) {
+                    let work: Vec<Vec<Value>> = out[out.len() - added..]
+                        .iter()
+                        .map(|(r, _)| r.clone())
+                        .collect();
+                    self.worktables.borrow_mut().insert(*id, Rc::new(work));
+                    let round = fresh(self.run_set(step, parent, &[], false)?);
+                    for _ in &round {
+                        self.cx.tick()?;
+                    }
+                    added = round.len();
+                    out.extend(round);
+                }
+                self.worktables.borrow_mut().remove(id);
+                Ok(out)
             }
             BSet::Combine(SetOp::Union, l, r, all) => {
                 let mut out = self.run_set(l, parent, &[], false)?;

@@ -165,6 +165,17 @@ EDGE = [
     "SELECT 1e70000::numeric * 1e70000::numeric",
     "SELECT trunc(1.567, 2), trunc(-0.5), trunc(-0.05, 1), trunc(1234.5, -2), trunc(-2.7::float8), "
     "trunc(1e40::numeric / 7), trunc('-Infinity'::numeric, 2)",
+    # WITH RECURSIVE: rounds over the working table, UNION's duplicates dropped across rounds.
+    "WITH RECURSIVE r(n) AS (SELECT min(id) FROM t1 UNION ALL SELECT n + 2 FROM r WHERE n < 9) "
+    "SELECT n, (SELECT a FROM t1 WHERE id = n) FROM r",
+    "WITH RECURSIVE r(n, path) AS (SELECT 1, 'x' UNION SELECT n % 4 + 1, path || n FROM r WHERE length(path) < 6) "
+    "SELECT count(*), max(path) FROM r",
+    "WITH RECURSIVE c(id, depth) AS (SELECT id, 0 FROM t2 WHERE id = 1 UNION ALL "
+    "SELECT t2.id, depth + 1 FROM t2 JOIN c ON t2.t1_id = c.id WHERE depth < 3) SELECT * FROM c ORDER BY 2, 1",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n * 2 FROM r LIMIT 3 OFFSET 2",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1.5 FROM r WHERE n < 3) SELECT * FROM r",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT a.n + b.n FROM r a, r b WHERE a.n < 3) SELECT * FROM r",
+    "WITH RECURSIVE r(n) AS (SELECT n FROM r) SELECT * FROM r",
     # regclass is written as the relation's name (qualified when search_path misses it).
     "CREATE SCHEMA IF NOT EXISTS qs",
     "CREATE TABLE IF NOT EXISTS qs.q (a INTEGER PRIMARY KEY)",
