@@ -333,6 +333,8 @@ pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlE
         "interval" => PgType::Interval,
         "oid" => PgType::Oid,
         "regclass" => PgType::Regclass,
+        "regtype" => PgType::Regtype,
+        "regnamespace" => PgType::Regnamespace,
         "tid" => PgType::Tid,
         "xid" => PgType::Xid,
         other => {

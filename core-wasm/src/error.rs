@@ -106,6 +106,10 @@ pub enum SqlError {
     /// more than once): rewrite the recursive term.
     #[error("{message}")]
     InvalidRecursion { message: String },
+    /// A mathematical function's argument outside its domain, or its result outside the
+    /// type's range: PostgreSQL's SQLSTATE for the case (2201E, 2201F, 22003).
+    #[error("{message}")]
+    MathDomain { code: &'static str, message: String },
     /// A numeric result with more than 131,072 digits before the point.
     #[error("value overflows numeric format")]
     NumericOverflow,
@@ -317,6 +321,7 @@ impl SqlError {
             | SqlError::UnsupportedByPostgres { .. }
             | SqlError::SetReturningMisplaced { .. } => "0A000",
             SqlError::InvalidRecursion { .. } => "42P19",
+            SqlError::MathDomain { code, .. } => code,
             SqlError::InFailedTransaction => "25P02",
             SqlError::SerializationFailure => "40001",
             SqlError::ReadOnlyTransaction { .. } => "25006",

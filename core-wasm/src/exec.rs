@@ -909,18 +909,19 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     let bq = binder.bind_query(q, None)?;
     // Binding reads the registry, not the store: only a result that may be kept notes the
     // ranges its execution reads.
-    // A regclass column is written as names, which depend on search_path too.
+    // A regclass (regtype, regnamespace) column is written as names, which depend on
+    // search_path too.
     let types: Vec<PgType> = bq.columns.iter().map(|c| c.ty).collect();
     let may_keep = shareable
         && binder.reads_only_catalog_and_committed_tables()
-        && !types.contains(&PgType::Regclass);
+        && !types.iter().any(|t| t.is_reg());
     if may_keep {
         rcx.kv = &reads;
     }
     let exec = Executor::with_set_config(&rcx);
     let mut rows = exec.run_query(&bq, None)?;
     let set_configs = exec.take_set_configs();
-    rcx.name_regclass_columns(&types, &mut rows);
+    rcx.name_reg_columns(&types, &mut rows);
     let out = rows_output(&bq.columns, rows)?;
     let keep = may_keep && set_configs.is_empty();
     for call in set_configs {
@@ -2373,7 +2374,7 @@ fn copy(
             chunks.end_chunk().map_err(too_large)?;
         } else {
             let mut rows = exec.run_query(&bq, None)?;
-            rcx.name_regclass_columns(&types, &mut rows);
+            rcx.name_reg_columns(&types, &mut rows);
             n = rows.len();
             for r in &rows {
                 chunks

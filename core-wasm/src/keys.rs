@@ -360,6 +360,8 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
         | PgType::Int8
         | PgType::Oid
         | PgType::Regclass
+        | PgType::Regtype
+        | PgType::Regnamespace
         | PgType::Xid => Value::Int(r.i64()?),
         PgType::Float4 | PgType::Float8 => {
             let enc = r.u64()?;

@@ -234,31 +234,69 @@ pub(crate) fn numeric_div(a: &str, b: &str) -> Result<String, SqlError> {
     })
 }
 
+/// `sqrt(numeric)` as PostgreSQL's: rounded half away from zero at the scale that gives at
+/// least 16 significant digits (never fewer fraction digits than the argument has, at most
+/// 1,000); NaN and Infinity are their own roots.
+pub(crate) fn numeric_sqrt(a: &str) -> Result<String, SqlError> {
+    let negative = || SqlError::MathDomain {
+        code: "2201F",
+        message: "cannot take square root of a negative number".into(),
+    };
+    match a {
+        "NaN" | "Infinity" => return Ok(a.to_string()),
+        "-Infinity" => return Err(negative()),
+        _ => {}
+    }
+    let (neg, int, frac) = decimal_parts(a);
+    let digits = unsigned_big(int, frac);
+    if neg && digits.sign() != Sign::NoSign {
+        return Err(negative());
+    }
+    let (w, _) = weight(int, frac);
+    let rscale = (16 - ((w + 1) * 2 - 1))
+        .max(frac.len() as i64)
+        .clamp(0, 1000) as usize;
+    // √(A × 10^-sa) to one digit past `rscale`: ⌊√(A × 10^(2(rscale + 1) − sa))⌋ (the
+    // exponent is positive and even in effect: rscale ≥ sa), then rounded on that digit.
+    let n = digits * pow10(2 * (rscale + 1) - frac.len());
+    let root = n.sqrt();
+    let ten = BigInt::from(10u8);
+    let (q, last) = (&root / &ten, &root % &ten);
+    let q = if last >= BigInt::from(5u8) {
+        q + 1u8
+    } else {
+        q
+    };
+    big_decimal(&q, rscale)
+}
+
+/// (weight, first base-10,000 digit) of a decimal given as integer digits without leading
+/// zeros and fraction digits, as PostgreSQL's numeric stores it; zero has weight 0, digit 0.
+fn weight(int_part: &str, frac_part: &str) -> (i64, u32) {
+    if !int_part.is_empty() {
+        let lead = (int_part.len() - 1) % 4 + 1;
+        let w = ((int_part.len() - 1) / 4) as i64;
+        return (w, int_part[..lead].parse().unwrap_or(0));
+    }
+    let mut padded = frac_part.to_string();
+    while !padded.len().is_multiple_of(4) {
+        padded.push('0');
+    }
+    for (i, group) in padded.as_bytes().chunks(4).enumerate() {
+        let g: u32 = std::str::from_utf8(group)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        if g != 0 {
+            return (-(i as i64) - 1, g);
+        }
+    }
+    (0, 0)
+}
+
 /// PostgreSQL's `select_div_scale` for a dividend and a divisor given as (integer digits
 /// without leading zeros, fraction digits): weights and first digits are in base 10,000.
 fn div_scale((int_a, frac_a): (&str, &str), (int_b, frac_b): (&str, &str)) -> usize {
-    // (weight, first base-10,000 digit) of a decimal; zero has weight 0, digit 0.
-    fn weight(int_part: &str, frac_part: &str) -> (i64, u32) {
-        if !int_part.is_empty() {
-            let lead = (int_part.len() - 1) % 4 + 1;
-            let w = ((int_part.len() - 1) / 4) as i64;
-            return (w, int_part[..lead].parse().unwrap_or(0));
-        }
-        let mut padded = frac_part.to_string();
-        while !padded.len().is_multiple_of(4) {
-            padded.push('0');
-        }
-        for (i, group) in padded.as_bytes().chunks(4).enumerate() {
-            let g: u32 = std::str::from_utf8(group)
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(0);
-            if g != 0 {
-                return (-(i as i64) - 1, g);
-            }
-        }
-        (0, 0)
-    }
     let (w1, d1) = weight(int_a, frac_a);
     let (w2, d2) = weight(int_b, frac_b);
     let mut qweight = w1 - w2;

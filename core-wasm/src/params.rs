@@ -243,9 +243,10 @@ pub fn numbers(sql: &str) -> std::collections::BTreeSet<usize> {
 }
 
 /// Whether results of type `oid` can be sent in binary format ([`text_to_binary`]): not
-/// `regclass`, whose text (a relation's name) does not give back its OID.
+/// `regclass`, `regtype` or `regnamespace`, whose text (an object's name) does not give back
+/// the OID.
 pub fn binary_result_supported(oid: u32) -> bool {
-    oid != 2205 && crate::types::type_by_oid(oid).is_some()
+    crate::types::type_by_oid(oid).is_some_and(|t| !t.is_reg())
 }
 
 /// A result cell in PostgreSQL's binary send format, from its text form: results cross the

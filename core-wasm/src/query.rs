@@ -660,24 +660,72 @@ impl ReadCx<'_> {
         })
     }
 
-    /// Writes the result's `regclass` columns as names ([`Self::regclass_name`]), as
-    /// PostgreSQL's text output does; binary output keeps the OID.
-    pub fn name_regclass_columns(&self, types: &[PgType], rows: &mut [Vec<Value>]) {
-        let cols: Vec<usize> = (0..types.len())
-            .filter(|&i| types[i] == PgType::Regclass)
+    /// The text of OID `oid` as a value of `ty` (`regclass`, `regtype`, `regnamespace`), as
+    /// PostgreSQL's output functions write it: the object's name, `-` for 0, the number for
+    /// an OID that names nothing.
+    pub fn reg_name(&self, oid: u32, ty: PgType) -> String {
+        let name = match ty {
+            _ if oid == 0 => Some("-".to_string()),
+            PgType::Regclass => self.regclass_name(oid),
+            // `unknown` (an untyped literal's pg_typeof) is no column type.
+            PgType::Regtype if oid == PgType::Unknown.oid() => Some("unknown".to_string()),
+            PgType::Regtype => crate::types::type_by_oid(oid).map(|t| format_type(t, -1)),
+            PgType::Regnamespace => self.schema_name(oid),
+            _ => None,
+        };
+        name.unwrap_or_else(|| oid.to_string())
+    }
+
+    /// Writes the result's `regclass`, `regtype` and `regnamespace` columns as names
+    /// ([`Self::reg_name`]), as PostgreSQL's text output does; binary output keeps the OID.
+    pub fn name_reg_columns(&self, types: &[PgType], rows: &mut [Vec<Value>]) {
+        let cols: Vec<(usize, PgType)> = types
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.is_reg())
+            .map(|(i, t)| (i, *t))
             .collect();
         if cols.is_empty() {
             return;
         }
         for row in rows {
-            for &c in &cols {
+            for &(c, ty) in &cols {
                 if let Some(Value::Int(oid)) = row.get(c) {
-                    let name = u32::try_from(*oid).ok().and_then(|o| self.regclass_name(o));
-                    if let Some(name) = name {
-                        row[c] = Value::text(name);
+                    if let Ok(oid) = u32::try_from(*oid) {
+                        row[c] = Value::text(self.reg_name(oid, ty));
                     }
                 }
             }
+        }
+    }
+
+    /// Name of a schema by OID (built-in or user).
+    pub fn schema_name(&self, oid: u32) -> Option<String> {
+        match crate::catalog::BUILTIN_SCHEMAS
+            .iter()
+            .find(|(_, o)| *o == oid)
+        {
+            Some((n, _)) => Some(n.to_string()),
+            None => self
+                .all_schemas()
+                .iter()
+                .find(|s| s.oid == oid)
+                .map(|s| s.name.clone()),
+        }
+    }
+
+    /// OID of a schema by name (built-in or user).
+    pub fn schema_oid(&self, name: &str) -> Option<u32> {
+        match crate::catalog::BUILTIN_SCHEMAS
+            .iter()
+            .find(|(n, _)| *n == name)
+        {
+            Some((_, oid)) => Some(*oid),
+            None => self
+                .all_schemas()
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| s.oid),
         }
     }
 
@@ -1001,7 +1049,7 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (Value::Int(i), PgType::Float4 | PgType::Float8) => Value::Float(i as f64),
         (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
         (Value::Int(i), PgType::Int2 | PgType::Int4 | PgType::Int8) => fit_integer(i.into(), to)?,
-        (Value::Int(i), PgType::Oid | PgType::Regclass) => parse_text(&i.to_string(), to)?,
+        (Value::Int(i), t) if t == PgType::Oid || t.is_reg() => parse_text(&i.to_string(), to)?,
         // An integer compared with an xid (`xideqint4`): its 32 bits.
         (Value::Int(i), PgType::Xid) => Value::Int((i as u32).into()),
         (Value::Int(i), PgType::Bool) => Value::Bool(i != 0),
@@ -1053,6 +1101,10 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         // Text to a text type is the same text (parse_text would copy it).
         (v @ Value::Text(_), PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name) => v,
         (Value::Text(s), t) => parse_text(&s, t)?,
+        // `booltext`: the cast spells the value out (`boolout`, and so `::name`, writes `t`).
+        (Value::Bool(b), PgType::Text | PgType::Varchar | PgType::Bpchar) => {
+            Value::text(if b { "true" } else { "false" })
+        }
         (v, t) if t.is_string() => Value::text(format_text(&v, t).unwrap_or_default()),
         (v @ Value::Timestamp(_), PgType::Timestamp | PgType::Timestamptz) => v,
         (Value::Timestamp(t), PgType::Date) => Value::Date(t.div_euclid(86_400_000_000) as i32),
@@ -1213,6 +1265,120 @@ fn recursive_union<'q>(
     }
 }
 
+/// Mathematical functions of one double precision argument ([`Binder::bind_math`]).
+const FLOAT_MATH: &[&str] = &[
+    "sqrt", "cbrt", "exp", "ln", "log", "log10", "degrees", "radians", "sin", "cos", "tan", "asin",
+    "acos", "atan",
+];
+
+/// `name(args)` of [`Binder::bind_math`] over double precision values (`sign` also over a
+/// numeric), with PostgreSQL's errors for arguments outside the function's domain and
+/// results outside double precision's range.
+fn eval_math(name: &str, args: &[Value]) -> Result<Value, SqlError> {
+    let domain = |code: &'static str, message: &str| SqlError::MathDomain {
+        code,
+        message: message.into(),
+    };
+    let f = |i: usize| match args.get(i) {
+        Some(Value::Float(f)) => Some(*f),
+        Some(Value::Int(n)) => Some(*n as f64),
+        _ => None,
+    };
+    if let (Some(Value::Numeric(n)), "sqrt") = (args.first(), name) {
+        return Ok(Value::Numeric(crate::numeric::numeric_sqrt(n)?));
+    }
+    if let Some(Value::Numeric(n)) = args.first() {
+        // sign(numeric): -1, 0 or 1 (NaN for NaN).
+        let sign = match crate::types::compare(&Value::Numeric(n.clone()), &Value::Int(0)) {
+            _ if n == "NaN" => "NaN",
+            std::cmp::Ordering::Less => "-1",
+            std::cmp::Ordering::Equal => "0",
+            std::cmp::Ordering::Greater => "1",
+        };
+        return Ok(Value::Numeric(sign.into()));
+    }
+    if name == "pi" {
+        return Ok(Value::Float(std::f64::consts::PI));
+    }
+    let Some(x) = f(0) else {
+        return Ok(Value::Null);
+    };
+    let overflow = || domain("22003", "value out of range: overflow");
+    let checked = |r: f64| -> Result<Value, SqlError> {
+        if r.is_infinite() && x.is_finite() {
+            return Err(overflow());
+        }
+        Ok(Value::Float(r))
+    };
+    match name {
+        "sqrt" if x < 0.0 => Err(domain(
+            "2201F",
+            "cannot take square root of a negative number",
+        )),
+        "sqrt" => Ok(Value::Float(x.sqrt())),
+        "cbrt" => Ok(Value::Float(x.cbrt())),
+        "exp" => {
+            let r = x.exp();
+            if r == 0.0 && x.is_finite() {
+                return Err(domain("22003", "value out of range: underflow"));
+            }
+            checked(r)
+        }
+        "ln" | "log" | "log10" if x == 0.0 => Err(domain("2201E", "cannot take logarithm of zero")),
+        "ln" | "log" | "log10" if x < 0.0 => Err(domain(
+            "2201E",
+            "cannot take logarithm of a negative number",
+        )),
+        "ln" => Ok(Value::Float(x.ln())),
+        "log" | "log10" => Ok(Value::Float(x.log10())),
+        "degrees" => checked(x.to_degrees()),
+        "radians" => Ok(Value::Float(x.to_radians())),
+        "sin" | "cos" | "tan" if x.is_infinite() => Err(domain("22003", "input is out of range")),
+        "sin" => Ok(Value::Float(x.sin())),
+        "cos" => Ok(Value::Float(x.cos())),
+        "tan" => checked(x.tan()),
+        "asin" | "acos" if !(-1.0..=1.0).contains(&x) => {
+            Err(domain("22003", "input is out of range"))
+        }
+        "asin" => Ok(Value::Float(x.asin())),
+        "acos" => Ok(Value::Float(x.acos())),
+        "atan" => Ok(Value::Float(x.atan())),
+        "sign" => Ok(Value::Float(if x > 0.0 {
+            1.0
+        } else if x < 0.0 {
+            -1.0
+        } else {
+            x
+        })),
+        _ => {
+            let Some(y) = f(1) else {
+                return Ok(Value::Null);
+            };
+            match name {
+                "atan2" => Ok(Value::Float(x.atan2(y))),
+                _ if x == 0.0 && y < 0.0 => Err(domain(
+                    "2201F",
+                    "zero raised to a negative power is undefined",
+                )),
+                _ if x < 0.0 && y.is_finite() && y.fract() != 0.0 => Err(domain(
+                    "2201F",
+                    "a negative number raised to a non-integer power yields a complex result",
+                )),
+                _ => {
+                    let r = x.powf(y);
+                    if r.is_infinite() && x.is_finite() && y.is_finite() {
+                        return Err(overflow());
+                    }
+                    if r == 0.0 && x != 0.0 && y.is_finite() {
+                        return Err(domain("22003", "value out of range: underflow"));
+                    }
+                    Ok(Value::Float(r))
+                }
+            }
+        }
+    }
+}
+
 /// The type of the values set-returning function `name` returns for arguments of `types`
 /// (in FROM or a select list). Untyped literals among integers are integers.
 fn set_function_type(name: &str, args: &mut [BExpr], types: &[PgType]) -> Result<PgType, SqlError> {
@@ -1274,18 +1440,13 @@ pub(crate) fn size_pretty(bytes: i64) -> String {
     format!("{size} bytes")
 }
 
-/// `x::regtype` / `x::regnamespace`: the evaluator function that turns an OID into its name.
-fn reg_name_cast(dt: &ast::DataType) -> Option<&'static str> {
-    let text = dt.to_string().to_lowercase().replace('"', "");
-    match text.trim_start_matches("pg_catalog.") {
-        "regtype" => Some("regtype_name"),
-        "regnamespace" => Some("regnamespace_name"),
-        _ => None,
-    }
+pub fn sql_type(dt: &ast::DataType) -> Result<(PgType, i32), SqlError> {
+    type_from_text(&dt.to_string())
 }
 
-pub fn sql_type(dt: &ast::DataType) -> Result<(PgType, i32), SqlError> {
-    let text = dt.to_string();
+/// A type written as SQL writes it (`integer`, `varchar(10)`, `pg_catalog.int4`, `text[]`):
+/// the type and its typmod.
+fn type_from_text(text: &str) -> Result<(PgType, i32), SqlError> {
     let lower = text.to_lowercase();
     let (base, args) = match lower.split_once('(') {
         Some((b, rest)) => {
@@ -2963,19 +3124,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::Cast {
                 expr, data_type, ..
             } => {
-                if let Some(f) = reg_name_cast(data_type) {
-                    // Shown by name; RockLake has no regtype/regnamespace type of its own.
-                    // A catalog lookup: not a function of the committed tables alone.
-                    self.session_dependent = true;
-                    let (x, _) = sub!(expr);
-                    return Ok((BExpr::Func(f.into(), vec![x]), PgType::Text));
-                }
                 let (ty, typmod) = sql_type(data_type)?;
                 let (x, xt) = sub!(expr);
-                if xt == PgType::Regclass && ty.is_string() {
-                    // The relation's name (a catalog lookup, as for its text output).
+                if xt.is_reg() && ty.is_string() {
+                    // The object's name (a catalog lookup, as for its text output).
                     self.session_dependent = true;
-                    let name = BExpr::Func("regclass_out".into(), vec![x]);
+                    let name = BExpr::Func(
+                        "reg_out".into(),
+                        vec![x, BExpr::Const(Value::Int(xt.oid().into()))],
+                    );
                     return Ok((cast_from(name, PgType::Text, ty)?, ty));
                 }
                 if typmod >= 4 && matches!(ty, PgType::Numeric | PgType::Varchar | PgType::Bpchar) {
@@ -2992,10 +3149,15 @@ impl<'a, 'b> Binder<'a, 'b> {
                     );
                     return Ok((call, ty));
                 }
-                if ty == PgType::Regclass && xt.is_string() {
-                    // Resolves the name through search_path.
+                if ty.is_reg() && (xt.is_string() || xt == PgType::Unknown) {
+                    // Looks the name up (a relation through search_path).
                     self.session_dependent = true;
-                    return Ok((BExpr::Func("regclass_in".into(), vec![x]), PgType::Regclass));
+                    let input = match ty {
+                        PgType::Regclass => "regclass_in",
+                        PgType::Regtype => "regtype_in",
+                        _ => "regnamespace_in",
+                    };
+                    return Ok((BExpr::Func(input.into(), vec![x]), ty));
                 }
                 (cast_from(x, xt, ty)?, ty)
             }
@@ -3297,6 +3459,16 @@ impl<'a, 'b> Binder<'a, 'b> {
             O::Multiply => Some(BinOp::Mul),
             O::Divide => Some(BinOp::Div),
             O::Modulo => Some(BinOp::Mod),
+            O::PGExp => {
+                let mut args = vec![l, r];
+                return match self.bind_math("power", &mut args, &[lt, rt]) {
+                    Some(Err(SqlError::UndefinedFunction { .. })) => Err(no_such_operator(
+                        format!("{} ^ {}", lt.sql_name(), rt.sql_name()),
+                    )),
+                    Some(bound) => bound,
+                    None => Err(SqlError::internal("power")),
+                };
+            }
             O::PGLikeMatch | O::PGNotLikeMatch => {
                 let neg = matches!(op, O::PGNotLikeMatch);
                 return Ok((
@@ -3676,6 +3848,78 @@ impl<'a, 'b> Binder<'a, 'b> {
         Ok(())
     }
 
+    /// The mathematical functions (`sqrt`, `exp`, `ln`, `log`, `power`, `pi`, `sign`, `mod`,
+    /// trigonometry) as PostgreSQL resolves them: integer and untyped arguments take the
+    /// double precision forms (the numeric category's preferred type); numeric arguments the
+    /// numeric forms, of which RockLake has `sqrt`, `sign` and `mod` (the others 0A000).
+    /// `None`: not one of them.
+    fn bind_math(
+        &mut self,
+        name: &str,
+        args: &mut Vec<BExpr>,
+        types: &[PgType],
+    ) -> Option<Result<(BExpr, PgType), SqlError>> {
+        let arity = match name {
+            "pi" => 0,
+            "power" | "pow" | "atan2" | "mod" => 2,
+            n if FLOAT_MATH.contains(&n) || n == "sign" => 1,
+            _ => return None,
+        };
+        Some((|| {
+            if types.len() != arity
+                || !types
+                    .iter()
+                    .all(|t| t.is_numeric_family() || *t == PgType::Unknown)
+            {
+                return Err(no_such_function(name, types));
+            }
+            if name == "mod" {
+                // mod(a, b) is `a % b`, for every type `%` takes.
+                let r = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let l = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let (lt, rt) = (types[0], types[1]);
+                let (lt, rt) = match (lt, rt) {
+                    (PgType::Unknown, PgType::Unknown) => (PgType::Int4, PgType::Int4),
+                    other => other,
+                };
+                let l = coerce_expr(l, if lt == PgType::Unknown { rt } else { lt })?;
+                let r = coerce_expr(r, if rt == PgType::Unknown { lt } else { rt })?;
+                let (lt, rt) = (
+                    if lt == PgType::Unknown { rt } else { lt },
+                    if rt == PgType::Unknown { lt } else { rt },
+                );
+                if matches!(lt, PgType::Float4 | PgType::Float8)
+                    || matches!(rt, PgType::Float4 | PgType::Float8)
+                {
+                    return Err(no_such_function(name, types));
+                }
+                return self.bind_binop(l, lt, &ast::BinaryOperator::Modulo, r, rt);
+            }
+            // A double precision argument takes the double precision form (numeric converts
+            // to it implicitly, not the other way round).
+            let float = types
+                .iter()
+                .any(|t| matches!(t, PgType::Float4 | PgType::Float8));
+            if types.contains(&PgType::Numeric) && !float {
+                return match name {
+                    "sign" | "sqrt" => Ok((
+                        BExpr::Func(name.into(), std::mem::take(args)),
+                        PgType::Numeric,
+                    )),
+                    _ => Err(SqlError::feature(format!(
+                        "{name}(numeric) (cast the argument to double precision)"
+                    ))),
+                };
+            }
+            let floats = std::mem::take(args)
+                .into_iter()
+                .map(|a| coerce_or_cast(a, PgType::Float8))
+                .collect::<Result<Vec<_>, _>>()?;
+            let name = if name == "pow" { "power" } else { name };
+            Ok((BExpr::Func(name.into(), floats), PgType::Float8))
+        })())
+    }
+
     /// A set-returning call outside FROM: in a select list, a placeholder for its values
     /// ([`ProjectSet`]); elsewhere PostgreSQL's error for the clause.
     fn bind_srf_call(
@@ -4042,12 +4286,14 @@ impl<'a, 'b> Binder<'a, 'b> {
             return self.bind_srf_call(name, bargs, &types);
         }
         if name == "pg_typeof" {
-            // The argument's type, by name (typed text, as `::regtype` is here: RockLake has
-            // no regtype of its own); known while binding.
+            // The argument's type, known while binding.
             let [t] = types.as_slice() else {
                 return Err(no_such_function(&name, &types));
             };
-            return Ok((BExpr::Const(Value::text(format_type(*t, -1))), PgType::Text));
+            return Ok((BExpr::Const(Value::Int(t.oid().into())), PgType::Regtype));
+        }
+        if let Some(bound) = self.bind_math(&name, &mut bargs, &types) {
+            return bound;
         }
         if name == "string_to_array" {
             if !(2..=3).contains(&types.len())
@@ -6508,36 +6754,39 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Null) => Value::Null,
                 _ => Value::text(self.cx.user),
             },
-            "regtype_name" => match a.first() {
-                // `'int4'::regtype`: the name read as a type name.
-                Some(Value::Text(name)) => {
-                    let lower = name.trim().to_ascii_lowercase();
-                    let (base, array) = match lower.strip_suffix("[]") {
-                        Some(elem) => (elem.trim(), true),
-                        None => (lower.as_str(), false),
-                    };
-                    let ty = crate::types::PgType::from_typname(base)
-                        .or_else(|| {
-                            crate::catalog::resolve_type_name(base, &[])
-                                .ok()
-                                .map(|(t, _)| t)
-                        })
-                        .and_then(|t| if array { t.array_of() } else { Some(t) })
+            "regtype_in" => match text(0) {
+                // `'int4'::regtype`: the text read as a type name.
+                Some(name) => {
+                    let t = name
+                        .trim()
+                        .trim_start_matches("pg_catalog.")
+                        .replace('"', "");
+                    let ty = crate::types::PgType::from_typname(&t)
+                        .or_else(|| type_from_text(&t).ok().map(|(ty, _)| ty))
                         .ok_or_else(|| SqlError::UndefinedObject {
                             message: format!("type \"{name}\" does not exist"),
                         })?;
-                    Value::text(format_type(ty, -1))
+                    Value::Int(ty.oid().into())
                 }
-                Some(Value::Int(0)) => Value::Text("-".into()),
-                Some(Value::Int(o)) => Value::text(match crate::types::type_by_oid(*o as u32) {
-                    Some(t) => format_type(t, -1),
-                    None => o.to_string(),
-                }),
-                _ => Value::Null,
+                None => Value::Null,
             },
-            "regnamespace_name" => match a.first() {
-                Some(Value::Int(o)) => {
-                    Value::text(self.schema_name(*o as u32).unwrap_or_else(|| o.to_string()))
+            "regnamespace_in" => match text(0) {
+                Some(name) => {
+                    let n = name.trim().trim_matches('"').to_string();
+                    match self.cx.schema_oid(&n) {
+                        Some(oid) => Value::Int(oid.into()),
+                        None => return Err(SqlError::UndefinedSchema { name: n }),
+                    }
+                }
+                None => Value::Null,
+            },
+            "reg_out" => match (a.first(), a.get(1)) {
+                (Some(Value::Int(o)), Some(Value::Int(ty))) => {
+                    let ty = u32::try_from(*ty).ok().and_then(crate::types::type_by_oid);
+                    match (u32::try_from(*o), ty) {
+                        (Ok(oid), Some(ty)) => Value::text(self.cx.reg_name(oid, ty)),
+                        _ => Value::text(o.to_string()),
+                    }
                 }
                 _ => Value::Null,
             },
@@ -6847,15 +7096,6 @@ impl<'a, 'b> Executor<'a, 'b> {
             "quote_ident" => text(0)
                 .map(|s| Value::text(crate::pgcatalog::quote_ident(&s)))
                 .unwrap_or(Value::Null),
-            "regclass_out" => match a.first() {
-                Some(Value::Int(o)) => Value::text(
-                    u32::try_from(*o)
-                        .ok()
-                        .and_then(|oid| self.cx.regclass_name(oid))
-                        .unwrap_or_else(|| o.to_string()),
-                ),
-                _ => Value::Null,
-            },
             "txid_current" => Value::Int(self.cx.txid() as i64),
             "pg_backend_pid" => Value::Int(0),
             "array" => Value::Array(a.into()),
@@ -7011,6 +7251,10 @@ impl<'a, 'b> Executor<'a, 'b> {
                 (Some(v), _) => v.clone(),
                 _ => Value::Null,
             },
+            "sqrt" | "cbrt" | "exp" | "ln" | "log" | "log10" | "degrees" | "radians" | "sin"
+            | "cos" | "tan" | "asin" | "acos" | "atan" | "atan2" | "power" | "pi" | "sign" => {
+                eval_math(name, &a)?
+            }
             "abs" => match a.first() {
                 Some(Value::Int(i)) => Value::Int(i.checked_abs().ok_or(BIGINT_OUT_OF_RANGE)?),
                 Some(Value::Float(f)) => Value::Float(f.abs()),
@@ -7092,24 +7336,6 @@ impl<'a, 'b> Executor<'a, 'b> {
             None => self.cx.existing_search_path().iter().find_map(|s| named(s)),
         }
         .map(|t| t.pkey_oid())
-    }
-
-    /// Name of a schema by OID (built-in or user).
-    fn schema_name(&self, oid: u32) -> Option<String> {
-        if let Some((n, _)) = crate::catalog::BUILTIN_SCHEMAS
-            .iter()
-            .find(|(_, o)| *o == oid)
-        {
-            return Some(n.to_string());
-        }
-        let pending = self.cx.pending.map(|p| p.schemas.as_slice()).unwrap_or(&[]);
-        self.cx
-            .st
-            .schemas
-            .values()
-            .chain(pending)
-            .find(|s| s.oid == oid)
-            .map(|s| s.name.clone())
     }
 
     /// Raw bytes (keys and values, every version) stored under a key prefix; empty = all.

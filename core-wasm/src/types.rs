@@ -31,6 +31,8 @@ pub enum PgType {
     Interval,
     Oid,
     Regclass,
+    Regtype,
+    Regnamespace,
     Tid,
     /// A transaction id (`xmin` of `pg_class` rows): only `=` / `<>` (also against integer)
     /// and casts from and to text, as in PostgreSQL.
@@ -71,6 +73,8 @@ impl PgType {
             PgType::Int2 => 21,
             PgType::Int4 => 23,
             PgType::Regclass => 2205,
+            PgType::Regtype => 2206,
+            PgType::Regnamespace => 4089,
             PgType::Text => 25,
             PgType::Oid => 26,
             PgType::Tid => 27,
@@ -118,6 +122,8 @@ impl PgType {
             | PgType::Float4
             | PgType::Oid
             | PgType::Regclass
+            | PgType::Regtype
+            | PgType::Regnamespace
             | PgType::Date
             | PgType::Xid => 4,
             PgType::Int8
@@ -157,6 +163,8 @@ impl PgType {
             PgType::Interval => "interval",
             PgType::Oid => "oid",
             PgType::Regclass => "regclass",
+            PgType::Regtype => "regtype",
+            PgType::Regnamespace => "regnamespace",
             PgType::Tid => "tid",
             PgType::Xid => "xid",
             PgType::Int2Array => "_int2",
@@ -243,6 +251,8 @@ impl PgType {
             "interval" => PgType::Interval,
             "oid" => PgType::Oid,
             "regclass" => PgType::Regclass,
+            "regtype" => PgType::Regtype,
+            "regnamespace" => PgType::Regnamespace,
             "tid" => PgType::Tid,
             "xid" => PgType::Xid,
             "_int2" => PgType::Int2Array,
@@ -271,7 +281,15 @@ impl PgType {
     pub fn is_integer(self) -> bool {
         matches!(
             self,
-            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass
+            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid
+        ) || self.is_reg()
+    }
+
+    /// An OID type whose text is an object's name (`regclass`, `regtype`, `regnamespace`).
+    pub fn is_reg(self) -> bool {
+        matches!(
+            self,
+            PgType::Regclass | PgType::Regtype | PgType::Regnamespace
         )
     }
     pub fn is_numeric_family(self) -> bool {
@@ -1549,12 +1567,20 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
     let err = || invalid(ty, s);
     Ok(match ty {
         PgType::Bool => Value::Bool(parse_bool(s).ok_or_else(err)?),
-        PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Oid | PgType::Regclass => {
+        PgType::Int2
+        | PgType::Int4
+        | PgType::Int8
+        | PgType::Oid
+        | PgType::Regclass
+        | PgType::Regtype
+        | PgType::Regnamespace => {
             let v: i64 = s.trim().parse().map_err(|_| err())?;
             let (lo, hi) = match ty {
                 PgType::Int2 => (i16::MIN as i64, i16::MAX as i64),
                 PgType::Int4 => (i32::MIN as i64, i32::MAX as i64),
-                PgType::Oid | PgType::Regclass => (0, u32::MAX as i64),
+                PgType::Oid | PgType::Regclass | PgType::Regtype | PgType::Regnamespace => {
+                    (0, u32::MAX as i64)
+                }
                 _ => (i64::MIN, i64::MAX),
             };
             if v < lo || v > hi {
@@ -1634,7 +1660,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 42] = [
+pub const ALL_TYPES: [PgType; 44] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -1656,6 +1682,8 @@ pub const ALL_TYPES: [PgType; 42] = [
     PgType::Interval,
     PgType::Oid,
     PgType::Regclass,
+    PgType::Regtype,
+    PgType::Regnamespace,
     PgType::Tid,
     PgType::Xid,
     PgType::Int2Array,

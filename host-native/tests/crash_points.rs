@@ -366,7 +366,14 @@ async fn read_catalog(dir: &str) -> Result<Catalog, String> {
     if !report.violations.is_empty() {
         return Err(format!("verify: {:?}", report.violations));
     }
-    if sql(&mut engine, &kv, writer::IS_INITIALISED_SQL).is_empty() {
+    let sid = engine.open_session("check", "lake");
+    let initialised = engine.query(&kv, sid, writer::IS_INITIALISED_SQL, 0);
+    engine.close_session(sid);
+    // `to_regclass` is NULL until DuckLake's tables exist (their name after).
+    if rows(&initialised)
+        .first()
+        .is_none_or(|r| r.first().cloned().flatten().is_none())
+    {
         return Ok(Catalog {
             commits: BTreeMap::new(),
             keys: 0,

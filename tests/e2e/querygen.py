@@ -165,6 +165,21 @@ EDGE = [
     "SELECT 1e70000::numeric * 1e70000::numeric",
     "SELECT trunc(1.567, 2), trunc(-0.5), trunc(-0.05, 1), trunc(1234.5, -2), trunc(-2.7::float8), "
     "trunc(1e40::numeric / 7), trunc('-Infinity'::numeric, 2)",
+    # Mathematical functions: double precision forms for integer arguments (results that are
+    # exact in every libm), mod and sign over numeric, PostgreSQL's domain errors.
+    "SELECT sqrt(16), sqrt(2), power(2, 10), 2 ^ 10, pow(2.0::float8, 0.5), pi(), ln(1), exp(0), log(100), "
+    "degrees(pi()), radians(180)",
+    "SELECT mod(7, 3), mod(-7, 3), mod(7.5, 2), mod(b, 7), sign(-5), sign(2.50), sign(a), sign(0::numeric) "
+    "FROM t1 WHERE b IS NOT NULL ORDER BY id LIMIT 3",
+    "SELECT sqrt(2::numeric), sqrt(0.0225), sqrt(0.00001), sqrt(123456789.123), sqrt(1e40::numeric), "
+    "sqrt(1e-30::numeric), sqrt(2.000000000000000000000)",
+    "SELECT sqrt(-1)",
+    "SELECT sqrt(-0.5)",
+    "SELECT ln(0)",
+    "SELECT power(0, -1)",
+    "SELECT (-8) ^ 0.5::float8",
+    "SELECT exp(1000)",
+    "SELECT mod(7, 0)",
     # WITH RECURSIVE: rounds over the working table, UNION's duplicates dropped across rounds.
     "WITH RECURSIVE r(n) AS (SELECT min(id) FROM t1 UNION ALL SELECT n + 2 FROM r WHERE n < 9) "
     "SELECT n, (SELECT a FROM t1 WHERE id = n) FROM r",
@@ -206,10 +221,17 @@ EDGE = [
     "SELECT '{2024-01-02,NULL}'::date[], '{\"2024-01-02 03:04:05\"}'::timestamp[], ARRAY[1, 2]::float4[]",
     "SELECT string_to_array('a,b,,c', ','), string_to_array('abc', NULL), string_to_array('abc', ''), "
     "string_to_array('', ','), string_to_array('a,*,b', ',', '*')",
-    # pg_typeof and ::regtype are typed text here (no regtype type): compared as text.
+    # regtype / regnamespace: OIDs written as names, compared as OIDs.
     "SELECT pg_typeof(1)::text, pg_typeof(1.5)::text, pg_typeof(ARRAY[1])::text, pg_typeof(NULL::date)::text, "
     "pg_typeof('x')::text, 'int4'::regtype::text, 'text[]'::regtype::text",
+    "SELECT pg_typeof(1), 'int4'::regtype, 'int4'::regtype::oid, 23::regtype, 0::regtype, 'varchar(10)'::regtype, "
+    "'_int4'::regtype, pg_typeof(a), pg_typeof(s) FROM t1 ORDER BY id LIMIT 1",
+    "SELECT typname FROM pg_type WHERE oid IN ('int8'::regtype, 'bool'::regtype) ORDER BY 1",
+    "SELECT 'public'::regnamespace, 'public'::regnamespace::oid, 2200::regnamespace, 99999::regnamespace, "
+    "0::regclass",
     "SELECT 'nosuch'::regtype",
+    "SELECT 'nosuch'::regnamespace",
+    "SELECT true::text, false::varchar, true::char(5), f::text || '!' FROM t1 WHERE f IS NOT NULL ORDER BY id LIMIT 2",
 ]
 
 # Column name -> type, per table.
