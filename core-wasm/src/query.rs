@@ -8438,20 +8438,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .cloned()
                         .unwrap_or(Value::Null)
                 }));
-                let env = Env {
-                    row: &r,
-                    parent,
-                    aggs: None,
-                };
-                let vals = ps
-                    .post
-                    .iter()
-                    .map(|(j, e)| Ok((*j, self.eval(e, &env)?)))
-                    .collect::<Result<Vec<_>, SqlError>>()?;
-                for (j, v) in vals {
-                    r[j] = v;
-                }
-                crate::types::truncate_row(&mut r, ps.visible);
+                self.fill_placeholders(&mut r, &ps.post, ps.visible, parent)?;
                 expanded.push((r, keys.clone()));
             }
             crate::types::release_row(row);
@@ -8481,22 +8468,35 @@ impl<'a, 'b> Executor<'a, 'b> {
         drop(rows);
         for (i, (row, _)) in out.iter_mut().enumerate() {
             row.extend(results.iter().map(|r| r[i].clone()));
-            let env = Env {
-                row,
-                parent,
-                aggs: None,
-            };
-            let vals = w
-                .post
-                .iter()
-                .map(|(j, e)| Ok((*j, self.eval(e, &env)?)))
-                .collect::<Result<Vec<_>, SqlError>>()?;
-            for (j, v) in vals {
-                row[j] = v;
-            }
-            crate::types::truncate_row(row, w.visible);
+            self.fill_placeholders(row, &w.post, w.visible, parent)?;
         }
         Ok(out)
+    }
+
+    /// Computes the output columns of a projected row that hold window or set-returning calls
+    /// (`post`, over the row followed by the calls' values), then cuts the row to its
+    /// `visible` columns.
+    fn fill_placeholders(
+        &self,
+        row: &mut Vec<Value>,
+        post: &[(usize, BExpr)],
+        visible: usize,
+        parent: Option<&Env<'_>>,
+    ) -> Result<(), SqlError> {
+        let env = Env {
+            row,
+            parent,
+            aggs: None,
+        };
+        let vals = post
+            .iter()
+            .map(|(j, e)| Ok((*j, self.eval(e, &env)?)))
+            .collect::<Result<Vec<_>, SqlError>>()?;
+        for (j, v) in vals {
+            row[j] = v;
+        }
+        crate::types::truncate_row(row, visible);
+        Ok(())
     }
 
     /// Appends one group's output row (with its ORDER BY keys) unless HAVING rejects it.
