@@ -1695,6 +1695,34 @@ fn insert_targets(t: &TableRef, ins: &ast::Insert) -> Result<Vec<usize>, SqlErro
         .collect()
 }
 
+/// `SELECT <row>` when a VALUES row calls a set-returning function (`None` otherwise).
+fn select_of_srf_row(row: &[ast::Expr]) -> Result<Option<ast::Query>, SqlError> {
+    use std::ops::ControlFlow;
+    let calls_srf = row.iter().any(|x| {
+        ast::visit_expressions(x, |e| match e {
+            ast::Expr::Function(f)
+                if matches!(
+                    object_name(&f.name).last().map(String::as_str),
+                    Some("generate_series" | "unnest")
+                ) =>
+            {
+                ControlFlow::Break(())
+            }
+            _ => ControlFlow::Continue(()),
+        })
+        .is_break()
+    });
+    if !calls_srf {
+        return Ok(None);
+    }
+    let items: Vec<String> = row.iter().map(ToString::to_string).collect();
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&format!("SELECT {}", items.join(", ")))
+        .and_then(|mut p| p.parse_query())
+        .map(|q| Some(*q))
+        .map_err(|e| SqlError::internal(format!("a VALUES row as a select list: {e}")))
+}
+
 fn insert(
     cx: &mut Cx<'_>,
     ins: &ast::Insert,
@@ -1722,8 +1750,14 @@ fn insert(
             parent: None,
             aggs: None,
         };
+        // `INSERT … VALUES (generate_series(…), …)`: one row with set-returning calls is a
+        // select list, as PostgreSQL takes it (several rows may hold none).
+        let srf_row = match source.body.as_ref() {
+            ast::SetExpr::Values(v) if v.rows.len() == 1 => select_of_srf_row(&v.rows[0])?,
+            _ => None,
+        };
         match (source.body.as_ref(), with) {
-            (ast::SetExpr::Values(v), None) if source.with.is_none() => {
+            (ast::SetExpr::Values(v), None) if source.with.is_none() && srf_row.is_none() => {
                 let empty = Scope::default();
                 let mut out = Vec::with_capacity(v.rows.len());
                 for r in &v.rows {
@@ -1739,7 +1773,7 @@ fn insert(
                 out
             }
             _ => {
-                let mut q = (**source).clone();
+                let mut q = srf_row.unwrap_or_else(|| (**source).clone());
                 if q.with.is_none() {
                     q.with = with.cloned();
                 }

@@ -92,6 +92,40 @@ fn select_list_calls_expand_rows_in_lockstep() {
         let got = rows_of(&run_ok(&mut e, &mut kv, s, sql));
         assert_eq!(got, texts(want), "{sql}");
     }
+    // One VALUES row with set-returning calls inserts a row per value, as a select list;
+    // several rows may hold none.
+    run_ok(
+        &mut e,
+        &mut kv,
+        s,
+        "CREATE TABLE g (a INT PRIMARY KEY, b TEXT)",
+    );
+    let err = run(
+        &mut e,
+        &mut kv,
+        s,
+        "INSERT INTO g VALUES (generate_series(1, 3), 'x'), (9, 'y')",
+    )
+    .error
+    .expect("refused");
+    assert_eq!(err.code, "0A000", "{}", err.message);
+    for sql in [
+        "INSERT INTO g VALUES (generate_series(1, 3) * 10, unnest(ARRAY['p', 'q', 'r']))",
+        "INSERT INTO g VALUES (generate_series(4, 5), unnest(ARRAY['s']))",
+    ] {
+        run_ok(&mut e, &mut kv, s, sql);
+    }
+    let got = rows_of(&run_ok(&mut e, &mut kv, s, "SELECT a, b FROM g ORDER BY a"));
+    assert_eq!(
+        got,
+        texts(&[
+            &[Some("4"), Some("s")],
+            &[Some("5"), None],
+            &[Some("10"), Some("p")],
+            &[Some("20"), Some("q")],
+            &[Some("30"), Some("r")],
+        ])
+    );
 }
 
 #[test]
