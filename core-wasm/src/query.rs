@@ -2100,6 +2100,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                         ))
                     }
                 };
+                // The working table of a recursive query may not be a null side: PostgreSQL's
+                // rounds could not tell its rows apart from the padding.
+                let worktable = |s: &Source| matches!(s, Source::Derived(q) if matches!(q.body, BSet::WorkTable(_)));
+                let null_side = (kind.keeps_unmatched_left() && worktable(&src))
+                    || (kind.keeps_unmatched_right() && items.iter().any(|i| worktable(&i.source)));
+                if let (true, Some(w)) = (null_side, &self.worktable) {
+                    return Err(SqlError::InvalidRecursion {
+                        message: format!(
+                            "recursive reference to query \"{}\" must not appear within an outer join",
+                            w.name
+                        ),
+                    });
+                }
                 // After a comma, the join's left side is that item alone (`a, b RIGHT JOIN c`
                 // is `a × (b RIGHT JOIN c)`); the joins here run over everything before.
                 if comma_item > 0 && kind.keeps_unmatched_right() {

@@ -86,6 +86,11 @@ fn malformed_recursion_gets_postgres_errors() {
             "recursive reference to query \"r\" must not appear more than once",
         ),
         (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT 2 FROM (SELECT 1) z LEFT JOIN r ON true) SELECT * FROM r",
+            "42P19",
+            "recursive reference to query \"r\" must not appear within an outer join",
+        ),
+        (
             "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1.5 FROM r WHERE n < 3) SELECT * FROM r",
             "42804",
             "recursive query \"r\" column 1 has type integer in non-recursive term but type numeric overall",
