@@ -3577,8 +3577,21 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             t
         };
+        let constants = matches!((&l, &r), (BExpr::Const(_), BExpr::Const(_)));
         let bin = BExpr::Bin(bop, Box::new(l), Box::new(r));
-        Ok((narrow_integer(strict_null(bin), out), out))
+        let e = narrow_integer(strict_null(bin), out);
+        if constants && !is_cmp {
+            // Immutable arithmetic on constants is evaluated now, as PostgreSQL's planner
+            // does: `1 % 0` fails even when no row is read.
+            let none = Env {
+                row: &[],
+                parent: None,
+                aggs: None,
+            };
+            let value = Executor::new(self.cx).eval(&e, &none);
+            return Ok((self.fold(e, value), out));
+        }
+        Ok((e, out))
     }
 
     fn bind_function(

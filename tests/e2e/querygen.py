@@ -180,6 +180,9 @@ EDGE = [
     "SELECT (-8) ^ 0.5::float8",
     "SELECT exp(1000)",
     "SELECT mod(7, 0)",
+    # Immutable arithmetic on constants fails while planning, even when no row is read.
+    "SELECT 1 % 0, mod(1, 0) FROM t1 WHERE false",
+    "SELECT 2147483647 + 1 FROM t1 WHERE false",
     # WITH RECURSIVE: rounds over the working table, UNION's duplicates dropped across rounds.
     "WITH RECURSIVE r(n) AS (SELECT min(id) FROM t1 UNION ALL SELECT n + 2 FROM r WHERE n < 9) "
     "SELECT n, (SELECT a FROM t1 WHERE id = n) FROM r",
@@ -284,8 +287,12 @@ class Gen:
             if cols and self.r.random() < 0.7:
                 return self.pick(cols)
             return self.pick(["0", "1", "2", "-3", "7", "NULL", "100", "'5'"])
-        k = self.r.randrange(12)
+        k = self.r.randrange(14)
         a = self.int_expr(scope, d + 1)
+        if k == 12:
+            return f"mod({a}, {self.pick(['3', '-4', '7'])})"
+        if k == 13:
+            return f"CAST(sign({a}) AS INTEGER)"
         if k == 0:
             return f"({a} + {self.int_expr(scope, d + 1)})"
         if k == 1:
