@@ -2665,9 +2665,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         if !srfs.is_empty() {
             // PostgreSQL plans these too (windows under the ProjectSet, grouping by a
             // set-returning item above it); RockLake runs the calls after the select.
-            let refused = if !windows.is_empty() {
-                Some("set-returning functions together with window functions")
-            } else if !distinct_on.is_empty() {
+            let refused = if !distinct_on.is_empty() {
                 Some("set-returning functions with DISTINCT ON")
             } else if group_exprs
                 .iter()
@@ -2682,15 +2680,18 @@ impl<'a, 'b> Binder<'a, 'b> {
                 return Err(SqlError::feature(what));
             }
         }
-        let windowed = if windows.is_empty() {
-            None
-        } else {
-            Some(Box::new(rewrite_windows(&mut projection, windows)?))
-        };
+        // Windows are computed first, over the rows before the set-returning calls expand
+        // them (as PostgreSQL's WindowAgg runs under its ProjectSet): the calls' rewrite goes
+        // first, so that their arguments are columns the windows' rewrite keeps.
         let project_set = if srfs.is_empty() {
             None
         } else {
             Some(Box::new(rewrite_srfs(&mut projection, srfs)?))
+        };
+        let windowed = if windows.is_empty() {
+            None
+        } else {
+            Some(Box::new(rewrite_windows(&mut projection, windows)?))
         };
         let distinct_on = if distinct_on.is_empty() {
             None
@@ -4891,13 +4892,17 @@ fn split_call_items(
         match e {
             e if is_call(&e) => e,
             e @ BExpr::Const(_) => e,
+            // A placeholder of the other kind (a window call in an item with set-returning
+            // calls) is computed before: a column too.
             e @ (BExpr::Col(_)
             | BExpr::Outer(..)
             | BExpr::Agg(_)
             | BExpr::Param(..)
             | BExpr::Scalar(_)
             | BExpr::Exists(..)
-            | BExpr::ArraySub(_)) => BExpr::Col(extra.column(e)),
+            | BExpr::ArraySub(_)
+            | BExpr::Win(_)
+            | BExpr::Srf(_)) => BExpr::Col(extra.column(e)),
             BExpr::InSub(x, q, op, all) if !contains_call(&x) => {
                 BExpr::Col(extra.column(BExpr::InSub(x, q, op, all)))
             }

@@ -87,6 +87,34 @@ fn select_list_calls_expand_rows_in_lockstep() {
             "SELECT unnest(ARRAY[1.5, 2.25]) * 2",
             &[&[Some("3.0")], &[Some("4.50")]],
         ),
+        // Window functions are computed first, over the rows before the calls expand them.
+        (
+            "SELECT generate_series(1, 2), row_number() OVER ()",
+            &[&[Some("1"), Some("1")], &[Some("2"), Some("1")]],
+        ),
+        (
+            "SELECT generate_series(1, 2) + row_number() OVER ()",
+            &[&[Some("2")], &[Some("3")]],
+        ),
+        (
+            "SELECT x, generate_series(1, count(*) OVER ()::int) FROM (VALUES (10), (20)) v(x) \
+             ORDER BY 1, 2",
+            &[
+                &[Some("10"), Some("1")],
+                &[Some("10"), Some("2")],
+                &[Some("20"), Some("1")],
+                &[Some("20"), Some("2")],
+            ],
+        ),
+        (
+            "SELECT generate_series(1, x), rank() OVER (ORDER BY x DESC) FROM (VALUES (1), (2)) v(x) \
+             ORDER BY 2, 1",
+            &[
+                &[Some("1"), Some("1")],
+                &[Some("2"), Some("1")],
+                &[Some("1"), Some("2")],
+            ],
+        ),
     ];
     for (sql, want) in cases {
         let got = rows_of(&run_ok(&mut e, &mut kv, s, sql));

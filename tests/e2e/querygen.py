@@ -209,6 +209,8 @@ EDGE = [
     "SELECT DISTINCT unnest(ARRAY[a, b]) AS u FROM t1 ORDER BY u LIMIT 5",
     "SELECT -generate_series(1, 2) * 10, greatest(unnest(ARRAY[1, 5]), 3), generate_series(3, 1)",
     "SELECT generate_series(1, NULL), 1",
+    "SELECT id, generate_series(1, 2) + row_number() OVER (ORDER BY id), count(*) OVER () FROM t1 "
+    "ORDER BY 1, 2 LIMIT 6",
     "SELECT id FROM t1 WHERE generate_series(1, 2) > 1",
     "SELECT count(generate_series(1, 2))",
     "SELECT CASE WHEN true THEN generate_series(1, 2) END",
