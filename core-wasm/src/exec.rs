@@ -1758,13 +1758,12 @@ fn insert(
         };
         match (source.body.as_ref(), with) {
             (ast::SetExpr::Values(v), None) if source.with.is_none() && srf_row.is_none() => {
-                let empty = Scope::default();
                 let mut out = Vec::with_capacity(v.rows.len());
                 for r in &v.rows {
                     check_insert_width(r, &targets)?;
                     let mut vals = Vec::with_capacity(r.len());
                     for (e, ci) in r.iter().zip(&targets) {
-                        let (b, _) = binder.bind_expr(e, &empty, None)?;
+                        let (b, _) = binder.bind_values_expr(e)?;
                         let b = coerce_expr(b, t.columns[*ci].ty)?;
                         vals.push(exec.eval(&b, &env)?);
                     }

@@ -1993,16 +1993,12 @@ impl<'a, 'b> Binder<'a, 'b> {
         &mut self,
         v: &ast::Values,
     ) -> Result<(Vec<Vec<BExpr>>, Vec<ColMeta>), SqlError> {
-        let empty = Scope::default();
         let mut rows = Vec::new();
         let mut types: Vec<PgType> = Vec::new();
         for (ri, row) in v.rows.iter().enumerate() {
             let mut out = Vec::new();
             for (ci, e) in row.iter().enumerate() {
-                let clause = std::mem::replace(&mut self.clause, "VALUES");
-                let bound = self.bind_expr(e, &empty, None);
-                self.clause = clause;
-                let (b, t) = bound?;
+                let (b, t) = self.bind_values_expr(e)?;
                 if ri == 0 {
                     types.push(t);
                 } else if ci < types.len() {
@@ -2742,6 +2738,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             columns,
             scope,
         ))
+    }
+
+    /// An expression of a VALUES row: PostgreSQL names the clause in its errors
+    /// ("set-returning functions are not allowed in VALUES").
+    pub fn bind_values_expr(&mut self, e: &Expr) -> Result<(BExpr, PgType), SqlError> {
+        let clause = std::mem::replace(&mut self.clause, "VALUES");
+        let bound = self.bind_expr(e, &Scope::default(), None);
+        self.clause = clause;
+        bound
     }
 
     pub fn bind_bool(&mut self, e: &Expr, scope: &Scope) -> Result<BExpr, SqlError> {
