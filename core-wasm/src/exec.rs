@@ -911,17 +911,18 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     // ranges its execution reads.
     // A regclass (regtype, regnamespace) column is written as names, which depend on
     // search_path too.
-    let types: Vec<PgType> = bq.columns.iter().map(|c| c.ty).collect();
-    let may_keep = shareable
-        && binder.reads_only_catalog_and_committed_tables()
-        && !types.iter().any(|t| t.is_reg());
+    let names_oids = bq.columns.iter().any(|c| c.ty.is_reg());
+    let may_keep = shareable && binder.reads_only_catalog_and_committed_tables() && !names_oids;
     if may_keep {
         rcx.kv = &reads;
     }
     let exec = Executor::with_set_config(&rcx);
     let mut rows = exec.run_query(&bq, None)?;
     let set_configs = exec.take_set_configs();
-    rcx.name_reg_columns(&types, &mut rows);
+    if names_oids {
+        let types: Vec<PgType> = bq.columns.iter().map(|c| c.ty).collect();
+        rcx.name_reg_columns(&types, &mut rows);
+    }
     let out = rows_output(&bq.columns, rows)?;
     let keep = may_keep && set_configs.is_empty();
     for call in set_configs {
