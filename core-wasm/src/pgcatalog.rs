@@ -16,7 +16,8 @@
 //!   catalogs are), so `\d pg_class` and the composite-type query work as against PostgreSQL.
 //! * Column types PostgreSQL declares with types RockLake has no [`PgType`] for are declared with
 //!   the closest one: `regproc` and `pg_node_tree` as `text`, `xid` as `oid`, `aclitem[]` and
-//!   `oid[]` as `text[]`, `int2vector` as `int2[]`, the information_schema domains as their base
+//!   `oid[]` as `text[]` (not the empty `pg_extension`'s `extconfig`, which is `oid[]` as in
+//!   PostgreSQL), `int2vector` as `int2[]`, the information_schema domains as their base
 //!   types (`sql_identifier` → `name`, `character_data`/`yes_or_no` → `varchar`,
 //!   `cardinal_number` → `int4`). `oidvector` columns (`pg_index.indclass`, `indcollation`) and
 //!   `anyarray` (`pg_attribute.attmissingval`) are left out; system columns (`ctid`, attnum < 0)
