@@ -430,6 +430,8 @@ pub struct PgError {
     pub schema: Option<String>,
     pub table: Option<String>,
     pub constraint: Option<String>,
+    /// Where the error happened (PostgreSQL's CONTEXT, field `W`): the COPY line for COPY FROM.
+    pub context: Option<String>,
 }
 
 impl PgError {
@@ -443,6 +445,7 @@ impl PgError {
             schema: None,
             table: None,
             constraint: None,
+            context: None,
         }
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {

@@ -65,9 +65,11 @@ struct AwaitingCommit {
 pub struct CopyIn {
     pub table_id: u32,
     pub columns: Vec<usize>,
-    pub binary: bool,
-    /// The text format's delimiter and NULL text.
-    pub layout: crate::wire::TextLayout,
+    /// The format and its options.
+    pub spec: crate::copyformat::CopySpec,
+    /// Per COPY column: `FORCE_NOT_NULL` / `FORCE_NULL` name it (CSV).
+    pub force_not_null: Vec<bool>,
+    pub force_null: Vec<bool>,
     pub buf: Vec<u8>,
 }
 
@@ -609,6 +611,7 @@ impl Engine {
         sess.copy_in = None;
         let e = SqlError::BadCopyFormat {
             message: format!("COPY from stdin failed: {message}"),
+            hint: None,
         };
         let mut reply = self.fail(&mut sess, e);
         if let Some(err) = reply.error.as_mut() {

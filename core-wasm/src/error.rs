@@ -58,6 +58,9 @@ pub enum SqlError {
     DuplicateSchema { name: String },
     #[error("column \"{column}\" of relation \"{table}\" already exists")]
     DuplicateColumn { column: String, table: String },
+    /// Name each column once (a COPY or INSERT column list).
+    #[error("column \"{name}\" specified more than once")]
+    ColumnTwice { name: String },
     /// Another row holds the key: retry the transaction with fresh ids (DuckLake does).
     #[error("duplicate key value violates unique constraint \"{constraint}\"")]
     UniqueViolation {
@@ -231,9 +234,23 @@ pub enum SqlError {
     /// Must come before the transaction's first query (SET TRANSACTION ISOLATION LEVEL).
     #[error("{message}")]
     ActiveTransaction { message: String },
-    /// The COPY data stream is malformed.
+    /// The COPY data stream is malformed: fix the data (the hint says how, where PostgreSQL
+    /// gives one).
     #[error("{message}")]
-    BadCopyFormat { message: String },
+    BadCopyFormat {
+        message: String,
+        hint: Option<&'static str>,
+    },
+    /// Bytes that are not UTF-8 where text was expected: send UTF-8.
+    #[error("invalid byte sequence for encoding \"UTF8\": {bytes}")]
+    InvalidEncoding { bytes: String },
+    /// A COPY FROM line failed: `error` says why, `context` which line and column
+    /// (PostgreSQL's CONTEXT). Fix that line of the data.
+    #[error("{error}")]
+    InCopy {
+        error: Box<SqlError>,
+        context: String,
+    },
     /// The writer lost its lease on the catalog: stop writing, reconnect to the new writer.
     #[error("Writer has been fenced. Another instance has taken over as writer.")]
     Fenced,
@@ -290,7 +307,7 @@ impl SqlError {
             SqlError::UndefinedSchema { .. } | SqlError::NoSchemaSelected => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",
-            SqlError::DuplicateColumn { .. } => "42701",
+            SqlError::DuplicateColumn { .. } | SqlError::ColumnTwice { .. } => "42701",
             SqlError::UniqueViolation { .. } => "23505",
             SqlError::NotNullViolation { .. } => "23502",
             SqlError::InvalidText { .. } | SqlError::MalformedArray { .. } => "22P02",
@@ -344,6 +361,8 @@ impl SqlError {
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",
             SqlError::BadCopyFormat { .. } => "22P04",
+            SqlError::InvalidEncoding { .. } => "22021",
+            SqlError::InCopy { error, .. } => error.sqlstate(),
             SqlError::Fenced => "57P04",
             SqlError::Storage(_) => "58030",
             SqlError::Corrupt(_) => "XX001",
@@ -354,8 +373,18 @@ impl SqlError {
 
     /// The one mapping from core errors to PostgreSQL ErrorResponse fields.
     pub fn to_pg(&self) -> PgError {
+        if let SqlError::InCopy { error, context } = self {
+            let mut e = error.to_pg();
+            e.context = Some(context.clone());
+            return e;
+        }
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
+            SqlError::BadCopyFormat {
+                hint: Some(hint), ..
+            } => {
+                e.hint = Some((*hint).to_string());
+            }
             SqlError::UniqueViolation {
                 constraint,
                 schema,

@@ -5,10 +5,13 @@ use std::sync::Arc;
 use rocklake_proto as pb;
 use sqlparser::ast::{self as ast, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
 
 use crate::api::{CopyChunks, Describe, KvRead, Output, TextRows};
 use crate::catalog::{from_datum, to_datum, Column, Schema, Table, TableRef};
+use crate::copyformat::{self, printout, CopySpec, LineReader};
 use crate::engine::{
     latest_version, scan_visible, visit_visible, CopyIn, Isolation, Session, Shared, Txn,
 };
@@ -21,7 +24,7 @@ use crate::query::{
 };
 use crate::scancache;
 use crate::txn::RowWrite;
-use crate::types::{format_text, PgType, Value};
+use crate::types::{format_text, parse_text, PgType, Value};
 use crate::wire;
 
 /// Statements longer than this are refused before parsing (54000).
@@ -47,13 +50,35 @@ pub enum Step {
 
 pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     check_limits(sql)?;
-    Parser::new(&PostgreSqlDialect {})
+    fn syntax(e: ParserError) -> SqlError {
+        SqlError::Syntax {
+            message: syntax_message(&e.to_string()),
+        }
+    }
+    let mut p = Parser::new(&PostgreSqlDialect {})
         .with_recursion_limit(MAX_NESTING)
         .try_with_sql(sql)
-        .and_then(|mut p| p.parse_statements())
-        .map_err(|e| SqlError::Syntax {
-            message: syntax_message(&e.to_string()),
-        })
+        .map_err(syntax)?;
+    // sqlparser's statement loop, with COPY read as PostgreSQL's grammar has it (copyparse).
+    let mut stmts = Vec::new();
+    let mut expecting_delimiter = false;
+    loop {
+        while p.consume_token(&Token::SemiColon) {
+            expecting_delimiter = false;
+        }
+        if p.peek_token_ref().token == Token::EOF {
+            return Ok(stmts);
+        }
+        if expecting_delimiter {
+            return Err(syntax(crate::copyparse::expected(&p, "end of statement")));
+        }
+        stmts.push(if p.parse_keyword(Keyword::COPY) {
+            crate::copyparse::parse_copy(&mut p, syntax)?
+        } else {
+            p.parse_statement().map_err(syntax)?
+        });
+        expecting_delimiter = true;
+    }
 }
 
 /// The limits [`parse`] checks before parsing: the text's length and its bracket depth
@@ -1782,28 +1807,7 @@ fn insert(
             }
         }
     };
-    let defaults: Vec<Option<BExpr>> = {
-        let rcx = cx.reader(at);
-        let mut binder = Binder::new(&rcx);
-        t.columns
-            .iter()
-            .map(|c| match &c.default_sql {
-                Some(sql) => {
-                    let e = Parser::new(&PostgreSqlDialect {})
-                        .try_with_sql(sql)
-                        .and_then(|mut p| p.parse_expr())
-                        .map_err(|e| {
-                            SqlError::internal(format!("stored default does not parse: {e}"))
-                        })?;
-                    Ok(Some(coerce_expr(
-                        binder.bind_expr(&e, &Scope::default(), None)?.0,
-                        c.ty,
-                    )?))
-                }
-                None => Ok(None),
-            })
-            .collect::<Result<_, SqlError>>()?
-    };
+    let defaults = column_defaults(cx, at, &t)?;
     let n = rows.len();
     for r in rows {
         let mut full: Vec<Value> = Vec::with_capacity(t.columns.len());
@@ -2210,103 +2214,59 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
 
 // ------------------------------------------------------------------ COPY
 
-/// A COPY's format from its options: binary, or text with PostgreSQL's `DELIMITER` and
-/// `NULL` (errors as PostgreSQL's option checks give them). CSV and its options are not
-/// supported.
-fn copy_format(
-    options: &[ast::CopyOption],
-    legacy: &[ast::CopyLegacyOption],
-) -> Result<(bool, wire::TextLayout), SqlError> {
-    /// The options both syntaxes share.
-    enum Opt {
-        Binary(bool),
-        Delimiter(char),
-        Null(String),
+fn undefined_column_of(column: &str, table: &str) -> SqlError {
+    SqlError::UndefinedColumn {
+        name: format!("{column}\" of relation \"{table}"),
     }
-    let mut opts = Vec::new();
-    for o in options {
-        opts.push(match o {
-            ast::CopyOption::Format(f) => match f.value.to_ascii_lowercase().as_str() {
-                "binary" => Opt::Binary(true),
-                "text" => Opt::Binary(false),
-                "csv" => return Err(SqlError::feature("COPY format csv")),
-                other => {
-                    return Err(SqlError::InvalidParameter {
-                        message: format!("COPY format \"{other}\" not recognized"),
-                    })
-                }
-            },
-            ast::CopyOption::Freeze(_) => continue,
-            ast::CopyOption::Delimiter(c) => Opt::Delimiter(*c),
-            ast::CopyOption::Null(n) => Opt::Null(n.clone()),
-            other => return Err(SqlError::feature(format!("COPY option {other}"))),
-        });
+}
+
+/// A COPY's columns among `all` (a relation's): every one, or the list's, each once
+/// (PostgreSQL's `CopyGetAttnums`).
+fn copy_columns(all: &[String], table: &str, list: &[ast::Ident]) -> Result<Vec<usize>, SqlError> {
+    if list.is_empty() {
+        return Ok((0..all.len()).collect());
     }
-    for l in legacy {
-        opts.push(match l {
-            ast::CopyLegacyOption::Binary => Opt::Binary(true),
-            ast::CopyLegacyOption::Delimiter(c) => Opt::Delimiter(*c),
-            ast::CopyLegacyOption::Null(n) => Opt::Null(n.clone()),
-            other => return Err(SqlError::feature(format!("COPY option {other}"))),
-        });
-    }
-    let (mut format, mut delimiter, mut null) = (None, None, None);
-    for o in opts {
-        let repeated = match o {
-            Opt::Binary(b) => format.replace(b).is_some(),
-            Opt::Delimiter(c) => delimiter.replace(c).is_some(),
-            Opt::Null(n) => null.replace(n).is_some(),
-        };
-        if repeated {
-            return Err(SqlError::Syntax {
-                message: "conflicting or redundant options".into(),
-            });
+    let mut out = Vec::with_capacity(list.len());
+    for c in list {
+        let n = crate::query::ident(c);
+        let i = all
+            .iter()
+            .position(|x| *x == n)
+            .ok_or_else(|| undefined_column_of(&n, table))?;
+        if out.contains(&i) {
+            return Err(SqlError::ColumnTwice { name: n });
         }
+        out.push(i);
     }
-    let binary = format.unwrap_or(false);
-    if binary && delimiter.is_some() {
-        return Err(SqlError::Syntax {
-            message: "cannot specify DELIMITER in BINARY mode".into(),
-        });
-    }
-    if binary && null.is_some() {
-        return Err(SqlError::Syntax {
-            message: "cannot specify NULL in BINARY mode".into(),
-        });
-    }
-    let mut layout = wire::TextLayout::default();
-    if let Some(d) = delimiter {
-        if !d.is_ascii() {
-            return Err(SqlError::UnsupportedByPostgres {
-                message: "COPY delimiter must be a single one-byte character".into(),
-            });
-        }
-        if d == '\n' || d == '\r' {
-            return Err(SqlError::InvalidParameter {
-                message: "COPY delimiter cannot be newline or carriage return".into(),
-            });
-        }
-        if d == '\\' || d == '.' || d.is_ascii_lowercase() || d.is_ascii_digit() {
-            return Err(SqlError::InvalidParameter {
-                message: format!("COPY delimiter cannot be \"{d}\""),
-            });
-        }
-        layout.delimiter = d;
-    }
-    if let Some(n) = null {
-        if n.contains(['\n', '\r']) {
-            return Err(SqlError::InvalidParameter {
-                message: "COPY null representation cannot use newline or carriage return".into(),
-            });
-        }
-        layout.null = n;
-    }
-    if layout.null.contains(layout.delimiter) {
-        return Err(SqlError::UnsupportedByPostgres {
-            message: "COPY delimiter must not appear in the NULL specification".into(),
-        });
-    }
-    Ok((binary, layout))
+    Ok(out)
+}
+
+/// Per COPY column (`cols` of the relation's `all`), whether an option's list names it.
+fn relation_flags(
+    all: &[String],
+    table: &str,
+    cols: &[usize],
+    names: &[String],
+    option: &str,
+) -> Result<Vec<bool>, SqlError> {
+    let copied: Vec<String> = cols.iter().map(|i| all[*i].clone()).collect();
+    CopySpec::flags(names, &copied, option, &|n| {
+        (!all.iter().any(|x| x == n)).then(|| undefined_column_of(n, table))
+    })
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn parse_query_text(sql: &str) -> Result<ast::Query, SqlError> {
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_query())
+        .map(|q| *q)
+        .map_err(|e| SqlError::Syntax {
+            message: syntax_message(&e.to_string()),
+        })
 }
 
 fn copy(
@@ -2317,116 +2277,153 @@ fn copy(
     options: &[ast::CopyOption],
     legacy: &[ast::CopyLegacyOption],
 ) -> Result<Output, SqlError> {
-    let (binary, layout) = copy_format(options, legacy)?;
-    if to {
-        if !matches!(target, ast::CopyTarget::Stdout) {
-            return Err(SqlError::feature("COPY TO a file or program (only STDOUT)"));
-        }
-        let q: ast::Query = match source {
-            ast::CopySource::Query(q) => (**q).clone(),
-            ast::CopySource::Table {
-                table_name,
-                columns,
-            } => {
-                let cols = if columns.is_empty() {
-                    "*".to_string()
-                } else {
-                    columns
-                        .iter()
-                        .map(|c| format!("\"{}\"", c.value))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                let sql = format!("SELECT {cols} FROM {table_name}");
-                *Parser::new(&PostgreSqlDialect {})
-                    .try_with_sql(&sql)
-                    .and_then(|mut p| p.parse_query())
-                    .map_err(|e| SqlError::Syntax {
-                        message: syntax_message(&e.to_string()),
-                    })?
-            }
-        };
-        let at = cx.read_point();
-        // Only a result at the newest commit point, without writes of the session's own, can
-        // be shared (see copycache).
-        let shareable = binary
-            && at == cx.st.latest
-            && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty());
-        if shareable {
-            if let Some(hit) = cx.st.copies.get(at, &q) {
-                return Ok(hit);
-            }
-        }
-        // A result that may be kept notes the store ranges it reads (see copycache).
-        let reads = crate::copycache::ReadSet::new(cx.kv);
-        let mut rcx = cx.reader(at);
-        if shareable {
-            rcx.kv = &reads;
-        }
-        let mut binder = Binder::new(&rcx);
-        let bq = binder.bind_query(&q, None)?;
-        let shareable = shareable && binder.reads_only_committed_tables();
-        let types: Vec<PgType> = bq
-            .columns
-            .iter()
-            .map(|c| {
-                if c.ty == PgType::Unknown {
-                    PgType::Text
-                } else {
-                    c.ty
-                }
-            })
-            .collect();
-        let mut chunks = CopyChunks::new();
-        let too_large = |_| SqlError::ProgramLimit {
-            message: "COPY result exceeds 4 GiB".into(),
-        };
-        let exec = Executor::new(&rcx);
-        let n;
-        if binary {
-            // PostgreSQL sends the header with the first tuple, and with the trailer when
-            // there is none; DuckDB's reader relies on that framing.
-            chunks.buf().extend_from_slice(&wire::copy_binary_header());
-            // A filtered projection of one table (DuckDB's catalog reads) is encoded from the
-            // scanned values as they come; anything else runs as a query.
-            let fast = match crate::query::simple_scan(&bq) {
-                Some(scan) => exec.copy_simple_scan(&scan, &types, &mut chunks)?,
-                None => None,
-            };
-            n = match fast {
-                Some(n) => n,
-                None => {
-                    let rows = exec.run_query(&bq, None)?;
-                    for r in &rows {
-                        wire::copy_binary_row_into(r, &types, chunks.buf())?;
-                        chunks.end_chunk().map_err(too_large)?;
-                    }
-                    rows.len()
-                }
-            };
-            chunks.buf().extend_from_slice(&wire::copy_binary_trailer());
-            chunks.end_chunk().map_err(too_large)?;
-        } else {
-            let mut rows = exec.run_query(&bq, None)?;
-            rcx.name_reg_columns(&types, &mut rows);
-            n = rows.len();
-            for r in &rows {
-                chunks
-                    .push(&wire::copy_text_row(r, &types, &layout))
-                    .map_err(too_large)?;
-            }
-        }
-        let out = Output::CopyOut {
-            binary,
-            columns: types.len() as u16,
-            chunks,
-            tag: format!("COPY {n}"),
-        };
-        if shareable {
-            cx.st.copies.put(at, q, &out, reads.into_ranges());
-        }
-        return Ok(out);
+    if !to {
+        return copy_from(cx, source, target, options, legacy);
     }
+    if !matches!(target, ast::CopyTarget::Stdout) {
+        return Err(SqlError::feature("COPY TO a file or program (only STDOUT)"));
+    }
+    let at = cx.read_point();
+    // A table's COPY opens the table before reading the options, a query's reads them first
+    // (PostgreSQL's DoCopy and BeginCopyTo), so errors come in PostgreSQL's order. A table
+    // (also pg_catalog's) is read as `SELECT cols FROM t`; its columns named in options are
+    // checked against the relation's.
+    let (spec, q, relation) = match source {
+        ast::CopySource::Query(q) => (
+            CopySpec::from_options(options, legacy, false)?,
+            (**q).clone(),
+            None,
+        ),
+        ast::CopySource::Table {
+            table_name,
+            columns,
+        } => {
+            let star = parse_query_text(&format!("SELECT * FROM {table_name}"))?;
+            let all: Vec<String> = {
+                let rcx = cx.reader(at);
+                let bq = Binder::new(&rcx).bind_query(&star, None)?;
+                bq.columns.iter().map(|c| c.name.to_string()).collect()
+            };
+            let spec = CopySpec::from_options(options, legacy, false)?;
+            let table = object_name(table_name).last().cloned().unwrap_or_default();
+            let cols = copy_columns(&all, &table, columns)?;
+            let q = if columns.is_empty() {
+                star
+            } else {
+                let list: Vec<String> = cols.iter().map(|i| quoted(&all[*i])).collect();
+                parse_query_text(&format!("SELECT {} FROM {table_name}", list.join(", ")))?
+            };
+            (spec, q, Some((all, table, cols)))
+        }
+    };
+    let binary = spec.format == copyformat::Format::Binary;
+    // Only a result at the newest commit point, without writes of the session's own, can
+    // be shared (see copycache).
+    let shareable =
+        binary && at == cx.st.latest && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty());
+    if shareable {
+        if let Some(hit) = cx.st.copies.get(at, &q) {
+            return Ok(hit);
+        }
+    }
+    // A result that may be kept notes the store ranges it reads (see copycache).
+    let reads = crate::copycache::ReadSet::new(cx.kv);
+    let mut rcx = cx.reader(at);
+    if shareable {
+        rcx.kv = &reads;
+    }
+    let mut binder = Binder::new(&rcx);
+    let bq = binder.bind_query(&q, None)?;
+    let shareable = shareable && binder.reads_only_committed_tables();
+    let types: Vec<PgType> = bq
+        .columns
+        .iter()
+        .map(|c| {
+            if c.ty == PgType::Unknown {
+                PgType::Text
+            } else {
+                c.ty
+            }
+        })
+        .collect();
+    let names: Vec<String> = bq.columns.iter().map(|c| c.name.to_string()).collect();
+    let force_quote = if spec.force_quote_all {
+        vec![true; names.len()]
+    } else {
+        match &relation {
+            Some((all, table, cols)) => {
+                relation_flags(all, table, cols, &spec.force_quote, "FORCE_QUOTE")?
+            }
+            None => CopySpec::flags(&spec.force_quote, &names, "FORCE_QUOTE", &|n| {
+                (!names.iter().any(|x| x == n)).then(|| SqlError::UndefinedColumn {
+                    name: n.to_string(),
+                })
+            })?,
+        }
+    };
+    let mut chunks = CopyChunks::new();
+    let too_large = |_| SqlError::ProgramLimit {
+        message: "COPY result exceeds 4 GiB".into(),
+    };
+    let exec = Executor::new(&rcx);
+    let n;
+    if binary {
+        // PostgreSQL sends the header with the first tuple, and with the trailer when
+        // there is none; DuckDB's reader relies on that framing.
+        chunks.buf().extend_from_slice(&wire::copy_binary_header());
+        // A filtered projection of one table (DuckDB's catalog reads) is encoded from the
+        // scanned values as they come; anything else runs as a query.
+        let fast = match crate::query::simple_scan(&bq) {
+            Some(scan) => exec.copy_simple_scan(&scan, &types, &mut chunks)?,
+            None => None,
+        };
+        n = match fast {
+            Some(n) => n,
+            None => {
+                let rows = exec.run_query(&bq, None)?;
+                for r in &rows {
+                    wire::copy_binary_row_into(r, &types, chunks.buf())?;
+                    chunks.end_chunk().map_err(too_large)?;
+                }
+                rows.len()
+            }
+        };
+        chunks.buf().extend_from_slice(&wire::copy_binary_trailer());
+        chunks.end_chunk().map_err(too_large)?;
+    } else {
+        let mut rows = exec.run_query(&bq, None)?;
+        rcx.name_reg_columns(&types, &mut rows);
+        n = rows.len();
+        if spec.header == copyformat::Header::Present {
+            chunks
+                .push(&spec.layout.write_header(&names))
+                .map_err(too_large)?;
+        }
+        for r in &rows {
+            chunks
+                .push(&spec.layout.write_row(r, &types, &force_quote))
+                .map_err(too_large)?;
+        }
+    }
+    let out = Output::CopyOut {
+        binary,
+        columns: types.len() as u16,
+        chunks,
+        tag: format!("COPY {n}"),
+    };
+    if shareable {
+        cx.st.copies.put(at, q, &out, reads.into_ranges());
+    }
+    Ok(out)
+}
+
+fn copy_from(
+    cx: &mut Cx<'_>,
+    source: &ast::CopySource,
+    target: &ast::CopyTarget,
+    options: &[ast::CopyOption],
+    legacy: &[ast::CopyLegacyOption],
+) -> Result<Output, SqlError> {
     cx.check_writable("COPY FROM")?;
     if !matches!(target, ast::CopyTarget::Stdin) {
         return Err(SqlError::feature(
@@ -2443,34 +2440,56 @@ fn copy(
         });
     };
     let t = resolve_target(cx, table_name)?;
-    let cols: Vec<usize> = if columns.is_empty() {
-        (0..t.columns.len()).collect()
-    } else {
-        columns
-            .iter()
-            .map(|c| {
-                let n = crate::query::ident(c);
-                t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn {
-                    name: format!("{n}\" of relation \"{}", t.name),
-                })
-            })
-            .collect::<Result<_, _>>()?
-    };
+    let spec = CopySpec::from_options(options, legacy, true)?;
+    let all: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
+    let cols = copy_columns(&all, &t.name, columns)?;
+    let force_not_null =
+        relation_flags(&all, &t.name, &cols, &spec.force_not_null, "FORCE_NOT_NULL")?;
+    let force_null = relation_flags(&all, &t.name, &cols, &spec.force_null, "FORCE_NULL")?;
     cx.ensure_txn();
     let n = cols.len() as u16;
+    let binary = spec.format == copyformat::Format::Binary;
     cx.sess.copy_in = Some(CopyIn {
         table_id: t.id,
         columns: cols,
-        binary,
-        layout,
+        spec,
+        force_not_null,
+        force_null,
         buf: Vec::new(),
     });
     Ok(Output::CopyIn { binary, columns: n })
 }
 
+/// The bound DEFAULT expression of each of `t`'s columns (`None`: no default, NULL).
+fn column_defaults(cx: &mut Cx<'_>, at: u64, t: &Table) -> Result<Vec<Option<BExpr>>, SqlError> {
+    let rcx = cx.reader(at);
+    let mut binder = Binder::new(&rcx);
+    t.columns
+        .iter()
+        .map(|c| match &c.default_sql {
+            Some(sql) => {
+                let e = Parser::new(&PostgreSqlDialect {})
+                    .try_with_sql(sql)
+                    .and_then(|mut p| p.parse_expr())
+                    .map_err(|e| {
+                        SqlError::internal(format!("stored default does not parse: {e}"))
+                    })?;
+                Ok(Some(coerce_expr(
+                    binder.bind_expr(&e, &Scope::default(), None)?.0,
+                    c.ty,
+                )?))
+            }
+            None => Ok(None),
+        })
+        .collect()
+}
+
+/// Ends COPY FROM STDIN: reads the buffered data as the COPY's format says and inserts each
+/// row, columns outside the COPY's list taking their defaults. An error names its line (and
+/// column) in PostgreSQL's CONTEXT.
 pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError> {
+    let at = cx.read_point();
     let t = {
-        let at = cx.read_point();
         let rcx = cx.reader(at);
         rcx.all_tables()
             .iter()
@@ -2480,23 +2499,173 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
                 name: format!("table {}", copy.table_id),
             })?
     };
-    let types: Vec<PgType> = copy.columns.iter().map(|i| t.columns[*i].ty).collect();
-    let rows = if copy.binary {
-        wire::parse_copy_binary(&copy.buf, &types)?
-    } else {
-        wire::parse_copy_text(&copy.buf, &types, &copy.layout)?
+    let mut defaults = column_defaults(cx, at, &t)?;
+    for i in &copy.columns {
+        defaults[*i] = None;
+    }
+    let in_copy = |error: SqlError, context: String| SqlError::InCopy {
+        error: Box::new(error),
+        context,
     };
-    let n = rows.len();
-    for r in rows {
-        let mut full = vec![Value::Null; t.columns.len()];
-        for (v, ci) in r.into_iter().zip(&copy.columns) {
-            full[*ci] = assign(&t.columns[*ci], v)?;
+    let line_context = |number: u64, text: Option<&str>| match text {
+        Some(text) => format!("COPY {}, line {number}: \"{}\"", t.name, printout(text)),
+        None => format!("COPY {}, line {number}", t.name),
+    };
+    let mut n = 0u64;
+    if copy.spec.format == copyformat::Format::Binary {
+        let types: Vec<PgType> = copy.columns.iter().map(|i| t.columns[*i].ty).collect();
+        for values in wire::parse_copy_binary(&copy.buf, &types)? {
+            n += 1;
+            let mut row = Vec::with_capacity(values.len());
+            for (v, ci) in values.into_iter().zip(&copy.columns) {
+                let col = &t.columns[*ci];
+                row.push(assign(col, v).map_err(|e| {
+                    in_copy(e, format!("COPY {}, line {n}, column {}", t.name, col.name))
+                })?);
+            }
+            insert_copied(cx, at, &t, &copy.columns, row, &defaults)
+                .map_err(|e| in_copy(e, line_context(n, None)))?;
         }
-        write_insert(cx, &t, full)?;
+        return Ok(Output::Command {
+            tag: format!("COPY {n}"),
+        });
+    }
+    let layout = &copy.spec.layout;
+    let mut reader = LineReader::new(&copy.buf, layout, &t.name);
+    if copy.spec.header != copyformat::Header::None {
+        let header = reader.next_line()?;
+        if copy.spec.header == copyformat::Header::Match {
+            check_header(&t, &copy.columns, layout, header.as_ref()).map_err(|e| {
+                in_copy(
+                    e,
+                    line_context(1, Some(header.as_ref().map_or("", |h| &h.text))),
+                )
+            })?;
+        }
+    }
+    while let Some(line) = reader.next_line()? {
+        let bad_line = |e: SqlError| in_copy(e, line_context(line.number, Some(&line.text)));
+        if line.fields.len() > copy.columns.len() {
+            return Err(bad_line(SqlError::BadCopyFormat {
+                message: "extra data after last expected column".into(),
+                hint: None,
+            }));
+        }
+        let mut row = Vec::with_capacity(copy.columns.len());
+        for (k, ci) in copy.columns.iter().enumerate() {
+            let col = &t.columns[*ci];
+            let Some(field) = line.fields.get(k) else {
+                return Err(bad_line(SqlError::BadCopyFormat {
+                    message: format!("missing data for column \"{}\"", col.name),
+                    hint: None,
+                }));
+            };
+            let field = match field {
+                None if copy.force_not_null[k] => Some(layout.null.as_str()),
+                Some(f) if copy.force_null[k] && *f == layout.null => None,
+                f => f.as_deref(),
+            };
+            row.push(match field {
+                None => assign(col, Value::Null),
+                Some(f) => parse_text(f, col.ty)
+                    .and_then(|v| assign(col, v))
+                    .map_err(|e| {
+                        in_copy(
+                            e,
+                            format!(
+                                "COPY {}, line {}, column {}: \"{}\"",
+                                t.name,
+                                line.number,
+                                col.name,
+                                printout(f)
+                            ),
+                        )
+                    }),
+            }?);
+        }
+        insert_copied(cx, at, &t, &copy.columns, row, &defaults).map_err(|e| match e {
+            // PostgreSQL checks NOT NULL while the line is at hand, keys when it flushes.
+            SqlError::NotNullViolation { .. } => bad_line(e),
+            e => in_copy(e, line_context(line.number, None)),
+        })?;
+        n += 1;
     }
     Ok(Output::Command {
         tag: format!("COPY {n}"),
     })
+}
+
+/// `HEADER MATCH`: the header line names the COPY's columns, in order.
+fn check_header(
+    t: &Table,
+    cols: &[usize],
+    layout: &copyformat::Layout,
+    header: Option<&copyformat::Line>,
+) -> Result<(), SqlError> {
+    let bad = |message: String| SqlError::BadCopyFormat {
+        message,
+        hint: None,
+    };
+    // No line at all reads as an empty one: one empty field.
+    let empty = [(!layout.null.is_empty()).then(String::new)];
+    let fields = header.map_or(&empty[..], |h| h.fields.as_slice());
+    if fields.len() != cols.len() {
+        return Err(bad(format!(
+            "wrong number of fields in header line: got {}, expected {}",
+            fields.len(),
+            cols.len()
+        )));
+    }
+    for (k, (ci, got)) in cols.iter().zip(fields).enumerate() {
+        let want = &t.columns[*ci].name;
+        match got {
+            Some(got) if got == want => {}
+            Some(got) => {
+                return Err(bad(format!(
+                    "column name mismatch in header line field {}: got \"{got}\", expected \"{want}\"",
+                    k + 1
+                )))
+            }
+            None => {
+                return Err(bad(format!(
+                    "column name mismatch in header line field {}: got null value (\"{}\"), expected \"{want}\"",
+                    k + 1,
+                    layout.null
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Inserts one COPY row: the COPY's columns from `values`, the others their defaults.
+fn insert_copied(
+    cx: &mut Cx<'_>,
+    at: u64,
+    t: &Table,
+    cols: &[usize],
+    values: Vec<Value>,
+    defaults: &[Option<BExpr>],
+) -> Result<(), SqlError> {
+    let mut full = vec![Value::Null; t.columns.len()];
+    if defaults.iter().any(Option::is_some) {
+        let rcx = cx.reader(at);
+        let exec = Executor::new(&rcx);
+        let env = Env {
+            row: &[],
+            parent: None,
+            aggs: None,
+        };
+        for (i, d) in defaults.iter().enumerate() {
+            if let Some(d) = d {
+                full[i] = assign(&t.columns[i], exec.eval(d, &env)?)?;
+            }
+        }
+    }
+    for (v, ci) in values.into_iter().zip(cols) {
+        full[*ci] = v;
+    }
+    write_insert(cx, t, full)
 }
 
 #[cfg(test)]

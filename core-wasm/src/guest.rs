@@ -139,6 +139,7 @@ fn pg_error(e: PgError) -> wit::PgError {
         schema: e.schema,
         table: e.table,
         constraint: e.constraint,
+        context: e.context,
     }
 }
 

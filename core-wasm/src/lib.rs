@@ -9,6 +9,8 @@ pub mod aggregate;
 pub mod api;
 pub mod catalog;
 pub mod copycache;
+pub mod copyformat;
+pub mod copyparse;
 pub mod datetime;
 pub mod engine;
 pub mod envelope;

@@ -1,13 +1,14 @@
 //! PostgreSQL binary value formats and the COPY stream formats (binary and text), both ways.
 
 use crate::error::SqlError;
-use crate::types::{format_text, numeric_canonical, parse_text, Interval, PgType, Value};
+use crate::types::{numeric_canonical, Interval, PgType, Value};
 
 pub const COPY_SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
 
 fn bad(msg: impl Into<String>) -> SqlError {
     SqlError::BadCopyFormat {
         message: msg.into(),
+        hint: None,
     }
 }
 
@@ -287,57 +288,6 @@ pub fn copy_binary_trailer() -> Vec<u8> {
     (-1i16).to_be_bytes().to_vec()
 }
 
-/// The text format's layout: PostgreSQL's `DELIMITER` and `NULL` COPY options.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextLayout {
-    /// A single one-byte character (checked where the options are read).
-    pub delimiter: char,
-    /// The text that stands for NULL, compared with a field before its escapes are read.
-    pub null: String,
-}
-
-impl Default for TextLayout {
-    fn default() -> Self {
-        TextLayout {
-            delimiter: '\t',
-            null: "\\N".into(),
-        }
-    }
-}
-
-/// One text COPY line: fields separated by the delimiter, NULL as the layout's null text, and
-/// PostgreSQL's escapes (backslash, the delimiter, and `\b \f \n \r \t \v`).
-pub fn copy_text_row(values: &[Value], types: &[PgType], layout: &TextLayout) -> Vec<u8> {
-    let mut line = String::new();
-    for (i, (v, ty)) in values.iter().zip(types).enumerate() {
-        if i > 0 {
-            line.push(layout.delimiter);
-        }
-        match format_text(v, *ty) {
-            None => line.push_str(&layout.null),
-            Some(s) => {
-                for c in s.chars() {
-                    match c {
-                        '\u{8}' => line.push_str("\\b"),
-                        '\u{c}' => line.push_str("\\f"),
-                        '\n' => line.push_str("\\n"),
-                        '\r' => line.push_str("\\r"),
-                        '\t' => line.push_str("\\t"),
-                        '\u{b}' => line.push_str("\\v"),
-                        c if c == '\\' || c == layout.delimiter => {
-                            line.push('\\');
-                            line.push(c);
-                        }
-                        c => line.push(c),
-                    }
-                }
-            }
-        }
-    }
-    line.push('\n');
-    line.into_bytes()
-}
-
 /// Parses a complete binary COPY stream into rows of the given column types.
 pub fn parse_copy_binary(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>>, SqlError> {
     if data.len() < 19 || &data[..11] != COPY_SIGNATURE {
@@ -384,121 +334,6 @@ pub fn parse_copy_binary(data: &[u8], types: &[PgType]) -> Result<Vec<Vec<Value>
         rows.push(row);
     }
     Ok(rows)
-}
-
-/// Parses a text COPY stream laid out as `layout` says. A field is NULL when its raw text
-/// (escapes not yet read) is the null text; a backslash escapes the next character, with
-/// PostgreSQL's meanings for `b f n r t v`, octal `\NNN` and hex `\xHH` (any other character
-/// stands for itself), so an escaped delimiter is part of its field.
-pub fn parse_copy_text(
-    data: &[u8],
-    types: &[PgType],
-    layout: &TextLayout,
-) -> Result<Vec<Vec<Value>>, SqlError> {
-    let text = std::str::from_utf8(data).map_err(|_| bad("COPY data is not valid UTF-8"))?;
-    let mut rows = Vec::new();
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            continue;
-        }
-        if line == "\\." {
-            break;
-        }
-        let fields = split_text_fields(line, layout.delimiter);
-        if fields.len() != types.len() {
-            return Err(bad(format!(
-                "expected {} columns, got {}",
-                types.len(),
-                fields.len()
-            )));
-        }
-        let mut row = Vec::with_capacity(types.len());
-        for (f, ty) in fields.iter().zip(types) {
-            if *f == layout.null {
-                row.push(Value::Null);
-                continue;
-            }
-            row.push(parse_text(&unescape_text_field(f)?, *ty)?);
-        }
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-/// A line's raw fields: split at each delimiter that is not escaped by a backslash.
-fn split_text_fields(line: &str, delimiter: char) -> Vec<&str> {
-    let mut fields = Vec::new();
-    let mut start = 0;
-    let mut chars = line.char_indices();
-    while let Some((i, c)) = chars.next() {
-        if c == '\\' {
-            chars.next();
-        } else if c == delimiter {
-            fields.push(&line[start..i]);
-            start = i + c.len_utf8();
-        }
-    }
-    fields.push(&line[start..]);
-    fields
-}
-
-/// A raw text field with its backslash escapes read.
-fn unescape_text_field(f: &str) -> Result<String, SqlError> {
-    if !f.contains('\\') {
-        return Ok(f.to_string());
-    }
-    let mut bytes = Vec::with_capacity(f.len());
-    let b = f.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'\\' {
-            bytes.push(b[i]);
-            i += 1;
-            continue;
-        }
-        i += 1;
-        let Some(&c) = b.get(i) else { break };
-        i += 1;
-        match c {
-            b'b' => bytes.push(8),
-            b'f' => bytes.push(12),
-            b'n' => bytes.push(b'\n'),
-            b'r' => bytes.push(b'\r'),
-            b't' => bytes.push(b'\t'),
-            b'v' => bytes.push(11),
-            b'0'..=b'7' => {
-                let mut v = u32::from(c - b'0');
-                for _ in 0..2 {
-                    match b.get(i) {
-                        Some(&d @ b'0'..=b'7') => {
-                            v = v * 8 + u32::from(d - b'0');
-                            i += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                bytes.push((v & 0xff) as u8);
-            }
-            b'x' if b.get(i).is_some_and(u8::is_ascii_hexdigit) => {
-                let mut v = 0u32;
-                for _ in 0..2 {
-                    match b.get(i).and_then(|d| (*d as char).to_digit(16)) {
-                        Some(d) => {
-                            v = v * 16 + d;
-                            i += 1;
-                        }
-                        None => break,
-                    }
-                }
-                bytes.push(v as u8);
-            }
-            other => bytes.push(other),
-        }
-    }
-    String::from_utf8(bytes).map_err(|_| SqlError::BadCopyFormat {
-        message: "invalid byte sequence for encoding \"UTF8\"".into(),
-    })
 }
 
 #[cfg(test)]

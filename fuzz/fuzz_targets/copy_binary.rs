@@ -1,7 +1,7 @@
-//! COPY FROM STDIN (FORMAT BINARY) decoding in the core (wire::parse_copy_binary and the insert
-//! path behind it) on arbitrary bytes, into a table with one column of each type DuckLake's
-//! catalog uses, and into the DuckLake tables DuckDB fills with binary COPY. The engine must
-//! answer with `COPY n` or an error, never panic.
+//! COPY FROM STDIN decoding in the core on arbitrary bytes: binary (wire::parse_copy_binary),
+//! text and CSV (copyformat's line reader), and the insert path behind them, into a table with
+//! one column of each type DuckLake's catalog uses, and into the DuckLake tables DuckDB fills
+//! with binary COPY. The engine must answer with `COPY n` or an error, never panic.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -25,9 +25,13 @@ fn fixture() -> &'static MemKv {
     })
 }
 
-/// COPY targets, picked by the input's first byte: the wide table, then the DuckLake tables
-/// DuckDB loads with binary COPY at its first ATTACH.
-const COPIES: [&str; 5] = [
+/// COPY targets, picked by the input's first byte: the wide table in each format, then the
+/// DuckLake tables DuckDB loads with binary COPY at its first ATTACH.
+const COPIES: [&str; 9] = [
+    "COPY t FROM STDIN",
+    "COPY t FROM STDIN (FORMAT csv, HEADER)",
+    "COPY t (b, a, p) FROM STDIN (FORMAT csv, QUOTE '''', ESCAPE '\\', FORCE_NULL (b), FORCE_NOT_NULL (p))",
+    "COPY t (a, b) FROM STDIN (FORMAT text, HEADER match, DELIMITER '|', NULL '')",
     "COPY t FROM STDIN (FORMAT BINARY)",
     "COPY \"public\".\"ducklake_schema\" FROM STDIN (FORMAT BINARY)",
     "COPY \"public\".\"ducklake_snapshot\" FROM STDIN (FORMAT BINARY)",

@@ -101,7 +101,7 @@ fn json_cell(v: Option<&str>, type_oid: u32) -> serde_json::Value {
 pub enum AdminError {
     /// The catalog refused the operation (a lifecycle rule, a bad argument): exit 1.
     #[error("{}{}", .0.message, .0.hint.as_ref().map(|h| format!("\nHINT: {h}")).unwrap_or_default())]
-    Refused(PgError),
+    Refused(Box<PgError>),
     /// The catalog could not be opened or written: exit 3.
     #[error("{0:#}")]
     Unavailable(anyhow::Error),
@@ -129,7 +129,7 @@ impl Admin {
     pub async fn query(&self, sql: &str) -> Result<Table, AdminError> {
         let reply = self.service.query(self.sid, sql).await;
         if let Some(e) = reply.error {
-            return Err(AdminError::Refused(e));
+            return Err(AdminError::Refused(Box::new(e)));
         }
         match reply.outputs.into_iter().last() {
             Some(Output::Rows { fields, rows, .. }) => Ok(Table {

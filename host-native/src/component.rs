@@ -813,6 +813,7 @@ fn pg_error(e: wit::PgError) -> PgError {
         schema: e.schema,
         table: e.table,
         constraint: e.constraint,
+        context: e.context,
     }
 }
 

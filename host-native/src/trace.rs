@@ -8,7 +8,7 @@
 //! stand in for SlateDB, the recorded `now` for the clock, and every result must be
 //! byte-identical to the recorded one. The first difference is reported with its context.
 //!
-//! Format: `RLTRACE1`, then events. Strings and byte strings are `u32` length (LE) + bytes,
+//! Format: `RLTRACE3`, then events. Strings and byte strings are `u32` length (LE) + bytes,
 //! integers little-endian, options and results a one-byte tag. The canonical encoding of a
 //! result is what is compared.
 
@@ -24,7 +24,7 @@ use rocklake_core::api::{
 
 use crate::service::Core;
 
-const MAGIC: &[u8; 8] = b"RLTRACE2";
+const MAGIC: &[u8; 8] = b"RLTRACE3";
 
 // ---------------------------------------------------------------- encoding
 
@@ -64,7 +64,14 @@ impl Enc {
         self.str(&e.severity);
         self.str(&e.code);
         self.str(&e.message);
-        for f in [&e.detail, &e.hint, &e.schema, &e.table, &e.constraint] {
+        for f in [
+            &e.detail,
+            &e.hint,
+            &e.schema,
+            &e.table,
+            &e.constraint,
+            &e.context,
+        ] {
             self.opt_str(f);
         }
     }

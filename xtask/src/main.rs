@@ -263,6 +263,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "bad_input",
             "--test",
+            "copy_formats",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",

@@ -467,6 +467,9 @@ impl Out {
             if let Some(n) = &e.constraint {
                 field(b, b'n', n);
             }
+            if let Some(w) = &e.context {
+                field(b, b'W', w);
+            }
             b.put_u8(0);
         });
     }
