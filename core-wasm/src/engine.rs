@@ -49,6 +49,8 @@ pub struct Txn {
     pub pending: PendingCatalogTxn,
     /// SETs made in this transaction (kept only if it commits).
     pub settings: crate::settings::TxnSettings,
+    /// Numbers the session's transactions (cursors belong to one).
+    pub serial: u64,
 }
 
 /// What the session does when the host reports the outcome of its commit.
@@ -59,6 +61,8 @@ struct AwaitingCommit {
     tag: Option<String>,
     /// The transaction's SETs, kept once the commit is durable.
     settings: crate::settings::TxnSettings,
+    /// The transaction's serial (its WITH HOLD cursors go if the commit fails).
+    serial: u64,
 }
 
 #[derive(Debug)]
@@ -84,6 +88,28 @@ pub struct Session {
     awaiting: Option<AwaitingCommit>,
     pub copy_in: Option<CopyIn>,
     pub settings: crate::settings::SessionSettings,
+    pub cursors: crate::cursor::Cursors,
+    /// The serial the session's next transaction takes.
+    pub next_txn_serial: u64,
+    /// The current query string holds more than one statement (an implicit transaction
+    /// block, where PostgreSQL lets DECLARE run).
+    pub multi_statement: bool,
+}
+
+impl Session {
+    /// Ends the current transaction (`committed`: it committed, or will once durable): its
+    /// cursors close, except WITH HOLD ones of a committed transaction.
+    pub fn end_transaction(&mut self, committed: bool) {
+        if let Some(t) = self.txn.take() {
+            self.cursors.end_transaction(t.serial, committed);
+        }
+    }
+
+    /// A fresh transaction's serial.
+    pub fn take_txn_serial(&mut self) -> u64 {
+        self.next_txn_serial += 1;
+        self.next_txn_serial
+    }
 }
 
 /// A commit planned but not yet reported durable.
@@ -442,6 +468,9 @@ impl Engine {
             awaiting: None,
             copy_in: None,
             settings,
+            cursors: Default::default(),
+            next_txn_serial: 0,
+            multi_statement: false,
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
         self.sessions.insert(id, sess);
@@ -512,17 +541,16 @@ impl Engine {
                 settings: Vec::new(),
             },
             Ok(stmts) => {
+                sess.multi_statement = stmts.len() > 1;
                 sess.queue = stmts.iter().cloned().collect();
                 self.run(kv, &mut sess)
             }
             Err(e) => {
                 // A parse error fails the transaction block like any other error.
-                if let Some(t) = sess.txn.as_mut() {
-                    if t.explicit {
-                        t.failed = true;
-                    } else {
-                        sess.txn = None;
-                    }
+                match sess.txn.as_mut() {
+                    Some(t) if t.explicit => t.failed = true,
+                    Some(_) => sess.end_transaction(false),
+                    None => {}
                 }
                 Reply {
                     outputs: vec![],
@@ -625,7 +653,7 @@ impl Engine {
         sess.queue.clear();
         match sess.txn.as_mut() {
             Some(t) if t.explicit => t.failed = true,
-            _ => sess.txn = None,
+            _ => sess.end_transaction(false),
         }
         Reply {
             outputs: std::mem::take(&mut sess.outputs),
@@ -724,6 +752,22 @@ impl Engine {
             }
             return Ok(None);
         };
+        let (serial, failed) = (txn.serial, txn.failed);
+        let planned = self.plan_txn_commit(kv, sess, tag, txn);
+        // The transaction's WITH HOLD cursors stay if it commits (dropped again should the
+        // batch fail to become durable).
+        sess.cursors
+            .end_transaction(serial, !failed && planned.is_ok());
+        planned
+    }
+
+    fn plan_txn_commit(
+        &mut self,
+        kv: &dyn KvRead,
+        sess: &mut Session,
+        tag: Option<String>,
+        txn: Txn,
+    ) -> Result<Option<CommitBatch>, SqlError> {
         if txn.failed {
             // COMMIT of a failed block is a ROLLBACK, as in PostgreSQL.
             sess.outputs.push(Output::Command {
@@ -734,6 +778,7 @@ impl Engine {
         let crate::engine::Txn {
             pending: mut p,
             settings,
+            serial: txn_serial,
             ..
         } = txn;
         for id in std::mem::take(&mut p.temporary) {
@@ -942,7 +987,12 @@ impl Engine {
                 tuple_counters: p.tuple_counters.clone(),
             },
         );
-        sess.awaiting = Some(AwaitingCommit { seq, tag, settings });
+        sess.awaiting = Some(AwaitingCommit {
+            seq,
+            tag,
+            settings,
+            serial: txn_serial,
+        });
         Ok(Some(CommitBatch {
             seq: CommitSeq(seq),
             puts,
@@ -1015,7 +1065,10 @@ impl Engine {
                 }
                 self.run(kv, &mut sess)
             }
-            Err(e) => self.fail(&mut sess, e),
+            Err(e) => {
+                sess.cursors.forget_transaction(aw.serial);
+                self.fail(&mut sess, e)
+            }
         };
         self.finish(sess, reply)
     }

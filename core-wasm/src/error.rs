@@ -58,6 +58,18 @@ pub enum SqlError {
     DuplicateSchema { name: String },
     #[error("column \"{column}\" of relation \"{table}\" already exists")]
     DuplicateColumn { column: String, table: String },
+    /// DECLARE the cursor first (or in this transaction: cursors without HOLD end with it).
+    #[error("cursor \"{name}\" does not exist")]
+    UndefinedCursor { name: String },
+    /// CLOSE it first, or pick another name.
+    #[error("cursor \"{name}\" already exists")]
+    DuplicateCursor { name: String },
+    /// A NO SCROLL cursor moved backward: declare it with SCROLL.
+    #[error("cursor can only scan forward")]
+    CursorNoScroll,
+    /// Run it inside BEGIN … COMMIT (`what`: the statement, e.g. `DECLARE CURSOR`).
+    #[error("{what} can only be used in transaction blocks")]
+    NoTransactionBlock { what: &'static str },
     /// Name each column once (a COPY or INSERT column list).
     #[error("column \"{name}\" specified more than once")]
     ColumnTwice { name: String },
@@ -361,6 +373,10 @@ impl SqlError {
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",
             SqlError::BadCopyFormat { .. } => "22P04",
+            SqlError::UndefinedCursor { .. } => "34000",
+            SqlError::DuplicateCursor { .. } => "42P03",
+            SqlError::CursorNoScroll => "55000",
+            SqlError::NoTransactionBlock { .. } => "25P01",
             SqlError::InvalidEncoding { .. } => "22021",
             SqlError::InCopy { error, .. } => error.sqlstate(),
             SqlError::Fenced => "57P04",
@@ -380,6 +396,9 @@ impl SqlError {
         }
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
+            SqlError::CursorNoScroll => {
+                e.hint = Some("Declare it with SCROLL option to enable backward scan.".into());
+            }
             SqlError::BadCopyFormat {
                 hint: Some(hint), ..
             } => {

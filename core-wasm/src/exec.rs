@@ -72,8 +72,15 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         if expecting_delimiter {
             return Err(syntax(crate::copyparse::expected(&p, "end of statement")));
         }
+        let is_move = matches!(&p.peek_token_ref().token,
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("move"));
         stmts.push(if p.parse_keyword(Keyword::COPY) {
             crate::copyparse::parse_copy(&mut p, syntax)?
+        } else if is_move || p.parse_keyword(Keyword::FETCH) {
+            if is_move {
+                p.next_token();
+            }
+            crate::cursor::parse_fetch(&mut p, is_move, syntax)?
         } else {
             p.parse_statement().map_err(syntax)?
         });
@@ -520,6 +527,7 @@ impl<'a> Cx<'a> {
     pub(crate) fn ensure_txn(&mut self) {
         if self.sess.txn.is_none() {
             let (isolation, read_only) = self.settings().transaction_defaults();
+            let serial = self.sess.take_txn_serial();
             self.sess.txn = Some(Txn {
                 explicit: false,
                 isolation,
@@ -529,6 +537,7 @@ impl<'a> Cx<'a> {
                 failed: false,
                 pending: Default::default(),
                 settings: Default::default(),
+                serial,
             });
         }
     }
@@ -666,7 +675,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         Statement::Rollback {
             savepoint: None, ..
         } => {
-            cx.sess.txn = None;
+            cx.sess.end_transaction(false);
             return Ok(Step::Output(Output::Command {
                 tag: "ROLLBACK".into(),
             }));
@@ -713,14 +722,41 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             legacy_options,
             ..
         } => copy(cx, source, *to, target, options, legacy_options)?,
+        Statement::Declare { stmts, .. } => declare(cx, stmts)?,
+        Statement::Fetch {
+            name,
+            direction,
+            into,
+            ..
+        } => fetch(cx, name, direction, crate::cursor::is_move(into))?,
+        Statement::Close { cursor } => {
+            let txn = cx.sess.txn.as_ref().map(|t| t.serial);
+            match cursor {
+                ast::CloseCursor::All => {
+                    cx.sess.cursors.close(None, txn)?;
+                    Output::Command {
+                        tag: "CLOSE CURSOR ALL".into(),
+                    }
+                }
+                ast::CloseCursor::Specific { name } => {
+                    cx.sess
+                        .cursors
+                        .close(Some(&crate::query::ident(name)), txn)?;
+                    Output::Command {
+                        tag: "CLOSE CURSOR".into(),
+                    }
+                }
+            }
+        }
         Statement::Discard { .. } => {
             if cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
                 return Err(SqlError::InvalidTransactionState {
                     message: "DISCARD ALL cannot run inside a transaction block".into(),
                 });
             }
-            // DISCARD ALL includes RESET ALL.
+            // DISCARD ALL includes RESET ALL and CLOSE ALL.
             crate::settings::reset(cx, None)?;
+            cx.sess.cursors.close(None, None)?;
             Output::Command {
                 tag: "DISCARD ALL".into(),
             }
@@ -805,6 +841,7 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
             t.read_only = read_only;
         }
         None => {
+            let serial = cx.sess.take_txn_serial();
             cx.sess.txn = Some(Txn {
                 explicit: true,
                 isolation,
@@ -814,6 +851,7 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
                 failed: false,
                 pending: Default::default(),
                 settings: Default::default(),
+                serial,
             })
         }
     }
@@ -824,20 +862,100 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
 
 fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Result<Output, SqlError> {
     let n = rows.len();
+    let types: Vec<PgType> = cols.iter().map(|c| c.ty).collect();
+    Ok(Output::Rows {
+        fields: cols.iter().map(ColMeta::field).collect(),
+        rows: text_rows(&types, rows)?,
+        tag: format!("SELECT {n}"),
+    })
+}
+
+/// Rows in PostgreSQL's text format, each value written as its column's type writes it.
+fn text_rows(types: &[PgType], rows: Vec<Vec<Value>>) -> Result<TextRows, SqlError> {
     let mut text = TextRows::new();
     for r in rows {
         text.push_row(|w| {
-            for (v, c) in r.iter().zip(cols) {
-                w.value_with(|buf| crate::types::write_text(v, c.ty, buf))?;
+            for (v, ty) in r.iter().zip(types) {
+                w.value_with(|buf| crate::types::write_text(v, *ty, buf))?;
             }
             Ok(())
         })?;
         crate::types::release_row(r);
     }
+    Ok(text)
+}
+
+/// `DECLARE name [NO] SCROLL CURSOR [WITH HOLD] FOR query`: the query runs now (its rows are
+/// what PostgreSQL's cursor would read from the same snapshot); see [`crate::cursor`].
+fn declare(cx: &mut Cx<'_>, stmts: &[ast::Declare]) -> Result<Output, SqlError> {
+    let ([d], Some(q)) = (stmts, stmts.first().and_then(|d| d.for_query.as_ref())) else {
+        return Err(SqlError::feature("DECLARE of anything but a cursor"));
+    };
+    if d.binary == Some(true) {
+        return Err(SqlError::feature("DECLARE … BINARY CURSOR"));
+    }
+    let name = d.names.first().map(crate::query::ident).unwrap_or_default();
+    let hold = d.hold == Some(true);
+    let at = cx.read_point();
+    let bq = {
+        let rcx = cx.reader(at);
+        Binder::new(&rcx).bind_query(q, None)?
+    };
+    if !hold && !cx.sess.multi_statement && !cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
+        return Err(SqlError::NoTransactionBlock {
+            what: "DECLARE CURSOR",
+        });
+    }
+    cx.ensure_txn();
+    let serial = cx.sess.txn.as_ref().map_or(0, |t| t.serial);
+    if cx.sess.cursors.get(&name, Some(serial)).is_ok() {
+        return Err(SqlError::DuplicateCursor { name });
+    }
+    let types: Vec<PgType> = bq.columns.iter().map(|c| c.ty).collect();
+    let rows = {
+        let rcx = cx.reader(at);
+        let mut rows = Executor::new(&rcx).run_query(&bq, None)?;
+        if types.iter().any(|t| t.is_reg()) {
+            rcx.name_reg_columns(&types, &mut rows);
+        }
+        rows
+    };
+    let fields = bq.columns.iter().map(ColMeta::field).collect();
+    cx.sess.cursors.declare(
+        crate::cursor::Declared {
+            name,
+            fields,
+            types,
+            rows,
+            no_scroll: d.scroll == Some(false),
+            hold,
+        },
+        serial,
+    )?;
+    Ok(Output::Command {
+        tag: "DECLARE CURSOR".into(),
+    })
+}
+
+/// `FETCH` / `MOVE` over a declared cursor.
+fn fetch(
+    cx: &mut Cx<'_>,
+    name: &ast::Ident,
+    direction: &ast::FetchDirection,
+    is_move: bool,
+) -> Result<Output, SqlError> {
+    let name = crate::query::ident(name);
+    let txn = cx.sess.txn.as_ref().map(|t| t.serial);
+    let (cursor, n, rows) = cx.sess.cursors.fetch(&name, txn, direction, !is_move)?;
+    if is_move {
+        return Ok(Output::Command {
+            tag: format!("MOVE {n}"),
+        });
+    }
     Ok(Output::Rows {
-        fields: cols.iter().map(ColMeta::field).collect(),
-        rows: text,
-        tag: format!("SELECT {n}"),
+        fields: cursor.fields.clone(),
+        rows: text_rows(&cursor.types, rows)?,
+        tag: format!("FETCH {n}"),
     })
 }
 
@@ -1030,6 +1148,11 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
         Statement::Insert(ins) => {
             params = insert_param_types(cx, ins)?;
             None
+        }
+        Statement::Fetch { name, into, .. } if !crate::cursor::is_move(into) => {
+            let txn = cx.sess.txn.as_ref().map(|t| t.serial);
+            let name = crate::query::ident(name);
+            Some(cx.sess.cursors.get(&name, txn)?.fields.clone())
         }
         Statement::Explain {
             statement,

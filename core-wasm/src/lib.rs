@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod copycache;
 pub mod copyformat;
 pub mod copyparse;
+pub mod cursor;
 pub mod datetime;
 pub mod engine;
 pub mod envelope;

@@ -265,6 +265,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "copy_formats",
             "--test",
+            "cursors",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",

@@ -763,7 +763,7 @@ impl<B: Backend> Conn<B> {
                     params,
                     result_formats,
                 } => self.bind(portal, statement, &param_formats, params, result_formats),
-                Frontend::Describe { kind, name } => self.describe(kind, &name),
+                Frontend::Describe { kind, name } => self.describe(kind, &name).await,
                 Frontend::Execute { portal, max_rows } => self.execute(&portal, max_rows).await?,
                 Frontend::Close { kind, name } => {
                     // Closing something that does not exist is not an error.
@@ -1363,7 +1363,7 @@ impl<B: Backend> Conn<B> {
         self.out.bind_complete();
     }
 
-    fn describe(&mut self, kind: u8, name: &str) {
+    async fn describe(&mut self, kind: u8, name: &str) {
         if kind == b'S' {
             let Some(stmt) = self.statements.get(name) else {
                 return self.ext_error(PgError::new(
@@ -1386,10 +1386,9 @@ impl<B: Backend> Conn<B> {
             }
         } else {
             let Some(portal) = self.portals.get(name) else {
-                return self.ext_error(PgError::new(
-                    "34000",
-                    format!("portal \"{name}\" does not exist"),
-                ));
+                // A cursor DECLAREd in SQL is a portal too (psycopg's server-side cursors
+                // describe theirs): its columns are a FETCH's.
+                return self.describe_cursor(name).await;
             };
             match portal.fields.clone() {
                 Some(f) => {
@@ -1398,6 +1397,27 @@ impl<B: Backend> Conn<B> {
                 }
                 None => self.out.no_data(),
             }
+        }
+    }
+
+    /// Describe of a portal the protocol did not create: the SQL cursor of that name, or
+    /// PostgreSQL's 34000 for the portal.
+    async fn describe_cursor(&mut self, name: &str) {
+        let missing = || PgError::new("34000", format!("portal \"{name}\" does not exist"));
+        if name.is_empty() {
+            return self.ext_error(missing());
+        }
+        let backend = self.backend.clone();
+        let sid = self.sid();
+        let sql = format!("FETCH 0 FROM \"{}\"", name.replace('"', "\"\""));
+        match self.cancellable(backend.describe(sid, &sql)).await {
+            Some(Ok(d)) => match d.fields {
+                Some(f) => self.out.row_description(&f),
+                None => self.out.no_data(),
+            },
+            Some(Err(e)) if e.code == "34000" => self.ext_error(missing()),
+            Some(Err(e)) => self.ext_error(e),
+            None => self.ext_error(canceled()),
         }
     }
 
