@@ -547,25 +547,28 @@ impl<'a> LineReader<'a> {
     }
 
     fn eol_error(&self, newline: bool) -> SqlError {
-        let e = match (newline, self.layout.csv) {
-            (false, false) => SqlError::BadCopyFormat {
-                message: "literal carriage return found in data".into(),
-                hint: Some("Use \"\\r\" to represent carriage return."),
-            },
-            (false, true) => SqlError::BadCopyFormat {
-                message: "unquoted carriage return found in data".into(),
-                hint: Some("Use quoted CSV field to represent carriage return."),
-            },
-            (true, false) => SqlError::BadCopyFormat {
-                message: "literal newline found in data".into(),
-                hint: Some("Use \"\\n\" to represent newline."),
-            },
-            (true, true) => SqlError::BadCopyFormat {
-                message: "unquoted newline found in data".into(),
-                hint: Some("Use quoted CSV field to represent newline."),
-            },
+        let (message, hint) = match (newline, self.layout.csv) {
+            (false, false) => (
+                "literal carriage return found in data",
+                "Use \"\\r\" to represent carriage return.",
+            ),
+            (false, true) => (
+                "unquoted carriage return found in data",
+                "Use quoted CSV field to represent carriage return.",
+            ),
+            (true, false) => (
+                "literal newline found in data",
+                "Use \"\\n\" to represent newline.",
+            ),
+            (true, true) => (
+                "unquoted newline found in data",
+                "Use quoted CSV field to represent newline.",
+            ),
         };
-        self.at_line(e)
+        self.at_line(SqlError::BadCopyFormat {
+            message: message.into(),
+            hint: Some(hint),
+        })
     }
 
     fn marker_error(&self, message: &str) -> SqlError {

@@ -547,6 +547,35 @@ pub fn result_json(out: &str) -> serde_json::Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("RESULT is not JSON ({e}): {line}"))
 }
 
+/// Runs a Python script (DuckDB 1.5's venv, which has psycopg) against a fresh PostgreSQL 15
+/// and a fresh RockLake, its DSN as the one argument, and asserts that both printed the same
+/// `RESULT` list, item by item. Returns RockLake's list, for checks that the comparison
+/// compared something.
+pub fn same_outcomes_as_postgres(script: &str) -> Vec<serde_json::Value> {
+    let pg = Postgres::start().expect("start PostgreSQL");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("start RockLake");
+    let run = |dsn: &str| -> Vec<serde_json::Value> {
+        let (ok, out) = duckdb_python("155", script, &[dsn]).expect("run the script");
+        assert!(ok, "the script failed against {dsn}");
+        match result_json(&out) {
+            serde_json::Value::Array(items) => items,
+            other => panic!("RESULT is not a list: {other}"),
+        }
+    };
+    let (want, got) = (run(&pg.dsn()), run(&rl.dsn()));
+    assert_eq!(want.len(), got.len(), "different numbers of outcomes");
+    let differ: Vec<String> = want
+        .iter()
+        .zip(&got)
+        .filter(|(w, g)| w != g)
+        .map(|(w, g)| format!("postgres: {w}\nrocklake: {g}"))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n\n"));
+    rl.stop().expect("stop RockLake");
+    got
+}
+
 const SQL_CLIENT: &str = r#"
 import sys, psycopg
 dsn, sql = sys.argv[1], sys.argv[2]

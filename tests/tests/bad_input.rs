@@ -1,7 +1,7 @@
 //! Bad input, answered as PostgreSQL answers it: the same statements against a real PostgreSQL 15
 //! and RockLake must give the same SQLSTATE (or the same rows), and every session stays usable.
 
-use rocklake_tests::{duckdb_python, result_json, Differential, Postgres, Server};
+use rocklake_tests::{duckdb_python, result_json, same_outcomes_as_postgres, Differential, Server};
 
 const RUNNER: &str = r#"
 import sys, json, psycopg
@@ -346,22 +346,5 @@ print("RESULT", json.dumps(out))
 
 #[test]
 fn copy_text_options_match_postgres() {
-    let pg = Postgres::start().expect("postgres");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
-    let run = |dsn: &str| {
-        let (ok, out) = duckdb_python("155", COPY_RUNNER, &[dsn]).expect("runner");
-        assert!(ok, "COPY runner failed");
-        result_json(&out)
-    };
-    let (want, got) = (run(&pg.dsn()), run(&rl.dsn()));
-    let (want, got) = (
-        want.as_array().expect("list"),
-        got.as_array().expect("list"),
-    );
-    assert_eq!(want.len(), got.len());
-    for (w, g) in want.iter().zip(got) {
-        assert_eq!(g, w, "postgres: {w}\nrocklake: {g}");
-    }
-    rl.stop().expect("stop");
+    same_outcomes_as_postgres(COPY_RUNNER);
 }

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use rocklake_tests::{duckdb_python, result_json, Postgres, Server};
+use rocklake_tests::{same_outcomes_as_postgres, Postgres, Server};
 
 /// Runs COPY FROM with data and COPY TO statements; prints each outcome (rows written, or the
 /// error's SQLSTATE, message, detail, hint and context), then the tables' contents.
@@ -166,29 +166,8 @@ print("RESULT", json.dumps(out))
 
 #[test]
 fn copy_text_and_csv_match_postgres() {
-    let pg = Postgres::start().expect("postgres");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
-    let run = |dsn: &str| {
-        let (ok, out) = duckdb_python("155", RUNNER, &[dsn]).expect("runner");
-        assert!(ok, "COPY runner failed");
-        result_json(&out)
-    };
-    let (want, got) = (run(&pg.dsn()), run(&rl.dsn()));
-    let (want, got) = (
-        want.as_array().expect("list"),
-        got.as_array().expect("list"),
-    );
-    assert_eq!(want.len(), got.len());
-    let mut differ = Vec::new();
-    for (w, g) in want.iter().zip(got) {
-        if w != g {
-            differ.push(format!("postgres: {w}\nrocklake: {g}"));
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n\n"));
-    // The comparison compared real outcomes: CSV rows went in, errors carried their line.
-    let text = serde_json::to_string(got).expect("json");
+    let got = same_outcomes_as_postgres(RUNNER);
+    let text = serde_json::to_string(&got).expect("json");
     assert!(text.contains(r#"[2,"a,b",false]"#), "{text}");
     assert!(
         text.contains(r#""COPY c1, line 1, column i: \"x\"""#),
@@ -198,7 +177,6 @@ fn copy_text_and_csv_match_postgres() {
         text.contains("column name mismatch in header line field 2"),
         "{text}"
     );
-    rl.stop().expect("stop");
 }
 
 fn psql(dsn: &str, dir: &std::path::Path, command: &str) -> String {

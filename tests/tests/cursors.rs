@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use rocklake_tests::{duckdb_python, result_json, Postgres, Server};
+use rocklake_tests::{same_outcomes_as_postgres, Postgres, Server};
 
 /// Runs each statement through the simple protocol and prints its outcome: the columns, rows
 /// and command tag, or the error's SQLSTATE, message and hint.
@@ -139,36 +139,14 @@ print("RESULT", json.dumps(out, default=str))
 
 #[test]
 fn cursors_match_postgres() {
-    let pg = Postgres::start().expect("postgres");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
-    let run = |dsn: &str| {
-        let (ok, out) = duckdb_python("155", RUNNER, &[dsn]).expect("runner");
-        assert!(ok, "cursor runner failed");
-        result_json(&out)
-    };
-    let (want, got) = (run(&pg.dsn()), run(&rl.dsn()));
-    let (want, got) = (
-        want.as_array().expect("list"),
-        got.as_array().expect("list"),
-    );
-    assert_eq!(want.len(), got.len());
-    let mut differ = Vec::new();
-    for (w, g) in want.iter().zip(got) {
-        if w != g {
-            differ.push(format!("postgres: {w}\nrocklake: {g}"));
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n\n"));
-    // The comparison compared real outcomes: rows came back through cursors, errors as such.
-    let text = serde_json::to_string(got).expect("json");
+    let got = same_outcomes_as_postgres(RUNNER);
+    let text = serde_json::to_string(&got).expect("json");
     assert!(text.contains(r#"[[4,"d"],[5,null]],"FETCH 2"]"#), "{text}");
     assert!(text.contains("cursor can only scan forward"), "{text}");
     assert!(
         text.contains(r#"[["i","s"],[[2,"b"],[3,"c"]],[4,"d"],[[5,null]]]"#),
         "{text}"
     );
-    rl.stop().expect("stop");
 }
 
 /// psql's `FETCH_COUNT` reads a query through `DECLARE _psql_cursor NO SCROLL CURSOR` and
