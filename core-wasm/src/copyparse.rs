@@ -13,12 +13,18 @@
 //! here is always quoted, see [`column`]), and `HEADER MATCH` as `Header(true)` with
 //! `CopyLegacyOption::Header` in the legacy list (which this parser otherwise leaves empty).
 //!
+//! `COPY t [(cols)] FROM … WHERE cond` has no place for its condition either: it is written
+//! with the source query `SELECT cols FROM t WHERE cond` (a COPY FROM's source is otherwise
+//! always a table).
+//!
 //! An option value of the wrong kind (`HEADER 2`, `DELIMITER ';;'`) is refused here, with
 //! PostgreSQL's message, rather than when the statement runs.
 
 use sqlparser::ast::{
-    CopyLegacyOption, CopyOption, CopySource, CopyTarget, Ident, ObjectName, Statement,
+    CopyLegacyOption, CopyOption, CopySource, CopyTarget, Expr, Ident, ObjectName, Query,
+    SelectItem, SetExpr, Statement, TableFactor,
 };
+use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{IsOptional, Parser, ParserError};
 use sqlparser::tokenizer::Token;
@@ -32,7 +38,7 @@ pub fn parse_copy(
 ) -> Result<Statement, SqlError> {
     // `COPY BINARY t …`: the pre-7.3 spelling of FORMAT binary.
     let old_binary = p.parse_keyword(Keyword::BINARY);
-    let source = if !old_binary && p.consume_token(&Token::LParen) {
+    let mut source = if !old_binary && p.consume_token(&Token::LParen) {
         let q = p.parse_query().map_err(syntax)?;
         p.expect_token(&Token::RParen).map_err(syntax)?;
         CopySource::Query(q)
@@ -98,7 +104,8 @@ pub fn parse_copy(
         while legacy_option(p, to, &mut options, &mut legacy, syntax)? {}
     }
     if !to && p.parse_keyword(Keyword::WHERE) {
-        return Err(SqlError::feature("COPY FROM … WHERE"));
+        let cond = p.parse_expr().map_err(syntax)?;
+        source = filtered(&source, &cond, syntax)?;
     }
     // Inline data after `COPY … FROM STDIN;` (a script's, not the protocol's) is not read.
     if let Token::CopyData { .. } = p.peek_token_ref().token {
@@ -112,6 +119,62 @@ pub fn parse_copy(
         legacy_options: legacy,
         payload: None,
     })
+}
+
+/// `COPY t [(cols)] FROM … WHERE cond` as its source query `SELECT cols FROM t WHERE cond`
+/// (see the module docs).
+fn filtered(
+    source: &CopySource,
+    cond: &Expr,
+    syntax: fn(ParserError) -> SqlError,
+) -> Result<CopySource, SqlError> {
+    let CopySource::Table {
+        table_name,
+        columns,
+    } = source
+    else {
+        return Err(SqlError::Syntax {
+            message: "syntax error at or near \"WHERE\"".into(),
+        });
+    };
+    let cols = if columns.is_empty() {
+        "*".to_string()
+    } else {
+        columns
+            .iter()
+            .map(Ident::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let sql = format!("SELECT {cols} FROM {table_name} WHERE {cond}");
+    let q = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_query())
+        .map_err(syntax)?;
+    Ok(CopySource::Query(q))
+}
+
+/// The table, column list and condition of a `COPY … FROM … WHERE` (its source query, as
+/// [`filtered`] wrote it).
+pub fn filtered_parts(q: &Query) -> Option<(ObjectName, Vec<Ident>, Expr)> {
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let [from] = s.from.as_slice() else {
+        return None;
+    };
+    let TableFactor::Table { name, .. } = &from.relation else {
+        return None;
+    };
+    let mut columns = Vec::new();
+    for item in &s.projection {
+        match item {
+            SelectItem::Wildcard(_) => {}
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => columns.push(id.clone()),
+            _ => return None,
+        }
+    }
+    Some((name.clone(), columns, s.selection.clone()?))
 }
 
 /// sqlparser's "Expected: …, found: …" error at the next token.
@@ -478,7 +541,7 @@ mod tests {
     fn malformed_copies_get_postgres_errors() {
         for (sql, state) in [
             ("COPY (SELECT 1) FROM STDIN", "42601"),
-            ("COPY t FROM STDIN (FORMAT csv) WHERE a > 1", "0A000"),
+            ("COPY t FROM STDIN (FORMAT csv) WHERE", "42601"),
             ("COPY t TO STDOUT (HEADER match)", "0A000"),
             ("COPY t TO STDOUT (HEADER 'maybe')", "42601"),
             ("COPY t TO STDOUT (QUOTE '')", "0A000"),

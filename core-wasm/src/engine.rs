@@ -74,6 +74,8 @@ pub struct CopyIn {
     /// Per COPY column: `FORCE_NOT_NULL` / `FORCE_NULL` name it (CSV).
     pub force_not_null: Vec<bool>,
     pub force_null: Vec<bool>,
+    /// `WHERE`: rows it does not accept are not inserted.
+    pub filter: Option<sqlparser::ast::Expr>,
     pub buf: Vec<u8>,
 }
 

@@ -154,6 +154,10 @@ pub enum SqlError {
         "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
     )]
     Grouping { name: String },
+    /// An aggregate call where none may be (WHERE, JOIN conditions, another aggregate's
+    /// arguments): move it to the select list or HAVING.
+    #[error("{message}")]
+    AggregateMisplaced { message: String },
     #[error("more than one row returned by a subquery used as an expression")]
     CardinalityViolation,
     #[error("division by zero")]
@@ -343,7 +347,7 @@ impl SqlError {
             SqlError::AmbiguousFunction { .. } => "42725",
             SqlError::CannotCast { .. } => "42846",
             SqlError::AmbiguousColumn { .. } | SqlError::AmbiguousOutputColumn { .. } => "42702",
-            SqlError::Grouping { .. } => "42803",
+            SqlError::Grouping { .. } | SqlError::AggregateMisplaced { .. } => "42803",
             SqlError::CardinalityViolation => "21000",
             SqlError::DivisionByZero => "22012",
             SqlError::FeatureNotSupported { .. }

@@ -2553,19 +2553,26 @@ fn copy_from(
             "COPY FROM a file or program (only STDIN)",
         ));
     }
-    let ast::CopySource::Table {
-        table_name,
-        columns,
-    } = source
-    else {
-        return Err(SqlError::Syntax {
-            message: "syntax error: COPY FROM needs a table".into(),
-        });
+    // `… WHERE cond` comes as a query over the table (see copyparse).
+    let (table_name, columns, filter) = match source {
+        ast::CopySource::Table {
+            table_name,
+            columns,
+        } => (table_name.clone(), columns.clone(), None),
+        ast::CopySource::Query(q) => crate::copyparse::filtered_parts(q)
+            .map(|(t, c, f)| (t, c, Some(f)))
+            .ok_or_else(|| SqlError::internal("COPY FROM source is not a table"))?,
     };
-    let t = resolve_target(cx, table_name)?;
+    let t = resolve_target(cx, &table_name)?;
+    if let Some(f) = &filter {
+        // Checked now, for PostgreSQL's errors before any data; bound again at the end.
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        Binder::new(&rcx).bind_copy_where(f, &table_scope(&t, &t.name))?;
+    }
     let spec = CopySpec::from_options(options, legacy, true)?;
     let all: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
-    let cols = copy_columns(&all, &t.name, columns)?;
+    let cols = copy_columns(&all, &t.name, &columns)?;
     let force_not_null =
         relation_flags(&all, &t.name, &cols, &spec.force_not_null, "FORCE_NOT_NULL")?;
     let force_null = relation_flags(&all, &t.name, &cols, &spec.force_null, "FORCE_NULL")?;
@@ -2578,6 +2585,7 @@ fn copy_from(
         spec,
         force_not_null,
         force_null,
+        filter,
         buf: Vec::new(),
     });
     Ok(Output::CopyIn { binary, columns: n })
@@ -2626,6 +2634,21 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
     for i in &copy.columns {
         defaults[*i] = None;
     }
+    let filter = match &copy.filter {
+        Some(f) => {
+            let rcx = cx.reader(at);
+            let scope = table_scope(&t, &t.name);
+            let bound = Binder::new(&rcx).bind_copy_where(f, &scope)?;
+            Some((bound, scope.cols.len()))
+        }
+        None => None,
+    };
+    let fill = RowFill {
+        at,
+        columns: &copy.columns,
+        defaults: &defaults,
+        filter: filter.as_ref(),
+    };
     let in_copy = |error: SqlError, context: String| SqlError::InCopy {
         error: Box::new(error),
         context,
@@ -2646,8 +2669,12 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
                     in_copy(e, format!("COPY {}, line {n}, column {}", t.name, col.name))
                 })?);
             }
-            insert_copied(cx, at, &t, &copy.columns, row, &defaults)
-                .map_err(|e| in_copy(e, line_context(n, None)))?;
+            match copied_row(cx, &t, &fill, row).map_err(|e| in_copy(e, line_context(n, None)))? {
+                Some(full) => {
+                    write_insert(cx, &t, full).map_err(|e| in_copy(e, line_context(n, None)))?
+                }
+                None => n -= 1,
+            }
         }
         return Ok(Output::Command {
             tag: format!("COPY {n}"),
@@ -2706,8 +2733,12 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
                     }),
             }?);
         }
-        insert_copied(cx, at, &t, &copy.columns, row, &defaults).map_err(|e| match e {
-            // PostgreSQL checks NOT NULL while the line is at hand, keys when it flushes.
+        // Defaults, WHERE and NOT NULL are checked while the line is at hand (its text in the
+        // context), keys when PostgreSQL flushes its batch (the line number only).
+        let Some(full) = copied_row(cx, &t, &fill, row).map_err(bad_line)? else {
+            continue;
+        };
+        write_insert(cx, &t, full).map_err(|e| match e {
             SqlError::NotNullViolation { .. } => bad_line(e),
             e => in_copy(e, line_context(line.number, None)),
         })?;
@@ -2761,34 +2792,57 @@ fn check_header(
     Ok(())
 }
 
-/// Inserts one COPY row: the COPY's columns from `values`, the others their defaults.
-fn insert_copied(
-    cx: &mut Cx<'_>,
+/// How a COPY FROM row becomes a table row.
+struct RowFill<'a> {
     at: u64,
+    /// The COPY's columns, in the order of its values.
+    columns: &'a [usize],
+    /// Defaults of the columns outside the COPY's list (`None` for those in it).
+    defaults: &'a [Option<BExpr>],
+    /// `WHERE`, over the table's row padded to its scope's width (hidden columns NULL).
+    filter: Option<&'a (BExpr, usize)>,
+}
+
+/// One COPY row as a table row: the COPY's columns from `values`, the others their
+/// defaults; `None` when the WHERE condition does not accept it.
+fn copied_row(
+    cx: &mut Cx<'_>,
     t: &Table,
-    cols: &[usize],
+    fill: &RowFill<'_>,
     values: Vec<Value>,
-    defaults: &[Option<BExpr>],
-) -> Result<(), SqlError> {
+) -> Result<Option<Vec<Value>>, SqlError> {
     let mut full = vec![Value::Null; t.columns.len()];
-    if defaults.iter().any(Option::is_some) {
-        let rcx = cx.reader(at);
-        let exec = Executor::new(&rcx);
+    for (v, ci) in values.into_iter().zip(fill.columns) {
+        full[*ci] = v;
+    }
+    if fill.defaults.iter().all(Option::is_none) && fill.filter.is_none() {
+        return Ok(Some(full));
+    }
+    let rcx = cx.reader(fill.at);
+    let exec = Executor::new(&rcx);
+    let env = Env {
+        row: &[],
+        parent: None,
+        aggs: None,
+    };
+    for (i, d) in fill.defaults.iter().enumerate() {
+        if let Some(d) = d {
+            full[i] = assign(&t.columns[i], exec.eval(d, &env)?)?;
+        }
+    }
+    if let Some((cond, width)) = fill.filter {
+        let mut row = full.clone();
+        row.resize(*width, Value::Null);
         let env = Env {
-            row: &[],
+            row: &row,
             parent: None,
             aggs: None,
         };
-        for (i, d) in defaults.iter().enumerate() {
-            if let Some(d) = d {
-                full[i] = assign(&t.columns[i], exec.eval(d, &env)?)?;
-            }
+        if exec.eval(cond, &env)? != Value::Bool(true) {
+            return Ok(None);
         }
     }
-    for (v, ci) in values.into_iter().zip(cols) {
-        full[*ci] = v;
-    }
-    write_insert(cx, t, full)
+    Ok(Some(full))
 }
 
 #[cfg(test)]

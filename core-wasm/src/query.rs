@@ -2749,6 +2749,36 @@ impl<'a, 'b> Binder<'a, 'b> {
         bound
     }
 
+    /// The condition of `COPY … FROM … WHERE`, over the table's columns: PostgreSQL's
+    /// errors for what it may not hold (subqueries, aggregate, window and set-returning calls).
+    pub fn bind_copy_where(&mut self, e: &Expr, scope: &Scope) -> Result<BExpr, SqlError> {
+        let mut subquery = false;
+        let _ = ast::visit_expressions(e, |x| {
+            if matches!(
+                x,
+                Expr::Subquery(_)
+                    | Expr::Exists { .. }
+                    | Expr::In {
+                        target: ast::InTarget::Subquery(_),
+                        ..
+                    }
+            ) {
+                subquery = true;
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        if subquery {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: "cannot use subquery in COPY FROM WHERE condition".into(),
+            });
+        }
+        let clause = std::mem::replace(&mut self.clause, "COPY FROM WHERE conditions");
+        let bound = self.bind_bool(e, scope);
+        self.clause = clause;
+        bound
+    }
+
     pub fn bind_bool(&mut self, e: &Expr, scope: &Scope) -> Result<BExpr, SqlError> {
         let (b, ty) = self.bind_expr(e, scope, None)?;
         if !matches!(ty, PgType::Bool | PgType::Unknown) {
@@ -3669,8 +3699,12 @@ impl<'a, 'b> Binder<'a, 'b> {
         let agg = aggregate_func(&name, star);
         if let Some(func) = agg {
             let Some(list) = aggs.as_deref_mut() else {
-                return Err(SqlError::Grouping {
-                    name: format!("aggregate functions are not allowed here: {name}"),
+                return Err(SqlError::AggregateMisplaced {
+                    message: match self.clause {
+                        "aggregate arguments" => "aggregate function calls cannot be nested".into(),
+                        "this context" => "aggregate functions are not allowed here".into(),
+                        c => format!("aggregate functions are not allowed in {c}"),
+                    },
                 });
             };
             let mut bargs = Vec::new();
@@ -3972,7 +4006,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                     "window function calls cannot contain set-returning function calls".into(),
                     true,
                 ),
-                c @ ("WHERE" | "HAVING" | "JOIN conditions" | "FILTER" | "VALUES") => misplaced(
+                c @ ("WHERE"
+                | "HAVING"
+                | "JOIN conditions"
+                | "FILTER"
+                | "VALUES"
+                | "COPY FROM WHERE conditions") => misplaced(
                     format!("set-returning functions are not allowed in {c}"),
                     false,
                 ),

@@ -108,13 +108,28 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
         ("COPY one FROM STDIN", 'ends in a backslash\\'),
         ("COPY nosuch FROM STDIN (FORMAT csv)", ''),
         ("COPY c1 FROM STDIN (FORMAT csv, ESCAPE '\\')", '58,"a\\"b\\\\c\\d",t\n'),
+        ("COPY c1 FROM STDIN (FORMAT csv) WHERE i > 100", '99,no,t\n101,yes,t\n102,,\n'),
+        ("COPY c1 (i, b) FROM STDIN (FORMAT csv) WHERE s IS NULL AND b", '103,t\n104,f\n'),
+        ("COPY c2 (id, name) FROM STDIN (FORMAT csv) WHERE d > 1 AND t = 'dflt'", '200,x\n'),
+        ("COPY c1 FROM STDIN WHERE (SELECT 1) = 1", ''),
+        ("COPY c1 FROM STDIN WHERE i IN (SELECT 1)", ''),
+        ("COPY c1 FROM STDIN WHERE count(*) > 1", ''),
+        ("COPY c1 FROM STDIN WHERE row_number() OVER () > 1", ''),
+        ("COPY c1 FROM STDIN WHERE generate_series(1, 2) > 1", ''),
+        ("COPY c1 FROM STDIN WHERE nosuch > 1", ''),
+        ("COPY c1 FROM STDIN WHERE i", ''),
+        ("COPY c1 FROM STDIN WHERE ctid IS NULL", ''),
+        ("COPY nosuch FROM STDIN WHERE x > 1", ''),
+        ("COPY c1 FROM STDIN (FORMAT xml) WHERE nosuch > 1", ''),
+        ("COPY c1 FROM STDIN (FORMAT csv) WHERE i / 0 > 1", '105,z,t\n'),
     ]
     for sql, data in ins:
         try:
-            with c.cursor().copy(sql) as cp:
+            cur = c.cursor()
+            with cur.copy(sql) as cp:
                 if data:
                     cp.write(data)
-            out.append([str(sql), "ok"])
+            out.append([str(sql), "ok", cur.rowcount])
         except psycopg.Error as e:
             out.append([str(sql)] + err(e))
         out[-1].append(c.execute("SELECT 1").fetchall() == [(1,)])
