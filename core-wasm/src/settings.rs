@@ -913,7 +913,7 @@ fn parse_time_zone(def: &Setting, raw: &str) -> Result<String, SqlError> {
             invalid(
                 def,
                 raw,
-                Some("RockLake keeps and shows times in UTC only (UTC, Etc/UTC, GMT, ...)."),
+                Some("RockLake keeps and shows times in UTC only (UTC, Etc/UTC, GMT, ...). A client that sends its own zone must be set to UTC (JDBC: run the JVM with -Duser.timezone=UTC; libpq: PGTZ=UTC or options=-c TimeZone=UTC)."),
             )
         })
 }
@@ -1379,6 +1379,21 @@ mod tests {
         assert_eq!(
             display(find("shared_buffers").expect("known"), "16384"),
             "128MB"
+        );
+    }
+
+    #[test]
+    fn time_zones_are_utc_and_the_hint_says_how_to_connect() {
+        let def = find("TimeZone").expect("known");
+        assert_eq!(parse_value(def, "etc/utc", "UTC").expect("utc"), "Etc/UTC");
+        let e = parse_value(def, "Europe/Berlin", "UTC").expect_err("not UTC");
+        let pg = e.to_pg();
+        assert_eq!(pg.code, "22023");
+        assert!(
+            pg.hint
+                .as_deref()
+                .is_some_and(|h| h.contains("-Duser.timezone=UTC")),
+            "{pg:?}"
         );
     }
 
