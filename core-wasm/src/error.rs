@@ -35,6 +35,13 @@ pub enum SqlError {
     UndefinedTable { name: String },
     #[error("column \"{name}\" does not exist")]
     UndefinedColumn { name: String },
+    /// A qualified name whose qualifier names nothing in FROM: add the table to FROM or fix
+    /// the qualifier.
+    #[error("missing FROM-clause entry for table \"{table}\"")]
+    MissingFromEntry { table: String },
+    /// `t.x` where `t` has no column `x` (PostgreSQL writes the name unquoted).
+    #[error("column {qual}.{name} does not exist")]
+    UndefinedQualifiedColumn { qual: String, name: String },
     /// Name a column both sides of the join have.
     #[error("column \"{name}\" specified in USING clause does not exist in {side} table")]
     UsingColumnMissing { name: String, side: &'static str },
@@ -318,8 +325,10 @@ impl SqlError {
     pub fn sqlstate(&self) -> &'static str {
         match self {
             SqlError::Syntax { .. } => "42601",
-            SqlError::UndefinedTable { .. } => "42P01",
-            SqlError::UndefinedColumn { .. } | SqlError::UsingColumnMissing { .. } => "42703",
+            SqlError::UndefinedTable { .. } | SqlError::MissingFromEntry { .. } => "42P01",
+            SqlError::UndefinedColumn { .. }
+            | SqlError::UndefinedQualifiedColumn { .. }
+            | SqlError::UsingColumnMissing { .. } => "42703",
             SqlError::UndefinedSchema { .. } | SqlError::NoSchemaSelected => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",

@@ -1147,7 +1147,14 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
         }
         Statement::Insert(ins) => {
             params = insert_param_types(cx, ins)?;
-            None
+            match &ins.table {
+                ast::TableObject::TableName(name) if ins.returning.is_some() => {
+                    let t = resolve_target(cx, name)?;
+                    let at = cx.read_point();
+                    insert_returning(cx, at, ins, &t)?.map(|r| r.fields())
+                }
+                _ => None,
+            }
         }
         Statement::Fetch { name, into, .. } if !crate::cursor::is_move(into) => {
             let txn = cx.sess.txn.as_ref().map(|t| t.serial);
@@ -1181,23 +1188,23 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
         Statement::Update(u) => {
             let dml = update_dml(cx, u, None)?;
             params = dml_param_types(cx, &dml)?;
-            None
+            dml_returning(cx, &dml, u.returning.as_deref())?.map(|r| r.fields())
         }
         Statement::Delete(d) => {
             let dml = delete_dml(cx, d, None)?;
             params = dml_param_types(cx, &dml)?;
-            None
+            dml_returning(cx, &dml, d.returning.as_deref())?.map(|r| r.fields())
         }
         Statement::Query(q) => match q.body.as_ref() {
             ast::SetExpr::Update(Statement::Update(u)) => {
                 let dml = update_dml(cx, u, q.with.as_ref())?;
                 params = dml_param_types(cx, &dml)?;
-                None
+                dml_returning(cx, &dml, u.returning.as_deref())?.map(|r| r.fields())
             }
             ast::SetExpr::Delete(Statement::Delete(d)) => {
                 let dml = delete_dml(cx, d, q.with.as_ref())?;
                 params = dml_param_types(cx, &dml)?;
-                None
+                dml_returning(cx, &dml, d.returning.as_deref())?.map(|r| r.fields())
             }
             _ => None,
         },
@@ -1805,11 +1812,152 @@ fn buffered_size(row: &pb::Row, t: &Table) -> usize {
 }
 
 /// Buffers a new row.
-fn write_insert(cx: &mut Cx<'_>, t: &Table, values: Vec<Value>) -> Result<(), SqlError> {
-    check_not_null(t, &values)?;
+/// Inserts one row; its tuple number (its ctid) comes back.
+fn write_insert(cx: &mut Cx<'_>, t: &Table, values: &[Value]) -> Result<u64, SqlError> {
+    check_not_null(t, values)?;
     let tuple = cx.alloc_tuple(t.id)?;
-    let lk = logical_key(t, &values, tuple);
-    write_insert_row(cx, t, lk, encode_row(&values, tuple))
+    let lk = logical_key(t, values, tuple);
+    write_insert_row(cx, t, lk, encode_row(values, tuple))?;
+    Ok(tuple)
+}
+
+/// `RETURNING`: the bound items and the rows they produced over the written rows.
+struct Returning {
+    exprs: Vec<BExpr>,
+    columns: Vec<ColMeta>,
+    /// The width of the scope the items were bound in (rows are padded to it).
+    width: usize,
+    rows: Vec<Vec<Value>>,
+}
+
+impl Returning {
+    fn bind(
+        cx: &Cx<'_>,
+        at: u64,
+        items: Option<&[ast::SelectItem]>,
+        scope: &Scope,
+    ) -> Result<Option<Returning>, SqlError> {
+        let Some(items) = items else {
+            return Ok(None);
+        };
+        let rcx = cx.reader(at);
+        let (exprs, columns) = Binder::new(&rcx).bind_returning(items, scope)?;
+        Ok(Some(Returning {
+            exprs,
+            columns,
+            width: scope.cols.len(),
+            rows: Vec::new(),
+        }))
+    }
+
+    /// The items over one written row, laid out as the scope's columns.
+    fn add(&mut self, cx: &Cx<'_>, at: u64, row: &[Value]) -> Result<(), SqlError> {
+        let rcx = cx.reader(at);
+        let exec = Executor::new(&rcx);
+        let mut padded = row.to_vec();
+        padded.resize(self.width.max(row.len()), Value::Null);
+        let env = Env {
+            row: &padded,
+            parent: None,
+            aggs: None,
+        };
+        let out = self
+            .exprs
+            .iter()
+            .map(|e| exec.eval(e, &env))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.rows.push(out);
+        Ok(())
+    }
+
+    /// The RowDescription a Describe of the statement gives.
+    fn fields(&self) -> Vec<crate::api::FieldDesc> {
+        self.columns.iter().map(ColMeta::field).collect()
+    }
+
+    /// The statement's answer: its command tag, with the rows when it has RETURNING.
+    fn answer(returning: Option<Returning>, tag: String) -> Result<Output, SqlError> {
+        let Some(r) = returning else {
+            return Ok(Output::Command { tag });
+        };
+        let types: Vec<PgType> = r.columns.iter().map(|c| c.ty).collect();
+        Ok(Output::Rows {
+            fields: r.columns.iter().map(ColMeta::field).collect(),
+            rows: text_rows(&types, r.rows)?,
+            tag,
+        })
+    }
+}
+
+/// INSERT's RETURNING, over the target's columns (under its alias).
+fn insert_returning(
+    cx: &Cx<'_>,
+    at: u64,
+    ins: &ast::Insert,
+    t: &Table,
+) -> Result<Option<Returning>, SqlError> {
+    let qual = ins
+        .table_alias
+        .as_ref()
+        .map(|a| crate::query::ident(&a.alias))
+        .unwrap_or_else(|| t.name.clone());
+    Returning::bind(cx, at, ins.returning.as_deref(), &table_scope(t, &qual))
+}
+
+/// The scope UPDATE and DELETE bind in: the target's columns (under its alias), then those of
+/// the FROM / USING items; with the items.
+fn matching_scope(
+    binder: &mut Binder<'_, '_>,
+    dml: &Dml<'_>,
+) -> Result<(Vec<FromItem>, Scope), SqlError> {
+    let t = &dml.table;
+    let qual = dml.alias.clone().unwrap_or_else(|| t.name.clone());
+    let mut scope = table_scope(t, &qual);
+    let width = scope.cols.len();
+    let mut items = vec![FromItem {
+        kind: JoinKind::Cross,
+        source: Source::Table {
+            table: t.clone(),
+            keys: None,
+            index: None,
+        },
+        on: None,
+        width,
+        hash_keys: vec![],
+        pre_filter: None,
+        keep: None,
+    }];
+    if !dml.from.is_empty() {
+        let (more, s2) = binder.bind_from(&dml.from)?;
+        scope.cols.extend(s2.cols);
+        items.extend(more);
+    }
+    Ok((items, scope))
+}
+
+/// UPDATE's or DELETE's RETURNING, bound in [`matching_scope`] (WITH names visible).
+fn dml_returning(
+    cx: &mut Cx<'_>,
+    dml: &Dml<'_>,
+    items: Option<&[ast::SelectItem]>,
+) -> Result<Option<Returning>, SqlError> {
+    let Some(items) = items else {
+        return Ok(None);
+    };
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut binder = Binder::new(&rcx);
+    if let Some(w) = dml.with {
+        binder.push_ctes(w)?;
+    }
+    let (_, scope) = matching_scope(&mut binder, dml)?;
+    let (exprs, columns) = binder.bind_returning(items, &scope)?;
+    Ok(Some(Returning {
+        exprs,
+        columns,
+        width: scope.cols.len(),
+        rows: Vec::new(),
+    }))
 }
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
@@ -1878,8 +2026,8 @@ fn insert(
     with: Option<&ast::With>,
 ) -> Result<Output, SqlError> {
     cx.check_writable("INSERT")?;
-    if ins.on.is_some() || ins.returning.is_some() {
-        return Err(SqlError::feature("INSERT ... ON CONFLICT / RETURNING"));
+    if ins.on.is_some() {
+        return Err(SqlError::feature("INSERT ... ON CONFLICT"));
     }
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::feature("INSERT into a table function"));
@@ -1931,6 +2079,7 @@ fn insert(
         }
     };
     let defaults = column_defaults(cx, at, &t)?;
+    let mut returning = insert_returning(cx, at, ins, &t)?;
     let n = rows.len();
     for r in rows {
         let mut full: Vec<Value> = Vec::with_capacity(t.columns.len());
@@ -1943,8 +2092,14 @@ fn insert(
                 aggs: None,
             };
             for (i, c) in t.columns.iter().enumerate() {
-                let v = match targets.iter().position(|x| *x == i) {
-                    Some(p) => r.get(p).cloned().unwrap_or(Value::Null),
+                // A column without a value (not listed, or past a short VALUES row of an
+                // INSERT without a column list) takes its default.
+                let v = match targets
+                    .iter()
+                    .position(|x| *x == i)
+                    .filter(|p| *p < r.len())
+                {
+                    Some(p) => r[p].clone(),
                     None => match &defaults[i] {
                         Some(d) => exec.eval(d, &env)?,
                         None => Value::Null,
@@ -1953,11 +2108,13 @@ fn insert(
                 full.push(assign(c, v)?);
             }
         }
-        write_insert(cx, &t, full)?;
+        let tuple = write_insert(cx, &t, &full)?;
+        if let Some(ret) = returning.as_mut() {
+            full.push(tid_of(tuple));
+            ret.add(cx, at, &full)?;
+        }
     }
-    Ok(Output::Command {
-        tag: format!("INSERT 0 {n}"),
-    })
+    Returning::answer(returning, format!("INSERT 0 {n}"))
 }
 
 /// Target rows, the matching joined rows, and the bound SET expressions.
@@ -1999,33 +2156,11 @@ fn bind_matching_scoped(
 ) -> Result<BoundMatching, SqlError> {
     let Dml {
         table: t,
-        alias,
-        from,
         selection,
         assignments,
         ..
     } = dml;
-    let qual = alias.clone().unwrap_or_else(|| t.name.clone());
-    let mut scope = table_scope(t, &qual);
-    let width = scope.cols.len();
-    let mut items = vec![FromItem {
-        kind: JoinKind::Cross,
-        source: Source::Table {
-            table: t.clone(),
-            keys: None,
-            index: None,
-        },
-        on: None,
-        width,
-        hash_keys: vec![],
-        pre_filter: None,
-        keep: None,
-    }];
-    if !from.is_empty() {
-        let (more, s2) = binder.bind_from(from)?;
-        scope.cols.extend(s2.cols);
-        items.extend(more);
-    }
+    let (items, scope) = matching_scope(binder, dml)?;
     let filter = match selection {
         Some(e) => Some(binder.bind_bool(e, &scope)?),
         None => None,
@@ -2176,7 +2311,9 @@ fn delete_dml<'s>(
 fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("UPDATE")?;
     let dml = update_dml(cx, u, with)?;
+    let mut returning = dml_returning(cx, &dml, u.returning.as_deref())?;
     let (targets, hits, sets) = matching_rows(cx, &dml)?;
+    let at = cx.read_point();
     let t = dml.table;
     let by_tuple: std::collections::HashMap<u64, usize> = targets
         .iter()
@@ -2188,7 +2325,7 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
         let at = cx.read_point();
         let rcx = cx.reader(at);
         let exec = Executor::new(&rcx);
-        for r in &hits {
+        for (hi, r) in hits.iter().enumerate() {
             let env = Env {
                 row: r,
                 parent: None,
@@ -2204,15 +2341,22 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
             for (ci, e) in &sets {
                 vals[*ci] = assign(&t.columns[*ci], exec.eval(e, &env)?)?;
             }
-            changes.push((ti, vals));
+            changes.push((ti, vals, hi));
         }
     }
     let n = changes.len();
-    for (ti, vals) in changes {
+    for (ti, vals, hi) in changes {
         check_not_null(&t, &vals)?;
         let (old_lk, _, seq) = &targets[ti];
         check_not_moved(cx, old_lk, *seq)?;
         let tuple = cx.alloc_tuple(t.id)?;
+        if let Some(ret) = returning.as_mut() {
+            // The new row (with its new ctid) beside the FROM items' columns.
+            let mut joined = hits[hi].clone();
+            joined[..vals.len()].clone_from_slice(&vals);
+            joined[vals.len()] = tid_of(tuple);
+            ret.add(cx, at, &joined)?;
+        }
         let mut row = encode_row(&vals, tuple);
         let new_lk = logical_key(&t, &vals, tuple);
         if t.primary_key.is_empty() {
@@ -2256,9 +2400,7 @@ fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<
             write_insert_row(cx, &t, new_lk, row)?;
         }
     }
-    Ok(Output::Command {
-        tag: format!("UPDATE {n}"),
-    })
+    Returning::answer(returning, format!("UPDATE {n}"))
 }
 
 /// Buffers a new row version under `lk`, enforcing the primary key against own writes and
@@ -2299,7 +2441,9 @@ fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Re
 fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("DELETE")?;
     let dml = delete_dml(cx, d, with)?;
+    let mut returning = dml_returning(cx, &dml, d.returning.as_deref())?;
     let (targets, hits, _) = matching_rows(cx, &dml)?;
+    let at = cx.read_point();
     let t = dml.table;
     let by_tuple: std::collections::HashMap<u64, usize> = targets
         .iter()
@@ -2328,11 +2472,12 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
             },
             0,
         )?;
+        if let Some(ret) = returning.as_mut() {
+            ret.add(cx, at, r)?;
+        }
         n += 1;
     }
-    Ok(Output::Command {
-        tag: format!("DELETE {n}"),
-    })
+    Returning::answer(returning, format!("DELETE {n}"))
 }
 
 // ------------------------------------------------------------------ COPY
@@ -2671,7 +2816,7 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
             }
             match copied_row(cx, &t, &fill, row).map_err(|e| in_copy(e, line_context(n, None)))? {
                 Some(full) => {
-                    write_insert(cx, &t, full).map_err(|e| in_copy(e, line_context(n, None)))?
+                    write_insert(cx, &t, &full).map_err(|e| in_copy(e, line_context(n, None)))?;
                 }
                 None => n -= 1,
             }
@@ -2738,7 +2883,7 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
         let Some(full) = copied_row(cx, &t, &fill, row).map_err(bad_line)? else {
             continue;
         };
-        write_insert(cx, &t, full).map_err(|e| match e {
+        write_insert(cx, &t, &full).map_err(|e| match e {
             SqlError::NotNullViolation { .. } => bad_line(e),
             e => in_copy(e, line_context(line.number, None)),
         })?;

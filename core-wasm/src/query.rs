@@ -2428,6 +2428,106 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
     }
 
+    /// One select-list item: its expressions appended to `projection`, their columns (names
+    /// as PostgreSQL's `FigureColname`) to `columns`; `*` expands to the scope's columns.
+    fn bind_item(
+        &mut self,
+        item: &SelectItem,
+        scope: &Scope,
+        aggs: Option<&mut Vec<AggSpec>>,
+        projection: &mut Vec<BExpr>,
+        columns: &mut Vec<ColMeta>,
+    ) -> Result<(), SqlError> {
+        match item {
+            SelectItem::Wildcard(_) => {
+                for i in scope.star_order() {
+                    projection.push(BExpr::Col(i));
+                    columns.push(ColMeta {
+                        qual: None,
+                        ..scope.cols[i].clone()
+                    });
+                }
+            }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        object_name(n).last().cloned().unwrap_or_default()
+                    }
+                    ast::SelectItemQualifiedWildcardKind::Expr(_) => {
+                        return Err(SqlError::feature("expression.*"))
+                    }
+                };
+                let mut any = false;
+                for (i, c) in scope.cols.iter().enumerate() {
+                    if !c.hidden && c.qual.as_deref() == Some(q.as_str()) {
+                        projection.push(BExpr::Col(i));
+                        columns.push(ColMeta {
+                            qual: None,
+                            ..c.clone()
+                        });
+                        any = true;
+                    }
+                }
+                if !any {
+                    return Err(SqlError::MissingFromEntry { table: q });
+                }
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                // Aggregates found here make the select grouped (no text search for them:
+                // a subquery's aggregates are its own).
+                let (b, ty) = self.bind_expr(e, scope, aggs)?;
+                srf_placement(&b)?;
+                let mut meta = match &b {
+                    BExpr::Col(i) => ColMeta {
+                        qual: None,
+                        ..scope.cols[*i].clone()
+                    },
+                    _ => ColMeta::expr(&expr_name(e), ty),
+                };
+                if let BExpr::Scalar(q) = &b {
+                    if let Some(c) = q.columns.first() {
+                        meta.name = c.name.clone();
+                    }
+                }
+                if let SelectItem::ExprWithAlias { alias, .. } = item {
+                    meta.name = ident(alias).into();
+                }
+                // Unknown stays unknown here so UNION can still resolve it from the other
+                // branch; it is reported as text at the very end (ColMeta::field).
+                meta.ty = ty;
+                if ty == PgType::Unknown {
+                    meta.typmod = -1;
+                }
+                projection.push(b);
+                columns.push(meta);
+            }
+            SelectItem::ExprWithAliases { .. } => {
+                return Err(SqlError::feature("multiple aliases"))
+            }
+        }
+        Ok(())
+    }
+
+    /// `RETURNING` items over the written rows' scope: no aggregate, window or set-returning
+    /// calls (PostgreSQL's errors name the clause).
+    pub fn bind_returning(
+        &mut self,
+        items: &[SelectItem],
+        scope: &Scope,
+    ) -> Result<(Vec<BExpr>, Vec<ColMeta>), SqlError> {
+        let clause = std::mem::replace(&mut self.clause, "RETURNING");
+        let windows = self.windows.take();
+        let srfs = self.srfs.take();
+        let (mut projection, mut columns) = (Vec::new(), Vec::new());
+        let bound = items
+            .iter()
+            .try_for_each(|i| self.bind_item(i, scope, None, &mut projection, &mut columns));
+        self.clause = clause;
+        self.windows = windows;
+        self.srfs = srfs;
+        bound.map(|()| (projection, columns))
+    }
+
     fn bind_select(
         &mut self,
         sel: &ast::Select,
@@ -2479,75 +2579,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         let mut item_start = Vec::with_capacity(sel.projection.len());
         for item in &sel.projection {
             item_start.push(projection.len());
-            match item {
-                SelectItem::Wildcard(_) => {
-                    for i in scope.star_order() {
-                        projection.push(BExpr::Col(i));
-                        columns.push(ColMeta {
-                            qual: None,
-                            ..scope.cols[i].clone()
-                        });
-                    }
-                }
-                SelectItem::QualifiedWildcard(kind, _) => {
-                    let q = match kind {
-                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
-                            object_name(n).last().cloned().unwrap_or_default()
-                        }
-                        ast::SelectItemQualifiedWildcardKind::Expr(_) => {
-                            return Err(SqlError::feature("expression.*"))
-                        }
-                    };
-                    let mut any = false;
-                    for (i, c) in scope.cols.iter().enumerate() {
-                        if !c.hidden && c.qual.as_deref() == Some(q.as_str()) {
-                            projection.push(BExpr::Col(i));
-                            columns.push(ColMeta {
-                                qual: None,
-                                ..c.clone()
-                            });
-                            any = true;
-                        }
-                    }
-                    if !any {
-                        return Err(SqlError::UndefinedTable {
-                            name: format!("missing FROM-clause entry for table \"{q}\""),
-                        });
-                    }
-                }
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    // Aggregates found here make the select grouped (no text search for them:
-                    // a subquery's aggregates are its own).
-                    let (b, ty) = self.bind_expr(e, &scope, Some(&mut aggs))?;
-                    srf_placement(&b)?;
-                    let mut meta = match &b {
-                        BExpr::Col(i) => ColMeta {
-                            qual: None,
-                            ..scope.cols[*i].clone()
-                        },
-                        _ => ColMeta::expr(&expr_name(e), ty),
-                    };
-                    if let BExpr::Scalar(q) = &b {
-                        if let Some(c) = q.columns.first() {
-                            meta.name = c.name.clone();
-                        }
-                    }
-                    if let SelectItem::ExprWithAlias { alias, .. } = item {
-                        meta.name = ident(alias).into();
-                    }
-                    // Unknown stays unknown here so UNION can still resolve it from the other
-                    // branch; it is reported as text at the very end (ColMeta::field).
-                    meta.ty = ty;
-                    if ty == PgType::Unknown {
-                        meta.typmod = -1;
-                    }
-                    projection.push(b);
-                    columns.push(meta);
-                }
-                SelectItem::ExprWithAliases { .. } => {
-                    return Err(SqlError::feature("multiple aliases"))
-                }
-            }
+            self.bind_item(item, &scope, Some(&mut aggs), &mut projection, &mut columns)?;
         }
         let windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
         let srfs = std::mem::replace(&mut self.srfs, outer_srfs).unwrap_or_default();
@@ -2817,11 +2849,21 @@ impl<'a, 'b> Binder<'a, 'b> {
                 return Ok((BExpr::Outer(depth + 1, i), s.cols[i].ty));
             }
         }
-        let shown = match qual {
-            Some(q) => format!("{q}.{name}"),
-            None => name.to_string(),
+        let Some(q) = qual else {
+            return Err(SqlError::UndefinedColumn {
+                name: name.to_string(),
+            });
         };
-        Err(SqlError::UndefinedColumn { name: shown })
+        let known = |s: &Scope| s.cols.iter().any(|c| c.qual.as_deref() == Some(q));
+        if !known(scope) && !self.outer.iter().any(|(s, _)| known(s)) {
+            return Err(SqlError::MissingFromEntry {
+                table: q.to_string(),
+            });
+        }
+        Err(SqlError::UndefinedQualifiedColumn {
+            qual: q.to_string(),
+            name: name.to_string(),
+        })
     }
 
     /// `x op ANY|ALL (subquery)`, with `x` already bound: the left side is coerced to the
@@ -4011,7 +4053,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                 | "JOIN conditions"
                 | "FILTER"
                 | "VALUES"
-                | "COPY FROM WHERE conditions") => misplaced(
+                | "COPY FROM WHERE conditions"
+                | "RETURNING") => misplaced(
                     format!("set-returning functions are not allowed in {c}"),
                     false,
                 ),
