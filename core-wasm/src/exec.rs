@@ -1981,15 +1981,97 @@ fn insert_targets(t: &TableRef, ins: &ast::Insert) -> Result<Vec<usize>, SqlErro
     if ins.columns.is_empty() {
         return Ok((0..t.columns.len()).collect());
     }
-    ins.columns
-        .iter()
-        .map(|c| {
-            let n = object_name(c).concat();
-            t.column_index(&n).ok_or_else(|| SqlError::UndefinedColumn {
+    let mut targets = Vec::with_capacity(ins.columns.len());
+    for c in &ins.columns {
+        let n = object_name(c).concat();
+        let i = t
+            .column_index(&n)
+            .ok_or_else(|| SqlError::UndefinedColumn {
                 name: format!("{n}\" of relation \"{}", t.name),
-            })
-        })
-        .collect()
+            })?;
+        if targets.contains(&i) {
+            return Err(SqlError::ColumnTwice { name: n });
+        }
+        targets.push(i);
+    }
+    Ok(targets)
+}
+
+fn syntax_at(token: &str) -> SqlError {
+    SqlError::Syntax {
+        message: format!("syntax error at or near \"{token}\""),
+    }
+}
+
+/// sqlparser reads clauses of other SQL dialects into INSERT (MySQL's `IGNORE`, `SET`,
+/// `ON DUPLICATE`, SQLite's `OR REPLACE`, …): PostgreSQL's grammar has none of them, so they are
+/// its syntax errors here, never ignored.
+fn refuse_foreign_insert_clauses(ins: &ast::Insert) -> Result<(), SqlError> {
+    let foreign = [
+        (ins.or.is_some(), "OR"),
+        (ins.ignore, "IGNORE"),
+        (!ins.into, "INSERT"),
+        (ins.by_name, "BY"),
+        (ins.overwrite, "OVERWRITE"),
+        (!ins.assignments.is_empty(), "SET"),
+        (ins.partitioned.is_some(), "PARTITION"),
+        (!ins.after_columns.is_empty(), "("),
+        (ins.has_table_keyword, "TABLE"),
+        (ins.output.is_some(), "OUTPUT"),
+        (ins.replace_into, "REPLACE"),
+        (ins.priority.is_some(), "PRIORITY"),
+        (ins.insert_alias.is_some(), "AS"),
+        (ins.settings.is_some(), "SETTINGS"),
+        (ins.format_clause.is_some(), "FORMAT"),
+        (ins.multi_table_insert_type.is_some(), "ALL"),
+        (!ins.optimizer_hints.is_empty(), "/*+"),
+        (ins.source.is_none() && !ins.columns.is_empty(), "DEFAULT"),
+    ];
+    match foreign.iter().find(|(present, _)| *present) {
+        Some((_, token)) => Err(syntax_at(token)),
+        None => Ok(()),
+    }
+}
+
+/// UPDATE's clauses of other dialects (`ORDER BY`, `LIMIT`, SQLite's `OR`, …): PostgreSQL's
+/// syntax errors, never ignored (an ignored LIMIT would change every matching row).
+fn refuse_foreign_update_clauses(u: &ast::Update) -> Result<(), SqlError> {
+    let foreign = [
+        (!u.order_by.is_empty(), "ORDER"),
+        (u.limit.is_some(), "LIMIT"),
+        (u.or.is_some(), "OR"),
+        (u.on_cluster.is_some(), "ON"),
+        (u.output.is_some(), "OUTPUT"),
+        (u.settings.is_some(), "SETTINGS"),
+        (!u.optimizer_hints.is_empty(), "/*+"),
+        (
+            matches!(u.from, Some(ast::UpdateTableFromKind::BeforeSet(_))),
+            "FROM",
+        ),
+    ];
+    match foreign.iter().find(|(present, _)| *present) {
+        Some((_, token)) => Err(syntax_at(token)),
+        None => Ok(()),
+    }
+}
+
+/// DELETE's clauses of other dialects (`ORDER BY`, `LIMIT`, MySQL's multi-table form, …):
+/// PostgreSQL's syntax errors, never ignored (an ignored LIMIT would delete every matching
+/// row).
+fn refuse_foreign_delete_clauses(d: &ast::Delete) -> Result<(), SqlError> {
+    let foreign = [
+        (!d.order_by.is_empty(), "ORDER"),
+        (d.limit.is_some(), "LIMIT"),
+        (!d.tables.is_empty(), "FROM"),
+        (d.on_cluster.is_some(), "ON"),
+        (d.output.is_some(), "OUTPUT"),
+        (d.settings.is_some(), "SETTINGS"),
+        (!d.optimizer_hints.is_empty(), "/*+"),
+    ];
+    match foreign.iter().find(|(present, _)| *present) {
+        Some((_, token)) => Err(syntax_at(token)),
+        None => Ok(()),
+    }
 }
 
 /// `SELECT <row>` when a VALUES row calls a set-returning function (`None` otherwise).
@@ -2026,6 +2108,7 @@ fn insert(
     with: Option<&ast::With>,
 ) -> Result<Output, SqlError> {
     cx.check_writable("INSERT")?;
+    refuse_foreign_insert_clauses(ins)?;
     if ins.on.is_some() {
         return Err(SqlError::feature("INSERT ... ON CONFLICT"));
     }
@@ -2034,11 +2117,9 @@ fn insert(
     };
     let t = resolve_target(cx, name)?;
     let targets = insert_targets(&t, ins)?;
-    let Some(source) = &ins.source else {
-        return Err(SqlError::feature("INSERT without VALUES or SELECT"));
-    };
     let at = cx.read_point();
-    let rows: Vec<Vec<Value>> = {
+    // `DEFAULT VALUES` has no source: one row of defaults.
+    let rows: Vec<Vec<Value>> = if let Some(source) = &ins.source {
         let rcx = cx.reader(at);
         let mut binder = Binder::new(&rcx);
         let exec = Executor::new(&rcx);
@@ -2077,6 +2158,8 @@ fn insert(
                 exec.run_query(&bq, None)?
             }
         }
+    } else {
+        vec![Vec::new()]
     };
     let defaults = column_defaults(cx, at, &t)?;
     let mut returning = insert_returning(cx, at, ins, &t)?;
@@ -2258,6 +2341,7 @@ fn update_dml<'s>(
     u: &'s ast::Update,
     with: Option<&'s ast::With>,
 ) -> Result<Dml<'s>, SqlError> {
+    refuse_foreign_update_clauses(u)?;
     let (name, alias) = match &u.table.relation {
         ast::TableFactor::Table { name, alias, .. } => {
             (name, alias.as_ref().map(|a| a.name.value.clone()))
@@ -2284,6 +2368,7 @@ fn delete_dml<'s>(
     d: &'s ast::Delete,
     with: Option<&'s ast::With>,
 ) -> Result<Dml<'s>, SqlError> {
+    refuse_foreign_delete_clauses(d)?;
     let tables = match &d.from {
         ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
     };

@@ -60,6 +60,14 @@ const CORPUS: &[&str] = &[
     "UPDATE ducklake_snapshot SET no_col = 1",
     "DELETE FROM no_such_table",
     "SELECT ctid, snapshot_id FROM ducklake_snapshot",
+    // Other dialects' clauses are syntax errors, never ignored (an ignored LIMIT would delete
+    // or change every matching row).
+    "DELETE FROM ducklake_snapshot WHERE snapshot_id >= 0 ORDER BY snapshot_id LIMIT 1",
+    "DELETE FROM ducklake_snapshot WHERE snapshot_id >= 0 LIMIT 1",
+    "UPDATE ducklake_snapshot SET snapshot_time = NOW() WHERE snapshot_id >= 0 LIMIT 1",
+    "INSERT IGNORE INTO ducklake_snapshot VALUES (7, NOW(), 0, 1, 0)",
+    "INSERT INTO ducklake_snapshot SET snapshot_id = 7",
+    "SELECT count(*) FROM ducklake_snapshot",
 ];
 
 fn run(dsn: &str, stmts: &[&str]) -> serde_json::Value {
