@@ -65,6 +65,9 @@ pub enum SqlError {
     DuplicateSchema { name: String },
     #[error("column \"{column}\" of relation \"{table}\" already exists")]
     DuplicateColumn { column: String, table: String },
+    /// The table definition is invalid (PostgreSQL's 42P16): fix the CREATE TABLE.
+    #[error("{message}")]
+    InvalidTableDefinition { message: String },
     /// DECLARE the cursor first (or in this transaction: cursors without HOLD end with it).
     #[error("cursor \"{name}\" does not exist")]
     UndefinedCursor { name: String },
@@ -387,6 +390,7 @@ impl SqlError {
             SqlError::ActiveTransaction { .. } => "25001",
             SqlError::BadCopyFormat { .. } => "22P04",
             SqlError::UndefinedCursor { .. } => "34000",
+            SqlError::InvalidTableDefinition { .. } => "42P16",
             SqlError::DuplicateCursor { .. } => "42P03",
             SqlError::CursorNoScroll => "55000",
             SqlError::NoTransactionBlock { .. } => "25P01",

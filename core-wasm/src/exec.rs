@@ -1321,8 +1321,64 @@ fn find_table(cx: &mut Cx<'_>, parts: &[String]) -> Result<Option<TableRef>, Sql
     Ok(rcx.find_table(schema.as_deref(), &name))
 }
 
+/// CREATE TABLE clauses RockLake does not implement (PostgreSQL's `LIKE`, `INHERITS`,
+/// `PARTITION BY`, storage parameters, …) or that other dialects add: refused, never ignored (an
+/// ignored `LIKE` or `INHERITS` would make a table with other columns).
+fn refuse_unsupported_create_clauses(ct: &ast::CreateTable) -> Result<(), SqlError> {
+    if ct.on_commit.is_some() && !ct.temporary {
+        return Err(SqlError::InvalidTableDefinition {
+            message: "ON COMMIT can only be used on temporary tables".into(),
+        });
+    }
+    let refused = [
+        (ct.like.is_some(), "CREATE TABLE … (LIKE …)"),
+        (ct.inherits.is_some(), "CREATE TABLE … INHERITS"),
+        (ct.partition_by.is_some(), "CREATE TABLE … PARTITION BY"),
+        (
+            ct.partition_of.is_some() || ct.for_values.is_some(),
+            "CREATE TABLE … PARTITION OF",
+        ),
+        (
+            !default_table_options(&ct.table_options),
+            "CREATE TABLE … WITH (storage parameters), TABLESPACE or table options",
+        ),
+        (ct.or_replace, "CREATE OR REPLACE TABLE"),
+        (
+            ct.external || ct.dynamic || ct.transient || ct.volatile || ct.iceberg,
+            "this kind of table",
+        ),
+        (ct.clone.is_some(), "CREATE TABLE … CLONE"),
+        (ct.comment.is_some(), "CREATE TABLE … COMMENT"),
+        (ct.on_cluster.is_some(), "CREATE TABLE … ON CLUSTER"),
+        (
+            ct.primary_key.is_some() || ct.order_by.is_some() || ct.cluster_by.is_some(),
+            "CREATE TABLE … ORDER BY / PRIMARY KEY / CLUSTER BY clauses",
+        ),
+        (
+            ct.file_format.is_some() || ct.location.is_some(),
+            "CREATE TABLE … STORED AS / LOCATION",
+        ),
+    ];
+    match refused.iter().find(|(present, _)| *present) {
+        Some((_, what)) => Err(SqlError::feature(*what)),
+        None => Ok(()),
+    }
+}
+
+/// No table options, or only `TABLESPACE pg_default` (PostgreSQL's default, RockLake's only).
+fn default_table_options(options: &ast::CreateTableOptions) -> bool {
+    match options {
+        ast::CreateTableOptions::None => true,
+        ast::CreateTableOptions::Plain(o) => o.iter().all(|o| {
+            matches!(o, ast::SqlOption::TableSpace(t) if t.name == "pg_default" && t.storage.is_none())
+        }),
+        _ => false,
+    }
+}
+
 fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlError> {
     cx.check_writable("CREATE TABLE")?;
+    refuse_unsupported_create_clauses(ct)?;
     let parts = object_name(&ct.name);
     let (schema, name) = qualified(cx, &parts)?;
     if !schema_exists(cx, &schema) {
