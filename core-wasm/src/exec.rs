@@ -1359,10 +1359,7 @@ fn refuse_unsupported_create_clauses(ct: &ast::CreateTable) -> Result<(), SqlErr
             "CREATE TABLE … STORED AS / LOCATION",
         ),
     ];
-    match refused.iter().find(|(present, _)| *present) {
-        Some((_, what)) => Err(SqlError::feature(*what)),
-        None => Ok(()),
-    }
+    first_present(&refused).map_or(Ok(()), |what| Err(SqlError::feature(what)))
 }
 
 /// No table options, or only `TABLESPACE pg_default` (PostgreSQL's default, RockLake's only).
@@ -2053,6 +2050,14 @@ fn insert_targets(t: &TableRef, ins: &ast::Insert) -> Result<Vec<usize>, SqlErro
     Ok(targets)
 }
 
+/// The name of the first clause a statement has, of those listed as (present, name).
+fn first_present(clauses: &[(bool, &'static str)]) -> Option<&'static str> {
+    clauses
+        .iter()
+        .find(|(present, _)| *present)
+        .map(|(_, n)| *n)
+}
+
 fn syntax_at(token: &str) -> SqlError {
     SqlError::Syntax {
         message: format!("syntax error at or near \"{token}\""),
@@ -2083,10 +2088,7 @@ fn refuse_foreign_insert_clauses(ins: &ast::Insert) -> Result<(), SqlError> {
         (!ins.optimizer_hints.is_empty(), "/*+"),
         (ins.source.is_none() && !ins.columns.is_empty(), "DEFAULT"),
     ];
-    match foreign.iter().find(|(present, _)| *present) {
-        Some((_, token)) => Err(syntax_at(token)),
-        None => Ok(()),
-    }
+    first_present(&foreign).map_or(Ok(()), |token| Err(syntax_at(token)))
 }
 
 /// UPDATE's clauses of other dialects (`ORDER BY`, `LIMIT`, SQLite's `OR`, …): PostgreSQL's
@@ -2105,10 +2107,7 @@ fn refuse_foreign_update_clauses(u: &ast::Update) -> Result<(), SqlError> {
             "FROM",
         ),
     ];
-    match foreign.iter().find(|(present, _)| *present) {
-        Some((_, token)) => Err(syntax_at(token)),
-        None => Ok(()),
-    }
+    first_present(&foreign).map_or(Ok(()), |token| Err(syntax_at(token)))
 }
 
 /// DELETE's clauses of other dialects (`ORDER BY`, `LIMIT`, MySQL's multi-table form, …):
@@ -2124,10 +2123,7 @@ fn refuse_foreign_delete_clauses(d: &ast::Delete) -> Result<(), SqlError> {
         (d.settings.is_some(), "SETTINGS"),
         (!d.optimizer_hints.is_empty(), "/*+"),
     ];
-    match foreign.iter().find(|(present, _)| *present) {
-        Some((_, token)) => Err(syntax_at(token)),
-        None => Ok(()),
-    }
+    first_present(&foreign).map_or(Ok(()), |token| Err(syntax_at(token)))
 }
 
 /// `SELECT <row>` when a VALUES row calls a set-returning function (`None` otherwise).
