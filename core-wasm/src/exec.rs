@@ -723,6 +723,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             ..
         } => copy(cx, source, *to, target, options, legacy_options)?,
         Statement::Declare { stmts, .. } => declare(cx, stmts)?,
+        Statement::Truncate(tr) => truncate(cx, tr)?,
         Statement::Fetch {
             name,
             direction,
@@ -2573,6 +2574,38 @@ fn write_insert_row(cx: &mut Cx<'_>, t: &Table, lk: Vec<u8>, row: pb::Row) -> Re
         },
         size,
     )
+}
+
+/// `TRUNCATE [TABLE] [ONLY] t, …`: every row of each table deleted, as a DELETE without WHERE
+/// (so a transaction that read the tables before keeps its view of them, where PostgreSQL's
+/// TRUNCATE is not MVCC-safe). RockLake has no sequences or foreign keys, so `RESTART IDENTITY`
+/// and `CASCADE` have nothing more to do.
+fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
+    cx.check_writable("TRUNCATE TABLE")?;
+    if let Some(token) = first_present(&[
+        (tr.if_exists, "IF"),
+        (tr.partitions.is_some(), "PARTITION"),
+        (tr.on_cluster.is_some(), "ON"),
+    ]) {
+        return Err(syntax_at(token));
+    }
+    // Every table is found before any is emptied.
+    let tables = tr
+        .table_names
+        .iter()
+        .map(|t| resolve_target(cx, &t.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    for t in tables {
+        let sql = format!("DELETE FROM {}.{}", quoted(&t.schema), quoted(&t.name));
+        let stmts = parse(&sql)?;
+        let [Statement::Delete(d)] = stmts.as_slice() else {
+            return Err(SqlError::internal(format!("{sql} is not one DELETE")));
+        };
+        delete(cx, d, None)?;
+    }
+    Ok(Output::Command {
+        tag: "TRUNCATE TABLE".into(),
+    })
 }
 
 fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<Output, SqlError> {

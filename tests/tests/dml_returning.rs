@@ -2,7 +2,7 @@
 //! rows for INSERT and UPDATE, old for DELETE, FROM / USING columns beside them), their column
 //! names and types, the command tags, the errors for what RETURNING may not hold — through the
 //! simple protocol and through Parse/Describe/Bind/Execute with parameters (psycopg); and the
-//! errors for a qualified name FROM does not have.
+//! errors for a qualified name FROM does not have; TRUNCATE.
 
 use rocklake_tests::same_outcomes_as_postgres;
 
@@ -53,6 +53,16 @@ with psycopg.connect(sys.argv[1], autocommit=True, cursor_factory=psycopg.Client
         "SELECT rt.nosuch FROM rt",
         "SELECT x.* FROM rt",
         "SELECT (SELECT rt.nosuch) FROM rt",
+        "CREATE TABLE tr1 (a INTEGER)",
+        "INSERT INTO tr1 VALUES (1), (2)",
+        "BEGIN",
+        "TRUNCATE tr1",
+        "SELECT count(*) FROM tr1",
+        "ROLLBACK",
+        "SELECT count(*) FROM tr1",
+        "TRUNCATE TABLE ONLY tr1, dv RESTART IDENTITY CASCADE",
+        "SELECT (SELECT count(*) FROM tr1) + (SELECT count(*) FROM dv)",
+        "TRUNCATE tr1, nosuch",
     ]:
         run(c, s)
 with psycopg.connect(sys.argv[1], autocommit=True) as c:
