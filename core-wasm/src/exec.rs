@@ -1866,6 +1866,77 @@ fn buffered_size(row: &pb::Row, t: &Table) -> usize {
 }
 
 /// Buffers a new row.
+/// `ON CONFLICT [target] DO NOTHING`: whether rows whose key is taken are skipped. The
+/// target must be the primary key (its columns in any order, or its constraint's name), the
+/// only unique constraint RockLake's tables have; `DO UPDATE` is not implemented.
+fn on_conflict_do_nothing(ins: &ast::Insert, t: &Table) -> Result<bool, SqlError> {
+    let Some(on) = &ins.on else {
+        return Ok(false);
+    };
+    let ast::OnInsert::OnConflict(oc) = on else {
+        return Err(syntax_at("ON"));
+    };
+    if let ast::OnConflictAction::DoUpdate(_) = oc.action {
+        return Err(SqlError::feature("INSERT … ON CONFLICT DO UPDATE"));
+    }
+    let no_match = || SqlError::InvalidColumnReference {
+        message:
+            "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+                .into(),
+    };
+    match &oc.conflict_target {
+        None => {}
+        Some(ast::ConflictTarget::Columns { columns, predicate }) => {
+            if predicate.is_some() {
+                return Err(SqlError::feature("ON CONFLICT (…) WHERE index_predicate"));
+            }
+            let mut named = Vec::with_capacity(columns.len());
+            for c in columns {
+                let n = crate::query::ident(c);
+                let i = t
+                    .column_index(&n)
+                    .ok_or(SqlError::UndefinedColumn { name: n })?;
+                named.push(i);
+            }
+            named.sort_unstable();
+            named.dedup();
+            let mut pk = t.primary_key.clone();
+            pk.sort_unstable();
+            if pk.is_empty() || named != pk {
+                return Err(no_match());
+            }
+        }
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            let n = object_name(name).last().cloned().unwrap_or_default();
+            if t.primary_key.is_empty() || n != t.pkey_name {
+                return Err(SqlError::UndefinedObject {
+                    message: format!("constraint \"{n}\" for table \"{}\" does not exist", t.name),
+                });
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Whether `values`' primary key is held by a live row: one this transaction wrote, or the
+/// newest committed one (rows without a key never conflict).
+fn key_taken(cx: &mut Cx<'_>, t: &Table, values: &[Value]) -> Result<bool, SqlError> {
+    if t.primary_key.is_empty() {
+        return Ok(false);
+    }
+    let lk = logical_key(t, values, 0);
+    let own = cx
+        .sess
+        .txn
+        .as_ref()
+        .and_then(|x| x.pending.writes.get(&lk))
+        .map(|w| w.row.is_some());
+    Ok(match own {
+        Some(live) => live,
+        None => matches!(latest_version(cx.kv, &lk)?, Some((_, true))),
+    })
+}
+
 /// Inserts one row; its tuple number (its ctid) comes back.
 fn write_insert(cx: &mut Cx<'_>, t: &Table, values: &[Value]) -> Result<u64, SqlError> {
     check_not_null(t, values)?;
@@ -2162,14 +2233,12 @@ fn insert(
 ) -> Result<Output, SqlError> {
     cx.check_writable("INSERT")?;
     refuse_foreign_insert_clauses(ins)?;
-    if ins.on.is_some() {
-        return Err(SqlError::feature("INSERT ... ON CONFLICT"));
-    }
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::feature("INSERT into a table function"));
     };
     let t = resolve_target(cx, name)?;
     let targets = insert_targets(&t, ins)?;
+    let skip_conflicts = on_conflict_do_nothing(ins, &t)?;
     let at = cx.read_point();
     // `DEFAULT VALUES` has no source: one row of defaults.
     let rows: Vec<Vec<Value>> = if let Some(source) = &ins.source {
@@ -2216,7 +2285,7 @@ fn insert(
     };
     let defaults = column_defaults(cx, at, &t)?;
     let mut returning = insert_returning(cx, at, ins, &t)?;
-    let n = rows.len();
+    let mut n = rows.len();
     for r in rows {
         let mut full: Vec<Value> = Vec::with_capacity(t.columns.len());
         {
@@ -2243,6 +2312,10 @@ fn insert(
                 };
                 full.push(assign(c, v)?);
             }
+        }
+        if skip_conflicts && key_taken(cx, &t, &full)? {
+            n -= 1;
+            continue;
         }
         let tuple = write_insert(cx, &t, &full)?;
         if let Some(ret) = returning.as_mut() {

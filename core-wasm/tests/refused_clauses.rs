@@ -27,6 +27,10 @@ fn unsupported_clauses_are_refused_and_change_nothing() {
         ("DELETE FROM r WHERE a > 0 LIMIT 1", "42601"),
         ("UPDATE r SET b = 'z' WHERE a > 0 LIMIT 1", "42601"),
         ("INSERT INTO r SET a = 3", "42601"),
+        (
+            "INSERT INTO r VALUES (3, 'z') ON CONFLICT DO UPDATE SET b = 'w'",
+            "0A000",
+        ),
     ] {
         let r = run(&mut e, &mut kv, s, sql);
         let err = r.error.unwrap_or_else(|| panic!("{sql}: accepted"));

@@ -2,7 +2,7 @@
 //! rows for INSERT and UPDATE, old for DELETE, FROM / USING columns beside them), their column
 //! names and types, the command tags, the errors for what RETURNING may not hold — through the
 //! simple protocol and through Parse/Describe/Bind/Execute with parameters (psycopg); and the
-//! errors for a qualified name FROM does not have; TRUNCATE.
+//! errors for a qualified name FROM does not have; TRUNCATE; `ON CONFLICT … DO NOTHING`.
 
 use rocklake_tests::same_outcomes_as_postgres;
 
@@ -63,6 +63,21 @@ with psycopg.connect(sys.argv[1], autocommit=True, cursor_factory=psycopg.Client
         "TRUNCATE TABLE ONLY tr1, dv RESTART IDENTITY CASCADE",
         "SELECT (SELECT count(*) FROM tr1) + (SELECT count(*) FROM dv)",
         "TRUNCATE tr1, nosuch",
+        "CREATE TABLE up (k INTEGER PRIMARY KEY, v TEXT)",
+        "INSERT INTO up VALUES (1, 'a')",
+        "INSERT INTO up VALUES (1, 'b'), (2, 'c') ON CONFLICT DO NOTHING RETURNING *",
+        "INSERT INTO up VALUES (3, 'x'), (3, 'y') ON CONFLICT (k) DO NOTHING",
+        "INSERT INTO up VALUES (1, 'z') ON CONFLICT ON CONSTRAINT up_pkey DO NOTHING",
+        "INSERT INTO up VALUES (1, 'z') ON CONFLICT (v) DO NOTHING",
+        "INSERT INTO up VALUES (1, 'z') ON CONFLICT (nosuch) DO NOTHING",
+        "INSERT INTO up VALUES (1, 'z') ON CONFLICT ON CONSTRAINT nope DO NOTHING",
+        "BEGIN",
+        "DELETE FROM up WHERE k = 1",
+        "INSERT INTO up VALUES (1, 'again') ON CONFLICT DO NOTHING",
+        "COMMIT",
+        "SELECT k, v FROM up ORDER BY k",
+        "INSERT INTO tr1 VALUES (5), (5) ON CONFLICT DO NOTHING",
+        "INSERT INTO tr1 VALUES (6) ON CONFLICT (a) DO NOTHING",
     ]:
         run(c, s)
 with psycopg.connect(sys.argv[1], autocommit=True) as c:
