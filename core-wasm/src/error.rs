@@ -170,6 +170,9 @@ pub enum SqlError {
     AggregateMisplaced { message: String },
     #[error("more than one row returned by a subquery used as an expression")]
     CardinalityViolation,
+    /// Two proposed rows of one `INSERT … ON CONFLICT DO UPDATE` share a key: send each once.
+    #[error("ON CONFLICT DO UPDATE command cannot affect row a second time")]
+    CardinalityViolationUpsert,
     #[error("division by zero")]
     DivisionByZero,
     /// The feature is outside what RockLake implements; see COMPAT.md.
@@ -360,7 +363,7 @@ impl SqlError {
             SqlError::CannotCast { .. } => "42846",
             SqlError::AmbiguousColumn { .. } | SqlError::AmbiguousOutputColumn { .. } => "42702",
             SqlError::Grouping { .. } | SqlError::AggregateMisplaced { .. } => "42803",
-            SqlError::CardinalityViolation => "21000",
+            SqlError::CardinalityViolation | SqlError::CardinalityViolationUpsert => "21000",
             SqlError::DivisionByZero => "22012",
             SqlError::FeatureNotSupported { .. }
             | SqlError::UnsupportedByPostgres { .. }
@@ -413,6 +416,9 @@ impl SqlError {
         }
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
+            SqlError::CardinalityViolationUpsert => {
+                e.hint = Some("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.".into());
+            }
             SqlError::CursorNoScroll => {
                 e.hint = Some("Declare it with SCROLL option to enable backward scan.".into());
             }

@@ -1866,19 +1866,35 @@ fn buffered_size(row: &pb::Row, t: &Table) -> usize {
 }
 
 /// Buffers a new row.
-/// `ON CONFLICT [target] DO NOTHING`: whether rows whose key is taken are skipped. The
-/// target must be the primary key (its columns in any order, or its constraint's name), the
-/// only unique constraint RockLake's tables have; `DO UPDATE` is not implemented.
-fn on_conflict_do_nothing(ins: &ast::Insert, t: &Table) -> Result<bool, SqlError> {
+/// What an INSERT does with a row whose primary key is taken (`ON CONFLICT`).
+enum OnConflict {
+    /// No ON CONFLICT clause: 23505.
+    Fail,
+    /// `DO NOTHING`: the row is skipped.
+    Skip,
+    /// `DO UPDATE SET … [WHERE …]`, bound over the existing row's columns (then its ctid)
+    /// followed by `excluded`'s (the proposed row's, then a NULL ctid).
+    Update {
+        sets: Vec<(usize, BExpr)>,
+        filter: Option<BExpr>,
+    },
+}
+
+/// `ON CONFLICT [target] DO NOTHING | DO UPDATE`. The target must be the primary key (its
+/// columns in any order, or its constraint's name), the only unique constraint RockLake's
+/// tables have; `DO UPDATE` needs one.
+fn bind_on_conflict(
+    cx: &Cx<'_>,
+    at: u64,
+    ins: &ast::Insert,
+    t: &Table,
+) -> Result<OnConflict, SqlError> {
     let Some(on) = &ins.on else {
-        return Ok(false);
+        return Ok(OnConflict::Fail);
     };
     let ast::OnInsert::OnConflict(oc) = on else {
         return Err(syntax_at("ON"));
     };
-    if let ast::OnConflictAction::DoUpdate(_) = oc.action {
-        return Err(SqlError::feature("INSERT … ON CONFLICT DO UPDATE"));
-    }
     let no_match = || SqlError::InvalidColumnReference {
         message:
             "there is no unique or exclusion constraint matching the ON CONFLICT specification"
@@ -1915,7 +1931,128 @@ fn on_conflict_do_nothing(ins: &ast::Insert, t: &Table) -> Result<bool, SqlError
             }
         }
     }
-    Ok(true)
+    let ast::OnConflictAction::DoUpdate(du) = &oc.action else {
+        return Ok(OnConflict::Skip);
+    };
+    if oc.conflict_target.is_none() {
+        return Err(SqlError::Syntax {
+            message: "ON CONFLICT DO UPDATE requires inference specification or constraint name"
+                .into(),
+        });
+    }
+    let qual = ins
+        .table_alias
+        .as_ref()
+        .map(|a| crate::query::ident(&a.alias))
+        .unwrap_or_else(|| t.name.clone());
+    let mut scope = table_scope(t, &qual);
+    scope.cols.extend(table_scope(t, "excluded").cols);
+    let rcx = cx.reader(at);
+    let mut binder = Binder::new(&rcx);
+    let mut sets = Vec::with_capacity(du.assignments.len());
+    for a in &du.assignments {
+        let name = match &a.target {
+            ast::AssignmentTarget::ColumnName(n) => {
+                object_name(n).last().cloned().unwrap_or_default()
+            }
+            ast::AssignmentTarget::Tuple(_) => return Err(SqlError::feature("tuple assignment")),
+        };
+        let ci = t
+            .column_index(&name)
+            .ok_or_else(|| undefined_column_of(&name, &t.name))?;
+        let (b, _) = binder.bind_expr(&a.value, &scope, None)?;
+        sets.push((ci, coerce_expr(b, t.columns[ci].ty)?));
+    }
+    let filter = match &du.selection {
+        Some(e) => Some(binder.bind_bool(e, &scope)?),
+        None => None,
+    };
+    Ok(OnConflict::Update { sets, filter })
+}
+
+/// A live row's values (with its ctid) and the committed version a write over it replaces.
+type LiveRow = (Vec<Value>, Option<u64>);
+
+/// The live row holding `lk` (this transaction's write, else the newest committed version):
+/// its values with its ctid, and the version a write over it replaces.
+fn live_row(cx: &Cx<'_>, t: &Table, lk: &[u8]) -> Result<Option<LiveRow>, SqlError> {
+    let own = cx.sess.txn.as_ref().and_then(|x| x.pending.writes.get(lk));
+    if let Some(w) = own {
+        return match &w.row {
+            Some(row) => Ok(Some((row_values(t, row.clone())?, w.base_seq))),
+            None => Ok(None),
+        };
+    }
+    match crate::engine::latest_entry(cx.kv, lk)? {
+        Some((seq, Envelope::Row(row))) => Ok(Some((row_values(t, row)?, Some(seq)))),
+        _ => Ok(None),
+    }
+}
+
+/// `ON CONFLICT DO UPDATE` for one proposed row whose key `lk` is held by `existing`: the
+/// existing row with the SET values, written over it (`None`: the WHERE condition declined).
+fn upsert_row(
+    cx: &mut Cx<'_>,
+    at: u64,
+    t: &Table,
+    (sets, filter): (&[(usize, BExpr)], Option<&BExpr>),
+    lk: Vec<u8>,
+    (existing, base): LiveRow,
+    proposed: &[Value],
+) -> Result<Option<(Vec<Value>, u64)>, SqlError> {
+    let n = t.columns.len();
+    let mut env_row = existing;
+    env_row.extend_from_slice(proposed);
+    env_row.push(Value::Null);
+    let mut new = env_row[..n].to_vec();
+    {
+        let rcx = cx.reader(at);
+        let exec = Executor::new(&rcx);
+        let env = Env {
+            row: &env_row,
+            parent: None,
+            aggs: None,
+        };
+        if let Some(f) = filter {
+            if exec.eval(f, &env)? != Value::Bool(true) {
+                return Ok(None);
+            }
+        }
+        for (ci, e) in sets {
+            new[*ci] = assign(&t.columns[*ci], exec.eval(e, &env)?)?;
+        }
+    }
+    check_not_null(t, &new)?;
+    check_not_moved(cx, &lk, base)?;
+    let tuple = cx.alloc_tuple(t.id)?;
+    let row = encode_row(&new, tuple);
+    let new_lk = logical_key(t, &new, tuple);
+    if new_lk == lk {
+        let size = buffered_size(&row, t);
+        cx.pending()?.put_row(
+            lk,
+            RowWrite {
+                table_id: t.id,
+                row: Some(row),
+                base_seq: base,
+                inserted: false,
+            },
+            size,
+        )?;
+    } else {
+        cx.pending()?.put_row(
+            lk,
+            RowWrite {
+                table_id: t.id,
+                row: None,
+                base_seq: base,
+                inserted: false,
+            },
+            0,
+        )?;
+        write_insert_row(cx, t, new_lk, row)?;
+    }
+    Ok(Some((new, tuple)))
 }
 
 /// Whether `values`' primary key is held by a live row: one this transaction wrote, or the
@@ -2238,7 +2375,7 @@ fn insert(
     };
     let t = resolve_target(cx, name)?;
     let targets = insert_targets(&t, ins)?;
-    let skip_conflicts = on_conflict_do_nothing(ins, &t)?;
+
     let at = cx.read_point();
     // `DEFAULT VALUES` has no source: one row of defaults.
     let rows: Vec<Vec<Value>> = if let Some(source) = &ins.source {
@@ -2285,6 +2422,9 @@ fn insert(
     };
     let defaults = column_defaults(cx, at, &t)?;
     let mut returning = insert_returning(cx, at, ins, &t)?;
+    let on_conflict = bind_on_conflict(cx, at, ins, &t)?;
+    // Keys this statement inserted or updated: DO UPDATE may not touch one twice.
+    let mut touched: std::collections::HashSet<Vec<u8>> = Default::default();
     let mut n = rows.len();
     for r in rows {
         let mut full: Vec<Value> = Vec::with_capacity(t.columns.len());
@@ -2313,11 +2453,38 @@ fn insert(
                 full.push(assign(c, v)?);
             }
         }
-        if skip_conflicts && key_taken(cx, &t, &full)? {
-            n -= 1;
-            continue;
-        }
-        let tuple = write_insert(cx, &t, &full)?;
+        let tuple = match &on_conflict {
+            OnConflict::Fail => write_insert(cx, &t, &full)?,
+            OnConflict::Skip => {
+                if key_taken(cx, &t, &full)? {
+                    n -= 1;
+                    continue;
+                }
+                write_insert(cx, &t, &full)?
+            }
+            OnConflict::Update { sets, filter } => {
+                let lk = logical_key(&t, &full, 0);
+                if !touched.insert(lk.clone()) {
+                    return Err(SqlError::CardinalityViolationUpsert);
+                }
+                match live_row(cx, &t, &lk)? {
+                    None => write_insert(cx, &t, &full)?,
+                    Some(existing) => {
+                        let bound = (sets.as_slice(), filter.as_ref());
+                        match upsert_row(cx, at, &t, bound, lk, existing, &full)? {
+                            None => {
+                                n -= 1;
+                                continue;
+                            }
+                            Some((new, tuple)) => {
+                                full = new;
+                                tuple
+                            }
+                        }
+                    }
+                }
+            }
+        };
         if let Some(ret) = returning.as_mut() {
             full.push(tid_of(tuple));
             ret.add(cx, at, &full)?;

@@ -2,7 +2,8 @@
 //! rows for INSERT and UPDATE, old for DELETE, FROM / USING columns beside them), their column
 //! names and types, the command tags, the errors for what RETURNING may not hold — through the
 //! simple protocol and through Parse/Describe/Bind/Execute with parameters (psycopg); and the
-//! errors for a qualified name FROM does not have; TRUNCATE; `ON CONFLICT … DO NOTHING`.
+//! errors for a qualified name FROM does not have; TRUNCATE; `ON CONFLICT … DO NOTHING | DO
+//! UPDATE`.
 
 use rocklake_tests::same_outcomes_as_postgres;
 
@@ -76,6 +77,16 @@ with psycopg.connect(sys.argv[1], autocommit=True, cursor_factory=psycopg.Client
         "INSERT INTO up VALUES (1, 'again') ON CONFLICT DO NOTHING",
         "COMMIT",
         "SELECT k, v FROM up ORDER BY k",
+        "INSERT INTO up VALUES (1, 'upd') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING *",
+        "INSERT INTO up VALUES (2, 'x'), (9, 'new') ON CONFLICT (k) DO UPDATE SET v = up.v || '+' || excluded.v RETURNING k, v",
+        "INSERT INTO up AS u VALUES (2, 'w') ON CONFLICT (k) DO UPDATE SET v = 'never' WHERE u.v = 'nope'",
+        "INSERT INTO up AS u VALUES (2, 'w') ON CONFLICT ON CONSTRAINT up_pkey DO UPDATE SET v = u.v || excluded.v WHERE u.k = 2 RETURNING u.v",
+        "INSERT INTO up VALUES (4, 'a'), (4, 'b') ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+        "INSERT INTO up VALUES (1, 'z') ON CONFLICT DO UPDATE SET v = 'q'",
+        "INSERT INTO up VALUES (1, 'z') ON CONFLICT (k) DO UPDATE SET k = 100 RETURNING k, v",
+        "INSERT INTO up VALUES (100, 'z') ON CONFLICT (k) DO UPDATE SET k = 2",
+        "INSERT INTO up VALUES (3, 'z') ON CONFLICT (k) DO UPDATE SET v = NULL, nosuch = 1",
+        "SELECT k, v FROM up ORDER BY k",
         "INSERT INTO tr1 VALUES (5), (5) ON CONFLICT DO NOTHING",
         "INSERT INTO tr1 VALUES (6) ON CONFLICT (a) DO NOTHING",
     ]:
@@ -107,6 +118,11 @@ fn returning_matches_postgres() {
     );
     assert!(
         text.contains(r#"[[20,"p","1.50"]],"INSERT 0 1"]"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"[[1,"upd"]],"INSERT 0 1"]"#), "{text}");
+    assert!(
+        text.contains("ON CONFLICT DO UPDATE command cannot affect row a second time"),
         "{text}"
     );
 }
