@@ -706,16 +706,31 @@ impl<'a> LineReader<'a> {
         Ok(Some(i))
     }
 
+    /// A line read and checked as UTF-8 (PostgreSQL verifies all input), not split: a
+    /// header PostgreSQL skips.
+    pub fn skip_line(&mut self) -> Result<(), SqlError> {
+        self.number += 1;
+        if let Some(raw) = self.raw_line()? {
+            self.checked_text(raw)?;
+        }
+        Ok(())
+    }
+
+    /// A raw line as text: valid UTF-8 without NUL bytes (PostgreSQL's encoding check).
+    fn checked_text(&self, raw: &'a [u8]) -> Result<&'a str, SqlError> {
+        if let Some(at) = raw.iter().position(|b| *b == 0) {
+            return Err(self.at_line(invalid_utf8(&raw[at..])));
+        }
+        std::str::from_utf8(raw).map_err(|e| self.at_line(invalid_utf8(&raw[e.valid_up_to()..])))
+    }
+
     /// The next line with its fields, or `None` at the end of the data.
     pub fn next_line(&mut self) -> Result<Option<Line>, SqlError> {
         self.number += 1;
         let Some(raw) = self.raw_line()? else {
             return Ok(None);
         };
-        let text = match std::str::from_utf8(raw) {
-            Ok(t) => t,
-            Err(e) => return Err(self.at_line(invalid_utf8(&raw[e.valid_up_to()..]))),
-        };
+        let text = self.checked_text(raw)?;
         let fields = if self.layout.csv {
             self.csv_fields(text)
         } else {
@@ -891,6 +906,11 @@ fn text_fields(line: &str, l: &Layout) -> Result<Vec<Option<String>>, SqlError> 
         fields.push(if raw == l.null.as_bytes() {
             None
         } else {
+            // An escape may make a NUL or a byte that is not UTF-8: PostgreSQL's encoding
+            // error either way.
+            if let Some(at) = out.iter().position(|b| *b == 0) {
+                return Err(invalid_utf8(&out[at..]));
+            }
             Some(String::from_utf8(out).map_err(|e| {
                 let at = e.utf8_error().valid_up_to();
                 invalid_utf8(&e.into_bytes()[at..])

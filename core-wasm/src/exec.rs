@@ -1278,7 +1278,7 @@ fn insert_param_types(
         ast::SetExpr::Values(v) if source.with.is_none() => {
             let empty = Scope::default();
             for r in &v.rows {
-                check_insert_width(r, &targets)?;
+                check_insert_width(r.len(), targets.len(), !ins.columns.is_empty())?;
                 for (e, ci) in r.iter().zip(&targets) {
                     let (b, _) = binder.bind_expr(e, &empty, None)?;
                     coerce_expr(b, t.columns[*ci].ty)?;
@@ -1358,6 +1358,10 @@ fn refuse_unsupported_create_clauses(ct: &ast::CreateTable) -> Result<(), SqlErr
         (
             ct.file_format.is_some() || ct.location.is_some(),
             "CREATE TABLE … STORED AS / LOCATION",
+        ),
+        (
+            !ct.sqlite_table_options.options.is_empty(),
+            "CREATE TABLE … WITHOUT ROWID / STRICT",
         ),
     ];
     first_present(&refused).map_or(Ok(()), |what| Err(SqlError::feature(what)))
@@ -1970,6 +1974,19 @@ fn bind_on_conflict(
     Ok(OnConflict::Update { sets, filter })
 }
 
+/// Under REPEATABLE READ or SERIALIZABLE, a version committed after the transaction's snapshot
+/// may not decide an `ON CONFLICT` (PostgreSQL's 40001: retry the transaction).
+fn refuse_unseen_version(cx: &Cx<'_>, seq: u64) -> Result<(), SqlError> {
+    let unseen = cx.sess.txn.as_ref().is_some_and(|t| {
+        !matches!(t.isolation, crate::engine::Isolation::ReadCommitted)
+            && t.snapshot.is_some_and(|s| seq > s)
+    });
+    if unseen {
+        return Err(SqlError::SerializationFailure);
+    }
+    Ok(())
+}
+
 /// A live row's values (with its ctid) and the committed version a write over it replaces.
 type LiveRow = (Vec<Value>, Option<u64>);
 
@@ -1984,8 +2001,15 @@ fn live_row(cx: &Cx<'_>, t: &Table, lk: &[u8]) -> Result<Option<LiveRow>, SqlErr
         };
     }
     match crate::engine::latest_entry(cx.kv, lk)? {
-        Some((seq, Envelope::Row(row))) => Ok(Some((row_values(t, row)?, Some(seq)))),
-        _ => Ok(None),
+        Some((seq, Envelope::Row(row))) => {
+            refuse_unseen_version(cx, seq)?;
+            Ok(Some((row_values(t, row)?, Some(seq))))
+        }
+        Some((seq, _)) => {
+            refuse_unseen_version(cx, seq)?;
+            Ok(None)
+        }
+        None => Ok(None),
     }
 }
 
@@ -2070,7 +2094,13 @@ fn key_taken(cx: &mut Cx<'_>, t: &Table, values: &[Value]) -> Result<bool, SqlEr
         .map(|w| w.row.is_some());
     Ok(match own {
         Some(live) => live,
-        None => matches!(latest_version(cx.kv, &lk)?, Some((_, true))),
+        None => match latest_version(cx.kv, &lk)? {
+            Some((seq, live)) => {
+                refuse_unseen_version(cx, seq)?;
+                live
+            }
+            None => false,
+        },
     })
 }
 
@@ -2229,13 +2259,19 @@ fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, S
     })
 }
 
-fn check_insert_width(row: &[ast::Expr], targets: &[usize]) -> Result<(), SqlError> {
-    if row.len() > targets.len() {
-        return Err(SqlError::Syntax {
-            message: "INSERT has more expressions than target columns".into(),
-        });
-    }
-    Ok(())
+/// PostgreSQL's checks of an INSERT's widths: no more values than target columns, and with a
+/// column list no fewer (without one, the columns left over take their defaults).
+fn check_insert_width(values: usize, targets: usize, listed: bool) -> Result<(), SqlError> {
+    let message = if values > targets {
+        "INSERT has more expressions than target columns"
+    } else if listed && values < targets {
+        "INSERT has more target columns than expressions"
+    } else {
+        return Ok(());
+    };
+    Err(SqlError::Syntax {
+        message: message.into(),
+    })
 }
 
 /// The column indexes an INSERT writes, in the order its values come.
@@ -2395,9 +2431,15 @@ fn insert(
         };
         match (source.body.as_ref(), with) {
             (ast::SetExpr::Values(v), None) if source.with.is_none() && srf_row.is_none() => {
+                let width = v.rows.first().map_or(0, |r| r.len());
+                if v.rows.iter().any(|r| r.len() != width) {
+                    return Err(SqlError::Syntax {
+                        message: "VALUES lists must all be the same length".into(),
+                    });
+                }
+                check_insert_width(width, targets.len(), !ins.columns.is_empty())?;
                 let mut out = Vec::with_capacity(v.rows.len());
                 for r in &v.rows {
-                    check_insert_width(r, &targets)?;
                     let mut vals = Vec::with_capacity(r.len());
                     for (e, ci) in r.iter().zip(&targets) {
                         let (b, _) = binder.bind_values_expr(e)?;
@@ -2414,6 +2456,7 @@ fn insert(
                     q.with = with.cloned();
                 }
                 let bq = binder.bind_query(&q, None)?;
+                check_insert_width(bq.columns.len(), targets.len(), !ins.columns.is_empty())?;
                 exec.run_query(&bq, None)?
             }
         }
@@ -2463,11 +2506,13 @@ fn insert(
                 write_insert(cx, &t, &full)?
             }
             OnConflict::Update { sets, filter } => {
+                // A row this statement inserted or updated (under its key now) may not be
+                // updated again.
                 let lk = logical_key(&t, &full, 0);
-                if !touched.insert(lk.clone()) {
+                if touched.contains(&lk) {
                     return Err(SqlError::CardinalityViolationUpsert);
                 }
-                match live_row(cx, &t, &lk)? {
+                let tuple = match live_row(cx, &t, &lk)? {
                     None => write_insert(cx, &t, &full)?,
                     Some(existing) => {
                         let bound = (sets.as_slice(), filter.as_ref());
@@ -2482,7 +2527,9 @@ fn insert(
                             }
                         }
                     }
-                }
+                };
+                touched.insert(logical_key(&t, &full, 0));
+                tuple
             }
         };
         if let Some(ret) = returning.as_mut() {
@@ -3215,20 +3262,26 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
     let mut n = 0u64;
     if copy.spec.format == copyformat::Format::Binary {
         let types: Vec<PgType> = copy.columns.iter().map(|i| t.columns[*i].ty).collect();
-        for values in wire::parse_copy_binary(&copy.buf, &types)? {
-            n += 1;
+        for (line, values) in wire::parse_copy_binary(&copy.buf, &types)?
+            .into_iter()
+            .enumerate()
+        {
+            // PostgreSQL numbers binary tuples as lines.
+            let line = line as u64 + 1;
             let mut row = Vec::with_capacity(values.len());
             for (v, ci) in values.into_iter().zip(&copy.columns) {
                 let col = &t.columns[*ci];
                 row.push(assign(col, v).map_err(|e| {
-                    in_copy(e, format!("COPY {}, line {n}, column {}", t.name, col.name))
+                    in_copy(
+                        e,
+                        format!("COPY {}, line {line}, column {}", t.name, col.name),
+                    )
                 })?);
             }
-            match copied_row(cx, &t, &fill, row).map_err(|e| in_copy(e, line_context(n, None)))? {
-                Some(full) => {
-                    write_insert(cx, &t, &full).map_err(|e| in_copy(e, line_context(n, None)))?;
-                }
-                None => n -= 1,
+            let at_line = |e| in_copy(e, line_context(line, None));
+            if let Some(full) = copied_row(cx, &t, &fill, row).map_err(at_line)? {
+                write_insert(cx, &t, &full).map_err(at_line)?;
+                n += 1;
             }
         }
         return Ok(Output::Command {
@@ -3237,20 +3290,28 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
     }
     let layout = &copy.spec.layout;
     let mut reader = LineReader::new(&copy.buf, layout, &t.name);
-    if copy.spec.header != copyformat::Header::None {
+    if copy.spec.header == copyformat::Header::Present {
+        // PostgreSQL reads a header line without splitting it into fields.
+        reader.skip_line()?;
+    }
+    if copy.spec.header == copyformat::Header::Match {
         let header = reader.next_line()?;
-        if copy.spec.header == copyformat::Header::Match {
-            check_header(&t, &copy.columns, layout, header.as_ref()).map_err(|e| {
-                in_copy(
-                    e,
-                    line_context(1, Some(header.as_ref().map_or("", |h| &h.text))),
-                )
-            })?;
-        }
+        check_header(&t, &copy.columns, layout, header.as_ref()).map_err(|e| {
+            in_copy(
+                e,
+                line_context(1, Some(header.as_ref().map_or("", |h| &h.text))),
+            )
+        })?;
     }
     while let Some(line) = reader.next_line()? {
         let bad_line = |e: SqlError| in_copy(e, line_context(line.number, Some(&line.text)));
-        if line.fields.len() > copy.columns.len() {
+        // A COPY of no columns takes empty lines (PostgreSQL reads no field from them).
+        let fields = if copy.columns.is_empty() && line.text.is_empty() {
+            0
+        } else {
+            line.fields.len()
+        };
+        if fields > copy.columns.len() {
             return Err(bad_line(SqlError::BadCopyFormat {
                 message: "extra data after last expected column".into(),
                 hint: None,

@@ -77,6 +77,10 @@ with psycopg.connect(sys.argv[1], autocommit=True, cursor_factory=psycopg.Client
         "INSERT INTO up VALUES (1, 'again') ON CONFLICT DO NOTHING",
         "COMMIT",
         "SELECT k, v FROM up ORDER BY k",
+        "INSERT INTO dv (a, b) VALUES (1)",
+        "INSERT INTO dv VALUES (1, 'x'), (2)",
+        "INSERT INTO dv SELECT 1, 'x', 2, 3",
+        "INSERT INTO dv (a, b) SELECT 1",
         "INSERT INTO up VALUES (1, 'upd') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING *",
         "INSERT INTO up VALUES (2, 'x'), (9, 'new') ON CONFLICT (k) DO UPDATE SET v = up.v || '+' || excluded.v RETURNING k, v",
         "INSERT INTO up AS u VALUES (2, 'w') ON CONFLICT (k) DO UPDATE SET v = 'never' WHERE u.v = 'nope'",
@@ -87,10 +91,30 @@ with psycopg.connect(sys.argv[1], autocommit=True, cursor_factory=psycopg.Client
         "INSERT INTO up VALUES (100, 'z') ON CONFLICT (k) DO UPDATE SET k = 2",
         "INSERT INTO up VALUES (3, 'z') ON CONFLICT (k) DO UPDATE SET v = NULL, nosuch = 1",
         "SELECT k, v FROM up ORDER BY k",
+        "INSERT INTO up VALUES (500, 'base')",
+        "INSERT INTO up VALUES (500, 'm'), (600, 'n') ON CONFLICT (k) DO UPDATE SET k = up.k + 100, v = excluded.v RETURNING *",
+        "SELECT k, v FROM up WHERE k >= 500 ORDER BY k",
         "INSERT INTO tr1 VALUES (5), (5) ON CONFLICT DO NOTHING",
         "INSERT INTO tr1 VALUES (6) ON CONFLICT (a) DO NOTHING",
     ]:
         run(c, s)
+# ON CONFLICT under REPEATABLE READ: a row committed after the snapshot is a serialization
+# failure, as an UPDATE of it is.
+a = psycopg.connect(sys.argv[1], autocommit=True, cursor_factory=psycopg.ClientCursor)
+b = psycopg.connect(sys.argv[1], autocommit=True)
+for s in ["CREATE TABLE rr (k INTEGER PRIMARY KEY, v INTEGER)", "INSERT INTO rr VALUES (1, 10)"]:
+    a.execute(s)
+for conflict, concurrent in [
+    ("INSERT INTO rr VALUES (1, 100) ON CONFLICT (k) DO UPDATE SET v = rr.v + excluded.v", "UPDATE rr SET v = 11 WHERE k = 1"),
+    ("INSERT INTO rr VALUES (3, 300) ON CONFLICT DO NOTHING", "INSERT INTO rr VALUES (3, 30)"),
+]:
+    run(a, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+    run(a, "SELECT count(*) FROM rr")
+    b.execute(concurrent)
+    run(a, conflict)
+    run(a, "ROLLBACK")
+run(a, "SELECT k, v FROM rr ORDER BY k")
+a.close(); b.close()
 with psycopg.connect(sys.argv[1], autocommit=True) as c:
     run(c, "INSERT INTO rt (id, name) VALUES (%s, %s) RETURNING id, name, qty", (20, "p"))
     run(c, "UPDATE rt SET note = %s WHERE id = %s RETURNING note, id", ("q", 20))
