@@ -182,6 +182,8 @@ fn fetch_of(d: &FetchDirection) -> Result<Fetch, SqlError> {
 #[derive(Debug)]
 pub struct Cursor {
     pub name: String,
+    statement: String,
+    created: i64,
     pub fields: Vec<FieldDesc>,
     pub types: Vec<PgType>,
     rows: Vec<Vec<Value>>,
@@ -197,9 +199,24 @@ pub struct Cursor {
     pos: u64,
 }
 
+/// A cursor as `pg_cursors` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CursorInfo {
+    pub name: String,
+    /// The DECLARE statement (as RockLake prints it back; PostgreSQL shows the query string
+    /// as the client sent it).
+    pub statement: String,
+    pub holdable: bool,
+    pub scrollable: bool,
+    /// When it was declared (microseconds since 2000-01-01 UTC).
+    pub created: i64,
+}
+
 /// What DECLARE made: the cursor's rows and how it may move.
 #[derive(Debug)]
 pub struct Declared {
+    pub statement: String,
+    pub created: i64,
     pub name: String,
     pub fields: Vec<FieldDesc>,
     pub types: Vec<PgType>,
@@ -228,6 +245,19 @@ impl Cursors {
             .filter(move |c| c.held || Some(c.txn) == txn)
     }
 
+    /// The cursors usable in transaction `txn`, as `pg_cursors` lists them.
+    pub fn infos(&self, txn: Option<u64>) -> Vec<CursorInfo> {
+        self.live(txn)
+            .map(|c| CursorInfo {
+                name: c.name.clone(),
+                statement: c.statement.clone(),
+                holdable: c.hold,
+                scrollable: !c.no_scroll,
+                created: c.created,
+            })
+            .collect()
+    }
+
     pub fn get(&self, name: &str, txn: Option<u64>) -> Result<&Cursor, SqlError> {
         self.live(txn)
             .find(|c| c.name == name)
@@ -241,6 +271,8 @@ impl Cursors {
         }
         self.open.retain(|c| c.held || c.txn == txn);
         self.open.push(Cursor {
+            statement: d.statement,
+            created: d.created,
             name: d.name,
             fields: d.fields,
             types: d.types,
@@ -500,6 +532,8 @@ mod tests {
     fn cursor(n: i64, no_scroll: bool) -> Cursor {
         Cursor {
             name: "c".into(),
+            statement: String::new(),
+            created: 0,
             fields: vec![],
             types: vec![PgType::Int8],
             rows: (1..=n).map(|i| vec![Value::Int(i)]).collect(),

@@ -515,6 +515,7 @@ pub fn virtual_rows(
         row_counts: &counts,
         settings: Some(cx.settings),
         txid: cx.txid(),
+        cursors: cx.cursors.infos(cx.txn_serial),
     };
     crate::pgcatalog::build_only(schema, name, &view, only, columns)
         .map(|v| v.rows)
@@ -594,6 +595,8 @@ impl<'a> Cx<'a> {
             ticks: std::cell::Cell::new(0),
             budget: crate::mem::Budget::start(self.st.statement_memory_limit),
             catalog: Default::default(),
+            cursors: &self.sess.cursors,
+            txn_serial: self.sess.txn.as_ref().map(|t| t.serial),
         }
     }
 
@@ -924,6 +927,12 @@ fn declare(cx: &mut Cx<'_>, stmts: &[ast::Declare]) -> Result<Output, SqlError> 
     let fields = bq.columns.iter().map(ColMeta::field).collect();
     cx.sess.cursors.declare(
         crate::cursor::Declared {
+            statement: ast::Statement::Declare {
+                stmts: stmts.to_vec(),
+                separator: Default::default(),
+            }
+            .to_string(),
+            created: cx.st.now,
             name,
             fields,
             types,

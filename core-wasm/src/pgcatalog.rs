@@ -79,6 +79,8 @@ pub struct CatalogView<'a> {
     pub settings: Option<crate::settings::View<'a>>,
     /// The reading transaction's id (`txid_current()`): the `xmin` of definitions it wrote.
     pub txid: u64,
+    /// The session's open cursors (`pg_cursors`).
+    pub cursors: Vec<crate::cursor::CursorInfo>,
 }
 
 // ------------------------------------------------------------------ relation directory
@@ -95,6 +97,7 @@ enum Which {
     Description,
     Enum,
     Settings,
+    Cursors,
     Database,
     Roles,
     User,
@@ -448,6 +451,14 @@ const POLICY_COLS: Spec = &[
     ("polroles", TEXTS),
     ("polqual", TEXT),
     ("polwithcheck", TEXT),
+];
+const CURSORS_COLS: Spec = &[
+    ("name", TEXT),
+    ("statement", TEXT),
+    ("is_holdable", BOOL),
+    ("is_binary", BOOL),
+    ("is_scrollable", BOOL),
+    ("creation_time", TSTZ),
 ];
 const EXTENSION_COLS: Spec = &[
     ("oid", OID),
@@ -822,6 +833,15 @@ const RELATIONS: &[RelInfo] = &[
         SETTINGS_COLS,
     ),
     rel(
+        Which::Cursors,
+        "pg_catalog",
+        "pg_cursors",
+        12_077,
+        12_079,
+        'v',
+        CURSORS_COLS,
+    ),
+    rel(
         Which::IsSchemata,
         "information_schema",
         "schemata",
@@ -899,7 +919,7 @@ pub fn is_virtual(schema: Option<&str>, name: &str) -> bool {
 /// are a function of the registry, the session's user and its database: results read from
 /// them can be kept across sessions with the same user and database (see copycache).
 pub fn reads_session_settings(schema: Option<&str>, name: &str) -> bool {
-    find(schema, name).is_some_and(|r| r.rel == Which::Settings)
+    find(schema, name).is_some_and(|r| matches!(r.rel, Which::Settings | Which::Cursors))
 }
 
 /// Column list without building rows (for planning/Describe).
@@ -964,6 +984,20 @@ pub fn build_only(
         Which::Index => index_rows(view),
         Which::Indexes => indexes_rows(view),
         Which::Settings => settings_rows(view),
+        Which::Cursors => view
+            .cursors
+            .iter()
+            .map(|c| {
+                vec![
+                    Value::Text(c.name.as_str().into()),
+                    Value::Text(c.statement.as_str().into()),
+                    Value::Bool(c.holdable),
+                    Value::Bool(false),
+                    Value::Bool(c.scrollable),
+                    Value::Timestamp(c.created),
+                ]
+            })
+            .collect(),
         Which::Database => database_rows(view),
         Which::Roles => roles_rows(view),
         Which::User => user_rows(view),
@@ -2715,6 +2749,7 @@ mod tests {
             row_counts: &counts,
             settings: None,
             txid: 900,
+            cursors: Vec::new(),
         }
     }
 

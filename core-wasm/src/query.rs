@@ -499,6 +499,9 @@ pub struct ReadCx<'a> {
     /// join builds each of its `pg_catalog` relations from them, and neither the registry nor
     /// the transaction's DDL can change while the reader borrows them.
     pub catalog: CatalogMemo,
+    /// The session's cursors and its transaction's serial (`pg_cursors`).
+    pub cursors: &'a crate::cursor::Cursors,
+    pub txn_serial: Option<u64>,
 }
 
 /// See [`ReadCx::catalog`].

@@ -2,7 +2,7 @@
 //! and MOVE direction, CLOSE, cursors ending with their transaction, and their errors —
 //! compared statement by statement with a real PostgreSQL; psycopg's server-side cursors (which
 //! describe the cursor's portal) and psql's `FETCH_COUNT` (which reads a query through a
-//! cursor) against both.
+//! cursor) against both; `pg_cursors`.
 
 use std::process::Command;
 
@@ -86,7 +86,12 @@ with psycopg.connect(sys.argv[1], autocommit=True, cursor_factory=psycopg.Client
         "BEGIN",
         "DECLARE h CURSOR WITH HOLD FOR SELECT i, s FROM cur WHERE i > 3 ORDER BY i",
         "DECLARE w CURSOR FOR SELECT 1 AS one",
+        "DECLARE ns NO SCROLL CURSOR FOR SELECT 2 AS two",
+        # PostgreSQL's planner decides whether a cursor declared without SCROLL can move back
+        # (`w`'s plan, a Result, cannot); RockLake lets it (COMPAT).
+        "SELECT name, is_holdable, is_binary, CASE WHEN name = 'w' THEN NULL ELSE is_scrollable END AS scrollable, creation_time IS NOT NULL AS timed, statement LIKE 'DECLARE%' AS declared FROM pg_cursors ORDER BY name",
         "COMMIT",
+        "SELECT name, is_holdable FROM pg_cursors",
         "FETCH ALL FROM h",
         "FETCH BACKWARD 1 FROM h",
         "FETCH w",
