@@ -515,7 +515,7 @@ pub fn virtual_rows(
         row_counts: &counts,
         settings: Some(cx.settings),
         txid: cx.txid(),
-        cursors: cx.cursors.infos(cx.txn_serial),
+        cursors: &|| cx.cursors.infos(cx.txn_serial),
     };
     crate::pgcatalog::build_only(schema, name, &view, only, columns)
         .map(|v| v.rows)
@@ -1953,29 +1953,11 @@ fn bind_on_conflict(
                 .into(),
         });
     }
-    let qual = ins
-        .table_alias
-        .as_ref()
-        .map(|a| crate::query::ident(&a.alias))
-        .unwrap_or_else(|| t.name.clone());
-    let mut scope = table_scope(t, &qual);
+    let mut scope = table_scope(t, &insert_qual(ins, t));
     scope.cols.extend(table_scope(t, "excluded").cols);
     let rcx = cx.reader(at);
     let mut binder = Binder::new(&rcx);
-    let mut sets = Vec::with_capacity(du.assignments.len());
-    for a in &du.assignments {
-        let name = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => {
-                object_name(n).last().cloned().unwrap_or_default()
-            }
-            ast::AssignmentTarget::Tuple(_) => return Err(SqlError::feature("tuple assignment")),
-        };
-        let ci = t
-            .column_index(&name)
-            .ok_or_else(|| undefined_column_of(&name, &t.name))?;
-        let (b, _) = binder.bind_expr(&a.value, &scope, None)?;
-        sets.push((ci, coerce_expr(b, t.columns[ci].ty)?));
-    }
+    let sets = bind_assignments(&mut binder, t, &du.assignments, &scope)?;
     let filter = match &du.selection {
         Some(e) => Some(binder.bind_bool(e, &scope)?),
         None => None,
@@ -2088,31 +2070,6 @@ fn upsert_row(
     Ok(Some((new, tuple)))
 }
 
-/// Whether `values`' primary key is held by a live row: one this transaction wrote, or the
-/// newest committed one (rows without a key never conflict).
-fn key_taken(cx: &mut Cx<'_>, t: &Table, values: &[Value]) -> Result<bool, SqlError> {
-    if t.primary_key.is_empty() {
-        return Ok(false);
-    }
-    let lk = logical_key(t, values, 0);
-    let own = cx
-        .sess
-        .txn
-        .as_ref()
-        .and_then(|x| x.pending.writes.get(&lk))
-        .map(|w| w.row.is_some());
-    Ok(match own {
-        Some(live) => live,
-        None => match latest_version(cx.kv, &lk)? {
-            Some((seq, live)) => {
-                refuse_unseen_version(cx, seq)?;
-                live
-            }
-            None => false,
-        },
-    })
-}
-
 /// Inserts one row; its tuple number (its ctid) comes back.
 fn write_insert(cx: &mut Cx<'_>, t: &Table, values: &[Value]) -> Result<u64, SqlError> {
     check_not_null(t, values)?;
@@ -2133,32 +2090,34 @@ struct Returning {
 
 impl Returning {
     fn bind(
-        cx: &Cx<'_>,
-        at: u64,
-        items: Option<&[ast::SelectItem]>,
+        binder: &mut Binder<'_, '_>,
+        items: &[ast::SelectItem],
         scope: &Scope,
-    ) -> Result<Option<Returning>, SqlError> {
-        let Some(items) = items else {
-            return Ok(None);
-        };
-        let rcx = cx.reader(at);
-        let (exprs, columns) = Binder::new(&rcx).bind_returning(items, scope)?;
-        Ok(Some(Returning {
+    ) -> Result<Returning, SqlError> {
+        let (exprs, columns) = binder.bind_returning(items, scope)?;
+        Ok(Returning {
             exprs,
             columns,
             width: scope.cols.len(),
             rows: Vec::new(),
-        }))
+        })
     }
 
     /// The items over one written row, laid out as the scope's columns.
     fn add(&mut self, cx: &Cx<'_>, at: u64, row: &[Value]) -> Result<(), SqlError> {
         let rcx = cx.reader(at);
         let exec = Executor::new(&rcx);
-        let mut padded = row.to_vec();
-        padded.resize(self.width.max(row.len()), Value::Null);
+        let padded;
+        let row = if row.len() < self.width {
+            let mut p = row.to_vec();
+            p.resize(self.width, Value::Null);
+            padded = p;
+            &padded
+        } else {
+            row
+        };
         let env = Env {
-            row: &padded,
+            row,
             parent: None,
             aggs: None,
         };
@@ -2190,6 +2149,14 @@ impl Returning {
     }
 }
 
+/// The name an INSERT's target is known by: its alias, else its own.
+fn insert_qual(ins: &ast::Insert, t: &Table) -> String {
+    ins.table_alias
+        .as_ref()
+        .map(|a| crate::query::ident(&a.alias))
+        .unwrap_or_else(|| t.name.clone())
+}
+
 /// INSERT's RETURNING, over the target's columns (under its alias).
 fn insert_returning(
     cx: &Cx<'_>,
@@ -2197,12 +2164,16 @@ fn insert_returning(
     ins: &ast::Insert,
     t: &Table,
 ) -> Result<Option<Returning>, SqlError> {
-    let qual = ins
-        .table_alias
-        .as_ref()
-        .map(|a| crate::query::ident(&a.alias))
-        .unwrap_or_else(|| t.name.clone());
-    Returning::bind(cx, at, ins.returning.as_deref(), &table_scope(t, &qual))
+    let Some(items) = ins.returning.as_deref() else {
+        return Ok(None);
+    };
+    let rcx = cx.reader(at);
+    Returning::bind(
+        &mut Binder::new(&rcx),
+        items,
+        &table_scope(t, &insert_qual(ins, t)),
+    )
+    .map(Some)
 }
 
 /// The scope UPDATE and DELETE bind in: the target's columns (under its alias), then those of
@@ -2252,13 +2223,7 @@ fn dml_returning(
         binder.push_ctes(w)?;
     }
     let (_, scope) = matching_scope(&mut binder, dml)?;
-    let (exprs, columns) = binder.bind_returning(items, &scope)?;
-    Ok(Some(Returning {
-        exprs,
-        columns,
-        width: scope.cols.len(),
-        rows: Vec::new(),
-    }))
+    Returning::bind(&mut binder, items, &scope).map(Some)
 }
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
@@ -2508,7 +2473,10 @@ fn insert(
         let tuple = match &on_conflict {
             OnConflict::Fail => write_insert(cx, &t, &full)?,
             OnConflict::Skip => {
-                if key_taken(cx, &t, &full)? {
+                // Rows keyed by a fresh row id cannot conflict.
+                let taken = !t.primary_key.is_empty()
+                    && live_row(cx, &t, &logical_key(&t, &full, 0))?.is_some();
+                if taken {
                     n -= 1;
                     continue;
                 }
@@ -2597,8 +2565,20 @@ fn bind_matching_scoped(
         Some(e) => Some(binder.bind_bool(e, &scope)?),
         None => None,
     };
-    let mut sets = Vec::new();
-    for a in assignments.iter() {
+    let sets = bind_assignments(binder, t, assignments, &scope)?;
+    Ok((items, filter, sets))
+}
+
+/// `SET col = expr, …` of UPDATE or `ON CONFLICT DO UPDATE`: each target column with its value
+/// bound in `scope` and coerced to the column's type.
+fn bind_assignments(
+    binder: &mut Binder<'_, '_>,
+    t: &Table,
+    assignments: &[ast::Assignment],
+    scope: &Scope,
+) -> Result<Vec<(usize, BExpr)>, SqlError> {
+    let mut sets = Vec::with_capacity(assignments.len());
+    for a in assignments {
         let name = match &a.target {
             ast::AssignmentTarget::ColumnName(n) => {
                 object_name(n).last().cloned().unwrap_or_default()
@@ -2607,13 +2587,11 @@ fn bind_matching_scoped(
         };
         let ci = t
             .column_index(&name)
-            .ok_or_else(|| SqlError::UndefinedColumn {
-                name: format!("{name}\" of relation \"{}", t.name),
-            })?;
-        let (b, _) = binder.bind_expr(&a.value, &scope, None)?;
+            .ok_or_else(|| undefined_column_of(&name, &t.name))?;
+        let (b, _) = binder.bind_expr(&a.value, scope, None)?;
         sets.push((ci, coerce_expr(b, t.columns[ci].ty)?));
     }
-    Ok((items, filter, sets))
+    Ok(sets)
 }
 
 /// Target rows of UPDATE/DELETE joined with their FROM/USING items and filtered.

@@ -79,8 +79,8 @@ pub struct CatalogView<'a> {
     pub settings: Option<crate::settings::View<'a>>,
     /// The reading transaction's id (`txid_current()`): the `xmin` of definitions it wrote.
     pub txid: u64,
-    /// The session's open cursors (`pg_cursors`).
-    pub cursors: Vec<crate::cursor::CursorInfo>,
+    /// The session's open cursors (`pg_cursors`), listed only when that view is read.
+    pub cursors: &'a dyn Fn() -> Vec<crate::cursor::CursorInfo>,
 }
 
 // ------------------------------------------------------------------ relation directory
@@ -984,13 +984,12 @@ pub fn build_only(
         Which::Index => index_rows(view),
         Which::Indexes => indexes_rows(view),
         Which::Settings => settings_rows(view),
-        Which::Cursors => view
-            .cursors
-            .iter()
+        Which::Cursors => (view.cursors)()
+            .into_iter()
             .map(|c| {
                 vec![
-                    Value::Text(c.name.as_str().into()),
-                    Value::Text(c.statement.as_str().into()),
+                    Value::Text(c.name.into()),
+                    Value::Text(c.statement.into()),
                     Value::Bool(c.holdable),
                     Value::Bool(false),
                     Value::Bool(c.scrollable),
@@ -2749,7 +2748,7 @@ mod tests {
             row_counts: &counts,
             settings: None,
             txid: 900,
-            cursors: Vec::new(),
+            cursors: &Vec::new,
         }
     }
 
