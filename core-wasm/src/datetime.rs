@@ -48,6 +48,39 @@ pub fn timestamp_add(ts: i64, iv: Interval, subtract: bool) -> Result<i64, SqlEr
     out.ok_or_else(|| out_of_range("timestamp"))
 }
 
+/// `timestamptz ± interval` as PostgreSQL's `timestamptz_pl_interval`: the months, then the
+/// days move the local time in `zone` (each result read back in the zone), the time part the
+/// instant.
+pub fn timestamptz_add(
+    ts: i64,
+    iv: Interval,
+    subtract: bool,
+    zone: &crate::tz::Zone,
+) -> Result<i64, SqlError> {
+    if ts == i64::MAX || ts == i64::MIN || zone.is_utc() {
+        return timestamp_add(ts, iv, subtract);
+    }
+    let iv = if subtract { interval_neg(iv)? } else { iv };
+    let mut t = ts;
+    for calendar in [
+        Interval {
+            months: iv.months,
+            ..Interval::default()
+        },
+        Interval {
+            days: iv.days,
+            ..Interval::default()
+        },
+    ] {
+        if calendar != Interval::default() {
+            t = zone.to_utc(timestamp_add(zone.to_local(t), calendar, false)?);
+        }
+    }
+    t.checked_add(iv.micros)
+        .filter(|x| (MIN_TIMESTAMP..END_TIMESTAMP).contains(x))
+        .ok_or_else(|| out_of_range("timestamp"))
+}
+
 pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
@@ -223,6 +256,22 @@ fn bc_year(y: i64) -> i64 {
     }
 }
 
+/// `date_trunc(unit, timestamptz)`: truncated in the session's local time. Units of a day and
+/// longer read the result back in the zone; shorter ones keep the offset the value had
+/// (`timestamptz_trunc_internal`).
+pub fn trunc_timestamptz(name: &str, ts: i64) -> Result<i64, SqlError> {
+    let zone = crate::tz::session();
+    if zone.is_utc() || ts == i64::MAX || ts == i64::MIN {
+        return trunc_timestamp(name, ts, PgType::Timestamptz);
+    }
+    let offset = i64::from(zone.offset_at(ts)) * USECS_PER_SEC;
+    let local = trunc_timestamp(name, ts + offset, PgType::Timestamptz)?;
+    Ok(match unit(name) {
+        Some("microseconds" | "milliseconds" | "second" | "minute" | "hour") => local - offset,
+        _ => zone.to_utc(local),
+    })
+}
+
 /// `date_trunc(unit, timestamp)`; `ty` is the argument's type, named in errors.
 pub fn trunc_timestamp(name: &str, ts: i64, ty: PgType) -> Result<i64, SqlError> {
     let u = unit(name).ok_or_else(|| not_recognized(name, ty))?;
@@ -375,7 +424,14 @@ pub fn extract(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
             }
             _ => Value::Null,
         },
-        Value::Timestamp(ts) => {
+        Value::Timestamp(utc) => {
+            // A timestamptz's fields are those of its local time in the session's zone.
+            let east = if ty == PgType::Timestamptz {
+                crate::tz::session().offset_at(*utc)
+            } else {
+                0
+            };
+            let ts = &(utc + i64::from(east) * USECS_PER_SEC);
             let days = ts.div_euclid(USECS_PER_DAY);
             let time = ts.rem_euclid(USECS_PER_DAY);
             let sec_us = time % 60_000_000;
@@ -385,9 +441,11 @@ pub fn extract(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
                 "second" => numeric(sec_us, 6),
                 "minute" => numeric((time / 60_000_000) % 60, 0),
                 "hour" => numeric(time / 3_600_000_000, 0),
-                "epoch" => numeric(ts + UNIX_TO_PG_DAYS * USECS_PER_DAY, 6),
-                "timezone" | "timezone_hour" | "timezone_minute" if ty == PgType::Timestamptz => {
-                    numeric(0, 0)
+                "epoch" => numeric(utc + UNIX_TO_PG_DAYS * USECS_PER_DAY, 6),
+                "timezone" if ty == PgType::Timestamptz => numeric(east.into(), 0),
+                "timezone_hour" if ty == PgType::Timestamptz => numeric((east / 3600).into(), 0),
+                "timezone_minute" if ty == PgType::Timestamptz => {
+                    numeric((east / 60 % 60).into(), 0)
                 }
                 "julian" => {
                     // Day number plus the fraction of the day, at PostgreSQL's division scale.
@@ -468,6 +526,14 @@ pub fn date_part(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
     };
     let u = unit(name).unwrap_or_default();
     let fraction_unit = matches!(u, "second" | "milliseconds" | "microseconds");
+    let local;
+    let v = match v {
+        Value::Timestamp(t) if ty == PgType::Timestamptz => {
+            local = Value::Timestamp(crate::tz::session().to_local(*t));
+            &local
+        }
+        other => other,
+    };
     let f = match v {
         Value::Timestamp(ts) if fraction_unit => {
             seconds(u, ts.rem_euclid(USECS_PER_DAY) % 60_000_000)

@@ -254,6 +254,9 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
+    /// As [`SqlError::BadParameterValue`], with PostgreSQL's detail saying why.
+    #[error("{message}")]
+    BadParameterDetail { message: String, detail: String },
     /// A function argument that must not be NULL was (`set_config(NULL, …)`).
     #[error("{message}")]
     NullValueNotAllowed { message: String },
@@ -387,7 +390,7 @@ impl SqlError {
             SqlError::QueryCanceled { .. } => "57014",
             SqlError::SnapshotTooOld { .. } => "72000",
             SqlError::CantChangeParameter { .. } => "55P02",
-            SqlError::BadParameterValue { .. } => "22023",
+            SqlError::BadParameterValue { .. } | SqlError::BadParameterDetail { .. } => "22023",
             SqlError::NullValueNotAllowed { .. } => "22004",
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",
@@ -491,7 +494,8 @@ impl SqlError {
             SqlError::Corrupt(_) => {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());
             }
-            SqlError::NumericFieldOverflow { detail } => {
+            SqlError::NumericFieldOverflow { detail }
+            | SqlError::BadParameterDetail { detail, .. } => {
                 e.detail = Some(detail.clone());
             }
             SqlError::Fenced => {

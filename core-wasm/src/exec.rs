@@ -668,6 +668,7 @@ impl<'a> Cx<'a> {
 }
 
 pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
+    let _zone = crate::tz::enter(cx.settings().time_zone());
     let failed = cx.sess.txn.as_ref().is_some_and(|t| t.failed);
     match stmt {
         Statement::Commit { .. } => {
@@ -1046,7 +1047,10 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     // Results of catalog queries (DuckDB's introspection at every ATTACH, psql's `\d`) are
     // kept like binary COPY results, for sessions of the same user and database (see
     // copycache).
-    let shareable = at == cx.st.latest && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty());
+    // Text results show timestamptz values in the session's zone: only UTC sessions share.
+    let shareable = at == cx.st.latest
+        && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty())
+        && crate::tz::session().is_utc();
     if shareable {
         if let Some(hit) = cx
             .st
@@ -1095,6 +1099,7 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
 }
 
 pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
+    let _zone = crate::tz::enter(cx.settings().time_zone());
     let stmts = parse(sql)?;
     let Some(stmt) = stmts.first() else {
         return Ok(Describe {
@@ -3031,8 +3036,12 @@ fn copy(
     let binary = spec.format == copyformat::Format::Binary;
     // Only a result at the newest commit point, without writes of the session's own, can
     // be shared (see copycache).
-    let shareable =
-        binary && at == cx.st.latest && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty());
+    // A query's values can depend on the session's zone (a cast to date): only UTC sessions
+    // share.
+    let shareable = binary
+        && at == cx.st.latest
+        && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty())
+        && crate::tz::session().is_utc();
     if shareable {
         if let Some(hit) = cx.st.copies.get(at, &q) {
             return Ok(hit);
@@ -3208,6 +3217,7 @@ fn column_defaults(cx: &mut Cx<'_>, at: u64, t: &Table) -> Result<Vec<Option<BEx
 /// row, columns outside the COPY's list taking their defaults. An error names its line (and
 /// column) in PostgreSQL's CONTEXT.
 pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError> {
+    let _zone = crate::tz::enter(cx.settings().time_zone());
     let at = cx.read_point();
     let t = {
         let rcx = cx.reader(at);

@@ -36,6 +36,8 @@ pub mod scancache;
 pub mod settings;
 pub mod txn;
 pub mod types;
+pub mod tz;
+pub mod tzabbrev;
 pub mod verify;
 pub mod window;
 pub mod wire;

@@ -1111,6 +1111,7 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         (v, t) if t.is_string() => Value::text(format_text(&v, t).unwrap_or_default()),
         (v @ Value::Timestamp(_), PgType::Timestamp | PgType::Timestamptz) => v,
         (Value::Timestamp(t), PgType::Date) => Value::Date(t.div_euclid(86_400_000_000) as i32),
+        (Value::Timestamp(t), PgType::Time) => Value::Time(t.rem_euclid(86_400_000_000)),
         (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => {
             Value::Timestamp(d as i64 * 86_400_000_000)
         }
@@ -3282,6 +3283,24 @@ impl<'a, 'b> Binder<'a, 'b> {
                     PgType::Interval,
                 )
             }
+            Expr::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                let (x, xt) = sub!(timestamp);
+                let (z, zt) = sub!(time_zone);
+                // PostgreSQL names the function the syntax calls.
+                self.bind_datetime_call("timezone", vec![z, x], &[zt, xt])
+                    .map_err(|e| match e {
+                        SqlError::UndefinedFunction { message, hint } => {
+                            SqlError::UndefinedFunction {
+                                message: message.replacen("timezone(", "pg_catalog.timezone(", 1),
+                                hint,
+                            }
+                        }
+                        other => other,
+                    })?
+            }
             Expr::Extract { field, expr, .. } => {
                 let (x, xt) = sub!(expr);
                 let unit = BExpr::Const(Value::text(field.to_string().to_ascii_lowercase()));
@@ -3834,13 +3853,29 @@ impl<'a, 'b> Binder<'a, 'b> {
         let convert = |e: BExpr, from: PgType, to: PgType| -> Result<BExpr, SqlError> {
             match (from, to) {
                 (PgType::Unknown, _) => coerce_expr(e, to),
-                (PgType::Date, PgType::Timestamp | PgType::Timestamptz) => coerce_or_cast(e, to),
+                (from, to) if through_zone(from, to) => zone_convert(e, from, to),
+                (PgType::Date, PgType::Timestamp) => coerce_or_cast(e, to),
                 // Integer widths share a value; numbers scale an interval as they are.
                 _ => Ok(e),
             }
         };
         let l = convert(l, lt, to_l)?;
         let r = convert(r, rt, to_r)?;
+        // A timestamptz moves by months and days in the session's zone (a day across a
+        // daylight-saving change is 23 or 25 hours).
+        if out == PgType::Timestamptz && matches!(symbol, '+' | '-') {
+            let (ts, iv) = if to_l == PgType::Interval {
+                (r, l)
+            } else {
+                (l, r)
+            };
+            let name = if symbol == '-' {
+                "timestamptz_mi_interval"
+            } else {
+                "timestamptz_pl_interval"
+            };
+            return Ok((BExpr::Func(name.into(), vec![ts, iv]), out));
+        }
         // Immutable operators on constants are evaluated now, as PostgreSQL's planner does (its
         // errors come even when no row is read); those involving timestamptz are only stable.
         let folded = match (&l, &r) {
@@ -3875,6 +3910,31 @@ impl<'a, 'b> Binder<'a, 'b> {
             ("current_date", []) => return Ok((BExpr::Func("current_date".into(), args), Date)),
             ("localtimestamp", []) => {
                 return Ok((BExpr::Func("localtimestamp".into(), args), Timestamp))
+            }
+            // `ts AT TIME ZONE zone`: a timestamp read as local time in the zone gives a
+            // timestamptz, a timestamptz (or an untyped or date value, as one) the zone's
+            // local time.
+            ("timezone", [z, t])
+                if (z.is_string() || matches!(z, Unknown | Interval))
+                    && matches!(t, Timestamp | Timestamptz | Date | Unknown) =>
+            {
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let zone = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let zone = if *z == Unknown {
+                    coerce_expr(zone, Text)?
+                } else {
+                    zone
+                };
+                let (x, func, out) = match t {
+                    Timestamp => (x, "timezone_from_local", Timestamptz),
+                    Unknown => (coerce_expr(x, Timestamptz)?, "timezone_to_local", Timestamp),
+                    _ => (
+                        coerce_to(x, *t, Timestamptz)?,
+                        "timezone_to_local",
+                        Timestamp,
+                    ),
+                };
+                return Ok((BExpr::Func(func.into(), vec![zone, x]), out));
             }
             ("to_timestamp", [t]) if t.is_numeric_family() || *t == Unknown => {
                 let x = args.pop().map(|a| coerce_expr(a, Float8)).transpose()?;
@@ -3911,6 +3971,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                     if let Some(a) = args.pop() {
                         args.push(if *t == source {
                             a
+                        } else if through_zone(*t, source) {
+                            zone_convert(a, *t, source)?
                         } else {
                             coerce_or_cast(coerce_expr(a, source)?, source)?
                         });
@@ -5087,10 +5149,57 @@ fn coerce_result(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> 
 }
 
 fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
-    if from == PgType::Date && matches!(to, PgType::Timestamp | PgType::Timestamptz) {
+    if through_zone(from, to) {
+        zone_convert(e, from, to)
+    } else if from == PgType::Date && to == PgType::Timestamp {
         coerce_or_cast(e, to)
     } else {
         coerce_expr(e, to)
+    }
+}
+
+/// Whether converting `from` to `to` reads the session's time zone: between a timestamptz
+/// and a local type (timestamp, date, time).
+fn through_zone(from: PgType, to: PgType) -> bool {
+    use PgType::{Date, Time, Timestamp, Timestamptz};
+    matches!(
+        (from, to),
+        (Timestamp | Date, Timestamptz) | (Timestamptz, Timestamp | Date | Time)
+    )
+}
+
+/// A conversion [`through_zone`]: a timestamptz is UTC, the others local time in the
+/// session's zone (`timestamp2timestamptz`, `timestamptz_timestamp`, `timestamptz_date`, …).
+/// Constants convert now.
+fn zone_convert(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    let local = if from == PgType::Date {
+        coerce_or_cast(e, PgType::Timestamp)?
+    } else {
+        e
+    };
+    let func = if to == PgType::Timestamptz {
+        "timestamptz_from_local"
+    } else {
+        "timestamptz_to_local"
+    };
+    let converted = match local {
+        BExpr::Const(v) => BExpr::Const(eval_zone_conversion(func, &v)),
+        other => BExpr::Func(func.into(), vec![other]),
+    };
+    match to {
+        PgType::Date | PgType::Time => coerce_or_cast(converted, to),
+        _ => Ok(converted),
+    }
+}
+
+/// The conversions [`zone_convert`] binds, in the session's zone.
+fn eval_zone_conversion(func: &str, v: &Value) -> Value {
+    match v {
+        Value::Timestamp(t) if func == "timestamptz_from_local" => {
+            Value::Timestamp(crate::tz::session().to_utc(*t))
+        }
+        Value::Timestamp(t) => Value::Timestamp(crate::tz::session().to_local(*t)),
+        _ => Value::Null,
     }
 }
 
@@ -5100,6 +5209,9 @@ fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
 fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     if from == PgType::Timestamp && to.is_string() {
         return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
+    }
+    if through_zone(from, to) {
+        return zone_convert(e, from, to);
     }
     // xid converts only through its text form.
     if (from == PgType::Xid) != (to == PgType::Xid) && !from.is_string() && !to.is_string() {
@@ -5125,6 +5237,9 @@ fn eval_datetime_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
     };
     Ok(match (func, v) {
         (_, Value::Null) => Value::Null,
+        ("date_trunc", Value::Timestamp(ts)) if ty == PgType::Timestamptz => {
+            Value::Timestamp(crate::datetime::trunc_timestamptz(unit, *ts)?)
+        }
         ("date_trunc", Value::Timestamp(ts)) => {
             Value::Timestamp(crate::datetime::trunc_timestamp(unit, *ts, ty)?)
         }
@@ -5139,6 +5254,7 @@ fn eval_datetime_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
 
 /// Date/time functions bound by [`bind_datetime_call`].
 const DATETIME_FUNCTIONS: &[&str] = &[
+    "timezone",
     "date_trunc",
     "date_part",
     "to_timestamp",
@@ -5270,6 +5386,7 @@ fn colname(e: &Expr) -> Option<(String, u8)> {
             .ok()
             .map(|(t, _)| (t.cast_column_name().to_string(), 1)),
         Expr::Extract { .. } => strong("extract"),
+        Expr::AtTimeZone { .. } => strong("timezone"),
         // The special syntaxes are named after the function PostgreSQL calls.
         Expr::Ceil { .. } => strong("ceil"),
         Expr::Floor { .. } => strong("floor"),
@@ -7402,8 +7519,35 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .first()
                 .and_then(|v| format_text(v, PgType::Timestamp))
                 .map_or(Value::Null, Value::text),
-            "current_date" => Value::Date(self.cx.now.div_euclid(86_400_000_000) as i32),
-            "localtimestamp" => Value::Timestamp(self.cx.now),
+            "current_date" => Value::Date(
+                crate::tz::session()
+                    .to_local(self.cx.now)
+                    .div_euclid(86_400_000_000) as i32,
+            ),
+            "localtimestamp" => Value::Timestamp(crate::tz::session().to_local(self.cx.now)),
+            "timezone_from_local" | "timezone_to_local" => match (a.first(), a.get(1)) {
+                (Some(z), Some(Value::Timestamp(t))) if !z.is_null() => {
+                    let zone = crate::tz::for_at_time_zone(z)?;
+                    Value::Timestamp(if name == "timezone_from_local" {
+                        zone.to_utc(*t)
+                    } else {
+                        zone.to_local(*t)
+                    })
+                }
+                _ => Value::Null,
+            },
+            "timestamptz_from_local" | "timestamptz_to_local" => match a.first() {
+                Some(v) => eval_zone_conversion(name, v),
+                None => Value::Null,
+            },
+            "timestamptz_pl_interval" | "timestamptz_mi_interval" => match (a.first(), a.get(1)) {
+                (Some(Value::Timestamp(t)), Some(Value::Interval(iv))) => {
+                    let sub = name == "timestamptz_mi_interval";
+                    let zone = crate::tz::session();
+                    Value::Timestamp(crate::datetime::timestamptz_add(*t, *iv, sub, &zone)?)
+                }
+                _ => Value::Null,
+            },
             "to_timestamp" => match a.first() {
                 Some(Value::Float(f)) => crate::datetime::to_timestamp(*f)?,
                 _ => Value::Null,

@@ -616,6 +616,14 @@ impl View<'_> {
             .unwrap_or_else(|| def.setting.to_string())
     }
 
+    /// The session's time zone (`SET LOCAL` included).
+    pub fn time_zone(&self) -> std::rc::Rc<crate::tz::Zone> {
+        match find("TimeZone") {
+            Some(def) => crate::tz::for_setting(&self.plain(def)),
+            None => std::rc::Rc::new(crate::tz::Zone::utc()),
+        }
+    }
+
     /// What RESET would return to (`pg_settings.reset_val`).
     pub(crate) fn reset_value(&self, def: &'static Setting) -> String {
         self.sess
@@ -890,32 +898,90 @@ fn parse_int(def: &Setting, raw: &str) -> Result<i64, SqlError> {
     Ok(value as i64)
 }
 
+/// `TimeZone` as PostgreSQL's `check_timezone` reads it: a number of hours east of UTC, an
+/// `INTERVAL '…'` (from `SET TIME ZONE INTERVAL …`), or a zone name ([`crate::tz::by_name`]).
+/// The stored form is the zone's name as `SHOW` prints it.
 fn parse_time_zone(def: &Setting, raw: &str) -> Result<String, SqlError> {
-    const UTC_NAMES: &[&str] = &[
-        "UTC",
-        "Etc/UTC",
-        "GMT",
-        "Etc/GMT",
-        "UCT",
-        "Etc/UCT",
-        "Zulu",
-        "Etc/Zulu",
-        "Universal",
-        "Etc/Universal",
-        "Greenwich",
-        "Etc/Greenwich",
-    ];
-    UTC_NAMES
-        .iter()
-        .find(|n| n.eq_ignore_ascii_case(raw.trim()))
-        .map(|n| n.to_string())
-        .ok_or_else(|| {
-            invalid(
-                def,
-                raw,
-                Some("RockLake keeps and shows times in UTC only (UTC, Etc/UTC, GMT, ...). A client that sends its own zone must be set to UTC (JDBC: run the JVM with -Duser.timezone=UTC; libpq: PGTZ=UTC or options=-c TimeZone=UTC)."),
-            )
-        })
+    let out_of_range = || SqlError::BadParameterDetail {
+        message: format!("invalid value for parameter \"{}\": \"{raw}\"", def.name),
+        detail: "UTC timezone offset is out of range.".into(),
+    };
+    let hours = raw
+        .strip_prefix(|c: char| c.is_ascii_whitespace())
+        .map_or(raw, str::trim_start);
+    if let Some(hours) = hours.parse::<f64>().ok().filter(|h| h.is_finite()) {
+        // Seconds east, truncated as PostgreSQL's conversion to a whole number of seconds.
+        let east = (hours * 3600.0) as i64;
+        let east = i32::try_from(east).map_err(|_| out_of_range())?;
+        return crate::tz::fixed(east)
+            .map(|z| z.name().to_string())
+            .map_err(|_| out_of_range());
+    }
+    if let Some(text) = raw
+        .get(..10)
+        .filter(|p| p.eq_ignore_ascii_case("interval '"))
+        .and_then(|_| raw[10..].strip_suffix('\''))
+    {
+        let iv = crate::types::parse_interval(text).ok_or_else(|| invalid(def, raw, None))?;
+        let unit = if iv.months != 0 {
+            Some("months")
+        } else if iv.days != 0 {
+            Some("days")
+        } else {
+            None
+        };
+        if let Some(unit) = unit {
+            return Err(SqlError::BadParameterDetail {
+                message: format!("invalid value for parameter \"{}\": \"{raw}\"", def.name),
+                detail: format!("Cannot specify {unit} in time zone interval."),
+            });
+        }
+        let east = i32::try_from(iv.micros / 1_000_000).map_err(|_| out_of_range())?;
+        return crate::tz::fixed(east)
+            .map(|z| z.name().to_string())
+            .map_err(|_| out_of_range());
+    }
+    crate::tz::by_name(raw)
+        .map(|z| z.name().to_string())
+        .map_err(|_| invalid(def, raw, None))
+}
+
+/// `SET TIME ZONE INTERVAL '…' [qualifier]` as PostgreSQL flattens it: `INTERVAL '<value>'`,
+/// the value cut to the qualifier's last field.
+fn time_zone_interval(iv: &ast::Interval) -> Result<String, SqlError> {
+    let text = match iv.value.as_ref() {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            _ => return Err(set_syntax(&iv.value)),
+        },
+        other => return Err(set_syntax(other)),
+    };
+    let unit =
+        |f: &Option<ast::DateTimeField>| f.as_ref().map(|f| f.to_string().to_ascii_lowercase());
+    let text = match unit(&iv.leading_field) {
+        Some(u) if text.trim().parse::<f64>().is_ok() => format!("{text} {u}"),
+        _ => text,
+    };
+    let bad = || SqlError::InvalidDatetimeText {
+        type_name: "interval".into(),
+        input: text.clone(),
+    };
+    let mut value = crate::types::parse_interval(&text).ok_or_else(bad)?;
+    let step = match unit(&iv.last_field)
+        .or_else(|| unit(&iv.leading_field))
+        .as_deref()
+    {
+        Some("hour") => 3_600_000_000,
+        Some("minute") => 60_000_000,
+        _ => 1,
+    };
+    value.micros -= value.micros % step;
+    let shown = crate::types::format_text(
+        &crate::types::Value::Interval(value),
+        crate::types::PgType::Interval,
+    )
+    .unwrap_or_default();
+    Ok(format!("INTERVAL '{shown}'"))
 }
 
 /// `ISO, MDY`: only the ISO output style; any field order.
@@ -1094,6 +1160,7 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
                 {
                     None
                 }
+                ast::Expr::Interval(iv) => Some(time_zone_interval(iv)?),
                 e => flatten(def, std::slice::from_ref(e))?,
             };
             assign(cx, def, value, scope)
@@ -1383,17 +1450,36 @@ mod tests {
     }
 
     #[test]
-    fn time_zones_are_utc_and_the_hint_says_how_to_connect() {
+    fn time_zones_are_read_as_postgres_reads_them() {
         let def = find("TimeZone").expect("known");
-        assert_eq!(parse_value(def, "etc/utc", "UTC").expect("utc"), "Etc/UTC");
-        let e = parse_value(def, "Europe/Berlin", "UTC").expect_err("not UTC");
-        let pg = e.to_pg();
-        assert_eq!(pg.code, "22023");
-        assert!(
-            pg.hint
-                .as_deref()
-                .is_some_and(|h| h.contains("-Duser.timezone=UTC")),
-            "{pg:?}"
+        let stored = |raw: &str| parse_value(def, raw, "Etc/UTC");
+        assert_eq!(stored("etc/utc").expect("utc"), "Etc/UTC");
+        assert_eq!(stored("europe/berlin").expect("zone"), "Europe/Berlin");
+        assert_eq!(stored("-8").expect("hours"), "<-08>+08");
+        assert_eq!(stored("5.5").expect("hours"), "<+05:30>-05:30");
+        assert_eq!(stored("1e1").expect("hours"), "<+10>-10");
+        assert_eq!(
+            stored("INTERVAL '-07:00:01'").expect("interval"),
+            "<-07:00:01>+07:00:01"
+        );
+        let e = stored("INTERVAL '1 day'").expect_err("days").to_pg();
+        assert_eq!(
+            (e.code.as_str(), e.detail.as_deref()),
+            ("22023", Some("Cannot specify days in time zone interval."))
+        );
+        let e = stored("170").expect_err("a week").to_pg();
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("UTC timezone offset is out of range.")
+        );
+        let e = stored("Mars/Olympus").expect_err("unknown").to_pg();
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str(), e.hint),
+            (
+                "22023",
+                "invalid value for parameter \"TimeZone\": \"Mars/Olympus\"",
+                None
+            )
         );
     }
 

@@ -930,19 +930,46 @@ fn fmt_time(us: i64) -> String {
 }
 
 fn fmt_timestamp(us: i64, tz: bool) -> String {
+    match us {
+        i64::MAX => return "infinity".into(),
+        i64::MIN => return "-infinity".into(),
+        _ => {}
+    }
+    // A timestamptz shows the session zone's local time and offset.
+    let (us, offset) = if tz {
+        let zone = crate::tz::session();
+        let offset = zone.offset_at(us);
+        (zone.to_local(us), Some(offset))
+    } else {
+        (us, None)
+    };
     let days = us.div_euclid(USECS_PER_DAY);
     let rem = us.rem_euclid(USECS_PER_DAY);
     let mut out = format!("{} {}", fmt_date(days), fmt_time(rem));
-    if tz {
-        // The session TimeZone is Etc/UTC, as PostgreSQL reported it to the client.
-        if out.ends_with(" BC") {
+    if let Some(offset) = offset {
+        let bc = out.ends_with(" BC");
+        if bc {
             out.truncate(out.len() - 3);
-            out.push_str("+00 BC");
-        } else {
-            out.push_str("+00");
+        }
+        push_offset(&mut out, offset);
+        if bc {
+            out.push_str(" BC");
         }
     }
     out
+}
+
+/// A UTC offset as PostgreSQL writes it (`EncodeTimezone`): `+05`, `-03:30`, `+00:19:32`.
+pub fn push_offset(out: &mut String, east: i32) {
+    use std::fmt::Write;
+    let abs = east.unsigned_abs();
+    let (h, m, s) = (abs / 3600, abs / 60 % 60, abs % 60);
+    let sign = if east < 0 { '-' } else { '+' };
+    let _ = match (m, s) {
+        (0, 0) => write!(out, "{sign}{h:02}"),
+        (_, 0) => write!(out, "{sign}{h:02}:{m:02}"),
+        _ => write!(out, "{sign}{h:02}:{m:02}:{s:02}"),
+    };
 }
 
 /// PostgreSQL's `postgres` IntervalStyle: `1 year 2 mons -3 days +04:05:06.5`. Each field
@@ -1431,48 +1458,113 @@ fn parse_time_part(s: &str) -> Option<i64> {
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + us)
 }
 
-/// Splits a trailing UTC offset (`+00`, `-05:30`, `Z`, ` UTC`) off a timestamp; returns seconds.
-fn split_offset(s: &str) -> (&str, i64) {
+/// The zone a timestamp's text names after its time.
+enum GivenZone {
+    /// None: the session's zone.
+    Session,
+    /// Seconds east of UTC.
+    Offset(i64),
+    Zone(crate::tz::Zone),
+}
+
+/// Splits a trailing zone off a timestamp: an offset (`+00`, `-05:30`, `+0530`), `Z`, an
+/// abbreviation of PostgreSQL's `Default` set (` PST`, ` CEST`) or a zone name
+/// (` Europe/Berlin`). `Err` names a zone (a word with `/`) that does not exist.
+fn split_zone(s: &str) -> Result<Option<(&str, GivenZone)>, SqlError> {
     let t = s.trim_end();
-    for suffix in [" UTC", " utc", "Z", "z"] {
-        if let Some(rest) = t.strip_suffix(suffix) {
-            return (rest, 0);
+    if let Some((head, word)) = t.rsplit_once(' ') {
+        let named = word.starts_with(|c: char| c.is_ascii_alphabetic())
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/_-+".contains(c));
+        if named {
+            let zone = match crate::tzabbrev::lookup(word) {
+                Some(crate::tzabbrev::Abbrev::Fixed(east)) => GivenZone::Offset(east.into()),
+                Some(crate::tzabbrev::Abbrev::Zone(z)) => match crate::tz::by_name(z) {
+                    Ok(zone) => GivenZone::Zone(zone),
+                    Err(_) => return Ok(None),
+                },
+                None => match crate::tz::by_name(word) {
+                    Ok(zone) => GivenZone::Zone(zone),
+                    // PostgreSQL reads the words of date/time input in lower case.
+                    Err(_) if word.contains('/') => {
+                        return Err(SqlError::InvalidParameter {
+                            message: format!(
+                                "time zone \"{}\" not recognized",
+                                word.to_ascii_lowercase()
+                            ),
+                        })
+                    }
+                    Err(_) => return Ok(None),
+                },
+            };
+            return Ok(Some((head, zone)));
         }
     }
-    // look for +/- after the time part
+    if let Some(rest) = t.strip_suffix(['Z', 'z']) {
+        return Ok(Some((rest, GivenZone::Offset(0))));
+    }
+    // An offset after the time part.
     if let Some(pos) = t.rfind(['+', '-']) {
         let (head, off) = t.split_at(pos);
         if head.contains(':') || head.contains(' ') || head.contains('T') {
             let sign = if off.starts_with('-') { -1 } else { 1 };
-            let digits = &off[1..];
-            let (h, m) = match digits.split_once(':') {
-                Some((h, m)) => (h, m),
-                None if digits.len() == 4 => (&digits[..2], &digits[2..]),
-                None => (digits, "0"),
+            let digits = off[1..].trim();
+            let mut parts = digits.split(':');
+            let (h, m, sec) = match (parts.next(), parts.next(), parts.next()) {
+                (Some(h), None, None) if h.len() == 4 => (&h[..2], &h[2..], "0"),
+                (Some(h), None, None) if h.len() == 6 => (&h[..2], &h[2..4], &h[4..]),
+                (Some(h), m, sec) => (h, m.unwrap_or("0"), sec.unwrap_or("0")),
+                _ => return Ok(None),
             };
-            if let (Ok(h), Ok(m)) = (h.parse::<i64>(), m.parse::<i64>()) {
-                return (head, sign * (h * 3600 + m * 60));
-            }
+            let field = |x: &str| {
+                x.parse::<i64>()
+                    .ok()
+                    .filter(|_| !x.is_empty() && x.len() <= 2)
+            };
+            return Ok(match (field(h), field(m), field(sec)) {
+                (Some(h), Some(m), Some(sec)) if m <= 59 && sec <= 59 => {
+                    Some((head, GivenZone::Offset(sign * (h * 3600 + m * 60 + sec))))
+                }
+                _ => None,
+            });
         }
     }
-    (t, 0)
+    Ok(None)
 }
 
+/// A timestamp's text: microseconds since 2000-01-01, UTC for `with_tz` (a time without a zone
+/// is in the session's zone), local otherwise (a zone given is ignored, as PostgreSQL does).
 pub fn parse_timestamp(s: &str, with_tz: bool) -> Option<i64> {
+    timestamp_in(s, with_tz).ok().flatten()
+}
+
+/// [`parse_timestamp`] with the error for a zone name that does not exist.
+fn timestamp_in(s: &str, with_tz: bool) -> Result<Option<i64>, SqlError> {
     let t = s.trim();
     match t.to_ascii_lowercase().as_str() {
-        "infinity" => return Some(i64::MAX),
-        "-infinity" => return Some(i64::MIN),
+        "infinity" => return Ok(Some(i64::MAX)),
+        "-infinity" => return Ok(Some(i64::MIN)),
         _ => {}
     }
-    let (body, offset) = if with_tz { split_offset(t) } else { (t, 0) };
+    let (body, zone) = split_zone(t)?.unwrap_or((t, GivenZone::Session));
+    Ok(local_timestamp(body).map(|local| match zone {
+        _ if !with_tz => local,
+        GivenZone::Session => crate::tz::session().to_utc(local),
+        GivenZone::Offset(east) => local - east * 1_000_000,
+        GivenZone::Zone(z) => z.to_utc(local),
+    }))
+}
+
+/// A timestamp's text without its zone: local microseconds since 2000-01-01.
+fn local_timestamp(body: &str) -> Option<i64> {
     let (date, time) = match body.split_once([' ', 'T']) {
         Some((d, tm)) => (d, tm.trim()),
         None => (body, "00:00:00"),
     };
     let days = parse_date_part(date)?;
     let us = parse_time_part(time)?;
-    Some(days * USECS_PER_DAY + us - offset * 1_000_000)
+    Some(days * USECS_PER_DAY + us)
 }
 
 /// Parses PostgreSQL interval input: `1 year 2 mons 3 days 04:05:06.5`, `00:00:01`, `3 days`,
@@ -1621,10 +1713,10 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         })?),
         PgType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(err)?),
         PgType::Timestamptz => {
-            Value::Timestamp(parse_timestamp(s, true).ok_or_else(|| datetime_invalid(ty, s))?)
+            Value::Timestamp(timestamp_in(s, true)?.ok_or_else(|| datetime_invalid(ty, s))?)
         }
         PgType::Timestamp => {
-            Value::Timestamp(parse_timestamp(s, false).ok_or_else(|| datetime_invalid(ty, s))?)
+            Value::Timestamp(timestamp_in(s, false)?.ok_or_else(|| datetime_invalid(ty, s))?)
         }
         PgType::Date => {
             Value::Date(parse_date_part(s.trim()).ok_or_else(|| datetime_invalid(ty, s))? as i32)

@@ -267,6 +267,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "cursors",
             "--test",
+            "time_zones",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",
