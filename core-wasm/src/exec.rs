@@ -2421,8 +2421,8 @@ fn insert(
                 for r in &v.rows {
                     let mut vals = Vec::with_capacity(r.len());
                     for (e, ci) in r.iter().zip(&targets) {
-                        let (b, _) = binder.bind_values_expr(e)?;
-                        let b = coerce_expr(b, t.columns[*ci].ty)?;
+                        let (b, bt) = binder.bind_values_expr(e)?;
+                        let b = crate::query::assignment(b, bt, t.columns[*ci].ty)?;
                         vals.push(exec.eval(&b, &env)?);
                     }
                     out.push(vals);
@@ -2436,7 +2436,23 @@ fn insert(
                 }
                 let bq = binder.bind_query(&q, None)?;
                 check_insert_width(bq.columns.len(), targets.len(), !ins.columns.is_empty())?;
-                exec.run_query(&bq, None)?
+                let mut rows = exec.run_query(&bq, None)?;
+                // Values of a timestamp type stored into another go through the zone.
+                for (i, (c, ci)) in bq.columns.iter().zip(&targets).enumerate() {
+                    let to = t.columns[*ci].ty;
+                    if c.ty != to {
+                        for r in &mut rows {
+                            if let Some(v) = r.get_mut(i) {
+                                *v = crate::query::assign_value(
+                                    std::mem::replace(v, Value::Null),
+                                    c.ty,
+                                    to,
+                                )?;
+                            }
+                        }
+                    }
+                }
+                rows
             }
         }
     } else {
@@ -2593,8 +2609,8 @@ fn bind_assignments(
         let ci = t
             .column_index(&name)
             .ok_or_else(|| undefined_column_of(&name, &t.name))?;
-        let (b, _) = binder.bind_expr(&a.value, scope, None)?;
-        sets.push((ci, coerce_expr(b, t.columns[ci].ty)?));
+        let (b, bt) = binder.bind_expr(&a.value, scope, None)?;
+        sets.push((ci, crate::query::assignment(b, bt, t.columns[ci].ty)?));
     }
     Ok(sets)
 }
@@ -3203,10 +3219,8 @@ fn column_defaults(cx: &mut Cx<'_>, at: u64, t: &Table) -> Result<Vec<Option<BEx
                     .map_err(|e| {
                         SqlError::internal(format!("stored default does not parse: {e}"))
                     })?;
-                Ok(Some(coerce_expr(
-                    binder.bind_expr(&e, &Scope::default(), None)?.0,
-                    c.ty,
-                )?))
+                let (b, bt) = binder.bind_expr(&e, &Scope::default(), None)?;
+                Ok(Some(crate::query::assignment(b, bt, c.ty)?))
             }
             None => Ok(None),
         })

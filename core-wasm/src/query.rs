@@ -901,6 +901,10 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
             if let (Some(f), Some(&t)) = (from.get(i), to.get(i)) {
                 if *f != t {
                     let x = std::mem::replace(e, BExpr::Const(Value::Null));
+                    if through_zone(*f, t) {
+                        *e = zone_convert(x, *f, t)?;
+                        continue;
+                    }
                     // Numbers change representation (an integer in a double precision column
                     // is a float, or UNION would keep 0 and 0.0 apart); texts do not.
                     let renumber = (f.is_numeric_family() && t.is_numeric_family())
@@ -928,7 +932,11 @@ fn coerce_branch(set: BSet, from: &[PgType], to: &[PgType]) -> Result<BSet, SqlE
                 if let (Some(f), Some(&t)) = (from.get(*j), to.get(*j)) {
                     if *f != t {
                         let x = std::mem::replace(e, BExpr::Const(Value::Null));
-                        *e = BExpr::Cast(Box::new(x), t);
+                        *e = if through_zone(*f, t) {
+                            zone_convert(x, *f, t)?
+                        } else {
+                            BExpr::Cast(Box::new(x), t)
+                        };
                     }
                 }
             }
@@ -2008,7 +2016,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 } else if ci < types.len() {
                     types[ci] = select_common(types[ci], t);
                 }
-                out.push(b);
+                out.push((b, t));
             }
             if ri > 0 && out.len() != types.len() {
                 return Err(SqlError::Syntax {
@@ -2033,7 +2041,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             .map(|r| {
                 r.into_iter()
                     .zip(types.iter())
-                    .map(|(e, t)| coerce_expr(e, *t))
+                    .map(|((e, from), t)| coerce_to(e, from, *t))
                     .collect::<Result<Vec<_>, _>>()
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -3452,6 +3460,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         // A type without an array of its own: its elements as text.
                         _ if to != elem => cast_from(e, t, to),
                         PgType::Unknown => coerce_expr(e, to),
+                        _ if through_zone(t, to) => zone_convert(e, t, to),
                         _ => coerce_or_cast(e, to),
                     })
                     .collect::<Result<Vec<_>, _>>()?;
@@ -4591,6 +4600,13 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             _ => return Err(no_such_function(&name, &types)),
         };
+        // NULLIF is its first argument where PostgreSQL's `=` takes both as they are (a
+        // cross-type operator: integers of two widths, the timestamp types and date): of its
+        // type, with its value (`nullif(x, y, x_common)` compares the last two).
+        let nullif_first = match (name.as_str(), types.as_slice()) {
+            ("nullif", [a, b]) if a != b && cross_type_equality(*a, *b) => bargs.first().cloned(),
+            _ => None,
+        };
         let bargs = if matches!(
             name.as_str(),
             "coalesce" | "nullif" | "greatest" | "least" | "abs"
@@ -4603,6 +4619,10 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             bargs
         };
+        let (ty, bargs) = match nullif_first {
+            Some(first) => (types[0], bargs.into_iter().chain([first]).collect()),
+            None => (ty, bargs),
+        };
         let narrow = name == "abs";
         let call = BExpr::Func(name, bargs);
         Ok((
@@ -4614,6 +4634,18 @@ impl<'a, 'b> Binder<'a, 'b> {
             ty,
         ))
     }
+}
+
+/// Whether PostgreSQL has an `=` operator taking the two types as they are.
+fn cross_type_equality(a: PgType, b: PgType) -> bool {
+    use PgType::{Date, Float4, Float8, Int2, Int4, Int8, Timestamp, Timestamptz};
+    let family = |t| match t {
+        Int2 | Int4 | Int8 => 1,
+        Float4 | Float8 => 2,
+        Date | Timestamp | Timestamptz => 3,
+        _ => 0,
+    };
+    family(a) != 0 && family(a) == family(b)
 }
 
 /// The type of UNION, CASE, COALESCE, GREATEST and LEAST (`what`) over its inputs' types, as
@@ -5155,6 +5187,28 @@ fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
         coerce_or_cast(e, to)
     } else {
         coerce_expr(e, to)
+    }
+}
+
+/// An expression of type `from` stored into a column of type `to` (INSERT, UPDATE SET, a
+/// default): PostgreSQL's assignment conversion, through the session's zone between the
+/// timestamp types and date.
+pub fn assignment(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    if through_zone(from, to) {
+        zone_convert(e, from, to)
+    } else {
+        coerce_expr(e, to)
+    }
+}
+
+/// [`assignment`] of a computed value (a row of `INSERT … SELECT`).
+pub fn assign_value(v: Value, from: PgType, to: PgType) -> Result<Value, SqlError> {
+    if !through_zone(from, to) {
+        return Ok(v);
+    }
+    match zone_convert(BExpr::Const(v), from, to)? {
+        BExpr::Const(v) => Ok(v),
+        _ => Err(SqlError::internal("zone conversion of a constant")),
     }
 }
 
@@ -7158,7 +7212,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                 if !x.is_null() && !y.is_null() && compare(&x, &y) == std::cmp::Ordering::Equal {
                     Value::Null
                 } else {
-                    x
+                    // The first argument as given, when the binder kept it (see bind_function).
+                    a.get(2).cloned().unwrap_or(x)
                 }
             }
             "greatest" | "least" => {

@@ -107,6 +107,21 @@ for s in [
     "UPDATE tz1 SET t = '2022-03-27 02:30' WHERE id = 3 RETURNING t",
     "SET TimeZone = 'Asia/Tokyo'",
     "SELECT id, t, l FROM tz1 ORDER BY id",
+    # Stored into another timestamp type (assignment), and types met in one column.
+    "CREATE TABLE a3 (id INTEGER PRIMARY KEY, t TIMESTAMPTZ, l TIMESTAMP, d DATE DEFAULT '2020-01-01 20:00+00'::timestamptz, tm TIME)",
+    "INSERT INTO a3 VALUES (1, '2020-07-01 01:00'::timestamp, '2020-07-01 01:00+00'::timestamptz, '2020-06-30 20:00+00'::timestamptz, '2020-06-30 20:00+00'::timestamptz)",
+    "INSERT INTO a3 (id, t, l, d) SELECT 2, l, t, t FROM a3 WHERE id = 1",
+    "INSERT INTO a3 (id) VALUES (3)",
+    "UPDATE a3 SET l = t, t = l WHERE id = 2",
+    "INSERT INTO a3 VALUES (1) ON CONFLICT (id) DO UPDATE SET tm = '2020-06-01 03:00+00'::timestamptz",
+    "SELECT * FROM a3 ORDER BY id",
+    "SELECT t FROM a3 WHERE id = 1 UNION ALL SELECT l FROM a3 WHERE id = 1",
+    "SELECT coalesce(l, t), CASE WHEN id = 1 THEN t ELSE l END, ARRAY[t, l], t IN (l, d) FROM a3 ORDER BY id",
+    "SELECT t BETWEEN '2020-07-01'::date AND '2020-07-02'::timestamp, d + time '10:00', t - d FROM a3 ORDER BY id",
+    "VALUES ('2020-01-01 00:00'::timestamp), ('2020-01-01 00:00+00'::timestamptz)",
+    "SELECT greatest('2020-01-01 00:00'::timestamp, '2020-01-01 07:00+00'::timestamptz), least('2020-01-01'::date, '2020-01-01 07:00+00'::timestamptz), nullif('2020-01-01 09:00'::timestamp, '2020-01-01 00:00+00'::timestamptz)",
+    "DROP TABLE a3",
+    "SELECT nullif(1::int2, 2::int8), pg_typeof(nullif(1::int2, 2::int8)), nullif(2::int4, 2::int8), nullif(1.5::float4, 2::float8), pg_typeof(nullif(1::int, 2.5)), pg_typeof(nullif('2020-01-01'::date, '2020-01-02 00:00'::timestamp))",
 ]:
     run(c, s)
 with c.cursor().copy("COPY (SELECT * FROM tz1 ORDER BY id) TO STDOUT") as cp:
