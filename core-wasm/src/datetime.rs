@@ -13,7 +13,7 @@ const UNIX_TO_PG_DAYS: i64 = 10_957;
 const PG_EPOCH_JDATE: i64 = 2_451_545;
 /// PostgreSQL's timestamp range: 4714-11-24 BC 00:00 up to (excluding) 294277-01-01.
 const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
-const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
+pub(crate) const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
 /// PostgreSQL's date range in days since 2000-01-01: Julian day 0 up to 5874898-01-01.
 const MIN_DATE: i64 = -PG_EPOCH_JDATE;
 const END_DATE: i64 = 2_147_483_494 - PG_EPOCH_JDATE;
@@ -441,7 +441,10 @@ pub fn extract(name: &str, v: &Value, ty: PgType) -> Result<Value, SqlError> {
                 "second" => numeric(sec_us, 6),
                 "minute" => numeric((time / 60_000_000) % 60, 0),
                 "hour" => numeric(time / 3_600_000_000, 0),
-                "epoch" => numeric(utc + UNIX_TO_PG_DAYS * USECS_PER_DAY, 6),
+                "epoch" => Value::Numeric(crate::numeric::scaled_decimal(
+                    i128::from(*utc) + i128::from(UNIX_TO_PG_DAYS * USECS_PER_DAY),
+                    6,
+                )),
                 "timezone" if ty == PgType::Timestamptz => numeric(east.into(), 0),
                 "timezone_hour" if ty == PgType::Timestamptz => numeric((east / 3600).into(), 0),
                 "timezone_minute" if ty == PgType::Timestamptz => {

@@ -516,6 +516,7 @@ pub fn virtual_rows(
         settings: Some(cx.settings),
         txid: cx.txid(),
         cursors: &|| cx.cursors.infos(cx.txn_serial),
+        now: cx.now,
     };
     crate::pgcatalog::build_only(schema, name, &view, only, columns)
         .map(|v| v.rows)
@@ -576,13 +577,23 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn reader(&self, at: u64) -> ReadCx<'_> {
-        let now = self
-            .sess
+    /// The session's zone and the transaction's time for the statement about to run (see
+    /// [`crate::tz::enter`]).
+    pub(crate) fn enter_zone(&self) -> crate::tz::Entered {
+        crate::tz::enter(self.settings().time_zone(), Some(self.txn_now()))
+    }
+
+    /// The transaction's start (`now()`), or the statement's when none has begun.
+    fn txn_now(&self) -> i64 {
+        self.sess
             .txn
             .as_ref()
             .map(|t| t.start_time)
-            .unwrap_or(self.st.now);
+            .unwrap_or(self.st.now)
+    }
+
+    fn reader(&self, at: u64) -> ReadCx<'_> {
+        let now = self.txn_now();
         ReadCx {
             kv: self.kv,
             st: self.st,
@@ -668,7 +679,7 @@ impl<'a> Cx<'a> {
 }
 
 pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
-    let _zone = crate::tz::enter(cx.settings().time_zone());
+    let _zone = cx.enter_zone();
     let failed = cx.sess.txn.as_ref().is_some_and(|t| t.failed);
     match stmt {
         Statement::Commit { .. } => {
@@ -1099,7 +1110,7 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
 }
 
 pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
-    let _zone = crate::tz::enter(cx.settings().time_zone());
+    let _zone = cx.enter_zone();
     let stmts = parse(sql)?;
     let Some(stmt) = stmts.first() else {
         return Ok(Describe {
@@ -1833,6 +1844,9 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
 /// varying`); `TRUE`/`FALSE` for a boolean column are `true`/`false`. Anything else is kept
 /// as written.
 fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
+    if let Some(fixed) = datetime_constant_default(e, ty) {
+        return Some(fixed);
+    }
     let ast::Expr::Value(v) = e else {
         // PostgreSQL prints an operator expression in brackets.
         return Some(match e {
@@ -1848,6 +1862,34 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
         }
         _ => Some(e.to_string()),
     }
+}
+
+/// A date/time column's constant default (`'2020-07-01 12:00'`, `'…'::timestamptz`) is read
+/// once, as PostgreSQL stores the constant, and kept as PostgreSQL shows it
+/// (`'2020-07-01 12:00:00'::timestamp without time zone`). A timestamptz is read in the zone of
+/// the session that declares it and kept as the instant in UTC, not as text a later session
+/// would read in its own zone.
+fn datetime_constant_default(e: &ast::Expr, ty: PgType) -> Option<String> {
+    use PgType::{Date, Time, Timestamp, Timestamptz};
+    if !matches!(ty, Timestamptz | Timestamp | Date | Time) {
+        return None;
+    }
+    let literal = match e {
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } if sql_type(data_type).is_ok_and(|(t, _)| t == ty) => expr.as_ref(),
+        other => other,
+    };
+    let ast::Expr::Value(v) = literal else {
+        return None;
+    };
+    let ast::Value::SingleQuotedString(text) = &v.value else {
+        return None;
+    };
+    let value = parse_text(text, ty).ok()?;
+    let _utc = crate::tz::enter(std::rc::Rc::new(crate::tz::Zone::utc()), None);
+    let shown = format_text(&value, ty)?;
+    Some(format!("'{shown}'::{}", ty.sql_name()))
 }
 
 fn check_not_null(t: &Table, values: &[Value]) -> Result<(), SqlError> {
@@ -3231,7 +3273,7 @@ fn column_defaults(cx: &mut Cx<'_>, at: u64, t: &Table) -> Result<Vec<Option<BEx
 /// row, columns outside the COPY's list taking their defaults. An error names its line (and
 /// column) in PostgreSQL's CONTEXT.
 pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError> {
-    let _zone = crate::tz::enter(cx.settings().time_zone());
+    let _zone = cx.enter_zone();
     let at = cx.read_point();
     let t = {
         let rcx = cx.reader(at);

@@ -81,6 +81,8 @@ pub struct CatalogView<'a> {
     pub txid: u64,
     /// The session's open cursors (`pg_cursors`), listed only when that view is read.
     pub cursors: &'a dyn Fn() -> Vec<crate::cursor::CursorInfo>,
+    /// The statement's time (`pg_timezone_names` shows each zone's offset then).
+    pub now: i64,
 }
 
 // ------------------------------------------------------------------ relation directory
@@ -98,6 +100,8 @@ enum Which {
     Enum,
     Settings,
     Cursors,
+    TzNames,
+    TzAbbrevs,
     Database,
     Roles,
     User,
@@ -459,6 +463,17 @@ const CURSORS_COLS: Spec = &[
     ("is_binary", BOOL),
     ("is_scrollable", BOOL),
     ("creation_time", TSTZ),
+];
+const TZ_NAMES_COLS: Spec = &[
+    ("name", TEXT),
+    ("abbrev", TEXT),
+    ("utc_offset", PgType::Interval),
+    ("is_dst", BOOL),
+];
+const TZ_ABBREVS_COLS: Spec = &[
+    ("abbrev", TEXT),
+    ("utc_offset", PgType::Interval),
+    ("is_dst", BOOL),
 ];
 const EXTENSION_COLS: Spec = &[
     ("oid", OID),
@@ -842,6 +857,24 @@ const RELATIONS: &[RelInfo] = &[
         CURSORS_COLS,
     ),
     rel(
+        Which::TzAbbrevs,
+        "pg_catalog",
+        "pg_timezone_abbrevs",
+        12_122,
+        12_124,
+        'v',
+        TZ_ABBREVS_COLS,
+    ),
+    rel(
+        Which::TzNames,
+        "pg_catalog",
+        "pg_timezone_names",
+        12_126,
+        12_128,
+        'v',
+        TZ_NAMES_COLS,
+    ),
+    rel(
         Which::IsSchemata,
         "information_schema",
         "schemata",
@@ -919,7 +952,13 @@ pub fn is_virtual(schema: Option<&str>, name: &str) -> bool {
 /// are a function of the registry, the session's user and its database: results read from
 /// them can be kept across sessions with the same user and database (see copycache).
 pub fn reads_session_settings(schema: Option<&str>, name: &str) -> bool {
-    find(schema, name).is_some_and(|r| matches!(r.rel, Which::Settings | Which::Cursors))
+    // The zone views show offsets as of the statement's time.
+    find(schema, name).is_some_and(|r| {
+        matches!(
+            r.rel,
+            Which::Settings | Which::Cursors | Which::TzNames | Which::TzAbbrevs
+        )
+    })
 }
 
 /// Column list without building rows (for planning/Describe).
@@ -997,6 +1036,8 @@ pub fn build_only(
                 ]
             })
             .collect(),
+        Which::TzNames => time_zone_rows(view.now),
+        Which::TzAbbrevs => abbreviation_rows(view.now),
         Which::Database => database_rows(view),
         Which::Roles => roles_rows(view),
         Which::User => user_rows(view),
@@ -2202,6 +2243,50 @@ fn tablespace_rows() -> Vec<Vec<Value>> {
 
 // ------------------------------------------------------------------ pg_settings
 
+/// `pg_timezone_names`: each zone of the database with its abbreviation, offset and
+/// daylight-saving flag at `now`.
+fn time_zone_rows(now: i64) -> Vec<Vec<Value>> {
+    crate::tz::names()
+        .into_iter()
+        .filter_map(|name| {
+            let zone = crate::tz::by_name(&name).ok()?;
+            let (east, abbrev, dst) = zone.info_at(now);
+            Some(vec![
+                Value::text(name),
+                Value::text(abbrev),
+                offset_interval(east),
+                Value::Bool(dst),
+            ])
+        })
+        .collect()
+}
+
+/// `pg_timezone_abbrevs`: PostgreSQL's `Default` abbreviations; one defined by a zone has
+/// that zone's offset at `now`.
+fn abbreviation_rows(now: i64) -> Vec<Vec<Value>> {
+    crate::tzabbrev::all()
+        .map(|(name, meaning, dst)| {
+            let (east, dst) = match meaning {
+                crate::tzabbrev::Abbrev::Fixed(east) => (east, dst),
+                crate::tzabbrev::Abbrev::Zone(z) => crate::tz::by_name(z)
+                    .map(|zone| {
+                        let (east, _, dst) = zone.info_at(now);
+                        (east, dst)
+                    })
+                    .unwrap_or((0, false)),
+            };
+            vec![Value::text(name), offset_interval(east), Value::Bool(dst)]
+        })
+        .collect()
+}
+
+fn offset_interval(east: i32) -> Value {
+    Value::Interval(crate::types::Interval {
+        micros: i64::from(east) * 1_000_000,
+        ..Default::default()
+    })
+}
+
 fn settings_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     crate::settings::SETTINGS
         .iter()
@@ -2749,6 +2834,7 @@ mod tests {
             settings: None,
             txid: 900,
             cursors: &Vec::new,
+            now: 0,
         }
     }
 
@@ -2877,6 +2963,7 @@ mod tests {
                         (Value::Int(_), t) => t.is_integer() || t == PgType::Xid,
                         (Value::Float(_), t) => t == PgType::Float4,
                         (Value::Bool(_), t) => t == PgType::Bool,
+                        (Value::Interval(_), t) => t == PgType::Interval,
                         (Value::Text(s), PgType::Char) => s.chars().count() <= 1,
                         (Value::Text(_), t) => t.is_string(),
                         (Value::Array(items), PgType::Int2Array) => {

@@ -1118,11 +1118,24 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         }
         (v, t) if t.is_string() => Value::text(format_text(&v, t).unwrap_or_default()),
         (v @ Value::Timestamp(_), PgType::Timestamp | PgType::Timestamptz) => v,
+        (Value::Timestamp(i64::MAX), PgType::Date) => Value::Date(i32::MAX),
+        (Value::Timestamp(i64::MIN), PgType::Date) => Value::Date(i32::MIN),
+        (Value::Timestamp(i64::MAX | i64::MIN), PgType::Time) => Value::Null,
         (Value::Timestamp(t), PgType::Date) => Value::Date(t.div_euclid(86_400_000_000) as i32),
         (Value::Timestamp(t), PgType::Time) => Value::Time(t.rem_euclid(86_400_000_000)),
-        (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => {
-            Value::Timestamp(d as i64 * 86_400_000_000)
-        }
+        (Value::Date(d), PgType::Timestamp | PgType::Timestamptz) => match d {
+            i32::MAX => Value::Timestamp(i64::MAX),
+            i32::MIN => Value::Timestamp(i64::MIN),
+            // `date2timestamp`: past 294276 AD a date has no timestamp.
+            _ => Value::Timestamp(
+                i64::from(d)
+                    .checked_mul(86_400_000_000)
+                    .filter(|t| *t < crate::datetime::END_TIMESTAMP)
+                    .ok_or_else(|| SqlError::DatetimeOutOfRange {
+                        message: "date out of range for timestamp".into(),
+                    })?,
+            ),
+        },
         // Element by element (`ARRAY['1', '2']::int[]`).
         (Value::Array(items), t) if t.is_array() => {
             let elem = t.element().unwrap_or(PgType::Text);
@@ -2891,10 +2904,21 @@ impl<'a, 'b> Binder<'a, 'b> {
         scope: &Scope,
     ) -> Result<BExpr, SqlError> {
         let bq = self.bind_query(q, Some(scope))?;
+        let mut bq = bq;
         let st = bq.columns.first().map(|c| c.ty).unwrap_or(PgType::Unknown);
         operator_exists(xt, symbol, st)?;
+        let t = common_type(xt, st);
+        // The subquery's column converts too where the two are a timestamp type and
+        // timestamptz (through the session's zone) or a date and a timestamp.
+        if st != t && (through_zone(st, t) || st == PgType::Date) {
+            let body = std::mem::replace(&mut bq.body, BSet::Values(Vec::new()));
+            bq.body = coerce_branch(body, &[st], &[t])?;
+            if let Some(c) = bq.columns.first_mut() {
+                c.ty = t;
+            }
+        }
         Ok(BExpr::InSub(
-            Box::new(coerce_expr(x, common_type(xt, st))?),
+            Box::new(coerce_to(x, xt, t)?),
             Rc::new(bq),
             op,
             all,
@@ -3044,8 +3068,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let t = common_type(lt, rt);
                 (
                     BExpr::IsDistinct(
-                        Box::new(coerce_expr(l, t)?),
-                        Box::new(coerce_expr(r, t)?),
+                        Box::new(coerce_to(l, lt, t)?),
+                        Box::new(coerce_to(r, rt, t)?),
                         neg,
                     ),
                     PgType::Bool,
@@ -3189,7 +3213,21 @@ impl<'a, 'b> Binder<'a, 'b> {
                         })
                     }
                 };
-                let as_ty = if lt == PgType::Unknown { elem } else { lt };
+                let (l, lt) = if lt == PgType::Unknown {
+                    (coerce_expr(l, elem)?, elem)
+                } else {
+                    (l, lt)
+                };
+                // A timestamp facing timestamptz elements (or the other way) compares as a
+                // timestamptz, converted through the session's zone.
+                let local = |t: PgType| matches!(t, PgType::Timestamp | PgType::Date);
+                let (l, r, as_ty) = if local(lt) && elem == PgType::Timestamptz {
+                    (zone_convert(l, lt, elem)?, r, elem)
+                } else if lt == PgType::Timestamptz && local(elem) {
+                    (l, BExpr::Func("array_to_timestamptz".into(), vec![r]), lt)
+                } else {
+                    (l, r, lt)
+                };
                 (
                     BExpr::AnyArray(op, Box::new(l), Box::new(r), all, as_ty),
                     PgType::Bool,
@@ -3321,17 +3359,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ..
             } => {
                 let op = match operand {
-                    Some(o) => Some(Box::new(sub!(o).0)),
+                    Some(o) => Some(sub!(o)),
                     None => None,
                 };
                 let mut arms = Vec::new();
                 let mut then_types = Vec::new();
+                let mut when_types = Vec::new();
                 // PostgreSQL's planner drops the arms a constant condition rules out (and all
                 // after a constant true), so planning errors in them never come.
                 let mut live = true;
                 for cw in conditions {
                     let saved = (!live).then(|| self.plan_error.take());
-                    let (c, _) = sub!(&cw.condition);
+                    let (c, ct) = sub!(&cw.condition);
+                    when_types.push(ct);
                     let ruled_out =
                         op.is_none() && matches!(c, BExpr::Const(Value::Bool(false) | Value::Null));
                     let saved_result = (live && ruled_out).then(|| self.plan_error.take());
@@ -3370,6 +3410,28 @@ impl<'a, 'b> Binder<'a, 'b> {
                 if t == PgType::Unknown {
                     t = PgType::Text;
                 }
+                // `CASE x WHEN v`: each v compares with x as `x = v` would, a timestamp facing a
+                // timestamptz through the session's zone.
+                let op = match op {
+                    Some((o, mut ot)) => {
+                        let local = matches!(ot, PgType::Timestamp | PgType::Date);
+                        let o = if local && when_types.contains(&PgType::Timestamptz) {
+                            let o = zone_convert(o, ot, PgType::Timestamptz)?;
+                            ot = PgType::Timestamptz;
+                            o
+                        } else {
+                            o
+                        };
+                        for ((c, _), ct) in arms.iter_mut().zip(&when_types) {
+                            if *ct != ot && (*ct == PgType::Unknown || through_zone(*ct, ot)) {
+                                let x = std::mem::replace(c, BExpr::Const(Value::Null));
+                                *c = coerce_to(x, *ct, ot)?;
+                            }
+                        }
+                        Some(Box::new(o))
+                    }
+                    None => None,
+                };
                 let arms = arms
                     .into_iter()
                     .zip(then_types)
@@ -3969,7 +4031,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                 // An untyped source resolves to the category's preferred type, a date converts
                 // to timestamptz for date_trunc (PostgreSQL has no date_trunc(text, date)).
                 let source = match (name, *t) {
-                    (_, Unknown) | ("date_trunc" | "date_part", Date) => Timestamptz,
+                    // PostgreSQL's date_part(text, date) is date_part over the date as a
+                    // timestamp; date_trunc has none and takes it as a timestamptz.
+                    ("date_part", Date) => Timestamp,
+                    (_, Unknown) | ("date_trunc", Date) => Timestamptz,
                     (_, t) => t,
                 };
                 let valid = match name {
@@ -7588,6 +7653,20 @@ impl<'a, 'b> Executor<'a, 'b> {
                     } else {
                         zone.to_local(*t)
                     })
+                }
+                _ => Value::Null,
+            },
+            "array_to_timestamptz" => match a.first() {
+                Some(Value::Array(items)) => {
+                    let zone = crate::tz::session();
+                    let mut out = Vec::with_capacity(items.len());
+                    for v in items.iter() {
+                        out.push(match cast_value(v.clone(), PgType::Timestamp)? {
+                            Value::Timestamp(t) => Value::Timestamp(zone.to_utc(t)),
+                            other => other,
+                        });
+                    }
+                    Value::Array(out.into())
                 }
                 _ => Value::Null,
             },

@@ -945,16 +945,18 @@ fn fmt_timestamp(us: i64, tz: bool) -> String {
     };
     let days = us.div_euclid(USECS_PER_DAY);
     let rem = us.rem_euclid(USECS_PER_DAY);
-    let mut out = format!("{} {}", fmt_date(days), fmt_time(rem));
+    // A BC date's mark goes after the time and offset (`0001-12-31 19:03:58-04:56:02 BC`).
+    let date = fmt_date(days);
+    let (date, bc) = match date.strip_suffix(" BC") {
+        Some(d) => (d, true),
+        None => (date.as_str(), false),
+    };
+    let mut out = format!("{date} {}", fmt_time(rem));
     if let Some(offset) = offset {
-        let bc = out.ends_with(" BC");
-        if bc {
-            out.truncate(out.len() - 3);
-        }
         push_offset(&mut out, offset);
-        if bc {
-            out.push_str(" BC");
-        }
+    }
+    if bc {
+        out.push_str(" BC");
     }
     out
 }
@@ -1116,6 +1118,8 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         }
         Value::Uuid(u) => fmt_uuid(u),
         Value::Timestamp(t) => fmt_timestamp(*t, ty != PgType::Timestamp),
+        Value::Date(i32::MAX) => "infinity".into(),
+        Value::Date(i32::MIN) => "-infinity".into(),
         Value::Date(d) => fmt_date(*d as i64),
         Value::Time(t) => fmt_time(*t),
         Value::Interval(iv) => fmt_interval(iv),
@@ -1545,7 +1549,20 @@ fn timestamp_in(s: &str, with_tz: bool) -> Result<Option<i64>, SqlError> {
     match t.to_ascii_lowercase().as_str() {
         "infinity" => return Ok(Some(i64::MAX)),
         "-infinity" => return Ok(Some(i64::MIN)),
-        _ => {}
+        // 1970-01-01 00:00:00 (UTC for a timestamptz).
+        "epoch" => return Ok(Some(-UNIX_TO_PG_DAYS * USECS_PER_DAY)),
+        word => {
+            if let Some(local) = special_local_time(word) {
+                let zone = crate::tz::session();
+                return Ok(Some(match local {
+                    // `now` is the transaction's instant.
+                    Special::Now(utc) if with_tz => utc,
+                    Special::Now(utc) => zone.to_local(utc),
+                    Special::Midnight(local) if with_tz => zone.to_utc(local),
+                    Special::Midnight(local) => local,
+                }));
+            }
+        }
     }
     let (body, zone) = split_zone(t)?.unwrap_or((t, GivenZone::Session));
     Ok(local_timestamp(body).map(|local| match zone {
@@ -1554,6 +1571,28 @@ fn timestamp_in(s: &str, with_tz: bool) -> Result<Option<i64>, SqlError> {
         GivenZone::Offset(east) => local - east * 1_000_000,
         GivenZone::Zone(z) => z.to_utc(local),
     }))
+}
+
+/// What `now`, `today`, `tomorrow` and `yesterday` mean in date/time input.
+enum Special {
+    /// The transaction's start (UTC).
+    Now(i64),
+    /// Local midnight of a day in the session's zone.
+    Midnight(i64),
+}
+
+/// [`Special`] for `word` (lower case), when a statement is running.
+fn special_local_time(word: &str) -> Option<Special> {
+    let shift = match word {
+        "now" => return crate::tz::statement_now().map(Special::Now),
+        "today" => 0,
+        "tomorrow" => 1,
+        "yesterday" => -1,
+        _ => return None,
+    };
+    let now = crate::tz::statement_now()?;
+    let today = crate::tz::session().to_local(now).div_euclid(USECS_PER_DAY);
+    Some(Special::Midnight((today + shift) * USECS_PER_DAY))
 }
 
 /// A timestamp's text without its zone: local microseconds since 2000-01-01.
@@ -1718,12 +1757,29 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         PgType::Timestamp => {
             Value::Timestamp(timestamp_in(s, false)?.ok_or_else(|| datetime_invalid(ty, s))?)
         }
-        PgType::Date => {
-            Value::Date(parse_date_part(s.trim()).ok_or_else(|| datetime_invalid(ty, s))? as i32)
-        }
-        PgType::Time => {
-            Value::Time(parse_time_part(s.trim()).ok_or_else(|| datetime_invalid(ty, s))?)
-        }
+        PgType::Date => match s.trim().to_ascii_lowercase().as_str() {
+            "infinity" => Value::Date(i32::MAX),
+            "-infinity" => Value::Date(i32::MIN),
+            "epoch" => Value::Date(-UNIX_TO_PG_DAYS as i32),
+            _ => match parse_date_part(s.trim()) {
+                Some(d) => Value::Date(d as i32),
+                // A date with a time (and zone) after it, or `today`: the local date.
+                None => match timestamp_in(s, false)? {
+                    Some(t) => Value::Date(t.div_euclid(USECS_PER_DAY) as i32),
+                    None => return Err(datetime_invalid(ty, s)),
+                },
+            },
+        },
+        PgType::Time => match s.trim().to_ascii_lowercase().as_str() {
+            "allballs" => Value::Time(0),
+            "now" => match special_local_time("now") {
+                Some(Special::Now(utc)) => {
+                    Value::Time(crate::tz::session().to_local(utc).rem_euclid(USECS_PER_DAY))
+                }
+                _ => return Err(datetime_invalid(ty, s)),
+            },
+            _ => Value::Time(parse_time_part(s.trim()).ok_or_else(|| datetime_invalid(ty, s))?),
+        },
         PgType::Interval => {
             Value::Interval(parse_interval(s).ok_or_else(|| datetime_invalid(ty, s))?)
         }

@@ -61,6 +61,23 @@ impl Zone {
         }
     }
 
+    /// The offset (seconds east), abbreviation and daylight-saving flag the zone has at `utc`
+    /// (`pg_timezone_names`).
+    pub fn info_at(&self, utc: i64) -> (i32, String, bool) {
+        match &self.kind {
+            Kind::Utc => (0, "UTC".into(), false),
+            Kind::Fixed(east) => (*east, self.name.clone(), false),
+            Kind::Rules(tz) => {
+                let info = tz.to_offset_info(instant(utc));
+                (
+                    info.offset().seconds(),
+                    info.abbreviation().to_string(),
+                    info.dst().is_dst(),
+                )
+            }
+        }
+    }
+
     /// The local time the zone shows at `utc`; infinities stay.
     pub fn to_local(&self, utc: i64) -> i64 {
         if is_infinite(utc) {
@@ -143,7 +160,9 @@ pub fn by_name(raw: &str) -> Result<Zone, ZoneError> {
     if name.is_empty() || name.len() > 255 {
         return Err(ZoneError::Unknown);
     }
-    if let Ok(tz) = jiff::tz::db().get(name) {
+    // jiff's placeholder for a zone it could not find is not a zone PostgreSQL knows.
+    let known = |tz: &TimeZone| !tz.is_unknown() && !name.eq_ignore_ascii_case("Etc/Unknown");
+    if let Some(tz) = jiff::tz::db().get(name).ok().filter(known) {
         let shown = tz.iana_name().unwrap_or(name).to_string();
         return Ok(Zone {
             name: shown,
@@ -219,7 +238,8 @@ pub fn for_at_time_zone(v: &crate::types::Value) -> Result<Zone, crate::error::S
             if let Ok(z) = by_name(name) {
                 return Ok(z);
             }
-            posix_offset(name)
+            // POSIX's sign: `+05` is five hours west.
+            signed_hms(name)
                 .and_then(|west| fixed(-west).ok())
                 .ok_or_else(|| not_recognized(v))
         }
@@ -227,8 +247,8 @@ pub fn for_at_time_zone(v: &crate::types::Value) -> Result<Zone, crate::error::S
     }
 }
 
-/// `[+-]hh[:mm[:ss]]` as a POSIX offset: seconds west of UTC.
-fn posix_offset(s: &str) -> Option<i32> {
+/// `[+-]hh[:mm[:ss]]` in seconds, with its sign.
+fn signed_hms(s: &str) -> Option<i32> {
     let (sign, rest) = match s.as_bytes().first()? {
         b'+' => (1, &s[1..]),
         b'-' => (-1, &s[1..]),
@@ -253,8 +273,17 @@ fn not_recognized(v: &crate::types::Value) -> crate::error::SqlError {
     }
 }
 
+/// The names of the zone database (`pg_timezone_names`).
+pub fn names() -> Vec<String> {
+    jiff::tz::db()
+        .available()
+        .map(|n| n.as_str().to_string())
+        .collect()
+}
+
 thread_local! {
     static SESSION: RefCell<Rc<Zone>> = RefCell::new(Rc::new(Zone::utc()));
+    static NOW: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
     /// The zone last resolved from a setting's value, reused while sessions keep it.
     static RESOLVED: RefCell<Option<Rc<Zone>>> = const { RefCell::new(None) };
 }
@@ -285,41 +314,43 @@ pub fn for_setting(name: &str) -> Rc<Zone> {
 
 /// A name [`fixed`] gave (`<+05:30>-05:30`), read back.
 fn fixed_by_name(name: &str) -> Result<Zone, ZoneError> {
-    let inner = name
+    let east = name
         .strip_prefix('<')
         .and_then(|n| n.split_once('>'))
-        .map(|(a, _)| a)
+        .and_then(|(inner, _)| signed_hms(inner).filter(|_| inner.starts_with(['+', '-'])))
         .ok_or(ZoneError::Unknown)?;
-    let (sign, rest) = match inner.as_bytes().first() {
-        Some(b'+') => (1, &inner[1..]),
-        Some(b'-') => (-1, &inner[1..]),
-        _ => return Err(ZoneError::Unknown),
-    };
-    let mut secs = 0i32;
-    let mut scale = 3600;
-    for part in rest.split(':') {
-        secs += part.parse::<i32>().map_err(|_| ZoneError::Unknown)? * scale;
-        scale /= 60;
-    }
-    fixed(sign * secs)
+    fixed(east)
 }
 
-/// The zone statements of the current thread read until the guard drops.
+/// The zone (and the transaction's time) statements of the current thread read until the
+/// guard drops.
 pub struct Entered {
     previous: Rc<Zone>,
+    previous_now: Option<i64>,
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
         let previous = self.previous.clone();
         SESSION.with(|s| *s.borrow_mut() = previous);
+        NOW.with(|n| n.set(self.previous_now));
     }
 }
 
-/// Makes `zone` the session zone until the returned guard drops.
-pub fn enter(zone: Rc<Zone>) -> Entered {
+/// Makes `zone` the session zone until the returned guard drops; `now` is the time date/time
+/// input's `'now'` and `'today'` mean (the transaction's start), `None` outside a statement.
+pub fn enter(zone: Rc<Zone>, now: Option<i64>) -> Entered {
     let previous = SESSION.with(|s| std::mem::replace(&mut *s.borrow_mut(), zone));
-    Entered { previous }
+    let previous_now = NOW.with(|n| n.replace(now));
+    Entered {
+        previous,
+        previous_now,
+    }
+}
+
+/// The time `'now'` means in date/time input, if a statement is running.
+pub fn statement_now() -> Option<i64> {
+    NOW.with(std::cell::Cell::get)
 }
 
 /// The zone of the statement being run.
@@ -352,6 +383,7 @@ mod tests {
         assert!(by_name(" UTC").is_err());
         assert_eq!(by_name("utc").map(|z| z.name).as_deref(), Ok("UTC"));
         assert!(by_name("Z").is_err());
+        assert!(by_name("Etc/Unknown").is_err());
     }
 
     #[test]
