@@ -349,6 +349,8 @@ pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlE
         (PgType::Bpchar, []) if n != "bpchar" => 1 + 4,
         (PgType::Numeric, [p]) => ((*p as i32) << 16) + 4,
         (PgType::Numeric, [p, s]) => (((*p as i32) << 16) | *s as i32) + 4,
+        // Fractional digits of seconds; PostgreSQL reduces more than 6 to 6.
+        (PgType::Timestamp | PgType::Timestamptz | PgType::Time, [p]) => (*p).min(6) as i32,
         _ => -1,
     };
     Ok((ty, typmod))

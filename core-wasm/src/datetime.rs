@@ -81,6 +81,29 @@ pub fn timestamptz_add(
         .ok_or_else(|| out_of_range("timestamp"))
 }
 
+/// A timestamp or time rounded to `precision` fractional digits of seconds, halves away from
+/// zero (`AdjustTimestampForTypmod`); infinities stay.
+pub fn round_to_precision(v: Value, precision: i64) -> Value {
+    let Ok(p) = u32::try_from(precision) else {
+        return v;
+    };
+    let scale = 10i64.pow(6 - p.min(6));
+    let round = |t: i64| {
+        let r = (t.abs() + scale / 2) / scale * scale;
+        if t < 0 {
+            -r
+        } else {
+            r
+        }
+    };
+    match v {
+        Value::Timestamp(t) if t == i64::MAX || t == i64::MIN => v,
+        Value::Timestamp(t) => Value::Timestamp(round(t)),
+        Value::Time(t) => Value::Time(round(t)),
+        other => other,
+    }
+}
+
 pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,

@@ -254,6 +254,9 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
+    /// A UTC offset past ±15:59:59 in date/time input: fix the offset.
+    #[error("time zone displacement out of range: \"{input}\"")]
+    TimeZoneDisplacement { input: String },
     /// As [`SqlError::BadParameterValue`], with PostgreSQL's detail saying why.
     #[error("{message}")]
     BadParameterDetail { message: String, detail: String },
@@ -391,6 +394,7 @@ impl SqlError {
             SqlError::SnapshotTooOld { .. } => "72000",
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } | SqlError::BadParameterDetail { .. } => "22023",
+            SqlError::TimeZoneDisplacement { .. } => "22009",
             SqlError::NullValueNotAllowed { .. } => "22004",
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",

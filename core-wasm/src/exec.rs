@@ -1835,6 +1835,9 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     if let (Value::Numeric(s), PgType::Numeric) = (&v, col.ty) {
         return Ok(Value::Numeric(crate::types::numeric_typmod(s, col.typmod)?));
     }
+    if col.typmod >= 0 && matches!(v, Value::Timestamp(_) | Value::Time(_)) {
+        return Ok(crate::datetime::round_to_precision(v, col.typmod.into()));
+    }
     Ok(v)
 }
 

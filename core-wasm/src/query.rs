@@ -3276,7 +3276,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                     );
                     return Ok((cast_from(name, PgType::Text, ty)?, ty));
                 }
-                if typmod >= 4 && matches!(ty, PgType::Numeric | PgType::Varchar | PgType::Bpchar) {
+                let datetime_precision = typmod >= 0
+                    && matches!(ty, PgType::Timestamp | PgType::Timestamptz | PgType::Time);
+                if datetime_precision
+                    || typmod >= 4
+                        && matches!(ty, PgType::Numeric | PgType::Varchar | PgType::Bpchar)
+                {
                     // `numeric(p, s)` rounds and checks the precision; `varchar(n)` truncates,
                     // `char(n)` truncates or pads with spaces.
                     let cast = cast_from(x, xt, ty)?;
@@ -7606,6 +7611,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                         None => Value::Text(s.clone()),
                     }
                 }
+                (Some(v @ (Value::Timestamp(_) | Value::Time(_))), Some(Value::Int(p))) => {
+                    crate::datetime::round_to_precision(v.clone(), *p)
+                }
                 (Some(v), _) => v.clone(),
                 _ => Value::Null,
             },
@@ -9119,6 +9127,9 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
         (PgType::Numeric, m) if m >= 4 => {
             format!("numeric({},{})", ((m - 4) >> 16) & 0xFFFF, (m - 4) & 0xFFFF)
         }
+        (PgType::Timestamp, p) if p >= 0 => format!("timestamp({p}) without time zone"),
+        (PgType::Timestamptz, p) if p >= 0 => format!("timestamp({p}) with time zone"),
+        (PgType::Time, p) if p >= 0 => format!("time({p}) without time zone"),
         _ => t.sql_name().to_string(),
     }
 }

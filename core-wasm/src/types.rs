@@ -1448,18 +1448,29 @@ fn parse_time_part(s: &str) -> Option<i64> {
     let sec = it.next().unwrap_or("0");
     let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
     let s: i64 = whole.parse().ok()?;
-    let mut f = frac.to_string();
-    if f.len() > 6 {
-        f.truncate(6);
-    }
-    while f.len() < 6 {
-        f.push('0');
-    }
-    let us: i64 = if frac.is_empty() { 0 } else { f.parse().ok()? };
+    let us = fraction_micros(frac)?;
     if h > 24 || m > 59 || s > 60 {
         return None;
     }
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + us)
+}
+
+/// The digits after a seconds' point in microseconds, rounded to even past the sixth as
+/// PostgreSQL's `rint` rounds them (`.9999995` is a whole second).
+fn fraction_micros(frac: &str) -> Option<i64> {
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digit = |i: usize| i64::from(frac.as_bytes().get(i).map_or(0, |b| b - b'0'));
+    let micros = (0..6).fold(0, |acc, i| acc * 10 + digit(i));
+    let rest = frac.get(6..).unwrap_or("");
+    let up = match rest.as_bytes().first() {
+        Some(b'6'..=b'9') => true,
+        Some(b'5') if rest[1..].bytes().any(|b| b != b'0') => true,
+        Some(b'5') => micros % 2 == 1,
+        _ => false,
+    };
+    Some(micros + i64::from(up))
 }
 
 /// The zone a timestamp's text names after its time.
@@ -1526,12 +1537,17 @@ fn split_zone(s: &str) -> Result<Option<(&str, GivenZone)>, SqlError> {
                     .ok()
                     .filter(|_| !x.is_empty() && x.len() <= 2)
             };
-            return Ok(match (field(h), field(m), field(sec)) {
-                (Some(h), Some(m), Some(sec)) if m <= 59 && sec <= 59 => {
-                    Some((head, GivenZone::Offset(sign * (h * 3600 + m * 60 + sec))))
-                }
-                _ => None,
-            });
+            return match (field(h), field(m), field(sec)) {
+                (Some(h), Some(m), Some(sec)) if h <= 15 && m <= 59 && sec <= 59 => Ok(Some((
+                    head,
+                    GivenZone::Offset(sign * (h * 3600 + m * 60 + sec)),
+                ))),
+                // PostgreSQL's limit: offsets up to 15:59:59.
+                (Some(_), Some(_), Some(_)) => Err(SqlError::TimeZoneDisplacement {
+                    input: s.to_string(),
+                }),
+                _ => Ok(None),
+            };
         }
     }
     Ok(None)
