@@ -254,6 +254,12 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
+    /// A formatting template that does not fit the value (`to_char(interval, 'Month')`).
+    #[error("{message}")]
+    InvalidFormat {
+        message: String,
+        hint: Option<String>,
+    },
     /// A UTC offset past ±15:59:59 in date/time input: fix the offset.
     #[error("time zone displacement out of range: \"{input}\"")]
     TimeZoneDisplacement { input: String },
@@ -395,6 +401,7 @@ impl SqlError {
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } | SqlError::BadParameterDetail { .. } => "22023",
             SqlError::TimeZoneDisplacement { .. } => "22009",
+            SqlError::InvalidFormat { .. } => "22007",
             SqlError::NullValueNotAllowed { .. } => "22004",
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",
@@ -487,7 +494,8 @@ impl SqlError {
             }
             SqlError::DatatypeMismatch { hint, .. }
             | SqlError::UndefinedFunction { hint, .. }
-            | SqlError::BadParameterValue { hint, .. } => {
+            | SqlError::BadParameterValue { hint, .. }
+            | SqlError::InvalidFormat { hint, .. } => {
                 e.hint = hint.clone();
             }
             SqlError::Storage(kv) if kv.transient => {

@@ -34,6 +34,7 @@ pub mod regex;
 pub mod rowdecode;
 pub mod scancache;
 pub mod settings;
+pub mod tochar;
 pub mod txn;
 pub mod types;
 pub mod tz;

@@ -4012,6 +4012,32 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 return Ok((BExpr::Func(func.into(), vec![zone, x]), out));
             }
+            ("to_char", [t, f]) if f.is_string() || *f == Unknown => {
+                let template = args.pop().map(|a| coerce_expr(a, Text)).transpose()?;
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let (x, func) = match t {
+                    Timestamp => (x, "to_char_timestamp"),
+                    // A date is a timestamptz here: PostgreSQL's preferred candidate.
+                    Timestamptz | Date => (coerce_to(x, *t, Timestamptz)?, "to_char_timestamptz"),
+                    Interval => (x, "to_char_interval"),
+                    Unknown => {
+                        return Err(ambiguous(format!(
+                            "function to_char(unknown, {}) is not unique",
+                            f.sql_name()
+                        )))
+                    }
+                    t if t.is_numeric_family() => {
+                        return Err(SqlError::feature(
+                            "to_char of a number (its numeric templates)",
+                        ))
+                    }
+                    _ => return Err(no_such_function(name, types)),
+                };
+                return Ok((
+                    BExpr::Func(func.into(), vec![x].into_iter().chain(template).collect()),
+                    Text,
+                ));
+            }
             ("to_timestamp", [t]) if t.is_numeric_family() || *t == Unknown => {
                 let x = args.pop().map(|a| coerce_expr(a, Float8)).transpose()?;
                 return Ok((
@@ -5379,6 +5405,7 @@ fn eval_datetime_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
 /// Date/time functions bound by [`bind_datetime_call`].
 const DATETIME_FUNCTIONS: &[&str] = &[
     "timezone",
+    "to_char",
     "date_trunc",
     "date_part",
     "to_timestamp",
@@ -7664,6 +7691,36 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
+            "to_char_timestamp" | "to_char_timestamptz" | "to_char_interval" => {
+                use crate::tochar::{to_char, Source};
+                match (a.first(), text(1)) {
+                    // PostgreSQL: NULL for an infinite value or an empty template.
+                    (Some(Value::Timestamp(i64::MAX | i64::MIN)), _) => Value::Null,
+                    (_, Some(t)) if t.is_empty() => Value::Null,
+                    (Some(Value::Timestamp(t)), Some(template))
+                        if name == "to_char_timestamptz" =>
+                    {
+                        let zone = crate::tz::session();
+                        let (east, abbrev, _) = zone.info_at(*t);
+                        let source = Source::Time {
+                            local: zone.to_local(*t),
+                            zone: Some((east, &abbrev)),
+                        };
+                        Value::text(to_char(source, &template)?)
+                    }
+                    (Some(Value::Timestamp(t)), Some(template)) => Value::text(to_char(
+                        Source::Time {
+                            local: *t,
+                            zone: None,
+                        },
+                        &template,
+                    )?),
+                    (Some(Value::Interval(iv)), Some(template)) => {
+                        Value::text(to_char(Source::Interval(*iv), &template)?)
+                    }
+                    _ => Value::Null,
+                }
+            }
             "array_to_timestamptz" => match a.first() {
                 Some(Value::Array(items)) => {
                     let zone = crate::tz::session();

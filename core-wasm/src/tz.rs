@@ -66,7 +66,12 @@ impl Zone {
     pub fn info_at(&self, utc: i64) -> (i32, String, bool) {
         match &self.kind {
             Kind::Utc => (0, "UTC".into(), false),
-            Kind::Fixed(east) => (*east, self.name.clone(), false),
+            Kind::Fixed(east) => {
+                // PostgreSQL names a fixed offset's zone by the offset (`-08`, `+05:30`).
+                let mut abbrev = String::new();
+                crate::types::push_offset(&mut abbrev, *east);
+                (*east, abbrev, false)
+            }
             Kind::Rules(tz) => {
                 let info = tz.to_offset_info(instant(utc));
                 (

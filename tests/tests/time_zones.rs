@@ -158,6 +158,17 @@ for s in [
     "SELECT '2020-07-01 12:00+15:59:60'::timestamptz",
     "SELECT * FROM pg_timezone_names WHERE name IN ('UTC', 'Asia/Kathmandu', 'Asia/Tokyo', 'Etc/GMT+5') ORDER BY 1",
     "SELECT * FROM pg_timezone_abbrevs WHERE abbrev IN ('PST', 'PDT', 'NZDT', 'EST', 'CEST') ORDER BY 1",
+    # to_char in the session's zone.
+    "SET TimeZone = 'America/New_York'",
+    "SELECT to_char('2020-07-04 15:05:09.123456+00'::timestamptz, 'YYYY-MM-DD HH24:MI:SS.MS US TZ tz OF TZH:TZM AM am a.m. HH HH12 Day DAY day Dy DY dy Month MONTH month Mon MON mon')",
+    "SELECT to_char('2020-07-04 15:05:09.123456+00'::timestamptz, 'FMMonth FMDay FMDD FMHH12 DDD IDDD D ID W WW IW Q J CC Y,YYY YYY YY Y IYYY RM rm FMRM \"quoted YYYY\" \\\"x DDth DDTH FMDDth SSSS SSSSS FF1 FF3 FF6 AD ad B.C. TMMonth')",
+    "SELECT to_char('2020-01-01'::date, 'YYYY TZ'), to_char('2020-01-01 00:00'::timestamp, 'TZ|OF|'), to_char(interval '1 year 2 mons 3 days 04:05:06.5', 'YYYY MM DD HH24 MI SS MS'), to_char(interval '50 hours', 'HH24 HH')",
+    "SELECT to_char(interval '1 day', 'Month')",
+    "SELECT to_char('2020-07-01'::date, 'WW W'), to_char('2021-01-03'::date, 'IYYY-IW-ID WW D DDD'), to_char('2024-12-30'::date, 'YYYY-MM-DD Dy IW')",
+    "SELECT to_char(NULL::timestamp, 'YYYY'), to_char(now(), NULL), to_char('2020-01-01'::timestamp, ''), to_char('infinity'::timestamp, 'YYYY')",
+    "SELECT to_char('2020-01-01', 'YYYY')",
+    "SET TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE",
+    "SELECT to_char('2020-01-01 00:00+00'::timestamptz, 'TZ OF TZH TZM HH24:MI')",
     # A constant default is read once, in the zone of the session that declares it.
     "SET TimeZone = 'Asia/Kathmandu'",
     "CREATE TABLE df (id INTEGER, f TIMESTAMPTZ DEFAULT '2020-07-01 12:00', g TIMESTAMPTZ DEFAULT '2020-07-01 12:00'::timestamptz, h TIMESTAMP DEFAULT '2020-07-01 12:00', d DATE DEFAULT '2020-07-01', tm TIME DEFAULT '12:30', i TIMESTAMPTZ DEFAULT 'infinity')",
