@@ -283,7 +283,11 @@ fn bc_year(y: i64) -> i64 {
 /// longer read the result back in the zone; shorter ones keep the offset the value had
 /// (`timestamptz_trunc_internal`).
 pub fn trunc_timestamptz(name: &str, ts: i64) -> Result<i64, SqlError> {
-    let zone = crate::tz::session();
+    trunc_timestamptz_in(name, ts, &crate::tz::session())
+}
+
+/// [`trunc_timestamptz`] in `zone` (`date_trunc(unit, ts, zone)`).
+pub fn trunc_timestamptz_in(name: &str, ts: i64, zone: &crate::tz::Zone) -> Result<i64, SqlError> {
     if zone.is_utc() || ts == i64::MAX || ts == i64::MIN {
         return trunc_timestamp(name, ts, PgType::Timestamptz);
     }

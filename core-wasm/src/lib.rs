@@ -12,6 +12,7 @@ pub mod copycache;
 pub mod copyformat;
 pub mod copyparse;
 pub mod cursor;
+pub mod datefn;
 pub mod datetime;
 pub mod engine;
 pub mod envelope;

@@ -1231,6 +1231,38 @@ fn set_function_rows(
             Ok(out)
         }
         ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
+        (
+            "generate_series",
+            [Value::Timestamp(start), Value::Timestamp(stop), Value::Interval(step), Value::Bool(tz)],
+        ) => {
+            let zero = crate::types::Interval::default();
+            let direction = compare(&Value::Interval(*step), &Value::Interval(zero));
+            if direction == std::cmp::Ordering::Equal {
+                return Err(SqlError::InvalidParameter {
+                    message: "step size cannot equal zero".into(),
+                });
+            }
+            let zone = crate::tz::session();
+            let mut out = Vec::new();
+            let mut t = *start;
+            while (direction.is_gt() && t <= *stop) || (direction.is_lt() && t >= *stop) {
+                if out.len() >= MAX_SERIES_ROWS {
+                    return Err(SqlError::ProgramLimit {
+                        message: format!(
+                            "generate_series produces more than {MAX_SERIES_ROWS} rows"
+                        ),
+                    });
+                }
+                cx.tick()?;
+                out.push(vec![Value::Timestamp(t)]);
+                t = if *tz {
+                    crate::datetime::timestamptz_add(t, *step, false, &zone)?
+                } else {
+                    crate::datetime::timestamp_add(t, *step, false)?
+                };
+            }
+            Ok(out)
+        }
         _ => Err(SqlError::internal(format!("set function {name}"))),
     }
 }
@@ -1406,9 +1438,41 @@ fn eval_math(name: &str, args: &[Value]) -> Result<Value, SqlError> {
 
 /// The type of the values set-returning function `name` returns for arguments of `types`
 /// (in FROM or a select list). Untyped literals among integers are integers.
-fn set_function_type(name: &str, args: &mut [BExpr], types: &[PgType]) -> Result<PgType, SqlError> {
+fn set_function_type(
+    name: &str,
+    args: &mut Vec<BExpr>,
+    types: &[PgType],
+) -> Result<PgType, SqlError> {
+    use PgType::{Date, Interval, Timestamp, Timestamptz, Unknown};
     let integer_or_unknown = |t: &PgType| t.is_integer() || *t == PgType::Unknown;
+    let moment = |t: &PgType| matches!(t, Timestamp | Timestamptz | Date | Unknown);
     match (name, types) {
+        // `generate_series(start, stop, interval)` over timestamps; a timestamptz series steps
+        // in the session's zone (a fourth, bound argument says so).
+        ("generate_series", [a, b, step])
+            if moment(a)
+                && moment(b)
+                && (*step == Interval || *step == Unknown && (*a != Unknown || *b != Unknown)) =>
+        {
+            let local = [*a, *b].iter().all(|t| matches!(t, Timestamp | Unknown))
+                && [*a, *b].contains(&Timestamp);
+            let to = if local { Timestamp } else { Timestamptz };
+            let mut converted = Vec::with_capacity(4);
+            for (i, (x, t)) in std::mem::take(args)
+                .into_iter()
+                .zip([*a, *b, *step])
+                .enumerate()
+            {
+                converted.push(if i < 2 {
+                    coerce_to(x, t, to)?
+                } else {
+                    coerce_expr(x, Interval)?
+                });
+            }
+            converted.push(BExpr::Const(Value::Bool(to == Timestamptz)));
+            *args = converted;
+            Ok(to)
+        }
         ("generate_series", [_, _] | [_, _, _]) if types.iter().all(integer_or_unknown) => {
             for (a, t) in args.iter_mut().zip(types) {
                 if *t == PgType::Unknown {
@@ -3798,14 +3862,35 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 let mut star = false;
                 let mut exprs = Vec::new();
+                let mut named = Vec::new();
                 for a in &l.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
+                            if named.is_empty() =>
+                        {
                             exprs.push(e.clone())
                         }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        ast::FunctionArg::Named {
+                            name: arg,
+                            arg: ast::FunctionArgExpr::Expr(e),
+                            ..
+                        } => named.push((ident(arg), e.clone())),
+                        ast::FunctionArg::ExprNamed {
+                            name: Expr::Identifier(arg),
+                            arg: ast::FunctionArgExpr::Expr(e),
+                            ..
+                        } => named.push((ident(arg), e.clone())),
+                        ast::FunctionArg::Unnamed(_) => {
+                            return Err(SqlError::Syntax {
+                                message: "positional argument cannot follow named argument".into(),
+                            })
+                        }
                         _ => return Err(SqlError::feature("named function arguments")),
                     }
+                }
+                if !named.is_empty() {
+                    exprs = place_named_arguments(&name, exprs, named)?;
                 }
                 (
                     exprs,
@@ -4011,6 +4096,124 @@ impl<'a, 'b> Binder<'a, 'b> {
                     ),
                 };
                 return Ok((BExpr::Func(func.into(), vec![zone, x]), out));
+            }
+            ("localtime", []) => return Ok((BExpr::Func("localtime".into(), args), Time)),
+            // The calendar functions over broken-down fields (datefn.rs); a timestamptz or
+            // date is read in the session's zone.
+            ("age", [a, b])
+                if [a, b]
+                    .iter()
+                    .all(|t| matches!(t, Timestamp | Timestamptz | Date | Unknown)) =>
+            {
+                let local = [*a, *b].iter().all(|t| matches!(t, Timestamp | Unknown))
+                    && [*a, *b].contains(&Timestamp);
+                let to = if local { Timestamp } else { Timestamptz };
+                let y = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let func = if local { "age_local" } else { "age_tz" };
+                let call = BExpr::Func(
+                    func.into(),
+                    vec![coerce_to(x, *a, to)?, coerce_to(y, *b, to)?],
+                );
+                return Ok((call, Interval));
+            }
+            ("age", [a]) if matches!(a, Timestamp | Timestamptz | Date | Unknown) => {
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let (x, func) = match a {
+                    Timestamp => (x, "age_today_local"),
+                    _ => (coerce_to(x, *a, Timestamptz)?, "age_today_tz"),
+                };
+                return Ok((BExpr::Func(func.into(), vec![x]), Interval));
+            }
+            ("justify_hours" | "justify_days" | "justify_interval", [Interval | Unknown]) => {
+                let x = args.pop().map(|a| coerce_expr(a, Interval)).transpose()?;
+                return Ok((BExpr::Func(name.into(), x.into_iter().collect()), Interval));
+            }
+            ("isfinite", [Date | Timestamp | Timestamptz | Interval]) => {
+                return Ok((BExpr::Func("isfinite".into(), args), Bool));
+            }
+            (
+                "make_date" | "make_time" | "make_timestamp" | "make_timestamptz" | "make_interval",
+                _,
+            ) => {
+                let (ints, out) = match name {
+                    "make_date" => (3, Date),
+                    "make_time" => (2, Time),
+                    "make_timestamp" => (5, Timestamp),
+                    "make_timestamptz" => (5, Timestamptz),
+                    _ => (6, Interval),
+                };
+                // make_date takes three integers; the others integers and seconds in double
+                // precision last (make_timestamptz a zone after them); make_interval's all
+                // have defaults.
+                let secs = usize::from(name != "make_date");
+                let zone =
+                    usize::from(name == "make_timestamptz" && types.len() == ints + secs + 1);
+                let arity_ok = if name == "make_interval" {
+                    types.len() <= ints + 1
+                } else {
+                    types.len() == ints + secs + zone
+                };
+                let typed_ok = types.iter().enumerate().all(|(i, t)| match i {
+                    i if i < ints => t.is_integer() || *t == Unknown,
+                    i if i == ints && secs == 1 => t.is_numeric_family() || *t == Unknown,
+                    _ => t.is_string() || *t == Unknown,
+                });
+                if !arity_ok || !typed_ok {
+                    return Err(no_such_function(name, types));
+                }
+                let mut bound = Vec::with_capacity(args.len());
+                for (i, a) in args.into_iter().enumerate() {
+                    bound.push(match i {
+                        i if i < ints => coerce_or_cast(coerce_expr(a, Int8)?, Int8)?,
+                        i if i == ints && secs == 1 => {
+                            coerce_or_cast(coerce_expr(a, Float8)?, Float8)?
+                        }
+                        _ => coerce_expr(a, Text)?,
+                    });
+                }
+                return Ok((BExpr::Func(name.into(), bound), out));
+            }
+            ("date_bin", [s, a, b])
+                if matches!(s, Interval | Unknown)
+                    && [a, b]
+                        .iter()
+                        .all(|t| matches!(t, Timestamp | Timestamptz | Date | Unknown)) =>
+            {
+                let local = [*a, *b].iter().all(|t| matches!(t, Timestamp | Unknown))
+                    && [*a, *b].contains(&Timestamp);
+                let to = if local { Timestamp } else { Timestamptz };
+                let o = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let st = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let call = BExpr::Func(
+                    "date_bin".into(),
+                    vec![
+                        coerce_expr(st, Interval)?,
+                        coerce_to(x, *a, to)?,
+                        coerce_to(o, *b, to)?,
+                    ],
+                );
+                return Ok((call, to));
+            }
+            ("date_trunc", [u, t, z])
+                if (u.is_string() || *u == Unknown)
+                    && matches!(t, Timestamptz | Timestamp | Date | Unknown)
+                    && (z.is_string() || *z == Unknown) =>
+            {
+                let zone = args.pop().map(|a| coerce_expr(a, Text)).transpose()?;
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                let unit = args.pop().map(|a| coerce_expr(a, Text)).transpose()?;
+                let x = if *t == Unknown {
+                    coerce_expr(x, Timestamptz)?
+                } else {
+                    coerce_to(x, *t, Timestamptz)?
+                };
+                let call = BExpr::Func(
+                    "date_trunc_zone".into(),
+                    unit.into_iter().chain([x]).chain(zone).collect(),
+                );
+                return Ok((call, Timestamptz));
             }
             ("to_char", [t, f]) if f.is_string() || *f == Unknown => {
                 let template = args.pop().map(|a| coerce_expr(a, Text)).transpose()?;
@@ -5402,10 +5605,88 @@ fn eval_datetime_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
     })
 }
 
+/// The parameters of the functions that take named arguments (`make_interval(days => 10)`),
+/// and whether the unnamed ones default to zero.
+const NAMED_PARAMETERS: &[(&str, &[&str], bool)] = &[
+    (
+        "make_interval",
+        &["years", "months", "weeks", "days", "hours", "mins", "secs"],
+        true,
+    ),
+    ("make_date", &["year", "month", "day"], false),
+    ("make_time", &["hour", "min", "sec"], false),
+    (
+        "make_timestamp",
+        &["year", "month", "mday", "hour", "min", "sec"],
+        false,
+    ),
+    (
+        "make_timestamptz",
+        &["year", "month", "mday", "hour", "min", "sec", "timezone"],
+        false,
+    ),
+];
+
+/// The arguments of `name` in parameter order: the positional ones, then the named ones at
+/// their parameters' places (PostgreSQL's 42883 for a name the function does not have).
+fn place_named_arguments(
+    name: &str,
+    positional: Vec<Expr>,
+    named: Vec<(String, Expr)>,
+) -> Result<Vec<Expr>, SqlError> {
+    let not_found = || {
+        SqlError::UndefinedFunction {
+        message: format!("function {name} with named arguments does not exist"),
+        hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
+    }
+    };
+    let (_, params, zero_default) = NAMED_PARAMETERS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .ok_or_else(not_found)?;
+    let mut slots: Vec<Option<Expr>> = positional.into_iter().map(Some).collect();
+    slots.resize(params.len().max(slots.len()), None);
+    for (arg, e) in named {
+        let i = params
+            .iter()
+            .position(|p| *p == arg)
+            .ok_or_else(not_found)?;
+        if slots[i].is_some() {
+            return Err(not_found());
+        }
+        slots[i] = Some(e);
+    }
+    // Trailing parameters without an argument are left out (their defaults apply); a gap
+    // takes the default where there is one.
+    while slots.last().is_some_and(Option::is_none) {
+        slots.pop();
+    }
+    slots
+        .into_iter()
+        .map(|s| match s {
+            Some(e) => Ok(e),
+            None if *zero_default => Ok(Expr::value(ast::Value::Number("0".into(), false))),
+            None => Err(not_found()),
+        })
+        .collect()
+}
+
 /// Date/time functions bound by [`bind_datetime_call`].
 const DATETIME_FUNCTIONS: &[&str] = &[
     "timezone",
     "to_char",
+    "localtime",
+    "age",
+    "justify_hours",
+    "justify_days",
+    "justify_interval",
+    "isfinite",
+    "make_date",
+    "make_time",
+    "make_timestamp",
+    "make_timestamptz",
+    "make_interval",
+    "date_bin",
     "date_trunc",
     "date_part",
     "to_timestamp",
@@ -7721,6 +8002,110 @@ impl<'a, 'b> Executor<'a, 'b> {
                     _ => Value::Null,
                 }
             }
+            "localtime" => Value::Time(
+                crate::tz::session()
+                    .to_local(self.cx.now)
+                    .rem_euclid(86_400_000_000),
+            ),
+            "age_local" | "age_tz" => match (a.first(), a.get(1)) {
+                (Some(Value::Timestamp(x)), Some(Value::Timestamp(y))) => {
+                    let zone = crate::tz::session();
+                    let local = |t: i64| {
+                        if name == "age_tz" {
+                            zone.to_local(t)
+                        } else {
+                            t
+                        }
+                    };
+                    Value::Interval(crate::datefn::age(local(*x), local(*y))?)
+                }
+                _ => Value::Null,
+            },
+            "age_today_local" | "age_today_tz" => match a.first() {
+                Some(Value::Timestamp(x)) => {
+                    let zone = crate::tz::session();
+                    let today =
+                        zone.to_local(self.cx.now).div_euclid(86_400_000_000) * 86_400_000_000;
+                    let x = if name == "age_today_tz" {
+                        zone.to_local(*x)
+                    } else {
+                        *x
+                    };
+                    Value::Interval(crate::datefn::age(today, x)?)
+                }
+                _ => Value::Null,
+            },
+            "justify_hours" | "justify_days" | "justify_interval" => match a.first() {
+                Some(Value::Interval(iv)) => Value::Interval(match name {
+                    "justify_hours" => crate::datefn::justify_hours(*iv)?,
+                    "justify_days" => crate::datefn::justify_days(*iv)?,
+                    _ => crate::datefn::justify_interval(*iv)?,
+                }),
+                _ => Value::Null,
+            },
+            "isfinite" => match a.first() {
+                Some(Value::Null) | None => Value::Null,
+                Some(Value::Timestamp(t)) => Value::Bool(*t != i64::MAX && *t != i64::MIN),
+                Some(Value::Date(d)) => Value::Bool(*d != i32::MAX && *d != i32::MIN),
+                Some(_) => Value::Bool(true),
+            },
+            "make_date" | "make_time" | "make_timestamp" | "make_timestamptz" | "make_interval" => {
+                if a.iter().any(Value::is_null) {
+                    Value::Null
+                } else {
+                    let int = |i: usize| match a.get(i) {
+                        Some(Value::Int(x)) => *x,
+                        _ => 0,
+                    };
+                    let float = |i: usize| match a.get(i) {
+                        Some(Value::Float(x)) => *x,
+                        _ => 0.0,
+                    };
+                    match name {
+                        "make_date" => {
+                            Value::Date(crate::datefn::make_date(int(0), int(1), int(2))? as i32)
+                        }
+                        "make_time" => {
+                            Value::Time(crate::datefn::make_time(int(0), int(1), float(2))?)
+                        }
+                        "make_interval" => Value::Interval(crate::datefn::make_interval(
+                            [int(0), int(1), int(2), int(3), int(4), int(5)],
+                            float(6),
+                        )?),
+                        _ => {
+                            let day = crate::datefn::make_date(int(0), int(1), int(2))?;
+                            let time = crate::datefn::make_time(int(3), int(4), float(5))?;
+                            let local = day * 86_400_000_000 + time;
+                            if name == "make_timestamp" {
+                                Value::Timestamp(local)
+                            } else {
+                                let zone = match text(6) {
+                                    Some(z) => std::rc::Rc::new(crate::tz::for_at_time_zone(
+                                        &Value::text(z),
+                                    )?),
+                                    None => crate::tz::session(),
+                                };
+                                Value::Timestamp(zone.to_utc(local))
+                            }
+                        }
+                    }
+                }
+            }
+            "date_bin" => match (a.first(), a.get(1), a.get(2)) {
+                (
+                    Some(Value::Interval(s)),
+                    Some(Value::Timestamp(x)),
+                    Some(Value::Timestamp(o)),
+                ) => Value::Timestamp(crate::datefn::date_bin(*s, *x, *o)?),
+                _ => Value::Null,
+            },
+            "date_trunc_zone" => match (text(0), a.get(1), a.get(2)) {
+                (Some(unit), Some(Value::Timestamp(t)), Some(z)) if !z.is_null() => {
+                    let zone = crate::tz::for_at_time_zone(z)?;
+                    Value::Timestamp(crate::datetime::trunc_timestamptz_in(&unit, *t, &zone)?)
+                }
+                _ => Value::Null,
+            },
             "array_to_timestamptz" => match a.first() {
                 Some(Value::Array(items)) => {
                     let zone = crate::tz::session();

@@ -6,8 +6,10 @@
 //! to and from timestamp and date, comparisons across the types, `timestamptz ± interval`
 //! across daylight-saving changes, `extract` / `date_part` / `date_trunc` in local time,
 //! `AT TIME ZONE` / `timezone()`, `current_date` / `localtimestamp`, COPY text and CSV both
-//! ways, values bound by the extended protocol. Every outcome is compared with PostgreSQL's:
-//! values as the text the server sent.
+//! ways, values bound by the extended protocol; and the date/time functions that read the
+//! zone or a timestamp's fields (`to_char`, `generate_series` over timestamps, `age`,
+//! `justify_*`, `make_*`, `date_bin`, `isfinite`). Every outcome is compared with
+//! PostgreSQL's: values as the text the server sent.
 
 use rocklake_tests::same_outcomes_as_postgres;
 
@@ -169,6 +171,35 @@ for s in [
     "SELECT to_char('2020-01-01', 'YYYY')",
     "SET TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE",
     "SELECT to_char('2020-01-01 00:00+00'::timestamptz, 'TZ OF TZH TZM HH24:MI')",
+    # generate_series over timestamps (a timestamptz series steps in the session's zone).
+    "SET TimeZone = 'America/New_York'",
+    "SELECT pg_typeof(g), g FROM generate_series('2020-03-07', '2020-03-10', interval '1 day') g",
+    "SELECT g FROM generate_series('2020-03-07'::date, '2020-03-09'::date, interval '12 hours') g",
+    "SELECT * FROM generate_series('2020-01-01'::timestamp, '2020-01-03', '1 day') g",
+    "SELECT generate_series('2020-01-01'::timestamp, '2020-01-03', interval '0 day')",
+    "SELECT generate_series('2020-01-01'::timestamp, '2020-01-03', interval '-1 day')",
+    "SELECT generate_series('2020-01-03'::timestamp, '2020-01-01', interval '-1 day')",
+    "SELECT g FROM generate_series('2020-01-31'::timestamp, '2020-05-31', interval '1 month') g",
+    "SELECT generate_series('2020-11-01 00:00'::timestamptz, '2020-11-01 03:00', '1 hour')",
+    "SELECT d::date, count(*) FROM generate_series('2020-01-01'::timestamp, '2020-01-01 03:00', '90 minutes') d GROUP BY 1",
+    # Calendar functions (a timestamptz's fields in the session's zone).
+    "SET TimeZone = 'America/New_York'",
+    "SELECT age('2001-04-10'::timestamp, '1957-06-13'::timestamp), age('1957-06-13'::timestamp, '2001-04-10'::timestamp), age('2020-03-01 01:00'::timestamp, '2020-01-31 03:00'::timestamp)",
+    "SELECT age('2020-03-08 12:00'::timestamptz, '2020-03-07 12:00'::timestamptz), age('2020-07-01'::date, '2019-12-31'::date), age('2020-01-31', '2019-02-28'), age('2020-02-29'::timestamp, '2021-03-01')",
+    "SELECT age(current_date::timestamp) = interval '0', age(now()) <= interval '0', pg_typeof(age('2020-01-01'::date))",
+    "SELECT justify_hours(interval '27 hours'), justify_hours(interval '-27 hours 1 day'), justify_days(interval '35 days'), justify_days(interval '1 mon -35 days'), justify_interval(interval '1 mon -1 day'), justify_interval(interval '-27 hours'), justify_interval('1 mon 1 day -25 hours')",
+    "SELECT isfinite('infinity'::timestamp), isfinite(now()), isfinite('2020-01-01'::date), isfinite('-infinity'::date), isfinite(interval '1 day')",
+    "SELECT make_date(2020, 2, 29), make_date(-44, 3, 15), make_time(12, 30, 1.5), make_timestamp(2020, 7, 1, 12, 30, 15.25), make_timestamptz(2020, 7, 1, 12, 30, 15.25), make_timestamptz(2020, 7, 1, 12, 30, 0, 'Asia/Tokyo')",
+    "SELECT make_interval(1, 2, 3, 4, 5, 6, 7.5), make_interval(), make_interval(0, 0, 0, 0, 0, 0, 0.000001), make_interval(days => 10), make_interval(1, hours => 2), make_interval(secs => 1.5, weeks => 1)",
+    "SELECT make_date(2021, 2, 29)",
+    "SELECT make_date(0, 1, 1)",
+    "SELECT make_time(25, 0, 0)",
+    "SELECT make_time(24, 0, 0), make_time(23, 59, 59.9999999)",
+    "SELECT date_bin('15 minutes', '2020-02-11 15:44:17'::timestamp, '2001-01-01'), date_bin('15 minutes', '2020-02-11 15:44:17'::timestamptz, '2001-01-01'), date_bin('1 day', '2020-03-08 12:00'::timestamptz, '2020-01-01'), date_bin('15 minutes', '2000-12-31 23:50'::timestamp, '2001-01-01')",
+    "SELECT date_bin('1 month', now(), now())",
+    "SELECT date_bin('0 minutes', now(), now())",
+    "SELECT date_trunc('day', '2020-07-01 02:00+00'::timestamptz, 'Asia/Tokyo'), date_trunc('hour', '2020-07-01 02:30+00'::timestamptz, 'Asia/Kathmandu'), date_trunc('month', '2020-07-01'::date, 'UTC'), date_trunc('day', '2020-07-01 02:00'::timestamp, 'UTC')",
+    "SELECT localtime = localtimestamp::time, pg_typeof(localtime)",
     # A constant default is read once, in the zone of the session that declares it.
     "SET TimeZone = 'Asia/Kathmandu'",
     "CREATE TABLE df (id INTEGER, f TIMESTAMPTZ DEFAULT '2020-07-01 12:00', g TIMESTAMPTZ DEFAULT '2020-07-01 12:00'::timestamptz, h TIMESTAMP DEFAULT '2020-07-01 12:00', d DATE DEFAULT '2020-07-01', tm TIME DEFAULT '12:30', i TIMESTAMPTZ DEFAULT 'infinity')",
