@@ -260,6 +260,13 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
+    /// A `to_date`/`to_timestamp` template the input does not fit, with PostgreSQL's detail.
+    #[error("{message}")]
+    InvalidFormatDetail {
+        message: String,
+        detail: Option<String>,
+        hint: Option<String>,
+    },
     /// A UTC offset past ±15:59:59 in date/time input: fix the offset.
     #[error("time zone displacement out of range: \"{input}\"")]
     TimeZoneDisplacement { input: String },
@@ -401,7 +408,7 @@ impl SqlError {
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } | SqlError::BadParameterDetail { .. } => "22023",
             SqlError::TimeZoneDisplacement { .. } => "22009",
-            SqlError::InvalidFormat { .. } => "22007",
+            SqlError::InvalidFormat { .. } | SqlError::InvalidFormatDetail { .. } => "22007",
             SqlError::NullValueNotAllowed { .. } => "22004",
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",
@@ -505,6 +512,10 @@ impl SqlError {
             }
             SqlError::Corrupt(_) => {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());
+            }
+            SqlError::InvalidFormatDetail { detail, hint, .. } => {
+                e.detail = detail.clone();
+                e.hint = hint.clone();
             }
             SqlError::NumericFieldOverflow { detail }
             | SqlError::BadParameterDetail { detail, .. } => {

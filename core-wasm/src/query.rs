@@ -4098,6 +4098,21 @@ impl<'a, 'b> Binder<'a, 'b> {
                 return Ok((BExpr::Func(func.into(), vec![zone, x]), out));
             }
             ("localtime", []) => return Ok((BExpr::Func("localtime".into(), args), Time)),
+            // to_char's templates read back (tochar.rs).
+            ("to_date" | "to_timestamp", [a, b])
+                if (a.is_string() || *a == Unknown) && (b.is_string() || *b == Unknown) =>
+            {
+                let bound = args
+                    .into_iter()
+                    .map(|a| coerce_expr(a, Text))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (func, out) = if name == "to_date" {
+                    ("to_date", Date)
+                } else {
+                    ("to_timestamp_text", Timestamptz)
+                };
+                return Ok((BExpr::Func(func.into(), bound), out));
+            }
             // The calendar functions over broken-down fields (datefn.rs); a timestamptz or
             // date is read in the session's zone.
             ("age", [a, b])
@@ -5675,6 +5690,7 @@ fn place_named_arguments(
 const DATETIME_FUNCTIONS: &[&str] = &[
     "timezone",
     "to_char",
+    "to_date",
     "localtime",
     "age",
     "justify_hours",
@@ -8002,6 +8018,18 @@ impl<'a, 'b> Executor<'a, 'b> {
                     _ => Value::Null,
                 }
             }
+            "to_date" | "to_timestamp_text" => match (text(0), text(1)) {
+                (Some(input), Some(template)) if name == "to_date" => {
+                    let d = crate::tochar::to_date(&input, &template)?;
+                    Value::Date(i32::try_from(d).map_err(|_| SqlError::DatetimeOutOfRange {
+                        message: "date out of range".into(),
+                    })?)
+                }
+                (Some(input), Some(template)) => {
+                    Value::Timestamp(crate::tochar::to_timestamp(&input, &template)?)
+                }
+                _ => Value::Null,
+            },
             "localtime" => Value::Time(
                 crate::tz::session()
                     .to_local(self.cx.now)

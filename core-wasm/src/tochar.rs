@@ -1,7 +1,9 @@
-//! `to_char(timestamp | timestamptz | interval, text)`: PostgreSQL's date/time formatting
-//! templates (`formatting.c`'s DCH keywords) with the `FM` and `TM` prefixes and the `TH`/`th`
-//! suffixes; quoted text and backslash escapes are copied. A timestamptz is formatted in the
-//! session's zone, with its abbreviation (`TZ`) and offset (`OF`, `TZH`, `TZM`).
+//! `to_char(timestamp | timestamptz | interval, text)` and its inverse, `to_date` and
+//! `to_timestamp(text, text)`: PostgreSQL's date/time templates (`formatting.c`'s DCH
+//! keywords) with the `FM` and `TM` prefixes and the `TH`/`th` suffixes; quoted text and
+//! backslash escapes are literal. A timestamptz is formatted in the session's zone, with its
+//! abbreviation (`TZ`) and offset (`OF`, `TZH`, `TZM`), and read in it unless the input gives
+//! an offset.
 
 use crate::error::SqlError;
 use crate::types::{civil_from_days, days_from_civil, Interval};
@@ -447,5 +449,511 @@ mod tests {
             "0001 02 03 50 02 05 06 500"
         );
         assert!(to_char(Source::Interval(iv), "Month").is_err());
+    }
+}
+
+// ------------------------------------------------------------------ to_date / to_timestamp
+
+/// One piece of a template as `to_date` and `to_timestamp` read it.
+enum Node<'t> {
+    Key {
+        key: &'t str,
+        fill: bool,
+        ordinal: bool,
+    },
+    Space,
+    Separator,
+    /// Literal text: each of its characters consumes one input character.
+    Literal(char),
+}
+
+fn nodes(template: &str) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while !rest.is_empty() {
+        let mut fill = false;
+        loop {
+            if let Some(r) = rest.strip_prefix("FM").or_else(|| rest.strip_prefix("fm")) {
+                fill = true;
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("TM").or_else(|| rest.strip_prefix("tm")) {
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        if let Some(key) = KEYWORDS.iter().find(|k| rest.starts_with(**k)) {
+            rest = &rest[key.len()..];
+            let ordinal = match rest.strip_prefix("TH").or_else(|| rest.strip_prefix("th")) {
+                Some(r) => {
+                    rest = r;
+                    true
+                }
+                None => false,
+            };
+            out.push(Node::Key { key, fill, ordinal });
+            continue;
+        }
+        let mut chars = rest.chars();
+        match chars.next() {
+            Some('"') => {
+                let mut it = chars;
+                while let Some(c) = it.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(n) = it.next() {
+                                out.push(Node::Literal(n));
+                            }
+                        }
+                        c => out.push(Node::Literal(c)),
+                    }
+                }
+                rest = it.as_str();
+            }
+            Some(c) if c.is_whitespace() => {
+                out.push(Node::Space);
+                rest = chars.as_str();
+            }
+            Some(c) if c.is_ascii() && !c.is_ascii_alphanumeric() => {
+                out.push(Node::Separator);
+                rest = chars.as_str();
+            }
+            Some(c) => {
+                out.push(Node::Literal(c));
+                rest = chars.as_str();
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// Whether a keyword reads digits.
+fn is_digit_key(key: &str) -> bool {
+    !matches!(
+        key.to_ascii_uppercase().as_str(),
+        "A.D."
+            | "A.M."
+            | "AD"
+            | "AM"
+            | "B.C."
+            | "BC"
+            | "P.M."
+            | "PM"
+            | "DAY"
+            | "DY"
+            | "MONTH"
+            | "MON"
+            | "RM"
+            | "TZ"
+            | "OF"
+            | "FX"
+    )
+}
+
+/// The fields `to_date`/`to_timestamp` read.
+#[derive(Default)]
+struct Parsed {
+    year: Option<i64>,
+    year_digits: usize,
+    bc: bool,
+    month: Option<i64>,
+    mday: Option<i64>,
+    yday: Option<i64>,
+    julian: Option<i64>,
+    hour: Option<i64>,
+    twelve_hour: bool,
+    pm: Option<bool>,
+    minute: i64,
+    second: i64,
+    micros: i64,
+    tzh: Option<i64>,
+    tzm: i64,
+    tz_negative: bool,
+}
+
+fn format_error(message: String, detail: Option<String>, hint: Option<&str>) -> SqlError {
+    SqlError::InvalidFormatDetail {
+        message,
+        detail,
+        hint: hint.map(str::to_string),
+    }
+}
+
+/// Reads an integer for `key` (PostgreSQL's `from_char_parse_int_len`): as many digits as
+/// there are when the field is in fill mode or a non-digit follows it, else exactly `len`.
+fn parse_int(s: &mut &str, key: &str, len: usize, greedy: bool) -> Result<(i64, usize), SqlError> {
+    *s = s.trim_start_matches(' ');
+    let copy: String = s.chars().take(len).collect();
+    let invalid = |detail: String, fm_hint: bool| {
+        format_error(
+            format!("invalid value \"{copy}\" for \"{key}\""),
+            Some(detail),
+            fm_hint.then_some(
+                "If your source string is not fixed-width, try using the \"FM\" modifier.",
+            ),
+        )
+    };
+    let sign = usize::from(s.starts_with(['+', '-']));
+    let digits = s[sign..].bytes().take_while(u8::is_ascii_digit).count();
+    let used = if greedy {
+        if digits == 0 {
+            return Err(invalid("Value must be an integer.".into(), false));
+        }
+        sign + digits
+    } else {
+        let avail = s.chars().count();
+        if avail < len {
+            return Err(format_error(
+                format!("source string too short for \"{key}\" formatting field"),
+                Some(format!(
+                    "Field requires {len} characters, but only {avail} remain."
+                )),
+                Some("If your source string is not fixed-width, try using the \"FM\" modifier."),
+            ));
+        }
+        let within = (sign + digits).min(len);
+        if within <= sign {
+            return Err(invalid("Value must be an integer.".into(), false));
+        }
+        if within < len {
+            return Err(invalid(
+                format!("Field requires {len} characters, but only {within} could be parsed."),
+                true,
+            ));
+        }
+        within
+    };
+    let text = &s[..used];
+    let value: i64 = text
+        .parse()
+        .map_err(|_| invalid("Value must be an integer.".into(), false))?;
+    if i32::try_from(value).is_err() {
+        return Err(format_error(
+            format!("value for \"{key}\" in source string is out of range"),
+            Some(format!(
+                "Value must be in the range {} to {}.",
+                i32::MIN,
+                i32::MAX
+            )),
+            None,
+        ));
+    }
+    *s = &s[used..];
+    Ok((value, digits))
+}
+
+/// Matches one of `names` (case-insensitive) at the start of `s`; its index.
+fn parse_name(s: &mut &str, key: &str, names: &[&str]) -> Result<usize, SqlError> {
+    let lower = s.to_ascii_lowercase();
+    for (i, n) in names.iter().enumerate() {
+        if lower.starts_with(&n.to_ascii_lowercase()) {
+            *s = &s[n.len()..];
+            return Ok(i);
+        }
+    }
+    let shown: String = s.split_whitespace().next().unwrap_or("").to_string();
+    Err(format_error(
+        format!("invalid value \"{shown}\" for \"{key}\""),
+        Some("The given value did not match any of the allowed values for this field.".into()),
+        None,
+    ))
+}
+
+fn read(input: &str, template: &str) -> Result<Parsed, SqlError> {
+    let nodes = nodes(template);
+    let mut p = Parsed::default();
+    let mut s = input;
+    let mut extra_skip = 0usize;
+    for (i, node) in nodes.iter().enumerate() {
+        if s.is_empty() {
+            break;
+        }
+        let skipped = s.len() - s.trim_start().len();
+        s = s.trim_start();
+        extra_skip += skipped;
+        match node {
+            Node::Space | Node::Separator => {
+                extra_skip = extra_skip.saturating_sub(1);
+                if let Some(c) = s.chars().next() {
+                    if c.is_whitespace() || c.is_ascii() && !c.is_ascii_alphanumeric() {
+                        s = &s[c.len_utf8()..];
+                        extra_skip += 1;
+                    }
+                }
+                continue;
+            }
+            Node::Literal(_) => {
+                if extra_skip > 0 {
+                    extra_skip -= 1;
+                } else if let Some(c) = s.chars().next() {
+                    s = &s[c.len_utf8()..];
+                }
+                continue;
+            }
+            Node::Key { key, fill, ordinal } => {
+                // A field followed by a non-digit (or nothing) reads all the digits there are.
+                let greedy = *fill
+                    || *ordinal
+                    || match nodes.get(i + 1) {
+                        None => true,
+                        Some(Node::Key { key, .. }) => !is_digit_key(key),
+                        Some(Node::Literal(c)) => !c.is_ascii_digit(),
+                        Some(_) => true,
+                    };
+                let upper = key.to_ascii_uppercase();
+                let int = |s: &mut &str, len| parse_int(s, key, len, greedy);
+                match upper.as_str() {
+                    "YYYY" | "IYYY" => {
+                        let (v, _) = int(&mut s, 4)?;
+                        p.year = Some(v);
+                        p.year_digits = 4;
+                    }
+                    "YYY" | "IYY" | "YY" | "IY" | "Y" | "I" => {
+                        let len = match upper.as_str() {
+                            "YYY" | "IYY" => 3,
+                            "YY" | "IY" => 2,
+                            _ => 1,
+                        };
+                        let (v, digits) = int(&mut s, len)?;
+                        p.year = Some(if digits < 4 {
+                            nearest_2020(v, digits)
+                        } else {
+                            v
+                        });
+                        p.year_digits = len;
+                    }
+                    "Y,YYY" => {
+                        let (thousands, _) = parse_int(&mut s, key, 1, true)?;
+                        s = s.strip_prefix(',').unwrap_or(s);
+                        let (rest, _) = parse_int(&mut s, key, 3, false)?;
+                        p.year = Some(thousands * 1000 + rest);
+                    }
+                    "MM" => p.month = Some(int(&mut s, 2)?.0),
+                    "DD" => p.mday = Some(int(&mut s, 2)?.0),
+                    "DDD" | "IDDD" => p.yday = Some(int(&mut s, 3)?.0),
+                    "J" => p.julian = Some(parse_int(&mut s, key, 1, true)?.0),
+                    "HH" | "HH12" => {
+                        p.hour = Some(int(&mut s, 2)?.0);
+                        p.twelve_hour = true;
+                    }
+                    "HH24" => p.hour = Some(int(&mut s, 2)?.0),
+                    "MI" => p.minute = int(&mut s, 2)?.0,
+                    "SS" => p.second = int(&mut s, 2)?.0,
+                    "SSSS" | "SSSSS" => {
+                        let v = parse_int(&mut s, key, 1, true)?.0;
+                        p.hour = Some(v / 3600);
+                        p.minute = v / 60 % 60;
+                        p.second = v % 60;
+                    }
+                    "MS" | "US" | "FF1" | "FF2" | "FF3" | "FF4" | "FF5" | "FF6" => {
+                        let len = match upper.as_str() {
+                            "MS" => 3,
+                            "US" => 6,
+                            f => usize::from(f.as_bytes()[2] - b'0'),
+                        };
+                        let before = s.len();
+                        let (v, _) = int(&mut s, len)?;
+                        let used = before - s.len();
+                        let scale = 10i64.pow(6u32.saturating_sub(used as u32));
+                        p.micros = if upper == "MS" {
+                            v * 10i64.pow(3u32.saturating_sub(used as u32)) * 1000
+                        } else {
+                            v * scale
+                        };
+                    }
+                    "TZH" => {
+                        // The sign may have been taken for a separator: a `-` skipped just
+                        // before counts (PostgreSQL's rule).
+                        let negative = match s.chars().next() {
+                            Some(c @ ('+' | '-' | ' ')) => {
+                                s = &s[1..];
+                                c == '-'
+                            }
+                            _ => extra_skip > 0 && input[..input.len() - s.len()].ends_with('-'),
+                        };
+                        let (v, _) = int(&mut s, 2)?;
+                        p.tzh = Some(v);
+                        p.tz_negative = negative;
+                    }
+                    "TZM" => p.tzm = int(&mut s, 2)?.0,
+                    "AM" | "PM" => p.pm = Some(parse_name(&mut s, key, &["AM", "PM"])? == 1),
+                    "A.M." | "P.M." => {
+                        p.pm = Some(parse_name(&mut s, key, &["A.M.", "P.M."])? == 1)
+                    }
+                    "AD" | "BC" => p.bc = parse_name(&mut s, key, &["AD", "BC"])? == 1,
+                    "A.D." | "B.C." => p.bc = parse_name(&mut s, key, &["A.D.", "B.C."])? == 1,
+                    "MONTH" => p.month = Some(parse_name(&mut s, key, &MONTHS)? as i64 + 1),
+                    "MON" => {
+                        let short: Vec<&str> = MONTHS.iter().map(|m| &m[..3]).collect();
+                        p.month = Some(parse_name(&mut s, key, &short)? as i64 + 1);
+                    }
+                    "RM" => {
+                        // Longest numerals first (VIII before V).
+                        let mut order: Vec<usize> = (0..12).collect();
+                        order.sort_by_key(|i| std::cmp::Reverse(ROMAN[*i].len()));
+                        let names: Vec<&str> = order.iter().map(|i| ROMAN[*i]).collect();
+                        let found = parse_name(&mut s, key, &names)?;
+                        p.month = Some(order[found] as i64 + 1);
+                    }
+                    "DAY" => {
+                        parse_name(&mut s, key, &DAYS)?;
+                    }
+                    "DY" => {
+                        let short: Vec<&str> = DAYS.iter().map(|d| &d[..3]).collect();
+                        parse_name(&mut s, key, &short)?;
+                    }
+                    "D" | "ID" | "W" | "WW" | "IW" | "Q" | "CC" => {
+                        int(
+                            &mut s,
+                            if matches!(upper.as_str(), "WW" | "IW" | "CC") {
+                                2
+                            } else {
+                                1
+                            },
+                        )?;
+                    }
+                    "FX" => {}
+                    "TZ" | "OF" => {
+                        return Err(SqlError::UnsupportedByPostgres {
+                            message: format!(
+                                "formatting field \"{key}\" is only supported in to_char"
+                            ),
+                        })
+                    }
+                    _ => return Err(SqlError::internal("to_date keyword")),
+                }
+                if *ordinal {
+                    let lower = s.to_ascii_lowercase();
+                    if ["st", "nd", "rd", "th"]
+                        .iter()
+                        .any(|x| lower.starts_with(x))
+                    {
+                        s = &s[2..];
+                    }
+                }
+                extra_skip = s.len() - s.trim_start().len();
+                s = s.trim_start();
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// PostgreSQL's `adjust_partial_year_to_2020`: a year of fewer than four digits is the one
+/// nearest 2020.
+fn nearest_2020(year: i64, digits: usize) -> i64 {
+    match digits {
+        1 => year + 2000,
+        2 if year < 70 => year + 2000,
+        2 => year + 1900,
+        3 if year < 100 => year + 2000,
+        3 => year + 1000,
+        _ => year,
+    }
+}
+
+/// `to_date`/`to_timestamp`'s local time (microseconds since 2000-01-01) and the offset the
+/// input gave (`TZH`/`TZM`), seconds east.
+fn local_time(input: &str, template: &str) -> Result<(i64, Option<i64>), SqlError> {
+    let p = read(input, template)?;
+    let out_of_range = || SqlError::DatetimeOutOfRange {
+        message: format!("date/time field value out of range: \"{input}\""),
+    };
+    // Astronomical year: 1 BC is 0, as PostgreSQL's default year is.
+    let year = match p.year {
+        Some(y) if p.bc => 1 - y,
+        Some(y) => y,
+        None => 0,
+    };
+    let days = if let Some(j) = p.julian {
+        j - PG_EPOCH_JDATE
+    } else if let (Some(yday), None, None) = (p.yday, p.month, p.mday) {
+        days_from_civil(year, 1, 1) - UNIX_TO_PG_DAYS + yday - 1
+    } else {
+        let month = p.month.unwrap_or(1);
+        let mday = p.mday.unwrap_or(1);
+        if !(1..=12).contains(&month)
+            || mday < 1
+            || mday > i64::from(crate::datetime::days_in_month(year, month as u32))
+        {
+            return Err(out_of_range());
+        }
+        days_from_civil(year, month as u32, mday as u32) - UNIX_TO_PG_DAYS
+    };
+    let mut hour = p.hour.unwrap_or(0);
+    if p.twelve_hour {
+        if !(1..=12).contains(&hour) {
+            return Err(format_error(
+                format!("hour \"{hour}\" is invalid for the 12-hour clock"),
+                None,
+                Some("Use the 24-hour clock, or give an hour between 1 and 12."),
+            ));
+        }
+        hour %= 12;
+    }
+    if p.pm == Some(true) && hour < 12 {
+        hour += 12;
+    }
+    if !(0..=24).contains(&hour) || !(0..=59).contains(&p.minute) || !(0..=60).contains(&p.second) {
+        return Err(out_of_range());
+    }
+    let time = ((hour * 60 + p.minute) * 60 + p.second) * 1_000_000 + p.micros;
+    let offset = p.tzh.map(|h| {
+        let east = h * 3600 + p.tzm * 60;
+        if p.tz_negative {
+            -east
+        } else {
+            east
+        }
+    });
+    Ok((days * USECS_PER_DAY + time, offset))
+}
+
+/// `to_date(text, template)`: days since 2000-01-01.
+pub fn to_date(input: &str, template: &str) -> Result<i64, SqlError> {
+    Ok(local_time(input, template)?.0.div_euclid(USECS_PER_DAY))
+}
+
+/// `to_timestamp(text, template)`: the instant, read in the session's zone unless the input
+/// gave an offset.
+pub fn to_timestamp(input: &str, template: &str) -> Result<i64, SqlError> {
+    let (local, offset) = local_time(input, template)?;
+    Ok(match offset {
+        Some(east) => local - east * 1_000_000,
+        None => crate::tz::session().to_utc(local),
+    })
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+
+    fn date(input: &str, template: &str) -> String {
+        let d = to_date(input, template).expect("parses");
+        crate::types::format_text(
+            &crate::types::Value::Date(d as i32),
+            crate::types::PgType::Date,
+        )
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn templates_read_as_postgres_reads_them() {
+        assert_eq!(date("5", "MM"), "0001-05-01 BC");
+        assert_eq!(date("04/07/2020", "DD/MM/YYYY"), "2020-07-04");
+        assert_eq!(date("20200704", "YYYYMMDD"), "2020-07-04");
+        assert_eq!(date("July 4, 2020", "Month DD, YYYY"), "2020-07-04");
+        assert_eq!(date("4 jul 20", "DD mon YY"), "2020-07-04");
+        assert_eq!(date("99", "YY"), "1999-01-01");
+        assert_eq!(date("069", "YYY"), "2069-01-01");
+        assert_eq!(date("202007", "YYYYMMDD"), "2020-07-01");
+        assert_eq!(date("  2020   07 04", "YYYY MM DD"), "2020-07-04");
+        assert_eq!(date("44 BC", "YYYY BC"), "0044-01-01 BC");
+        assert_eq!(date("2020-200", "YYYY-DDD"), "2020-07-18");
+        assert_eq!(date("2459035", "J"), "2020-07-04");
+        assert!(to_date("2020-13-01", "YYYY-MM-DD").is_err());
+        assert!(to_date("2020x07x04", "YYYY-MM-DD").is_err());
     }
 }
