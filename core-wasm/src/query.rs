@@ -4069,7 +4069,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         use PgType::*;
         match (name, types) {
             ("current_date", []) => return Ok((BExpr::Func("current_date".into(), args), Date)),
-            ("localtimestamp", []) => {
+            ("localtimestamp", [] | [Int2 | Int4 | Int8]) => {
                 return Ok((BExpr::Func("localtimestamp".into(), args), Timestamp))
             }
             // `ts AT TIME ZONE zone`: a timestamp read as local time in the zone gives a
@@ -7407,6 +7407,13 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
         };
         Ok(match name {
+            // `current_timestamp(p)`: rounded to p fractional digits.
+            "current_timestamp" if !a.is_empty() => match a.first() {
+                Some(Value::Int(p)) => {
+                    crate::datetime::round_to_precision(Value::Timestamp(self.cx.now), *p)
+                }
+                _ => Value::Null,
+            },
             "now"
             | "current_timestamp"
             | "transaction_timestamp"
@@ -7976,7 +7983,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                     .to_local(self.cx.now)
                     .div_euclid(86_400_000_000) as i32,
             ),
-            "localtimestamp" => Value::Timestamp(crate::tz::session().to_local(self.cx.now)),
+            "localtimestamp" => {
+                let local = Value::Timestamp(crate::tz::session().to_local(self.cx.now));
+                match a.first() {
+                    Some(Value::Int(p)) => crate::datetime::round_to_precision(local, *p),
+                    _ => local,
+                }
+            }
             "timezone_from_local" | "timezone_to_local" => match (a.first(), a.get(1)) {
                 (Some(z), Some(Value::Timestamp(t))) if !z.is_null() => {
                     let zone = crate::tz::for_at_time_zone(z)?;

@@ -200,6 +200,7 @@ for s in [
     "SELECT date_bin('0 minutes', now(), now())",
     "SELECT date_trunc('day', '2020-07-01 02:00+00'::timestamptz, 'Asia/Tokyo'), date_trunc('hour', '2020-07-01 02:30+00'::timestamptz, 'Asia/Kathmandu'), date_trunc('month', '2020-07-01'::date, 'UTC'), date_trunc('day', '2020-07-01 02:00'::timestamp, 'UTC')",
     "SELECT localtime = localtimestamp::time, pg_typeof(localtime)",
+    "SELECT date_part('microseconds', current_timestamp(0))::bigint % 1000000 = 0, date_part('microseconds', localtimestamp(2))::bigint % 10000 = 0, pg_typeof(localtimestamp(2)), pg_typeof(current_timestamp(1))",
     # to_date and to_timestamp read to_char's templates.
     "SET TimeZone = 'UTC'",
     "select to_date('5','MM'), to_timestamp('10:30','HH24:MI'), to_date('2020-07-04', 'YYYY-MM-DD'), to_date('04/07/2020', 'DD/MM/YYYY'), to_date('20200704', 'YYYYMMDD'), to_date('July 4, 2020', 'Month DD, YYYY'), to_date('4 jul 20', 'DD mon YY')",
