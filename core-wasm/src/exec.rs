@@ -127,11 +127,15 @@ fn syntax_message(raw: &str) -> String {
 
 /// The setting SHOW names (`SHOW TIME ZONE` → "time zone").
 fn show_name(variable: &[ast::Ident]) -> String {
-    variable
+    let words = variable
         .iter()
         .map(|i| i.value.as_str())
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    match crate::settings::multi_word_name(&words) {
+        Some(name) if variable.len() > 1 => name.to_string(),
+        _ => words,
+    }
 }
 
 pub(crate) fn tid_of(tuple: u64) -> Value {

@@ -450,15 +450,20 @@ pub const HOST_ENFORCED: &[&str] = &["statement_timeout", "idle_in_transaction_s
 /// Setting name → stored value (in the setting's base unit, as `pg_settings.setting` shows it).
 type Values = BTreeMap<&'static str, String>;
 
-/// The definition of `name` (case-insensitive, with SHOW's multi-word spellings).
+/// The definition of `name` (case-insensitive).
 pub(crate) fn find(name: &str) -> Option<&'static Setting> {
-    let name = match name.to_ascii_lowercase().as_str() {
-        "time zone" => "timezone",
-        "transaction isolation level" => "transaction_isolation",
-        "session authorization" => "session_authorization",
-        _ => return SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name)),
-    };
     SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+}
+
+/// The setting SHOW's multi-word spellings (`SHOW TIME ZONE`) name; PostgreSQL's grammar
+/// knows them, `current_setting('time zone')` does not.
+pub fn multi_word_name(words: &str) -> Option<&'static str> {
+    match words.to_ascii_lowercase().as_str() {
+        "time zone" => Some("TimeZone"),
+        "transaction isolation level" => Some("transaction_isolation"),
+        "session authorization" => Some("session_authorization"),
+        _ => None,
+    }
 }
 
 fn lookup(name: &str) -> Result<&'static Setting, SqlError> {
@@ -1145,7 +1150,7 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
                 Some(ast::ContextModifier::Local) => Scope::Local,
                 _ => Scope::Session,
             };
-            let name = variable.to_string();
+            let name = crate::query::object_name(variable).join(".");
             let def = lookup(&name)?;
             assign(cx, def, flatten(def, values)?, scope)
         }
