@@ -151,15 +151,22 @@ pub fn make_date(year: i64, month: i64, day: i64) -> Result<i64, SqlError> {
     }
     // 44 BC is the astronomical year -43.
     let y = if year < 0 { year + 1 } else { year };
-    if !(1..=days_in_month(y, month)).contains(&day) || !(-4713..=5_874_897).contains(&y) {
+    if !(1..=days_in_month(y, month)).contains(&day) {
         return Err(bad());
     }
-    Ok(days_from_civil(y, month as u32, day as u32) - UNIX_TO_PG_DAYS)
+    let days = days_from_civil(y, month as u32, day as u32) - UNIX_TO_PG_DAYS;
+    // PostgreSQL's dates start at Julian day 0 (4714-11-24 BC) and end in 5874897.
+    if days + 2_451_545 < 0 || y > 5_874_897 {
+        return Err(SqlError::DatetimeOutOfRange {
+            message: format!("date out of range: {y}-{month:02}-{day:02}"),
+        });
+    }
+    Ok(days)
 }
 
 /// `make_time(hour, min, sec)`: microseconds since midnight.
 pub fn make_time(hour: i64, min: i64, sec: f64) -> Result<i64, SqlError> {
-    let micros = (sec * 1_000_000.0).round();
+    let micros = (sec * 1_000_000.0).round_ties_even();
     let ok = (0..=24).contains(&hour)
         && (0..=59).contains(&min)
         && (0.0..=60_000_000.0).contains(&micros)
@@ -220,11 +227,13 @@ pub fn date_bin(stride: Interval, source: i64, origin: i64) -> Result<i64, SqlEr
             message: "stride must be greater than zero".into(),
         });
     }
-    if [source, origin]
-        .iter()
-        .any(|t| *t == i64::MAX || *t == i64::MIN)
-    {
-        return Err(out_of_range("timestamp"));
+    if origin == i64::MAX || origin == i64::MIN {
+        return Err(SqlError::DatetimeOutOfRange {
+            message: "origin out of range".into(),
+        });
+    }
+    if source == i64::MAX || source == i64::MIN {
+        return Ok(source);
     }
     let diff = source
         .checked_sub(origin)

@@ -12,7 +12,7 @@ const UNIX_TO_PG_DAYS: i64 = 10_957;
 /// PostgreSQL's Julian day of 2000-01-01.
 const PG_EPOCH_JDATE: i64 = 2_451_545;
 /// PostgreSQL's timestamp range: 4714-11-24 BC 00:00 up to (excluding) 294277-01-01.
-const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
+pub(crate) const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
 pub(crate) const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
 /// PostgreSQL's date range in days since 2000-01-01: Julian day 0 up to 5874898-01-01.
 const MIN_DATE: i64 = -PG_EPOCH_JDATE;

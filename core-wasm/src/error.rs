@@ -260,6 +260,9 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
+    /// As [`SqlError::InvalidParameter`], with a hint.
+    #[error("{message}")]
+    InvalidParameterHint { message: String, hint: String },
     /// A `to_date`/`to_timestamp` template the input does not fit, with PostgreSQL's detail.
     #[error("{message}")]
     InvalidFormatDetail {
@@ -399,7 +402,7 @@ impl SqlError {
             SqlError::OutOfMemory { .. } => "53200",
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",
-            SqlError::InvalidParameter { .. } => "22023",
+            SqlError::InvalidParameter { .. } | SqlError::InvalidParameterHint { .. } => "22023",
             SqlError::UndefinedDatabase { .. } => "3D000",
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::UndefinedParameter { .. } => "42704",
@@ -513,6 +516,7 @@ impl SqlError {
             SqlError::Corrupt(_) => {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());
             }
+            SqlError::InvalidParameterHint { hint, .. } => e.hint = Some(hint.clone()),
             SqlError::InvalidFormatDetail { detail, hint, .. } => {
                 e.detail = detail.clone();
                 e.hint = hint.clone();

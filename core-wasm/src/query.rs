@@ -1454,7 +1454,9 @@ fn set_function_type(
                 && moment(b)
                 && (*step == Interval || *step == Unknown && (*a != Unknown || *b != Unknown)) =>
         {
-            let local = [*a, *b].iter().all(|t| matches!(t, Timestamp | Unknown))
+            let local = [*a, *b]
+                .iter()
+                .all(|t| matches!(t, Timestamp | Date | Unknown))
                 && [*a, *b].contains(&Timestamp);
             let to = if local { Timestamp } else { Timestamptz };
             let mut converted = Vec::with_capacity(4);
@@ -4097,7 +4099,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 return Ok((BExpr::Func(func.into(), vec![zone, x]), out));
             }
-            ("localtime", []) => return Ok((BExpr::Func("localtime".into(), args), Time)),
+            ("localtime", [] | [Int2 | Int4 | Int8]) => {
+                return Ok((BExpr::Func("localtime".into(), args), Time))
+            }
             // to_char's templates read back (tochar.rs).
             ("to_date" | "to_timestamp", [a, b])
                 if (a.is_string() || *a == Unknown) && (b.is_string() || *b == Unknown) =>
@@ -4120,7 +4124,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .iter()
                     .all(|t| matches!(t, Timestamp | Timestamptz | Date | Unknown)) =>
             {
-                let local = [*a, *b].iter().all(|t| matches!(t, Timestamp | Unknown))
+                let local = [*a, *b]
+                    .iter()
+                    .all(|t| matches!(t, Timestamp | Date | Unknown))
                     && [*a, *b].contains(&Timestamp);
                 let to = if local { Timestamp } else { Timestamptz };
                 let y = args.pop().unwrap_or(BExpr::Const(Value::Null));
@@ -4132,7 +4138,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                 );
                 return Ok((call, Interval));
             }
-            ("age", [a]) if matches!(a, Timestamp | Timestamptz | Date | Unknown) => {
+            ("age" | "isfinite", [Unknown]) => {
+                return Err(ambiguous(format!("function {name}(unknown) is not unique")))
+            }
+            ("age", [a]) if matches!(a, Timestamp | Timestamptz | Date) => {
                 let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
                 let (x, func) = match a {
                     Timestamp => (x, "age_today_local"),
@@ -4170,7 +4179,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     types.len() == ints + secs + zone
                 };
                 let typed_ok = types.iter().enumerate().all(|(i, t)| match i {
-                    i if i < ints => t.is_integer() || *t == Unknown,
+                    i if i < ints => matches!(t, Int2 | Int4 | Unknown),
                     i if i == ints && secs == 1 => t.is_numeric_family() || *t == Unknown,
                     _ => t.is_string() || *t == Unknown,
                 });
@@ -4195,7 +4204,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                         .iter()
                         .all(|t| matches!(t, Timestamp | Timestamptz | Date | Unknown)) =>
             {
-                let local = [*a, *b].iter().all(|t| matches!(t, Timestamp | Unknown))
+                let local = [*a, *b]
+                    .iter()
+                    .all(|t| matches!(t, Timestamp | Date | Unknown))
                     && [*a, *b].contains(&Timestamp);
                 let to = if local { Timestamp } else { Timestamptz };
                 let o = args.pop().unwrap_or(BExpr::Const(Value::Null));
@@ -8043,11 +8054,14 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
-            "localtime" => Value::Time(
-                crate::tz::session()
-                    .to_local(self.cx.now)
-                    .rem_euclid(86_400_000_000),
-            ),
+            "localtime" => {
+                let local = crate::tz::session().to_local(self.cx.now);
+                let time = Value::Time(local.rem_euclid(86_400_000_000));
+                match a.first() {
+                    Some(Value::Int(p)) => crate::datetime::round_to_precision(time, *p),
+                    _ => time,
+                }
+            }
             "age_local" | "age_tz" => match (a.first(), a.get(1)) {
                 (Some(Value::Timestamp(x)), Some(Value::Timestamp(y))) => {
                     let zone = crate::tz::session();
@@ -8117,13 +8131,33 @@ impl<'a, 'b> Executor<'a, 'b> {
                             let day = crate::datefn::make_date(int(0), int(1), int(2))?;
                             let time = crate::datefn::make_time(int(3), int(4), float(5))?;
                             let local = day * 86_400_000_000 + time;
+                            let range =
+                                crate::datetime::MIN_TIMESTAMP..crate::datetime::END_TIMESTAMP;
+                            if !range.contains(&local) {
+                                let sec = float(5);
+                                let sec = if sec.fract() == 0.0 {
+                                    format!("{:02}", sec as i64)
+                                } else {
+                                    sec.to_string()
+                                };
+                                return Err(SqlError::DatetimeOutOfRange {
+                                    message: format!(
+                                        "timestamp out of range: {}-{:02}-{:02} {}:{:02}:{sec}",
+                                        int(0),
+                                        int(1),
+                                        int(2),
+                                        int(3),
+                                        int(4)
+                                    ),
+                                });
+                            }
                             if name == "make_timestamp" {
                                 Value::Timestamp(local)
                             } else {
                                 let zone = match text(6) {
-                                    Some(z) => std::rc::Rc::new(crate::tz::for_at_time_zone(
-                                        &Value::text(z),
-                                    )?),
+                                    Some(z) => {
+                                        std::rc::Rc::new(crate::tz::for_make_timestamptz(&z)?)
+                                    }
                                     None => crate::tz::session(),
                                 };
                                 Value::Timestamp(zone.to_utc(local))

@@ -163,22 +163,16 @@ pub fn to_char(source: Source<'_>, template: &str) -> Result<String, SqlError> {
                 while let Some(c) = it.next() {
                     match c {
                         '"' => break,
-                        '\\' => {
-                            if let Some(n) = it.next() {
-                                out.push(n);
-                            }
-                        }
+                        '\\' => out.push(it.next().unwrap_or('\\')),
                         c => out.push(c),
                     }
                 }
                 rest = it.as_str();
             }
-            Some('\\') => {
-                match chars.next() {
-                    Some(n) => out.push(n),
-                    None => out.push('\\'),
-                }
-                rest = chars.as_str();
+            // Outside quotes a backslash is text, except before a double quote.
+            Some('\\') if chars.as_str().starts_with('"') => {
+                out.push('"');
+                rest = &chars.as_str()[1..];
             }
             Some(c) => {
                 out.push(c);
@@ -193,13 +187,8 @@ pub fn to_char(source: Source<'_>, template: &str) -> Result<String, SqlError> {
 /// Writes `n` zero-padded to `width` (one more for a negative number), or plain in fill mode,
 /// with an ordinal suffix if asked.
 fn number(out: &mut String, n: i64, width: usize, fill: bool, ordinal: Option<bool>) {
-    let width = if fill {
-        0
-    } else if n < 0 {
-        width + 1
-    } else {
-        width
-    };
+    // printf's `%0*d`: the width counts the sign.
+    let width = if fill { 0 } else { width };
     out.push_str(&format!("{n:0width$}"));
     if let Some(upper) = ordinal {
         let suffix = match (n.abs() % 100, n.abs() % 10) {
@@ -257,32 +246,42 @@ fn keyword(
         let (y, _, _) = civil_from_days(thursday + UNIX_TO_PG_DAYS);
         let jan1 = days_from_civil(y, 1, 1) - UNIX_TO_PG_DAYS;
         let week = (thursday - jan1) / 7 + 1;
-        (y, week, isodow)
+        // A BC ISO year is written as its positive number, as YYYY's.
+        (if y <= 0 { 1 - y } else { y }, week, isodow)
     };
     let yday = || f.days - (days_from_civil(f.year, 1, 1) - UNIX_TO_PG_DAYS) + 1;
     let wday = (f.days + 6).rem_euclid(7); // 0 is Sunday
-    let calendar_only = matches!(
+                                           // PostgreSQL refuses the fields an interval does not have (names, eras, weekdays, zones).
+    let not_for_intervals = matches!(
         upper.as_str(),
         "DAY"
             | "DY"
             | "MONTH"
             | "MON"
-            | "RM"
+            | "A.D."
+            | "B.C."
+            | "AD"
+            | "BC"
             | "D"
             | "ID"
-            | "DDD"
-            | "IDDD"
-            | "IW"
-            | "IYYY"
-            | "IYY"
-            | "IY"
-            | "I"
-            | "WW"
-            | "W"
-            | "J"
+            | "TZ"
+            | "TZH"
+            | "TZM"
+            | "OF"
     );
-    if f.interval && calendar_only && matches!(upper.as_str(), "DAY" | "DY" | "MONTH" | "MON") {
+    if f.interval && not_for_intervals {
         return Err(interval_error());
+    }
+    // The calendar-derived ones PostgreSQL computes from an interval's fields in its own way:
+    // refused here rather than answered differently.
+    let derived = matches!(
+        upper.as_str(),
+        "DDD" | "IDDD" | "IW" | "IYYY" | "IYY" | "IY" | "I" | "WW" | "W" | "J" | "Q" | "RM"
+    );
+    if f.interval && derived {
+        return Err(SqlError::feature(format!(
+            "to_char of an interval with the \"{key}\" field"
+        )));
     }
     match upper.as_str() {
         "A.D." | "B.C." => name(out, key, if bc { "B.C." } else { "A.D." }, 0, true),
@@ -309,7 +308,7 @@ fn keyword(
             } else {
                 f.year / 100 - 1
             };
-            number(out, cc, 2, fill, ordinal);
+            number(out, cc, if cc < 0 { 3 } else { 2 }, fill, ordinal);
         }
         "DAY" => name(out, key, DAYS[wday as usize], 9, fill),
         "DY" => name(out, key, &DAYS[wday as usize][..3], 3, true),
@@ -385,8 +384,11 @@ fn keyword(
         "US" => number(out, f.micros, 6, fill, ordinal),
         "WW" => number(out, (yday() - 1) / 7 + 1, 2, fill, ordinal),
         "W" => number(out, (f.mday - 1) / 7 + 1, 1, fill, ordinal),
-        "Y,YYY" => out.push_str(&format!("{},{:03}", year / 1000, year % 1000)),
-        "YYYY" => number(out, year, 4, fill, ordinal),
+        "Y,YYY" => {
+            out.push_str(&format!("{},", year / 1000));
+            number(out, year % 1000, 3, false, ordinal);
+        }
+        "YYYY" => number(out, year, if year < 0 { 5 } else { 4 }, fill, ordinal),
         "YYY" => number(out, year % 1000, 3, fill, ordinal),
         "YY" => number(out, year % 100, 2, fill, ordinal),
         "Y" => number(out, year % 10, 1, fill, ordinal),

@@ -252,6 +252,56 @@ pub fn for_at_time_zone(v: &crate::types::Value) -> Result<Zone, crate::error::S
     }
 }
 
+/// The zone of `make_timestamptz(…, zone)` (`parse_sane_timezone`): a number with its sign
+/// is an offset east of UTC (ISO's sign, unlike `AT TIME ZONE`'s), up to ±15:59:59; anything
+/// else as [`for_at_time_zone`].
+pub fn for_make_timestamptz(name: &str) -> Result<Zone, crate::error::SqlError> {
+    use crate::error::SqlError;
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(SqlError::InvalidParameterHint {
+            message: format!("invalid input syntax for type numeric time zone: \"{name}\""),
+            hint: "Numeric time zones must have \"-\" or \"+\" as first character.".into(),
+        });
+    }
+    if let Some(digits) = name.strip_prefix(['+', '-']) {
+        let parts: Vec<&str> = if digits.contains(':') {
+            digits.split(':').collect()
+        } else if digits.len() > 2 && digits.len() % 2 == 0 {
+            // `+hhmm`, `+hhmmss`.
+            (0..digits.len())
+                .step_by(2)
+                .map(|i| &digits[i..i + 2])
+                .collect()
+        } else {
+            vec![digits]
+        };
+        let numbers: Option<Vec<i32>> = parts
+            .iter()
+            .map(|p| {
+                p.bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| p.parse().ok())
+                    .flatten()
+            })
+            .collect();
+        if let Some(n) = numbers.filter(|n| (1..=3).contains(&n.len())) {
+            let (h, m, s) = (
+                n[0],
+                n.get(1).copied().unwrap_or(0),
+                n.get(2).copied().unwrap_or(0),
+            );
+            if h > 15 || m > 59 || s > 59 {
+                return Err(SqlError::InvalidParameter {
+                    message: format!("numeric time zone \"{name}\" out of range"),
+                });
+            }
+            let east = (h * 3600 + m * 60 + s) * if name.starts_with('-') { -1 } else { 1 };
+            return fixed(east).map_err(|_| not_recognized(&crate::types::Value::text(name)));
+        }
+    }
+    for_at_time_zone(&crate::types::Value::text(name))
+}
+
 /// `[+-]hh[:mm[:ss]]` in seconds, with its sign.
 fn signed_hms(s: &str) -> Option<i32> {
     let (sign, rest) = match s.as_bytes().first()? {
