@@ -1454,11 +1454,7 @@ fn set_function_type(
                 && moment(b)
                 && (*step == Interval || *step == Unknown && (*a != Unknown || *b != Unknown)) =>
         {
-            let local = [*a, *b]
-                .iter()
-                .all(|t| matches!(t, Timestamp | Date | Unknown))
-                && [*a, *b].contains(&Timestamp);
-            let to = if local { Timestamp } else { Timestamptz };
+            let to = moment_pair_type(*a, *b);
             let mut converted = Vec::with_capacity(4);
             for (i, (x, t)) in std::mem::take(args)
                 .into_iter()
@@ -4124,11 +4120,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .iter()
                     .all(|t| matches!(t, Timestamp | Timestamptz | Date | Unknown)) =>
             {
-                let local = [*a, *b]
-                    .iter()
-                    .all(|t| matches!(t, Timestamp | Date | Unknown))
-                    && [*a, *b].contains(&Timestamp);
-                let to = if local { Timestamp } else { Timestamptz };
+                let to = moment_pair_type(*a, *b);
+                let local = to == Timestamp;
                 let y = args.pop().unwrap_or(BExpr::Const(Value::Null));
                 let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
                 let func = if local { "age_local" } else { "age_tz" };
@@ -4204,11 +4197,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         .iter()
                         .all(|t| matches!(t, Timestamp | Timestamptz | Date | Unknown)) =>
             {
-                let local = [*a, *b]
-                    .iter()
-                    .all(|t| matches!(t, Timestamp | Date | Unknown))
-                    && [*a, *b].contains(&Timestamp);
-                let to = if local { Timestamp } else { Timestamptz };
+                let to = moment_pair_type(*a, *b);
                 let o = args.pop().unwrap_or(BExpr::Const(Value::Null));
                 let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
                 let st = args.pop().unwrap_or(BExpr::Const(Value::Null));
@@ -4958,6 +4947,22 @@ impl<'a, 'b> Binder<'a, 'b> {
             },
             ty,
         ))
+    }
+}
+
+/// The type two timestamp-like arguments resolve to (`generate_series`, `age`, `date_bin`):
+/// timestamp when one is and the other converts to it (a date, an untyped literal), else
+/// timestamptz, PostgreSQL's preferred type of the category.
+fn moment_pair_type(a: PgType, b: PgType) -> PgType {
+    use PgType::{Date, Timestamp, Timestamptz, Unknown};
+    let local = [a, b]
+        .iter()
+        .all(|t| matches!(t, Timestamp | Date | Unknown))
+        && [a, b].contains(&Timestamp);
+    if local {
+        Timestamp
+    } else {
+        Timestamptz
     }
 }
 

@@ -124,61 +124,18 @@ pub fn to_char(source: Source<'_>, template: &str) -> Result<String, SqlError> {
         },
     };
     let mut out = String::new();
-    let mut rest = template;
-    while !rest.is_empty() {
-        let mut fill = false;
-        let mut translated = false;
-        loop {
-            if let Some(r) = rest.strip_prefix("FM").or_else(|| rest.strip_prefix("fm")) {
-                fill = true;
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix("TM").or_else(|| rest.strip_prefix("tm")) {
-                // Names in the session's language (PostgreSQL's C locale: English), unpadded.
-                translated = true;
-                rest = r;
-            } else {
-                break;
+    for node in nodes(template) {
+        match node {
+            Node::Key {
+                key,
+                fill,
+                translated,
+                ordinal,
+            } => {
+                let is_name = matches!(key.to_ascii_uppercase().as_str(), "DAY" | "MONTH");
+                keyword(&mut out, key, &f, fill || translated && is_name, ordinal)?;
             }
-        }
-        if let Some(key) = KEYWORDS.iter().find(|k| rest.starts_with(**k)) {
-            rest = &rest[key.len()..];
-            let ordinal = if let Some(r) = rest.strip_prefix("TH") {
-                rest = r;
-                Some(true)
-            } else if let Some(r) = rest.strip_prefix("th") {
-                rest = r;
-                Some(false)
-            } else {
-                None
-            };
-            let is_name = matches!(key.to_ascii_uppercase().as_str(), "DAY" | "MONTH");
-            keyword(&mut out, key, &f, fill || translated && is_name, ordinal)?;
-            continue;
-        }
-        let mut chars = rest.chars();
-        match chars.next() {
-            Some('"') => {
-                // Quoted text, with backslash escapes, up to the closing quote.
-                let mut it = chars;
-                while let Some(c) = it.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => out.push(it.next().unwrap_or('\\')),
-                        c => out.push(c),
-                    }
-                }
-                rest = it.as_str();
-            }
-            // Outside quotes a backslash is text, except before a double quote.
-            Some('\\') if chars.as_str().starts_with('"') => {
-                out.push('"');
-                rest = &chars.as_str()[1..];
-            }
-            Some(c) => {
-                out.push(c);
-                rest = chars.as_str();
-            }
-            None => break,
+            Node::Space(c) | Node::Separator(c) | Node::Literal(c) => out.push(c),
         }
     }
     Ok(out)
@@ -456,29 +413,38 @@ mod tests {
 
 // ------------------------------------------------------------------ to_date / to_timestamp
 
-/// One piece of a template as `to_date` and `to_timestamp` read it.
+/// One piece of a template.
 enum Node<'t> {
     Key {
         key: &'t str,
+        /// `FM`: no padding (and, reading, as many digits as there are).
         fill: bool,
-        ordinal: bool,
+        /// `TM`: names in the session's language (PostgreSQL's C locale: English), unpadded.
+        translated: bool,
+        /// `TH` (`Some(true)`) or `th` (`Some(false)`): an ordinal suffix.
+        ordinal: Option<bool>,
     },
-    Space,
-    Separator,
-    /// Literal text: each of its characters consumes one input character.
+    /// A space: written as is; reading, it matches one space or separator, or none.
+    Space(char),
+    /// A character that is neither a letter nor a digit, treated as a space is.
+    Separator(char),
+    /// Literal text: written as is; reading, each character consumes one of the input.
     Literal(char),
 }
 
+/// A template's pieces: keywords with their prefixes and suffixes, quoted text (with its
+/// backslash escapes), `\"` outside quotes as a quote, and the characters between.
 fn nodes(template: &str) -> Vec<Node<'_>> {
     let mut out = Vec::new();
     let mut rest = template;
     while !rest.is_empty() {
-        let mut fill = false;
+        let (mut fill, mut translated) = (false, false);
         loop {
             if let Some(r) = rest.strip_prefix("FM").or_else(|| rest.strip_prefix("fm")) {
                 fill = true;
                 rest = r;
             } else if let Some(r) = rest.strip_prefix("TM").or_else(|| rest.strip_prefix("tm")) {
+                translated = true;
                 rest = r;
             } else {
                 break;
@@ -486,14 +452,21 @@ fn nodes(template: &str) -> Vec<Node<'_>> {
         }
         if let Some(key) = KEYWORDS.iter().find(|k| rest.starts_with(**k)) {
             rest = &rest[key.len()..];
-            let ordinal = match rest.strip_prefix("TH").or_else(|| rest.strip_prefix("th")) {
-                Some(r) => {
-                    rest = r;
-                    true
-                }
-                None => false,
+            let ordinal = if let Some(r) = rest.strip_prefix("TH") {
+                rest = r;
+                Some(true)
+            } else if let Some(r) = rest.strip_prefix("th") {
+                rest = r;
+                Some(false)
+            } else {
+                None
             };
-            out.push(Node::Key { key, fill, ordinal });
+            out.push(Node::Key {
+                key,
+                fill,
+                translated,
+                ordinal,
+            });
             continue;
         }
         let mut chars = rest.chars();
@@ -503,26 +476,25 @@ fn nodes(template: &str) -> Vec<Node<'_>> {
                 while let Some(c) = it.next() {
                     match c {
                         '"' => break,
-                        '\\' => {
-                            if let Some(n) = it.next() {
-                                out.push(Node::Literal(n));
-                            }
-                        }
+                        '\\' => out.push(Node::Literal(it.next().unwrap_or('\\'))),
                         c => out.push(Node::Literal(c)),
                     }
                 }
                 rest = it.as_str();
             }
-            Some(c) if c.is_whitespace() => {
-                out.push(Node::Space);
-                rest = chars.as_str();
-            }
-            Some(c) if c.is_ascii() && !c.is_ascii_alphanumeric() => {
-                out.push(Node::Separator);
-                rest = chars.as_str();
+            // Outside quotes a backslash is text, except before a double quote.
+            Some('\\') if chars.as_str().starts_with('"') => {
+                out.push(Node::Literal('"'));
+                rest = &chars.as_str()[1..];
             }
             Some(c) => {
-                out.push(Node::Literal(c));
+                out.push(if c.is_whitespace() {
+                    Node::Space(c)
+                } else if c.is_ascii() && !c.is_ascii_alphanumeric() {
+                    Node::Separator(c)
+                } else {
+                    Node::Literal(c)
+                });
                 rest = chars.as_str();
             }
             None => break,
@@ -676,7 +648,7 @@ fn read(input: &str, template: &str) -> Result<Parsed, SqlError> {
         s = s.trim_start();
         extra_skip += skipped;
         match node {
-            Node::Space | Node::Separator => {
+            Node::Space(_) | Node::Separator(_) => {
                 extra_skip = extra_skip.saturating_sub(1);
                 if let Some(c) = s.chars().next() {
                     if c.is_whitespace() || c.is_ascii() && !c.is_ascii_alphanumeric() {
@@ -694,10 +666,12 @@ fn read(input: &str, template: &str) -> Result<Parsed, SqlError> {
                 }
                 continue;
             }
-            Node::Key { key, fill, ordinal } => {
+            Node::Key {
+                key, fill, ordinal, ..
+            } => {
                 // A field followed by a non-digit (or nothing) reads all the digits there are.
                 let greedy = *fill
-                    || *ordinal
+                    || ordinal.is_some()
                     || match nodes.get(i + 1) {
                         None => true,
                         Some(Node::Key { key, .. }) => !is_digit_key(key),
@@ -826,7 +800,7 @@ fn read(input: &str, template: &str) -> Result<Parsed, SqlError> {
                     }
                     _ => return Err(SqlError::internal("to_date keyword")),
                 }
-                if *ordinal {
+                if ordinal.is_some() {
                     let lower = s.to_ascii_lowercase();
                     if ["st", "nd", "rd", "th"]
                         .iter()
