@@ -66,18 +66,23 @@ pub fn age(a: i64, b: i64) -> Result<Interval, SqlError> {
     })
 }
 
+/// Days and time of one sign: a day borrowed or lent to the time part.
+fn same_sign(days: i64, micros: i64) -> (i64, i64) {
+    if days > 0 && micros < 0 {
+        (days - 1, micros + USECS_PER_DAY)
+    } else if days < 0 && micros > 0 {
+        (days + 1, micros - USECS_PER_DAY)
+    } else {
+        (days, micros)
+    }
+}
+
 /// `justify_hours`: whole days of the time part into days.
 pub fn justify_hours(iv: Interval) -> Result<Interval, SqlError> {
     let whole = iv.micros / USECS_PER_DAY;
-    let mut micros = iv.micros - whole * USECS_PER_DAY;
-    let mut days = i64::from(iv.days) + whole;
-    if days > 0 && micros < 0 {
-        micros += USECS_PER_DAY;
-        days -= 1;
-    } else if days < 0 && micros > 0 {
-        micros -= USECS_PER_DAY;
-        days += 1;
-    }
+    let micros = iv.micros - whole * USECS_PER_DAY;
+    let days = i64::from(iv.days) + whole;
+    let (days, micros) = same_sign(days, micros);
     Ok(Interval {
         months: iv.months,
         days: i32::try_from(days).map_err(|_| out_of_range("interval"))?,
@@ -127,13 +132,7 @@ pub fn justify_interval(iv: Interval) -> Result<Interval, SqlError> {
         days -= 30;
         months += 1;
     }
-    if days > 0 && micros < 0 {
-        micros += USECS_PER_DAY;
-        days -= 1;
-    } else if days < 0 && micros > 0 {
-        micros -= USECS_PER_DAY;
-        days += 1;
-    }
+    (days, micros) = same_sign(days, micros);
     Ok(Interval {
         months: i32::try_from(months).map_err(|_| out_of_range("interval"))?,
         days: i32::try_from(days).map_err(|_| out_of_range("interval"))?,
