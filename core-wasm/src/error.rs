@@ -254,18 +254,13 @@ pub enum SqlError {
         message: String,
         hint: Option<String>,
     },
-    /// A formatting template that does not fit the value (`to_char(interval, 'Month')`).
-    #[error("{message}")]
-    InvalidFormat {
-        message: String,
-        hint: Option<String>,
-    },
     /// As [`SqlError::InvalidParameter`], with a hint.
     #[error("{message}")]
     InvalidParameterHint { message: String, hint: String },
-    /// A `to_date`/`to_timestamp` template the input does not fit, with PostgreSQL's detail.
+    /// A date/time template that does not fit its value or input (`to_char(interval,
+    /// 'Month')`, `to_date('abc', 'YYYY')`), with PostgreSQL's detail and hint: fix either.
     #[error("{message}")]
-    InvalidFormatDetail {
+    InvalidFormat {
         message: String,
         detail: Option<String>,
         hint: Option<String>,
@@ -411,7 +406,7 @@ impl SqlError {
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } | SqlError::BadParameterDetail { .. } => "22023",
             SqlError::TimeZoneDisplacement { .. } => "22009",
-            SqlError::InvalidFormat { .. } | SqlError::InvalidFormatDetail { .. } => "22007",
+            SqlError::InvalidFormat { .. } => "22007",
             SqlError::NullValueNotAllowed { .. } => "22004",
             SqlError::InsufficientPrivilege { .. } => "42501",
             SqlError::ActiveTransaction { .. } => "25001",
@@ -504,8 +499,7 @@ impl SqlError {
             }
             SqlError::DatatypeMismatch { hint, .. }
             | SqlError::UndefinedFunction { hint, .. }
-            | SqlError::BadParameterValue { hint, .. }
-            | SqlError::InvalidFormat { hint, .. } => {
+            | SqlError::BadParameterValue { hint, .. } => {
                 e.hint = hint.clone();
             }
             SqlError::Storage(kv) if kv.transient => {
@@ -517,7 +511,7 @@ impl SqlError {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());
             }
             SqlError::InvalidParameterHint { hint, .. } => e.hint = Some(hint.clone()),
-            SqlError::InvalidFormatDetail { detail, hint, .. } => {
+            SqlError::InvalidFormat { detail, hint, .. } => {
                 e.detail = detail.clone();
                 e.hint = hint.clone();
             }

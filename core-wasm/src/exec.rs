@@ -583,8 +583,11 @@ impl<'a> Cx<'a> {
 
     /// The session's zone and the transaction's time for the statement about to run (see
     /// [`crate::tz::enter`]).
-    pub(crate) fn enter_zone(&self) -> crate::tz::Entered {
-        crate::tz::enter(self.settings().time_zone(), Some(self.txn_now()))
+    pub(crate) fn enter_zone(&self) -> Result<crate::tz::Entered, SqlError> {
+        Ok(crate::tz::enter(
+            self.settings().time_zone()?,
+            Some(self.txn_now()),
+        ))
     }
 
     /// The transaction's start (`now()`), or the statement's when none has begun.
@@ -683,7 +686,7 @@ impl<'a> Cx<'a> {
 }
 
 pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
-    let _zone = cx.enter_zone();
+    let _zone = cx.enter_zone()?;
     let failed = cx.sess.txn.as_ref().is_some_and(|t| t.failed);
     match stmt {
         Statement::Commit { .. } => {
@@ -1114,7 +1117,7 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
 }
 
 pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
-    let _zone = cx.enter_zone();
+    let _zone = cx.enter_zone()?;
     let stmts = parse(sql)?;
     let Some(stmt) = stmts.first() else {
         return Ok(Describe {
@@ -1716,17 +1719,15 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // constant default as the column's "missing value" and rewrites the table for a volatile
     // one): here they are rewritten with it, in the same transaction, as an UPDATE would.
     for (column, default) in fills {
-        let sql = format!(
-            "UPDATE {}.{} SET {} = {default}",
-            crate::pgcatalog::quote_ident(&schema),
-            crate::pgcatalog::quote_ident(&name),
-            crate::pgcatalog::quote_ident(&column),
-        );
-        let stmts = parse(&sql)?;
-        let [Statement::Update(u)] = stmts.as_slice() else {
-            return Err(SqlError::internal(format!("not one UPDATE: {sql}")));
-        };
-        update(cx, u, None)?;
+        run_generated_dml(
+            cx,
+            &format!(
+                "UPDATE {}.{} SET {} = {default}",
+                quoted(&schema),
+                quoted(&name),
+                quoted(&column),
+            ),
+        )?;
     }
     Ok(Output::Command {
         tag: "ALTER TABLE".into(),
@@ -1894,7 +1895,7 @@ fn datetime_constant_default(e: &ast::Expr, ty: PgType) -> Option<String> {
         return None;
     };
     let value = parse_text(text, ty).ok()?;
-    let _utc = crate::tz::enter(std::rc::Rc::new(crate::tz::Zone::utc()), None);
+    let _utc = crate::tz::enter(crate::tz::utc(), None);
     let shown = format_text(&value, ty)?;
     Some(format!("'{shown}'::{}", ty.sql_name()))
 }
@@ -2940,12 +2941,10 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
         .map(|t| resolve_target(cx, &t.name))
         .collect::<Result<Vec<_>, _>>()?;
     for t in tables {
-        let sql = format!("DELETE FROM {}.{}", quoted(&t.schema), quoted(&t.name));
-        let stmts = parse(&sql)?;
-        let [Statement::Delete(d)] = stmts.as_slice() else {
-            return Err(SqlError::internal(format!("{sql} is not one DELETE")));
-        };
-        delete(cx, d, None)?;
+        run_generated_dml(
+            cx,
+            &format!("DELETE FROM {}.{}", quoted(&t.schema), quoted(&t.name)),
+        )?;
     }
     Ok(Output::Command {
         tag: "TRUNCATE TABLE".into(),
@@ -3037,8 +3036,26 @@ fn relation_flags(
     })
 }
 
+/// A name in SQL the server writes for its own parser: always quoted (sqlparser's keywords
+/// are not PostgreSQL's, so `pgcatalog::quote_ident`'s bare names could read differently).
 fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Runs an UPDATE or DELETE the server wrote itself (ALTER TABLE's fill of an added column,
+/// TRUNCATE), so that it goes through the one DML path with its MVCC and key checks.
+fn run_generated_dml(cx: &mut Cx<'_>, sql: &str) -> Result<(), SqlError> {
+    let stmts = parse(sql)?;
+    match stmts.as_slice() {
+        [Statement::Update(u)] => update(cx, u, None)?,
+        [Statement::Delete(d)] => delete(cx, d, None)?,
+        _ => {
+            return Err(SqlError::internal(format!(
+                "not one UPDATE or DELETE: {sql}"
+            )))
+        }
+    };
+    Ok(())
 }
 
 fn parse_query_text(sql: &str) -> Result<ast::Query, SqlError> {
@@ -3280,7 +3297,7 @@ fn column_defaults(cx: &mut Cx<'_>, at: u64, t: &Table) -> Result<Vec<Option<BEx
 /// row, columns outside the COPY's list taking their defaults. An error names its line (and
 /// column) in PostgreSQL's CONTEXT.
 pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError> {
-    let _zone = cx.enter_zone();
+    let _zone = cx.enter_zone()?;
     let at = cx.read_point();
     let t = {
         let rcx = cx.reader(at);

@@ -948,11 +948,11 @@ pub fn is_virtual(schema: Option<&str>, name: &str) -> bool {
     find(schema, name).is_some()
 }
 
-/// Whether a relation's rows depend on the session's settings (`pg_settings`). The others
-/// are a function of the registry, the session's user and its database: results read from
-/// them can be kept across sessions with the same user and database (see copycache).
-pub fn reads_session_settings(schema: Option<&str>, name: &str) -> bool {
-    // The zone views show offsets as of the statement's time.
+/// Whether a relation's rows depend on more than the registry, the session's user and its
+/// database: on the session's settings (`pg_settings`) or cursors (`pg_cursors`), or on the
+/// statement's time (the zone views show offsets then). Results read from the others can be
+/// kept across sessions with the same user and database (see copycache).
+pub fn depends_on_session(schema: Option<&str>, name: &str) -> bool {
     find(schema, name).is_some_and(|r| {
         matches!(
             r.rel,

@@ -1207,28 +1207,16 @@ fn set_function_rows(
                 _ => 1,
             };
             if step == 0 {
-                return Err(SqlError::InvalidParameter {
-                    message: "step size cannot equal zero".into(),
-                });
+                return Err(zero_step());
             }
-            let mut out = Vec::new();
-            let mut i = *a;
-            while (step > 0 && i <= *b) || (step < 0 && i >= *b) {
-                if out.len() >= MAX_SERIES_ROWS {
-                    return Err(SqlError::ProgramLimit {
-                        message: format!(
-                            "generate_series produces more than {MAX_SERIES_ROWS} rows"
-                        ),
-                    });
-                }
-                cx.tick()?;
-                out.push(vec![Value::Int(i)]);
-                match i.checked_add(step) {
-                    Some(n) => i = n,
-                    None => break,
-                }
-            }
-            Ok(out)
+            series(
+                cx,
+                *a,
+                *b,
+                step > 0,
+                Value::Int,
+                |i| Ok(i.checked_add(step)),
+            )
         }
         ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
         (
@@ -1238,33 +1226,57 @@ fn set_function_rows(
             let zero = crate::types::Interval::default();
             let direction = compare(&Value::Interval(*step), &Value::Interval(zero));
             if direction == std::cmp::Ordering::Equal {
-                return Err(SqlError::InvalidParameter {
-                    message: "step size cannot equal zero".into(),
-                });
+                return Err(zero_step());
             }
             let zone = crate::tz::session();
-            let mut out = Vec::new();
-            let mut t = *start;
-            while (direction.is_gt() && t <= *stop) || (direction.is_lt() && t >= *stop) {
-                if out.len() >= MAX_SERIES_ROWS {
-                    return Err(SqlError::ProgramLimit {
-                        message: format!(
-                            "generate_series produces more than {MAX_SERIES_ROWS} rows"
-                        ),
-                    });
-                }
-                cx.tick()?;
-                out.push(vec![Value::Timestamp(t)]);
-                t = if *tz {
-                    crate::datetime::timestamptz_add(t, *step, false, &zone)?
-                } else {
-                    crate::datetime::timestamp_add(t, *step, false)?
-                };
-            }
-            Ok(out)
+            series(
+                cx,
+                *start,
+                *stop,
+                direction.is_gt(),
+                Value::Timestamp,
+                |t| {
+                    Ok(Some(if *tz {
+                        crate::datetime::timestamptz_add(t, *step, false, &zone)?
+                    } else {
+                        crate::datetime::timestamp_add(t, *step, false)?
+                    }))
+                },
+            )
         }
         _ => Err(SqlError::internal(format!("set function {name}"))),
     }
+}
+
+fn zero_step() -> SqlError {
+    SqlError::InvalidParameter {
+        message: "step size cannot equal zero".into(),
+    }
+}
+
+/// `generate_series`' rows from `start` while they have not passed `stop` (`next` gives the
+/// following value, `None` past the type's range), counted against [`MAX_SERIES_ROWS`].
+fn series<T: PartialOrd + Copy>(
+    cx: &ReadCx<'_>,
+    start: T,
+    stop: T,
+    ascending: bool,
+    value: impl Fn(T) -> Value,
+    mut next: impl FnMut(T) -> Result<Option<T>, SqlError>,
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    let mut out = Vec::new();
+    let mut current = Some(start);
+    while let Some(c) = current.filter(|c| if ascending { *c <= stop } else { *c >= stop }) {
+        if out.len() >= MAX_SERIES_ROWS {
+            return Err(SqlError::ProgramLimit {
+                message: format!("generate_series produces more than {MAX_SERIES_ROWS} rows"),
+            });
+        }
+        cx.tick()?;
+        out.push(vec![value(c)]);
+        current = next(c)?;
+    }
+    Ok(out)
 }
 
 /// The recursive query `q` reads all of, row for row, when `q` is `SELECT <columns or
@@ -2453,9 +2465,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     // another search_path.
                     let shadowed =
                         schema.is_none() && self.cx.st.table_ids_by_name.contains_key(&tname);
-                    if shadowed
-                        || crate::pgcatalog::reads_session_settings(schema.as_deref(), &tname)
-                    {
+                    if shadowed || crate::pgcatalog::depends_on_session(schema.as_deref(), &tname) {
                         self.session_dependent = true;
                     } else {
                         self.reads_catalog = true;

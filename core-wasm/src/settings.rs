@@ -622,11 +622,8 @@ impl View<'_> {
     }
 
     /// The session's time zone (`SET LOCAL` included).
-    pub fn time_zone(&self) -> std::rc::Rc<crate::tz::Zone> {
-        match find("TimeZone") {
-            Some(def) => crate::tz::for_setting(&self.plain(def)),
-            None => std::rc::Rc::new(crate::tz::Zone::utc()),
-        }
+    pub fn time_zone(&self) -> Result<std::rc::Rc<crate::tz::Zone>, SqlError> {
+        crate::tz::for_setting(&self.plain(lookup("TimeZone")?))
     }
 
     /// What RESET would return to (`pg_settings.reset_val`).
@@ -911,10 +908,13 @@ fn parse_time_zone(def: &Setting, raw: &str) -> Result<String, SqlError> {
         message: format!("invalid value for parameter \"{}\": \"{raw}\"", def.name),
         detail: "UTC timezone offset is out of range.".into(),
     };
-    let hours = raw
-        .strip_prefix(|c: char| c.is_ascii_whitespace())
-        .map_or(raw, str::trim_start);
-    if let Some(hours) = hours.parse::<f64>().ok().filter(|h| h.is_finite()) {
+    // `strtod` skips leading white space.
+    if let Some(hours) = raw
+        .trim_start()
+        .parse::<f64>()
+        .ok()
+        .filter(|h| h.is_finite())
+    {
         // Seconds east, truncated as PostgreSQL's conversion to a whole number of seconds.
         let east = (hours * 3600.0) as i64;
         let east = i32::try_from(east).map_err(|_| out_of_range())?;

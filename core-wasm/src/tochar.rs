@@ -81,10 +81,11 @@ const KEYWORDS: &[&str] = &[
 ];
 
 fn interval_error() -> SqlError {
-    SqlError::InvalidFormat {
-        message: "invalid format specification for an interval value".into(),
-        hint: Some("Intervals are not tied to specific calendar dates.".into()),
-    }
+    format_error(
+        "invalid format specification for an interval value".into(),
+        None,
+        Some("Intervals are not tied to specific calendar dates."),
+    )
 }
 
 /// `to_char(value, template)`.
@@ -548,7 +549,7 @@ struct Parsed {
 }
 
 fn format_error(message: String, detail: Option<String>, hint: Option<&str>) -> SqlError {
-    SqlError::InvalidFormatDetail {
+    SqlError::InvalidFormat {
         message,
         detail,
         hint: hint.map(str::to_string),

@@ -1523,30 +1523,12 @@ fn split_zone(s: &str) -> Result<Option<(&str, GivenZone)>, SqlError> {
     if let Some(pos) = t.rfind(['+', '-']) {
         let (head, off) = t.split_at(pos);
         if head.contains(':') || head.contains(' ') || head.contains('T') {
-            let sign = if off.starts_with('-') { -1 } else { 1 };
-            let digits = off[1..].trim();
-            let mut parts = digits.split(':');
-            let (h, m, sec) = match (parts.next(), parts.next(), parts.next()) {
-                (Some(h), None, None) if h.len() == 4 => (&h[..2], &h[2..], "0"),
-                (Some(h), None, None) if h.len() == 6 => (&h[..2], &h[2..4], &h[4..]),
-                (Some(h), m, sec) => (h, m.unwrap_or("0"), sec.unwrap_or("0")),
-                _ => return Ok(None),
-            };
-            let field = |x: &str| {
-                x.parse::<i64>()
-                    .ok()
-                    .filter(|_| !x.is_empty() && x.len() <= 2)
-            };
-            return match (field(h), field(m), field(sec)) {
-                (Some(h), Some(m), Some(sec)) if h <= 15 && m <= 59 && sec <= 59 => Ok(Some((
-                    head,
-                    GivenZone::Offset(sign * (h * 3600 + m * 60 + sec)),
-                ))),
-                // PostgreSQL's limit: offsets up to 15:59:59.
-                (Some(_), Some(_), Some(_)) => Err(SqlError::TimeZoneDisplacement {
+            return match crate::tz::iso_offset(off.trim_end()) {
+                Some(Ok(east)) => Ok(Some((head, GivenZone::Offset(east.into())))),
+                Some(Err(_)) => Err(SqlError::TimeZoneDisplacement {
                     input: s.to_string(),
                 }),
-                _ => Ok(None),
+                None => Ok(None),
             };
         }
     }

@@ -189,23 +189,14 @@ pub fn by_name(raw: &str) -> Result<Zone, ZoneError> {
 /// The zone `SET TIME ZONE <hours>` and `SET TIME ZONE INTERVAL '…'` make: a fixed offset
 /// `east` seconds from UTC, named as PostgreSQL's `pg_tzset_offset` names it (`<-08>+08`).
 pub fn fixed(east: i32) -> Result<Zone, ZoneError> {
-    let abs = east.unsigned_abs();
-    let (h, m, s) = (abs / 3600, abs / 60 % 60, abs % 60);
-    let digits = if s != 0 {
-        format!("{h:02}:{m:02}:{s:02}")
-    } else if m != 0 {
-        format!("{h:02}:{m:02}")
-    } else {
-        format!("{h:02}")
-    };
-    let name = if east < 0 {
-        format!("<-{digits}>+{digits}")
-    } else {
-        format!("<+{digits}>-{digits}")
-    };
-    if abs >= 168 * 3600 {
+    if east.unsigned_abs() >= 168 * 3600 {
         return Err(ZoneError::OffsetOutOfRange);
     }
+    // The offset as ISO writes it, then in POSIX's sign (west positive).
+    let mut iso = String::new();
+    crate::types::push_offset(&mut iso, east);
+    let posix = if east < 0 { '+' } else { '-' };
+    let name = format!("<{iso}>{posix}{}", &iso[1..]);
     Ok(Zone {
         name,
         kind: Kind::Fixed(east),
@@ -252,6 +243,47 @@ pub fn for_at_time_zone(v: &crate::types::Value) -> Result<Zone, crate::error::S
     }
 }
 
+/// An ISO offset past PostgreSQL's ±15:59:59.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffsetOutOfRange;
+
+/// A numeric UTC offset with its sign as PostgreSQL's `DecodeTimezone` reads it (`+5`, `-08`,
+/// `+0530`, `+05:30`, `+053015`, `-05:30:15`), seconds east; `None` when `text` is not one.
+pub fn iso_offset(text: &str) -> Option<Result<i32, OffsetOutOfRange>> {
+    let (sign, digits) = match text.as_bytes().first()? {
+        b'+' => (1, &text[1..]),
+        b'-' => (-1, &text[1..]),
+        _ => return None,
+    };
+    let parts: Vec<&str> = if digits.contains(':') {
+        digits.split(':').collect()
+    } else if matches!(digits.len(), 4 | 6) {
+        (0..digits.len())
+            .step_by(2)
+            .map(|i| &digits[i..i + 2])
+            .collect()
+    } else {
+        vec![digits]
+    };
+    let field = |p: &&str| {
+        (!p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<i32>().ok())
+            .flatten()
+    };
+    let n: Vec<i32> = parts.iter().map(field).collect::<Option<_>>()?;
+    let [h, m, s] = match n.as_slice() {
+        [h] => [*h, 0, 0],
+        [h, m] => [*h, *m, 0],
+        [h, m, s] => [*h, *m, *s],
+        _ => return None,
+    };
+    Some(if h > 15 || m > 59 || s > 59 {
+        Err(OffsetOutOfRange)
+    } else {
+        Ok(sign * (h * 3600 + m * 60 + s))
+    })
+}
+
 /// The zone of `make_timestamptz(…, zone)` (`parse_sane_timezone`): a number with its sign
 /// is an offset east of UTC (ISO's sign, unlike `AT TIME ZONE`'s), up to ±15:59:59; anything
 /// else as [`for_at_time_zone`].
@@ -263,41 +295,16 @@ pub fn for_make_timestamptz(name: &str) -> Result<Zone, crate::error::SqlError> 
             hint: "Numeric time zones must have \"-\" or \"+\" as first character.".into(),
         });
     }
-    if let Some(digits) = name.strip_prefix(['+', '-']) {
-        let parts: Vec<&str> = if digits.contains(':') {
-            digits.split(':').collect()
-        } else if digits.len() > 2 && digits.len() % 2 == 0 {
-            // `+hhmm`, `+hhmmss`.
-            (0..digits.len())
-                .step_by(2)
-                .map(|i| &digits[i..i + 2])
-                .collect()
-        } else {
-            vec![digits]
-        };
-        let numbers: Option<Vec<i32>> = parts
-            .iter()
-            .map(|p| {
-                p.bytes()
-                    .all(|b| b.is_ascii_digit())
-                    .then(|| p.parse().ok())
-                    .flatten()
-            })
-            .collect();
-        if let Some(n) = numbers.filter(|n| (1..=3).contains(&n.len())) {
-            let (h, m, s) = (
-                n[0],
-                n.get(1).copied().unwrap_or(0),
-                n.get(2).copied().unwrap_or(0),
-            );
-            if h > 15 || m > 59 || s > 59 {
-                return Err(SqlError::InvalidParameter {
-                    message: format!("numeric time zone \"{name}\" out of range"),
-                });
-            }
-            let east = (h * 3600 + m * 60 + s) * if name.starts_with('-') { -1 } else { 1 };
-            return fixed(east).map_err(|_| not_recognized(&crate::types::Value::text(name)));
+    match iso_offset(name) {
+        Some(Ok(east)) => {
+            return fixed(east).map_err(|_| not_recognized(&crate::types::Value::text(name)))
         }
+        Some(Err(OffsetOutOfRange)) => {
+            return Err(SqlError::InvalidParameter {
+                message: format!("numeric time zone \"{name}\" out of range"),
+            })
+        }
+        None => {}
     }
     for_at_time_zone(&crate::types::Value::text(name))
 }
@@ -337,34 +344,35 @@ pub fn names() -> Vec<String> {
 }
 
 thread_local! {
-    static SESSION: RefCell<Rc<Zone>> = RefCell::new(Rc::new(Zone::utc()));
+    static UTC: Rc<Zone> = Rc::new(Zone::utc());
+    static SESSION: RefCell<Rc<Zone>> = RefCell::new(UTC.with(Rc::clone));
     static NOW: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
     /// The zone last resolved from a setting's value, reused while sessions keep it.
     static RESOLVED: RefCell<Option<Rc<Zone>>> = const { RefCell::new(None) };
 }
 
-/// The zone of a stored `TimeZone` setting (a value [`by_name`] or [`fixed`] named).
-pub fn for_setting(name: &str) -> Rc<Zone> {
+/// The default zone, UTC (shared).
+pub fn utc() -> Rc<Zone> {
+    UTC.with(Rc::clone)
+}
+
+/// The zone of a stored `TimeZone` setting: a name [`fixed`] gave, or one [`by_name`] takes
+/// (the only values `SET` stores). `Err` only for a stored value that is neither.
+pub fn for_setting(name: &str) -> Result<Rc<Zone>, crate::error::SqlError> {
     if name == "Etc/UTC" {
-        return SESSION.with(|s| {
-            let cur = s.borrow();
-            if cur.is_utc() {
-                cur.clone()
-            } else {
-                Rc::new(Zone::utc())
-            }
-        });
+        return Ok(utc());
     }
     if let Some(z) = RESOLVED.with(|r| r.borrow().clone().filter(|z| z.name == name)) {
-        return z;
+        return Ok(z);
     }
-    let zone = Rc::new(
-        by_name(name)
-            .or_else(|_| fixed_by_name(name))
-            .unwrap_or_else(|_| Zone::utc()),
-    );
+    let zone = fixed_by_name(name)
+        .or_else(|_| by_name(name))
+        .map(Rc::new)
+        .map_err(|_| {
+            crate::error::SqlError::internal(format!("stored TimeZone {name:?} does not resolve"))
+        })?;
     RESOLVED.with(|r| *r.borrow_mut() = Some(zone.clone()));
-    zone
+    Ok(zone)
 }
 
 /// A name [`fixed`] gave (`<+05:30>-05:30`), read back.
@@ -460,6 +468,20 @@ mod tests {
             Ok("<+167:59:24>-167:59:24")
         );
         assert_eq!(name(-168 * 3600).err(), Some(ZoneError::OffsetOutOfRange));
+        assert_eq!(name(0).as_deref(), Ok("<+00>-00"));
+    }
+
+    #[test]
+    fn numeric_offsets_are_read_as_decode_timezone_reads_them() {
+        assert_eq!(iso_offset("+5"), Some(Ok(18_000)));
+        assert_eq!(iso_offset("-0530"), Some(Ok(-19_800)));
+        assert_eq!(iso_offset("+05:30:15"), Some(Ok(19_815)));
+        assert_eq!(iso_offset("+053015"), Some(Ok(19_815)));
+        assert_eq!(iso_offset("+16"), Some(Err(OffsetOutOfRange)));
+        assert_eq!(iso_offset("+05:60"), Some(Err(OffsetOutOfRange)));
+        assert_eq!(iso_offset("5"), None);
+        assert_eq!(iso_offset("+05x"), None);
+        assert_eq!(iso_offset("+12345678"), None);
     }
 
     #[test]
