@@ -48,6 +48,9 @@ pub enum Output {
     CopyIn { binary: bool, columns: u16 },
     /// An empty query string.
     Empty,
+    /// A NoticeResponse (severity `NOTICE` or `WARNING`): sent before the output of the
+    /// statement that raised it, as PostgreSQL's `ereport(NOTICE, …)` is.
+    Notice(PgError),
 }
 
 /// The chunks of a COPY data stream packed into one buffer: chunk `i` is

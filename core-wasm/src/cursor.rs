@@ -315,6 +315,22 @@ impl Cursors {
         self.open.retain(|c| c.held);
     }
 
+    /// The names of transaction `txn`'s own cursors.
+    pub fn declared_in(&self, txn: u64) -> Vec<String> {
+        self.open
+            .iter()
+            .filter(|c| !c.held && c.txn == txn)
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// `ROLLBACK TO SAVEPOINT`: transaction `txn`'s cursors other than `kept` (those open at
+    /// the savepoint) close.
+    pub fn close_declared_since(&mut self, txn: u64, kept: &[String]) {
+        self.open
+            .retain(|c| c.held || c.txn != txn || kept.contains(&c.name));
+    }
+
     /// Drops the cursors transaction `txn` declared (its commit failed after all).
     pub fn forget_transaction(&mut self, txn: u64) {
         self.open.retain(|c| c.txn != txn);

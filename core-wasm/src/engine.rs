@@ -51,6 +51,23 @@ pub struct Txn {
     pub settings: crate::settings::TxnSettings,
     /// Numbers the session's transactions (cursors belong to one).
     pub serial: u64,
+    /// Open savepoints, oldest first.
+    pub savepoints: Vec<Savepoint>,
+    /// A statement has read the catalog (PostgreSQL's `FirstSnapshotSet`): the isolation
+    /// level and read-write mode are fixed from then on.
+    pub queried: bool,
+}
+
+/// `SAVEPOINT name`: what `ROLLBACK TO SAVEPOINT name` returns to.
+#[derive(Debug)]
+pub struct Savepoint {
+    pub name: String,
+    pub mark: crate::txn::Mark,
+    pub settings: crate::settings::TxnSettings,
+    /// The cursors open then (those declared later close when it is rolled back to).
+    pub cursors: Vec<String>,
+    /// The transaction's access mode then (`SET TRANSACTION READ ONLY` after it is undone).
+    pub read_only: bool,
 }
 
 /// What the session does when the host reports the outcome of its commit.
@@ -99,6 +116,17 @@ pub struct Session {
 }
 
 impl Session {
+    /// Reports `notice` to the client, before the answer of the statement running.
+    pub(crate) fn notice(&mut self, notice: crate::error::Notice) {
+        self.outputs.push(Output::Notice(notice.to_pg()));
+    }
+
+    /// Inside a transaction block: BEGIN's, or the implicit one of a query string with
+    /// several statements (PostgreSQL's `IsTransactionBlock`).
+    pub(crate) fn in_transaction_block(&self) -> bool {
+        self.multi_statement || self.txn.as_ref().is_some_and(|t| t.explicit)
+    }
+
     /// Ends the current transaction (`committed`: it committed, or will once durable): its
     /// cursors close, except WITH HOLD ones of a committed transaction.
     pub fn end_transaction(&mut self, committed: bool) {
@@ -124,6 +152,7 @@ struct InFlight {
     tables: Vec<Arc<Table>>,
     dropped: Vec<u32>,
     schemas: Vec<Schema>,
+    dropped_schemas: Vec<String>,
     tuple_counters: BTreeMap<u32, u64>,
 }
 
@@ -842,6 +871,46 @@ impl Engine {
             }
             return Err(SqlError::SerializationFailure);
         }
+        // A dropped schema must still be empty: a table another transaction made in it since
+        // (committed or on its way) depends on it.
+        for name in &p.dropped_schemas {
+            let committed = self
+                .st
+                .tables
+                .values()
+                .filter(|t| !p.dropped.contains(&t.id));
+            let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
+            let mut dependents: Vec<&Arc<Table>> = committed
+                .chain(in_flight)
+                .filter(|t| &t.schema == name)
+                .collect();
+            if !dependents.is_empty() {
+                dependents.sort_by_key(|t| t.oid);
+                return Err(SqlError::DependentObjects {
+                    name: name.clone(),
+                    detail: dependents
+                        .iter()
+                        .map(|t| format!("table {}.{} depends on schema {name}", t.schema, t.name))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                });
+            }
+        }
+        // And a table's schema must still be there: another transaction may have dropped it.
+        for t in p.tables.values() {
+            let dropping = self
+                .st
+                .in_flight
+                .values()
+                .any(|f| f.dropped_schemas.contains(&t.schema));
+            let exists = self.st.schemas.contains_key(&t.schema)
+                || p.schemas.iter().any(|s| s.name == t.schema);
+            if dropping || !exists {
+                return Err(SqlError::UndefinedSchema {
+                    name: t.schema.clone(),
+                });
+            }
+        }
         // Lifecycle records are read at the latest commit; another commit in flight that
         // changes the same record would make this one's checks stale.
         if p.meta.keys().any(|k| in_flight_keys.contains(k)) {
@@ -851,7 +920,10 @@ impl Engine {
             // Through the name index: a commit's cost must not grow with the registry. Tables
             // of commits still in flight count too (not yet in the registry).
             let same_name = self.st.table_ids_by_name.get(&t.name).into_iter().flatten();
-            let committed = same_name.filter_map(|id| self.st.tables.get(id));
+            // A table this transaction dropped frees its name.
+            let committed = same_name
+                .filter(|id| !p.dropped.contains(id))
+                .filter_map(|id| self.st.tables.get(id));
             let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
             if committed
                 .chain(in_flight)
@@ -935,6 +1007,12 @@ impl Engine {
                 Envelope::Tombstone.encode(),
             ));
         }
+        for name in &p.dropped_schemas {
+            puts.push((
+                versioned(&keys::schema_key(name)),
+                Envelope::Tombstone.encode(),
+            ));
+        }
         for s in &p.schemas {
             puts.push((
                 versioned(&keys::schema_key(&s.name)),
@@ -966,8 +1044,10 @@ impl Engine {
             keys::meta_key(META_NEXT_OID),
             (self.st.next_oid as u64).to_be_bytes().to_vec(),
         ));
-        let registry_changes =
-            !(p.tables.is_empty() && p.dropped.is_empty() && p.schemas.is_empty());
+        let registry_changes = !(p.tables.is_empty()
+            && p.dropped.is_empty()
+            && p.schemas.is_empty()
+            && p.dropped_schemas.is_empty());
         let written =
             (!registry_changes && puts.len() + deletes.len() <= WRITE_SET_KEYS).then(|| {
                 let mut w: Vec<Vec<u8>> = puts
@@ -986,6 +1066,7 @@ impl Engine {
                 tables: p.tables.values().cloned().collect(),
                 dropped: p.dropped.clone(),
                 schemas: p.schemas.clone(),
+                dropped_schemas: p.dropped_schemas.clone(),
                 tuple_counters: p.tuple_counters.clone(),
             },
         );
@@ -1055,6 +1136,9 @@ impl Engine {
                     }
                     for id in f.dropped {
                         self.st.remove_table(id);
+                    }
+                    for name in &f.dropped_schemas {
+                        self.st.schemas.remove(name);
                     }
                     for s in f.schemas {
                         self.st.schemas.insert(s.name.clone(), s);

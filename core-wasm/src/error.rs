@@ -3,6 +3,72 @@
 
 use crate::api::{CopyTooLarge, KvError, PgError};
 
+/// What a statement reports and goes on from (PostgreSQL's `ereport(NOTICE | WARNING, …)`):
+/// sent to the client as a NoticeResponse before the statement's own answer. Nothing for the
+/// caller to do; the variant says what PostgreSQL would have said.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Notice {
+    /// `DROP TABLE IF EXISTS`, `ALTER TABLE IF EXISTS` of a missing relation (`kind`:
+    /// "table", "relation", "schema").
+    #[error("{kind} \"{name}\" does not exist, skipping")]
+    Missing { kind: &'static str, name: String },
+    /// `CREATE TABLE IF NOT EXISTS` of a table that exists.
+    #[error("relation \"{name}\" already exists, skipping")]
+    RelationExists { name: String },
+    /// `CREATE SCHEMA IF NOT EXISTS` of a schema that exists.
+    #[error("schema \"{name}\" already exists, skipping")]
+    SchemaExists { name: String },
+    /// `ADD COLUMN IF NOT EXISTS` of a column the table has.
+    #[error("column \"{column}\" of relation \"{table}\" already exists, skipping")]
+    ColumnExists { column: String, table: String },
+    /// `DROP COLUMN IF EXISTS` of a column the table lacks.
+    #[error("column \"{column}\" of relation \"{table}\" does not exist, skipping")]
+    ColumnMissing { column: String, table: String },
+    /// `DROP SCHEMA … CASCADE` dropping the schema's tables (PostgreSQL's message names one, or
+    /// counts several and lists them in the detail).
+    #[error("{message}")]
+    Cascade {
+        message: String,
+        detail: Option<String>,
+    },
+    /// BEGIN inside a transaction block.
+    #[error("there is already a transaction in progress")]
+    AlreadyInTransaction,
+    /// COMMIT / ROLLBACK without BEGIN.
+    #[error("there is no transaction in progress")]
+    NoTransaction,
+    /// `SET LOCAL`, `SET TRANSACTION`, `RESET TRANSACTION` outside a transaction block: they
+    /// last until the end of a transaction that ends with the statement.
+    #[error("{what} can only be used in transaction blocks")]
+    OutsideTransactionBlock { what: &'static str },
+}
+
+impl Notice {
+    /// The NoticeResponse: severity, SQLSTATE and message as PostgreSQL's.
+    pub fn to_pg(&self) -> PgError {
+        let (severity, code) = match self {
+            Notice::Missing { .. } | Notice::ColumnMissing { .. } | Notice::Cascade { .. } => {
+                ("NOTICE", "00000")
+            }
+            Notice::RelationExists { .. } => ("NOTICE", "42P07"),
+            Notice::SchemaExists { .. } => ("NOTICE", "42P06"),
+            Notice::ColumnExists { .. } => ("NOTICE", "42701"),
+            Notice::AlreadyInTransaction => ("WARNING", "25001"),
+            Notice::NoTransaction | Notice::OutsideTransactionBlock { .. } => ("WARNING", "25P01"),
+        };
+        let mut e = PgError::new(code, self.to_string());
+        e.severity = severity.into();
+        if let Notice::Cascade {
+            detail: Some(d), ..
+        } = self
+        {
+            e.detail = Some(d.clone());
+        }
+        e
+    }
+}
+
 /// Decoding stored bytes failed: the store holds something this core did not write.
 /// Callers must stop using the affected key and report it (verify/repair), never guess.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,6 +105,36 @@ pub enum SqlError {
     /// the qualifier.
     #[error("missing FROM-clause entry for table \"{table}\"")]
     MissingFromEntry { table: String },
+    /// A subquery in FROM naming an item before it: write it `LATERAL (…)`. With `alias`: a
+    /// table named by its name where FROM gave it that alias; use the alias.
+    #[error("invalid reference to FROM-clause entry for table \"{table}\"")]
+    InvalidFromReference {
+        table: String,
+        alias: Option<String>,
+    },
+    /// UPDATE's or DELETE's target named inside its FROM / USING items: join them to it in
+    /// WHERE instead.
+    #[error("invalid reference to FROM-clause entry for table \"{table}\"")]
+    InvalidTargetReference { table: String },
+    /// An unqualified name only an earlier FROM item has, in a subquery in FROM: write it
+    /// `LATERAL (…)`.
+    #[error("column \"{name}\" does not exist")]
+    UnreachableColumn { name: String, table: String },
+    /// A LATERAL item reading the rows before a RIGHT or FULL JOIN (they are its null side):
+    /// join with INNER or LEFT, or reorder the items.
+    #[error("invalid reference to FROM-clause entry for table \"{table}\"")]
+    InvalidLateralReference { table: String },
+    /// More column aliases than the relation has columns: drop the extra names.
+    #[error(
+        "{relation} \"{name}\" has {available} columns available but {specified} columns specified"
+    )]
+    TooManyColumnAliases {
+        /// "table" or "join expression".
+        relation: &'static str,
+        name: String,
+        available: usize,
+        specified: usize,
+    },
     /// `t.x` where `t` has no column `x` (PostgreSQL writes the name unquoted).
     #[error("column {qual}.{name} does not exist")]
     UndefinedQualifiedColumn { qual: String, name: String },
@@ -77,9 +173,28 @@ pub enum SqlError {
     /// A NO SCROLL cursor moved backward: declare it with SCROLL.
     #[error("cursor can only scan forward")]
     CursorNoScroll,
+    /// DROP of a schema that still holds tables: drop them first, or add CASCADE. `detail`
+    /// lists them as PostgreSQL does, one per line.
+    #[error("cannot drop schema {name} because other objects depend on it")]
+    DependentObjects { name: String, detail: String },
+    /// The same, for a DROP naming several objects.
+    #[error("cannot drop desired object(s) because other objects depend on them")]
+    DependentObjectsOfSeveral { detail: String },
+    /// DROP of a schema PostgreSQL itself needs (`pg_catalog`).
+    #[error("cannot drop schema {name} because it is required by the database system")]
+    RequiredBySystem { name: String },
+    /// A pattern the regular expression engine cannot read: fix the pattern.
+    #[error("{message}")]
+    InvalidRegex { message: String },
+    /// Name a savepoint the transaction has open.
+    #[error("savepoint \"{name}\" does not exist")]
+    NoSuchSavepoint { name: String },
     /// Run it inside BEGIN … COMMIT (`what`: the statement, e.g. `DECLARE CURSOR`).
     #[error("{what} can only be used in transaction blocks")]
     NoTransactionBlock { what: &'static str },
+    /// Name each USING column once.
+    #[error("column name \"{name}\" appears more than once in USING clause")]
+    UsingColumnTwice { name: String },
     /// Name each column once (a COPY or INSERT column list).
     #[error("column \"{name}\" specified more than once")]
     ColumnTwice { name: String },
@@ -112,6 +227,10 @@ pub enum SqlError {
     /// `date/time field value out of range: "2024-02-30"`).
     #[error("{message}")]
     DatetimeOutOfRange { message: String },
+    /// A month or day field outside 1–12 / 1–31 in date text: PostgreSQL's
+    /// `DTERR_MDY_FIELD_OVERFLOW`, whose hint suggests another DateStyle.
+    #[error("date/time field value out of range: \"{input}\"")]
+    DateFieldOverflow { input: String },
     #[error("value \"{input}\" is out of range for type {type_name}")]
     OutOfRange { type_name: String, input: String },
     /// Integer arithmetic or a conversion from another number overflowed its type
@@ -186,6 +305,18 @@ pub enum SqlError {
     /// statement.
     #[error("{message}")]
     Windowing { message: String },
+    /// A column named as a system column (`ctid`, `xmin`, …): pick another name.
+    #[error("column name \"{name}\" conflicts with a system column name")]
+    SystemColumnName { name: String },
+    /// A name PostgreSQL reserves (a schema starting `pg_`): pick another.
+    #[error("{message}")]
+    ReservedName { message: String, detail: String },
+    /// One name for two FROM items of a query level: alias one of them.
+    #[error("table name \"{name}\" specified more than once")]
+    DuplicateAlias { name: String },
+    /// A join column USING or NATURAL names twice on one side: qualify, or join ON.
+    #[error("common column name \"{name}\" appears more than once in {side} table")]
+    CommonColumnTwice { name: String, side: &'static str },
     /// A named object (a window of the WINDOW clause) that does not exist.
     #[error("{message}")]
     UndefinedObject { message: String },
@@ -200,6 +331,9 @@ pub enum SqlError {
     /// `OVER` on a function that is neither a window function nor an aggregate.
     #[error("{message}")]
     WrongObjectType { message: String },
+    /// The same, with PostgreSQL's hint (an ORDER BY … USING operator that does not order).
+    #[error("{message}")]
+    WrongObjectTypeHint { message: String, hint: String },
     #[error("frame {which} offset must not be negative")]
     WindowFrameOffset { which: &'static str },
     /// `ntile(0)`, `nth_value(x, 0)`.
@@ -348,26 +482,34 @@ impl SqlError {
     pub fn sqlstate(&self) -> &'static str {
         match self {
             SqlError::Syntax { .. } => "42601",
-            SqlError::UndefinedTable { .. } | SqlError::MissingFromEntry { .. } => "42P01",
+            SqlError::UndefinedTable { .. }
+            | SqlError::MissingFromEntry { .. }
+            | SqlError::InvalidFromReference { .. } => "42P01",
+            SqlError::InvalidLateralReference { .. }
+            | SqlError::TooManyColumnAliases { .. }
+            | SqlError::InvalidTargetReference { .. } => "42P10",
             SqlError::UndefinedColumn { .. }
+            | SqlError::UnreachableColumn { .. }
             | SqlError::UndefinedQualifiedColumn { .. }
             | SqlError::UsingColumnMissing { .. } => "42703",
             SqlError::UndefinedSchema { .. } | SqlError::NoSchemaSelected => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",
-            SqlError::DuplicateColumn { .. } | SqlError::ColumnTwice { .. } => "42701",
+            SqlError::DuplicateColumn { .. }
+            | SqlError::ColumnTwice { .. }
+            | SqlError::UsingColumnTwice { .. } => "42701",
             SqlError::UniqueViolation { .. } => "23505",
             SqlError::NotNullViolation { .. } => "23502",
             SqlError::InvalidText { .. } | SqlError::MalformedArray { .. } => "22P02",
             SqlError::Windowing { .. } => "42P20",
             SqlError::AggregateNesting { .. } => "42803",
             SqlError::UndefinedObject { .. } => "42704",
-            SqlError::WrongObjectType { .. } => "42809",
+            SqlError::WrongObjectType { .. } | SqlError::WrongObjectTypeHint { .. } => "42809",
             SqlError::WindowFrameOffset { .. } => "22013",
             SqlError::WindowArgument { function: "ntile" } => "22014",
             SqlError::WindowArgument { .. } => "22016",
             SqlError::InvalidDatetimeText { .. } => "22007",
-            SqlError::DatetimeOutOfRange { .. } => "22008",
+            SqlError::DatetimeOutOfRange { .. } | SqlError::DateFieldOverflow { .. } => "22008",
             SqlError::OutOfRange { .. }
             | SqlError::IntegerOutOfRange { .. }
             | SqlError::NumericFieldOverflow { .. }
@@ -378,7 +520,12 @@ impl SqlError {
             SqlError::UndefinedFunction { .. } => "42883",
             SqlError::AmbiguousFunction { .. } => "42725",
             SqlError::CannotCast { .. } => "42846",
-            SqlError::AmbiguousColumn { .. } | SqlError::AmbiguousOutputColumn { .. } => "42702",
+            SqlError::AmbiguousColumn { .. }
+            | SqlError::AmbiguousOutputColumn { .. }
+            | SqlError::CommonColumnTwice { .. } => "42702",
+            SqlError::SystemColumnName { .. } => "42701",
+            SqlError::DuplicateAlias { .. } => "42712",
+            SqlError::ReservedName { .. } => "42939",
             SqlError::Grouping { .. } | SqlError::AggregateMisplaced { .. } => "42803",
             SqlError::CardinalityViolation | SqlError::CardinalityViolationUpsert => "21000",
             SqlError::DivisionByZero => "22012",
@@ -416,6 +563,11 @@ impl SqlError {
             SqlError::DuplicateCursor { .. } => "42P03",
             SqlError::CursorNoScroll => "55000",
             SqlError::NoTransactionBlock { .. } => "25P01",
+            SqlError::NoSuchSavepoint { .. } => "3B001",
+            SqlError::InvalidRegex { .. } => "2201B",
+            SqlError::DependentObjects { .. }
+            | SqlError::DependentObjectsOfSeveral { .. }
+            | SqlError::RequiredBySystem { .. } => "2BP01",
             SqlError::InvalidEncoding { .. } => "22021",
             SqlError::InCopy { error, .. } => error.sqlstate(),
             SqlError::Fenced => "57P04",
@@ -437,6 +589,36 @@ impl SqlError {
         match self {
             SqlError::CardinalityViolationUpsert => {
                 e.hint = Some("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.".into());
+            }
+            SqlError::DependentObjects { detail, .. }
+            | SqlError::DependentObjectsOfSeveral { detail } => {
+                if !detail.is_empty() {
+                    e.detail = Some(detail.clone());
+                }
+                e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
+            }
+            SqlError::ReservedName { detail, .. } => e.detail = Some(detail.clone()),
+            SqlError::DateFieldOverflow { .. } => {
+                e.hint = Some("Perhaps you need a different \"datestyle\" setting.".into());
+            }
+            SqlError::InvalidFromReference { table, alias } => {
+                e.hint = Some(match alias {
+                    Some(alias) => {
+                        format!("Perhaps you meant to reference the table alias \"{alias}\".")
+                    }
+                    None => format!("There is an entry for table \"{table}\", but it cannot be referenced from this part of the query."),
+                });
+            }
+            SqlError::InvalidTargetReference { table } => {
+                e.hint = Some(format!("There is an entry for table \"{table}\", but it cannot be referenced from this part of the query."));
+            }
+            SqlError::UnreachableColumn { name, table } => {
+                e.hint = Some(format!("There is a column named \"{name}\" in table \"{table}\", but it cannot be referenced from this part of the query."));
+            }
+            SqlError::InvalidLateralReference { .. } => {
+                e.detail = Some(
+                    "The combining JOIN type must be INNER or LEFT for a LATERAL reference.".into(),
+                );
             }
             SqlError::CursorNoScroll => {
                 e.hint = Some("Declare it with SCROLL option to enable backward scan.".into());
@@ -510,7 +692,8 @@ impl SqlError {
             SqlError::Corrupt(_) => {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());
             }
-            SqlError::InvalidParameterHint { hint, .. } => e.hint = Some(hint.clone()),
+            SqlError::InvalidParameterHint { hint, .. }
+            | SqlError::WrongObjectTypeHint { hint, .. } => e.hint = Some(hint.clone()),
             SqlError::InvalidFormat { detail, hint, .. } => {
                 e.detail = detail.clone();
                 e.hint = hint.clone();

@@ -16,11 +16,11 @@ use crate::engine::{
     latest_version, scan_visible, visit_visible, CopyIn, Isolation, Session, Shared, Txn,
 };
 use crate::envelope::Envelope;
-use crate::error::SqlError;
+use crate::error::{Notice, SqlError};
 use crate::keys;
 use crate::query::{
     cast_value, coerce_expr, object_name, split_name, sql_type, table_scope, BExpr, Binder,
-    ColMeta, Env, Executor, FromItem, JoinKind, ReadCx, Scope, Source,
+    ColMeta, Env, Executor, FromItem, ReadCx, Scope, Source,
 };
 use crate::scancache;
 use crate::txn::RowWrite;
@@ -76,6 +76,14 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("move"));
         stmts.push(if p.parse_keyword(Keyword::COPY) {
             crate::copyparse::parse_copy(&mut p, syntax)?
+        } else if let Some(stmt) = multi_word_setting(&mut p) {
+            stmt
+        } else if ends_and_chains(&p) {
+            // sqlparser reads `AND CHAIN` and `AND NO CHAIN` alike: refused, never committed
+            // without the chained transaction.
+            return Err(SqlError::feature(
+                "COMMIT AND CHAIN / ROLLBACK AND CHAIN (commit, then BEGIN)",
+            ));
         } else if is_move || p.parse_keyword(Keyword::FETCH) {
             if is_move {
                 p.next_token();
@@ -86,6 +94,70 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         });
         expecting_delimiter = true;
     }
+}
+
+/// `SHOW SESSION AUTHORIZATION`, `RESET TIME ZONE`, `RESET TRANSACTION ISOLATION LEVEL`,
+/// `RESET SESSION AUTHORIZATION`: PostgreSQL's grammar names these settings in several words,
+/// which sqlparser reads otherwise (SHOW takes SESSION as MySQL's modifier; RESET takes one
+/// name). Read here as the one-word name's statement, as is `SHOW session` (and the other
+/// words sqlparser's SHOW swallows); `None` leaves the parser where it was.
+fn multi_word_setting(p: &mut Parser<'_>) -> Option<Statement> {
+    let word = |n: usize| match &p.peek_nth_token_ref(n).token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
+        _ => None,
+    };
+    let verb = word(0)?;
+    if verb != "show" && verb != "reset" {
+        return None;
+    }
+    let mut words = Vec::new();
+    let mut n = 1;
+    while let Some(w) = word(n) {
+        words.push(w);
+        n += 1;
+    }
+    if !matches!(p.peek_nth_token_ref(n).token, Token::EOF | Token::SemiColon) {
+        return None;
+    }
+    // One word SHOW would take as a modifier of MySQL's or Snowflake's SHOW: a name here.
+    let modifier = ["session", "global", "terse", "extended", "full", "external"];
+    let name = match words.as_slice() {
+        [one] if verb == "show" && modifier.contains(&one.as_str()) => one.as_str(),
+        [_, _, ..] => crate::settings::multi_word_name(&words.join(" "))?,
+        _ => return None,
+    };
+    for _ in 0..n {
+        p.next_token();
+    }
+    let ident = ast::Ident::new(name);
+    Some(if verb == "show" {
+        Statement::ShowVariable {
+            variable: vec![ident],
+        }
+    } else {
+        Statement::Reset(ast::ResetStatement {
+            reset: ast::Reset::ConfigurationParameter(ast::ObjectName::from(vec![ident])),
+        })
+    })
+}
+
+/// A transaction end with `AND CHAIN` (not `AND NO CHAIN`) coming up.
+fn ends_and_chains(p: &Parser<'_>) -> bool {
+    let word = |n: usize| match &p.peek_nth_token_ref(n).token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
+        _ => None,
+    };
+    if !matches!(
+        word(0).as_deref(),
+        Some("commit" | "end" | "rollback" | "abort")
+    ) {
+        return false;
+    }
+    let mut n = 1;
+    if matches!(word(n).as_deref(), Some("work" | "transaction")) {
+        n += 1;
+    }
+    word(n).as_deref() == Some("and") && word(n + 1).as_deref() == Some("chain")
 }
 
 /// The limits [`parse`] checks before parsing: the text's length and its bracket depth
@@ -544,6 +616,8 @@ impl<'a> Cx<'a> {
                 pending: Default::default(),
                 settings: Default::default(),
                 serial,
+                savepoints: Vec::new(),
+                queried: false,
             });
         }
     }
@@ -563,8 +637,14 @@ impl<'a> Cx<'a> {
     fn read_point(&mut self) -> u64 {
         let latest = self.st.latest;
         match self.sess.txn.as_mut() {
-            Some(t) if t.isolation != Isolation::ReadCommitted => *t.snapshot.get_or_insert(latest),
-            _ => latest,
+            Some(t) => {
+                t.queried = true;
+                match t.isolation {
+                    Isolation::ReadCommitted => latest,
+                    _ => *t.snapshot.get_or_insert(latest),
+                }
+            }
+            None => latest,
         }
     }
 
@@ -620,10 +700,12 @@ impl<'a> Cx<'a> {
 
     pub(crate) fn check_writable(&self, what: &str) -> Result<(), SqlError> {
         // A read replica refuses writes like a PostgreSQL hot standby (25006).
-        if self.st.read_only
-            || self.sess.settings.read_only_role
-            || self.sess.txn.as_ref().is_some_and(|t| t.read_only)
-        {
+        // Before its transaction starts, a statement's is the session's default mode.
+        let read_only_txn = match self.sess.txn.as_ref() {
+            Some(t) => t.read_only,
+            None => self.settings().transaction_defaults().1,
+        };
+        if self.st.read_only || self.sess.settings.read_only_role || read_only_txn {
             return Err(SqlError::ReadOnlyTransaction {
                 what: what.to_string(),
             });
@@ -688,6 +770,16 @@ impl<'a> Cx<'a> {
 pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
     let _zone = cx.enter_zone()?;
     let failed = cx.sess.txn.as_ref().is_some_and(|t| t.failed);
+    let explicit = cx.sess.txn.as_ref().is_some_and(|t| t.explicit);
+    match stmt {
+        Statement::Commit { .. }
+        | Statement::Rollback {
+            savepoint: None, ..
+        } if !explicit => {
+            cx.sess.notice(Notice::NoTransaction);
+        }
+        _ => {}
+    }
     match stmt {
         Statement::Commit { .. } => {
             return Ok(Step::Commit {
@@ -702,11 +794,18 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
                 tag: "ROLLBACK".into(),
             }));
         }
+        // The one statement besides a transaction end a failed block takes.
+        Statement::Rollback {
+            savepoint: Some(name),
+            ..
+        } => return rollback_to_savepoint(cx, name).map(Step::Output),
         _ if failed => return Err(SqlError::InFailedTransaction),
         _ => cx.check_snapshot_age()?,
     }
     let out = match stmt {
-        Statement::StartTransaction { modes, .. } => begin(cx, modes)?,
+        Statement::StartTransaction {
+            modes, begin: word, ..
+        } => begin(cx, modes, if *word { "BEGIN" } else { "START TRANSACTION" })?,
         Statement::Explain {
             statement, analyze, ..
         } => explain(cx, statement, *analyze)?,
@@ -735,6 +834,13 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             if_not_exists,
             ..
         } => create_schema(cx, schema_name, *if_not_exists)?,
+        Statement::Drop {
+            object_type: ast::ObjectType::Schema,
+            if_exists,
+            names,
+            cascade,
+            ..
+        } => drop_schemas(cx, names, *if_exists, *cascade)?,
         Statement::AlterTable(at) => alter_table(cx, at)?,
         Statement::Copy {
             source,
@@ -746,6 +852,8 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         } => copy(cx, source, *to, target, options, legacy_options)?,
         Statement::Declare { stmts, .. } => declare(cx, stmts)?,
         Statement::Truncate(tr) => truncate(cx, tr)?,
+        Statement::Savepoint { name } => savepoint(cx, name)?,
+        Statement::ReleaseSavepoint { name } => release_savepoint(cx, name)?,
         Statement::Fetch {
             name,
             direction,
@@ -831,7 +939,77 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
     Ok(Step::Output(out))
 }
 
-fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlError> {
+/// The open transaction block, for the savepoint statements (`what`), which PostgreSQL takes
+/// only inside BEGIN … COMMIT.
+fn block<'t>(cx: &'t mut Cx<'_>, what: &'static str) -> Result<&'t mut Txn, SqlError> {
+    match cx.sess.txn.as_mut() {
+        Some(t) if t.explicit => Ok(t),
+        _ => Err(SqlError::NoTransactionBlock { what }),
+    }
+}
+
+/// The most recent open savepoint called `name`.
+fn find_savepoint(txn: &Txn, name: &ast::Ident) -> Result<usize, SqlError> {
+    let name = crate::query::ident(name);
+    txn.savepoints
+        .iter()
+        .rposition(|s| s.name == name)
+        .ok_or(SqlError::NoSuchSavepoint { name })
+}
+
+fn savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, SqlError> {
+    let serial = block(cx, "SAVEPOINT")?.serial;
+    let cursors = cx.sess.cursors.declared_in(serial);
+    let txn = block(cx, "SAVEPOINT")?;
+    let mark = txn.pending.mark();
+    txn.savepoints.push(crate::engine::Savepoint {
+        name: crate::query::ident(name),
+        mark,
+        settings: txn.settings.clone(),
+        cursors,
+        read_only: txn.read_only,
+    });
+    Ok(Output::Command {
+        tag: "SAVEPOINT".into(),
+    })
+}
+
+/// `RELEASE [SAVEPOINT] name`: it and every savepoint opened after it are gone; what was done
+/// since stays in the transaction.
+fn release_savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, SqlError> {
+    let txn = block(cx, "RELEASE SAVEPOINT")?;
+    let at = find_savepoint(txn, name)?;
+    let gone = txn.savepoints.len() - at;
+    txn.savepoints.truncate(at);
+    txn.pending.release(gone);
+    Ok(Output::Command {
+        tag: "RELEASE".into(),
+    })
+}
+
+/// `ROLLBACK TO [SAVEPOINT] name`: the transaction as it was at the savepoint (rows, tables,
+/// settings, cursors declared since closed), no longer failed; the savepoint stays open, later
+/// ones are gone.
+fn rollback_to_savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, SqlError> {
+    let txn = block(cx, "ROLLBACK TO SAVEPOINT")?;
+    let at = find_savepoint(txn, name)?;
+    let later = txn.savepoints.len() - at - 1;
+    txn.savepoints.truncate(at + 1);
+    let serial = txn.serial;
+    let sp = &txn.savepoints[at];
+    txn.pending.rollback_to(&sp.mark);
+    txn.settings = sp.settings.clone();
+    txn.read_only = sp.read_only;
+    let kept = sp.cursors.clone();
+    txn.pending.release(later);
+    txn.failed = false;
+    cx.sess.cursors.close_declared_since(serial, &kept);
+    Ok(Output::Command {
+        tag: "ROLLBACK".into(),
+    })
+}
+
+fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode], tag: &str) -> Result<Output, SqlError> {
     let (mut isolation, mut read_only) = cx.settings().transaction_defaults();
     for m in modes {
         match m {
@@ -856,7 +1034,7 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
     }
     match cx.sess.txn.as_mut() {
         // BEGIN inside a block: PostgreSQL warns and keeps the block.
-        Some(t) if t.explicit => {}
+        Some(t) if t.explicit => cx.sess.notice(Notice::AlreadyInTransaction),
         // BEGIN inside an implicit (multi-statement) transaction turns it into a block.
         Some(t) => {
             t.explicit = true;
@@ -875,12 +1053,12 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode]) -> Result<Output, SqlE
                 pending: Default::default(),
                 settings: Default::default(),
                 serial,
+                savepoints: Vec::new(),
+                queried: false,
             })
         }
     }
-    Ok(Output::Command {
-        tag: "BEGIN".into(),
-    })
+    Ok(Output::Command { tag: tag.into() })
 }
 
 fn rows_output(cols: &[ColMeta], rows: Vec<Vec<Value>>) -> Result<Output, SqlError> {
@@ -1130,7 +1308,10 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             message: "cannot insert multiple commands into a prepared statement".into(),
         });
     }
-    if cx.sess.txn.as_ref().is_some_and(|t| t.failed) {
+    // In a failed block only a transaction end may be prepared (PostgreSQL's
+    // `IsTransactionExitStmt`): psycopg prepares a ROLLBACK it has sent often.
+    let ends_transaction = matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. });
+    if cx.sess.txn.as_ref().is_some_and(|t| t.failed) && !ends_transaction {
         return Err(SqlError::InFailedTransaction);
     }
     // Types the statement's context gives its parameters `$n` (the host reports the others,
@@ -1339,12 +1520,10 @@ fn qualified(cx: &mut Cx<'_>, parts: &[String]) -> Result<(String, String), SqlE
 }
 
 fn schema_exists(cx: &Cx<'_>, name: &str) -> bool {
-    cx.st.schemas.contains_key(name)
-        || cx
-            .sess
-            .txn
-            .as_ref()
-            .is_some_and(|t| t.pending.schemas.iter().any(|s| s.name == name))
+    let pending = cx.sess.txn.as_ref().map(|t| &t.pending);
+    let dropped = pending.is_some_and(|p| p.dropped_schemas.iter().any(|d| d == name));
+    (cx.st.schemas.contains_key(name) && !dropped)
+        || pending.is_some_and(|p| p.schemas.iter().any(|s| s.name == name))
 }
 
 fn find_table(cx: &mut Cx<'_>, parts: &[String]) -> Result<Option<TableRef>, SqlError> {
@@ -1425,6 +1604,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     };
     if existing.is_some() {
         if ct.if_not_exists {
+            cx.sess.notice(Notice::RelationExists { name });
             return Ok(Output::Command {
                 tag: "CREATE TABLE".into(),
             });
@@ -1449,11 +1629,9 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         let cname =
             crate::query::object_name(&ast::ObjectName::from(vec![cd.name.clone()])).concat();
         if columns.iter().any(|c| c.name == cname) {
-            return Err(SqlError::DuplicateColumn {
-                column: cname,
-                table: name,
-            });
+            return Err(SqlError::ColumnTwice { name: cname });
         }
+        refuse_system_column_name(&cname)?;
         let (ty, typmod) = sql_type(&cd.data_type)?;
         let mut col = Column {
             name: cname,
@@ -1535,7 +1713,20 @@ fn drop_tables(
         let parts = object_name(n);
         match find_table(cx, &parts)? {
             Some(t) => cx.pending()?.drop_table(t.id)?,
-            None if if_exists => {}
+            None if if_exists => {
+                // PostgreSQL names what is missing: the schema of a qualified name first.
+                let notice = match split_name(&parts)? {
+                    (Some(schema), _) if !schema_exists(cx, &schema) => Notice::Missing {
+                        kind: "schema",
+                        name: schema,
+                    },
+                    (_, name) => Notice::Missing {
+                        kind: "table",
+                        name,
+                    },
+                };
+                cx.sess.notice(notice);
+            }
             None => {
                 return Err(SqlError::UndefinedTable {
                     name: parts.last().cloned().unwrap_or_default(),
@@ -1548,6 +1739,18 @@ fn drop_tables(
     })
 }
 
+/// PostgreSQL's system columns: no user column may take their names.
+const SYSTEM_COLUMNS: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
+
+fn refuse_system_column_name(name: &str) -> Result<(), SqlError> {
+    if SYSTEM_COLUMNS.contains(&name) {
+        return Err(SqlError::SystemColumnName {
+            name: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
 fn create_schema(
     cx: &mut Cx<'_>,
     name: &ast::SchemaName,
@@ -1558,8 +1761,15 @@ fn create_schema(
         ast::SchemaName::Simple(o) => object_name(o).concat(),
         other => return Err(SqlError::feature(format!("CREATE SCHEMA {other}"))),
     };
+    if n.starts_with("pg_") {
+        return Err(SqlError::ReservedName {
+            message: format!("unacceptable schema name \"{n}\""),
+            detail: "The prefix \"pg_\" is reserved for system schemas.".into(),
+        });
+    }
     if schema_exists(cx, &n) {
         if if_not_exists {
+            cx.sess.notice(Notice::SchemaExists { name: n });
             return Ok(Output::Command {
                 tag: "CREATE SCHEMA".into(),
             });
@@ -1574,11 +1784,141 @@ fn create_schema(
     })
 }
 
+/// PostgreSQL lists at most this many dependent objects in a message.
+const MAX_REPORTED_DEPS: usize = 100;
+
+/// `DROP SCHEMA [IF EXISTS] name, … [CASCADE | RESTRICT]`: every name is checked before any is
+/// dropped; a schema with tables needs CASCADE, which drops them first (one NOTICE lists them,
+/// as PostgreSQL's). The built-in schemas stay.
+fn drop_schemas(
+    cx: &mut Cx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> Result<Output, SqlError> {
+    cx.check_writable("DROP SCHEMA")?;
+    // Every name is found before anything depending on one is looked at (PostgreSQL's
+    // `RemoveObjects`).
+    let mut found: Vec<String> = Vec::new();
+    for n in names {
+        let name = object_name(n).concat();
+        match name.as_str() {
+            "pg_catalog" | "pg_toast" => return Err(SqlError::RequiredBySystem { name }),
+            "information_schema" => {
+                return Err(SqlError::DependentObjects {
+                    name,
+                    detail: String::new(),
+                })
+            }
+            "public" => return Err(SqlError::feature("DROP SCHEMA public")),
+            _ => {}
+        }
+        if schema_exists(cx, &name) {
+            found.push(name);
+        } else if if_exists {
+            cx.sess.notice(Notice::Missing {
+                kind: "schema",
+                name,
+            });
+        } else {
+            return Err(SqlError::UndefinedSchema { name });
+        }
+    }
+    let mut drops: Vec<(String, Vec<TableRef>)> = Vec::new();
+    let mut cascaded: Vec<String> = Vec::new();
+    // Dependents of several schemas are listed from the last one named (PostgreSQL's
+    // dependency walk), under a message for them all.
+    let several = found.len() > 1;
+    let mut dependents: Vec<String> = Vec::new();
+    for name in found.into_iter().rev() {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        let mut tables: Vec<TableRef> = rcx
+            .all_tables()
+            .iter()
+            .filter(|t| t.schema == name)
+            .cloned()
+            .collect();
+        tables.sort_by_key(|t| t.oid);
+        // PostgreSQL names a table bare when search_path finds it by that name.
+        let described: Vec<String> = tables
+            .iter()
+            .map(|t| match rcx.relation_visible(t.oid) {
+                Some(true) => format!("table {}", crate::pgcatalog::quote_ident(&t.name)),
+                _ => format!(
+                    "table {}.{}",
+                    crate::pgcatalog::quote_ident(&t.schema),
+                    crate::pgcatalog::quote_ident(&t.name)
+                ),
+            })
+            .collect();
+        dependents.extend(
+            described
+                .iter()
+                .map(|d| format!("{d} depends on schema {name}")),
+        );
+        cascaded.extend(described);
+        drops.push((name, tables));
+    }
+    if !cascaded.is_empty() && !cascade {
+        let detail = reported(dependents.into_iter());
+        return Err(match drops.first() {
+            Some((name, _)) if !several => SqlError::DependentObjects {
+                name: name.clone(),
+                detail,
+            },
+            _ => SqlError::DependentObjectsOfSeveral { detail },
+        });
+    }
+    match cascaded.as_slice() {
+        [] => {}
+        [one] => cx.sess.notice(Notice::Cascade {
+            message: format!("drop cascades to {one}"),
+            detail: None,
+        }),
+        many => cx.sess.notice(Notice::Cascade {
+            message: format!("drop cascades to {} other objects", many.len()),
+            detail: Some(reported(
+                many.iter().map(|d| format!("drop cascades to {d}")),
+            )),
+        }),
+    }
+    for (name, tables) in drops {
+        let committed = cx.st.schemas.contains_key(&name);
+        let p = cx.pending()?;
+        for t in tables {
+            p.drop_table(t.id)?;
+        }
+        p.drop_schema(&name, committed)?;
+    }
+    Ok(Output::Command {
+        tag: "DROP SCHEMA".into(),
+    })
+}
+
+/// Dependent objects as PostgreSQL's messages list them: one per line, the first
+/// [`MAX_REPORTED_DEPS`], then how many more.
+fn reported(lines: impl Iterator<Item = String>) -> String {
+    let all: Vec<String> = lines.collect();
+    let mut out: Vec<String> = all.iter().take(MAX_REPORTED_DEPS).cloned().collect();
+    if all.len() > MAX_REPORTED_DEPS {
+        out.push(format!(
+            "and {} other objects (see server log for list)",
+            all.len() - MAX_REPORTED_DEPS
+        ));
+    }
+    out.join("\n")
+}
+
 fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError> {
     cx.check_writable("ALTER TABLE")?;
     let parts = object_name(&at.name);
     let Some(t) = find_table(cx, &parts)? else {
         if at.if_exists {
+            cx.sess.notice(Notice::Missing {
+                kind: "relation",
+                name: parts.last().cloned().unwrap_or_default(),
+            });
             return Ok(Output::Command {
                 tag: "ALTER TABLE".into(),
             });
@@ -1601,8 +1941,13 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             } => {
                 let cname =
                     object_name(&ast::ObjectName::from(vec![column_def.name.clone()])).concat();
+                refuse_system_column_name(&cname)?;
                 if table.columns.iter().any(|c| c.name == cname) {
                     if *if_not_exists {
+                        cx.sess.notice(Notice::ColumnExists {
+                            column: cname,
+                            table: table.name.clone(),
+                        });
                         continue;
                     }
                     return Err(SqlError::DuplicateColumn {
@@ -1645,8 +1990,17 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             } => {
                 for name in column_names {
                     let cname = crate::query::ident(name);
+                    if SYSTEM_COLUMNS.contains(&cname.as_str()) {
+                        return Err(SqlError::UnsupportedByPostgres {
+                            message: format!("cannot drop system column \"{cname}\""),
+                        });
+                    }
                     let Some(i) = table.columns.iter().position(|c| c.name == cname) else {
                         if *if_exists {
+                            cx.sess.notice(Notice::ColumnMissing {
+                                column: cname,
+                                table: table.name.clone(),
+                            });
                             continue;
                         }
                         return Err(SqlError::UndefinedColumn {
@@ -2239,26 +2593,40 @@ fn matching_scope(
 ) -> Result<(Vec<FromItem>, Scope), SqlError> {
     let t = &dml.table;
     let qual = dml.alias.clone().unwrap_or_else(|| t.name.clone());
-    let mut scope = table_scope(t, &qual);
-    let width = scope.cols.len();
-    let mut items = vec![FromItem {
-        kind: JoinKind::Cross,
-        source: Source::Table {
+    let target = table_scope(t, &qual);
+    let width = target.cols.len();
+    let mut items = vec![FromItem::cross(
+        Source::Table {
             table: t.clone(),
             keys: None,
             index: None,
         },
-        on: None,
         width,
-        hash_keys: vec![],
-        pre_filter: None,
-        keep: None,
-    }];
-    if !dml.from.is_empty() {
-        let (more, s2) = binder.bind_from(&dml.from)?;
-        scope.cols.extend(s2.cols);
-        items.extend(more);
+        crate::query::Lateral::No,
+    )];
+    if dml.from.is_empty() {
+        return Ok((items, target));
     }
+    // FROM's items come after the target's columns in the joined row, and cannot name it
+    // (PostgreSQL joins them to it through WHERE alone).
+    let (more, mut scope) = binder
+        .bind_from_after(
+            &dml.from,
+            target.masked(width),
+            vec![(qual.as_str().into(), dml.alias.is_none().then_some(t.oid))],
+        )
+        .map_err(|e| match crate::query::unreachable_from_here(e, &target) {
+            // PostgreSQL's code for the target named from FROM.
+            SqlError::InvalidFromReference { table, alias: None } => {
+                SqlError::InvalidTargetReference { table }
+            }
+            e => e,
+        })?;
+    items.extend(more);
+    scope.cols.splice(..width, target.cols.iter().cloned());
+    let mut star = target.star_order();
+    star.extend(scope.star_order().into_iter().filter(|&i| i >= width));
+    scope.star = Some(star);
     Ok((items, scope))
 }
 

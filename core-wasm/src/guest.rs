@@ -126,6 +126,7 @@ fn output(o: Output) -> wit::Output {
         }
         Output::CopyIn { binary, columns } => wit::Output::CopyIn(wit::CopyIn { binary, columns }),
         Output::Empty => wit::Output::Empty,
+        Output::Notice(e) => wit::Output::Notice(pg_error(e)),
     }
 }
 

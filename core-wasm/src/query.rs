@@ -256,6 +256,8 @@ pub enum Source {
     Function {
         name: String,
         args: Vec<BExpr>,
+        /// `WITH ORDINALITY`: a bigint column numbering the rows from 1 follows.
+        ordinality: bool,
     },
     /// `FROM` without tables: one empty row.
     Dual,
@@ -277,9 +279,38 @@ pub struct FromItem {
     /// `pre_filter` and the right-hand `hash_keys` read the item's full row, everything else
     /// the compacted joined row. `None`: all `width` columns.
     pub keep: Option<Vec<usize>>,
+    pub lateral: Lateral,
+}
+
+/// How a FROM item's source sees the joined row before it (PostgreSQL's LATERAL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lateral {
+    /// It cannot (a table, a subquery without LATERAL): the source runs under the query's
+    /// own enclosing rows.
+    No,
+    /// Bound as LATERAL (a function in FROM always is) but reads nothing of that row: it runs
+    /// once, under an empty row standing in for it.
+    Unread,
+    /// Reads that row (as its nearest enclosing row): it runs for each joined row.
+    Read,
 }
 
 impl FromItem {
+    /// An item joined to the rows before it as a cross product (a comma item, or the wrapped
+    /// join of a parenthesized or computed-USING join).
+    pub fn cross(source: Source, width: usize, lateral: Lateral) -> FromItem {
+        FromItem {
+            kind: JoinKind::Cross,
+            source,
+            on: None,
+            width,
+            hash_keys: vec![],
+            pre_filter: None,
+            keep: None,
+            lateral,
+        }
+    }
+
     /// Columns this item adds to the joined row.
     fn joined_width(&self) -> usize {
         self.keep.as_ref().map_or(self.width, Vec::len)
@@ -470,8 +501,39 @@ impl Scope {
         Ok(found)
     }
 
+    /// These names with the first `upto` columns out of reach (they keep their positions):
+    /// the items before a comma, for a join condition after it, or UPDATE's target for its
+    /// FROM items.
+    pub fn masked(&self, upto: usize) -> Scope {
+        let mut s = self.clone();
+        for c in s.cols.iter_mut().take(upto) {
+            // No identifier is spelt with a NUL.
+            c.name = "\0".into();
+            c.qual = None;
+            c.hidden = true;
+        }
+        if let Some(order) = s.star.as_mut() {
+            order.retain(|&i| i >= upto);
+        }
+        s
+    }
+
+    /// Appends the names of the next FROM item: a parenthesized join's merged columns and
+    /// `*` order come along, moved past the columns before it.
+    fn append(&mut self, item: Scope) {
+        let offset = self.cols.len();
+        if self.star.is_some() || item.star.is_some() {
+            let mut star = self.star_order();
+            star.extend(item.star_order().into_iter().map(|i| i + offset));
+            self.star = Some(star);
+        }
+        self.merged_away
+            .extend(item.merged_away.iter().map(|i| i + offset));
+        self.cols.extend(item.cols);
+    }
+
     /// Column indices `*` expands to.
-    fn star_order(&self) -> Vec<usize> {
+    pub(crate) fn star_order(&self) -> Vec<usize> {
         match &self.star {
             Some(order) => order.clone(),
             None => (0..self.cols.len())
@@ -537,20 +599,27 @@ impl ReadCx<'_> {
     /// Resolves a table by (optional) schema and name, own uncommitted DDL first.
     pub fn find_table(&self, schema: Option<&str>, name: &str) -> Option<TableRef> {
         let matches = |t: &Table| t.name == name && schema.is_none_or(|s| s == t.schema);
-        if let Some(p) = self.pending {
-            if let Some(t) = p.tables.values().find(|t| matches(t)) {
-                return Some(t.clone());
-            }
-        }
-        let dropped = |id: u32| self.pending.is_some_and(|p| p.dropped.contains(&id));
-        let candidates: Vec<&TableRef> = self
-            .st
-            .table_ids_by_name
-            .get(name)
+        // The transaction's own definitions (created, or altered: they replace the committed
+        // one), then the committed ones it has not dropped; an unqualified name goes through
+        // search_path either way.
+        let own = self.pending.map(|p| &p.tables);
+        let replaced = |id: u32| {
+            self.pending
+                .is_some_and(|p| p.dropped.contains(&id) || p.tables.contains_key(&id))
+        };
+        let candidates: Vec<&TableRef> = own
             .into_iter()
-            .flatten()
-            .filter_map(|id| self.st.tables.get(id))
-            .filter(|t| matches(t) && !dropped(t.id))
+            .flat_map(|tables| tables.values())
+            .filter(|t| matches(t))
+            .chain(
+                self.st
+                    .table_ids_by_name
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| self.st.tables.get(id))
+                    .filter(|t| matches(t) && !replaced(t.id)),
+            )
             .collect();
         if schema.is_some() || candidates.is_empty() {
             // (No table of this name: a `pg_catalog` relation, say; search_path is not read.)
@@ -570,7 +639,8 @@ impl ReadCx<'_> {
             .search_path()
             .into_iter()
             .filter(|s| {
-                self.st.schemas.contains_key(s)
+                let dropped = self.pending.is_some_and(|p| p.dropped_schemas.contains(s));
+                (self.st.schemas.contains_key(s) && !dropped)
                     || self
                         .pending
                         .is_some_and(|p| p.schemas.iter().any(|x| &x.name == s))
@@ -740,6 +810,7 @@ impl ReadCx<'_> {
                 let mut out: Vec<crate::catalog::Schema> =
                     self.st.schemas.values().cloned().collect();
                 if let Some(p) = self.pending {
+                    out.retain(|s| !p.dropped_schemas.contains(&s.name));
                     out.extend(p.schemas.iter().cloned());
                 }
                 out.into()
@@ -819,10 +890,16 @@ const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "md5",
     "split_part",
     "string_to_array",
+    "regexp_replace",
+    "regexp_match",
+    "regexp_like",
+    "regexp_count",
+    "regexp_substr",
     "pg_typeof",
     "left",
     "right",
     "repeat",
+    "chr",
     "length",
     "char_length",
     "octet_length",
@@ -1857,7 +1934,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ast::OrderByKind::All(_) => return Err(SqlError::feature("ORDER BY ALL")),
             };
             for oe in exprs {
-                let desc = matches!(oe.options.sort, Some(ast::OrderBySort::Desc));
+                let desc = sort_desc(&oe.options)?;
                 let nulls_first = oe.options.nulls_first.unwrap_or(desc);
                 // Output column by ordinal or name first, then an expression over the source.
                 let out_idx = match &oe.expr {
@@ -2145,35 +2222,66 @@ impl<'a, 'b> Binder<'a, 'b> {
         &mut self,
         from: &[ast::TableWithJoins],
     ) -> Result<(Vec<FromItem>, Scope), SqlError> {
+        self.bind_from_after(from, Scope::default(), Vec::new())
+    }
+
+    /// FROM items joined after the columns of `before` (UPDATE's or DELETE's target, which
+    /// they cannot name: its columns are [`Scope::unreachable`]); the returned scope starts
+    /// with `before`'s columns.
+    pub fn bind_from_after(
+        &mut self,
+        from: &[ast::TableWithJoins],
+        before: Scope,
+        mut names: Vec<RangeName>,
+    ) -> Result<(Vec<FromItem>, Scope), SqlError> {
         let mut items = Vec::new();
-        let mut scope = Scope::default();
+        let mut scope = before;
+        let start = scope.cols.len();
         if from.is_empty() {
-            items.push(FromItem {
-                kind: JoinKind::Cross,
-                source: Source::Dual,
-                on: None,
-                width: 0,
-                hash_keys: vec![],
-                pre_filter: None,
-                keep: None,
-            });
+            items.push(FromItem::cross(Source::Dual, 0, Lateral::No));
             return Ok((items, scope));
         }
         for (comma_item, twj) in from.iter().enumerate() {
-            let (src, cols) = self.bind_factor(&twj.relation)?;
-            let width = cols.len();
-            scope.cols.extend(cols);
-            items.push(FromItem {
-                kind: JoinKind::Cross,
-                source: src,
-                on: None,
-                width,
-                hash_keys: vec![],
-                pre_filter: None,
-                keep: None,
-            });
+            // After a comma, a RIGHT or FULL JOIN's left side is the items after the comma
+            // alone (`a, b RIGHT JOIN c` is `a × (b RIGHT JOIN c)`): those joins run as a
+            // parenthesized join. (INNER and LEFT joins give the same rows run over everything
+            // before.)
+            let outer_after_comma = (comma_item > 0 || start > 0)
+                && twj.joins.iter().any(|j| {
+                    matches!(
+                        j.join_operator,
+                        ast::JoinOperator::Right(_)
+                            | ast::JoinOperator::RightOuter(_)
+                            | ast::JoinOperator::FullOuter(_)
+                    )
+                });
+            if outer_after_comma {
+                let (src, item_scope) = self.bind_nested_join(twj, &None, &scope)?;
+                claim_range_names(&mut names, None, &item_scope)?;
+                items.push(FromItem::cross(src, item_scope.cols.len(), Lateral::No));
+                scope.append(item_scope);
+                continue;
+            }
+            // Where this comma item starts: its joins' ON and USING see only it.
+            let item_start = scope.cols.len();
+            let (src, item_scope, lateral) = self.bind_from_item(&twj.relation, &scope)?;
+            claim_range_names(
+                &mut names,
+                plain_table(&twj.relation, &item_scope),
+                &item_scope,
+            )?;
+            items.push(FromItem::cross(src, item_scope.cols.len(), lateral.read));
+            scope.append(item_scope);
             for j in &twj.joins {
-                let (src, cols) = self.bind_factor(&j.relation)?;
+                let (src, item_scope, lateral) = self.bind_from_item(&j.relation, &scope)?;
+                claim_range_names(
+                    &mut names,
+                    plain_table(&j.relation, &item_scope),
+                    &item_scope,
+                )?;
+                // The right side's names as `*` lists them (a parenthesized join's merged
+                // columns once).
+                let right_star = item_scope.star_order();
                 let (kind, constraint) = match &j.join_operator {
                     ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
                         (JoinKind::Inner, Some(c))
@@ -2208,84 +2316,179 @@ impl<'a, 'b> Binder<'a, 'b> {
                         ),
                     });
                 }
-                // After a comma, the join's left side is that item alone (`a, b RIGHT JOIN c`
-                // is `a × (b RIGHT JOIN c)`); the joins here run over everything before.
-                if comma_item > 0 && kind.keeps_unmatched_right() {
-                    return Err(SqlError::feature(
-                        "RIGHT or FULL JOIN after a comma in FROM (write the items as JOINs)",
-                    ));
+                // The rows before a RIGHT or FULL JOIN are its null side: there is no row of
+                // them to compute the item for.
+                if let (true, Some(table)) = (kind.keeps_unmatched_right(), &lateral.first_ref) {
+                    return Err(SqlError::InvalidLateralReference {
+                        table: table.clone(),
+                    });
                 }
                 let left_width = scope.cols.len();
-                let width = cols.len();
+                let width = item_scope.cols.len();
                 let using = match constraint {
+                    // Never read as a plain join: the alias names columns this join would
+                    // not give it.
+                    Some(ast::JoinConstraint::UsingAlias(..)) => {
+                        return Err(SqlError::feature("JOIN … USING (…) AS alias"))
+                    }
                     Some(ast::JoinConstraint::Using(names)) => Some(
                         names
                             .iter()
                             .map(|n| object_name(n).last().cloned().unwrap_or_default())
                             .collect::<Vec<_>>(),
                     ),
-                    Some(ast::JoinConstraint::Natural) => Some(
-                        cols.iter()
-                            .filter(|c| !c.hidden)
-                            .filter(|c| matches!(scope.resolve(None, &c.name), Ok(Some(_))))
-                            .map(|c| c.name.to_string())
-                            .collect(),
-                    ),
+                    Some(ast::JoinConstraint::Natural) => {
+                        let left_side = join_left_side(&scope, left_width, item_start);
+                        Some(
+                            right_star
+                                .iter()
+                                .map(|&i| &item_scope.cols[i])
+                                .filter(|c| !matches!(left_side.resolve(None, &c.name), Ok(None)))
+                                .map(|c| c.name.to_string())
+                                .collect(),
+                        )
+                    }
                     _ => None,
                 };
-                // USING merges a column pair into one whose value comes from the side that
-                // is not null-extended (a FULL JOIN's is COALESCE of both): not built for these.
-                if using.is_some() && matches!(kind, JoinKind::Right | JoinKind::Full) {
-                    return Err(SqlError::feature(
-                        "RIGHT or FULL JOIN with USING or NATURAL",
-                    ));
-                }
-                let right_cols = cols.clone();
-                scope.cols.extend(cols);
+                let right_cols = item_scope.cols.clone();
+                // A FULL JOIN's merged USING columns are computed (COALESCE of both sides):
+                // the join so far becomes a select that adds them ([`Self::merge_full_using`]).
+                let mut full_using = None;
+                scope.append(item_scope);
                 let mut on = None;
                 let mut hash_keys = Vec::new();
                 if let Some(names) = using {
+                    if let Some(twice) = names
+                        .iter()
+                        .enumerate()
+                        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+                    {
+                        return Err(SqlError::UsingColumnTwice {
+                            name: twice.clone(),
+                        });
+                    }
+                    // Pairs that cannot use the hash index join through the condition.
+                    let mut using_residual: Vec<BExpr> = Vec::new();
                     let mut left_star = scope.star_order();
                     left_star.retain(|&i| i < left_width);
+                    // The items before the comma keep their place in `*`.
+                    let before_comma: Vec<usize> = left_star
+                        .iter()
+                        .copied()
+                        .filter(|&i| i < item_start)
+                        .collect();
+                    left_star.retain(|&i| i >= item_start);
                     let mut merged = Vec::new();
                     let mut right_merged = Vec::new();
+                    let left_side = join_left_side(&scope, left_width, item_start);
                     for name in &names {
                         let missing = |side: &'static str| SqlError::UsingColumnMissing {
                             name: name.clone(),
                             side,
                         };
-                        let li = Scope {
-                            cols: scope.cols[..left_width].to_vec(),
-                            merged_away: scope.merged_away.clone(),
-                            star: None,
-                        }
-                        .resolve(None, name)?
-                        .ok_or_else(|| missing("left"))?;
-                        let ri = right_cols
+                        let li = left_side
+                            .resolve(None, name)
+                            .map_err(|_| SqlError::CommonColumnTwice {
+                                name: name.clone(),
+                                side: "left",
+                            })?
+                            .ok_or_else(|| missing("left"))?;
+                        let mut named = right_star
                             .iter()
-                            .position(|c| !c.hidden && &c.name == name)
-                            .ok_or_else(|| missing("right"))?;
+                            .copied()
+                            .filter(|&i| &right_cols[i].name == name);
+                        let ri = named.next().ok_or_else(|| missing("right"))?;
+                        if named.next().is_some() {
+                            return Err(SqlError::CommonColumnTwice {
+                                name: name.clone(),
+                                side: "right",
+                            });
+                        }
                         merged.push(li);
                         right_merged.push(left_width + ri);
-                        hash_keys.push((BExpr::Col(li), BExpr::Col(ri)));
+                        let (lt, rt) = (scope.cols[li].ty, right_cols[ri].ty);
+                        if lt != PgType::Unknown
+                            && rt != PgType::Unknown
+                            && category(lt) != category(rt)
+                        {
+                            return Err(SqlError::DatatypeMismatch {
+                                message: format!(
+                                    "JOIN/USING types {} and {} cannot be matched",
+                                    lt.sql_name(),
+                                    rt.sql_name()
+                                ),
+                                hint: None,
+                            });
+                        }
+                        if hash_joinable(Some(lt), Some(rt)) {
+                            hash_keys.push((BExpr::Col(li), BExpr::Col(ri)));
+                        } else {
+                            using_residual.push(BExpr::Bin(
+                                BinOp::Eq,
+                                Box::new(BExpr::Col(li)),
+                                Box::new(BExpr::Col(left_width + ri)),
+                            ));
+                        }
                     }
-                    let mut star = merged.clone();
+                    // A merged column's value comes from the side that is not null-extended:
+                    // the left one's (INNER, LEFT), the right one's (RIGHT).
+                    let (kept, away) = match kind {
+                        JoinKind::Right => (right_merged.clone(), merged.clone()),
+                        _ => (merged.clone(), right_merged.clone()),
+                    };
+                    let mut star = before_comma;
+                    star.extend(kept.iter().copied());
                     star.extend(left_star.into_iter().filter(|i| !merged.contains(i)));
                     star.extend(
-                        (left_width..left_width + width)
-                            .filter(|i| !scope.cols[*i].hidden && !right_merged.contains(i)),
+                        right_star
+                            .iter()
+                            .map(|i| left_width + i)
+                            .filter(|i| !right_merged.contains(i)),
                     );
-                    scope.star = Some(star);
-                    scope.merged_away.extend(right_merged);
+                    // A FULL JOIN's merged value is computed, as is one of two types (it has
+                    // their common type).
+                    let retyped = merged
+                        .iter()
+                        .zip(&right_merged)
+                        .any(|(&l, &r)| scope.cols[l].ty != scope.cols[r].ty);
+                    on = using_residual
+                        .into_iter()
+                        .reduce(|a, b| BExpr::And(Box::new(a), Box::new(b)));
+                    if kind == JoinKind::Full || retyped {
+                        full_using = Some((merged, right_merged, star));
+                    } else {
+                        scope.star = Some(star);
+                        scope.merged_away.extend(away);
+                    }
                 } else if let Some(ast::JoinConstraint::On(e)) = constraint {
                     let clause = std::mem::replace(&mut self.clause, "JOIN conditions");
-                    let bound = self.bind_expr(e, &scope, None);
+                    // After a comma the condition sees only its comma item (a copy of the
+                    // names with the ones before masked; none is needed for the first).
+                    let masked;
+                    let visible = if item_start == 0 {
+                        &scope
+                    } else {
+                        masked = scope.masked(item_start);
+                        &masked
+                    };
+                    let bound = self
+                        .bind_expr(e, visible, None)
+                        .map_err(|e| unreachable_from_here(e, &scope));
                     self.clause = clause;
                     let (b, _) = bound?;
                     let mut residual = Vec::new();
                     for c in conjuncts(b) {
                         match &c {
-                            BExpr::Bin(BinOp::Eq, l, r) => {
+                            // A lateral item's rows differ per joined row: no hash index.
+                            // Only sides whose equal values have equal keys (see
+                            // [`hash_joinable`]).
+                            BExpr::Bin(BinOp::Eq, l, r)
+                                if lateral.read != Lateral::Read
+                                    && hash_joinable(
+                                        side_type(l, &scope.cols),
+                                        side_type(r, &scope.cols),
+                                    ) =>
+                            {
                                 let (lo, ro) = (col_range(l), col_range(r));
                                 match (lo, ro) {
                                     (Some(a), Some(bb)) if a < left_width && bb >= left_width => {
@@ -2318,18 +2521,202 @@ impl<'a, 'b> Binder<'a, 'b> {
                     hash_keys,
                     pre_filter: None,
                     keep: None,
+                    lateral: lateral.read,
                 });
+                if let Some((left, right, star)) = full_using {
+                    let merged = self.merge_using(
+                        std::mem::take(&mut items),
+                        scope,
+                        kind,
+                        (&left, &right),
+                        star,
+                    )?;
+                    items = vec![merged.0];
+                    scope = merged.1;
+                }
             }
         }
         Ok((items, scope))
     }
 
+    /// `… JOIN … USING (cols)` whose merged columns are computed (a FULL JOIN's, or a pair of
+    /// two types): the join so far (`items`, named by `scope`) runs as a select whose first
+    /// columns are the merged ones — `COALESCE` of the pair in their common type, the side
+    /// that is not null-extended first — reachable by their bare names; the joined columns
+    /// follow, reachable qualified. `star` is the join's `*` order over `scope`, led by the
+    /// pairs' columns.
+    fn merge_using(
+        &mut self,
+        items: Vec<FromItem>,
+        scope: Scope,
+        kind: JoinKind,
+        (left, right): (&[usize], &[usize]),
+        star: Vec<usize>,
+    ) -> Result<(FromItem, Scope), SqlError> {
+        let m = left.len();
+        let mut projection = Vec::with_capacity(m + scope.cols.len());
+        let mut cols = Vec::with_capacity(m + scope.cols.len());
+        for (&l, &r) in left.iter().zip(right) {
+            let (lc, rc) = (&scope.cols[l], &scope.cols[r]);
+            let ty = common_type(lc.ty, rc.ty);
+            let (first, second) = match kind {
+                JoinKind::Right => ((r, rc.ty), (l, lc.ty)),
+                _ => ((l, lc.ty), (r, rc.ty)),
+            };
+            projection.push(BExpr::Func(
+                "coalesce".into(),
+                vec![
+                    coerce_to(BExpr::Col(first.0), first.1, ty)?,
+                    coerce_to(BExpr::Col(second.0), second.1, ty)?,
+                ],
+            ));
+            cols.push(ColMeta {
+                name: lc.name.clone(),
+                ty,
+                typmod: -1,
+                table_oid: 0,
+                attnum: 0,
+                qual: None,
+                hidden: false,
+            });
+        }
+        projection.extend((0..scope.cols.len()).map(BExpr::Col));
+        cols.extend(scope.cols.iter().cloned());
+        let query = self.join_query(items, projection, cols.clone());
+        let width = cols.len();
+        // The merged pairs' own columns stay reachable only qualified.
+        let mut merged_away: Vec<usize> = scope.merged_away.iter().map(|i| i + m).collect();
+        merged_away.extend(left.iter().chain(right).map(|i| i + m));
+        // `*`: the merged columns in place of the pairs' own.
+        let mut order: Vec<usize> = (0..m).collect();
+        order.extend(
+            star.into_iter()
+                .filter(|i| !left.contains(i) && !right.contains(i))
+                .map(|i| i + m),
+        );
+        let item = FromItem::cross(Source::Derived(Rc::new(query)), width, Lateral::No);
+        Ok((
+            item,
+            Scope {
+                cols,
+                merged_away,
+                star: Some(order),
+            },
+        ))
+    }
+
+    /// One FROM item and the names it brings: a parenthesized join its merged columns and `*`
+    /// order too ([`Self::bind_nested_join`]), any other item its columns.
+    fn bind_from_item(
+        &mut self,
+        f: &TableFactor,
+        left: &Scope,
+    ) -> Result<(Source, Scope, LateralUse), SqlError> {
+        if let TableFactor::NestedJoin {
+            table_with_joins,
+            alias,
+        } = f
+        {
+            let (source, scope) = self.bind_nested_join(table_with_joins, alias, left)?;
+            return Ok((source, scope, LateralUse::NONE));
+        }
+        let (source, cols, lateral) = self.bind_factor(f, left)?;
+        Ok((
+            source,
+            Scope {
+                cols,
+                ..Scope::default()
+            },
+            lateral,
+        ))
+    }
+
+    /// `(a JOIN b …)` in FROM: its join runs as a select of every column of its items, which
+    /// keep their names (`a.x`, `b.y`, the merged columns of USING) unless an alias names the
+    /// whole (`(a JOIN b USING (id)) AS j`: then only `j`'s columns, in `*` order).
+    fn bind_nested_join(
+        &mut self,
+        twj: &ast::TableWithJoins,
+        alias: &Option<ast::TableAlias>,
+        left: &Scope,
+    ) -> Result<(Source, Scope), SqlError> {
+        let (mut from, scope) = self
+            .bind_from(std::slice::from_ref(twj))
+            .map_err(|e| unreachable_from_here(e, left))?;
+        push_down_keys(&mut from, None);
+        // Under an alias the join is one relation of its `*` columns, qualified by the alias
+        // and renamed by its column list.
+        let (projection, columns, scope) = match alias {
+            None => (
+                (0..scope.cols.len()).map(BExpr::Col).collect(),
+                scope.cols.clone(),
+                scope,
+            ),
+            Some(a) => {
+                let qual: Rc<str> = ident(&a.name).into();
+                let order = scope.star_order();
+                let cols = order
+                    .iter()
+                    .map(|&i| ColMeta {
+                        qual: Some(qual.clone()),
+                        ..scope.cols[i].clone()
+                    })
+                    .collect();
+                let cols = apply_alias_cols(cols, alias, "join expression")?;
+                (
+                    order.into_iter().map(BExpr::Col).collect(),
+                    cols.clone(),
+                    Scope {
+                        cols,
+                        ..Scope::default()
+                    },
+                )
+            }
+        };
+        let query = self.join_query(from, projection, columns);
+        Ok((Source::Derived(Rc::new(query)), scope))
+    }
+
+    /// Joined FROM items run as a query of their own (a parenthesized join, a join whose USING
+    /// columns are computed): `projection` over their joined row, named by `columns`.
+    fn join_query(
+        &mut self,
+        from: Vec<FromItem>,
+        projection: Vec<BExpr>,
+        columns: Vec<ColMeta>,
+    ) -> BQuery {
+        BQuery {
+            id: self.new_id(),
+            outer_refs: Vec::new(),
+            body: BSet::Select(Box::new(BSelect {
+                from,
+                filter: None,
+                group: None,
+                aggs: Vec::new(),
+                having: None,
+                projection,
+                distinct: false,
+                windowed: None,
+                project_set: None,
+                distinct_on: None,
+            })),
+            order: Vec::new(),
+            limit: None,
+            offset: None,
+            columns,
+        }
+    }
+
+    /// A function in FROM. Its arguments are bound as PostgreSQL binds them, LATERAL: they may
+    /// read the items before it (`left`), as their nearest enclosing row.
     fn bind_table_function(
         &mut self,
         parts: &[String],
         args: &[ast::FunctionArg],
         alias: &Option<ast::TableAlias>,
-    ) -> Result<(Source, Vec<ColMeta>), SqlError> {
+        ordinality: bool,
+        left: &Scope,
+    ) -> Result<(Source, Vec<ColMeta>, LateralUse), SqlError> {
         self.session_dependent = true;
         let (schema, fname) = split_name(parts)?;
         if !matches!(schema.as_deref(), None | Some("pg_catalog")) {
@@ -2338,8 +2725,59 @@ impl<'a, 'b> Binder<'a, 'b> {
                 parts.join(".")
             )));
         }
-        // Arguments see only enclosing queries (as PostgreSQL's implicit LATERAL would, for
-        // the shapes psql sends).
+        // The arguments are bound as a query of their own under `left`, so that the
+        // references to it are counted as a subquery's are.
+        self.outer.push((left.clone(), self.levels.len()));
+        self.levels.push(Level {
+            outer_len: self.outer.len(),
+            refs: Vec::new(),
+        });
+        let bound = self.bind_table_function_args(args);
+        let level = self.levels.pop();
+        self.outer.pop();
+        let (mut bargs, types) = bound?;
+        let lateral = LateralUse::of(level.map(|l| l.refs).as_deref().unwrap_or(&[]), left);
+        let ty = set_function_type(&fname, &mut bargs, &types)?;
+        let col_name = alias
+            .as_ref()
+            .map(|a| ident(&a.name))
+            .unwrap_or_else(|| fname.clone());
+        let qual: Rc<str> = col_name.clone().into();
+        let mut cols = vec![ColMeta {
+            name: col_name.into(),
+            ty,
+            typmod: -1,
+            table_oid: 0,
+            attnum: 0,
+            qual: Some(qual.clone()),
+            hidden: false,
+        }];
+        if ordinality {
+            cols.push(ColMeta {
+                name: "ordinality".into(),
+                ty: PgType::Int8,
+                typmod: -1,
+                table_oid: 0,
+                attnum: 0,
+                qual: Some(qual),
+                hidden: false,
+            });
+        }
+        Ok((
+            Source::Function {
+                name: fname,
+                args: bargs,
+                ordinality,
+            },
+            apply_alias_cols(cols, alias, "table")?,
+            lateral,
+        ))
+    }
+
+    fn bind_table_function_args(
+        &mut self,
+        args: &[ast::FunctionArg],
+    ) -> Result<(Vec<BExpr>, Vec<PgType>), SqlError> {
         let empty = Scope::default();
         let mut bargs: Vec<BExpr> = Vec::new();
         let mut types = Vec::new();
@@ -2351,150 +2789,69 @@ impl<'a, 'b> Binder<'a, 'b> {
             bargs.push(b);
             types.push(t);
         }
-        let ty = set_function_type(&fname, &mut bargs, &types)?;
-        let col_name = alias
-            .as_ref()
-            .map(|a| ident(&a.name))
-            .unwrap_or_else(|| fname.clone());
-        let cols = vec![ColMeta {
-            name: col_name.clone().into(),
-            ty,
-            typmod: -1,
-            table_oid: 0,
-            attnum: 0,
-            qual: Some(col_name.into()),
-            hidden: false,
-        }];
-        Ok((
-            Source::Function {
-                name: fname,
-                args: bargs,
-            },
-            apply_alias_cols(cols, alias),
-        ))
+        Ok((bargs, types))
     }
 
-    fn bind_factor(&mut self, f: &TableFactor) -> Result<(Source, Vec<ColMeta>), SqlError> {
+    /// One FROM item; `left` is the scope of the items before it, which a LATERAL item (a
+    /// subquery marked so, any function) may read.
+    fn bind_factor(
+        &mut self,
+        f: &TableFactor,
+        left: &Scope,
+    ) -> Result<(Source, Vec<ColMeta>, LateralUse), SqlError> {
+        let not_lateral = |(source, cols)| (source, cols, LateralUse::NONE);
         match f {
             // `unnest(array)` in FROM, which the parser reads as its own construct.
             TableFactor::UNNEST {
                 alias,
                 array_exprs,
                 with_offset: false,
-                with_ordinality: false,
+                with_ordinality,
                 ..
             } if array_exprs.len() == 1 => {
                 let args: Vec<ast::FunctionArg> = array_exprs
                     .iter()
                     .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
                     .collect();
-                self.bind_table_function(&["unnest".to_string()], &args, alias)
+                self.bind_table_function(
+                    &["unnest".to_string()],
+                    &args,
+                    alias,
+                    *with_ordinality,
+                    left,
+                )
             }
+            TableFactor::Function {
+                name,
+                args,
+                with_ordinality,
+                alias,
+                ..
+            } => self.bind_table_function(&object_name(name), args, alias, *with_ordinality, left),
             TableFactor::Table {
-                name, alias, args, ..
+                name,
+                alias,
+                args,
+                with_ordinality,
+                ..
             } => {
                 let parts = object_name(name);
                 if let Some(fargs) = args {
-                    return self.bind_table_function(&parts, &fargs.args, alias);
+                    return self.bind_table_function(
+                        &parts,
+                        &fargs.args,
+                        alias,
+                        *with_ordinality,
+                        left,
+                    );
                 }
-                let (schema, tname) = split_name(&parts)?;
-                let qual: Rc<str> = alias
-                    .as_ref()
-                    .map(|a| ident(&a.name))
-                    .unwrap_or_else(|| tname.clone())
-                    .into();
-                if schema.is_none() {
-                    if let Some(cte) = self.ctes.iter().rev().find_map(|m| m.get(&tname)).cloned() {
-                        if let BSet::WorkTable(_) = cte.body {
-                            self.read_worktable(&tname)?;
-                        }
-                        let cols = cte
-                            .columns
-                            .iter()
-                            .map(|c| ColMeta {
-                                qual: Some(qual.clone()),
-                                ..c.clone()
-                            })
-                            .collect();
-                        return Ok((Source::Derived(cte), apply_alias_cols(cols, alias)));
-                    }
-                }
-                let user_table = match schema.as_deref() {
-                    Some("pg_catalog") | Some("information_schema") => None,
-                    _ => self.cx.find_table(schema.as_deref(), &tname),
-                };
-                if let Some(t) = user_table {
-                    if schema.is_none() {
-                        self.session_dependent = true;
-                    }
-                    let mut cols: Vec<ColMeta> = t
-                        .columns
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| ColMeta {
-                            name: c.name.clone().into(),
-                            ty: c.ty,
-                            typmod: c.typmod,
-                            table_oid: t.oid,
-                            attnum: i as i16 + 1,
-                            qual: Some(qual.clone()),
-                            hidden: false,
-                        })
-                        .collect();
-                    cols.push(ColMeta {
-                        name: "ctid".into(),
-                        ty: PgType::Tid,
-                        typmod: -1,
-                        table_oid: t.oid,
-                        attnum: -1,
-                        qual: Some(qual.clone()),
-                        hidden: true,
+                if *with_ordinality {
+                    // Only a function has rows to number (PostgreSQL's grammar).
+                    return Err(SqlError::Syntax {
+                        message: "syntax error at or near \"WITH\"".into(),
                     });
-                    return Ok((
-                        Source::Table {
-                            table: t,
-                            keys: None,
-                            index: None,
-                        },
-                        apply_alias_cols(cols, alias),
-                    ));
                 }
-                if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname)
-                {
-                    // An unqualified name a user table also has could mean that table under
-                    // another search_path.
-                    let shadowed =
-                        schema.is_none() && self.cx.st.table_ids_by_name.contains_key(&tname);
-                    if shadowed || crate::pgcatalog::depends_on_session(schema.as_deref(), &tname) {
-                        self.session_dependent = true;
-                    } else {
-                        self.reads_catalog = true;
-                    }
-                    let cols = vcols
-                        .iter()
-                        .map(|c| ColMeta {
-                            name: ColName::Borrowed(c.name),
-                            ty: c.ty,
-                            typmod: c.typmod,
-                            table_oid: rel_oid,
-                            attnum: c.attnum,
-                            qual: Some(qual.clone()),
-                            hidden: c.attnum < 0,
-                        })
-                        .collect();
-                    return Ok((
-                        Source::Virtual {
-                            schema,
-                            name: tname,
-                        },
-                        apply_alias_cols(cols, alias),
-                    ));
-                }
-                let shown = match &schema {
-                    Some(s) => format!("{s}.{tname}"),
-                    None => tname,
-                };
-                Err(SqlError::UndefinedTable { name: shown })
+                self.bind_relation(&parts, alias).map(not_lateral)
             }
             TableFactor::Derived {
                 subquery,
@@ -2502,10 +2859,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                 lateral,
                 ..
             } => {
-                if *lateral {
-                    return Err(SqlError::feature("LATERAL"));
-                }
-                let q = self.bind_query(subquery, None)?;
+                let (q, lateral) = if *lateral {
+                    let q = self.bind_query(subquery, Some(left))?;
+                    let lateral = LateralUse::of(&q.outer_refs, left);
+                    (q, lateral)
+                } else {
+                    let q = self
+                        .bind_query(subquery, None)
+                        .map_err(|e| unreachable_from_here(e, left))?;
+                    (q, LateralUse::NONE)
+                };
                 let qual: Option<Rc<str>> = alias.as_ref().map(|a| ident(&a.name).into());
                 let cols = q
                     .columns
@@ -2515,14 +2878,104 @@ impl<'a, 'b> Binder<'a, 'b> {
                         ..c.clone()
                     })
                     .collect();
-                Ok((Source::Derived(Rc::new(q)), apply_alias_cols(cols, alias)))
+                Ok((
+                    Source::Derived(Rc::new(q)),
+                    apply_alias_cols(cols, alias, "table")?,
+                    lateral,
+                ))
             }
-            TableFactor::NestedJoin { .. } => Err(SqlError::feature("parenthesized joins")),
+            TableFactor::NestedJoin { .. } => Err(SqlError::internal("nested join as a factor")),
             other => Err(SqlError::feature(format!(
                 "FROM item {}",
                 first_words(&other.to_string())
             ))),
         }
+    }
+
+    /// A named relation in FROM: a CTE, a user table, a `pg_catalog` / `information_schema`
+    /// relation.
+    fn bind_relation(
+        &mut self,
+        parts: &[String],
+        alias: &Option<ast::TableAlias>,
+    ) -> Result<(Source, Vec<ColMeta>), SqlError> {
+        let (schema, tname) = split_name(parts)?;
+        let qual: Rc<str> = alias
+            .as_ref()
+            .map(|a| ident(&a.name))
+            .unwrap_or_else(|| tname.clone())
+            .into();
+        if schema.is_none() {
+            if let Some(cte) = self.ctes.iter().rev().find_map(|m| m.get(&tname)).cloned() {
+                if let BSet::WorkTable(_) = cte.body {
+                    self.read_worktable(&tname)?;
+                }
+                let cols = cte
+                    .columns
+                    .iter()
+                    .map(|c| ColMeta {
+                        qual: Some(qual.clone()),
+                        ..c.clone()
+                    })
+                    .collect();
+                return Ok((
+                    Source::Derived(cte),
+                    apply_alias_cols(cols, alias, "table")?,
+                ));
+            }
+        }
+        let user_table = match schema.as_deref() {
+            Some("pg_catalog") | Some("information_schema") => None,
+            _ => self.cx.find_table(schema.as_deref(), &tname),
+        };
+        if let Some(t) = user_table {
+            if schema.is_none() {
+                self.session_dependent = true;
+            }
+            let cols = table_scope(&t, &qual).cols;
+            return Ok((
+                Source::Table {
+                    table: t,
+                    keys: None,
+                    index: None,
+                },
+                apply_alias_cols(cols, alias, "table")?,
+            ));
+        }
+        if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname) {
+            // An unqualified name a user table also has could mean that table under
+            // another search_path.
+            let shadowed = schema.is_none() && self.cx.st.table_ids_by_name.contains_key(&tname);
+            if shadowed || crate::pgcatalog::depends_on_session(schema.as_deref(), &tname) {
+                self.session_dependent = true;
+            } else {
+                self.reads_catalog = true;
+            }
+            let cols = vcols
+                .iter()
+                .map(|c| ColMeta {
+                    name: ColName::Borrowed(c.name),
+                    ty: c.ty,
+                    typmod: c.typmod,
+                    table_oid: rel_oid,
+                    attnum: c.attnum,
+                    qual: Some(qual.clone()),
+                    hidden: c.attnum < 0,
+                })
+                .collect();
+            return Ok((
+                Source::Virtual {
+                    schema,
+                    name: tname,
+                },
+                apply_alias_cols(cols, alias, "table")?,
+            ));
+        }
+        let shown = match &schema {
+            Some(s) => format!("{s}.{tname}"),
+            None => tname,
+        };
+        Err(SqlError::UndefinedTable { name: shown })
     }
 
     /// One select-list item: its expressions appended to `projection`, their columns (names
@@ -2953,14 +3406,39 @@ impl<'a, 'b> Binder<'a, 'b> {
         };
         let known = |s: &Scope| s.cols.iter().any(|c| c.qual.as_deref() == Some(q));
         if !known(scope) && !self.outer.iter().any(|(s, _)| known(s)) {
-            return Err(SqlError::MissingFromEntry {
-                table: q.to_string(),
+            return Err(match self.alias_of_table(q, scope) {
+                Some(alias) => SqlError::InvalidFromReference {
+                    table: q.to_string(),
+                    alias: Some(alias),
+                },
+                None => SqlError::MissingFromEntry {
+                    table: q.to_string(),
+                },
             });
         }
         Err(SqlError::UndefinedQualifiedColumn {
             qual: q.to_string(),
             name: name.to_string(),
         })
+    }
+
+    /// The alias FROM gave a stored table named `table` (PostgreSQL's hint when a query
+    /// names the table where only its alias is visible).
+    fn alias_of_table(&self, table: &str, scope: &Scope) -> Option<String> {
+        let mut seen = Vec::new();
+        let scopes = std::iter::once(scope).chain(self.outer.iter().rev().map(|(s, _)| s));
+        for c in scopes.flat_map(|s| s.cols.iter()) {
+            if c.table_oid == 0 || seen.contains(&c.table_oid) {
+                continue;
+            }
+            seen.push(c.table_oid);
+            if let Some((t, _)) = self.cx.relation_by_oid(c.table_oid) {
+                if t.name == table {
+                    return c.qual.as_deref().map(str::to_string);
+                }
+            }
+        }
+        None
     }
 
     /// `x op ANY|ALL (subquery)`, with `x` already bound: the left side is coerced to the
@@ -3010,6 +3488,26 @@ impl<'a, 'b> Binder<'a, 'b> {
             };
         }
         Ok(match e {
+            // PostgreSQL's grammar reads these words as calls, never as columns.
+            Expr::Identifier(i)
+                if i.quote_style.is_none()
+                    && (i.value.eq_ignore_ascii_case("current_role")
+                        || i.value.eq_ignore_ascii_case("current_schema")) =>
+            {
+                let call = Expr::Function(ast::Function {
+                    name: ast::ObjectName::from(vec![ast::Ident::new(
+                        i.value.to_ascii_lowercase(),
+                    )]),
+                    uses_odbc_syntax: false,
+                    parameters: ast::FunctionArguments::None,
+                    args: ast::FunctionArguments::None,
+                    filter: None,
+                    null_treatment: None,
+                    over: None,
+                    within_group: vec![],
+                });
+                sub!(&call)
+            }
             Expr::Identifier(i) => self.resolve_column(None, &ident(i), scope)?,
             Expr::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident).collect();
@@ -3551,6 +4049,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 expr,
                 substring_from,
                 substring_for,
+                shorthand,
                 ..
             } => {
                 let from = substring_from
@@ -3559,7 +4058,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .unwrap_or_else(|| Expr::value(ast::Value::Number("1".into(), false)));
                 let mut args = vec![(**expr).clone(), from];
                 args.extend(substring_for.as_deref().cloned());
-                self.bind_call("substr".into(), &args, scope, aggs)?
+                // `SUBSTRING(s FROM x)` is the regular expression form when `x` is text;
+                // `substr(s, x)` never is.
+                let name = if *shorthand { "substr" } else { "substring" };
+                self.bind_call(name.into(), &args, scope, aggs)?
             }
             Expr::Trim {
                 trim_where,
@@ -3968,7 +4470,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 let mut order = Vec::new();
                 for k in order_by {
-                    let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
+                    let desc = sort_desc(&k.options)?;
                     let nulls_first = k.options.nulls_first.unwrap_or(desc);
                     let (b, _) = self.bind_expr(&k.expr, scope, None)?;
                     if distinct && !bargs.contains(&b) {
@@ -4642,7 +5144,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             let mut order = Vec::new();
             for k in &spec.order_by {
-                let desc = matches!(k.options.sort, Some(ast::OrderBySort::Desc));
+                let desc = sort_desc(&k.options)?;
                 let nulls_first = k.options.nulls_first.unwrap_or(desc);
                 order.push((
                     self.bind_expr(&k.expr, scope, aggs.as_deref_mut())?.0,
@@ -4807,6 +5309,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(bound) = self.bind_math(&name, &mut bargs, &types) {
             return bound;
         }
+        if let Some(bound) = bind_regex_call(&name, &mut bargs, &types) {
+            return bound;
+        }
         if name == "string_to_array" {
             if !(2..=3).contains(&types.len())
                 || types
@@ -4867,10 +5372,11 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "split_part"
             | "left"
             | "right"
-            | "repeat" => PgType::Text,
+            | "repeat"
+            | "chr" => PgType::Text,
             "to_regclass" => PgType::Regclass,
-            "current_database" | "current_schema" | "current_user" | "session_user" | "user"
-            | "current_role" | "pg_get_userbyid" => PgType::Name,
+            "current_database" | "current_catalog" | "current_schema" | "current_user"
+            | "session_user" | "user" | "current_role" | "pg_get_userbyid" => PgType::Name,
             "pg_database_size"
             | "pg_total_relation_size"
             | "pg_relation_size"
@@ -5068,10 +5574,220 @@ fn orderable(ty: PgType) -> Result<(), SqlError> {
 }
 
 /// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches.
+/// The regular expression functions, by the kinds of their arguments (`t` text, `i` integer)
+/// in each arity PostgreSQL 15 has, their result type, and the name the executor calls.
+/// `substring(text, text)` (also `SUBSTRING(s FROM pattern)`) is the regular expression one;
+/// `substr` with an untyped second argument reads it as an integer, as PostgreSQL's does.
+fn bind_regex_call(
+    name: &str,
+    bargs: &mut Vec<BExpr>,
+    types: &[PgType],
+) -> Option<Result<(BExpr, PgType), SqlError>> {
+    let stringy = |t: &PgType| *t == PgType::Unknown || t.is_string();
+    let (kinds, ty, call): (&str, PgType, &str) = match (name, types) {
+        ("substring", [_, p]) if stringy(p) => ("tt", PgType::Text, "regexp_substring"),
+        // substring(text, text, text) is SQL's SIMILAR-pattern form, not positions.
+        ("substring", [_, a, b]) if *a == PgType::Unknown || a.is_string() || b.is_string() => {
+            return Some(Err(SqlError::feature(
+                "substring(text FROM pattern FOR escape) (SQL regular expressions)",
+            )))
+        }
+        ("chr", [t]) if *t == PgType::Unknown || t.is_integer() => ("i", PgType::Text, name),
+        ("chr", _) => return Some(Err(no_such_function(name, types))),
+        ("substr" | "substring", [_, rest @ ..])
+            if !rest.is_empty()
+                && rest.len() <= 2
+                && rest.iter().all(|t| *t == PgType::Unknown || t.is_integer()) =>
+        {
+            let kinds = if rest.len() == 1 { "ti" } else { "tii" };
+            (kinds, PgType::Text, "substr")
+        }
+        ("substr" | "substring", _) => return Some(Err(no_such_function(name, types))),
+        ("regexp_replace", [_, _, _]) => ("ttt", PgType::Text, name),
+        ("regexp_replace", [_, _, _, f]) if stringy(f) => ("tttt", PgType::Text, name),
+        ("regexp_replace", [_, _, _, _]) => ("ttti", PgType::Text, name),
+        ("regexp_replace", [_, _, _, _, _]) => ("tttii", PgType::Text, name),
+        ("regexp_replace", [_, _, _, _, _, _]) => ("tttiit", PgType::Text, name),
+        ("regexp_match", [_, _] | [_, _, _]) => (&"ttt"[..types.len()], PgType::TextArray, name),
+        ("regexp_like", [_, _] | [_, _, _]) => (&"ttt"[..types.len()], PgType::Bool, name),
+        ("regexp_count", [_, _] | [_, _, _] | [_, _, _, _]) => {
+            (&"ttit"[..types.len()], PgType::Int4, name)
+        }
+        ("regexp_substr", [_, _, ..]) if types.len() <= 6 => {
+            (&"ttiiti"[..types.len()], PgType::Text, name)
+        }
+        _ => return None,
+    };
+    let mut args = Vec::with_capacity(bargs.len());
+    for ((b, t), kind) in std::mem::take(bargs)
+        .into_iter()
+        .zip(types)
+        .zip(kinds.chars())
+    {
+        let fits = match kind {
+            't' => stringy(t),
+            _ => *t == PgType::Unknown || t.is_integer(),
+        };
+        if !fits {
+            return Some(Err(no_such_function(name, types)));
+        }
+        let to = if kind == 't' {
+            PgType::Text
+        } else {
+            PgType::Int4
+        };
+        match coerce_expr(b, to) {
+            Ok(b) => args.push(b),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok((BExpr::Func(call.to_string(), args), ty)))
+}
+
+/// `chr(n)`: the character of code point `n` (UTF-8), with PostgreSQL's errors.
+fn chr(n: i64) -> Result<char, SqlError> {
+    let limit = |message: String| SqlError::ProgramLimit { message };
+    if n == 0 {
+        return Err(limit("null character not permitted".into()));
+    }
+    if n < 0 {
+        return Err(SqlError::InvalidParameter {
+            message: "character number must be positive".into(),
+        });
+    }
+    let code = u32::try_from(n).unwrap_or(u32::MAX);
+    if code > 0x10FFFF {
+        return Err(limit(format!(
+            "requested character too large for encoding: {n}"
+        )));
+    }
+    char::from_u32(code)
+        .ok_or_else(|| limit(format!("requested character not valid for encoding: {n}")))
+}
+
+/// A regular expression function over non-NULL arguments of the kinds
+/// [`bind_regex_call`] gave them.
+fn regexp_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
+    let text = |i: usize| match a.get(i) {
+        Some(Value::Text(s)) => Ok(s.to_string()),
+        _ => Err(SqlError::internal(format!(
+            "{name}: argument {i} is not text"
+        ))),
+    };
+    let int = |i: usize, default: i64| match a.get(i) {
+        Some(Value::Int(n)) => Ok(*n),
+        None => Ok(default),
+        _ => Err(SqlError::internal(format!(
+            "{name}: argument {i} is not an integer"
+        ))),
+    };
+    let flags = |i: usize| match a.get(i) {
+        Some(_) => crate::regex::Flags::parse(&text(i)?),
+        None => Ok(crate::regex::Flags::default()),
+    };
+    let (s, pattern) = (text(0)?, text(1)?);
+    let whole_or_first_group = |groups: Vec<Option<String>>| -> Value {
+        let pick = usize::from(groups.len() > 1);
+        groups
+            .into_iter()
+            .nth(pick)
+            .flatten()
+            .map_or(Value::Null, Value::text)
+    };
+    Ok(match name {
+        "regexp_replace" => {
+            let replacement = text(2)?;
+            // (source, pattern, replacement [, flags]) or (…, start [, n [, flags]]): without
+            // `n`, the first match is replaced, or every one with `g`; `n` 0 is every one.
+            let (start, n, f) = match a.get(3) {
+                None => (1, 1, crate::regex::Flags::default()),
+                Some(Value::Text(_)) => {
+                    let f = flags(3)?;
+                    (1, if f.global { 0 } else { 1 }, f)
+                }
+                Some(_) => {
+                    let f = flags(5)?;
+                    let n = int(4, 1)?;
+                    (int(3, 1)?, if f.global && a.len() < 5 { 0 } else { n }, f)
+                }
+            };
+            let re = crate::regex::compile(&pattern, f)?;
+            Value::text(crate::regex::replace(&s, &re, &replacement, start, n)?)
+        }
+        "regexp_match" => {
+            let re = crate::regex::compile(&pattern, flags(2)?.single(name)?)?;
+            match crate::regex::nth_match(&s, &re, 1, 1)? {
+                None => Value::Null,
+                Some(groups) => {
+                    let items: Vec<Value> = if groups.len() > 1 {
+                        groups
+                            .into_iter()
+                            .skip(1)
+                            .map(|g| g.map_or(Value::Null, Value::text))
+                            .collect()
+                    } else {
+                        groups
+                            .into_iter()
+                            .map(|g| g.map_or(Value::Null, Value::text))
+                            .collect()
+                    };
+                    Value::Array(items.into())
+                }
+            }
+        }
+        "regexp_like" => {
+            let re = crate::regex::compile(&pattern, flags(2)?.single(name)?)?;
+            Value::Bool(re.is_match(&s))
+        }
+        "regexp_count" => {
+            let re = crate::regex::compile(&pattern, flags(3)?.single(name)?)?;
+            Value::Int(crate::regex::count(&s, &re, int(2, 1)?)?)
+        }
+        "regexp_substr" => {
+            let re = crate::regex::compile(&pattern, flags(4)?.single(name)?)?;
+            let sub = int(5, 0)?;
+            if sub < 0 {
+                return Err(SqlError::InvalidParameter {
+                    message: format!("invalid value for parameter \"subexpr\": {sub}"),
+                });
+            }
+            match crate::regex::nth_match(&s, &re, int(2, 1)?, int(3, 1)?)? {
+                None => Value::Null,
+                // A pattern without groups gives its whole match for any `subexpr`.
+                Some(groups) if groups.len() == 1 => groups
+                    .into_iter()
+                    .flatten()
+                    .next()
+                    .map_or(Value::Null, Value::text),
+                Some(groups) => groups
+                    .into_iter()
+                    .nth(usize::try_from(sub).unwrap_or(usize::MAX))
+                    .flatten()
+                    .map_or(Value::Null, Value::text),
+            }
+        }
+        // substring(text FROM pattern): the first group's text if the pattern has groups.
+        _ => {
+            let re = crate::regex::compile(&pattern, crate::regex::Flags::default())?;
+            match crate::regex::nth_match(&s, &re, 1, 1)? {
+                None => Value::Null,
+                Some(groups) => whole_or_first_group(groups),
+            }
+        }
+    })
+}
+
+/// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
+/// speaks of one argument).
 fn no_such_operator(operands: String) -> SqlError {
+    let hint = if operands.starts_with('-') {
+        "No operator matches the given name and argument type. You might need to add an explicit type cast."
+    } else {
+        "No operator matches the given name and argument types. You might need to add explicit type casts."
+    };
     SqlError::UndefinedFunction {
         message: format!("operator does not exist: {operands}"),
-        hint: Some("No operator matches the given name and argument types. You might need to add explicit type casts.".into()),
+        hint: Some(hint.into()),
     }
 }
 
@@ -5521,6 +6237,9 @@ fn coerce_result(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> 
 }
 
 fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    if let Some(trimmed) = char_to_text(&e, from, to) {
+        return Ok(trimmed);
+    }
     if through_zone(from, to) {
         zone_convert(e, from, to)
     } else if from == PgType::Date && to == PgType::Timestamp {
@@ -5528,6 +6247,13 @@ fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     } else {
         coerce_expr(e, to)
     }
+}
+
+/// `char(n)` to text, varchar or name: PostgreSQL's `rtrim` of the padding (so `'ab'::char(3)`
+/// equals `'ab'::text`).
+fn char_to_text(e: &BExpr, from: PgType, to: PgType) -> Option<BExpr> {
+    (from == PgType::Bpchar && matches!(to, PgType::Text | PgType::Varchar | PgType::Name))
+        .then(|| BExpr::Func("bpchar_text".into(), vec![e.clone()]))
 }
 
 /// An expression of type `from` stored into a column of type `to` (INSERT, UPDATE SET, a
@@ -5601,6 +6327,9 @@ fn eval_zone_conversion(func: &str, v: &Value) -> Value {
 /// `timestamp without time zone` becomes text without the `+00` a timestamptz shows (the two
 /// share one value representation).
 fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    if let Some(trimmed) = char_to_text(&e, from, to) {
+        return Ok(trimmed);
+    }
     if from == PgType::Timestamp && to.is_string() {
         return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
     }
@@ -5794,7 +6523,13 @@ fn ungrouped_column(e: &BExpr, keys: &[BExpr]) -> Option<usize> {
     kids.into_iter().find_map(|k| ungrouped_column(k, keys))
 }
 
-fn apply_alias_cols(mut cols: Vec<ColMeta>, alias: &Option<ast::TableAlias>) -> Vec<ColMeta> {
+/// The columns renamed by a table alias's column list (`AS t(a, b)`); more names than
+/// columns is PostgreSQL's 42P10.
+fn apply_alias_cols(
+    mut cols: Vec<ColMeta>,
+    alias: &Option<ast::TableAlias>,
+    relation: &'static str,
+) -> Result<Vec<ColMeta>, SqlError> {
     if let Some(a) = alias {
         let visible: Vec<usize> = cols
             .iter()
@@ -5802,11 +6537,189 @@ fn apply_alias_cols(mut cols: Vec<ColMeta>, alias: &Option<ast::TableAlias>) -> 
             .filter(|(_, c)| !c.hidden)
             .map(|(i, _)| i)
             .collect();
+        if a.columns.len() > visible.len() {
+            return Err(SqlError::TooManyColumnAliases {
+                relation,
+                name: ident(&a.name),
+                available: visible.len(),
+                specified: a.columns.len(),
+            });
+        }
         for (i, ac) in visible.into_iter().zip(a.columns.iter()) {
             cols[i].name = ident(&ac.name).into();
         }
     }
-    cols
+    Ok(cols)
+}
+
+/// Whether an ORDER BY key sorts descending: `DESC`, or `USING >` (`USING <` is ascending;
+/// another operator is PostgreSQL's 42809).
+fn sort_desc(options: &ast::OrderByOptions) -> Result<bool, SqlError> {
+    Ok(match &options.sort {
+        None | Some(ast::OrderBySort::Asc) => false,
+        Some(ast::OrderBySort::Desc) => true,
+        Some(ast::OrderBySort::Using(op)) => match op.to_string().as_str() {
+            "<" => false,
+            ">" => true,
+            other => return Err(SqlError::WrongObjectTypeHint {
+                message: format!("operator {other} is not a valid ordering operator"),
+                hint:
+                    "Ordering operators must be \"<\" or \">\" members of btree operator families."
+                        .into(),
+            }),
+        },
+    })
+}
+
+/// The type of an equi-join side that is a column or a cast of one (what [`col_range`]
+/// accepts); `None` for anything else.
+fn side_type(e: &BExpr, cols: &[ColMeta]) -> Option<PgType> {
+    match e {
+        BExpr::Col(i) => cols.get(*i).map(|c| c.ty),
+        BExpr::Cast(_, t) => Some(*t),
+        _ => None,
+    }
+}
+
+/// Whether values of these two types are equal exactly when their [`value_key`]s are, so an
+/// equi-join over them may use a hash index: integers of any width and integral numerics,
+/// numerics, strings other than `char(n)`, and a few types against themselves. Floats against
+/// integers, `char(n)` (its padding), intervals (`1 day` is `24 hours`) and mixed types compare
+/// through the join condition instead.
+fn hash_joinable(a: Option<PgType>, b: Option<PgType>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else {
+        return false;
+    };
+    let exact = |t: PgType| t.is_integer() || t == PgType::Numeric;
+    let text = |t: PgType| matches!(t, PgType::Text | PgType::Varchar | PgType::Name);
+    (exact(a) && exact(b))
+        || (text(a) && text(b))
+        || (a == b
+            && matches!(
+                a,
+                PgType::Bool
+                    | PgType::Uuid
+                    | PgType::Date
+                    | PgType::Timestamp
+                    | PgType::Timestamptz
+                    | PgType::Time
+                    | PgType::Bytea
+                    | PgType::Float8
+                    | PgType::Float4
+            ))
+}
+
+/// The table FROM item `f` (bound as `item`) names when it is a table named without an alias.
+fn plain_table(f: &TableFactor, item: &Scope) -> Option<u32> {
+    match f {
+        TableFactor::Table {
+            alias: None,
+            args: None,
+            ..
+        } => item.cols.first().map(|c| c.table_oid).filter(|o| *o != 0),
+        _ => None,
+    }
+}
+
+/// A name a FROM item is known by, and the table it names when that is a table named without
+/// an alias (two such of different schemas may share a name).
+pub type RangeName = (Rc<str>, Option<u32>);
+
+/// The names FROM item `f` (bound as `item`) brings, checked against those before it:
+/// PostgreSQL's 42712 for a name given twice at one level (`FROM t, t`, `DELETE FROM t USING
+/// t`), which would otherwise make every reference to it ambiguous or wrong.
+fn claim_range_names(
+    names: &mut Vec<RangeName>,
+    plain_table: Option<u32>,
+    item: &Scope,
+) -> Result<(), SqlError> {
+    let mut own: Vec<Rc<str>> = Vec::new();
+    for q in item.cols.iter().filter_map(|c| c.qual.clone()) {
+        if !own.contains(&q) {
+            own.push(q);
+        }
+    }
+    for q in own {
+        let clash = names.iter().any(|(n, oid)| {
+            *n == q && !matches!((oid, plain_table), (Some(a), Some(b)) if *a != b)
+        });
+        if clash {
+            return Err(SqlError::DuplicateAlias {
+                name: q.to_string(),
+            });
+        }
+        names.push((q, plain_table));
+    }
+    Ok(())
+}
+
+/// A join's left side for USING and NATURAL: the columns of its comma item so far (those
+/// before `left_width`, the ones before `item_start` out of reach).
+fn join_left_side(scope: &Scope, left_width: usize, item_start: usize) -> Scope {
+    Scope {
+        cols: scope.cols[..left_width].to_vec(),
+        merged_away: scope.merged_away.clone(),
+        star: None,
+    }
+    .masked(item_start)
+}
+
+/// What a FROM item reads of the items before it.
+struct LateralUse {
+    read: Lateral,
+    /// The table of the first of their columns it reads, for the error when it may not.
+    first_ref: Option<String>,
+}
+
+impl LateralUse {
+    const NONE: LateralUse = LateralUse {
+        read: Lateral::No,
+        first_ref: None,
+    };
+
+    /// From the references of a query bound under `left` ([`BQuery::outer_refs`]): those
+    /// zero scopes up read `left`.
+    fn of(refs: &[(usize, usize)], left: &Scope) -> LateralUse {
+        match refs.iter().find(|(up, _)| *up == 0) {
+            Some(&(_, col)) => LateralUse {
+                read: Lateral::Read,
+                first_ref: Some(
+                    left.cols
+                        .get(col)
+                        .and_then(|c| c.qual.as_deref())
+                        .unwrap_or_default()
+                        .to_string(),
+                ),
+            },
+            None => LateralUse {
+                read: Lateral::Unread,
+                first_ref: None,
+            },
+        }
+    }
+}
+
+/// A subquery in FROM without LATERAL that named an item before it: PostgreSQL's error says
+/// the name exists but cannot be reached from there.
+pub(crate) fn unreachable_from_here(e: SqlError, left: &Scope) -> SqlError {
+    match e {
+        SqlError::MissingFromEntry { table }
+            if left
+                .cols
+                .iter()
+                .any(|c| c.qual.as_deref() == Some(table.as_str())) =>
+        {
+            SqlError::InvalidFromReference { table, alias: None }
+        }
+        SqlError::UndefinedColumn { name } => match left.resolve(None, &name) {
+            Ok(Some(i)) => SqlError::UnreachableColumn {
+                table: left.cols[i].qual.as_deref().unwrap_or_default().to_string(),
+                name,
+            },
+            _ => SqlError::UndefinedColumn { name },
+        },
+        e => e,
+    }
 }
 
 fn first_words(s: &str) -> String {
@@ -6234,6 +7147,7 @@ pub fn compact_select(
                     .collect(),
                 pre_filter: item.pre_filter.clone(),
                 keep: Some(keep),
+                lateral: item.lateral,
             }
         })
         .collect();
@@ -7446,7 +8360,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             | "statement_timestamp"
             | "clock_timestamp" => Value::Timestamp(self.cx.now),
             "version" => Value::text(crate::VERSION_STRING),
-            "current_database" => Value::text(self.cx.database),
+            "current_database" | "current_catalog" => Value::text(self.cx.database),
             "current_schema" => self
                 .cx
                 .existing_search_path()
@@ -7832,6 +8746,14 @@ impl<'a, 'b> Executor<'a, 'b> {
                 ),
                 _ => Value::Null,
             },
+            "bpchar_text" => match text(0) {
+                Some(s) => Value::text(s.trim_end_matches(' ')),
+                None => Value::Null,
+            },
+            "chr" => match a.first() {
+                Some(Value::Int(n)) => Value::text(chr(*n)?.to_string()),
+                _ => Value::Null,
+            },
             "repeat" => match (text(0), a.get(1)) {
                 (Some(t), Some(Value::Int(n))) => {
                     let n = usize::try_from(*n).unwrap_or(0);
@@ -7984,6 +8906,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Numeric(s)) => Value::Numeric(s.trim_start_matches('-').to_string()),
                 _ => Value::Null,
             },
+            "regexp_replace" | "regexp_match" | "regexp_like" | "regexp_count"
+            | "regexp_substr" | "regexp_substring" => {
+                if a.iter().any(Value::is_null) {
+                    return Ok(Value::Null);
+                }
+                regexp_call(name, &a)?
+            }
             "regex_match" | "regex_not_match" | "regex_imatch" | "regex_not_imatch" => {
                 match (text(0), text(1)) {
                     (Some(s), Some(p)) => {
@@ -8711,14 +9640,24 @@ impl<'a, 'b> Executor<'a, 'b> {
                 crate::exec::virtual_rows(self.cx, schema.as_deref(), name, None, used)
             }
             Source::Derived(q) => self.run_query(q, parent),
-            Source::Function { name, args } => {
+            Source::Function {
+                name,
+                args,
+                ordinality,
+            } => {
                 let env = Env {
                     row: &[],
                     parent,
                     aggs: None,
                 };
                 let vals = self.eval_each(args.iter(), &env)?;
-                set_function_rows(self.cx, name, &vals)
+                let mut rows = set_function_rows(self.cx, name, &vals)?;
+                if *ordinality {
+                    for (n, row) in (1..).zip(&mut rows) {
+                        row.push(Value::Int(n));
+                    }
+                }
+                Ok(rows)
             }
             Source::Values(rows) => {
                 let env = Env {
@@ -8837,6 +9776,21 @@ impl<'a, 'b> Executor<'a, 'b> {
         for (i, item) in from.iter().enumerate() {
             let joined_before: usize = from[..i].iter().map(FromItem::joined_width).sum();
             let mask = used.and_then(|u| u.get(start..start + item.width));
+            if item.lateral == Lateral::Read {
+                acc = self.lateral_join(item, acc, parent)?;
+                start += item.width;
+                continue;
+            }
+            // Bound under the joined row, reading none of it: an empty row stands in for it.
+            let unread = Env {
+                row: &[],
+                parent,
+                aggs: None,
+            };
+            let parent = match item.lateral {
+                Lateral::Unread => Some(&unread),
+                Lateral::No | Lateral::Read => parent,
+            };
             let mut right = match (&item.source, self.needed_keys(item, &acc, parent)?) {
                 (Source::Virtual { schema, name }, Some((column, keys))) => {
                     // Asked for every candidate row of the catalog: one key buffer for all.
@@ -9023,6 +9977,85 @@ impl<'a, 'b> Executor<'a, 'b> {
             acc = next;
         }
         Ok(acc)
+    }
+
+    /// A LATERAL item ([`Lateral::Read`]) joined to `acc`: its rows computed for each joined
+    /// row, which its source reads as its enclosing row (a subquery's rows are kept per
+    /// distinct values it reads, as for a correlated subquery). Only INNER, CROSS and LEFT
+    /// joins reach here (the binder refuses the others, as PostgreSQL does).
+    fn lateral_join(
+        &self,
+        item: &FromItem,
+        acc: Vec<Vec<Value>>,
+        parent: Option<&Env<'_>>,
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
+        let mut next = Vec::new();
+        let (mut left_key, mut right_key) = (Vec::new(), Vec::new());
+        for mut l in acc {
+            let at = Env {
+                row: &l,
+                parent,
+                aggs: None,
+            };
+            let right = match &item.source {
+                Source::Derived(q) => self.subquery_rows(q, &at)?,
+                source => Rc::new(self.source_rows(source, Some(&at), None)?),
+            };
+            let keyed = item.hash_keys.is_empty()
+                || self.join_key(item.hash_keys.iter().map(|(lk, _)| lk), &at, &mut left_key)?;
+            let width = l.len();
+            let mut matched = false;
+            for r in right.iter() {
+                self.cx.tick()?;
+                let own = Env {
+                    row: r,
+                    parent,
+                    aggs: None,
+                };
+                if let Some(pre) = &item.pre_filter {
+                    if truthy(&self.eval(pre, &own)?) != Some(true) {
+                        continue;
+                    }
+                }
+                // USING over a lateral item: its keys must equal the joined row's.
+                if !item.hash_keys.is_empty() {
+                    let equal = keyed
+                        && self.join_key(
+                            item.hash_keys.iter().map(|(_, rk)| rk),
+                            &own,
+                            &mut right_key,
+                        )?
+                        && left_key == right_key;
+                    if !equal {
+                        continue;
+                    }
+                }
+                let mut row = Vec::with_capacity(width + item.width);
+                row.extend_from_slice(&l);
+                row.extend(r.iter().cloned());
+                row.resize(width + item.width, Value::Null);
+                let ok = match &item.on {
+                    Some(on) => {
+                        let joined = Env {
+                            row: &row,
+                            parent,
+                            aggs: None,
+                        };
+                        truthy(&self.eval(on, &joined)?) == Some(true)
+                    }
+                    None => true,
+                };
+                if ok {
+                    matched = true;
+                    next.push(row);
+                }
+            }
+            if !matched && item.kind.keeps_unmatched_left() {
+                l.extend(std::iter::repeat_n(Value::Null, item.width));
+                next.push(l);
+            }
+        }
+        Ok(next)
     }
 
     /// Each of `exprs` over `env`, in a vector sized up front (collecting `Result`s would grow

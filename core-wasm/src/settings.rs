@@ -487,8 +487,9 @@ pub struct SessionSettings {
     pub read_only_role: bool,
 }
 
-/// SETs made inside a transaction: kept or dropped with it.
-#[derive(Debug, Default)]
+/// SETs made inside a transaction: kept or dropped with it (and returned to a savepoint's by
+/// `ROLLBACK TO SAVEPOINT`).
+#[derive(Debug, Default, Clone)]
 pub struct TxnSettings {
     /// The session values as this transaction changed them (`None`: unchanged).
     values: Option<Values>,
@@ -1150,6 +1151,7 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
                 Some(ast::ContextModifier::Local) => Scope::Local,
                 _ => Scope::Session,
             };
+            warn_outside_block(cx, scope == Scope::Local, "SET LOCAL");
             let name = crate::query::object_name(variable).join(".");
             let def = lookup(&name)?;
             assign(cx, def, flatten(def, values)?, scope)
@@ -1157,6 +1159,7 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
         ast::Set::SetTimeZone { local, value } => {
             let def = lookup("TimeZone")?;
             let scope = if *local { Scope::Local } else { Scope::Session };
+            warn_outside_block(cx, *local, "SET LOCAL");
             let value = match value {
                 ast::Expr::Identifier(id)
                     if id.quote_style.is_none()
@@ -1180,6 +1183,7 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
             session,
         } => {
             let prefix = if *session { "default_" } else { "" };
+            warn_outside_block(cx, !*session, "SET TRANSACTION");
             for m in modes {
                 let (name, value) = match m {
                     ast::TransactionMode::IsolationLevel(l) => (
@@ -1233,7 +1237,17 @@ pub(crate) fn reset(cx: &mut crate::exec::Cx<'_>, name: Option<&str>) -> Result<
         return Ok(());
     };
     let def = lookup(name)?;
+    warn_outside_block(cx, def.name == "transaction_isolation", "RESET TRANSACTION");
     assign(cx, def, None, Scope::Session)
+}
+
+/// PostgreSQL's `WarnNoTransactionBlock`: `what` (when `applies`) lasts only until its
+/// transaction ends, which outside a block is at once.
+fn warn_outside_block(cx: &mut crate::exec::Cx<'_>, applies: bool, what: &'static str) {
+    if applies && !cx.sess.in_transaction_block() {
+        cx.sess
+            .notice(crate::error::Notice::OutsideTransactionBlock { what });
+    }
 }
 
 /// Sets (`Some`) or resets (`None`) one setting in the session's current transaction.
@@ -1270,7 +1284,14 @@ fn assign(
         "transaction_read_only" => {
             if wants_read_write {
                 refuse_read_write(hot_standby, role_ro, &sess.user)?;
-                if txn.read_only && txn.snapshot.is_some() {
+                if txn.read_only && !txn.savepoints.is_empty() {
+                    return Err(SqlError::ActiveTransaction {
+                        message:
+                            "cannot set transaction read-write mode inside a read-only transaction"
+                                .into(),
+                    });
+                }
+                if txn.read_only && txn.queried {
                     return Err(SqlError::ActiveTransaction {
                         message: "transaction read-write mode must be set before any query".into(),
                     });
@@ -1286,10 +1307,17 @@ fn assign(
                 "serializable" => Isolation::Serializable,
                 _ => Isolation::ReadCommitted,
             };
-            if txn.snapshot.is_some() && isolation != txn.isolation {
+            if txn.queried && isolation != txn.isolation {
                 return Err(SqlError::ActiveTransaction {
                     message: "SET TRANSACTION ISOLATION LEVEL must be called before any query"
                         .into(),
+                });
+            }
+            if !txn.savepoints.is_empty() && isolation != txn.isolation {
+                return Err(SqlError::ActiveTransaction {
+                    message:
+                        "SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction"
+                            .into(),
                 });
             }
             txn.isolation = isolation;

@@ -32,6 +32,9 @@ pub enum BufferedOp {
     CreateSchema {
         name: String,
     },
+    DropSchema {
+        name: String,
+    },
     /// A lifecycle record (lease, checkpoint, floor) written or removed.
     Meta {
         key: Vec<u8>,
@@ -70,6 +73,8 @@ pub struct PendingCatalogTxn {
     /// Tables dropped in this transaction.
     pub dropped: Vec<u32>,
     pub schemas: Vec<Schema>,
+    /// Committed schemas this transaction dropped.
+    pub dropped_schemas: Vec<String>,
     /// Highest tuple number used per table (persisted as the table's counter at commit).
     pub tuple_counters: BTreeMap<u32, u64>,
     /// Unversioned lifecycle records: `Some` writes the value, `None` removes the key.
@@ -81,6 +86,28 @@ pub struct PendingCatalogTxn {
     pub index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
     /// Temporary tables `ON COMMIT DROP` created in this transaction: forgotten at commit.
     pub temporary: Vec<u32>,
+    /// While a savepoint is open: each `writes` entry as it was before a write changed it,
+    /// oldest first ([`Self::rollback_to`] replays them backwards).
+    undo: Vec<(Vec<u8>, Option<RowWrite>)>,
+    /// Savepoints open ([`Self::mark`]).
+    marks: usize,
+}
+
+/// The buffered state at a savepoint, which [`PendingCatalogTxn::rollback_to`] returns to:
+/// lengths of what only grows, copies of the small maps; the row writes through the undo log.
+#[derive(Debug, Clone)]
+pub struct Mark {
+    ops: usize,
+    estimated_size: usize,
+    undo: usize,
+    excise: usize,
+    tables: BTreeMap<u32, Arc<Table>>,
+    dropped: Vec<u32>,
+    schemas: Vec<Schema>,
+    dropped_schemas: Vec<String>,
+    meta: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
+    temporary: Vec<u32>,
 }
 
 impl PendingCatalogTxn {
@@ -104,6 +131,10 @@ impl PendingCatalogTxn {
         encoded_len: usize,
     ) -> Result<(), SqlError> {
         self.charge(logical_key.len() + encoded_len + 16)?;
+        if self.marks > 0 {
+            self.undo
+                .push((logical_key.clone(), self.writes.get(&logical_key).cloned()));
+        }
         self.ops.push(BufferedOp::Row {
             table_id: write.table_id,
             logical_key: logical_key.clone(),
@@ -183,12 +214,85 @@ impl PendingCatalogTxn {
         Ok(())
     }
 
+    /// Opens a savepoint: the state to return to, and row writes recorded for undo from now
+    /// until every savepoint is gone.
+    pub fn mark(&mut self) -> Mark {
+        self.marks += 1;
+        Mark {
+            ops: self.ops.len(),
+            estimated_size: self.estimated_size,
+            undo: self.undo.len(),
+            excise: self.excise.len(),
+            tables: self.tables.clone(),
+            dropped: self.dropped.clone(),
+            schemas: self.schemas.clone(),
+            dropped_schemas: self.dropped_schemas.clone(),
+            meta: self.meta.clone(),
+            index_fixes: self.index_fixes.clone(),
+            temporary: self.temporary.clone(),
+        }
+    }
+
+    /// `ROLLBACK TO SAVEPOINT`: everything buffered since `mark` undone. Tuple counters stay
+    /// where they got (numbers once handed out are not handed out again), as PostgreSQL's
+    /// sequences and OIDs do not go back either.
+    pub fn rollback_to(&mut self, mark: &Mark) {
+        while self.undo.len() > mark.undo {
+            let Some((key, before)) = self.undo.pop() else {
+                break;
+            };
+            match before {
+                Some(w) => {
+                    self.writes.insert(key, w);
+                }
+                None => {
+                    self.writes.remove(&key);
+                }
+            }
+        }
+        self.ops.truncate(mark.ops);
+        self.estimated_size = mark.estimated_size;
+        self.excise.truncate(mark.excise);
+        self.tables = mark.tables.clone();
+        self.dropped = mark.dropped.clone();
+        self.schemas = mark.schemas.clone();
+        self.dropped_schemas = mark.dropped_schemas.clone();
+        self.meta = mark.meta.clone();
+        self.index_fixes = mark.index_fixes.clone();
+        self.temporary = mark.temporary.clone();
+    }
+
+    /// `count` savepoints gone (released, or rolled back past): with none left open, nothing
+    /// needs undoing any more.
+    pub fn release(&mut self, count: usize) {
+        self.marks = self.marks.saturating_sub(count);
+        if self.marks == 0 {
+            self.undo = Vec::new();
+        }
+    }
+
     pub fn create_schema(&mut self, schema: Schema) -> Result<(), SqlError> {
         self.charge(64)?;
         self.ops.push(BufferedOp::CreateSchema {
             name: schema.name.clone(),
         });
+        // Dropped and made again: the new definition replaces the committed one.
+        self.dropped_schemas.retain(|d| *d != schema.name);
         self.schemas.push(schema);
+        Ok(())
+    }
+
+    /// Drops schema `name` (its tables are dropped first, by the caller): one this transaction
+    /// made is forgotten, a committed one is removed at commit.
+    pub fn drop_schema(&mut self, name: &str, committed: bool) -> Result<(), SqlError> {
+        self.charge(64)?;
+        self.ops.push(BufferedOp::DropSchema {
+            name: name.to_string(),
+        });
+        self.schemas.retain(|s| s.name != name);
+        if committed && !self.dropped_schemas.iter().any(|d| d == name) {
+            self.dropped_schemas.push(name.to_string());
+        }
         Ok(())
     }
 }
@@ -196,6 +300,81 @@ impl PendingCatalogTxn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One step of a transaction with savepoints: a row write (key, value), SAVEPOINT,
+    /// ROLLBACK TO the n-th open savepoint, RELEASE of the n-th.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Write(u8, Option<u8>),
+        Savepoint,
+        RollbackTo(usize),
+        Release(usize),
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            4 => (0u8..6, proptest::option::of(any::<u8>())).prop_map(|(k, v)| Step::Write(k, v)),
+            1 => Just(Step::Savepoint),
+            1 => (0usize..4).prop_map(Step::RollbackTo),
+            1 => (0usize..4).prop_map(Step::Release),
+        ]
+    }
+
+    fn write(value: Option<u8>) -> RowWrite {
+        RowWrite {
+            table_id: 1,
+            row: value.map(|v| pb::Row {
+                row_id: 1,
+                values: vec![pb::Datum {
+                    kind: Some(pb::datum::Kind::Int(i64::from(v))),
+                }],
+                tuple: 1,
+            }),
+            base_seq: None,
+            inserted: true,
+        }
+    }
+
+    proptest::proptest! {
+        /// ROLLBACK TO returns the buffered writes and operations to exactly what they were at
+        /// the savepoint (compared with a copy taken then), whatever was written, released or
+        /// rolled back in between.
+        #[test]
+        fn rollback_to_returns_to_the_savepoint(steps in proptest::collection::vec(step(), 0..60)) {
+            let mut t = PendingCatalogTxn::default();
+            // The open savepoints: their marks and copies of the state at each.
+            let mut open: Vec<(Mark, BTreeMap<Vec<u8>, RowWrite>, usize)> = Vec::new();
+            for s in steps {
+                match s {
+                    Step::Write(k, v) => t.put_row(vec![k], write(v), 8).expect("small"),
+                    Step::Savepoint => {
+                        let copy = (t.writes.clone(), t.ops.len());
+                        open.push((t.mark(), copy.0, copy.1));
+                    }
+                    Step::RollbackTo(n) if n < open.len() => {
+                        let later = open.len() - n - 1;
+                        open.truncate(n + 1);
+                        let (mark, writes, ops) = &open[n];
+                        t.rollback_to(mark);
+                        t.release(later);
+                        proptest::prop_assert_eq!(&t.writes, writes);
+                        proptest::prop_assert_eq!(t.ops.len(), *ops);
+                    }
+                    Step::Release(n) if n < open.len() => {
+                        let gone = open.len() - n;
+                        open.truncate(n);
+                        t.release(gone);
+                    }
+                    Step::RollbackTo(_) | Step::Release(_) => {}
+                }
+                proptest::prop_assert_eq!(t.marks, open.len());
+                if open.is_empty() {
+                    proptest::prop_assert!(t.undo.is_empty());
+                }
+            }
+        }
+    }
 
     #[test]
     fn batch_limit_is_enforced_and_nothing_partial_is_kept() {

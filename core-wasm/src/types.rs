@@ -1343,8 +1343,10 @@ fn datetime_invalid(ty: PgType, s: &str) -> SqlError {
             .map(|x| x.trim().parse::<i64>().ok())
             .collect()
     };
-    let date_range = matches!(nums(date, '-').as_deref(), Some([_, m, d])
-        if !(1..=12).contains(m) || !(1..=31).contains(d) || parse_date_part(date).is_none());
+    let date_fields = matches!(nums(date, '-').as_deref(), Some([_, m, d])
+        if !(1..=12).contains(m) || !(1..=31).contains(d));
+    let date_range = date_fields
+        || matches!(nums(date, '-').as_deref(), Some([_, _, _]) if parse_date_part(date).is_none());
     let time_clock = time.split(['+', '-', 'Z', ' ']).next().unwrap_or("");
     let time_range = matches!(
         nums(time_clock.split('.').next().unwrap_or(""), ':').as_deref(),
@@ -1353,6 +1355,12 @@ fn datetime_invalid(ty: PgType, s: &str) -> SqlError {
     let whole_time = ty == PgType::Time
         && matches!(nums(date.split('.').next().unwrap_or(""), ':').as_deref(),
             Some([h, m, ..]) if *h > 24 || *m > 59);
+    // The time's fields are checked first (no hint then).
+    if ty != PgType::Interval && date_fields && !time_range && !whole_time {
+        return SqlError::DateFieldOverflow {
+            input: s.to_string(),
+        };
+    }
     if ty != PgType::Interval && (date_range || time_range || whole_time) {
         return SqlError::DatetimeOutOfRange {
             message: format!("date/time field value out of range: \"{s}\""),

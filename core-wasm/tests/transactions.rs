@@ -454,3 +454,56 @@ fn replica_engine_refreshes_and_refuses_writes() {
         "still read-only"
     );
 }
+
+#[test]
+fn a_dropped_schema_and_a_table_made_in_it_meanwhile_do_not_both_commit() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.ok(s, "CREATE SCHEMA gone");
+    let (a, b) = (h.session(), h.session());
+    // The drop commits first: the table's commit finds its schema gone.
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "DROP SCHEMA gone");
+    h.ok(b, "CREATE TABLE gone.t (x BIGINT)");
+    h.ok(a, "COMMIT");
+    assert_eq!(h.err(b, "COMMIT"), "3F000");
+    assert_eq!(
+        h.rows(
+            s,
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'gone'"
+        ),
+        vec![vec![v("0")]]
+    );
+    // The table commits first: the drop's commit finds a table depending on the schema.
+    h.ok(s, "CREATE SCHEMA kept");
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "DROP SCHEMA kept");
+    h.ok(b, "CREATE TABLE kept.t (x BIGINT)");
+    h.ok(b, "COMMIT");
+    assert_eq!(h.err(a, "COMMIT"), "2BP01");
+    assert_eq!(h.rows(s, "SELECT count(*) FROM kept.t"), vec![vec![v("0")]]);
+    // Dropped with CASCADE, its tables go with it, durably.
+    h.ok(s, "DROP SCHEMA kept CASCADE");
+    assert_eq!(h.err(s, "SELECT count(*) FROM kept.t"), "42P01");
+    assert_eq!(
+        h.rows(s, "SELECT count(*) FROM pg_class WHERE relname = 't'"),
+        vec![vec![v("0")]]
+    );
+}
+
+#[test]
+fn a_table_of_the_transaction_is_found_by_its_bare_name_only_through_search_path() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.ok(s, "BEGIN");
+    h.ok(s, "CREATE SCHEMA hidden");
+    h.ok(s, "CREATE TABLE hidden.t (x BIGINT)");
+    h.ok(s, "SAVEPOINT p");
+    assert_eq!(h.err(s, "SELECT * FROM t"), "42P01");
+    h.ok(s, "ROLLBACK TO p");
+    h.ok(s, "SET LOCAL search_path = hidden");
+    assert_eq!(h.rows(s, "SELECT count(*) FROM t"), vec![vec![v("0")]]);
+    h.ok(s, "COMMIT");
+}

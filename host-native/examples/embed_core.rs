@@ -147,6 +147,7 @@ fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {
                 Output::CopyOut(c) => format!("COPY OUT {}", c.tag),
                 Output::CopyIn(_) => "COPY IN".into(),
                 Output::Empty => "EMPTY".into(),
+                Output::Notice(n) => format!("{} {} {}", n.severity, n.code, n.message),
             });
         }
         if let Some(e) = &reply.error {

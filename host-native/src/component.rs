@@ -800,6 +800,7 @@ fn output(o: wit::Output) -> Option<Output> {
             columns: c.columns,
         },
         wit::Output::Empty => Output::Empty,
+        wit::Output::Notice(e) => Output::Notice(pg_error(e)),
     })
 }
 

@@ -145,6 +145,10 @@ impl Enc {
                     self.u32(u32::from(*columns));
                 }
                 Output::Empty => self.u8(4),
+                Output::Notice(e) => {
+                    self.u8(5);
+                    self.pg_error(e);
+                }
             }
         }
         match &r.error {

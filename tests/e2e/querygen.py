@@ -237,6 +237,100 @@ EDGE = [
     "SELECT 'nosuch'::regtype",
     "SELECT 'nosuch'::regnamespace",
     "SELECT true::text, false::varchar, true::char(5), f::text || '!' FROM t1 WHERE f IS NOT NULL ORDER BY id LIMIT 2",
+    # LATERAL: subqueries and functions in FROM reading the items before them, per row.
+    "SELECT x.id, s.* FROM t1 x, LATERAL (SELECT count(*) AS c, max(y.b) FROM t1 y WHERE y.f = x.f AND "
+    "y.id < x.id) s ORDER BY 1",
+    "SELECT x.id, s.id FROM t1 x LEFT JOIN LATERAL (SELECT id FROM t1 y WHERE y.a > x.a ORDER BY y.a, y.id "
+    "LIMIT 1) s ON true ORDER BY 1",
+    "SELECT x.id, s.k, s.v FROM t1 x JOIN LATERAL (SELECT k, v FROM t3 WHERE t3.v % 7 = x.id % 7) s "
+    "ON s.k > x.s ORDER BY 1, 2, 3 LIMIT 30",
+    "SELECT x.id, g FROM t1 x, generate_series(1, abs(x.a) % 4) g WHERE x.id < 8 ORDER BY 1, 2",
+    "SELECT x.id, g, o FROM t1 x LEFT JOIN LATERAL generate_series(1, abs(x.a) % 3) WITH ORDINALITY AS g(g, o) "
+    "ON g.o > 1 WHERE x.id < 8 ORDER BY 1, 2",
+    "SELECT * FROM unnest(ARRAY['p', NULL, 'q']) WITH ORDINALITY, generate_series(1, 2) WITH ORDINALITY AS g "
+    "ORDER BY 2, 4",
+    "SELECT x.id, u FROM t1 x, unnest(ARRAY[x.a, x.b]) u WHERE x.id < 5 ORDER BY 1, 2",
+    "SELECT x.id, s.k, t.w FROM t1 x, LATERAL (SELECT x.a + 1 AS k) s, LATERAL (SELECT s.k * 2 AS w) t "
+    "WHERE x.id < 6 ORDER BY 1",
+    "SELECT x.id, s.v FROM t1 x JOIN LATERAL (VALUES (x.a), (x.b)) s(v) ON true WHERE x.id < 4 ORDER BY 1, 2",
+    "SELECT x.id, s.id FROM t1 x JOIN LATERAL (SELECT y.id FROM t1 y WHERE y.id <= x.id) s USING (id) ORDER BY 1",
+    "SELECT (SELECT string_agg(q::text, ',' ORDER BY q) FROM LATERAL (SELECT x.id + g AS q FROM "
+    "generate_series(1, 2) g) s) FROM t1 x ORDER BY x.id LIMIT 4",
+    "SELECT count(*) FROM t1 x, LATERAL (SELECT t3.k FROM t3 WHERE t3.v > x.b UNION ALL SELECT x.s) s",
+    "SELECT * FROM t1 x RIGHT JOIN LATERAL (SELECT x.id) s ON true",
+    "SELECT * FROM t1 x FULL JOIN generate_series(1, x.a) g ON true",
+    "SELECT * FROM t1 x, (SELECT x.id) s",
+    "SELECT * FROM t1 x, (SELECT a) s",
+    "SELECT * FROM generate_series(1, x.a) g, t1 x",
+    "SELECT * FROM t1 AS x(p, q, r, s, f, extra)",
+    "SELECT * FROM generate_series(1, 2) WITH ORDINALITY AS g(a, b, c)",
+    # Parenthesized joins: a join as the right side of an outer join, merged USING columns,
+    # an alias naming the whole join.
+    "SELECT x.id, y.id, z.k FROM t1 x LEFT JOIN (t1 y JOIN t3 z ON z.v = y.b) ON y.a = x.a "
+    "WHERE x.id < 10 ORDER BY 1, 2, 3",
+    "SELECT * FROM (t1 JOIN t1 u USING (id)) j WHERE id < 4 ORDER BY id",
+    "SELECT j.id, j.q FROM (t1 x JOIN t1 y USING (id, a)) AS j(id, a, p, q) WHERE j.id < 5 ORDER BY 1",
+    "SELECT count(*), count(u.k) FROM (t1 x CROSS JOIN t1 y) LEFT JOIN (t3 u JOIN t3 w USING (k)) ON u.v = x.a",
+    "SELECT * FROM (t1 x NATURAL JOIN (t1 y NATURAL JOIN t1 z)) WHERE id < 4 ORDER BY id",
+    "SELECT * FROM (t1 JOIN t1 u USING (id)) AS j(a, b, c, d, e, f, g, h, i, k)",
+    "SELECT * FROM t1 x JOIN (t1 y JOIN t1 z ON z.id = x.id) ON true",
+    # RIGHT and FULL JOIN with USING / NATURAL: the merged column from the side that is not
+    # null-extended (COALESCE for FULL), in the pair's common type.
+    "SELECT id, x.a, y.a FROM t1 x FULL JOIN (SELECT id + 20 AS id, a FROM t1) y USING (id) "
+    "ORDER BY 1, 2, 3",
+    "SELECT * FROM t1 x RIGHT JOIN (SELECT id - 5 AS id, s FROM t1) y USING (id, s) ORDER BY 1, 2, 3, 4, 5, 6",
+    "SELECT * FROM t1 x NATURAL FULL JOIN (SELECT id * 2 AS id, s, a FROM t1) y ORDER BY 1, 2, 3, 4, 5, 6",
+    "SELECT pg_typeof(a), count(*) FROM t1 x JOIN (SELECT b AS a FROM t1) y USING (a) GROUP BY 1",
+    "SELECT k, count(x.v), count(y.k) FROM t3 x FULL JOIN (SELECT s AS k FROM t1) y USING (k) GROUP BY k "
+    "ORDER BY k NULLS FIRST",
+    # LATERAL and functions in UPDATE … FROM / DELETE … USING read their own items (the
+    # target's columns come first in the joined row); join conditions after a comma see only
+    # their comma item; a USING name twice on one side is 42702.
+    "UPDATE t1 SET a = s.x FROM t1 u, LATERAL (SELECT u.a % 7 AS x) s WHERE u.id = t1.id AND u.id < 6",
+    "SELECT id, a FROM t1 WHERE id < 8 ORDER BY id",
+    "DELETE FROM t3 USING t1 u, LATERAL (SELECT u.s AS k) s WHERE t3.k = s.k AND u.id > 35",
+    "UPDATE t1 SET b = b FROM t1 u, unnest(ARRAY[u.id, u.id + 1]) g WHERE g = t1.id AND u.id = 2",
+    "UPDATE t1 SET a = 1 FROM t1 u, LATERAL (SELECT t1.a) s",
+    "SELECT count(*) FROM t1 p, t1 s LEFT JOIN t1 q ON p.id = q.id",
+    "SELECT count(*) FROM t1 p, t1 s JOIN t3 q USING (s)",
+    "SELECT count(*) FROM (t1 JOIN t2 ON t1.id = t2.id) NATURAL JOIN t3",
+    "SELECT count(*) FROM t3 JOIN (t1 JOIN t2 ON t1.id = t2.id) USING (id)",
+    "CREATE SCHEMA pg_foo",
+    "CREATE TABLE qx (a int, ctid int)",
+    "ALTER TABLE t3 ADD COLUMN IF NOT EXISTS xmin int",
+    "ALTER TABLE t3 DROP COLUMN IF EXISTS tableoid",
+    "SELECT * FROM t1 WITH ORDINALITY",
+    "DELETE FROM t3 USING t3",
+    "SELECT count(*) FROM t1, t1",
+    "SELECT count(*) FROM t1 x, t2 x",
+    "SELECT x, y FROM (VALUES (1::int), (2)) a(x) JOIN (VALUES (1::float8), (2.5)) b(y) ON x = y",
+    "SELECT * FROM (VALUES (1::numeric(3,1))) a(x) JOIN (VALUES (1.0::float8)) b(x) USING (x)",
+    "SELECT * FROM (VALUES ('a'::text)) a(x) JOIN (VALUES (1)) b(x) USING (x)",
+    "SELECT * FROM (VALUES (1, 2)) a(x, y) JOIN (VALUES (1, 2)) b(x, y) USING (x, x)",
+    "SELECT id FROM t1 ORDER BY id USING > LIMIT 3",
+    "SELECT id FROM t1 ORDER BY id USING =",
+    "SELECT regexp_replace('aaa', 'a*', 'X', 'g'), regexp_count('baaac', 'a*'), regexp_substr('aaa', 'a*', 1, 2), "
+    "regexp_replace('abc', '^', '-', 2), regexp_count('abc', '^', 2), regexp_replace('abc', 'x*', '-', 5), "
+    "regexp_substr('abc', 'c', 1, 1, '', 1), 'é' ~ '\\w', 'É' ~* 'é', regexp_replace('ÉCOLE école', 'é', 'X', 'gi'), "
+    "chr('66'), 'ab '::char(3)::text || '|'",
+    "SELECT t1.a FROM t1 AS x",
+    # Regular expressions: PostgreSQL's flags, replacement escapes, groups, positions.
+    "SELECT s, regexp_replace(s, '[aeiou]', '*', 'g'), regexp_replace(s, '^(.)(.)', '\\2\\1'), "
+    "regexp_match(s, '(.)(_|%)?$'), regexp_like(s, '^A', 'i'), regexp_count(s, '.'), "
+    "regexp_substr(s, '[a-z]', 1, 2), substring(s FROM '(b+)'), s ~ 'b.', s ~* '^AB' "
+    "FROM t1 ORDER BY id LIMIT 12",
+    "SELECT regexp_replace('foobarbaz', 'b(..)', 'X\\1Y', 'g'), regexp_replace('abc', 'x*', '-', 'g'), "
+    "regexp_replace('abcabcabc', 'b', 'x', 1, 2), regexp_replace('aXbx', 'x', '_', 'gi'), "
+    "regexp_match('a' || chr(10) || 'b', '^b', 'n'), regexp_match('AbC', 'abc', 'q'), "
+    "regexp_substr('ABCABCAXYaxy', 'A(.)(.)', 1, 2, 'i', 2), substring('foobar' FROM 'o.b')",
+    "SELECT regexp_replace('abc', 'b', 'x', 'z')",
+    "SELECT regexp_match('abc', 'b', 'g')",
+    "SELECT regexp_count('abc', 'b', 0)",
+    "SELECT substr('foobar', 'o.b')",
+    "SELECT chr(65) || chr(233), chr(0)",
+    "SELECT x.a FROM t1 AS x WHERE t1.id = 1",
+    "SELECT x.id, y.id, z.id FROM t1 x, t1 y RIGHT JOIN t1 z ON z.a = y.b WHERE x.id < 3 ORDER BY 1, 2, 3",
+    "SELECT count(*), count(y.id), count(z.k) FROM t1 x, t1 y FULL JOIN t3 z ON z.v = y.b",
 ]
 
 # Column name -> type, per table.
@@ -796,7 +890,7 @@ def outcome(cur, stmt):
             return ["ok", cols, [list(r) for r in cur.fetchall()]]
         return ["ok", cur.statusmessage]
     except psycopg.Error as e:
-        return ["err", e.sqlstate, e.diag.message_primary]
+        return ["err", e.sqlstate, e.diag.message_primary, e.diag.message_hint]
 
 
 def main():

@@ -53,6 +53,11 @@ run("SELECT current_setting('statement_timeout')", ())
 run("WITH x AS (SELECT 3 AS a) UPDATE bp SET f = %s WHERE id IN (SELECT a FROM x)", (2.5,))
 run("WITH x AS (SELECT 3 AS a) DELETE FROM bp WHERE id IN (SELECT a FROM x) AND f = %s", (7.0,))
 run("SELECT id, f FROM bp ORDER BY id", ())
+# A failed block still ends with a (prepared, when named) ROLLBACK or COMMIT: PostgreSQL lets
+# only those through Parse there.
+for end in ["ROLLBACK", "COMMIT"]:
+    for sql in ["BEGIN", "SELECT 1/0", "SELECT 1", end, "SELECT count(*) FROM bp"]:
+        run_once(sql, None)
 if named:
     from psycopg import pq
     pgc = c.pgconn

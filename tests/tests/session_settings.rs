@@ -16,7 +16,11 @@ c = psycopg.connect(dsn, autocommit=True)
 REPORTED = ["application_name", "DateStyle", "TimeZone", "default_transaction_read_only"]
 SHOW_ALL_KEEP = ["application_name", "DateStyle", "search_path", "statement_timeout",
                  "TimeZone", "transaction_isolation", "work_mem"]
+# NOTICE and WARNING messages, per statement of the first connection.
+notices = []
+c.add_notice_handler(lambda d: notices.append([d.severity, d.sqlstate, d.message_primary]))
 def run(sql, conn=c):
+    notices.clear()
     try:
         cur = conn.execute(sql)
         rows = cur.fetchall() if cur.description else cur.statusmessage
@@ -28,6 +32,7 @@ def run(sql, conn=c):
         d = e.diag
         res = [sql, "error", e.sqlstate, d.message_primary, d.message_hint]
     res.append({p: conn.info.parameter_status(p) for p in REPORTED})
+    res.append(list(notices))
     out.append(res)
 for s in [
     "SHOW statement_timeout",
@@ -59,6 +64,33 @@ for s in [
     "SELECT * FROM ss_t", "SELECT * FROM public.ss_t", "SELECT current_schema()",
     "RESET search_path", "SELECT * FROM ss_t", "SHOW search_path",
     "SET TIME ZONE 'UTC'", "SHOW timezone", "SHOW TIME ZONE", "RESET timezone", "SHOW TimeZone",
+    "SET TIME ZONE 'Europe/Paris'", "RESET TIME ZONE", "SHOW TIME ZONE",
+    "SHOW SESSION AUTHORIZATION", "RESET SESSION AUTHORIZATION", "SHOW TRANSACTION ISOLATION LEVEL",
+    "SHOW session", "RESET time",
+    "SELECT current_role, current_catalog, current_schema, current_user, session_user, user",
+    # What PostgreSQL reports and goes on from: NoticeResponse, severity NOTICE or WARNING.
+    "DROP TABLE IF EXISTS nt_missing", "DROP TABLE IF EXISTS nt_missing, public.nt_other",
+    "DROP TABLE IF EXISTS nt_nosch.t", "CREATE TABLE nt_t (a int)", "CREATE TABLE IF NOT EXISTS nt_t (a int)",
+    "CREATE SCHEMA IF NOT EXISTS public", "ALTER TABLE nt_t ADD COLUMN IF NOT EXISTS a int",
+    "ALTER TABLE nt_t DROP COLUMN IF EXISTS zz", "ALTER TABLE IF EXISTS nt_missing ADD COLUMN b int",
+    "ALTER TABLE nt_t ADD COLUMN IF NOT EXISTS a int, ADD COLUMN IF NOT EXISTS b int",
+    "BEGIN", "BEGIN", "COMMIT", "COMMIT", "ROLLBACK", "END", "ABORT",
+    "SET LOCAL work_mem = '8MB'", "SET LOCAL TIME ZONE 'UTC'", "SET TRANSACTION READ ONLY",
+    "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY", "RESET transaction_isolation",
+    "SET transaction_isolation = 'serializable'",
+    "SET LOCAL work_mem = '8MB'; SELECT 1", "SELECT 1; COMMIT", "SELECT 1; BEGIN; BEGIN; COMMIT",
+    "BEGIN", "SET LOCAL work_mem = '8MB'", "SET TRANSACTION READ ONLY", "RESET transaction_isolation",
+    "COMMIT", "DROP TABLE nt_t", "DROP TABLE IF EXISTS nt_t",
+    # DROP SCHEMA: dependents listed, CASCADE's notice, names checked before dependents.
+    "CREATE SCHEMA ds1", "CREATE TABLE ds1.a (x int)", "CREATE TABLE ds1.b (x int)", "DROP SCHEMA ds1",
+    "DROP SCHEMA ds1, nosuch", "SET search_path = ds1, public", "DROP SCHEMA ds1 RESTRICT",
+    "RESET search_path", "DROP SCHEMA IF EXISTS nosuch, ds1 CASCADE", "DROP SCHEMA ds1",
+    "DROP SCHEMA pg_catalog", "CREATE SCHEMA ds2", "CREATE TABLE ds2.a (x int)",
+    "DROP SCHEMA ds2 CASCADE", "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'ds%'",
+    "BEGIN", "CREATE SCHEMA ds3", "CREATE TABLE ds3.t (a int)", "SELECT * FROM t", "ROLLBACK",
+    "CREATE SCHEMA ds4", "BEGIN", "DROP SCHEMA ds4", "CREATE SCHEMA ds4", "CREATE TABLE ds4.t (a int)",
+    "COMMIT", "SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = relnamespace "
+    "WHERE nspname = 'ds4'", "DROP SCHEMA ds4 CASCADE",
     "SET LOCAL statement_timeout = 100", "SHOW statement_timeout",
     "BEGIN", "SET statement_timeout = 7000", "ROLLBACK", "SHOW statement_timeout",
     "BEGIN", "SET statement_timeout = 7000", "COMMIT", "SHOW statement_timeout",
@@ -166,7 +198,8 @@ fn settings_match_postgres() {
     let pg = Postgres::start().expect("postgres");
     let expected = run(&pg.dsn());
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(&dir.path().join("catalog"), "rocklake", &[]).expect("server");
+    // PostgreSQL's user, so that current_user and SHOW SESSION AUTHORIZATION compare.
+    let server = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("server");
     let got = run(&server.dsn());
     let (e, g) = (
         expected.as_array().expect("array"),

@@ -269,6 +269,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "time_zones",
             "--test",
+            "savepoints",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",

@@ -443,7 +443,16 @@ impl Out {
 
     /// ErrorResponse with PostgreSQL's field order: S, V, C, M, D, H, s, t, n.
     pub fn error(&mut self, e: &PgError) {
-        self.msg(b'E', |b| {
+        self.report(b'E', e);
+    }
+
+    /// NoticeResponse: the fields of an ErrorResponse.
+    pub fn notice(&mut self, e: &PgError) {
+        self.report(b'N', e);
+    }
+
+    fn report(&mut self, kind: u8, e: &PgError) {
+        self.msg(kind, |b| {
             let field = |b: &mut BytesMut, code: u8, v: &str| {
                 b.put_u8(code);
                 put_cstr(b, v);

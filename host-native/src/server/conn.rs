@@ -81,6 +81,30 @@ fn is_txn_end(sql: &str) -> bool {
         && (rest.is_empty() || (rest.len() == 1 && (rest[0] == "WORK" || rest[0] == "TRANSACTION")))
 }
 
+/// A single `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name`: in an aborted block it
+/// returns to the savepoint, as PostgreSQL lets it.
+fn is_rollback_to(sql: &str) -> bool {
+    let s = sql.trim().trim_end_matches(';').trim();
+    let words: Vec<String> = s
+        .split_ascii_whitespace()
+        .map(|w| w.to_ascii_uppercase())
+        .collect();
+    let mut rest = match words.split_first() {
+        Some((first, rest)) if first == "ROLLBACK" => rest,
+        _ => return false,
+    };
+    if let Some((w, r)) = rest.split_first() {
+        if w == "WORK" || w == "TRANSACTION" {
+            rest = r;
+        }
+    }
+    match rest {
+        [to, _name] => to == "TO",
+        [to, sp, _name] => to == "TO" && sp == "SAVEPOINT",
+        _ => false,
+    }
+}
+
 struct Startup {
     user: String,
     database: String,
@@ -893,6 +917,8 @@ impl<B: Backend> Conn<B> {
         }
         if is_txn_end(sql) {
             Ok("ROLLBACK".to_owned())
+        } else if is_rollback_to(sql) {
+            Ok(sql.to_owned())
         } else {
             Err(in_failed_block())
         }
@@ -1004,6 +1030,7 @@ impl<B: Backend> Conn<B> {
                         self.out.command_complete(&tag)
                     }
                     Output::Empty => self.out.empty_query(),
+                    Output::Notice(e) => self.out.notice(&e),
                     Output::CopyOut {
                         binary,
                         columns,
@@ -1655,7 +1682,7 @@ fn command_line_settings(options: &str) -> Result<Vec<(String, String)>, PgError
 
 #[cfg(test)]
 mod tests {
-    use super::{command_line_settings, deallocate_target, is_txn_end};
+    use super::{command_line_settings, deallocate_target, is_rollback_to, is_txn_end};
 
     #[test]
     fn startup_options_become_settings() {
@@ -1700,5 +1727,10 @@ mod tests {
         assert!(!is_txn_end("ROLLBACK TO SAVEPOINT a"));
         assert!(!is_txn_end("SELECT 1"));
         assert!(!is_txn_end("ROLLBACK; SELECT 1"));
+        assert!(is_rollback_to("ROLLBACK TO SAVEPOINT a"));
+        assert!(is_rollback_to(" rollback work to b; "));
+        assert!(!is_rollback_to("ROLLBACK"));
+        assert!(!is_rollback_to("ROLLBACK TO a; SELECT 1"));
+        assert!(!is_rollback_to("SAVEPOINT a"));
     }
 }
