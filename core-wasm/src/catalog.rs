@@ -39,7 +39,30 @@ pub struct Table {
     /// staleness check compare to see a table changed); 0 while the transaction that creates
     /// or alters it is open. Not stored: it is the definition's version.
     pub version: u64,
+    /// The commit that last rewrote the rows into another column layout (DROP COLUMN); 0 when
+    /// they have kept the layout since creation, [`LAYOUT_THIS_COMMIT`] in the transaction
+    /// that changes it. A snapshot older than it cannot read the rows by this definition.
+    pub layout: u64,
 }
+
+impl Table {
+    /// PostgreSQL's error for making column `i` NOT NULL over rows that hold NULL in it.
+    pub fn column_contains_nulls(&self, i: usize) -> SqlError {
+        SqlError::ColumnContainsNulls {
+            column: self
+                .columns
+                .get(i)
+                .map(|c| c.name.clone())
+                .unwrap_or_default(),
+            table: self.name.clone(),
+            schema: self.schema.clone(),
+        }
+    }
+}
+
+/// [`Table::layout`] of a definition whose transaction rewrites the rows: the commit that
+/// writes the definition puts its own sequence number there.
+pub const LAYOUT_THIS_COMMIT: u64 = u64::MAX;
 
 /// A secondary index: entries keyed by these columns' values, then the row key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,6 +157,7 @@ impl Table {
                 .collect(),
             primary_key: self.primary_key.iter().map(|i| *i as u32).collect(),
             oid: self.oid,
+            layout_seq: self.layout,
             pkey_name: self.pkey_name.clone(),
             indexes: self
                 .indexes
@@ -199,6 +223,7 @@ impl Table {
             pkey_name: def.pkey_name.clone(),
             indexes,
             version: 0,
+            layout: def.layout_seq,
         })
     }
 }

@@ -871,6 +871,43 @@ impl Engine {
             }
             return Err(SqlError::SerializationFailure);
         }
+        // The definitions this transaction wrote rows by, altered or dropped must still be the
+        // latest: rows are stored by column position, so rows or an altered copy made for a
+        // definition another commit has changed or dropped since (or is changing) would be
+        // read by the wrong layout, and one of two ALTERs would be lost. PostgreSQL makes the
+        // later one wait for the earlier's lock; here the later commit is refused.
+        for (id, base) in &p.def_bases {
+            let current = self.st.tables.get(id).map(|t| t.version);
+            let changing = self
+                .st
+                .in_flight
+                .values()
+                .any(|f| f.dropped.contains(id) || f.tables.iter().any(|t| t.id == *id));
+            if changing || current != Some(*base) {
+                return Err(SqlError::SerializationFailure);
+            }
+        }
+        // A table an ALTER of this transaction read whole (rewrote, filled or checked) must
+        // have had no rows committed into it since: they were neither rewritten nor checked.
+        for (id, at) in &p.whole_table_reads {
+            let prefix = keys::table_prefix(*id);
+            let mut newer = in_flight_keys.iter().any(|k| k.starts_with(&prefix));
+            if !newer {
+                visit_visible(
+                    kv,
+                    &prefix,
+                    &keys::prefix_end(&prefix),
+                    u64::MAX,
+                    &mut |_, _, seq| {
+                        newer |= seq > *at;
+                        Ok(())
+                    },
+                )?;
+            }
+            if newer {
+                return Err(SqlError::SerializationFailure);
+            }
+        }
         // A dropped schema must still be empty: a table another transaction made in it since
         // (committed or on its way) depends on it.
         for name in &p.dropped_schemas {
@@ -994,6 +1031,11 @@ impl Engine {
                 None => Envelope::Tombstone,
             };
             puts.push((versioned(k), env.encode()));
+        }
+        for t in p.tables.values_mut() {
+            if t.layout == crate::catalog::LAYOUT_THIS_COMMIT {
+                Arc::make_mut(t).layout = seq;
+            }
         }
         for t in p.tables.values() {
             puts.push((

@@ -161,6 +161,13 @@ pub enum SqlError {
     DuplicateSchema { name: String },
     #[error("column \"{column}\" of relation \"{table}\" already exists")]
     DuplicateColumn { column: String, table: String },
+    /// SET NOT NULL (or ADD COLUMN … NOT NULL) over rows holding NULL: fill them first.
+    #[error("column \"{column}\" of relation \"{table}\" contains null values")]
+    ColumnContainsNulls {
+        column: String,
+        table: String,
+        schema: String,
+    },
     /// The table definition is invalid (PostgreSQL's 42P16): fix the CREATE TABLE.
     #[error("{message}")]
     InvalidTableDefinition { message: String },
@@ -345,6 +352,10 @@ pub enum SqlError {
     /// Retry the whole transaction.
     #[error("could not serialize access due to concurrent update")]
     SerializationFailure,
+    /// Retry the whole transaction: its snapshot predates an ALTER TABLE that rewrote the
+    /// table's rows into another layout, so it cannot read them by the current definition.
+    #[error("could not serialize access due to concurrent ALTER TABLE")]
+    LayoutChanged { table: String },
     #[error("cannot execute {what} in a read-only transaction")]
     ReadOnlyTransaction { what: String },
     /// Split the work into smaller transactions.
@@ -499,7 +510,7 @@ impl SqlError {
             | SqlError::ColumnTwice { .. }
             | SqlError::UsingColumnTwice { .. } => "42701",
             SqlError::UniqueViolation { .. } => "23505",
-            SqlError::NotNullViolation { .. } => "23502",
+            SqlError::NotNullViolation { .. } | SqlError::ColumnContainsNulls { .. } => "23502",
             SqlError::InvalidText { .. } | SqlError::MalformedArray { .. } => "22P02",
             SqlError::Windowing { .. } => "42P20",
             SqlError::AggregateNesting { .. } => "42803",
@@ -535,7 +546,7 @@ impl SqlError {
             SqlError::InvalidRecursion { .. } => "42P19",
             SqlError::MathDomain { code, .. } => code,
             SqlError::InFailedTransaction => "25P02",
-            SqlError::SerializationFailure => "40001",
+            SqlError::SerializationFailure | SqlError::LayoutChanged { .. } => "40001",
             SqlError::ReadOnlyTransaction { .. } => "25006",
             SqlError::BatchTooLarge => "54001",
             SqlError::ProgramLimit { .. } => "54000",
@@ -649,8 +660,18 @@ impl SqlError {
                 e.schema = Some(schema.clone());
                 e.table = Some(table.clone());
             }
+            SqlError::ColumnContainsNulls { schema, table, .. } => {
+                e.schema = Some(schema.clone());
+                e.table = Some(table.clone());
+            }
             SqlError::BatchTooLarge => {
                 e.hint = Some("Split large operations into smaller transactions.".into());
+            }
+            SqlError::LayoutChanged { table } => {
+                e.detail = Some(format!(
+                    "Table \"{table}\" was rewritten by a transaction that committed after this transaction's snapshot was taken."
+                ));
+                e.hint = Some("Retry the transaction.".into());
             }
             SqlError::AmbiguousFunction { message } => {
                 let what = if message.starts_with("operator") {

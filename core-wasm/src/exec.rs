@@ -1692,6 +1692,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         columns,
         primary_key: pk,
         version: 0,
+        layout: 0,
     };
     let pending = cx.pending()?;
     pending.put_table(Arc::new(table), true)?;
@@ -1712,7 +1713,11 @@ fn drop_tables(
     for n in names {
         let parts = object_name(n);
         match find_table(cx, &parts)? {
-            Some(t) => cx.pending()?.drop_table(t.id)?,
+            Some(t) => {
+                let p = cx.pending()?;
+                p.uses_definition(&t);
+                p.drop_table(t.id)?;
+            }
             None if if_exists => {
                 // PostgreSQL names what is missing: the schema of a qualified name first.
                 let notice = match split_name(&parts)? {
@@ -1887,6 +1892,7 @@ fn drop_schemas(
         let committed = cx.st.schemas.contains_key(&name);
         let p = cx.pending()?;
         for t in tables {
+            p.uses_definition(&t);
             p.drop_table(t.id)?;
         }
         p.drop_schema(&name, committed)?;
@@ -1927,13 +1933,120 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             name: parts.last().cloned().unwrap_or_default(),
         });
     };
+    cx.pending()?.uses_definition(&t);
     let mut table = (*t).clone();
     // Added columns with a default, to fill into the rows already there.
     let mut fills: Vec<(String, String)> = Vec::new();
     // Positions of dropped columns, each in the column list left by the ones before it.
     let mut dropped: Vec<usize> = Vec::new();
+    // Columns made NOT NULL, whose rows must hold no NULL (positions after every drop).
+    let mut validate_not_null: Vec<usize> = Vec::new();
+    let single = |what: &str| -> Result<(), SqlError> {
+        // PostgreSQL's grammar has RENAME only as the whole statement.
+        if at.operations.len() > 1 {
+            return Err(SqlError::Syntax {
+                message: format!("syntax error at or near \"{what}\""),
+            });
+        }
+        Ok(())
+    };
     for op in &at.operations {
         match op {
+            ast::AlterTableOperation::RenameTable { table_name } => {
+                single(",")?;
+                let ast::RenameTableNameKind::To(new) = table_name else {
+                    return Err(syntax_at("AS"));
+                };
+                let parts = object_name(new);
+                let [new_name] = parts.as_slice() else {
+                    return Err(syntax_at("."));
+                };
+                let rcx_at = cx.read_point();
+                let taken = cx
+                    .reader(rcx_at)
+                    .find_table(Some(&table.schema), new_name)
+                    .is_some()
+                    || crate::pgcatalog::columns(Some(&table.schema), new_name).is_some();
+                if taken {
+                    return Err(SqlError::DuplicateTable {
+                        name: new_name.clone(),
+                    });
+                }
+                table.name = new_name.clone();
+            }
+            ast::AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                single(",")?;
+                let (old, new) = (
+                    crate::query::ident(old_column_name),
+                    crate::query::ident(new_column_name),
+                );
+                let Some(i) = table.columns.iter().position(|c| c.name == old) else {
+                    if SYSTEM_COLUMNS.contains(&old.as_str()) {
+                        return Err(SqlError::UnsupportedByPostgres {
+                            message: format!("cannot rename system column \"{old}\""),
+                        });
+                    }
+                    return Err(SqlError::UndefinedColumn { name: old });
+                };
+                refuse_system_column_name(&new)?;
+                if table.columns.iter().any(|c| c.name == new) {
+                    return Err(SqlError::DuplicateColumn {
+                        column: new,
+                        table: table.name.clone(),
+                    });
+                }
+                table.columns[i].name = new;
+            }
+            ast::AlterTableOperation::AlterColumn { column_name, op } => {
+                let cname = crate::query::ident(column_name);
+                let Some(i) = table.columns.iter().position(|c| c.name == cname) else {
+                    if SYSTEM_COLUMNS.contains(&cname.as_str()) {
+                        return Err(SqlError::UnsupportedByPostgres {
+                            message: format!("cannot alter system column \"{cname}\""),
+                        });
+                    }
+                    return Err(SqlError::UndefinedColumn {
+                        name: format!("{cname}\" of relation \"{}", table.name),
+                    });
+                };
+                match op {
+                    ast::AlterColumnOperation::SetNotNull => {
+                        if !table.columns[i].not_null {
+                            table.columns[i].not_null = true;
+                            validate_not_null.push(i);
+                        }
+                    }
+                    ast::AlterColumnOperation::DropNotNull => {
+                        if table.primary_key.contains(&i) {
+                            return Err(SqlError::InvalidTableDefinition {
+                                message: format!("column \"{cname}\" is in a primary key"),
+                            });
+                        }
+                        table.columns[i].not_null = false;
+                    }
+                    ast::AlterColumnOperation::SetDefault { value } => {
+                        let ty = table.columns[i].ty;
+                        table.columns[i].default_sql = stored_default(value, ty);
+                    }
+                    ast::AlterColumnOperation::DropDefault => {
+                        table.columns[i].default_sql = None;
+                    }
+                    other => {
+                        return Err(SqlError::feature(format!(
+                            "ALTER TABLE … ALTER COLUMN … {}",
+                            other
+                                .to_string()
+                                .split_whitespace()
+                                .take(2)
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        )))
+                    }
+                }
+            }
             ast::AlterTableOperation::AddColumn {
                 if_not_exists,
                 column_def,
@@ -1976,7 +2089,9 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     }
                 }
                 if col.not_null && col.default_sql.is_none() {
-                    return Err(SqlError::feature("ADD COLUMN NOT NULL without DEFAULT"));
+                    // Every row already there would hold NULL in it: only an empty table
+                    // takes it (checked below, and again at commit).
+                    validate_not_null.push(table.columns.len());
                 }
                 if let Some(d) = &col.default_sql {
                     fills.push((col.name.clone(), d.clone()));
@@ -2020,6 +2135,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                             *c -= 1;
                         }
                     };
+                    validate_not_null.retain(|c| *c != i);
+                    validate_not_null.iter_mut().for_each(shift);
                     table.primary_key.iter_mut().for_each(shift);
                     for x in &mut table.indexes {
                         x.columns.iter_mut().for_each(shift);
@@ -2047,9 +2164,14 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
         Vec::new()
     } else {
         let at = cx.read_point();
-        visible_rows(&cx.reader(at), &t)?
+        let rcx = cx.reader(at);
+        rcx.check_layout(&t)?;
+        visible_rows(&rcx, &t)?
     };
     let table_id = table.id;
+    if !dropped.is_empty() {
+        table.layout = crate::catalog::LAYOUT_THIS_COMMIT;
+    }
     cx.pending()?.put_table(Arc::new(table), false)?;
     for (lk, mut row, seq) in rewritten {
         for &i in &dropped {
@@ -2072,6 +2194,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // Rows already there read an added column's default, as in PostgreSQL (which keeps a
     // constant default as the column's "missing value" and rewrites the table for a volatile
     // one): here they are rewritten with it, in the same transaction, as an UPDATE would.
+    let filled = !fills.is_empty();
     for (column, default) in fills {
         run_generated_dml(
             cx,
@@ -2083,9 +2206,41 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             ),
         )?;
     }
+    if !validate_not_null.is_empty() {
+        // The rows as the altered definition reads them (a drop rewrote them all into this
+        // transaction's writes; otherwise an added column is past the end of every row).
+        let at = cx.read_point();
+        for (_, row, _) in visible_rows(&cx.reader(at), &t)? {
+            if let Some(&i) = validate_not_null.iter().find(|&&i| datum_is_null(&row, i)) {
+                return Err(column_contains_nulls(cx, table_id, i));
+            }
+        }
+    }
+    if !(dropped.is_empty() && validate_not_null.is_empty() && !filled) {
+        let at = cx.read_point();
+        cx.pending()?.read_whole_table(table_id, at);
+    }
     Ok(Output::Command {
         tag: "ALTER TABLE".into(),
     })
+}
+
+/// Whether column `i` of a stored row is NULL (a row written before the column was added
+/// ends before it).
+pub fn datum_is_null(row: &pb::Row, i: usize) -> bool {
+    row.values.get(i).is_none_or(|d| d.kind.is_none())
+}
+
+fn column_contains_nulls(cx: &mut Cx<'_>, table_id: u32, i: usize) -> SqlError {
+    let own = cx
+        .sess
+        .txn
+        .as_ref()
+        .and_then(|x| x.pending.tables.get(&table_id).cloned());
+    match own {
+        Some(t) => t.column_contains_nulls(i),
+        None => SqlError::internal("altered table not buffered"),
+    }
 }
 
 // ------------------------------------------------------------------ DML
@@ -2651,9 +2806,19 @@ fn dml_returning(
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
     let parts = object_name(name);
-    find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable {
+    let t = find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable {
         name: parts.last().cloned().unwrap_or_default(),
-    })
+    })?;
+    let at = cx.read_point();
+    cx.reader(at).check_layout(&t)?;
+    Ok(t)
+}
+
+/// The table a statement writes rows into, its definition recorded for the commit's check.
+fn write_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
+    let t = resolve_target(cx, name)?;
+    cx.pending()?.uses_definition(&t);
+    Ok(t)
 }
 
 /// PostgreSQL's checks of an INSERT's widths: no more values than target columns, and with a
@@ -2806,7 +2971,7 @@ fn insert(
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::feature("INSERT into a table function"));
     };
-    let t = resolve_target(cx, name)?;
+    let t = write_target(cx, name)?;
     let targets = insert_targets(&t, ins)?;
 
     let at = cx.read_point();
@@ -3162,6 +3327,7 @@ fn delete_dml<'s>(
 fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("UPDATE")?;
     let dml = update_dml(cx, u, with)?;
+    cx.pending()?.uses_definition(&dml.table);
     let mut returning = dml_returning(cx, &dml, u.returning.as_deref())?;
     let (targets, hits, sets) = matching_rows(cx, &dml)?;
     let at = cx.read_point();
@@ -3322,6 +3488,7 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
 fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("DELETE")?;
     let dml = delete_dml(cx, d, with)?;
+    cx.pending()?.uses_definition(&dml.table);
     let mut returning = dml_returning(cx, &dml, d.returning.as_deref())?;
     let (targets, hits, _) = matching_rows(cx, &dml)?;
     let at = cx.read_point();
@@ -3611,7 +3778,7 @@ fn copy_from(
             .map(|(t, c, f)| (t, c, Some(f)))
             .ok_or_else(|| SqlError::internal("COPY FROM source is not a table"))?,
     };
-    let t = resolve_target(cx, &table_name)?;
+    let t = write_target(cx, &table_name)?;
     if let Some(f) = &filter {
         // Checked now, for PostgreSQL's errors before any data; bound again at the end.
         let at = cx.read_point();

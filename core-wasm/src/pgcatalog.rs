@@ -2798,6 +2798,7 @@ mod tests {
             pkey_name: String::new(),
             indexes: vec![],
             version: 0,
+            layout: 0,
         }
     }
 

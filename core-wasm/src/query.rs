@@ -633,6 +633,18 @@ impl ReadCx<'_> {
             .map(|t| (*t).clone())
     }
 
+    /// Refuses a table whose rows were rewritten into another layout after this reader's
+    /// snapshot: the versions it sees are in the old layout (a transaction's own rewrite is
+    /// read through its own writes).
+    pub fn check_layout(&self, t: &Table) -> Result<(), SqlError> {
+        if t.layout > self.at && t.layout != crate::catalog::LAYOUT_THIS_COMMIT {
+            return Err(SqlError::LayoutChanged {
+                table: t.name.clone(),
+            });
+        }
+        Ok(())
+    }
+
     /// The schemas of search_path that exist, in order (`current_schemas(false)`).
     pub fn existing_search_path(&self) -> Vec<String> {
         self.settings
@@ -2929,6 +2941,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             _ => self.cx.find_table(schema.as_deref(), &tname),
         };
         if let Some(t) = user_table {
+            self.cx.check_layout(&t)?;
             if schema.is_none() {
                 self.session_dependent = true;
             }

@@ -338,6 +338,7 @@ mod tests {
             pkey_name: String::new(),
             indexes: Vec::new(),
             version: 0,
+            layout: 0,
         }
     }
 

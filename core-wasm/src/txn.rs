@@ -86,6 +86,15 @@ pub struct PendingCatalogTxn {
     pub index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
     /// Temporary tables `ON COMMIT DROP` created in this transaction: forgotten at commit.
     pub temporary: Vec<u32>,
+    /// The committed definition (its version) each table this transaction writes rows into,
+    /// alters or drops was first used at: the commit fails (40001) if another commit changed
+    /// or dropped it meanwhile, as its rows or its altered copy follow the old layout.
+    pub def_bases: BTreeMap<u32, u64>,
+    /// Tables whose every row an ALTER TABLE of this transaction read (to rewrite them into
+    /// another layout, fill an added column's default, or check a NOT NULL), with the read
+    /// point: rows another transaction commits into them after it fail the commit (40001),
+    /// as they were neither rewritten nor checked.
+    pub whole_table_reads: BTreeMap<u32, u64>,
     /// While a savepoint is open: each `writes` entry as it was before a write changed it,
     /// oldest first ([`Self::rollback_to`] replays them backwards).
     undo: Vec<(Vec<u8>, Option<RowWrite>)>,
@@ -166,6 +175,20 @@ impl PendingCatalogTxn {
         self.dropped.retain(|d| *d != id);
         self.tables.insert(id, table);
         Ok(())
+    }
+
+    /// Records the committed definition a write, ALTER or DROP of `t` is planned against (see
+    /// [`Self::def_bases`]); the transaction's own definitions (version 0) are not committed.
+    pub fn uses_definition(&mut self, t: &Table) {
+        if t.version != 0 {
+            self.def_bases.entry(t.id).or_insert(t.version);
+        }
+    }
+
+    /// Records that an ALTER TABLE read every row of a table at read point `at` (see
+    /// [`Self::whole_table_reads`]); an earlier read keeps its older point.
+    pub fn read_whole_table(&mut self, table_id: u32, at: u64) {
+        self.whole_table_reads.entry(table_id).or_insert(at);
     }
 
     pub fn drop_table(&mut self, table_id: u32) -> Result<(), SqlError> {

@@ -90,6 +90,9 @@ pub struct TableDef {
     pub pkey_name: ::prost::alloc::string::String,
     #[prost(message, repeated, tag = "8")]
     pub indexes: ::prost::alloc::vec::Vec<IndexDef>,
+    /// The commit that last rewrote the rows into another column layout; 0: since creation.
+    #[prost(uint64, tag = "9")]
+    pub layout_seq: u64,
 }
 
 /// A secondary index RockLake keeps for a table (see docs/decisions/0008).
