@@ -1655,6 +1655,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
                 other => return Err(SqlError::feature(format!("column option {other}"))),
             }
         }
+        check_default(cx, &col)?;
         columns.push(col);
     }
     for c in &ct.constraints {
@@ -1941,19 +1942,31 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     let mut dropped: Vec<usize> = Vec::new();
     // Columns made NOT NULL, whose rows must hold no NULL (positions after every drop).
     let mut validate_not_null: Vec<usize> = Vec::new();
-    let single = |what: &str| -> Result<(), SqlError> {
-        // PostgreSQL's grammar has RENAME only as the whole statement.
-        if at.operations.len() > 1 {
-            return Err(SqlError::Syntax {
-                message: format!("syntax error at or near \"{what}\""),
-            });
-        }
-        Ok(())
+    // Columns given another type: position, and the new value's expression over the row as
+    // it was before any type changed (USING, or the column itself), bound against
+    // `before_retype`.
+    let mut retyped: Vec<(usize, BExpr)> = Vec::new();
+    let mut before_retype: Option<Table> = None;
+    // PostgreSQL's grammar has RENAME only as the whole statement.
+    let rename = |op: &ast::AlterTableOperation| {
+        matches!(
+            op,
+            ast::AlterTableOperation::RenameTable { .. }
+                | ast::AlterTableOperation::RenameColumn { .. }
+                | ast::AlterTableOperation::RenameConstraint { .. }
+        )
     };
-    for op in &at.operations {
+    if at.operations.len() > 1 {
+        if let Some(i) = at.operations.iter().position(rename) {
+            return Err(syntax_at(if i == 0 { "," } else { "RENAME" }));
+        }
+    }
+    // Subcommands run in PostgreSQL's passes (drops first), each pass in the written order.
+    let mut ops: Vec<&ast::AlterTableOperation> = at.operations.iter().collect();
+    ops.sort_by_key(|op| alter_pass(op));
+    for op in ops {
         match op {
             ast::AlterTableOperation::RenameTable { table_name } => {
-                single(",")?;
                 let ast::RenameTableNameKind::To(new) = table_name else {
                     return Err(syntax_at("AS"));
                 };
@@ -1961,24 +1974,36 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 let [new_name] = parts.as_slice() else {
                     return Err(syntax_at("."));
                 };
-                let rcx_at = cx.read_point();
-                let taken = cx
-                    .reader(rcx_at)
-                    .find_table(Some(&table.schema), new_name)
-                    .is_some()
-                    || crate::pgcatalog::columns(Some(&table.schema), new_name).is_some();
-                if taken {
+                let at = cx.read_point();
+                if relation_name_taken(&cx.reader(at), &table.schema, new_name) {
                     return Err(SqlError::DuplicateTable {
                         name: new_name.clone(),
                     });
                 }
                 table.name = new_name.clone();
             }
+            ast::AlterTableOperation::RenameConstraint { old_name, new_name } => {
+                // The primary key is the one constraint a table has here (its index is
+                // renamed with it, as in PostgreSQL).
+                let (old, new) = (crate::query::ident(old_name), crate::query::ident(new_name));
+                if table.primary_key.is_empty() || table.pkey_name != old {
+                    return Err(SqlError::UndefinedObject {
+                        message: format!(
+                            "constraint \"{old}\" for table \"{}\" does not exist",
+                            table.name
+                        ),
+                    });
+                }
+                let at = cx.read_point();
+                if relation_name_taken(&cx.reader(at), &table.schema, &new) {
+                    return Err(SqlError::DuplicateTable { name: new });
+                }
+                table.pkey_name = new;
+            }
             ast::AlterTableOperation::RenameColumn {
                 old_column_name,
                 new_column_name,
             } => {
-                single(",")?;
                 let (old, new) = (
                     crate::query::ident(old_column_name),
                     crate::query::ident(new_column_name),
@@ -2030,9 +2055,37 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     ast::AlterColumnOperation::SetDefault { value } => {
                         let ty = table.columns[i].ty;
                         table.columns[i].default_sql = stored_default(value, ty);
+                        check_default(cx, &table.columns[i])?;
                     }
                     ast::AlterColumnOperation::DropDefault => {
                         table.columns[i].default_sql = None;
+                    }
+                    ast::AlterColumnOperation::SetDataType {
+                        data_type, using, ..
+                    } => {
+                        if table.primary_key.contains(&i)
+                            || table.indexes.iter().any(|x| x.columns.contains(&i))
+                        {
+                            return Err(SqlError::feature(
+                                "ALTER COLUMN TYPE of a primary key or indexed column",
+                            ));
+                        }
+                        let old = before_retype.get_or_insert_with(|| table.clone()).clone();
+                        let (ty, typmod) = sql_type(data_type)?;
+                        let expr = retype_expr(cx, &old, i, ty, using.as_ref())?;
+                        let c = &mut table.columns[i];
+                        c.ty = ty;
+                        c.typmod = typmod;
+                        // The default goes on in the new type, as PostgreSQL converts it.
+                        check_default(cx, c).map_err(|_| SqlError::DatatypeMismatch {
+                            message: format!(
+                                "default for column \"{cname}\" cannot be cast automatically to type {}",
+                                crate::query::format_type(ty, typmod)
+                            ),
+                            hint: None,
+                        })?;
+                        retyped.retain(|(p, _)| *p != i);
+                        retyped.push((i, expr));
                     }
                     other => {
                         return Err(SqlError::feature(format!(
@@ -2088,6 +2141,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         }
                     }
                 }
+                check_default(cx, &col)?;
                 if col.not_null && col.default_sql.is_none() {
                     // Every row already there would hold NULL in it: only an empty table
                     // takes it (checked below, and again at commit).
@@ -2160,24 +2214,48 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     let (schema, name) = (table.schema.clone(), table.name.clone());
     // Rows are stored by column position: the rows already there (read with the old
     // definition) lose the dropped columns' values, keeping their keys, row ids and ctids.
-    let rewritten = if dropped.is_empty() {
-        Vec::new()
-    } else {
+    let rewrite = !(dropped.is_empty() && retyped.is_empty());
+    let rewritten = if rewrite {
         let at = cx.read_point();
         let rcx = cx.reader(at);
         rcx.check_layout(&t)?;
         visible_rows(&rcx, &t)?
+    } else {
+        Vec::new()
     };
     let table_id = table.id;
-    if !dropped.is_empty() {
+    if rewrite {
         table.layout = crate::catalog::LAYOUT_THIS_COMMIT;
     }
+    let new_columns = table.columns.clone();
     cx.pending()?.put_table(Arc::new(table), false)?;
     for (lk, mut row, seq) in rewritten {
         for &i in &dropped {
             if i < row.values.len() {
                 row.values.remove(i);
             }
+        }
+        if let Some(old) = &before_retype {
+            // The row as the old types read it (after the drops), then each changed
+            // column's new value converted and checked as an assignment would.
+            let mut values = row_values(old, row.clone())?;
+            let at = cx.read_point();
+            let rcx = cx.reader(at);
+            let exec = Executor::new(&rcx);
+            let env = Env {
+                row: &values,
+                parent: None,
+                aggs: None,
+            };
+            let mut changed = Vec::with_capacity(retyped.len());
+            for (i, e) in &retyped {
+                changed.push((*i, assign(&new_columns[*i], exec.eval(e, &env)?)?));
+            }
+            for (i, v) in changed {
+                values[i] = v;
+            }
+            values.truncate(old.columns.len());
+            row.values = values.iter().map(to_datum).collect();
         }
         let size = buffered_size(&row, &t);
         cx.pending()?.put_row(
@@ -2216,13 +2294,86 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             }
         }
     }
-    if !(dropped.is_empty() && validate_not_null.is_empty() && !filled) {
+    if rewrite || filled || !validate_not_null.is_empty() {
         let at = cx.read_point();
         cx.pending()?.read_whole_table(table_id, at);
     }
     Ok(Output::Command {
         tag: "ALTER TABLE".into(),
     })
+}
+
+/// The value ALTER COLUMN … TYPE gives column `i` of a row of `t` (before the change): the
+/// USING expression or the column itself, which must convert to `ty` as an assignment
+/// (PostgreSQL's 42804 and hints otherwise).
+fn retype_expr(
+    cx: &mut Cx<'_>,
+    t: &Table,
+    i: usize,
+    ty: PgType,
+    using: Option<&ast::Expr>,
+) -> Result<BExpr, SqlError> {
+    let c = &t.columns[i];
+    let target = crate::query::format_type(ty, -1);
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let (e, from) = match using {
+        Some(u) => {
+            let scope = table_scope(t, &t.name);
+            let mut binder = Binder::new(&rcx);
+            let (e, from) = binder.bind_expr(u, &scope, None)?;
+            if !crate::types::assignable(from, ty) {
+                return Err(SqlError::DatatypeMismatch {
+                    message: format!(
+                        "result of USING clause for column \"{}\" cannot be cast automatically to type {target}",
+                        c.name
+                    ),
+                    hint: Some("You might need to add an explicit cast.".into()),
+                });
+            }
+            (e, from)
+        }
+        None => {
+            if !crate::types::assignable(c.ty, ty) {
+                return Err(SqlError::DatatypeMismatch {
+                    message: format!(
+                        "column \"{}\" cannot be cast automatically to type {target}",
+                        c.name
+                    ),
+                    hint: Some(format!(
+                        "You might need to specify \"USING {}::{target}\".",
+                        crate::pgcatalog::quote_ident(&c.name)
+                    )),
+                });
+            }
+            (BExpr::Col(i), c.ty)
+        }
+    };
+    crate::query::assignment(e, from, ty)
+}
+
+/// Whether a relation of schema `schema` (a table or a primary-key index) is named `name`.
+fn relation_name_taken(rcx: &ReadCx<'_>, schema: &str, name: &str) -> bool {
+    rcx.all_tables().iter().any(|t| {
+        t.schema == schema && (t.name == name || (!t.primary_key.is_empty() && t.pkey_name == name))
+    }) || crate::pgcatalog::columns(Some(schema), name).is_some()
+}
+
+/// The pass of PostgreSQL's ALTER TABLE (`AT_PASS_*` of its tablecmds.c) a subcommand runs in.
+fn alter_pass(op: &ast::AlterTableOperation) -> u8 {
+    use ast::AlterColumnOperation as C;
+    match op {
+        ast::AlterTableOperation::DropColumn { .. } => 0,
+        ast::AlterTableOperation::AlterColumn { op, .. } => match op {
+            C::DropNotNull | C::DropDefault => 0,
+            C::SetDataType { .. } => 1,
+            C::SetNotNull => 5,
+            C::SetDefault { .. } => 9,
+            _ => 10,
+        },
+        ast::AlterTableOperation::AddColumn { .. } => 4,
+        _ => 10,
+    }
 }
 
 /// Whether column `i` of a stored row is NULL (a row written before the column was added
@@ -2975,6 +3126,7 @@ fn insert(
     let targets = insert_targets(&t, ins)?;
 
     let at = cx.read_point();
+    let defaults = column_defaults(cx, at, &t)?;
     // `DEFAULT VALUES` has no source: one row of defaults.
     let rows: Vec<Vec<Value>> = if let Some(source) = &ins.source {
         let rcx = cx.reader(at);
@@ -3004,7 +3156,15 @@ fn insert(
                 for r in &v.rows {
                     let mut vals = Vec::with_capacity(r.len());
                     for (e, ci) in r.iter().zip(&targets) {
+                        if crate::query::is_default_keyword(e) {
+                            vals.push(match &defaults[*ci] {
+                                Some(d) => exec.eval(d, &env)?,
+                                None => Value::Null,
+                            });
+                            continue;
+                        }
                         let (b, bt) = binder.bind_values_expr(e)?;
+                        check_assignable(&t.columns[*ci], bt, "expression")?;
                         let b = crate::query::assignment(b, bt, t.columns[*ci].ty)?;
                         vals.push(exec.eval(&b, &env)?);
                     }
@@ -3019,6 +3179,9 @@ fn insert(
                 }
                 let bq = binder.bind_query(&q, None)?;
                 check_insert_width(bq.columns.len(), targets.len(), !ins.columns.is_empty())?;
+                for (c, ci) in bq.columns.iter().zip(&targets) {
+                    check_assignable(&t.columns[*ci], c.ty, "expression")?;
+                }
                 let mut rows = exec.run_query(&bq, None)?;
                 // Values of a timestamp type stored into another go through the zone.
                 for (i, (c, ci)) in bq.columns.iter().zip(&targets).enumerate() {
@@ -3041,7 +3204,6 @@ fn insert(
     } else {
         vec![Vec::new()]
     };
-    let defaults = column_defaults(cx, at, &t)?;
     let mut returning = insert_returning(cx, at, ins, &t)?;
     let on_conflict = bind_on_conflict(cx, at, ins, &t)?;
     // Keys this statement inserted or updated: DO UPDATE may not touch one twice.
@@ -3183,17 +3345,46 @@ fn bind_assignments(
 ) -> Result<Vec<(usize, BExpr)>, SqlError> {
     let mut sets = Vec::with_capacity(assignments.len());
     for a in assignments {
-        let name = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => {
-                object_name(n).last().cloned().unwrap_or_default()
+        // `SET (a, b) = (x, y)`: a value for each column, as `SET a = x, b = y`.
+        let pairs: Vec<(&ast::ObjectName, &ast::Expr)> = match &a.target {
+            ast::AssignmentTarget::ColumnName(n) => vec![(n, &a.value)],
+            ast::AssignmentTarget::Tuple(names) => {
+                let values: Vec<&ast::Expr> = match &a.value {
+                    ast::Expr::Tuple(items) => items.iter().collect(),
+                    ast::Expr::Subquery(_) => {
+                        return Err(SqlError::feature("SET (…) = (SELECT …)"));
+                    }
+                    _ => {
+                        return Err(SqlError::UnsupportedByPostgres {
+                            message: "source for a multiple-column UPDATE item must be a \
+                                      sub-SELECT or ROW() expression"
+                                .into(),
+                        })
+                    }
+                };
+                if values.len() != names.len() {
+                    return Err(SqlError::Syntax {
+                        message: "number of columns does not match number of values".into(),
+                    });
+                }
+                names.iter().zip(values).collect()
             }
-            ast::AssignmentTarget::Tuple(_) => return Err(SqlError::feature("tuple assignment")),
         };
-        let ci = t
-            .column_index(&name)
-            .ok_or_else(|| undefined_column_of(&name, &t.name))?;
-        let (b, bt) = binder.bind_expr(&a.value, scope, None)?;
-        sets.push((ci, crate::query::assignment(b, bt, t.columns[ci].ty)?));
+        for (n, value) in pairs {
+            let name = object_name(n).last().cloned().unwrap_or_default();
+            let ci = t
+                .column_index(&name)
+                .ok_or_else(|| undefined_column_of(&name, &t.name))?;
+            let c = &t.columns[ci];
+            if crate::query::is_default_keyword(value) {
+                let d = bind_default(binder, c)?;
+                sets.push((ci, d.unwrap_or(BExpr::Const(Value::Null))));
+                continue;
+            }
+            let (b, bt) = binder.bind_expr(value, scope, None)?;
+            check_assignable(c, bt, "expression")?;
+            sets.push((ci, crate::query::assignment(b, bt, c.ty)?));
+        }
     }
     Ok(sets)
 }
@@ -3812,20 +4003,50 @@ fn column_defaults(cx: &mut Cx<'_>, at: u64, t: &Table) -> Result<Vec<Option<BEx
     let mut binder = Binder::new(&rcx);
     t.columns
         .iter()
-        .map(|c| match &c.default_sql {
-            Some(sql) => {
-                let e = Parser::new(&PostgreSqlDialect {})
-                    .try_with_sql(sql)
-                    .and_then(|mut p| p.parse_expr())
-                    .map_err(|e| {
-                        SqlError::internal(format!("stored default does not parse: {e}"))
-                    })?;
-                let (b, bt) = binder.bind_expr(&e, &Scope::default(), None)?;
-                Ok(Some(crate::query::assignment(b, bt, c.ty)?))
-            }
-            None => Ok(None),
-        })
+        .map(|c| bind_default(&mut binder, c))
         .collect()
+}
+
+/// A default as PostgreSQL checks it when it is declared: its expression must bind and
+/// convert to the column's type (a constant is converted then: `'abc'` for an integer
+/// column is 22P02 at CREATE or ALTER TABLE, not at the first INSERT).
+fn check_default(cx: &mut Cx<'_>, c: &Column) -> Result<(), SqlError> {
+    if c.default_sql.is_none() {
+        return Ok(());
+    }
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    bind_default(&mut Binder::new(&rcx), c).map(|_| ())
+}
+
+/// A column's DEFAULT expression bound and converted to its type (`None`: no default).
+fn bind_default(binder: &mut Binder<'_, '_>, c: &Column) -> Result<Option<BExpr>, SqlError> {
+    let Some(sql) = &c.default_sql else {
+        return Ok(None);
+    };
+    let e = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| SqlError::internal(format!("stored default does not parse: {e}")))?;
+    let (b, bt) = binder.bind_expr(&e, &Scope::default(), None)?;
+    check_assignable(c, bt, "default expression")?;
+    Ok(Some(crate::query::assignment(b, bt, c.ty)?))
+}
+
+/// PostgreSQL's refusal of a value no assignment cast converts into the column's type.
+fn check_assignable(c: &Column, from: PgType, what: &str) -> Result<(), SqlError> {
+    if crate::types::assignable(from, c.ty) {
+        return Ok(());
+    }
+    Err(SqlError::DatatypeMismatch {
+        message: format!(
+            "column \"{}\" is of type {} but {what} is of type {}",
+            c.name,
+            crate::query::format_type(c.ty, c.typmod),
+            crate::query::format_type(from, -1),
+        ),
+        hint: Some("You will need to rewrite or cast the expression.".into()),
+    })
 }
 
 /// Ends COPY FROM STDIN: reads the buffered data as the COPY's format says and inserts each

@@ -2766,6 +2766,7 @@ mod tests {
             pkey_name: "ducklake_snapshot_pkey".into(),
             indexes: vec![],
             version: 731,
+            layout: 0,
         }
     }
 

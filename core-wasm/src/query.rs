@@ -933,6 +933,11 @@ const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "ceiling",
 ];
 
+/// The unquoted word `DEFAULT` (sqlparser reads it as an identifier where a value goes).
+pub fn is_default_keyword(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+}
+
 /// An identifier as PostgreSQL folds it: unquoted, only ASCII letters are lowered (its
 /// `downcase_identifier` in a UTF-8 database), so `Ä` stays `Ä`.
 pub(crate) fn ident(i: &ast::Ident) -> String {
@@ -3520,6 +3525,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                     within_group: vec![],
                 });
                 sub!(&call)
+            }
+            // The word DEFAULT (reserved: a column of that name is quoted) stands for a
+            // column's default only as a whole value of INSERT's VALUES or UPDATE's SET.
+            Expr::Identifier(_) if is_default_keyword(e) => {
+                return Err(SqlError::Syntax {
+                    message: "DEFAULT is not allowed in this context".into(),
+                })
             }
             Expr::Identifier(i) => self.resolve_column(None, &ident(i), scope)?,
             Expr::CompoundIdentifier(parts) => {

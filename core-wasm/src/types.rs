@@ -354,6 +354,34 @@ impl PgType {
     }
 }
 
+/// Whether PostgreSQL converts a value of type `from` where an assignment stores it into a
+/// column of type `to` (INSERT, UPDATE's SET, a default): an implicit or assignment cast of
+/// its `pg_cast`, element by element between arrays, or the conversion through text into a
+/// string type that PostgreSQL allows in assignments. Otherwise it refuses with 42804.
+pub fn assignable(from: PgType, to: PgType) -> bool {
+    use PgType::*;
+    if from == to || from == Unknown {
+        return true;
+    }
+    if let (Some(f), Some(t)) = (from.element(), to.element()) {
+        return assignable(f, t);
+    }
+    match (from, to) {
+        (_, Text | Varchar | Bpchar | Name) => true,
+        (f, t) if f.is_numeric_family() && t.is_numeric_family() => true,
+        (Int2 | Int4 | Int8 | Regclass | Regtype | Regnamespace, Oid) => true,
+        (Oid | Regclass | Regtype | Regnamespace, Int4 | Int8) => true,
+        (Int2 | Int4 | Int8 | Oid | Text, Regclass | Regtype | Regnamespace) => true,
+        (Text | Varchar | Bpchar, Char) => true,
+        (Date, Timestamp | Timestamptz)
+        | (Timestamp, Date | Time | Timestamptz)
+        | (Timestamptz, Date | Time | Timestamp)
+        | (Time, Interval)
+        | (Interval, Time) => true,
+        _ => false,
+    }
+}
+
 /// Every array [`PgType`], as a pattern.
 macro_rules! array_types {
     () => {

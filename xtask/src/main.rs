@@ -271,6 +271,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "savepoints",
             "--test",
+            "alter_table",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",
