@@ -610,3 +610,39 @@ fn a_snapshot_older_than_a_rewrite_cannot_read_the_rows_by_the_new_layout() {
     assert_eq!(h.rows(c, "SELECT * FROM t"), vec![vec![v("1")]]);
     h.ok(c, "COMMIT");
 }
+
+#[test]
+fn an_alter_that_read_the_whole_table_fails_if_rows_were_committed_into_it_since() {
+    // A DROP COLUMN rewrite, an added column's fill and a NOT NULL check read every row at
+    // the transaction's read point: a row another transaction commits afterwards was neither
+    // rewritten nor filled nor checked.
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT, b TEXT, c BIGINT)");
+    h.ok(a, "INSERT INTO t VALUES (1, 'x', 10)");
+    for alter in [
+        "ALTER TABLE t DROP COLUMN b",
+        "ALTER TABLE t ADD COLUMN d BIGINT DEFAULT 7",
+        "ALTER TABLE t ALTER COLUMN c SET NOT NULL",
+        "ALTER TABLE t ALTER COLUMN c TYPE TEXT",
+    ] {
+        h.ok(a, "BEGIN");
+        h.ok(a, alter);
+        h.ok(b, "INSERT INTO t (id) VALUES (2)");
+        assert_eq!(h.err(a, "COMMIT"), "40001", "{alter}");
+        h.ok(b, "DELETE FROM t WHERE id = 2");
+    }
+    assert_eq!(
+        column_names(&mut h, a),
+        vec![vec![v("id")], vec![v("b")], vec![v("c")]]
+    );
+    // Without a concurrent write each goes through.
+    h.ok(a, "ALTER TABLE t ALTER COLUMN c SET NOT NULL");
+    h.ok(a, "ALTER TABLE t ADD COLUMN d BIGINT DEFAULT 7");
+    h.ok(a, "ALTER TABLE t DROP COLUMN b");
+    assert_eq!(
+        h.rows(a, "SELECT * FROM t"),
+        vec![vec![v("1"), v("10"), v("7")]]
+    );
+}
