@@ -363,9 +363,8 @@ pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlE
         "tid" => PgType::Tid,
         "xid" => PgType::Xid,
         other => {
-            return Err(SqlError::UndefinedFunction {
+            return Err(SqlError::UndefinedObject {
                 message: format!("type \"{other}\" does not exist"),
-                hint: None,
             })
         }
     };

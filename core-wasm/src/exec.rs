@@ -1625,6 +1625,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     }
     let mut columns: Vec<Column> = Vec::new();
     let mut pk: Vec<usize> = Vec::new();
+    let mut pk_name: Option<String> = None;
     for (i, cd) in ct.columns.iter().enumerate() {
         let cname =
             crate::query::object_name(&ast::ObjectName::from(vec![cd.name.clone()])).concat();
@@ -1645,9 +1646,17 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
                 ast::ColumnOption::NotNull => col.not_null = true,
                 ast::ColumnOption::Null => col.not_null = false,
                 ast::ColumnOption::Default(e) => col.default_sql = stored_default(e, ty),
-                ast::ColumnOption::PrimaryKey(_) => {
+                ast::ColumnOption::PrimaryKey(c) => {
+                    if !pk.is_empty() {
+                        return Err(multiple_primary_keys(&name));
+                    }
                     col.not_null = true;
                     pk.push(i);
+                    pk_name = opt
+                        .name
+                        .as_ref()
+                        .or(c.name.as_ref())
+                        .map(crate::query::ident);
                 }
                 ast::ColumnOption::Unique(_) => {
                     return Err(SqlError::feature("UNIQUE constraints"))
@@ -1661,6 +1670,10 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     for c in &ct.constraints {
         match c {
             ast::TableConstraint::PrimaryKey(p) => {
+                if !pk.is_empty() {
+                    return Err(multiple_primary_keys(&name));
+                }
+                pk_name = p.name.as_ref().map(crate::query::ident);
                 for col in &p.columns {
                     let n = col.to_string().trim_matches('"').to_string();
                     let idx = columns
@@ -1679,6 +1692,33 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             }
         }
     }
+    // The primary key's constraint and index: the name given, or PostgreSQL's choice
+    // (`t_pkey`, else `t_pkey1`, `t_pkey2`, … past names taken in the schema).
+    let pkey_name = {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        if relation_name_taken(&rcx, &schema, &name) {
+            return Err(SqlError::DuplicateTable { name });
+        }
+        match pk_name {
+            Some(n) if !pk.is_empty() => {
+                if relation_name_taken(&rcx, &schema, &n) || n == name {
+                    return Err(SqlError::DuplicateTable { name: n });
+                }
+                n
+            }
+            _ => {
+                let base = format!("{name}_pkey");
+                let mut n = base.clone();
+                let mut k = 0;
+                while !pk.is_empty() && (relation_name_taken(&rcx, &schema, &n) || n == name) {
+                    k += 1;
+                    n = format!("{base}{k}");
+                }
+                n
+            }
+        }
+    };
     let id = cx.st.next_table_id;
     cx.st.next_table_id += 1;
     let oid = cx.st.next_oid;
@@ -1687,7 +1727,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         id,
         oid,
         schema,
-        pkey_name: format!("{name}_pkey"),
+        pkey_name,
         indexes: crate::catalog::default_indexes(&name, &columns, &pk),
         name,
         columns,
@@ -2084,7 +2124,11 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                             ),
                             hint: None,
                         })?;
-                        retyped.retain(|(p, _)| *p != i);
+                        if retyped.iter().any(|(p, _)| *p == i) {
+                            return Err(SqlError::UnsupportedByPostgres {
+                                message: format!("cannot alter type of column \"{cname}\" twice"),
+                            });
+                        }
                         retyped.push((i, expr));
                     }
                     other => {
@@ -2269,6 +2313,16 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             size,
         )?;
     }
+    if !validate_not_null.is_empty() {
+        // The rows as the altered definition reads them (a drop rewrote them all into this
+        // transaction's writes; otherwise an added column is past the end of every row).
+        let at = cx.read_point();
+        for (_, row, _) in visible_rows(&cx.reader(at), &t)? {
+            if let Some(&i) = validate_not_null.iter().find(|&&i| datum_is_null(&row, i)) {
+                return Err(column_contains_nulls(cx, table_id, i));
+            }
+        }
+    }
     // Rows already there read an added column's default, as in PostgreSQL (which keeps a
     // constant default as the column's "missing value" and rewrites the table for a volatile
     // one): here they are rewritten with it, in the same transaction, as an UPDATE would.
@@ -2283,16 +2337,6 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 quoted(&column),
             ),
         )?;
-    }
-    if !validate_not_null.is_empty() {
-        // The rows as the altered definition reads them (a drop rewrote them all into this
-        // transaction's writes; otherwise an added column is past the end of every row).
-        let at = cx.read_point();
-        for (_, row, _) in visible_rows(&cx.reader(at), &t)? {
-            if let Some(&i) = validate_not_null.iter().find(|&&i| datum_is_null(&row, i)) {
-                return Err(column_contains_nulls(cx, table_id, i));
-            }
-        }
     }
     if rewrite || filled || !validate_not_null.is_empty() {
         let at = cx.read_point();
@@ -2319,6 +2363,7 @@ fn retype_expr(
     let rcx = cx.reader(at);
     let (e, from) = match using {
         Some(u) => {
+            refuse_in_expression(u, "transform expression", false)?;
             let scope = table_scope(t, &t.name);
             let mut binder = Binder::new(&rcx);
             let (e, from) = binder.bind_expr(u, &scope, None)?;
@@ -2354,9 +2399,13 @@ fn retype_expr(
 
 /// Whether a relation of schema `schema` (a table or a primary-key index) is named `name`.
 fn relation_name_taken(rcx: &ReadCx<'_>, schema: &str, name: &str) -> bool {
-    rcx.all_tables().iter().any(|t| {
-        t.schema == schema && (t.name == name || (!t.primary_key.is_empty() && t.pkey_name == name))
-    }) || crate::pgcatalog::columns(Some(schema), name).is_some()
+    rcx.relation_named(schema, name) || crate::pgcatalog::columns(Some(schema), name).is_some()
+}
+
+fn multiple_primary_keys(table: &str) -> SqlError {
+    SqlError::InvalidTableDefinition {
+        message: format!("multiple primary keys for table \"{table}\" are not allowed"),
+    }
 }
 
 /// The pass of PostgreSQL's ALTER TABLE (`AT_PASS_*` of its tablecmds.c) a subcommand runs in.
@@ -2484,17 +2533,38 @@ fn logical_key(t: &Table, values: &[Value], tuple: u64) -> Vec<u8> {
     }
 }
 
+/// A string stored into `varchar(n)` or `char(n)`, as PostgreSQL's `varchar` / `bpchar` input
+/// with a typmod: characters past `n` may only be spaces (dropped; else 22001), and a
+/// `char(n)` value is padded with spaces to `n`.
+fn fit_string(s: &str, ty: PgType, n: usize) -> Result<Value, SqlError> {
+    let len = s.chars().count();
+    let kept: String = if len > n {
+        let cut = s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
+        if s[cut..].chars().any(|c| c != ' ') {
+            let name = if ty == PgType::Bpchar {
+                "character"
+            } else {
+                "character varying"
+            };
+            return Err(SqlError::StringTooLong {
+                message: format!("value too long for type {name}({n})"),
+            });
+        }
+        s[..cut].to_string()
+    } else if ty == PgType::Bpchar {
+        format!("{s}{}", " ".repeat(n - len))
+    } else {
+        return Ok(Value::text(s));
+    };
+    Ok(Value::text(kept))
+}
+
 /// Assignment conversion of a value into a column, with PostgreSQL's length check.
 fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     let v = cast_value(v, col.ty)?;
     if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, col.ty) {
-        if col.typmod >= 4 && s.chars().count() > (col.typmod - 4) as usize {
-            return Err(SqlError::StringTooLong {
-                message: format!(
-                    "value too long for type character varying({})",
-                    col.typmod - 4
-                ),
-            });
+        if col.typmod >= 4 {
+            return fit_string(s, col.ty, (col.typmod - 4) as usize);
         }
     }
     if let (Value::Numeric(s), PgType::Numeric) = (&v, col.ty) {
@@ -3351,6 +3421,9 @@ fn bind_assignments(
             ast::AssignmentTarget::Tuple(names) => {
                 let values: Vec<&ast::Expr> = match &a.value {
                     ast::Expr::Tuple(items) => items.iter().collect(),
+                    ast::Expr::Function(f) if row_constructor(f).is_some() => {
+                        row_constructor(f).unwrap_or_default()
+                    }
                     ast::Expr::Subquery(_) => {
                         return Err(SqlError::feature("SET (…) = (SELECT …)"));
                     }
@@ -3375,6 +3448,11 @@ fn bind_assignments(
             let ci = t
                 .column_index(&name)
                 .ok_or_else(|| undefined_column_of(&name, &t.name))?;
+            if sets.iter().any(|(x, _)| *x == ci) {
+                return Err(SqlError::Syntax {
+                    message: format!("multiple assignments to same column \"{name}\""),
+                });
+            }
             let c = &t.columns[ci];
             if crate::query::is_default_keyword(value) {
                 let d = bind_default(binder, c)?;
@@ -3387,6 +3465,24 @@ fn bind_assignments(
         }
     }
     Ok(sets)
+}
+
+/// The values of `ROW(a, b, …)` (sqlparser reads it as a call of `row`); `None` for
+/// another call.
+fn row_constructor(f: &ast::Function) -> Option<Vec<&ast::Expr>> {
+    if !object_name(&f.name).concat().eq_ignore_ascii_case("row") {
+        return None;
+    }
+    let ast::FunctionArguments::List(l) = &f.args else {
+        return Some(Vec::new());
+    };
+    l.args
+        .iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Target rows of UPDATE/DELETE joined with their FROM/USING items and filtered.
@@ -4011,12 +4107,62 @@ fn column_defaults(cx: &mut Cx<'_>, at: u64, t: &Table) -> Result<Vec<Option<BEx
 /// convert to the column's type (a constant is converted then: `'abc'` for an integer
 /// column is 22P02 at CREATE or ALTER TABLE, not at the first INSERT).
 fn check_default(cx: &mut Cx<'_>, c: &Column) -> Result<(), SqlError> {
-    if c.default_sql.is_none() {
+    let Some(sql) = &c.default_sql else {
         return Ok(());
+    };
+    if let Ok(e) = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+    {
+        refuse_in_expression(&e, "DEFAULT expression", true)?;
     }
     let at = cx.read_point();
     let rcx = cx.reader(at);
     bind_default(&mut Binder::new(&rcx), c).map(|_| ())
+}
+
+/// PostgreSQL's refusals of a subquery (and, in a DEFAULT, of a column reference) in an
+/// expression that is evaluated without a query around it: `what` names it as its messages
+/// do ("DEFAULT expression", "transform expression").
+fn refuse_in_expression(e: &ast::Expr, what: &str, columns: bool) -> Result<(), SqlError> {
+    use std::ops::ControlFlow;
+    // Words PostgreSQL's grammar reads as calls, which sqlparser reads as identifiers.
+    const CALLS: &[&str] = &[
+        "current_role",
+        "current_schema",
+        "current_user",
+        "session_user",
+        "user",
+        "current_catalog",
+        "current_date",
+        "current_time",
+        "current_timestamp",
+        "localtime",
+        "localtimestamp",
+    ];
+    let found = ast::visit_expressions(e, |x| match x {
+        ast::Expr::Subquery(_)
+        | ast::Expr::Exists { .. }
+        | ast::Expr::In {
+            target: ast::InTarget::Subquery(_),
+            ..
+        } => ControlFlow::Break(format!("cannot use subquery in {what}")),
+        ast::Expr::Identifier(i)
+            if columns
+                && !(i.quote_style.is_none()
+                    && CALLS.contains(&i.value.to_ascii_lowercase().as_str())) =>
+        {
+            ControlFlow::Break(format!("cannot use column reference in {what}"))
+        }
+        ast::Expr::CompoundIdentifier(_) if columns => {
+            ControlFlow::Break(format!("cannot use column reference in {what}"))
+        }
+        _ => ControlFlow::Continue(()),
+    });
+    match found {
+        ControlFlow::Break(message) => Err(SqlError::UnsupportedByPostgres { message }),
+        ControlFlow::Continue(()) => Ok(()),
+    }
 }
 
 /// A column's DEFAULT expression bound and converted to its type (`None`: no default).

@@ -633,6 +633,23 @@ impl ReadCx<'_> {
             .map(|t| (*t).clone())
     }
 
+    /// Whether a relation of `schema` — a table or a primary-key index — is named `name`: the
+    /// transaction's own tables and the committed ones it has not dropped or replaced. One
+    /// pass over the registry (no list is built: CREATE TABLE asks it).
+    pub fn relation_named(&self, schema: &str, name: &str) -> bool {
+        let hit = |t: &Table| {
+            t.schema == schema
+                && (t.name == name || (!t.primary_key.is_empty() && t.pkey_name == name))
+        };
+        let replaced = |id: u32| {
+            self.pending
+                .is_some_and(|p| p.dropped.contains(&id) || p.tables.contains_key(&id))
+        };
+        self.pending
+            .is_some_and(|p| p.tables.values().any(|t| hit(t)))
+            || self.st.tables.values().any(|t| !replaced(t.id) && hit(t))
+    }
+
     /// Refuses a table whose rows were rewritten into another layout after this reader's
     /// snapshot: the versions it sees are in the old layout (a transaction's own rewrite is
     /// read through its own writes).
@@ -933,9 +950,35 @@ const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "ceiling",
 ];
 
+/// Functions that read a `char(n)` argument with its padding: those of `bpchar` itself
+/// (`octet_length`) and those taking any type (`concat`, `format`, `coalesce`, …, whose
+/// result keeps the type or prints the value as `bpchar` prints it).
+const KEEPS_CHAR_PADDING: &[&str] = &[
+    "octet_length",
+    "concat",
+    "concat_ws",
+    "format",
+    "coalesce",
+    "nullif",
+    "greatest",
+    "least",
+    "pg_typeof",
+    "pg_column_size",
+    "array_append",
+    "array_prepend",
+    "array_position",
+    "to_json",
+    "row",
+];
+
 /// The unquoted word `DEFAULT` (sqlparser reads it as an identifier where a value goes).
 pub fn is_default_keyword(e: &Expr) -> bool {
-    matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+    match e {
+        // `(DEFAULT)` is DEFAULT too.
+        Expr::Nested(inner) => is_default_keyword(inner),
+        Expr::Identifier(i) => i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"),
+        _ => false,
+    }
 }
 
 /// An identifier as PostgreSQL folds it: unquoted, only ASCII letters are lowered (its
@@ -1158,6 +1201,15 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         // An integer compared with an xid (`xideqint4`): its 32 bits.
         (Value::Int(i), PgType::Xid) => Value::Int((i as u32).into()),
         (Value::Int(i), PgType::Bool) => Value::Bool(i != 0),
+        // `bool_int4`: PostgreSQL casts a boolean to integer only (not to smallint or bigint).
+        (Value::Bool(b), PgType::Int4) => Value::Int(b.into()),
+        // `time_interval` and `interval_time` (the time of day of the interval's time part).
+        (Value::Time(t), PgType::Interval) => Value::Interval(crate::types::Interval {
+            months: 0,
+            days: 0,
+            micros: t,
+        }),
+        (Value::Interval(iv), PgType::Time) => Value::Time(iv.micros.rem_euclid(86_400_000_000)),
         (Value::Float(f), PgType::Int2 | PgType::Int4 | PgType::Int8) => {
             // NaN and infinities saturate, then fail the range check like PostgreSQL's.
             let r = if f.is_nan() {
@@ -3660,11 +3712,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (l, lt) = sub!(a);
                 let (r, rt) = sub!(b);
                 operator_exists(lt, "=", rt)?;
-                let t = common_type(lt, rt);
+                let t = comparison_type(common_type(lt, rt), &[lt, rt]);
                 (
                     BExpr::IsDistinct(
-                        Box::new(coerce_to(l, lt, t)?),
-                        Box::new(coerce_to(r, rt, t)?),
+                        Box::new(compared(l, lt, t)?),
+                        Box::new(compared(r, rt, t)?),
                         neg,
                     ),
                     PgType::Bool,
@@ -3688,11 +3740,15 @@ impl<'a, 'b> Binder<'a, 'b> {
                             t = common_type(t, bt);
                             bound.push((b, bt));
                         }
+                        let types: Vec<PgType> = std::iter::once(xt)
+                            .chain(bound.iter().map(|b| b.1))
+                            .collect();
+                        let t = comparison_type(t, &types);
                         for (b, bt) in bound {
-                            items.push(coerce_to(b, bt, t)?);
+                            items.push(compared(b, bt, t)?);
                         }
                         (
-                            BExpr::InList(Box::new(coerce_to(x, xt, t)?), items, *negated),
+                            BExpr::InList(Box::new(compared(x, xt, t)?), items, *negated),
                             PgType::Bool,
                         )
                     }
@@ -3724,14 +3780,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (below, above) = if *negated { ("<", ">") } else { (">=", "<=") };
                 operator_exists(xt, below, lt)?;
                 operator_exists(xt, above, ht)?;
-                let t = common_type(common_type(xt, lt), ht);
-                let x = coerce_to(x, xt, t)?;
+                let t = comparison_type(common_type(common_type(xt, lt), ht), &[xt, lt, ht]);
+                let x = compared(x, xt, t)?;
                 let ge = BExpr::Bin(
                     BinOp::GtEq,
                     Box::new(x.clone()),
-                    Box::new(coerce_to(lo, lt, t)?),
+                    Box::new(compared(lo, lt, t)?),
                 );
-                let le = BExpr::Bin(BinOp::LtEq, Box::new(x), Box::new(coerce_to(hi, ht, t)?));
+                let le = BExpr::Bin(BinOp::LtEq, Box::new(x), Box::new(compared(hi, ht, t)?));
                 let both = BExpr::And(Box::new(ge), Box::new(le));
                 (
                     if *negated {
@@ -3810,6 +3866,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 let (l, lt) = if lt == PgType::Unknown {
                     (coerce_expr(l, elem)?, elem)
+                } else if lt == PgType::Bpchar && elem.is_string() && elem != PgType::Bpchar {
+                    // char(n) against text elements compares as text, without its padding.
+                    (BExpr::Func("bpchar_text".into(), vec![l]), PgType::Text)
                 } else {
                     (l, lt)
                 };
@@ -4337,9 +4396,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                 type_param(cell, param_ty);
             }
         }
-        // A date facing a timestamp compares as that timestamp.
-        let l = coerce_to(l, lt, t)?;
-        let r = coerce_to(r, rt, t)?;
+        // A date facing a timestamp compares as that timestamp; char(n) without its padding.
+        let (l, r) = if is_cmp {
+            let t = comparison_type(t, &[lt, rt]);
+            (compared(l, lt, t)?, compared(r, rt, t)?)
+        } else {
+            (coerce_to(l, lt, t)?, coerce_to(r, rt, t)?)
+        };
         let out = if is_cmp {
             PgType::Bool
         } else if matches!(
@@ -4482,6 +4545,12 @@ impl<'a, 'b> Binder<'a, 'b> {
             self.clause = clause;
             let bound = bound.and_then(|bound| {
                 for (b, t) in bound {
+                    // string_agg takes text: a char(n) value without its padding.
+                    if t == PgType::Bpchar && name == "string_agg" {
+                        bargs.push(BExpr::Func("bpchar_text".into(), vec![b]));
+                        ty = PgType::Text;
+                        continue;
+                    }
                     bargs.push(b);
                     ty = t;
                 }
@@ -5305,6 +5374,17 @@ impl<'a, 'b> Binder<'a, 'b> {
             bargs.push(b);
             types.push(t);
         }
+        // A char(n) argument of a function taking text loses its padding (PostgreSQL's implicit
+        // cast to text); functions of char(n) itself or of any type keep it.
+        if !KEEPS_CHAR_PADDING.contains(&name.as_str()) {
+            for (b, t) in bargs.iter_mut().zip(types.iter_mut()) {
+                if *t == PgType::Bpchar {
+                    let x = std::mem::replace(b, BExpr::Const(Value::Null));
+                    *b = BExpr::Func("bpchar_text".into(), vec![x]);
+                    *t = PgType::Text;
+                }
+            }
+        }
         // encode(bytea, text): an untyped first argument is bytea; a text one has no encode.
         if name == "encode" {
             match types.first() {
@@ -5352,10 +5432,14 @@ impl<'a, 'b> Binder<'a, 'b> {
             return Ok((BExpr::Func(name, args), PgType::TextArray));
         }
         if name == "concat" {
+            // Each argument as its type prints it (`char(n)` with its padding).
             bargs = bargs
                 .into_iter()
                 .zip(&types)
-                .map(|(b, t)| cast_from(b, *t, PgType::Text))
+                .map(|(b, t)| match t {
+                    PgType::Bpchar => Ok(b),
+                    t => cast_from(b, *t, PgType::Text),
+                })
                 .collect::<Result<_, _>>()?;
         }
         let ty = match name.as_str() {
@@ -6272,6 +6356,37 @@ fn coerce_to(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     } else {
         coerce_expr(e, to)
     }
+}
+
+/// The type operands of types `types` compare as, given their common type `t`: `char(n)`
+/// facing text (or name) compares as text (PostgreSQL resolves `bpchar = text` to text's
+/// operator, the padding cast away), facing varchar as `char(n)` (`bpchar = varchar` is
+/// bpchar's operator, varchar converted to it).
+fn comparison_type(t: PgType, types: &[PgType]) -> PgType {
+    if !t.is_string() || !types.contains(&PgType::Bpchar) {
+        return t;
+    }
+    if types
+        .iter()
+        .any(|x| matches!(x, PgType::Text | PgType::Name))
+    {
+        PgType::Text
+    } else {
+        PgType::Bpchar
+    }
+}
+
+/// An operand of a comparison of type `t` ([`comparison_type`]): converted to it, and as
+/// `char(n)` without its padding (PostgreSQL's `bpchar` operators ignore trailing spaces).
+fn compared(e: BExpr, from: PgType, t: PgType) -> Result<BExpr, SqlError> {
+    let e = coerce_to(e, from, t)?;
+    Ok(match e {
+        BExpr::Const(Value::Text(s)) if t == PgType::Bpchar => {
+            BExpr::Const(Value::text(s.trim_end_matches(' ')))
+        }
+        e if t == PgType::Bpchar => BExpr::Func("bpchar_text".into(), vec![e]),
+        e => e,
+    })
 }
 
 /// `char(n)` to text, varchar or name: PostgreSQL's `rtrim` of the padding (so `'ab'::char(3)`
