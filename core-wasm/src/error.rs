@@ -99,6 +99,9 @@ pub enum SqlError {
     /// Create the relation or fix its name.
     #[error("relation \"{name}\" does not exist")]
     UndefinedTable { name: String },
+    /// DROP TABLE of a name no table has (PostgreSQL's wording for DROP).
+    #[error("table \"{name}\" does not exist")]
+    UndefinedTableToDrop { name: String },
     #[error("column \"{name}\" does not exist")]
     UndefinedColumn { name: String },
     /// A qualified name whose qualifier names nothing in FROM: add the table to FROM or fix
@@ -494,6 +497,7 @@ impl SqlError {
         match self {
             SqlError::Syntax { .. } => "42601",
             SqlError::UndefinedTable { .. }
+            | SqlError::UndefinedTableToDrop { .. }
             | SqlError::MissingFromEntry { .. }
             | SqlError::InvalidFromReference { .. } => "42P01",
             SqlError::InvalidLateralReference { .. }

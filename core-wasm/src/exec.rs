@@ -1753,7 +1753,21 @@ fn drop_tables(
     cx.check_writable("DROP TABLE")?;
     for n in names {
         let parts = object_name(n);
-        match find_table(cx, &parts)? {
+        let found = find_table(cx, &parts)?;
+        if found.is_none() {
+            // A primary key's index is a relation of that name, but not a table.
+            let (schema, name) = split_name(&parts)?;
+            let at = cx.read_point();
+            let rcx = cx.reader(at);
+            let schemas = schema.map_or_else(|| rcx.existing_search_path(), |s| vec![s]);
+            if schemas.iter().any(|s| rcx.relation_named(s, &name)) {
+                return Err(SqlError::WrongObjectTypeHint {
+                    message: format!("\"{name}\" is not a table"),
+                    hint: "Use DROP INDEX to remove an index.".into(),
+                });
+            }
+        }
+        match found {
             Some(t) => {
                 let p = cx.pending()?;
                 p.uses_definition(&t);
@@ -1774,8 +1788,11 @@ fn drop_tables(
                 cx.sess.notice(notice);
             }
             None => {
-                return Err(SqlError::UndefinedTable {
-                    name: parts.last().cloned().unwrap_or_default(),
+                return Err(match split_name(&parts)? {
+                    (Some(schema), _) if !schema_exists(cx, &schema) => {
+                        SqlError::UndefinedSchema { name: schema }
+                    }
+                    (_, name) => SqlError::UndefinedTableToDrop { name },
                 })
             }
         }
@@ -2134,12 +2151,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     other => {
                         return Err(SqlError::feature(format!(
                             "ALTER TABLE … ALTER COLUMN … {}",
-                            other
-                                .to_string()
-                                .split_whitespace()
-                                .take(2)
-                                .collect::<Vec<_>>()
-                                .join(" ")
+                            crate::query::leading_words(&other.to_string(), 2)
                         )))
                     }
                 }
@@ -2245,12 +2257,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             other => {
                 return Err(SqlError::feature(format!(
                     "ALTER TABLE {}",
-                    other
-                        .to_string()
-                        .split_whitespace()
-                        .take(2)
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                    crate::query::leading_words(&other.to_string(), 2)
                 )))
             }
         }

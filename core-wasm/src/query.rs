@@ -971,6 +971,14 @@ const KEEPS_CHAR_PADDING: &[&str] = &[
     "row",
 ];
 
+/// A subquery's or CTE's untyped-literal columns are text to the query reading them, as
+/// PostgreSQL 10+ resolves them (`SELECT x + 1 FROM (SELECT '1' AS x) s` is text + integer).
+fn resolve_unknown_columns(cols: &mut [ColMeta]) {
+    for c in cols.iter_mut().filter(|c| c.ty == PgType::Unknown) {
+        c.ty = PgType::Text;
+    }
+}
+
 /// The unquoted word `DEFAULT` (sqlparser reads it as an identifier where a value goes).
 pub fn is_default_keyword(e: &Expr) -> bool {
     match e {
@@ -1787,11 +1795,13 @@ impl<'a, 'b> Binder<'a, 'b> {
         r
     }
 
-    fn bind_query_windowless(
+    /// Runs `bind` one query level down, with `outer` (if any) as the scope its outer
+    /// references resolve in; returns its result and the outer references it made.
+    fn as_subquery<T>(
         &mut self,
-        q: &ast::Query,
         outer: Option<&Scope>,
-    ) -> Result<BQuery, SqlError> {
+        bind: impl FnOnce(&mut Self) -> T,
+    ) -> (T, Vec<(usize, usize)>) {
         if let Some(o) = outer {
             self.outer.push((o.clone(), self.levels.len()));
         }
@@ -1799,15 +1809,22 @@ impl<'a, 'b> Binder<'a, 'b> {
             outer_len: self.outer.len(),
             refs: Vec::new(),
         });
-        let r = self.bind_query_inner(q);
+        let r = bind(self);
         let level = self.levels.pop();
         if outer.is_some() {
             self.outer.pop();
         }
+        (r, level.map(|l| l.refs).unwrap_or_default())
+    }
+
+    fn bind_query_windowless(
+        &mut self,
+        q: &ast::Query,
+        outer: Option<&Scope>,
+    ) -> Result<BQuery, SqlError> {
+        let (r, refs) = self.as_subquery(outer, |b| b.bind_query_inner(q));
         let mut bq = r?;
-        if let Some(level) = level {
-            bq.outer_refs = level.refs;
-        }
+        bq.outer_refs = refs;
         // The outermost query is analysed: now the planner's errors. (Parse + Describe only
         // analyses, as PostgreSQL's does.)
         if self.levels.is_empty() && self.params.is_none() {
@@ -1870,6 +1887,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             for (c, a) in sub.columns.iter_mut().zip(cte.alias.columns.iter()) {
                 c.name = ident(&a.name).into();
             }
+            resolve_unknown_columns(&mut sub.columns);
             if let Some(top) = self.ctes.last_mut() {
                 top.insert(ident(&cte.alias.name), Rc::new(sub));
             }
@@ -2796,16 +2814,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         // The arguments are bound as a query of their own under `left`, so that the
         // references to it are counted as a subquery's are.
-        self.outer.push((left.clone(), self.levels.len()));
-        self.levels.push(Level {
-            outer_len: self.outer.len(),
-            refs: Vec::new(),
-        });
-        let bound = self.bind_table_function_args(args);
-        let level = self.levels.pop();
-        self.outer.pop();
+        let (bound, refs) = self.as_subquery(Some(left), |b| b.bind_table_function_args(args));
         let (mut bargs, types) = bound?;
-        let lateral = LateralUse::of(level.map(|l| l.refs).as_deref().unwrap_or(&[]), left);
+        let lateral = LateralUse::of(&refs, left);
         let ty = set_function_type(&fname, &mut bargs, &types)?;
         let col_name = alias
             .as_ref()
@@ -2939,7 +2950,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     (q, LateralUse::NONE)
                 };
                 let qual: Option<Rc<str>> = alias.as_ref().map(|a| ident(&a.name).into());
-                let cols = q
+                let mut cols: Vec<ColMeta> = q
                     .columns
                     .iter()
                     .map(|c| ColMeta {
@@ -2947,6 +2958,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         ..c.clone()
                     })
                     .collect();
+                resolve_unknown_columns(&mut cols);
                 Ok((
                     Source::Derived(Rc::new(q)),
                     apply_alias_cols(cols, alias, "table")?,
@@ -6863,7 +6875,12 @@ pub(crate) fn unreachable_from_here(e: SqlError, left: &Scope) -> SqlError {
 }
 
 fn first_words(s: &str) -> String {
-    s.split_whitespace().take(4).collect::<Vec<_>>().join(" ")
+    leading_words(s, 4)
+}
+
+/// The first `n` words of `s` (naming a clause in an error without all of it).
+pub fn leading_words(s: &str, n: usize) -> String {
+    s.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
 }
 
 /// PostgreSQL's default column name of an expression.

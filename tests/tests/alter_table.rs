@@ -191,7 +191,25 @@ MORE = [
     "UPDATE cq SET c = 'toolong' WHERE id = 1",
     "ALTER TABLE cq ALTER COLUMN v TYPE char(6)",
     "SELECT id, octet_length(v), v = 'ab' FROM cq ORDER BY id",
-    "DROP TABLE b3, f3, f3r, f2c, f2e, k1, cq, t2"
+    "DROP TABLE b3, f3, f3r, f2c, f2e, k1, cq, t2",
+    # Untyped literals of subqueries and CTEs are text; DROP TABLE's errors.
+    "SELECT pg_typeof(x) FROM (SELECT '9' AS x) s",
+    "WITH w AS (SELECT '9' AS x) SELECT pg_typeof(x) FROM w",
+    "SELECT pg_typeof(x) FROM (VALUES ('a')) v(x)",
+    "SELECT x + 1 FROM (SELECT '1' AS x) s",
+    "CREATE TABLE c4 (i int)",
+    "INSERT INTO c4 (i) WITH w AS (SELECT '9' AS x) SELECT x FROM w",
+    "INSERT INTO c4 (i) SELECT * FROM (SELECT '9') s",
+    "INSERT INTO c4 (i) SELECT '5' UNION SELECT '6'",
+    "INSERT INTO c4 (i) VALUES ('7'), ('8')",
+    "SELECT * FROM c4 ORDER BY 1",
+    "CREATE TABLE pk1 (id int PRIMARY KEY)",
+    "DROP TABLE IF EXISTS pk1_pkey",
+    "DROP TABLE pk1_pkey",
+    "DROP TABLE nosuch",
+    "DROP TABLE nosuchschema.nosuch",
+    "DROP TABLE IF EXISTS nosuchschema.nosuch",
+    "DROP TABLE c4, pk1"
 ]
 for s in SCRIPT + MORE:
     run(s)
@@ -223,6 +241,8 @@ fn alter_table_defaults_and_assignments_match_postgres() {
         "f3_pkey1",
         "myname",
         "multiple primary keys",
+        "Use DROP INDEX to remove an index.",
+        "table \\\"nosuch\\\" does not exist",
         "value too long for type character(4)",
         "[1,\"a   \",1,4,\"ax\",\"a   |\",\"A\",\"a\"]",
     ] {
