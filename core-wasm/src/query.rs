@@ -4291,6 +4291,29 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 return Ok((BExpr::Func(call.0.into(), vec![call.1, call.2]), ty));
             }
+            O::AtArrow | O::ArrowAt | O::PGOverlap if lt.is_array() || rt.is_array() => {
+                // anyarray's operators: both sides one array type (an untyped literal is read
+                // as the other side's).
+                let ty = if lt.is_array() { lt } else { rt };
+                if (lt != ty && lt != PgType::Unknown) || (rt != ty && rt != PgType::Unknown) {
+                    return Err(no_such_operator(format!(
+                        "{} {op} {}",
+                        lt.sql_name(),
+                        rt.sql_name()
+                    )));
+                }
+                let name = match op {
+                    O::AtArrow => "array_contains",
+                    O::ArrowAt => "array_contained",
+                    _ => "array_overlap",
+                };
+                let read = |e: BExpr, t: PgType| match t {
+                    PgType::Unknown => coerce_or_cast(e, ty),
+                    _ => Ok(e),
+                };
+                let args = vec![read(l, lt)?, read(r, rt)?];
+                return Ok((BExpr::Func(name.into(), args), PgType::Bool));
+            }
             O::StringConcat
                 if matches!(
                     (lt, rt),
@@ -6758,6 +6781,7 @@ fn hash_joinable(a: Option<PgType>, b: Option<PgType>) -> bool {
                     | PgType::Bytea
                     | PgType::Float8
                     | PgType::Float4
+                    | PgType::Interval
             ))
 }
 
@@ -8154,6 +8178,15 @@ fn push_value_key(k: &mut Vec<u8>, v: &Value) {
             }
         }
         Value::Text(_) => crate::keys::encode_field(k, v, PgType::Text),
+        // PostgreSQL's interval equality compares spans, a month as 30 days and a day as 24
+        // hours (`interval_cmp_value`): `1 day` and `24:00:00` are one group.
+        Value::Interval(iv) => {
+            const DAY: i128 = 86_400_000_000;
+            let span =
+                (i128::from(iv.months) * 30 + i128::from(iv.days)) * DAY + i128::from(iv.micros);
+            k.push(0x04);
+            k.extend_from_slice(&span.to_be_bytes());
+        }
         // PostgreSQL's float equality: -0 is 0, and every NaN is the same NaN.
         Value::Float(f) if *f == 0.0 || f.is_nan() => {
             let canonical = if f.is_nan() { f64::NAN } else { 0.0 };
@@ -8627,6 +8660,30 @@ impl<'a, 'b> Executor<'a, 'b> {
                     Value::Array([v].into_iter().chain(x.iter()).cloned().collect())
                 }
                 (Some(v), _) => Value::Array(vec![v.clone()].into()),
+                _ => Value::Null,
+            },
+            // `@>`, `<@`, `&&`: elements met by equality; a NULL element meets nothing.
+            "array_contains" | "array_contained" | "array_overlap" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(x)), Some(Value::Array(y))) => {
+                    let (outer, inner) = if name == "array_contained" {
+                        (y, x)
+                    } else {
+                        (x, y)
+                    };
+                    let keys: HashSet<Vec<u8>> = outer
+                        .iter()
+                        .filter(|v| !v.is_null())
+                        .map(|v| value_key(std::slice::from_ref(v)))
+                        .collect();
+                    let met = |v: &Value| {
+                        !v.is_null() && keys.contains(&value_key(std::slice::from_ref(v)))
+                    };
+                    Value::Bool(if name == "array_overlap" {
+                        inner.iter().any(met)
+                    } else {
+                        inner.iter().all(met)
+                    })
+                }
                 _ => Value::Null,
             },
             "array_cat" => match (a.first(), a.get(1)) {

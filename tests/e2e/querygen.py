@@ -677,6 +677,18 @@ TYPED_EDGE = [
     "SELECT DISTINCT ON (dt IS NULL, iv) dt IS NULL, iv, id FROM t4 ORDER BY iv, dt IS NULL, id DESC",
     "SELECT DISTINCT ON (iv) iv, count(*) FROM t4 GROUP BY iv ORDER BY iv, 2",
     "SELECT lag(id, 1, 1.5) OVER (ORDER BY id), lead(ts, 1, '2000-01-01') OVER (ORDER BY id) FROM t4 ORDER BY 1, 2",
+    # Equal spans are one interval to grouping, DISTINCT, set operations and joins.
+    "SELECT count(DISTINCT x) FROM (VALUES ('1 day'::interval), ('24 hours'), ('1 mon'), ('30 days')) v(x)",
+    "SELECT x, count(*) FROM (VALUES ('1 day'::interval), ('24 hours'), ('1 mon'), ('30 days')) v(x) GROUP BY x ORDER BY 2, 1",
+    "SELECT count(*) FROM (SELECT '1 day'::interval UNION SELECT '24 hours'::interval) s",
+    "SELECT count(*) FROM (VALUES ('1 day'::interval), ('24 hours')) a(x) JOIN (VALUES ('24 hours'::interval)) b(y) ON a.x = b.y",
+    # Array containment and overlap.
+    "SELECT ARRAY[1,2,3] @> ARRAY[2,3], ARRAY[1,2] @> ARRAY[2,4], ARRAY[2] <@ ARRAY[1,2], ARRAY[1,2] && ARRAY[2,5], ARRAY[1] && ARRAY[3]",
+    "SELECT ARRAY[1,NULL] @> ARRAY[NULL::int], ARRAY[1] @> '{}', '{1,2}' <@ ARRAY[1,2,3], ARRAY[1,1] <@ ARRAY[1]",
+    "SELECT ARRAY['a','b'] @> ARRAY['a'], NULL::int[] @> ARRAY[1], ARRAY['1 day'::interval] @> ARRAY['24 hours'::interval]",
+    "SELECT ARRAY[1] @> ARRAY[1.5]",
+    "SELECT ARRAY[1] @> 1",
+    "SELECT ARRAY[1]::bigint[] @> ARRAY[1]",
 ]
 
 NUMERICS = ["0", "1", "-1", "2.5", "-0.125", "10", "0.001", "3", "1000.5", "-7", "NULL", "'1.5'"]
