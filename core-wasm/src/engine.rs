@@ -171,6 +171,9 @@ pub struct Shared {
     /// registry, which holds a table per DuckLake table with inlined data (20,000 in
     /// `bench scale`).
     pub table_ids_by_name: HashMap<String, Vec<u32>>,
+    /// Ids of committed tables by their primary key's (index's) name, kept in step the same
+    /// way: a relation name a new table or a rename may not take.
+    pub table_ids_by_pkey_name: HashMap<String, Vec<u32>>,
     pub schemas: BTreeMap<String, Schema>,
     pub next_table_id: u32,
     pub next_oid: u32,
@@ -203,9 +206,9 @@ impl Shared {
     /// Adds or replaces a committed table (a rename moves its name entry).
     pub fn put_table(&mut self, t: Arc<Table>) {
         self.remove_table(t.id);
-        let ids = self.table_ids_by_name.entry(t.name.clone()).or_default();
-        if let Err(at) = ids.binary_search(&t.id) {
-            ids.insert(at, t.id);
+        index_name(&mut self.table_ids_by_name, &t.name, t.id);
+        if !t.primary_key.is_empty() {
+            index_name(&mut self.table_ids_by_pkey_name, &t.pkey_name, t.id);
         }
         self.tables.insert(t.id, t);
     }
@@ -214,11 +217,25 @@ impl Shared {
         let Some(old) = self.tables.remove(&id) else {
             return;
         };
-        if let Some(ids) = self.table_ids_by_name.get_mut(&old.name) {
-            ids.retain(|i| *i != id);
-            if ids.is_empty() {
-                self.table_ids_by_name.remove(&old.name);
-            }
+        unindex_name(&mut self.table_ids_by_name, &old.name, id);
+        unindex_name(&mut self.table_ids_by_pkey_name, &old.pkey_name, id);
+    }
+}
+
+/// Adds `id` under `name` in a name index of the registry (ids kept sorted).
+fn index_name(index: &mut HashMap<String, Vec<u32>>, name: &str, id: u32) {
+    let ids = index.entry(name.to_string()).or_default();
+    if let Err(at) = ids.binary_search(&id) {
+        ids.insert(at, id);
+    }
+}
+
+/// Removes `id` from under `name` (and the name once no id is left).
+fn unindex_name(index: &mut HashMap<String, Vec<u32>>, name: &str, id: u32) {
+    if let Some(ids) = index.get_mut(name) {
+        ids.retain(|i| *i != id);
+        if ids.is_empty() {
+            index.remove(name);
         }
     }
 }
@@ -368,6 +385,7 @@ impl Engine {
             next_seq: latest + 1,
             tables: BTreeMap::new(),
             table_ids_by_name: HashMap::new(),
+            table_ids_by_pkey_name: HashMap::new(),
             schemas: BTreeMap::new(),
             next_table_id: meta(META_NEXT_TABLE_ID)?.unwrap_or(1) as u32,
             next_oid: meta(META_NEXT_OID)?.unwrap_or(FIRST_USER_OID as u64) as u32,
@@ -1004,10 +1022,15 @@ impl Engine {
                 // Index entries carry the row, versioned at the same commit: an entry moves
                 // (tombstone + new key) when its values change, else it is rewritten in place.
                 let old = replaced.get(lk);
+                // The committed row is read by the committed definition (an ALTER of this
+                // transaction may have moved its columns).
+                let old_def = self.st.tables.get(&w.table_id).unwrap_or(t);
                 for no in 0..t.indexes.len() {
                     let old_key = match old {
-                        Some(r) => Some(crate::exec::index_entry_key(t, no, r, lk)?),
-                        None => None,
+                        Some(r) if no < old_def.indexes.len() => {
+                            Some(crate::exec::index_entry_key(old_def, no, r, lk)?)
+                        }
+                        _ => None,
                     };
                     let new_key = match &w.row {
                         Some(r) => Some(crate::exec::index_entry_key(t, no, r, lk)?),

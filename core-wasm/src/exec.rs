@@ -980,6 +980,11 @@ fn release_savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, SqlEr
     let txn = block(cx, "RELEASE SAVEPOINT")?;
     let at = find_savepoint(txn, name)?;
     let gone = txn.savepoints.len() - at;
+    // The access mode is the subtransaction's own: it returns to what it was at the
+    // savepoint, released or rolled back (PostgreSQL's `prevXactReadOnly`).
+    if let Some(sp) = txn.savepoints.get(at) {
+        txn.read_only = sp.read_only;
+    }
     txn.savepoints.truncate(at);
     txn.pending.release(gone);
     Ok(Output::Command {
@@ -1033,8 +1038,21 @@ fn begin(cx: &mut Cx<'_>, modes: &[ast::TransactionMode], tag: &str) -> Result<O
         }
     }
     match cx.sess.txn.as_mut() {
-        // BEGIN inside a block: PostgreSQL warns and keeps the block.
-        Some(t) if t.explicit => cx.sess.notice(Notice::AlreadyInTransaction),
+        // BEGIN inside a block: PostgreSQL warns, keeps the block and applies the modes as
+        // SET TRANSACTION does (with its checks: no isolation change after a query).
+        Some(t) if t.explicit => {
+            cx.sess.notice(Notice::AlreadyInTransaction);
+            if !modes.is_empty() {
+                crate::settings::set(
+                    cx,
+                    &ast::Set::SetTransaction {
+                        modes: modes.to_vec(),
+                        snapshot: None,
+                        session: false,
+                    },
+                )?;
+            }
+        }
         // BEGIN inside an implicit (multi-statement) transaction turns it into a block.
         Some(t) => {
             t.explicit = true;
@@ -1493,6 +1511,9 @@ fn insert_param_types(
             for r in &v.rows {
                 check_insert_width(r.len(), targets.len(), !ins.columns.is_empty())?;
                 for (e, ci) in r.iter().zip(&targets) {
+                    if crate::query::is_default_keyword(e) {
+                        continue;
+                    }
                     let (b, _) = binder.bind_expr(e, &empty, None)?;
                     coerce_expr(b, t.columns[*ci].ty)?;
                 }
@@ -1698,6 +1719,13 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         let at = cx.read_point();
         let rcx = cx.reader(at);
         if relation_name_taken(&rcx, &schema, &name) {
+            drop(rcx);
+            if ct.if_not_exists {
+                cx.sess.notice(Notice::RelationExists { name });
+                return Ok(Output::Command {
+                    tag: "CREATE TABLE".into(),
+                });
+            }
             return Err(SqlError::DuplicateTable { name });
         }
         match pk_name {
@@ -2245,8 +2273,6 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                             *c -= 1;
                         }
                     };
-                    validate_not_null.retain(|c| *c != i);
-                    validate_not_null.iter_mut().for_each(shift);
                     table.primary_key.iter_mut().for_each(shift);
                     for x in &mut table.indexes {
                         x.columns.iter_mut().for_each(shift);
@@ -2266,67 +2292,44 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // Rows are stored by column position: the rows already there (read with the old
     // definition) lose the dropped columns' values, keeping their keys, row ids and ctids.
     let rewrite = !(dropped.is_empty() && retyped.is_empty());
-    let rewritten = if rewrite {
-        let at = cx.read_point();
-        let rcx = cx.reader(at);
-        rcx.check_layout(&t)?;
-        visible_rows(&rcx, &t)?
-    } else {
-        Vec::new()
-    };
     let table_id = table.id;
     if rewrite {
         table.layout = crate::catalog::LAYOUT_THIS_COMMIT;
-    }
-    let new_columns = table.columns.clone();
-    cx.pending()?.put_table(Arc::new(table), false)?;
-    for (lk, mut row, seq) in rewritten {
-        for &i in &dropped {
-            if i < row.values.len() {
-                row.values.remove(i);
-            }
+        let rewritten = rewrite_rows(cx, &t, &dropped, before_retype.as_ref(), &retyped, &table)?;
+        cx.pending()?.put_table(Arc::new(table.clone()), false)?;
+        for (lk, row, seq) in rewritten {
+            let size = buffered_size(&row, &t);
+            cx.pending()?.put_row(
+                lk,
+                RowWrite {
+                    table_id,
+                    row: Some(row),
+                    base_seq: seq,
+                    inserted: false,
+                },
+                size,
+            )?;
         }
-        if let Some(old) = &before_retype {
-            // The row as the old types read it (after the drops), then each changed
-            // column's new value converted and checked as an assignment would.
-            let mut values = row_values(old, row.clone())?;
-            let at = cx.read_point();
-            let rcx = cx.reader(at);
-            let exec = Executor::new(&rcx);
-            let env = Env {
-                row: &values,
-                parent: None,
-                aggs: None,
-            };
-            let mut changed = Vec::with_capacity(retyped.len());
-            for (i, e) in &retyped {
-                changed.push((*i, assign(&new_columns[*i], exec.eval(e, &env)?)?));
-            }
-            for (i, v) in changed {
-                values[i] = v;
-            }
-            values.truncate(old.columns.len());
-            row.values = values.iter().map(to_datum).collect();
-        }
-        let size = buffered_size(&row, &t);
-        cx.pending()?.put_row(
-            lk,
-            RowWrite {
-                table_id,
-                row: Some(row),
-                base_seq: seq,
-                inserted: false,
-            },
-            size,
-        )?;
+    } else {
+        cx.pending()?.put_table(Arc::new(table.clone()), false)?;
     }
+    // A column filled with its default below is checked by the fill (its NOT NULL).
+    validate_not_null.retain(|i| {
+        let filled_here = table
+            .columns
+            .get(*i)
+            .is_some_and(|c| fills.iter().any(|(name, _)| *name == c.name));
+        !filled_here
+    });
     if !validate_not_null.is_empty() {
         // The rows as the altered definition reads them (a drop rewrote them all into this
         // transaction's writes; otherwise an added column is past the end of every row).
         let at = cx.read_point();
-        for (_, row, _) in visible_rows(&cx.reader(at), &t)? {
+        let rcx = cx.reader(at);
+        rcx.check_layout(&t)?;
+        for (_, row, _) in visible_rows(&rcx, &t)? {
             if let Some(&i) = validate_not_null.iter().find(|&&i| datum_is_null(&row, i)) {
-                return Err(column_contains_nulls(cx, table_id, i));
+                return Err(table.column_contains_nulls(i));
             }
         }
     }
@@ -2352,6 +2355,52 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     Ok(Output::Command {
         tag: "ALTER TABLE".into(),
     })
+}
+
+/// The rows of `t` (as this transaction sees them) rewritten into the altered definition
+/// `new`: the dropped positions removed in order, then each retyped column's value computed
+/// over the row as `before_retype` reads it and converted as an assignment would. Keys, row
+/// ids, tuples and base versions are kept.
+fn rewrite_rows(
+    cx: &mut Cx<'_>,
+    t: &Table,
+    dropped: &[usize],
+    before_retype: Option<&Table>,
+    retyped: &[(usize, BExpr)],
+    new: &Table,
+) -> Result<Vec<crate::engine::VisibleRow>, SqlError> {
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    rcx.check_layout(t)?;
+    let mut rows = visible_rows(&rcx, t)?;
+    let exec = Executor::new(&rcx);
+    for (_, row, _) in &mut rows {
+        rcx.tick()?;
+        for &i in dropped {
+            if i < row.values.len() {
+                row.values.remove(i);
+            }
+        }
+        let Some(old) = before_retype else {
+            continue;
+        };
+        let values = row_values(old, row.clone())?;
+        let env = Env {
+            row: &values,
+            parent: None,
+            aggs: None,
+        };
+        for (i, e) in retyped {
+            let v = assign(&new.columns[*i], exec.eval(e, &env)?)?;
+            if let Some(slot) = row.values.get_mut(*i) {
+                *slot = to_datum(&v);
+            } else {
+                row.values.resize(*i, pb::Datum::default());
+                row.values.push(to_datum(&v));
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// The value ALTER COLUMN … TYPE gives column `i` of a row of `t` (before the change): the
@@ -2436,18 +2485,6 @@ fn alter_pass(op: &ast::AlterTableOperation) -> u8 {
 /// ends before it).
 pub fn datum_is_null(row: &pb::Row, i: usize) -> bool {
     row.values.get(i).is_none_or(|d| d.kind.is_none())
-}
-
-fn column_contains_nulls(cx: &mut Cx<'_>, table_id: u32, i: usize) -> SqlError {
-    let own = cx
-        .sess
-        .txn
-        .as_ref()
-        .and_then(|x| x.pending.tables.get(&table_id).cloned());
-    match own {
-        Some(t) => t.column_contains_nulls(i),
-        None => SqlError::internal("altered table not buffered"),
-    }
 }
 
 // ------------------------------------------------------------------ DML
@@ -2542,8 +2579,8 @@ fn logical_key(t: &Table, values: &[Value], tuple: u64) -> Vec<u8> {
 
 /// A string stored into `varchar(n)` or `char(n)`, as PostgreSQL's `varchar` / `bpchar` input
 /// with a typmod: characters past `n` may only be spaces (dropped; else 22001), and a
-/// `char(n)` value is padded with spaces to `n`.
-fn fit_string(s: &str, ty: PgType, n: usize) -> Result<Value, SqlError> {
+/// `char(n)` value is padded with spaces to `n`. `None`: the string stays as it is.
+fn fit_string(s: &str, ty: PgType, n: usize) -> Result<Option<Value>, SqlError> {
     let len = s.chars().count();
     let kept: String = if len > n {
         let cut = s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
@@ -2558,12 +2595,12 @@ fn fit_string(s: &str, ty: PgType, n: usize) -> Result<Value, SqlError> {
             });
         }
         s[..cut].to_string()
-    } else if ty == PgType::Bpchar {
+    } else if ty == PgType::Bpchar && len < n {
         format!("{s}{}", " ".repeat(n - len))
     } else {
-        return Ok(Value::text(s));
+        return Ok(None);
     };
-    Ok(Value::text(kept))
+    Ok(Some(Value::text(kept)))
 }
 
 /// Assignment conversion of a value into a column, with PostgreSQL's length check.
@@ -2571,7 +2608,9 @@ fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     let v = cast_value(v, col.ty)?;
     if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, col.ty) {
         if col.typmod >= 4 {
-            return fit_string(s, col.ty, (col.typmod - 4) as usize);
+            if let Some(fitted) = fit_string(s, col.ty, (col.typmod - 4) as usize)? {
+                return Ok(fitted);
+            }
         }
     }
     if let (Value::Numeric(s), PgType::Numeric) = (&v, col.ty) {

@@ -634,8 +634,9 @@ impl ReadCx<'_> {
     }
 
     /// Whether a relation of `schema` — a table or a primary-key index — is named `name`: the
-    /// transaction's own tables and the committed ones it has not dropped or replaced. One
-    /// pass over the registry (no list is built: CREATE TABLE asks it).
+    /// transaction's own tables and the committed ones it has not dropped or replaced, found
+    /// through the registry's name indexes (CREATE TABLE asks it; its cost must not grow with
+    /// the registry).
     pub fn relation_named(&self, schema: &str, name: &str) -> bool {
         let hit = |t: &Table| {
             t.schema == schema
@@ -645,9 +646,16 @@ impl ReadCx<'_> {
             self.pending
                 .is_some_and(|p| p.dropped.contains(&id) || p.tables.contains_key(&id))
         };
+        let st = &self.st;
         self.pending
             .is_some_and(|p| p.tables.values().any(|t| hit(t)))
-            || self.st.tables.values().any(|t| !replaced(t.id) && hit(t))
+            || [&st.table_ids_by_name, &st.table_ids_by_pkey_name]
+                .into_iter()
+                .filter_map(|index| index.get(name))
+                .flatten()
+                .filter(|id| !replaced(**id))
+                .filter_map(|id| st.tables.get(id))
+                .any(|t| hit(t))
     }
 
     /// Refuses a table whose rows were rewritten into another layout after this reader's
@@ -3549,12 +3557,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                 c.ty = t;
             }
         }
-        Ok(BExpr::InSub(
-            Box::new(coerce_to(x, xt, t)?),
-            Rc::new(bq),
-            op,
-            all,
-        ))
+        // char(n) against a text column compares as text, without its padding.
+        let x = match comparison_type(t, &[xt, st]) {
+            PgType::Text if xt == PgType::Bpchar => compared(x, xt, PgType::Text)?,
+            _ => coerce_to(x, xt, t)?,
+        };
+        Ok(BExpr::InSub(Box::new(x), Rc::new(bq), op, all))
     }
 
     /// Binds an expression; `aggs` is `Some` where aggregate calls are allowed.
@@ -4093,8 +4101,20 @@ impl<'a, 'b> Binder<'a, 'b> {
                         } else {
                             o
                         };
+                        // char(n) compares without its padding (each arm as `x = v` would).
+                        let bpchar = ot == PgType::Bpchar;
+                        let o = if bpchar {
+                            BExpr::Func("bpchar_text".into(), vec![o])
+                        } else {
+                            o
+                        };
                         for ((c, _), ct) in arms.iter_mut().zip(&when_types) {
-                            if *ct != ot && (*ct == PgType::Unknown || through_zone(*ct, ot)) {
+                            if bpchar {
+                                let x = std::mem::replace(c, BExpr::Const(Value::Null));
+                                let as_ty = comparison_type(PgType::Bpchar, &[ot, *ct]);
+                                *c = compared(x, *ct, as_ty)?;
+                            } else if *ct != ot && (*ct == PgType::Unknown || through_zone(*ct, ot))
+                            {
                                 let x = std::mem::replace(c, BExpr::Const(Value::Null));
                                 *c = coerce_to(x, *ct, ot)?;
                             }
@@ -6435,6 +6455,9 @@ fn char_to_text(e: &BExpr, from: PgType, to: PgType) -> Option<BExpr> {
 /// default): PostgreSQL's assignment conversion, through the session's zone between the
 /// timestamp types and date.
 pub fn assignment(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
+    if let Some(trimmed) = char_to_text(&e, from, to) {
+        return Ok(trimmed);
+    }
     if through_zone(from, to) {
         zone_convert(e, from, to)
     } else {
@@ -6444,6 +6467,10 @@ pub fn assignment(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError>
 
 /// [`assignment`] of a computed value (a row of `INSERT … SELECT`).
 pub fn assign_value(v: Value, from: PgType, to: PgType) -> Result<Value, SqlError> {
+    if let (Value::Text(s), Some(_)) = (&v, char_to_text(&BExpr::Const(Value::Null), from, to)) {
+        // char(n) into a text type: without its padding.
+        return Ok(Value::text(s.trim_end_matches(' ')));
+    }
     if !through_zone(from, to) {
         return Ok(v);
     }

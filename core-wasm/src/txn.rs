@@ -117,6 +117,8 @@ pub struct Mark {
     meta: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
     temporary: Vec<u32>,
+    def_bases: BTreeMap<u32, u64>,
+    whole_table_reads: BTreeMap<u32, u64>,
 }
 
 impl PendingCatalogTxn {
@@ -253,6 +255,8 @@ impl PendingCatalogTxn {
             meta: self.meta.clone(),
             index_fixes: self.index_fixes.clone(),
             temporary: self.temporary.clone(),
+            def_bases: self.def_bases.clone(),
+            whole_table_reads: self.whole_table_reads.clone(),
         }
     }
 
@@ -283,6 +287,8 @@ impl PendingCatalogTxn {
         self.meta = mark.meta.clone();
         self.index_fixes = mark.index_fixes.clone();
         self.temporary = mark.temporary.clone();
+        self.def_bases = mark.def_bases.clone();
+        self.whole_table_reads = mark.whole_table_reads.clone();
     }
 
     /// `count` savepoints gone (released, or rolled back past): with none left open, nothing

@@ -371,7 +371,7 @@ pub fn assignable(from: PgType, to: PgType) -> bool {
         (f, t) if f.is_numeric_family() && t.is_numeric_family() => true,
         (Int2 | Int4 | Int8 | Regclass | Regtype | Regnamespace, Oid) => true,
         (Oid | Regclass | Regtype | Regnamespace, Int4 | Int8) => true,
-        (Int2 | Int4 | Int8 | Oid | Text, Regclass | Regtype | Regnamespace) => true,
+        (Int2 | Int4 | Int8 | Oid | Text | Varchar, Regclass | Regtype | Regnamespace) => true,
         (Text | Varchar | Bpchar, Char) => true,
         (Date, Timestamp | Timestamptz)
         | (Timestamp, Date | Time | Timestamptz)

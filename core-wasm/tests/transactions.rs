@@ -646,3 +646,31 @@ fn an_alter_that_read_the_whole_table_fails_if_rows_were_committed_into_it_since
         vec![vec![v("1"), v("10"), v("7")]]
     );
 }
+
+#[test]
+fn work_rolled_back_to_a_savepoint_leaves_no_definition_conflict() {
+    // ROLLBACK TO undoes what the definition checks recorded, as it undoes the work.
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT, b TEXT)");
+    h.ok(a, "INSERT INTO t VALUES (1, 'x')");
+    h.ok(a, "BEGIN");
+    h.ok(a, "SAVEPOINT s");
+    h.ok(a, "ALTER TABLE t DROP COLUMN b");
+    h.ok(a, "ROLLBACK TO s");
+    h.ok(a, "CREATE TABLE u (id BIGINT)");
+    h.ok(b, "INSERT INTO t VALUES (2, 'y')");
+    h.ok(a, "COMMIT");
+    h.ok(a, "BEGIN");
+    h.ok(a, "SAVEPOINT s");
+    h.ok(a, "INSERT INTO t VALUES (3, 'z')");
+    h.ok(a, "ROLLBACK TO s");
+    h.ok(a, "INSERT INTO u VALUES (1)");
+    h.ok(b, "ALTER TABLE t ADD COLUMN c BIGINT");
+    h.ok(a, "COMMIT");
+    assert_eq!(
+        h.rows(a, "SELECT * FROM t ORDER BY id"),
+        vec![vec![v("1"), v("x"), None], vec![v("2"), v("y"), None]]
+    );
+}

@@ -209,7 +209,33 @@ MORE = [
     "DROP TABLE nosuch",
     "DROP TABLE nosuchschema.nosuch",
     "DROP TABLE IF EXISTS nosuchschema.nosuch",
-    "DROP TABLE c4, pk1"
+    "DROP TABLE c4, pk1",
+    # char(n) into text (its padding dropped) and compared in CASE and subqueries; a
+    # column filled with its default and made NOT NULL in one statement.
+    "CREATE TABLE cr (id int, c char(4))",
+    "INSERT INTO cr VALUES (1, 'a'), (2, 'ab')",
+    "CREATE TABLE ct (t text, v varchar(10))",
+    "INSERT INTO ct SELECT c, c FROM cr",
+    "SELECT t, length(t), v, length(v), t = 'a' FROM ct ORDER BY t",
+    "UPDATE ct SET v = (SELECT c FROM cr WHERE id = 2)",
+    "SELECT DISTINCT v, length(v) FROM ct",
+    "SELECT id, CASE c WHEN 'a' THEN 'one' WHEN 'ab'::text THEN 'two' ELSE 'other' END FROM cr ORDER BY id",
+    "SELECT id FROM cr WHERE c IN (SELECT 'a'::text) ORDER BY id",
+    "SELECT id FROM cr WHERE c = ANY (SELECT t FROM ct) ORDER BY id",
+    "ALTER TABLE cr ALTER COLUMN c TYPE text",
+    "SELECT id, c, length(c) FROM cr ORDER BY id",
+    "ALTER TABLE cr ADD COLUMN d int DEFAULT 1, ALTER COLUMN d SET NOT NULL",
+    "SELECT * FROM cr ORDER BY id",
+    "CREATE TABLE IF NOT EXISTS cr (x int)",
+    "CREATE TABLE cpk (id int PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS cpk_pkey (x int)",
+    "BEGIN",
+    "SAVEPOINT s",
+    "ALTER TABLE cr RENAME COLUMN d TO e",
+    "ROLLBACK TO s",
+    "SELECT d FROM cr ORDER BY id",
+    "COMMIT",
+    "DROP TABLE cr, ct, cpk"
 ]
 for s in SCRIPT + MORE:
     run(s)

@@ -105,6 +105,8 @@ for i, sql in enumerate([
     "SELECT id FROM bp ORDER BY id LIMIT $1 OFFSET $2",
     "SELECT id FROM bp ORDER BY id FETCH FIRST 1 ROWS ONLY",
     "INSERT INTO bp (id, name) VALUES ($1, $2, $3)",
+    "INSERT INTO bp (id, name) VALUES ($1, DEFAULT)",
+    "UPDATE bp SET name = DEFAULT WHERE id = $1",
     "SELECT t + $1, t - $2, $3 * interval '1 day' FROM bp2",
     "SELECT k FROM bp2 WHERE t > now() - $1 AND t - $2 > interval '1 hour'",
 ]):
