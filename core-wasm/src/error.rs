@@ -96,6 +96,9 @@ pub enum SqlError {
     /// The message is PostgreSQL's own (most start "syntax error at or near …").
     #[error("{message}")]
     Syntax { message: String },
+    /// As [`SqlError::Syntax`], with PostgreSQL's hint.
+    #[error("{message}")]
+    SyntaxHint { message: String, hint: &'static str },
     /// Create the relation or fix its name.
     #[error("relation \"{name}\" does not exist")]
     UndefinedTable { name: String },
@@ -495,7 +498,7 @@ impl SqlError {
     /// The SQLSTATE of this error.
     pub fn sqlstate(&self) -> &'static str {
         match self {
-            SqlError::Syntax { .. } => "42601",
+            SqlError::Syntax { .. } | SqlError::SyntaxHint { .. } => "42601",
             SqlError::UndefinedTable { .. }
             | SqlError::UndefinedTableToDrop { .. }
             | SqlError::MissingFromEntry { .. }
@@ -671,6 +674,7 @@ impl SqlError {
             SqlError::BatchTooLarge => {
                 e.hint = Some("Split large operations into smaller transactions.".into());
             }
+            SqlError::SyntaxHint { hint, .. } => e.hint = Some((*hint).to_string()),
             SqlError::LayoutChanged { table } => {
                 e.detail = Some(format!(
                     "Table \"{table}\" was rewritten by a transaction that committed after this transaction's snapshot was taken."

@@ -2490,10 +2490,11 @@ pub fn datum_is_null(row: &pb::Row, i: usize) -> bool {
 // ------------------------------------------------------------------ DML
 
 pub fn unique_violation(t: &Table, row: Option<&pb::Row>) -> SqlError {
-    let names: Vec<&str> = t
+    // Named as PostgreSQL's detail names them: quoted where the name needs it.
+    let names: Vec<String> = t
         .primary_key
         .iter()
-        .map(|i| t.columns[*i].name.as_str())
+        .map(|i| crate::pgcatalog::quote_ident(&t.columns[*i].name))
         .collect();
     let vals: Vec<String> = match row {
         Some(r) => t
@@ -2779,9 +2780,10 @@ fn bind_on_conflict(
         return Ok(OnConflict::Skip);
     };
     if oc.conflict_target.is_none() {
-        return Err(SqlError::Syntax {
+        return Err(SqlError::SyntaxHint {
             message: "ON CONFLICT DO UPDATE requires inference specification or constraint name"
                 .into(),
+            hint: "For example, ON CONFLICT (column_name).",
         });
     }
     let mut scope = table_scope(t, &insert_qual(ins, t));

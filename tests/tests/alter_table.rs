@@ -235,7 +235,13 @@ MORE = [
     "ROLLBACK TO s",
     "SELECT d FROM cr ORDER BY id",
     "COMMIT",
-    "DROP TABLE cr, ct, cpk"
+    "DROP TABLE cr, ct, cpk",
+    # Key names quoted in a unique violation's detail; ON CONFLICT DO UPDATE's hint.
+    "CREATE TABLE qk (\"Id2\" int, k text, PRIMARY KEY (\"Id2\", k))",
+    "INSERT INTO qk VALUES (1, 'a')",
+    "INSERT INTO qk VALUES (1, 'a')",
+    "INSERT INTO qk VALUES (1, 'a') ON CONFLICT DO UPDATE SET k = 'b'",
+    "DROP TABLE qk"
 ]
 for s in SCRIPT + MORE:
     run(s)
@@ -268,6 +274,7 @@ fn alter_table_defaults_and_assignments_match_postgres() {
         "myname",
         "multiple primary keys",
         "Use DROP INDEX to remove an index.",
+        "For example, ON CONFLICT (column_name).",
         "table \\\"nosuch\\\" does not exist",
         "value too long for type character(4)",
         "[1,\"a   \",1,4,\"ax\",\"a   |\",\"A\",\"a\"]",
