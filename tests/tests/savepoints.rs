@@ -61,6 +61,13 @@ SCRIPT = [
     "BEGIN", "SAVEPOINT r", "SET TRANSACTION READ ONLY", "ROLLBACK TO r", "SHOW transaction_read_only",
     "INSERT INTO sp VALUES (20, 'rw')", "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "ROLLBACK",
     "START TRANSACTION", "COMMIT",
+    # BEGIN inside a block applies its modes as SET TRANSACTION; RELEASE returns the access
+    # mode to the savepoint's.
+    "BEGIN", "BEGIN READ ONLY", "SHOW transaction_read_only", "INSERT INTO sp VALUES (40, 'ro')",
+    "ROLLBACK", "BEGIN", "SAVEPOINT rr", "SET TRANSACTION READ ONLY", "RELEASE rr",
+    "SHOW transaction_read_only", "INSERT INTO sp VALUES (41, 'rw')", "ROLLBACK",
+    "BEGIN", "SELECT 1", "BEGIN ISOLATION LEVEL SERIALIZABLE", "SHOW transaction_isolation",
+    "ROLLBACK",
     "BEGIN READ ONLY", "SAVEPOINT ro", "SET TRANSACTION READ WRITE", "ROLLBACK",
     "SET default_transaction_read_only = on", "INSERT INTO sp VALUES (30, 'x')",
     "RESET default_transaction_read_only",
