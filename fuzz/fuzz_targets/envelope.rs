@@ -42,6 +42,7 @@ fn table() -> Table {
         pkey_name: String::new(),
         indexes: Vec::new(),
         version: 0,
+        layout: 0,
     }
 }
 
