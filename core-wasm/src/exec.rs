@@ -4158,15 +4158,11 @@ fn check_default(cx: &mut Cx<'_>, c: &Column) -> Result<(), SqlError> {
     let Some(sql) = &c.default_sql else {
         return Ok(());
     };
-    if let Ok(e) = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_expr())
-    {
-        refuse_in_expression(&e, "DEFAULT expression", true)?;
-    }
+    let e = parse_default(sql)?;
+    refuse_in_expression(&e, "DEFAULT expression", true)?;
     let at = cx.read_point();
     let rcx = cx.reader(at);
-    bind_default(&mut Binder::new(&rcx), c).map(|_| ())
+    bind_default_expr(&mut Binder::new(&rcx), c, &e).map(|_| ())
 }
 
 /// PostgreSQL's refusals of a subquery (and, in a DEFAULT, of a column reference) in an
@@ -4215,16 +4211,29 @@ fn refuse_in_expression(e: &ast::Expr, what: &str, columns: bool) -> Result<(), 
 
 /// A column's DEFAULT expression bound and converted to its type (`None`: no default).
 fn bind_default(binder: &mut Binder<'_, '_>, c: &Column) -> Result<Option<BExpr>, SqlError> {
-    let Some(sql) = &c.default_sql else {
-        return Ok(None);
-    };
-    let e = Parser::new(&PostgreSqlDialect {})
+    match &c.default_sql {
+        Some(sql) => bind_default_expr(binder, c, &parse_default(sql)?).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A default's SQL text, as stored (RockLake wrote it: not parsing is an internal error).
+fn parse_default(sql: &str) -> Result<ast::Expr, SqlError> {
+    Parser::new(&PostgreSqlDialect {})
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_expr())
-        .map_err(|e| SqlError::internal(format!("stored default does not parse: {e}")))?;
-    let (b, bt) = binder.bind_expr(&e, &Scope::default(), None)?;
+        .map_err(|e| SqlError::internal(format!("stored default does not parse: {e}")))
+}
+
+/// [`bind_default`] of an already parsed default.
+fn bind_default_expr(
+    binder: &mut Binder<'_, '_>,
+    c: &Column,
+    e: &ast::Expr,
+) -> Result<BExpr, SqlError> {
+    let (b, bt) = binder.bind_expr(e, &Scope::default(), None)?;
     check_assignable(c, bt, "default expression")?;
-    Ok(Some(crate::query::assignment(b, bt, c.ty)?))
+    crate::query::assignment(b, bt, c.ty)
 }
 
 /// PostgreSQL's refusal of a value no assignment cast converts into the column's type.

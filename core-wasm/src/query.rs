@@ -2359,21 +2359,13 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             // Where this comma item starts: its joins' ON and USING see only it.
             let item_start = scope.cols.len();
-            let (src, item_scope, lateral) = self.bind_from_item(&twj.relation, &scope)?;
-            claim_range_names(
-                &mut names,
-                plain_table(&twj.relation, &item_scope),
-                &item_scope,
-            )?;
+            let (src, item_scope, lateral) =
+                self.bind_claimed_item(&twj.relation, &scope, &mut names)?;
             items.push(FromItem::cross(src, item_scope.cols.len(), lateral.read));
             scope.append(item_scope);
             for j in &twj.joins {
-                let (src, item_scope, lateral) = self.bind_from_item(&j.relation, &scope)?;
-                claim_range_names(
-                    &mut names,
-                    plain_table(&j.relation, &item_scope),
-                    &item_scope,
-                )?;
+                let (src, item_scope, lateral) =
+                    self.bind_claimed_item(&j.relation, &scope, &mut names)?;
                 // The right side's names as `*` lists them (a parenthesized join's merged
                 // columns once).
                 let right_star = item_scope.star_order();
@@ -2698,6 +2690,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                 star: Some(order),
             },
         ))
+    }
+
+    /// [`Self::bind_from_item`], its range names claimed among `names` (42712 for one given
+    /// twice).
+    fn bind_claimed_item(
+        &mut self,
+        f: &TableFactor,
+        left: &Scope,
+        names: &mut Vec<RangeName>,
+    ) -> Result<(Source, Scope, LateralUse), SqlError> {
+        let (src, item_scope, lateral) = self.bind_from_item(f, left)?;
+        claim_range_names(names, plain_table(f, &item_scope), &item_scope)?;
+        Ok((src, item_scope, lateral))
     }
 
     /// One FROM item and the names it brings: a parenthesized join its merged columns and `*`
@@ -6447,8 +6452,12 @@ fn compared(e: BExpr, from: PgType, t: PgType) -> Result<BExpr, SqlError> {
 /// `char(n)` to text, varchar or name: PostgreSQL's `rtrim` of the padding (so `'ab'::char(3)`
 /// equals `'ab'::text`).
 fn char_to_text(e: &BExpr, from: PgType, to: PgType) -> Option<BExpr> {
-    (from == PgType::Bpchar && matches!(to, PgType::Text | PgType::Varchar | PgType::Name))
-        .then(|| BExpr::Func("bpchar_text".into(), vec![e.clone()]))
+    drops_char_padding(from, to).then(|| BExpr::Func("bpchar_text".into(), vec![e.clone()]))
+}
+
+/// Whether converting `from` to `to` casts `char(n)`'s padding away (into a text type).
+fn drops_char_padding(from: PgType, to: PgType) -> bool {
+    from == PgType::Bpchar && matches!(to, PgType::Text | PgType::Varchar | PgType::Name)
 }
 
 /// An expression of type `from` stored into a column of type `to` (INSERT, UPDATE SET, a
@@ -6467,7 +6476,7 @@ pub fn assignment(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError>
 
 /// [`assignment`] of a computed value (a row of `INSERT … SELECT`).
 pub fn assign_value(v: Value, from: PgType, to: PgType) -> Result<Value, SqlError> {
-    if let (Value::Text(s), Some(_)) = (&v, char_to_text(&BExpr::Const(Value::Null), from, to)) {
+    if let (Value::Text(s), true) = (&v, drops_char_padding(from, to)) {
         // char(n) into a text type: without its padding.
         return Ok(Value::text(s.trim_end_matches(' ')));
     }
