@@ -725,6 +725,12 @@ pub trait KvRead {
     fn interrupted(&self) -> Option<String> {
         None
     }
+    /// 64 bits from the host's entropy source (`random()` seeds a session's generator from
+    /// it; `gen_random_uuid()` draws from it), or `None` from a host without one: the core
+    /// has no randomness of its own.
+    fn entropy(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A storage failure reported by the host. The statement fails; nothing is committed.

@@ -95,6 +95,10 @@ impl KvRead for ReadSet<'_> {
     fn interrupted(&self) -> Option<String> {
         self.inner.interrupted()
     }
+
+    fn entropy(&self) -> Option<u64> {
+        self.inner.entropy()
+    }
 }
 
 /// Whether any of the sorted `keys` lies in `[start, end)`.

@@ -614,9 +614,16 @@ pub fn to_timestamp(secs: f64) -> Result<Value, SqlError> {
 }
 
 /// C's `%g` (six significant digits, exponent form below 1e-4 or from 1e6), which PostgreSQL's
-/// `to_timestamp` error message uses.
-fn c_format_g(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
+/// `to_timestamp` and `setseed` error messages use; PostgreSQL's own `snprintf` spells the
+/// special values `NaN`, `Infinity` and `-Infinity`.
+pub(crate) fn c_format_g(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-Infinity" } else { "Infinity" }.into();
+    }
+    if x == 0.0 {
         return format!("{x}");
     }
     let exp = x.abs().log10().floor() as i32;

@@ -113,6 +113,9 @@ pub struct Session {
     /// The current query string holds more than one statement (an implicit transaction
     /// block, where PostgreSQL lets DECLARE run).
     pub multi_statement: bool,
+    /// `random()`'s generator: seeded by `setseed`, or from the host's entropy at the first
+    /// draw. Not transactional, as in PostgreSQL.
+    pub prng: std::cell::Cell<Option<crate::prng::Prng>>,
 }
 
 impl Session {
@@ -520,6 +523,7 @@ impl Engine {
             cursors: Default::default(),
             next_txn_serial: 0,
             multi_statement: false,
+            prng: std::cell::Cell::new(None),
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
         self.sessions.insert(id, sess);

@@ -695,6 +695,7 @@ impl<'a> Cx<'a> {
             catalog: Default::default(),
             cursors: &self.sess.cursors,
             txn_serial: self.sess.txn.as_ref().map(|t| t.serial),
+            prng: &self.sess.prng,
         }
     }
 

@@ -54,6 +54,10 @@ impl KvRead for HostKv {
     fn interrupted(&self) -> Option<String> {
         wit_kv::interrupted()
     }
+
+    fn entropy(&self) -> Option<u64> {
+        wit_kv::entropy()
+    }
 }
 
 /// A page from the host, checked before use (a bad offset is an error, not a trap).

@@ -30,6 +30,7 @@ pub mod numeric;
 pub mod params;
 pub mod parsecache;
 pub mod pgcatalog;
+pub mod prng;
 pub mod query;
 pub mod regex;
 pub mod rowdecode;

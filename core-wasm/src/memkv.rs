@@ -9,6 +9,9 @@ use crate::api::{CommitBatch, KvError, KvPage, KvRead};
 #[derive(Debug, Default, Clone)]
 pub struct MemKv {
     map: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// Draws of [`KvRead::entropy`] so far: a fixed sequence, so tests and replays over this
+    /// store repeat themselves.
+    draws: std::cell::Cell<u64>,
 }
 
 impl MemKv {
@@ -60,5 +63,11 @@ impl KvRead for MemKv {
 
     fn scan_rev(&self, start: &[u8], end: &[u8], limit: usize) -> Result<KvPage, KvError> {
         self.range(start, end, limit, true)
+    }
+
+    fn entropy(&self) -> Option<u64> {
+        let n = self.draws.get().wrapping_add(1);
+        self.draws.set(n);
+        Some(crate::prng::Prng::from_seed(n).next_u64())
     }
 }

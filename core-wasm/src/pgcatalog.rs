@@ -1261,6 +1261,12 @@ const BASE_TYPES: &[BaseType] = &[
             "-",
         )
     },
+    BaseType {
+        kind: 'p',
+        ..bt(
+            2278, "void", 4, true, 'P', false, 0, 'i', 'p', 0, "void_in", "-",
+        )
+    },
     bt(
         1042,
         "bpchar",
@@ -3455,7 +3461,10 @@ mod tests {
                 .cloned()
                 .cloned()
         };
-        for ty in crate::types::ALL_TYPES.into_iter().chain([PgType::Unknown]) {
+        for ty in crate::types::ALL_TYPES
+            .into_iter()
+            .chain([PgType::Unknown, PgType::Void])
+        {
             let r = by_oid(ty.oid()).unwrap_or_else(|| panic!("{ty:?} missing"));
             assert_eq!(g(&r, "typname"), ty.typname());
             assert_eq!(g(&r, "typlen"), ty.typlen().to_string(), "{ty:?}");

@@ -564,6 +564,8 @@ pub struct ReadCx<'a> {
     /// The session's cursors and its transaction's serial (`pg_cursors`).
     pub cursors: &'a crate::cursor::Cursors,
     pub txn_serial: Option<u64>,
+    /// The session's `random()` generator.
+    pub prng: &'a std::cell::Cell<Option<crate::prng::Prng>>,
 }
 
 /// See [`ReadCx::catalog`].
@@ -777,9 +779,7 @@ impl ReadCx<'_> {
         let name = match ty {
             _ if oid == 0 => Some("-".to_string()),
             PgType::Regclass => self.regclass_name(oid),
-            // `unknown` (an untyped literal's pg_typeof) is no column type.
-            PgType::Regtype if oid == PgType::Unknown.oid() => Some("unknown".to_string()),
-            PgType::Regtype => crate::types::type_by_oid(oid).map(|t| format_type(t, -1)),
+            PgType::Regtype => crate::types::any_type_by_oid(oid).map(|t| format_type(t, -1)),
             PgType::Regnamespace => self.schema_name(oid),
             _ => None,
         };
@@ -5464,6 +5464,24 @@ impl<'a, 'b> Binder<'a, 'b> {
         if matches!(name.as_str(), "unnest" | "generate_series") {
             return self.bind_srf_call(name, bargs, &types);
         }
+        match (name.as_str(), types.as_slice()) {
+            ("random", []) => return Ok((BExpr::Func(name, bargs), PgType::Float8)),
+            ("gen_random_uuid", []) => return Ok((BExpr::Func(name, bargs), PgType::Uuid)),
+            ("setseed", [t])
+                if t.is_numeric_family() && !t.is_reg() && *t != PgType::Oid
+                    || *t == PgType::Unknown =>
+            {
+                let seed = bargs
+                    .into_iter()
+                    .map(|a| coerce_or_cast(a, PgType::Float8))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return Ok((BExpr::Func(name, seed), PgType::Void));
+            }
+            ("random" | "gen_random_uuid" | "setseed", _) => {
+                return Err(no_such_function(&name, &types))
+            }
+            _ => {}
+        }
         if name == "pg_typeof" {
             // The argument's type, known while binding.
             let [t] = types.as_slice() else {
@@ -5537,7 +5555,6 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "set_config"
             | "pg_encoding_to_char"
             | "pg_size_pretty"
-            | "gen_random_uuid_text"
             | "split_part"
             | "left"
             | "right"
@@ -5592,11 +5609,6 @@ impl<'a, 'b> Binder<'a, 'b> {
             },
             "current_schemas" => PgType::NameArray,
             "txid_current" | "pg_backend_pid" => PgType::Int8,
-            "gen_random_uuid" | "uuid_generate_v4" => {
-                return Err(SqlError::feature(
-                    "random UUID generation (the core is deterministic; send the UUID)",
-                ))
-            }
             _ => return Err(no_such_function(&name, &types)),
         };
         // NULLIF is its first argument where PostgreSQL's `=` takes both as they are (a
@@ -8564,6 +8576,13 @@ impl<'a, 'b> Executor<'a, 'b> {
         })
     }
 
+    /// 64 bits of the host's entropy (the core has none of its own).
+    fn entropy(&self) -> Result<u64, SqlError> {
+        self.cx.kv.entropy().ok_or_else(|| {
+            SqlError::feature("random numbers without a source of entropy in the host")
+        })
+    }
+
     fn call(&self, name: &str, a: Vec<Value>) -> Result<Value, SqlError> {
         let text = |i: usize| -> Option<String> {
             match a.get(i) {
@@ -8622,6 +8641,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .replace('"', "");
                     let ty = crate::types::PgType::from_typname(&t)
                         .or_else(|| type_from_text(&t).ok().map(|(ty, _)| ty))
+                        .or_else(|| {
+                            [PgType::Unknown, PgType::Void]
+                                .into_iter()
+                                .find(|p| p.typname() == t)
+                        })
                         .ok_or_else(|| SqlError::UndefinedObject {
                             message: format!("type \"{name}\" does not exist"),
                         })?;
@@ -8891,7 +8915,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "format_type" => match a.first() {
                 Some(Value::Int(oid)) => {
-                    let ty = crate::types::type_by_oid(*oid as u32);
+                    let ty = crate::types::any_type_by_oid(*oid as u32);
                     let typmod = match a.get(1) {
                         Some(Value::Int(m)) => *m as i32,
                         _ => -1,
@@ -8982,6 +9006,39 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .unwrap_or(Value::Null),
             "txid_current" => Value::Int(self.cx.txid() as i64),
             "pg_backend_pid" => Value::Int(0),
+            "random" => {
+                let mut prng = match self.cx.prng.get() {
+                    Some(p) => p,
+                    None => crate::prng::Prng::from_state(self.entropy()?, self.entropy()?),
+                };
+                let v = prng.next_double();
+                self.cx.prng.set(Some(prng));
+                Value::Float(v)
+            }
+            "setseed" => match a.first() {
+                Some(Value::Float(x)) if (-1.0..=1.0).contains(x) => {
+                    self.cx.prng.set(Some(crate::prng::Prng::from_fraction(*x)));
+                    Value::text("")
+                }
+                Some(Value::Float(x)) => {
+                    return Err(SqlError::InvalidParameter {
+                        message: format!(
+                            "setseed parameter {} is out of allowed range [-1,1]",
+                            crate::datetime::c_format_g(*x)
+                        ),
+                    })
+                }
+                _ => Value::Null,
+            },
+            "gen_random_uuid" => {
+                let mut u = [0u8; 16];
+                u[..8].copy_from_slice(&self.entropy()?.to_le_bytes());
+                u[8..].copy_from_slice(&self.entropy()?.to_le_bytes());
+                // Version 4, variant 10 (RFC 9562).
+                u[6] = (u[6] & 0x0f) | 0x40;
+                u[8] = (u[8] & 0x3f) | 0x80;
+                Value::Uuid(u)
+            }
             "array" => Value::Array(a.into()),
             "array_length" => match a.first() {
                 Some(Value::Array(x)) if !x.is_empty() => Value::Int(x.len() as i64),

@@ -60,6 +60,8 @@ pub enum PgType {
     UuidArray,
     /// An untyped string literal before it meets a context (PostgreSQL's `unknown`).
     Unknown,
+    /// What a function returning nothing returns (`setseed`): an empty value.
+    Void,
 }
 
 impl PgType {
@@ -110,6 +112,7 @@ impl PgType {
             PgType::Numeric => 1700,
             PgType::Uuid => 2950,
             PgType::Unknown => 705,
+            PgType::Void => 2278,
         }
     }
 
@@ -125,7 +128,8 @@ impl PgType {
             | PgType::Regtype
             | PgType::Regnamespace
             | PgType::Date
-            | PgType::Xid => 4,
+            | PgType::Xid
+            | PgType::Void => 4,
             PgType::Int8
             | PgType::Float8
             | PgType::Timestamp
@@ -187,6 +191,7 @@ impl PgType {
             PgType::IntervalArray => "_interval",
             PgType::UuidArray => "_uuid",
             PgType::Unknown => "unknown",
+            PgType::Void => "void",
         }
     }
 
@@ -1775,6 +1780,8 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
             Value::text(s)
         }
         PgType::Char => Value::text(s.chars().take(1).collect::<String>()),
+        // void_in takes any text and gives nothing.
+        PgType::Void => Value::text(""),
         PgType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| {
             if s.starts_with("\\x") {
                 SqlError::InvalidParameter {
@@ -1925,6 +1932,16 @@ fn xid_in(s: &str) -> u32 {
 
 pub fn type_by_oid(oid: u32) -> Option<PgType> {
     ALL_TYPES.iter().copied().find(|t| t.oid() == oid)
+}
+
+/// [`type_by_oid`], or one of the pseudo-types RockLake has (`unknown`, `void`): what names
+/// an OID for `regtype` output and `format_type`, not what a column or parameter may be.
+pub fn any_type_by_oid(oid: u32) -> Option<PgType> {
+    type_by_oid(oid).or_else(|| {
+        [PgType::Unknown, PgType::Void]
+            .into_iter()
+            .find(|t| t.oid() == oid)
+    })
 }
 
 /// PostgreSQL's `tidin`: the block number follows the first `(` (or `,`), the offset the next

@@ -207,6 +207,7 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
             )
         }
         PgType::Bytea => Value::Bytes(b.to_vec()),
+        PgType::Void => Value::text(""),
         PgType::Uuid => Value::Uuid(fixed(b, ty)?),
         PgType::Timestamp | PgType::Timestamptz => {
             Value::Timestamp(i64::from_be_bytes(fixed(b, ty)?))

@@ -55,6 +55,11 @@ impl bindings::rocklake::core::kv::Host for MapStore {
     fn interrupted(&mut self) -> Option<String> {
         None
     }
+
+    /// This host has no entropy source: `random()` and `gen_random_uuid()` fail with 0A000.
+    fn entropy(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 impl bindings::rocklake::core::types::Host for MapStore {}

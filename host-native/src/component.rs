@@ -471,6 +471,10 @@ impl bindings::rocklake::core::kv::Host for HostState {
     fn interrupted(&mut self) -> Option<String> {
         self.kv().ok().and_then(|kv| kv.interrupted())
     }
+
+    fn entropy(&mut self) -> Option<u64> {
+        self.kv().ok().and_then(|kv| kv.entropy())
+    }
 }
 
 impl bindings::rocklake::core::types::Host for HostState {}

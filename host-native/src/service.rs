@@ -1190,6 +1190,11 @@ impl KvRead for RequestKv<'_> {
     fn interrupted(&self) -> Option<String> {
         self.interrupt.reason().map(|e| e.message)
     }
+    /// The OS's generator; `None` only if it fails, which the statement reports.
+    fn entropy(&self) -> Option<u64> {
+        let mut b = [0u8; 8];
+        getrandom::fill(&mut b).ok().map(|()| u64::from_le_bytes(b))
+    }
 }
 
 /// A commit waiting in the group-commit queue.

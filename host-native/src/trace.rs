@@ -316,6 +316,8 @@ enum Import {
     },
     /// A long statement asked whether to stop.
     Interrupted { answer: Option<String> },
+    /// The core drew 64 bits of entropy (`random()`, `gen_random_uuid()`).
+    Entropy { answer: Option<u64> },
 }
 
 fn encode_imports(e: &mut Enc, imports: &[Import]) {
@@ -366,6 +368,16 @@ fn encode_imports(e: &mut Enc, imports: &[Import]) {
             Import::Interrupted { answer } => {
                 e.u8(2);
                 e.opt_str(answer);
+            }
+            Import::Entropy { answer } => {
+                e.u8(4);
+                match answer {
+                    None => e.u8(0),
+                    Some(v) => {
+                        e.u8(1);
+                        e.u64(*v);
+                    }
+                }
             }
         }
     }
@@ -420,6 +432,12 @@ fn decode_imports(d: &mut Dec<'_>) -> Result<VecDeque<Import>, TraceError> {
                 answer: match d.u8()? {
                     0 => None,
                     _ => Some(d.str()?),
+                },
+            },
+            4 => Import::Entropy {
+                answer: match d.u8()? {
+                    0 => None,
+                    _ => Some(d.u64()?),
                 },
             },
             _ => return Err(d.bad("unknown import tag")),
@@ -658,6 +676,11 @@ impl KvRead for RecordingKv<'_> {
         self.log.borrow_mut().push(Import::Interrupted {
             answer: answer.clone(),
         });
+        answer
+    }
+    fn entropy(&self) -> Option<u64> {
+        let answer = self.inner.entropy();
+        self.log.borrow_mut().push(Import::Entropy { answer });
         answer
     }
 }
@@ -955,6 +978,19 @@ impl KvRead for ReplayKv {
             }
         }
     }
+    fn entropy(&self) -> Option<u64> {
+        let next = self.answers.borrow_mut().pop_front();
+        match next {
+            Some(Import::Entropy { answer }) => answer,
+            other => {
+                self.diverge(format!(
+                    "the core drew entropy; the recording has {}",
+                    describe_import(other.as_ref())
+                ));
+                None
+            }
+        }
+    }
 }
 
 fn describe_import(i: Option<&Import>) -> String {
@@ -974,6 +1010,7 @@ fn describe_import(i: Option<&Import>) -> String {
         ),
         Some(Import::Get { key, .. }) => format!("a read of key {}", show_key(key)),
         Some(Import::Interrupted { .. }) => "an interruption check".into(),
+        Some(Import::Entropy { .. }) => "an entropy draw".into(),
     }
 }
 
@@ -1307,6 +1344,10 @@ mod tests {
                     transient: true,
                 }),
             },
+            Import::Entropy {
+                answer: Some(u64::MAX - 7),
+            },
+            Import::Entropy { answer: None },
         ];
         for c in calls {
             let mut e = Enc::default();

@@ -19,6 +19,9 @@ const SESSION: &[&str] = &[
     "SELECT * FROM t ORDER BY id",
     "INSERT INTO t VALUES (1, 'dup')",
     "SELECT count(*), now() IS NOT NULL FROM t",
+    // Host entropy: recorded with the call, so the replay's values are the recording's.
+    "SELECT random(), gen_random_uuid(), random() FROM t",
+    "SELECT setseed(0.5), random()",
     "DELETE FROM t WHERE id = 1",
     "SELECT name FROM t",
 ];

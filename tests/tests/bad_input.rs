@@ -254,6 +254,39 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT max(x), min(x) FROM (VALUES (1.0), (1.00), (0.5), (0.50)) v(x)",
     "SELECT max(x), min(x) FROM (VALUES ('1 day'::interval), ('24 hours'::interval)) v(x)",
     "SELECT max(x)::text, min(x)::text FROM (VALUES (0.0::float8), (-0.0::float8)) v(x)",
+    // setseed makes random() PostgreSQL's sequence (xoroshiro128** from splitmix64), so the
+    // values compare exactly; the generator is the session's and not transactional.
+    "SELECT setseed(0.5)",
+    "SELECT random(), random(), random()",
+    "SELECT setseed(-0.25), random()",
+    "SELECT random() FROM generate_series(1, 3)",
+    "BEGIN",
+    "SELECT setseed(0.125)",
+    "ROLLBACK",
+    "SELECT random()",
+    "SELECT setseed(1), setseed(-1), setseed('0'), setseed(0.75::real), setseed(1::numeric)",
+    "SELECT random() < 1, pg_typeof(random()), pg_typeof(setseed(0.1)), setseed(0.1)::text = ''",
+    "SELECT setseed(2)",
+    "SELECT setseed('nan')",
+    "SELECT setseed('-infinity')",
+    "SELECT setseed(-1e10)",
+    "SELECT setseed()",
+    "SELECT setseed(true)",
+    "SELECT setseed('x')",
+    "SELECT random(1)",
+    "SELECT format_type(2278, NULL), 'void'::regtype::oid, 2278::regtype",
+    "SELECT typname, typlen, typtype, typcategory, typinput::text, typoutput::text FROM pg_type WHERE oid = 2278",
+    // gen_random_uuid draws from the host's entropy: compared by shape (version 4, variant 10).
+    "SELECT pg_typeof(gen_random_uuid()), length(gen_random_uuid()::text), \
+     substr(gen_random_uuid()::text, 15, 1), substr(gen_random_uuid()::text, 20, 1) IN ('8', '9', 'a', 'b')",
+    "SELECT count(DISTINCT gen_random_uuid()), count(DISTINCT random()) FROM generate_series(1, 1000)",
+    "SELECT gen_random_uuid(1)",
+    "SELECT uuid_generate_v4()",
+    "CREATE TABLE r (id uuid DEFAULT gen_random_uuid() PRIMARY KEY, x float8 DEFAULT random())",
+    "INSERT INTO r (x) SELECT random() FROM generate_series(1, 50)",
+    "INSERT INTO r DEFAULT VALUES",
+    "SELECT count(*), count(DISTINCT id), min(x) >= 0 AND max(x) < 1 FROM r",
+    "DROP TABLE r",
 ];
 
 #[test]
