@@ -435,6 +435,9 @@ pub struct PgError {
     pub constraint: Option<String>,
     /// Where the error happened (PostgreSQL's CONTEXT, field `W`): the COPY line for COPY FROM.
     pub context: Option<String>,
+    /// The 1-based character position in the query string the error points at (field `P`;
+    /// psql draws its `LINE n:` caret from it).
+    pub position: Option<u32>,
 }
 
 impl PgError {
@@ -449,6 +452,7 @@ impl PgError {
             table: None,
             constraint: None,
             context: None,
+            position: None,
         }
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {

@@ -34,7 +34,7 @@ use crate::error::SqlError;
 /// Reads a COPY statement after its `COPY` keyword.
 pub fn parse_copy(
     p: &mut Parser<'_>,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<Statement, SqlError> {
     // `COPY BINARY t …`: the pre-7.3 spelling of FORMAT binary.
     let old_binary = p.parse_keyword(Keyword::BINARY);
@@ -126,7 +126,7 @@ pub fn parse_copy(
 fn filtered(
     source: &CopySource,
     cond: &Expr,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<CopySource, SqlError> {
     let CopySource::Table {
         table_name,
@@ -201,7 +201,7 @@ fn sconst(p: &mut Parser<'_>) -> Result<String, ParserError> {
 fn one_char(
     p: &mut Parser<'_>,
     what: &str,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<char, SqlError> {
     let s = sconst(p).map_err(syntax)?;
     single(&s, what)
@@ -298,7 +298,10 @@ fn word_text(value: String, quote_style: Option<char>) -> String {
     }
 }
 
-fn generic_arg(p: &mut Parser<'_>, syntax: fn(ParserError) -> SqlError) -> Result<Arg, SqlError> {
+fn generic_arg(
+    p: &mut Parser<'_>,
+    syntax: &dyn Fn(ParserError) -> SqlError,
+) -> Result<Arg, SqlError> {
     let t = p.peek_token_ref().token.clone();
     Ok(match t {
         Token::Comma | Token::RParen => Arg::None,
@@ -365,7 +368,7 @@ fn generic_option(
     to: bool,
     options: &mut Vec<CopyOption>,
     legacy: &mut Vec<CopyLegacyOption>,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<(), SqlError> {
     let t = p.next_token();
     let name = match t.token {
@@ -423,7 +426,7 @@ fn legacy_option(
     to: bool,
     options: &mut Vec<CopyOption>,
     legacy: &mut Vec<CopyLegacyOption>,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<bool, SqlError> {
     let Some(kw) = p.parse_one_of_keywords(&[
         Keyword::BINARY,
@@ -487,7 +490,7 @@ fn legacy_option(
 /// `columnList` of the legacy syntax: names without parentheses.
 fn column_list(
     p: &mut Parser<'_>,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<Vec<Ident>, SqlError> {
     let mut cols = Vec::new();
     loop {

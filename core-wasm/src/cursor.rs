@@ -46,7 +46,7 @@ fn number(n: i64) -> ValueWithSpan {
 pub fn parse_fetch(
     p: &mut Parser<'_>,
     is_move: bool,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<Statement, SqlError> {
     let signed = |p: &mut Parser<'_>| -> Result<Option<i64>, SqlError> {
         let negative = match &p.peek_token_ref().token {
@@ -114,7 +114,7 @@ pub fn parse_fetch(
 fn required(
     n: Option<i64>,
     p: &Parser<'_>,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<i64, SqlError> {
     n.ok_or_else(|| syntax(crate::copyparse::expected(p, "an integer")))
 }
@@ -122,7 +122,7 @@ fn required(
 fn integer(
     p: &mut Parser<'_>,
     negative: bool,
-    syntax: fn(ParserError) -> SqlError,
+    syntax: &dyn Fn(ParserError) -> SqlError,
 ) -> Result<i64, SqlError> {
     let t = p.next_token();
     let Token::Number(n, _) = &t.token else {

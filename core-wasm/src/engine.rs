@@ -585,7 +585,15 @@ impl Engine {
         };
         sess.outputs.clear();
         sess.queue.clear();
-        let reply = match self.parsed.parse(sql) {
+        crate::errpos::clear();
+        let seen = self.parsed.stats();
+        let parsed = self.parsed.parse(sql);
+        // A tree made from another text of the same shape (or read without the parser) has
+        // that text's positions.
+        let now_seen = self.parsed.stats();
+        let own_positions =
+            now_seen.shape_hits == seen.shape_hits && now_seen.long_texts == seen.long_texts;
+        let mut reply = match parsed {
             Ok(stmts) if stmts.is_empty() => Reply {
                 outputs: vec![Output::Empty],
                 error: None,
@@ -614,6 +622,11 @@ impl Engine {
                 }
             }
         };
+        if let Some(e) = reply.error.as_mut().filter(|_| own_positions) {
+            e.position = e
+                .position
+                .or_else(|| crate::errpos::position(sql, &e.message));
+        }
         self.finish(sess, reply)
     }
 
@@ -627,6 +640,7 @@ impl Engine {
         let Some(mut sess) = self.sessions.remove(&sid) else {
             return Err(PgError::new("08003", "session does not exist"));
         };
+        crate::errpos::clear();
         let r = crate::exec::describe(
             &mut crate::exec::Cx {
                 kv,
@@ -636,7 +650,11 @@ impl Engine {
             sql,
         );
         self.sessions.insert(sid, sess);
-        r.map_err(|e| e.to_pg())
+        r.map_err(|e| {
+            let mut e = e.to_pg();
+            e.position = crate::errpos::position(sql, &e.message);
+            e
+        })
     }
 
     /// Feeds COPY FROM STDIN data.

@@ -50,11 +50,8 @@ pub enum Step {
 
 pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     check_limits(sql)?;
-    fn syntax(e: ParserError) -> SqlError {
-        SqlError::Syntax {
-            message: syntax_message(&e.to_string()),
-        }
-    }
+    let syntax = |e: ParserError| syntax_error(&e.to_string(), sql);
+    let syntax: &dyn Fn(ParserError) -> SqlError = &syntax;
     let mut p = Parser::new(&PostgreSqlDialect {})
         .with_recursion_limit(MAX_NESTING)
         .try_with_sql(sql)
@@ -195,6 +192,56 @@ fn syntax_message(raw: &str) -> String {
         }
         None => format!("syntax error: {body}"),
     }
+}
+
+/// A parse error of `sql` as PostgreSQL words it, with its position noted
+/// ([`crate::errpos`]): the token sqlparser stopped at, or the end of the input.
+fn syntax_error(raw: &str, sql: &str) -> SqlError {
+    let body = raw.trim_start_matches("sql parser error: ");
+    let (text, at) = match body.rsplit_once(" at Line: ") {
+        Some((text, place)) => {
+            let at = place.split_once(", Column: ").and_then(|(l, c)| {
+                Some(sqlparser::tokenizer::Location {
+                    line: l.trim().parse().ok()?,
+                    column: c.trim().trim_end_matches('.').parse().ok()?,
+                })
+            });
+            (text, at)
+        }
+        None => (body, None),
+    };
+    // The rest of the text from the error's place, as PostgreSQL's lexer quotes it.
+    let rest = || {
+        let at = at?;
+        let from = crate::errpos::char_position(sql, at)? as usize - 1;
+        Some(sql.chars().skip(from).collect::<String>())
+    };
+    let unterminated =
+        |what: &str| rest().map(|r| format!("unterminated {what} at or near \"{r}\""));
+    let (message, at) = if text.starts_with("Unterminated string literal")
+        || text.starts_with("Unterminated encoded string literal")
+    {
+        match unterminated("quoted string") {
+            Some(m) => (m, at),
+            None => (syntax_message(raw), None),
+        }
+    } else if text.starts_with("Expected close delimiter '\"'") {
+        match unterminated("quoted identifier") {
+            Some(m) => (m, at),
+            None => (syntax_message(raw), None),
+        }
+    } else if text.ends_with("found: EOF") {
+        (syntax_message(raw), Some(crate::errpos::END_OF_INPUT))
+    } else if text.contains("found: ") {
+        (syntax_message(raw), at)
+    } else {
+        (syntax_message(raw), None)
+    };
+    let e = SqlError::Syntax { message };
+    if let Some(at) = at {
+        crate::errpos::note_parse(&e, at);
+    }
+    e
 }
 
 /// The setting SHOW names (`SHOW TIME ZONE` → "time zone").
@@ -1516,7 +1563,8 @@ fn insert_param_types(
                         continue;
                     }
                     let (b, _) = binder.bind_expr(e, &empty, None)?;
-                    coerce_expr(b, t.columns[*ci].ty)?;
+                    coerce_expr(b, t.columns[*ci].ty)
+                        .map_err(|err| crate::query::noted_at(e, err))?;
                 }
             }
         }
@@ -3076,8 +3124,13 @@ fn dml_returning(
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
     let parts = object_name(name);
-    let t = find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable {
-        name: parts.last().cloned().unwrap_or_default(),
+    let t = find_table(cx, &parts)?.ok_or_else(|| {
+        at_name(
+            SqlError::UndefinedTable {
+                name: parts.last().cloned().unwrap_or_default(),
+            },
+            name,
+        )
     })?;
     let at = cx.read_point();
     cx.reader(at).check_layout(&t)?;
@@ -3114,11 +3167,14 @@ fn insert_targets(t: &TableRef, ins: &ast::Insert) -> Result<Vec<usize>, SqlErro
     let mut targets = Vec::with_capacity(ins.columns.len());
     for c in &ins.columns {
         let n = object_name(c).concat();
-        let i = t
-            .column_index(&n)
-            .ok_or_else(|| SqlError::UndefinedColumn {
-                name: format!("{n}\" of relation \"{}", t.name),
-            })?;
+        let i = t.column_index(&n).ok_or_else(|| {
+            at_name(
+                SqlError::UndefinedColumn {
+                    name: format!("{n}\" of relation \"{}", t.name),
+                },
+                c,
+            )
+        })?;
         if targets.contains(&i) {
             return Err(SqlError::ColumnTwice { name: n });
         }
@@ -3282,10 +3338,13 @@ fn insert(
                             });
                             continue;
                         }
-                        let (b, bt) = binder.bind_values_expr(e)?;
-                        check_assignable(&t.columns[*ci], bt, "expression")?;
-                        let b = crate::query::assignment(b, bt, t.columns[*ci].ty)?;
-                        vals.push(exec.eval(&b, &env)?);
+                        let value = (|| {
+                            let (b, bt) = binder.bind_values_expr(e)?;
+                            check_assignable(&t.columns[*ci], bt, "expression")?;
+                            let b = crate::query::assignment(b, bt, t.columns[*ci].ty)?;
+                            exec.eval(&b, &env)
+                        })();
+                        vals.push(value.map_err(|err| crate::query::noted_at(e, err))?);
                     }
                     out.push(vals);
                 }
@@ -3496,7 +3555,7 @@ fn bind_assignments(
             let name = object_name(n).last().cloned().unwrap_or_default();
             let ci = t
                 .column_index(&name)
-                .ok_or_else(|| undefined_column_of(&name, &t.name))?;
+                .ok_or_else(|| at_name(undefined_column_of(&name, &t.name), n))?;
             if sets.iter().any(|(x, _)| *x == ci) {
                 return Err(SqlError::Syntax {
                     message: format!("multiple assignments to same column \"{name}\""),
@@ -3865,6 +3924,14 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
 }
 
 // ------------------------------------------------------------------ COPY
+
+/// `err`, noted as pointing at `name` ([`crate::errpos`]).
+fn at_name(err: SqlError, name: &ast::ObjectName) -> SqlError {
+    if let Some(at) = crate::query::name_location(name) {
+        crate::errpos::note(&err, at);
+    }
+    err
+}
 
 fn undefined_column_of(column: &str, table: &str) -> SqlError {
     SqlError::UndefinedColumn {

@@ -145,6 +145,7 @@ fn pg_error(e: PgError) -> wit::PgError {
         table: e.table,
         constraint: e.constraint,
         context: e.context,
+        position: e.position,
     }
 }
 

@@ -17,6 +17,7 @@ pub mod datetime;
 pub mod engine;
 pub mod envelope;
 pub mod error;
+pub mod errpos;
 pub mod exec;
 #[cfg(target_arch = "wasm32")]
 mod guest;

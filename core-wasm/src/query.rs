@@ -2892,6 +2892,25 @@ impl<'a, 'b> Binder<'a, 'b> {
         f: &TableFactor,
         left: &Scope,
     ) -> Result<(Source, Vec<ColMeta>, LateralUse), SqlError> {
+        let r = self.bind_factor_node(f, left);
+        if let Err(err) = &r {
+            // A relation or table function that does not exist: at its name.
+            let name = match f {
+                TableFactor::Table { name, .. } | TableFactor::Function { name, .. } => Some(name),
+                _ => None,
+            };
+            if let (Some(at), "42P01" | "42883") = (name.and_then(name_location), err.sqlstate()) {
+                crate::errpos::note(err, at);
+            }
+        }
+        r
+    }
+
+    fn bind_factor_node(
+        &mut self,
+        f: &TableFactor,
+        left: &Scope,
+    ) -> Result<(Source, Vec<ColMeta>, LateralUse), SqlError> {
         let not_lateral = |(source, cols)| (source, cols, LateralUse::NONE);
         match f {
             // `unnest(array)` in FROM, which the parser reads as its own construct.
@@ -3572,6 +3591,16 @@ impl<'a, 'b> Binder<'a, 'b> {
 
     /// Binds an expression; `aggs` is `Some` where aggregate calls are allowed.
     pub fn bind_expr(
+        &mut self,
+        e: &Expr,
+        scope: &Scope,
+        aggs: Option<&mut Vec<AggSpec>>,
+    ) -> Result<(BExpr, PgType), SqlError> {
+        self.bind_expr_node(e, scope, aggs)
+            .map_err(|err| noted_at(e, err))
+    }
+
+    fn bind_expr_node(
         &mut self,
         e: &Expr,
         scope: &Scope,
@@ -6689,6 +6718,70 @@ const DATETIME_FUNCTIONS: &[&str] = &[
 ];
 
 /// PostgreSQL's 42883 for a call no function signature matches.
+/// `err`, which binding or converting `e` gave, with its position noted where PostgreSQL's
+/// parser gives one ([`error_location`]).
+pub(crate) fn noted_at(e: &Expr, err: SqlError) -> SqlError {
+    if let Some(at) = error_location(e, &err) {
+        crate::errpos::note(&err, at);
+    }
+    err
+}
+
+/// Where PostgreSQL's parser points an error that binding `e` returned
+/// ([`crate::errpos`]): a name that resolves to nothing at the name, a function that does not
+/// exist at its name, a constant that does not convert at the constant. `None`: no position
+/// (PostgreSQL gives none, or this node is not the one it points at).
+fn error_location(e: &Expr, err: &SqlError) -> Option<sqlparser::tokenizer::Location> {
+    use sqlparser::ast::Spanned;
+    match (err.sqlstate(), e) {
+        ("42703" | "42P01", Expr::Identifier(i)) => Some(i.span.start),
+        ("42703" | "42P01", Expr::CompoundIdentifier(parts)) => parts.first().map(|i| i.span.start),
+        ("42883", Expr::Function(f)) if err.to_string().starts_with("function ") => {
+            name_location(&f.name)
+        }
+        // A constant's input error: at the constant the message quotes.
+        ("22P02" | "22007" | "22008" | "22003" | "22009" | "22023", _) => {
+            let message = err.to_string();
+            let mut found = None;
+            let _ = sqlparser::ast::visit_expressions(e, |x| {
+                let text = match x {
+                    Expr::Value(v) => literal_text(&v.value).map(|t| (t, v.span())),
+                    Expr::TypedString(ts) => {
+                        literal_text(&ts.value.value).map(|t| (t, ts.value.span()))
+                    }
+                    _ => None,
+                };
+                match text {
+                    Some((t, span)) if message.contains(&format!("\"{t}\"")) => {
+                        found = Some(span.start);
+                        std::ops::ControlFlow::Break(())
+                    }
+                    _ => std::ops::ControlFlow::Continue(()),
+                }
+            });
+            found
+        }
+        _ => None,
+    }
+}
+
+/// Where a (possibly qualified) name starts.
+pub(crate) fn name_location(name: &ast::ObjectName) -> Option<sqlparser::tokenizer::Location> {
+    match name.0.first() {
+        Some(ast::ObjectNamePart::Identifier(i)) => Some(i.span.start),
+        _ => None,
+    }
+}
+
+/// The text of a string or number literal as an input error quotes it.
+fn literal_text(v: &ast::Value) -> Option<String> {
+    match v {
+        ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => Some(s.clone()),
+        ast::Value::Number(n, _) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
     SqlError::UndefinedFunction {

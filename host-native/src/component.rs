@@ -819,6 +819,7 @@ fn pg_error(e: wit::PgError) -> PgError {
         table: e.table,
         constraint: e.constraint,
         context: e.context,
+        position: e.position,
     }
 }
 

@@ -24,7 +24,8 @@ use rocklake_core::api::{
 
 use crate::service::Core;
 
-const MAGIC: &[u8; 8] = b"RLTRACE3";
+/// Format 4: entropy draws among the imports, and errors with their position.
+const MAGIC: &[u8; 8] = b"RLTRACE4";
 
 // ---------------------------------------------------------------- encoding
 
@@ -73,6 +74,13 @@ impl Enc {
             &e.context,
         ] {
             self.opt_str(f);
+        }
+        match e.position {
+            None => self.u8(0),
+            Some(p) => {
+                self.u8(1);
+                self.u32(p);
+            }
         }
     }
     fn fields(&mut self, fields: &[FieldDesc]) {
@@ -1021,7 +1029,14 @@ fn read_events(path: &Path) -> Result<(Vec<Event>, bool), TraceError> {
         source,
     })?;
     let mut d = Dec { buf: &buf, pos: 0 };
-    if d.take(MAGIC.len())? != MAGIC {
+    let magic = d.take(MAGIC.len())?;
+    if magic != MAGIC {
+        if magic.starts_with(b"RLTRACE") {
+            return Err(d.bad(&format!(
+                "a trace of format {} (this build reads format 4): record it again",
+                String::from_utf8_lossy(&magic[7..])
+            )));
+        }
         return Err(d.bad("not a RockLake trace (bad magic)"));
     }
     let mut events = Vec::new();

@@ -273,6 +273,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "alter_table",
             "--test",
+            "error_positions",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",

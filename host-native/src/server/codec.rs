@@ -467,6 +467,9 @@ impl Out {
             if let Some(h) = &e.hint {
                 field(b, b'H', h);
             }
+            if let Some(p) = e.position {
+                field(b, b'P', &p.to_string());
+            }
             if let Some(s) = &e.schema {
                 field(b, b's', s);
             }

@@ -127,6 +127,9 @@ struct Portal {
     /// Rows left over after an Execute with a row limit: the result, how many of its rows
     /// were sent, and the final tag.
     pending: Option<(TextRows, usize, String)>,
+    /// `sql` has the Bind parameters' values in place of `$n`: an error's position in it is
+    /// not one in the client's text.
+    bound: bool,
 }
 
 /// A raw message read from the socket.
@@ -1215,6 +1218,12 @@ impl<B: Backend> Conn<B> {
         } else {
             match self.cancellable(backend.describe(sid, &shape)).await {
                 None => Err(canceled()),
+                // The described text has stand-ins for `$n`: positions in it are not the
+                // client's.
+                Some(Err(mut e)) if nparams > 0 => {
+                    e.position = None;
+                    Err(e)
+                }
                 Some(r) => r,
             }
         };
@@ -1385,6 +1394,7 @@ impl<B: Backend> Conn<B> {
                 fields,
                 formats: result_formats,
                 pending: None,
+                bound: !params.is_empty(),
             },
         );
         self.out.bind_complete();
@@ -1479,6 +1489,7 @@ impl<B: Backend> Conn<B> {
             return Ok(());
         }
         let portal_sql = portal.sql.clone();
+        let bound = portal.bound;
         let sql = match self.gate(&portal_sql) {
             Ok(s) => s,
             Err(e) => {
@@ -1497,7 +1508,12 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "execute: {sql}");
-        let reply = self.interruptible(backend.query(sid, &sql)).await;
+        let mut reply = self.interruptible(backend.query(sid, &sql)).await;
+        if bound {
+            if let Some(e) = reply.error.as_mut() {
+                e.position = None;
+            }
+        }
         self.poisoned = false;
         self.current_portal = name.to_string();
         let reply = self.send_reply(reply, Proto::Extended, max_rows).await?;
