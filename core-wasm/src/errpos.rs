@@ -15,8 +15,19 @@ use sqlparser::tokenizer::Location;
 
 use crate::error::SqlError;
 
+/// What an error points at, relative to a location in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The location itself.
+    At,
+    /// The operator that follows (an operand's end): past spaces and closing parentheses.
+    NextToken,
+    /// The type name of a cast that follows (its operand's end): past `::` or `AS`.
+    CastTypeAfter,
+}
+
 thread_local! {
-    static NOTED: RefCell<Option<(String, Location)>> = const { RefCell::new(None) };
+    static NOTED: RefCell<Option<(String, Location, Target)>> = const { RefCell::new(None) };
 }
 
 /// Forgets any note (at the start of each request).
@@ -33,33 +44,58 @@ pub const END_OF_INPUT: Location = Location {
 /// Notes that the parse error `err` points at `at` (replacing any note: a text's last parse
 /// error is the one reported).
 pub fn note_parse(err: &SqlError, at: Location) {
-    NOTED.with(|n| *n.borrow_mut() = Some((err.to_string(), at)));
+    NOTED.with(|n| *n.borrow_mut() = Some((err.to_string(), at, Target::At)));
 }
 
 /// Notes that `err` points at `at`, unless the same error was noted already (by a node inside
 /// this one). A location without a line (a node built, not parsed) is not noted.
 pub fn note(err: &SqlError, at: Location) {
+    note_target(err, at, Target::At);
+}
+
+/// [`note`], pointing at what `target` finds from `at`.
+pub fn note_target(err: &SqlError, at: Location, target: Target) {
     if at.line == 0 || at.column == 0 {
         return;
     }
     let message = err.to_string();
     NOTED.with(|n| {
         let mut n = n.borrow_mut();
-        if n.as_ref().is_some_and(|(m, _)| *m == message) {
+        if n.as_ref().is_some_and(|(m, ..)| *m == message) {
             return;
         }
-        *n = Some((message, at));
+        *n = Some((message, at, target));
     });
 }
 
 /// The 1-based character position in `sql` of the error whose message is `message`, if one was
 /// noted for it. An error at the end of the input points one past the last character.
 pub fn position(sql: &str, message: &str) -> Option<u32> {
-    let at = NOTED.with(|n| match &*n.borrow() {
-        Some((m, at)) if m == message => Some(*at),
+    let (at, target) = NOTED.with(|n| match &*n.borrow() {
+        Some((m, at, target)) if m == message => Some((*at, *target)),
         _ => None,
     })?;
-    char_position(sql, at)
+    let from = char_position(sql, at)?;
+    let rest = sql.chars().skip(from as usize - 1);
+    let skipped = match target {
+        Target::At => 0,
+        Target::NextToken => rest.take_while(|c| c.is_whitespace() || *c == ')').count(),
+        Target::CastTypeAfter => {
+            let rest: String = rest.take(64).collect();
+            let gap = |s: &str| s.chars().take_while(|c| c.is_whitespace()).count();
+            let mut n = gap(&rest);
+            let after = &rest[rest.char_indices().nth(n).map_or(rest.len(), |(i, _)| i)..];
+            let cast_word = after.starts_with("::")
+                || after.get(..2).is_some_and(|w| w.eq_ignore_ascii_case("as"));
+            if !cast_word {
+                return None;
+            }
+            n += 2;
+            let after: String = rest.chars().skip(n).collect();
+            n + gap(&after)
+        }
+    };
+    u32::try_from(skipped).ok().map(|s| from + s)
 }
 
 /// `at` (1-based line and column, columns counted in characters as sqlparser's tokenizer
@@ -121,5 +157,27 @@ mod tests {
         assert_eq!(position("SELECT nope", &e.to_string()), Some(8));
         clear();
         assert_eq!(position("SELECT nope", &e.to_string()), None);
+    }
+
+    #[test]
+    fn targets_found_after_a_location() {
+        let e = SqlError::Syntax {
+            message: "x".into(),
+        };
+        let cases = [
+            // After `(b`: past `)` and spaces to the operator.
+            ("SELECT (b) + 1", at(1, 10), Target::NextToken, Some(12)),
+            ("SELECT b+1", at(1, 9), Target::NextToken, Some(9)),
+            ("SELECT 1::nope", at(1, 9), Target::CastTypeAfter, Some(11)),
+            ("SELECT CAST(1 AS  nope)", at(1, 14), Target::CastTypeAfter, Some(19)),
+            ("SELECT 'é' :: nope", at(1, 11), Target::CastTypeAfter, Some(15)),
+            // Neither `::` nor AS after the operand: no position rather than a wrong one.
+            ("SELECT 1 é", at(1, 9), Target::CastTypeAfter, None),
+        ];
+        for (sql, loc, target, want) in cases {
+            clear();
+            note_target(&e, loc, target);
+            assert_eq!(position(sql, "x"), want, "{sql}");
+        }
     }
 }

@@ -1703,7 +1703,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             return Err(SqlError::ColumnTwice { name: cname });
         }
         refuse_system_column_name(&cname)?;
-        let (ty, typmod) = sql_type(&cd.data_type)?;
+        let (ty, typmod) = sql_type(&cd.data_type).map_err(|e| type_after(e, &cd.name))?;
         let mut col = Column {
             name: cname,
             ty,
@@ -2254,7 +2254,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         table: table.name.clone(),
                     });
                 }
-                let (ty, typmod) = sql_type(&column_def.data_type)?;
+                let (ty, typmod) =
+                    sql_type(&column_def.data_type).map_err(|e| type_after(e, &column_def.name))?;
                 let mut col = Column {
                     name: cname,
                     ty,
@@ -3924,6 +3925,15 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
 }
 
 // ------------------------------------------------------------------ COPY
+
+/// `err`, a column's type that does not exist, noted as pointing at the type name after the
+/// column's `name`.
+fn type_after(err: SqlError, name: &ast::Ident) -> SqlError {
+    if err.sqlstate() == "42704" {
+        crate::errpos::note_target(&err, name.span.end, crate::errpos::Target::NextToken);
+    }
+    err
+}
 
 /// `err`, noted as pointing at `name` ([`crate::errpos`]).
 fn at_name(err: SqlError, name: &ast::ObjectName) -> SqlError {

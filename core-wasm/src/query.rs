@@ -2082,6 +2082,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                         let (e, et) = e?;
                         orderable(et)?;
                         if let BSet::Select(s) = &body {
+                            if grouped {
+                                let keys = s.group.clone().unwrap_or_default();
+                                if let Some(i) = ungrouped_column(&e, &keys) {
+                                    return Err(grouping_error(&scope, i, [&oe.expr]));
+                                }
+                            }
                             if aggs.len() != s.aggs.len() {
                                 return Err(SqlError::feature(
                                     "aggregate in ORDER BY that is not in the select list",
@@ -3396,12 +3402,12 @@ impl<'a, 'b> Binder<'a, 'b> {
             let keys = group_exprs.clone().unwrap_or_default();
             for e in projection.iter().chain(having_ref(&having)) {
                 if let Some(i) = ungrouped_column(e, &keys) {
-                    let c = &scope.cols[i];
-                    let name = match &c.qual {
-                        Some(q) => format!("{q}.{}", c.name),
-                        None => c.name.to_string(),
-                    };
-                    return Err(SqlError::Grouping { name });
+                    let items = sel.projection.iter().filter_map(|i| match i {
+                        ast::SelectItem::UnnamedExpr(e)
+                        | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+                        _ => None,
+                    });
+                    return Err(grouping_error(&scope, i, items.chain(sel.having.as_ref())));
                 }
             }
         }
@@ -3744,14 +3750,14 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::IsNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), false), PgType::Bool),
             Expr::IsNotNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), true), PgType::Bool),
             Expr::IsTrue(x) => {
-                let b = coerce_expr(sub!(x).0, PgType::Bool)?;
+                let b = boolean_test_argument(sub!(x), "IS TRUE")?;
                 (
                     BExpr::IsDistinct(Box::new(b), Box::new(BExpr::Const(Value::Bool(true))), true),
                     PgType::Bool,
                 )
             }
             Expr::IsFalse(x) => {
-                let b = coerce_expr(sub!(x).0, PgType::Bool)?;
+                let b = boolean_test_argument(sub!(x), "IS FALSE")?;
                 (
                     BExpr::IsDistinct(
                         Box::new(b),
@@ -3760,6 +3766,27 @@ impl<'a, 'b> Binder<'a, 'b> {
                     ),
                     PgType::Bool,
                 )
+            }
+            // x IS NOT TRUE is x IS DISTINCT FROM true; IS [NOT] UNKNOWN is IS [NOT] NULL of a
+            // boolean.
+            Expr::IsNotTrue(x) | Expr::IsNotFalse(x) => {
+                let truth = matches!(e, Expr::IsNotTrue(_));
+                let test = if truth { "IS NOT TRUE" } else { "IS NOT FALSE" };
+                let b = boolean_test_argument(sub!(x), test)?;
+                (
+                    BExpr::IsDistinct(
+                        Box::new(b),
+                        Box::new(BExpr::Const(Value::Bool(truth))),
+                        false,
+                    ),
+                    PgType::Bool,
+                )
+            }
+            Expr::IsUnknown(x) | Expr::IsNotUnknown(x) => {
+                let not = matches!(e, Expr::IsNotUnknown(_));
+                let test = if not { "IS NOT UNKNOWN" } else { "IS UNKNOWN" };
+                let b = boolean_test_argument(sub!(x), test)?;
+                (BExpr::IsNull(Box::new(b), not), PgType::Bool)
             }
             Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
                 let neg = matches!(e, Expr::IsNotDistinctFrom(..));
@@ -3865,8 +3892,24 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ..
             } => {
                 let ci = matches!(e, Expr::ILike { .. });
-                let (x, _) = sub!(expr);
-                let (p, _) = sub!(pattern);
+                let (x, xt) = sub!(expr);
+                let (p, pt) = sub!(pattern);
+                // PostgreSQL's `~~` family takes strings (and bytea, which RockLake does not
+                // match against): anything else has no such operator.
+                let stringy = |t: PgType| t.is_string() || t == PgType::Unknown;
+                if !stringy(xt) || !stringy(pt) {
+                    let op = match (*negated, ci) {
+                        (false, false) => "~~",
+                        (true, false) => "!~~",
+                        (false, true) => "~~*",
+                        (true, true) => "!~~*",
+                    };
+                    return Err(no_such_operator(format!(
+                        "{} {op} {}",
+                        xt.sql_name(),
+                        pt.sql_name()
+                    )));
+                }
                 (
                     BExpr::Like(
                         Box::new(coerce_expr(x, PgType::Text)?),
@@ -3908,13 +3951,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (r, elem) = match (rt, rt.element()) {
                     (_, Some(elem)) => (r, elem),
                     (PgType::Unknown, _) => (coerce_or_cast(r, PgType::TextArray)?, PgType::Text),
-                    (other, None) => {
-                        return Err(SqlError::UndefinedFunction {
-                            message: format!(
-                                "op ANY/ALL (array) requires array on right side, not {}",
-                                other.sql_name()
-                            ),
-                            hint: None,
+                    (_, None) => {
+                        return Err(SqlError::WrongObjectType {
+                            message: "op ANY/ALL (array) requires array on right side".into(),
                         })
                     }
                 };
@@ -5989,6 +6028,114 @@ fn regexp_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
 
 /// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
 /// speaks of one argument).
+/// PostgreSQL's 42803 for the source column `i` of `scope`, used outside an aggregate where
+/// the rows are grouped, with its position at the first reference in `exprs` (the clauses in
+/// the order PostgreSQL checks them).
+fn grouping_error<'e>(
+    scope: &Scope,
+    i: usize,
+    exprs: impl IntoIterator<Item = &'e Expr>,
+) -> SqlError {
+    let c = &scope.cols[i];
+    let name = match &c.qual {
+        Some(q) => format!("{q}.{}", c.name),
+        None => c.name.to_string(),
+    };
+    let err = SqlError::Grouping { name };
+    if let Some(at) = exprs
+        .into_iter()
+        .find_map(|e| ungrouped_reference(e, &c.name))
+    {
+        crate::errpos::note(&err, at);
+    }
+    err
+}
+
+/// Where `e` first names a column called `name` outside an aggregate call (PostgreSQL's
+/// position of an ungrouped column). Only the common expression forms are walked; `None` when
+/// the reference is not found in them.
+fn ungrouped_reference(e: &Expr, name: &str) -> Option<sqlparser::tokenizer::Location> {
+    let walk = |x: &Expr| ungrouped_reference(x, name);
+    match e {
+        Expr::Identifier(i) => (ident(i) == name).then_some(i.span.start),
+        Expr::CompoundIdentifier(parts) => parts
+            .last()
+            .filter(|i| ident(i) == name)
+            .and_then(|_| parts.first())
+            .map(|i| i.span.start),
+        Expr::BinaryOp { left, right, .. } => walk(left).or_else(|| walk(right)),
+        Expr::UnaryOp { expr, .. }
+        | Expr::Nested(expr)
+        | Expr::Cast { expr, .. }
+        | Expr::IsNull(expr)
+        | Expr::IsNotNull(expr)
+        | Expr::IsTrue(expr)
+        | Expr::IsFalse(expr)
+        | Expr::IsNotTrue(expr)
+        | Expr::IsNotFalse(expr)
+        | Expr::IsUnknown(expr)
+        | Expr::IsNotUnknown(expr) => walk(expr),
+        Expr::Between {
+            expr, low, high, ..
+        } => walk(expr).or_else(|| walk(low)).or_else(|| walk(high)),
+        Expr::In {
+            expr,
+            target: ast::InTarget::List(list),
+            ..
+        } => walk(expr).or_else(|| list.iter().find_map(walk)),
+        Expr::Like { expr, pattern, .. } | Expr::ILike { expr, pattern, .. } => {
+            walk(expr).or_else(|| walk(pattern))
+        }
+        Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => operand
+            .as_deref()
+            .and_then(walk)
+            .or_else(|| {
+                conditions
+                    .iter()
+                    .find_map(|w| walk(&w.condition).or_else(|| walk(&w.result)))
+            })
+            .or_else(|| else_result.as_deref().and_then(walk)),
+        Expr::Function(f) => {
+            let fname = object_name(&f.name).last().cloned().unwrap_or_default();
+            if f.over.is_some() || aggregate_func(&fname, false).is_some() {
+                return None;
+            }
+            match &f.args {
+                ast::FunctionArguments::List(list) => list.args.iter().find_map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))
+                    | ast::FunctionArg::Named {
+                        arg: ast::FunctionArgExpr::Expr(x),
+                        ..
+                    } => walk(x),
+                    _ => None,
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The argument of `IS [NOT] TRUE/FALSE`: boolean, or an untyped literal read as one
+/// (PostgreSQL's 42804 for anything else).
+fn boolean_test_argument((e, t): (BExpr, PgType), test: &str) -> Result<BExpr, SqlError> {
+    match t {
+        PgType::Bool | PgType::Unknown => coerce_expr(e, PgType::Bool),
+        other => Err(SqlError::DatatypeMismatch {
+            message: format!(
+                "argument of {test} must be type boolean, not type {}",
+                other.sql_name()
+            ),
+            hint: None,
+        }),
+    }
+}
+
 fn no_such_operator(operands: String) -> SqlError {
     let hint = if operands.starts_with('-') {
         "No operator matches the given name and argument type. You might need to add an explicit type cast."
@@ -6721,8 +6868,8 @@ const DATETIME_FUNCTIONS: &[&str] = &[
 /// `err`, which binding or converting `e` gave, with its position noted where PostgreSQL's
 /// parser gives one ([`error_location`]).
 pub(crate) fn noted_at(e: &Expr, err: SqlError) -> SqlError {
-    if let Some(at) = error_location(e, &err) {
-        crate::errpos::note(&err, at);
+    if let Some((at, target)) = error_location(e, &err) {
+        crate::errpos::note_target(&err, at, target);
     }
     err
 }
@@ -6731,13 +6878,50 @@ pub(crate) fn noted_at(e: &Expr, err: SqlError) -> SqlError {
 /// ([`crate::errpos`]): a name that resolves to nothing at the name, a function that does not
 /// exist at its name, a constant that does not convert at the constant. `None`: no position
 /// (PostgreSQL gives none, or this node is not the one it points at).
-fn error_location(e: &Expr, err: &SqlError) -> Option<sqlparser::tokenizer::Location> {
+fn error_location(
+    e: &Expr,
+    err: &SqlError,
+) -> Option<(sqlparser::tokenizer::Location, crate::errpos::Target)> {
+    use crate::errpos::Target;
     use sqlparser::ast::Spanned;
+    let at = |l: Option<sqlparser::tokenizer::Location>| l.map(|l| (l, Target::At));
     match (err.sqlstate(), e) {
-        ("42703" | "42P01", Expr::Identifier(i)) => Some(i.span.start),
-        ("42703" | "42P01", Expr::CompoundIdentifier(parts)) => parts.first().map(|i| i.span.start),
+        ("42703" | "42P01", Expr::Identifier(i)) => at(Some(i.span.start)),
+        ("42703" | "42P01", Expr::CompoundIdentifier(parts)) => {
+            at(parts.first().map(|i| i.span.start))
+        }
         ("42883", Expr::Function(f)) if err.to_string().starts_with("function ") => {
-            name_location(&f.name)
+            at(name_location(&f.name))
+        }
+        // `a + b` with no such operator: at the operator, which has no span of its own.
+        ("42883", Expr::BinaryOp { left, .. })
+            if err.to_string().starts_with("operator does not exist") =>
+        {
+            Some((left.span().end, Target::NextToken))
+        }
+        // A cast to a type that does not exist: at the type name after `::` or `AS` (not
+        // found past a cast inside, whose own type name has no span).
+        ("42704", Expr::Cast { expr, .. })
+            if err.to_string().starts_with("type ") && !matches!(**expr, Expr::Cast { .. }) =>
+        {
+            Some((expr.span().end, Target::CastTypeAfter))
+        }
+        (
+            "42804",
+            Expr::IsTrue(x)
+            | Expr::IsFalse(x)
+            | Expr::IsNotTrue(x)
+            | Expr::IsNotFalse(x)
+            | Expr::IsUnknown(x)
+            | Expr::IsNotUnknown(x),
+        ) if err.to_string().starts_with("argument of IS") => Some((x.span().start, Target::At)),
+        ("42883", Expr::Like { expr, .. } | Expr::ILike { expr, .. })
+            if err.to_string().starts_with("operator does not exist") =>
+        {
+            Some((expr.span().end, Target::NextToken))
+        }
+        ("42809", Expr::AnyOp { left, .. } | Expr::AllOp { left, .. }) => {
+            Some((left.span().end, Target::NextToken))
         }
         // A constant's input error: at the constant the message quotes.
         ("22P02" | "22007" | "22008" | "22003" | "22009" | "22023", _) => {
@@ -6759,7 +6943,7 @@ fn error_location(e: &Expr, err: &SqlError) -> Option<sqlparser::tokenizer::Loca
                     _ => std::ops::ControlFlow::Continue(()),
                 }
             });
-            found
+            at(found)
         }
         _ => None,
     }

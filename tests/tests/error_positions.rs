@@ -38,6 +38,20 @@ ERRORS = [
     "SELECT * FROM pt WHERE a = 'abc'", "SELECT * FROM pt WHERE d > 'soon'",
     "INSERT INTO pt VALUES ('x')", "INSERT INTO pt (a, d) VALUES (1, 'not a date')",
     "SELECT 1 + '1.5'",
+    # Operators that do not exist: at the operator; a type that does not exist: at its name.
+    "SELECT * FROM pt WHERE b + 1 = 2", "SELECT * FROM pt WHERE a = 'x'::text", "SELECT (b) + 1 FROM pt",
+    "SELECT (b)+1 FROM pt", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
+    "SELECT * FROM pt WHERE b LIKE 1", "SELECT * FROM pt WHERE b NOT ILIKE 1", "SELECT * FROM pt WHERE 1 LIKE 'x'",
+    "SELECT * FROM pt WHERE a = ANY('x'::text)",
+    "SELECT 1::nope", "SELECT CAST(1 AS nope)", "SELECT 'x' :: nope", "SELECT a::nope FROM pt",
+    "CREATE TABLE q (x nope)", "CREATE TABLE q (\n  x int,\n  y nope)", "ALTER TABLE pt ADD COLUMN z nope",
+    # Boolean tests of something else; columns that must be grouped.
+    "SELECT * FROM pt WHERE b IS TRUE", "SELECT a IS NOT FALSE FROM pt", "SELECT b IS UNKNOWN FROM pt",
+    "SELECT 'x' IS TRUE", "SELECT NULL IS UNKNOWN, true IS NOT UNKNOWN, false IS NOT TRUE, NULL IS NOT FALSE",
+    "SELECT a FROM pt GROUP BY b", "SELECT max(a), a FROM pt GROUP BY b", "SELECT b, a + 1 FROM pt GROUP BY b",
+    "SELECT b, count(*) FROM pt GROUP BY b HAVING a > 1", "SELECT pt.a FROM pt GROUP BY b",
+    "SELECT b FROM pt GROUP BY b ORDER BY a", "SELECT count(*) FROM pt ORDER BY a",
+    "SELECT b FROM pt GROUP BY b HAVING max(a) > 1 AND a > 2", "SELECT b FROM pt GROUP BY 1 ORDER BY a + 1",
     # Without a position in PostgreSQL.
     "SELECT 1/0", "DROP TABLE nope", "INSERT INTO pt VALUES (1, 'x'), (1, 'y')",
     "SELECT b::int FROM (VALUES ('z')) v(b)",
