@@ -24,6 +24,9 @@ pub enum Target {
     NextToken,
     /// The type name of a cast that follows (its operand's end): past `::` or `AS`.
     CastTypeAfter,
+    /// The prefix operator before (its operand's start): back past spaces and opening
+    /// parentheses to the operator's first character.
+    OperatorBefore,
 }
 
 thread_local! {
@@ -76,9 +79,21 @@ pub fn position(sql: &str, message: &str) -> Option<u32> {
         _ => None,
     })?;
     let from = char_position(sql, at)?;
+    if target == Target::OperatorBefore {
+        let before: Vec<char> = sql.chars().take(from as usize - 1).collect();
+        let mut i = before.len();
+        while i > 0 && (before[i - 1].is_whitespace() || before[i - 1] == '(') {
+            i -= 1;
+        }
+        let end = i;
+        while i > 0 && "+-*/<>=~!@#%^&|`?".contains(before[i - 1]) {
+            i -= 1;
+        }
+        return (i < end).then(|| u32::try_from(i + 1).ok()).flatten();
+    }
     let rest = sql.chars().skip(from as usize - 1);
     let skipped = match target {
-        Target::At => 0,
+        Target::At | Target::OperatorBefore => 0,
         Target::NextToken => rest.take_while(|c| c.is_whitespace() || *c == ')').count(),
         Target::CastTypeAfter => {
             let rest: String = rest.take(64).collect();
@@ -169,10 +184,28 @@ mod tests {
             ("SELECT (b) + 1", at(1, 10), Target::NextToken, Some(12)),
             ("SELECT b+1", at(1, 9), Target::NextToken, Some(9)),
             ("SELECT 1::nope", at(1, 9), Target::CastTypeAfter, Some(11)),
-            ("SELECT CAST(1 AS  nope)", at(1, 14), Target::CastTypeAfter, Some(19)),
-            ("SELECT 'é' :: nope", at(1, 11), Target::CastTypeAfter, Some(15)),
+            (
+                "SELECT CAST(1 AS  nope)",
+                at(1, 14),
+                Target::CastTypeAfter,
+                Some(19),
+            ),
+            (
+                "SELECT 'é' :: nope",
+                at(1, 11),
+                Target::CastTypeAfter,
+                Some(15),
+            ),
             // Neither `::` nor AS after the operand: no position rather than a wrong one.
             ("SELECT 1 é", at(1, 9), Target::CastTypeAfter, None),
+            ("SELECT -b", at(1, 9), Target::OperatorBefore, Some(8)),
+            (
+                "SELECT 'é', - ( b)",
+                at(1, 17),
+                Target::OperatorBefore,
+                Some(13),
+            ),
+            ("SELECT b", at(1, 8), Target::OperatorBefore, None),
         ];
         for (sql, loc, target, want) in cases {
             clear();

@@ -6920,6 +6920,11 @@ fn error_location(
         {
             Some((expr.span().end, Target::NextToken))
         }
+        ("42883", Expr::UnaryOp { expr, .. })
+            if err.to_string().starts_with("operator does not exist") =>
+        {
+            Some((expr.span().start, Target::OperatorBefore))
+        }
         ("42809", Expr::AnyOp { left, .. } | Expr::AllOp { left, .. }) => {
             Some((left.span().end, Target::NextToken))
         }

@@ -42,7 +42,7 @@ ERRORS = [
     "SELECT * FROM pt WHERE b + 1 = 2", "SELECT * FROM pt WHERE a = 'x'::text", "SELECT (b) + 1 FROM pt",
     "SELECT (b)+1 FROM pt", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
     "SELECT * FROM pt WHERE b LIKE 1", "SELECT * FROM pt WHERE b NOT ILIKE 1", "SELECT * FROM pt WHERE 1 LIKE 'x'",
-    "SELECT * FROM pt WHERE a = ANY('x'::text)",
+    "SELECT * FROM pt WHERE a = ANY('x'::text)", "SELECT -b FROM pt", "SELECT a, - (b) FROM pt",
     "SELECT 1::nope", "SELECT CAST(1 AS nope)", "SELECT 'x' :: nope", "SELECT a::nope FROM pt",
     "CREATE TABLE q (x nope)", "CREATE TABLE q (\n  x int,\n  y nope)", "ALTER TABLE pt ADD COLUMN z nope",
     # Boolean tests of something else; columns that must be grouped.
