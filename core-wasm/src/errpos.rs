@@ -24,9 +24,9 @@ pub enum Target {
     NextToken,
     /// The type name of a cast that follows (its operand's end): past `::` or `AS`.
     CastTypeAfter,
-    /// The prefix operator before (its operand's start): back past spaces and opening
-    /// parentheses to the operator's first character.
-    OperatorBefore,
+    /// The prefix operator or function word before (its operand's start): back past spaces
+    /// and opening parentheses to that token's first character.
+    TokenBefore,
 }
 
 thread_local! {
@@ -79,21 +79,27 @@ pub fn position(sql: &str, message: &str) -> Option<u32> {
         _ => None,
     })?;
     let from = char_position(sql, at)?;
-    if target == Target::OperatorBefore {
+    if target == Target::TokenBefore {
         let before: Vec<char> = sql.chars().take(from as usize - 1).collect();
         let mut i = before.len();
         while i > 0 && (before[i - 1].is_whitespace() || before[i - 1] == '(') {
             i -= 1;
         }
         let end = i;
-        while i > 0 && "+-*/<>=~!@#%^&|`?".contains(before[i - 1]) {
+        let operator = |c: char| "+-*/<>=~!@#%^&|`?".contains(c);
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        let class: &dyn Fn(char) -> bool = match before.get(i.wrapping_sub(1)) {
+            Some(c) if operator(*c) => &operator,
+            _ => &word,
+        };
+        while i > 0 && class(before[i - 1]) {
             i -= 1;
         }
         return (i < end).then(|| u32::try_from(i + 1).ok()).flatten();
     }
     let rest = sql.chars().skip(from as usize - 1);
     let skipped = match target {
-        Target::At | Target::OperatorBefore => 0,
+        Target::At | Target::TokenBefore => 0,
         Target::NextToken => rest.take_while(|c| c.is_whitespace() || *c == ')').count(),
         Target::CastTypeAfter => {
             let rest: String = rest.take(64).collect();
@@ -198,14 +204,21 @@ mod tests {
             ),
             // Neither `::` nor AS after the operand: no position rather than a wrong one.
             ("SELECT 1 é", at(1, 9), Target::CastTypeAfter, None),
-            ("SELECT -b", at(1, 9), Target::OperatorBefore, Some(8)),
+            ("SELECT -b", at(1, 9), Target::TokenBefore, Some(8)),
             (
                 "SELECT 'é', - ( b)",
                 at(1, 17),
-                Target::OperatorBefore,
+                Target::TokenBefore,
                 Some(13),
             ),
-            ("SELECT b", at(1, 8), Target::OperatorBefore, None),
+            // Neither an operator nor a word before: none.
+            ("SELECT 1, b", at(1, 11), Target::TokenBefore, None),
+            (
+                "SELECT substring( 'abc', 1)",
+                at(1, 19),
+                Target::TokenBefore,
+                Some(8),
+            ),
         ];
         for (sql, loc, target, want) in cases {
             clear();

@@ -5513,6 +5513,33 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        if let Some((_, signatures)) = STRING_SIGNATURES.iter().find(|(n, _)| *n == name) {
+            let Some(signature) = signatures.iter().find(|s| signature_fits(s, &types)) else {
+                return Err(no_such_function(&name, &types));
+            };
+            // An untyped literal where the signature has an integer is read as one.
+            for ((b, t), want) in bargs
+                .iter_mut()
+                .zip(types.iter_mut())
+                .zip(signature.chars())
+            {
+                if want == 'I' && *t == PgType::Unknown {
+                    let x = std::mem::replace(b, BExpr::Const(Value::Null));
+                    *b = coerce_expr(x, PgType::Int4)?;
+                    *t = PgType::Int4;
+                }
+            }
+            if matches!(name.as_str(), "btrim" | "ltrim" | "rtrim")
+                && types.first() == Some(&PgType::Bytea)
+            {
+                return Ok((BExpr::Func(name, bargs), PgType::Bytea));
+            }
+        }
+        let name = if name == "character_length" {
+            "char_length".to_string()
+        } else {
+            name
+        };
         // encode(bytea, text): an untyped first argument is bytea; a text one has no encode.
         if name == "encode" {
             match types.first() {
@@ -5843,13 +5870,21 @@ fn bind_regex_call(
         }
         ("chr", [t]) if *t == PgType::Unknown || t.is_integer() => ("i", PgType::Text, name),
         ("chr", _) => return Some(Err(no_such_function(name, types))),
-        ("substr" | "substring", [_, rest @ ..])
+        ("substr" | "substring", [first, rest @ ..])
             if !rest.is_empty()
                 && rest.len() <= 2
-                && rest.iter().all(|t| *t == PgType::Unknown || t.is_integer()) =>
+                && rest
+                    .iter()
+                    .all(|t| matches!(t, PgType::Unknown | PgType::Int2 | PgType::Int4)) =>
         {
-            let kinds = if rest.len() == 1 { "ti" } else { "tii" };
-            (kinds, PgType::Text, "substr")
+            // substr(bytea, …) counts bytes and gives bytea.
+            let (kinds, ty) = match (*first == PgType::Bytea, rest.len()) {
+                (true, 1) => ("bi", PgType::Bytea),
+                (true, _) => ("bii", PgType::Bytea),
+                (false, 1) => ("ti", PgType::Text),
+                (false, _) => ("tii", PgType::Text),
+            };
+            (kinds, ty, "substr")
         }
         ("substr" | "substring", _) => return Some(Err(no_such_function(name, types))),
         ("regexp_replace", [_, _, _]) => ("ttt", PgType::Text, name),
@@ -5875,15 +5910,17 @@ fn bind_regex_call(
     {
         let fits = match kind {
             't' => stringy(t),
-            _ => *t == PgType::Unknown || t.is_integer(),
+            'b' => *t == PgType::Bytea,
+            // integer: bigint does not convert to it implicitly.
+            _ => matches!(t, PgType::Unknown | PgType::Int2 | PgType::Int4),
         };
         if !fits {
             return Some(Err(no_such_function(name, types)));
         }
-        let to = if kind == 't' {
-            PgType::Text
-        } else {
-            PgType::Int4
+        let to = match kind {
+            't' => PgType::Text,
+            'b' => PgType::Bytea,
+            _ => PgType::Int4,
         };
         match coerce_expr(b, to) {
             Ok(b) => args.push(b),
@@ -6119,6 +6156,44 @@ fn ungrouped_reference(e: &Expr, name: &str) -> Option<sqlparser::tokenizer::Loc
         }
         _ => None,
     }
+}
+
+/// PostgreSQL 15's signatures of the string functions, one letter per argument: `T` text (any
+/// string type converts to it), `B` bytea, `I` integer. A call none of them fits is 42883, as
+/// PostgreSQL has no implicit cast from a number to text or from bigint to integer.
+const STRING_SIGNATURES: &[(&str, &[&str])] = &[
+    ("lower", &["T"]),
+    ("upper", &["T"]),
+    ("length", &["T", "B"]),
+    ("char_length", &["T"]),
+    ("character_length", &["T"]),
+    ("octet_length", &["T", "B"]),
+    ("btrim", &["T", "TT", "BB"]),
+    ("ltrim", &["T", "TT", "BB"]),
+    ("rtrim", &["T", "TT", "BB"]),
+    ("replace", &["TTT"]),
+    ("split_part", &["TTI"]),
+    ("left", &["TI"]),
+    ("right", &["TI"]),
+    ("repeat", &["TI"]),
+    ("strpos", &["TT"]),
+    ("substr", &["TI", "TII", "BI", "BII"]),
+    ("md5", &["T", "B"]),
+    ("quote_ident", &["T"]),
+    ("chr", &["I"]),
+];
+
+/// Whether arguments of `types` fit `signature` (see [`STRING_SIGNATURES`]); an untyped
+/// literal fits any letter.
+fn signature_fits(signature: &str, types: &[PgType]) -> bool {
+    signature.len() == types.len()
+        && signature.chars().zip(types).all(|(want, t)| match want {
+            _ if *t == PgType::Unknown => true,
+            'T' => t.is_string(),
+            'B' => *t == PgType::Bytea,
+            'I' => matches!(t, PgType::Int2 | PgType::Int4),
+            _ => false,
+        })
 }
 
 /// The argument of `IS [NOT] TRUE/FALSE`: boolean, or an untyped literal read as one
@@ -6923,7 +6998,11 @@ fn error_location(
         ("42883", Expr::UnaryOp { expr, .. })
             if err.to_string().starts_with("operator does not exist") =>
         {
-            Some((expr.span().start, Target::OperatorBefore))
+            Some((expr.span().start, Target::TokenBefore))
+        }
+        // SUBSTRING's word has no span: back from its first argument.
+        ("42883", Expr::Substring { expr, .. }) if err.to_string().starts_with("function ") => {
+            Some((expr.span().start, Target::TokenBefore))
         }
         ("42809", Expr::AnyOp { left, .. } | Expr::AllOp { left, .. }) => {
             Some((left.span().end, Target::NextToken))
@@ -9385,6 +9464,23 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }),
                 _ => Value::Null,
             },
+            "btrim" | "ltrim" | "rtrim" if matches!(a.first(), Some(Value::Bytes(_))) => {
+                match (a.first(), a.get(1)) {
+                    (Some(Value::Bytes(b)), Some(Value::Bytes(set))) => {
+                        let keep = |x: &u8| !set.contains(x);
+                        let start = match name {
+                            "rtrim" => 0,
+                            _ => b.iter().position(keep).unwrap_or(b.len()),
+                        };
+                        let end = match name {
+                            "ltrim" => b.len(),
+                            _ => b.iter().rposition(keep).map_or(start, |i| i + 1),
+                        };
+                        Value::Bytes(b[start..end.max(start)].to_vec())
+                    }
+                    _ => Value::Null,
+                }
+            }
             "btrim" | "ltrim" | "rtrim" => {
                 let set = if a.len() > 1 {
                     text(1)
@@ -9407,6 +9503,30 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
             }
             "substr" => match (text(0), a.get(1), a.get(2)) {
+                (_, Some(Value::Int(from)), count)
+                    if matches!(a.first(), Some(Value::Bytes(_))) =>
+                {
+                    let Some(Value::Bytes(b)) = a.first() else {
+                        return Ok(Value::Null);
+                    };
+                    let end = match count {
+                        None => i64::MAX,
+                        Some(Value::Int(c)) if *c < 0 => {
+                            return Err(SqlError::SubstringError {
+                                message: "negative substring length not allowed".into(),
+                            })
+                        }
+                        Some(Value::Int(c)) => from.saturating_add(*c),
+                        Some(_) => return Ok(Value::Null),
+                    };
+                    let start = usize::try_from((*from).max(1) - 1).unwrap_or(usize::MAX);
+                    let end = usize::try_from(end.max(1) - 1).unwrap_or(usize::MAX);
+                    Value::Bytes(
+                        b.get(start.min(b.len())..end.min(b.len()).max(start.min(b.len())))
+                            .unwrap_or_default()
+                            .to_vec(),
+                    )
+                }
                 (Some(t), Some(Value::Int(from)), count) => {
                     // Characters from..from+count-1 (1-based); a start before 1 still counts
                     // toward the length, as in PostgreSQL.

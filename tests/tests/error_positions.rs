@@ -43,6 +43,9 @@ ERRORS = [
     "SELECT (b)+1 FROM pt", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
     "SELECT * FROM pt WHERE b LIKE 1", "SELECT * FROM pt WHERE b NOT ILIKE 1", "SELECT * FROM pt WHERE 1 LIKE 'x'",
     "SELECT * FROM pt WHERE a = ANY('x'::text)", "SELECT -b FROM pt", "SELECT a, - (b) FROM pt",
+    "SELECT length(42)", "SELECT lower(1)", "SELECT left('abc', 2::bigint)", "SELECT substr('hello', 2::bigint)",
+    "SELECT 1, substring( 'abc', 2::bigint)", "SELECT chr(65::bigint)", "SELECT md5(1)",
+    "SELECT left('abcd', '3'), repeat('ab', '2'), character_length('abc')",
     "SELECT 1::nope", "SELECT CAST(1 AS nope)", "SELECT 'x' :: nope", "SELECT a::nope FROM pt",
     "CREATE TABLE q (x nope)", "CREATE TABLE q (\n  x int,\n  y nope)", "ALTER TABLE pt ADD COLUMN z nope",
     # Boolean tests of something else; columns that must be grouped.
