@@ -389,6 +389,10 @@ pub enum SqlError {
     /// Name a database that exists (`current_database()`).
     #[error("database \"{name}\" does not exist")]
     UndefinedDatabase { name: String },
+    /// A statement nested deeper than the core walks (crate::depth): write long chains as
+    /// IN lists or split the statement.
+    #[error("stack depth limit exceeded")]
+    StackDepth,
     #[error("{message}")]
     InvalidParameter { message: String },
     #[error("{message}")]
@@ -555,7 +559,7 @@ impl SqlError {
             SqlError::InFailedTransaction => "25P02",
             SqlError::SerializationFailure | SqlError::LayoutChanged { .. } => "40001",
             SqlError::ReadOnlyTransaction { .. } => "25006",
-            SqlError::BatchTooLarge => "54001",
+            SqlError::BatchTooLarge | SqlError::StackDepth => "54001",
             SqlError::ProgramLimit { .. } => "54000",
             SqlError::SubstringError { .. } => "22011",
             SqlError::TooManyColumns { .. } => "54011",
@@ -605,6 +609,14 @@ impl SqlError {
         }
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
+            SqlError::StackDepth => {
+                e.hint = Some(format!(
+                    "RockLake nests at most {} expressions and {} set operations in a statement; \
+                     write long chains as IN lists or split the statement.",
+                    crate::depth::MAX_EXPR_DEPTH,
+                    crate::depth::MAX_SET_DEPTH
+                ));
+            }
             SqlError::CardinalityViolationUpsert => {
                 e.hint = Some("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.".into());
             }

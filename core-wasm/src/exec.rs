@@ -71,7 +71,7 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         }
         let is_move = matches!(&p.peek_token_ref().token,
             Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("move"));
-        stmts.push(if p.parse_keyword(Keyword::COPY) {
+        let stmt = if p.parse_keyword(Keyword::COPY) {
             crate::copyparse::parse_copy(&mut p, syntax)?
         } else if let Some(stmt) = multi_word_setting(&mut p) {
             stmt
@@ -88,7 +88,8 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             crate::cursor::parse_fetch(&mut p, is_move, syntax)?
         } else {
             p.parse_statement().map_err(syntax)?
-        });
+        };
+        stmts.push(crate::depth::check(stmt)?);
         expecting_delimiter = true;
     }
 }

@@ -14,6 +14,7 @@ pub mod copyparse;
 pub mod cursor;
 pub mod datefn;
 pub mod datetime;
+pub mod depth;
 pub mod engine;
 pub mod envelope;
 pub mod error;

@@ -150,6 +150,9 @@ impl WasmComponent {
         let start = Instant::now();
         let mut config = Config::new();
         config.wasm_component_model(true);
+        // The core recurses as deep as a statement nests (up to its limit, core-wasm's
+        // `depth.rs`); it runs on the engine threads' large stacks.
+        config.max_wasm_stack(crate::service::ENGINE_WASM_STACK);
         if options.perf_map {
             // Only adds symbol files for perf; the generated code is the same (the compiled
             // code cache stays valid).

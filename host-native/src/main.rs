@@ -691,6 +691,7 @@ fn main() -> ExitCode {
     init_logs(settings.log_format);
     let run = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(rocklake::service::ENGINE_THREAD_STACK)
         .build()
         .map_err(anyhow::Error::from)
         .and_then(|rt| {
@@ -760,6 +761,7 @@ fn verify_report(url: &url::Url) -> anyhow::Result<rocklake_core::verify::Report
     };
     let report = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(rocklake::service::ENGINE_THREAD_STACK)
         .build()
         .map_err(anyhow::Error::from)
         .and_then(|rt| rt.block_on(run));
@@ -778,6 +780,7 @@ fn reclaim(catalog: &str, json: bool) -> ExitCode {
     };
     let run = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(rocklake::service::ENGINE_THREAD_STACK)
         .build()
         .map_err(anyhow::Error::from)
         .and_then(|rt| {
@@ -888,6 +891,7 @@ where
     };
     let result = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(rocklake::service::ENGINE_THREAD_STACK)
         .build()
     {
         Ok(rt) => rt.block_on(run),
@@ -1107,6 +1111,7 @@ fn bench_commit(args: &BenchCommitArgs) -> ExitCode {
     let progress = move |done, _total| shown.set_position(done);
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(rocklake::service::ENGINE_THREAD_STACK)
         .build()
         .map_err(|e| BenchError::Failed(e.into()))
         .and_then(|rt| rt.block_on(commit_bench(&opts, progress)));
@@ -1179,6 +1184,7 @@ fn bench_scan(args: &BenchScanArgs) -> ExitCode {
     let shown = bar.clone();
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(rocklake::service::ENGINE_THREAD_STACK)
         .build()
         .map_err(|e| BenchError::Failed(e.into()))
         .and_then(|rt| {

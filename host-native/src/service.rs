@@ -152,6 +152,19 @@ struct Inner {
 
 /// How long a commit whose outcome is unknown keeps reopening the store to find out whether it
 /// landed, before it is reported as unknown (58030).
+/// Stack of every thread that runs the core (the runtime's workers and blocking threads):
+/// binding and evaluating a statement recurse as deep as it nests, up to the core's limit
+/// (`rocklake_core::depth::MAX_EXPR_DEPTH`). A release build needs a few MiB for that; an
+/// unoptimised build's frames are tens of times larger (measured: more than 64 MiB). Only the
+/// pages a thread touches are resident.
+pub const ENGINE_THREAD_STACK: usize = if cfg!(debug_assertions) {
+    1 << 30
+} else {
+    64 << 20
+};
+/// How much of that stack the WebAssembly core may use (the rest is the host's frames).
+pub const ENGINE_WASM_STACK: usize = 32 << 20;
+
 const RESOLVE_WITHIN: Duration = Duration::from_secs(3);
 /// Pause between those attempts.
 const RESOLVE_RETRY: Duration = Duration::from_millis(250);

@@ -118,6 +118,45 @@ fn queries_match_postgres() {
     compare_with_postgres(QUERY_SETUP, QUERY_CORPUS);
 }
 
+/// Deep statements: chains the parser reads in a loop. Long OR/AND chains work (PostgreSQL
+/// flattens them; RockLake balances them); other chains work to RockLake's depth limit, and
+/// far past PostgreSQL's limit both refuse them (54001). The session and the server survive.
+const DEEP_RUNNER: &str = r#"
+import json, sys, psycopg
+dsn = sys.argv[1]
+def chain(n, op, term):
+    return op.join(term(i) for i in range(n))
+stmts = [
+    "SELECT " + chain(900, " + ", lambda i: "1"),
+    "SELECT count(*) FROM generate_series(1, 3) g(x) WHERE " + chain(20000, " OR ", lambda i: f"x = {i}"),
+    "SELECT 1 WHERE " + chain(5000, " AND ", lambda i: f"{i} >= 0"),
+    "SELECT " + chain(60000, " + ", lambda i: "1"),
+    "SELECT 1" + "::int" * 60000,
+    chain(400, " UNION ALL ", lambda i: f"SELECT {i}"),
+    chain(60000, " UNION ALL ", lambda i: "SELECT 1"),
+    "SELECT 42",
+]
+out = []
+with psycopg.connect(dsn, autocommit=True) as c:
+    for s in stmts:
+        try:
+            out.append(["ok", c.execute(s).fetchall()])
+        except psycopg.Error as e:
+            out.append(["err", e.sqlstate, e.diag.message_primary])
+print("RESULT " + json.dumps(out))
+"#;
+
+#[test]
+fn deep_statements_match_postgres_and_the_server_survives() {
+    let got = rocklake_tests::same_outcomes_as_postgres(DEEP_RUNNER);
+    // The comparison reached both outcomes: rows and 54001.
+    assert_eq!(got.first(), Some(&serde_json::json!(["ok", [[900]]])));
+    assert!(got
+        .iter()
+        .any(|o| o.get(1) == Some(&serde_json::json!("54001"))));
+    assert_eq!(got.last(), Some(&serde_json::json!(["ok", [[42]]])));
+}
+
 #[test]
 fn bad_input_gets_postgres_errors_and_sessions_survive() {
     // PostgreSQL's target-list limit (1,664 entries, 54011), at and past it.
