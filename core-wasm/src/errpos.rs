@@ -4,10 +4,12 @@
 //! Errors are made far from the syntax tree (a column lookup, a cast of a constant), and one
 //! error type serves every caller, so the position travels beside the error instead of inside
 //! it: the code that binds a tree node notes, for an error it returns, the node's place in the
-//! text ([`note`]). The innermost node that returns an error notes it first and outer nodes
-//! returning the same error leave it be. When the statement's error reaches the engine, the
-//! note is used only if it was made for that very error (same message) and the statement's
-//! tree was parsed from this text ([`position`]), so a note never lands on another error.
+//! text and the token it expects there ([`note`]). The innermost node that returns an error
+//! notes it first and outer nodes returning the same error leave it be. When the statement's
+//! error reaches the engine, the note is used only if it was made for that very error (same
+//! message), the statement's tree was parsed from this text, and the text at the position
+//! starts with the expected token ([`position`]): a tree parsed from a text RockLake built
+//! itself (a COPY's query, a stored default) points elsewhere, and is dropped.
 
 use std::cell::RefCell;
 
@@ -20,7 +22,11 @@ use crate::error::SqlError;
 pub enum Target {
     /// The location itself.
     At,
-    /// The operator that follows (an operand's end): past spaces and closing parentheses.
+    /// The location, or if the token is not there the nearest one before it (a parse error:
+    /// sqlparser sometimes reports the place after the token it names).
+    AtOrBefore,
+    /// The token that follows (an operand's end): past spaces, comments and closing
+    /// parentheses.
     NextToken,
     /// The type name of a cast that follows (its operand's end): past `::` or `AS`.
     CastTypeAfter,
@@ -29,8 +35,35 @@ pub enum Target {
     TokenBefore,
 }
 
+/// Where an error points: a location, how to find the token from it, and the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spot {
+    pub at: Location,
+    pub target: Target,
+    /// The text the position must start with (compared without case); empty: anything.
+    pub token: String,
+}
+
+impl Spot {
+    pub fn at(at: Location, token: impl Into<String>) -> Spot {
+        Spot {
+            at,
+            target: Target::At,
+            token: token.into(),
+        }
+    }
+
+    pub fn find(at: Location, target: Target, token: impl Into<String>) -> Spot {
+        Spot {
+            at,
+            target,
+            token: token.into(),
+        }
+    }
+}
+
 thread_local! {
-    static NOTED: RefCell<Option<(String, Location, Target)>> = const { RefCell::new(None) };
+    static NOTED: RefCell<Option<(String, Spot)>> = const { RefCell::new(None) };
 }
 
 /// Forgets any note (at the start of each request).
@@ -44,79 +77,121 @@ pub const END_OF_INPUT: Location = Location {
     column: u64::MAX,
 };
 
-/// Notes that the parse error `err` points at `at` (replacing any note: a text's last parse
+/// Notes that the parse error `err` points at `spot` (replacing any note: a text's last parse
 /// error is the one reported).
-pub fn note_parse(err: &SqlError, at: Location) {
-    NOTED.with(|n| *n.borrow_mut() = Some((err.to_string(), at, Target::At)));
+pub fn note_parse(err: &SqlError, spot: Spot) {
+    NOTED.with(|n| *n.borrow_mut() = Some((err.to_string(), spot)));
 }
 
-/// Notes that `err` points at `at`, unless the same error was noted already (by a node inside
-/// this one). A location without a line (a node built, not parsed) is not noted.
-pub fn note(err: &SqlError, at: Location) {
-    note_target(err, at, Target::At);
-}
-
-/// [`note`], pointing at what `target` finds from `at`.
-pub fn note_target(err: &SqlError, at: Location, target: Target) {
-    if at.line == 0 || at.column == 0 {
+/// Notes that `err` points at `spot`, unless the same error was noted already (by a node
+/// inside this one). A location without a line (a node built, not parsed) is not noted.
+pub fn note(err: &SqlError, spot: Spot) {
+    if spot.at.line == 0 || spot.at.column == 0 {
         return;
     }
     let message = err.to_string();
     NOTED.with(|n| {
         let mut n = n.borrow_mut();
-        if n.as_ref().is_some_and(|(m, ..)| *m == message) {
+        if n.as_ref().is_some_and(|(m, _)| *m == message) {
             return;
         }
-        *n = Some((message, at, target));
+        *n = Some((message, spot));
     });
 }
 
 /// The 1-based character position in `sql` of the error whose message is `message`, if one was
-/// noted for it. An error at the end of the input points one past the last character.
+/// noted for it and the text there is the noted token. An error at the end of the input
+/// points one past the last character.
 pub fn position(sql: &str, message: &str) -> Option<u32> {
-    let (at, target) = NOTED.with(|n| match &*n.borrow() {
-        Some((m, at, target)) if m == message => Some((*at, *target)),
+    let spot = NOTED.with(|n| match &*n.borrow() {
+        Some((m, spot)) if m == message => Some(spot.clone()),
         _ => None,
     })?;
-    let from = char_position(sql, at)?;
-    if target == Target::TokenBefore {
-        let before: Vec<char> = sql.chars().take(from as usize - 1).collect();
-        let mut i = before.len();
-        while i > 0 && (before[i - 1].is_whitespace() || before[i - 1] == '(') {
-            i -= 1;
-        }
-        let end = i;
-        let operator = |c: char| "+-*/<>=~!@#%^&|`?".contains(c);
-        let word = |c: char| c.is_alphanumeric() || c == '_';
-        let class: &dyn Fn(char) -> bool = match before.get(i.wrapping_sub(1)) {
-            Some(c) if operator(*c) => &operator,
-            _ => &word,
-        };
-        while i > 0 && class(before[i - 1]) {
-            i -= 1;
-        }
-        return (i < end).then(|| u32::try_from(i + 1).ok()).flatten();
-    }
-    let rest = sql.chars().skip(from as usize - 1);
-    let skipped = match target {
-        Target::At | Target::TokenBefore => 0,
-        Target::NextToken => rest.take_while(|c| c.is_whitespace() || *c == ')').count(),
+    let chars: Vec<char> = sql.chars().collect();
+    let from = char_position(sql, spot.at)? as usize - 1;
+    let found = match spot.target {
+        Target::At => Some(from),
+        Target::AtOrBefore => (0..=from.min(chars.len()))
+            .rev()
+            .find(|&i| starts_with(&chars, i, &spot.token) && token_starts(&chars, i)),
+        Target::NextToken => Some(skip_gap(&chars, from, true)),
         Target::CastTypeAfter => {
-            let rest: String = rest.take(64).collect();
-            let gap = |s: &str| s.chars().take_while(|c| c.is_whitespace()).count();
-            let mut n = gap(&rest);
-            let after = &rest[rest.char_indices().nth(n).map_or(rest.len(), |(i, _)| i)..];
-            let cast_word = after.starts_with("::")
-                || after.get(..2).is_some_and(|w| w.eq_ignore_ascii_case("as"));
-            if !cast_word {
-                return None;
-            }
-            n += 2;
-            let after: String = rest.chars().skip(n).collect();
-            n + gap(&after)
+            let i = skip_gap(&chars, from, false);
+            let cast_word = starts_with(&chars, i, "::") || starts_with(&chars, i, "as");
+            cast_word.then(|| skip_gap(&chars, i + 2, false))
         }
-    };
-    u32::try_from(skipped).ok().map(|s| from + s)
+        Target::TokenBefore => {
+            let mut i = from;
+            while i > 0 && (chars[i - 1].is_whitespace() || chars[i - 1] == '(') {
+                i -= 1;
+            }
+            let end = i;
+            let operator = |c: char| "+-*/<>=~!@#%^&|`?".contains(c);
+            let word = |c: char| c.is_alphanumeric() || c == '_';
+            let class: &dyn Fn(char) -> bool = match chars.get(i.wrapping_sub(1)) {
+                Some(c) if operator(*c) => &operator,
+                _ => &word,
+            };
+            while i > 0 && class(chars[i - 1]) {
+                i -= 1;
+            }
+            (i < end).then_some(i)
+        }
+    }?;
+    if spot.at != END_OF_INPUT && !starts_with(&chars, found, &spot.token) {
+        return None;
+    }
+    u32::try_from(found + 1).ok()
+}
+
+/// Whether `chars[i..]` starts with `token`, ignoring ASCII case.
+fn starts_with(chars: &[char], i: usize, token: &str) -> bool {
+    let mut at = i;
+    for t in token.chars() {
+        match chars.get(at) {
+            Some(c) if c.eq_ignore_ascii_case(&t) => at += 1,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether a token can start at `i` (not inside a word).
+fn token_starts(chars: &[char], i: usize) -> bool {
+    let word = |c: &char| c.is_alphanumeric() || *c == '_';
+    i == 0 || !(chars.get(i).is_some_and(word) && chars.get(i - 1).is_some_and(word))
+}
+
+/// From `i`, past spaces, comments and (`closing`) closing parentheses.
+fn skip_gap(chars: &[char], mut i: usize, closing: bool) -> usize {
+    loop {
+        match (chars.get(i), chars.get(i + 1)) {
+            (Some(c), _) if c.is_whitespace() || (closing && *c == ')') => i += 1,
+            (Some('-'), Some('-')) => {
+                while chars.get(i).is_some_and(|c| *c != '\n') {
+                    i += 1;
+                }
+            }
+            (Some('/'), Some('*')) => {
+                let mut depth = 0usize;
+                while i < chars.len() {
+                    if starts_with(chars, i, "/*") {
+                        depth += 1;
+                        i += 2;
+                    } else if starts_with(chars, i, "*/") {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            _ => return i,
+        }
+    }
 }
 
 /// `at` (1-based line and column, columns counted in characters as sqlparser's tokenizer
@@ -164,65 +239,120 @@ mod tests {
     }
 
     #[test]
-    fn a_note_serves_only_its_own_error() {
+    fn a_note_serves_only_its_own_error_and_token() {
         clear();
         let e = SqlError::UndefinedColumn {
             name: "nope".into(),
         };
-        note(&e, at(1, 8));
+        note(&e, Spot::at(at(1, 8), "nope"));
         // An outer node returning the same error keeps the inner note.
-        note(&e, at(1, 1));
+        note(&e, Spot::at(at(1, 1), "select"));
         assert_eq!(position("SELECT nope", &e.to_string()), Some(8));
+        assert_eq!(position("SELECT NOPE", &e.to_string()), Some(8));
         assert_eq!(position("SELECT nope", "another error"), None);
-        note(&e, at(0, 0));
+        // The same place in another text holds another token: no position.
+        assert_eq!(position("SELECT x, nope", &e.to_string()), None);
+        note(&e, Spot::at(at(0, 0), "nope"));
         assert_eq!(position("SELECT nope", &e.to_string()), Some(8));
         clear();
         assert_eq!(position("SELECT nope", &e.to_string()), None);
     }
 
     #[test]
-    fn targets_found_after_a_location() {
+    fn tokens_found_from_a_location() {
         let e = SqlError::Syntax {
             message: "x".into(),
         };
         let cases = [
-            // After `(b`: past `)` and spaces to the operator.
-            ("SELECT (b) + 1", at(1, 10), Target::NextToken, Some(12)),
-            ("SELECT b+1", at(1, 9), Target::NextToken, Some(9)),
-            ("SELECT 1::nope", at(1, 9), Target::CastTypeAfter, Some(11)),
+            // After `(b`: past `)`, spaces and comments to the operator.
+            (
+                "SELECT (b) + 1",
+                at(1, 10),
+                Target::NextToken,
+                "+",
+                Some(12),
+            ),
+            ("SELECT b+1", at(1, 9), Target::NextToken, "+", Some(9)),
+            (
+                "SELECT b /* c */ + 1",
+                at(1, 9),
+                Target::NextToken,
+                "+",
+                Some(18),
+            ),
+            (
+                "SELECT b -- c\n + 1",
+                at(1, 9),
+                Target::NextToken,
+                "+",
+                Some(16),
+            ),
+            // A cast's type is not in its span: the token there is not the operator.
+            ("SELECT b::int + 1", at(1, 9), Target::NextToken, "+", None),
+            (
+                "SELECT 1::nope",
+                at(1, 9),
+                Target::CastTypeAfter,
+                "nope",
+                Some(11),
+            ),
             (
                 "SELECT CAST(1 AS  nope)",
                 at(1, 14),
                 Target::CastTypeAfter,
+                "nope",
                 Some(19),
             ),
             (
                 "SELECT 'é' :: nope",
                 at(1, 11),
                 Target::CastTypeAfter,
+                "nope",
                 Some(15),
             ),
-            // Neither `::` nor AS after the operand: no position rather than a wrong one.
-            ("SELECT 1 é", at(1, 9), Target::CastTypeAfter, None),
-            ("SELECT -b", at(1, 9), Target::TokenBefore, Some(8)),
+            ("SELECT 1 é", at(1, 9), Target::CastTypeAfter, "é", None),
+            ("SELECT -b", at(1, 9), Target::TokenBefore, "-", Some(8)),
             (
                 "SELECT 'é', - ( b)",
                 at(1, 17),
                 Target::TokenBefore,
+                "-",
                 Some(13),
             ),
-            // Neither an operator nor a word before: none.
-            ("SELECT 1, b", at(1, 11), Target::TokenBefore, None),
+            ("SELECT 1, b", at(1, 11), Target::TokenBefore, "", None),
             (
                 "SELECT substring( 'abc', 1)",
                 at(1, 19),
                 Target::TokenBefore,
+                "substring",
                 Some(8),
             ),
+            // A parse error reported after its token: the token before.
+            (
+                "SELECT a, FROM t",
+                at(1, 16),
+                Target::AtOrBefore,
+                "FROM",
+                Some(11),
+            ),
+            (
+                "SELECT a, FROMAGE t",
+                at(1, 16),
+                Target::AtOrBefore,
+                "t",
+                None,
+            ),
+            (
+                "SELECT a FROM tfrom",
+                at(1, 15),
+                Target::AtOrBefore,
+                "from",
+                Some(10),
+            ),
         ];
-        for (sql, loc, target, want) in cases {
+        for (sql, loc, target, token, want) in cases {
             clear();
-            note_target(&e, loc, target);
+            note(&e, Spot::find(loc, target, token));
             assert_eq!(position(sql, "x"), want, "{sql}");
         }
     }

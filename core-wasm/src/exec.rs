@@ -219,28 +219,32 @@ fn syntax_error(raw: &str, sql: &str) -> SqlError {
     };
     let unterminated =
         |what: &str| rest().map(|r| format!("unterminated {what} at or near \"{r}\""));
-    let (message, at) = if text.starts_with("Unterminated string literal")
+    use crate::errpos::{Spot, Target};
+    let (message, spot) = if text.starts_with("Unterminated string literal")
         || text.starts_with("Unterminated encoded string literal")
     {
         match unterminated("quoted string") {
-            Some(m) => (m, at),
+            Some(m) => (m, at.map(|at| Spot::at(at, ""))),
             None => (syntax_message(raw), None),
         }
     } else if text.starts_with("Expected close delimiter '\"'") {
         match unterminated("quoted identifier") {
-            Some(m) => (m, at),
+            Some(m) => (m, at.map(|at| Spot::at(at, "\""))),
             None => (syntax_message(raw), None),
         }
     } else if text.ends_with("found: EOF") {
-        (syntax_message(raw), Some(crate::errpos::END_OF_INPUT))
-    } else if text.contains("found: ") {
-        (syntax_message(raw), at)
+        let end = Spot::at(crate::errpos::END_OF_INPUT, "");
+        (syntax_message(raw), Some(end))
+    } else if let Some((_, found)) = text.split_once("found: ") {
+        // The token the message names, where sqlparser says or just before.
+        let spot = at.map(|at| Spot::find(at, Target::AtOrBefore, found.trim()));
+        (syntax_message(raw), spot)
     } else {
         (syntax_message(raw), None)
     };
     let e = SqlError::Syntax { message };
-    if let Some(at) = at {
-        crate::errpos::note_parse(&e, at);
+    if let Some(spot) = spot {
+        crate::errpos::note_parse(&e, spot);
     }
     e
 }
@@ -1430,7 +1434,7 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             params = insert_param_types(cx, ins)?;
             match &ins.table {
                 ast::TableObject::TableName(name) if ins.returning.is_some() => {
-                    let t = resolve_target(cx, name)?;
+                    let t = dml_target(cx, name)?;
                     let at = cx.read_point();
                     insert_returning(cx, at, ins, &t)?.map(|r| r.fields())
                 }
@@ -1546,7 +1550,7 @@ fn insert_param_types(
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::feature("INSERT into a table function"));
     };
-    let t = resolve_target(cx, name)?;
+    let t = dml_target(cx, name)?;
     let targets = insert_targets(&t, ins)?;
     let Some(source) = &ins.source else {
         return Ok(Default::default());
@@ -1704,7 +1708,8 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             return Err(SqlError::ColumnTwice { name: cname });
         }
         refuse_system_column_name(&cname)?;
-        let (ty, typmod) = sql_type(&cd.data_type).map_err(|e| type_after(e, &cd.name))?;
+        let (ty, typmod) =
+            sql_type(&cd.data_type).map_err(|e| type_after(e, &cd.name, &cd.data_type))?;
         let mut col = Column {
             name: cname,
             ty,
@@ -2255,8 +2260,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         table: table.name.clone(),
                     });
                 }
-                let (ty, typmod) =
-                    sql_type(&column_def.data_type).map_err(|e| type_after(e, &column_def.name))?;
+                let (ty, typmod) = sql_type(&column_def.data_type)
+                    .map_err(|e| type_after(e, &column_def.name, &column_def.data_type))?;
                 let mut col = Column {
                     name: cname,
                     ty,
@@ -3126,17 +3131,21 @@ fn dml_returning(
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
     let parts = object_name(name);
-    let t = find_table(cx, &parts)?.ok_or_else(|| {
-        at_name(
-            SqlError::UndefinedTable {
-                name: parts.last().cloned().unwrap_or_default(),
-            },
-            name,
-        )
+    let t = find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable {
+        name: parts.last().cloned().unwrap_or_default(),
     })?;
     let at = cx.read_point();
     cx.reader(at).check_layout(&t)?;
     Ok(t)
+}
+
+/// [`resolve_target`] for INSERT, UPDATE and DELETE, whose missing table PostgreSQL's parser
+/// points at (TRUNCATE's and COPY's it does not).
+fn dml_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
+    resolve_target(cx, name).map_err(|e| match e {
+        SqlError::UndefinedTable { .. } => at_name(e, name),
+        e => e,
+    })
 }
 
 /// The table a statement writes rows into, its definition recorded for the commit's check.
@@ -3299,7 +3308,8 @@ fn insert(
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::feature("INSERT into a table function"));
     };
-    let t = write_target(cx, name)?;
+    let t = dml_target(cx, name)?;
+    cx.pending()?.uses_definition(&t);
     let targets = insert_targets(&t, ins)?;
 
     let at = cx.read_point();
@@ -3682,7 +3692,7 @@ fn update_dml<'s>(
         None => vec![],
     };
     Ok(Dml {
-        table: resolve_target(cx, name)?,
+        table: dml_target(cx, name)?,
         alias,
         from,
         selection: u.selection.as_ref(),
@@ -3712,7 +3722,7 @@ fn delete_dml<'s>(
         _ => return Err(SqlError::feature("DELETE from a non-table")),
     };
     Ok(Dml {
-        table: resolve_target(cx, name)?,
+        table: dml_target(cx, name)?,
         alias,
         from: d.using.clone().unwrap_or_default(),
         selection: d.selection.as_ref(),
@@ -3929,17 +3939,22 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
 
 /// `err`, a column's type that does not exist, noted as pointing at the type name after the
 /// column's `name`.
-fn type_after(err: SqlError, name: &ast::Ident) -> SqlError {
+fn type_after(err: SqlError, name: &ast::Ident, ty: &ast::DataType) -> SqlError {
     if err.sqlstate() == "42704" {
-        crate::errpos::note_target(&err, name.span.end, crate::errpos::Target::NextToken);
+        let spot = crate::errpos::Spot::find(
+            name.span.end,
+            crate::errpos::Target::NextToken,
+            crate::query::first_word(&ty.to_string()),
+        );
+        crate::errpos::note(&err, spot);
     }
     err
 }
 
 /// `err`, noted as pointing at `name` ([`crate::errpos`]).
 fn at_name(err: SqlError, name: &ast::ObjectName) -> SqlError {
-    if let Some(at) = crate::query::name_location(name) {
-        crate::errpos::note(&err, at);
+    if let Some(spot) = crate::query::name_spot(name) {
+        crate::errpos::note(&err, spot);
     }
     err
 }

@@ -2023,6 +2023,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         let mut order_src: Option<Scope> = None;
         let (body, columns, select_scope) = self.bind_set(&q.body, &mut order_src)?;
         let mut order = Vec::new();
+        let mut ungrouped_order = None;
         if let Some(ob) = &q.order_by {
             let exprs = match &ob.kind {
                 ast::OrderByKind::Expressions(e) => e,
@@ -2082,10 +2083,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                         let (e, et) = e?;
                         orderable(et)?;
                         if let BSet::Select(s) = &body {
-                            if grouped {
+                            // Checked once every key is bound, as PostgreSQL checks grouping
+                            // after analysing the clause.
+                            if grouped && ungrouped_order.is_none() {
                                 let keys = s.group.clone().unwrap_or_default();
                                 if let Some(i) = ungrouped_column(&e, &keys) {
-                                    return Err(grouping_error(&scope, i, [&oe.expr]));
+                                    let group_by = match q.body.as_ref() {
+                                        ast::SetExpr::Select(sel) => group_by_exprs(sel),
+                                        _ => &[],
+                                    };
+                                    ungrouped_order =
+                                        Some(grouping_error(&scope, i, [&oe.expr], group_by));
                                 }
                             }
                             if aggs.len() != s.aggs.len() {
@@ -2103,6 +2111,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                 }
             }
+        }
+        if let Some(err) = ungrouped_order {
+            return Err(err);
         }
         if let BSet::Select(sel) = &body {
             if let Some(keys) = &sel.distinct_on {
@@ -2905,8 +2916,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                 TableFactor::Table { name, .. } | TableFactor::Function { name, .. } => Some(name),
                 _ => None,
             };
-            if let (Some(at), "42P01" | "42883") = (name.and_then(name_location), err.sqlstate()) {
-                crate::errpos::note(err, at);
+            if let (Some(spot), "42P01" | "42883") = (name.and_then(name_spot), err.sqlstate()) {
+                crate::errpos::note(err, spot);
             }
         }
         r
@@ -3407,7 +3418,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                         | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
                         _ => None,
                     });
-                    return Err(grouping_error(&scope, i, items.chain(sel.having.as_ref())));
+                    return Err(grouping_error(
+                        &scope,
+                        i,
+                        items.chain(sel.having.as_ref()),
+                        group_by_exprs(sel),
+                    ));
                 }
             }
         }
@@ -6063,8 +6079,6 @@ fn regexp_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
     })
 }
 
-/// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
-/// speaks of one argument).
 /// PostgreSQL's 42803 for the source column `i` of `scope`, used outside an aggregate where
 /// the rows are grouped, with its position at the first reference in `exprs` (the clauses in
 /// the order PostgreSQL checks them).
@@ -6072,6 +6086,7 @@ fn grouping_error<'e>(
     scope: &Scope,
     i: usize,
     exprs: impl IntoIterator<Item = &'e Expr>,
+    keys: &[Expr],
 ) -> SqlError {
     let c = &scope.cols[i];
     let name = match &c.qual {
@@ -6079,27 +6094,40 @@ fn grouping_error<'e>(
         None => c.name.to_string(),
     };
     let err = SqlError::Grouping { name };
-    if let Some(at) = exprs
+    let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    if let Some(spot) = exprs
         .into_iter()
-        .find_map(|e| ungrouped_reference(e, &c.name))
+        .find_map(|e| ungrouped_reference(e, c.qual.as_deref(), &c.name, &keys))
     {
-        crate::errpos::note(&err, at);
+        crate::errpos::note(&err, spot);
     }
     err
 }
 
-/// Where `e` first names a column called `name` outside an aggregate call (PostgreSQL's
-/// position of an ungrouped column). Only the common expression forms are walked; `None` when
-/// the reference is not found in them.
-fn ungrouped_reference(e: &Expr, name: &str) -> Option<sqlparser::tokenizer::Location> {
-    let walk = |x: &Expr| ungrouped_reference(x, name);
+/// Where `e` first names the column `qual.name` outside an aggregate call and outside the
+/// GROUP BY expressions `keys` (as printed), PostgreSQL's position of an ungrouped column.
+/// Only the common expression forms are walked; `None` when the reference is not found in
+/// them.
+fn ungrouped_reference(
+    e: &Expr,
+    qual: Option<&str>,
+    name: &str,
+    keys: &[String],
+) -> Option<crate::errpos::Spot> {
+    if keys.iter().any(|k| *k == e.to_string()) {
+        return None;
+    }
+    let walk = |x: &Expr| ungrouped_reference(x, qual, name, keys);
     match e {
-        Expr::Identifier(i) => (ident(i) == name).then_some(i.span.start),
-        Expr::CompoundIdentifier(parts) => parts
-            .last()
-            .filter(|i| ident(i) == name)
-            .and_then(|_| parts.first())
-            .map(|i| i.span.start),
+        Expr::Identifier(i) => {
+            (ident(i) == name).then(|| crate::errpos::Spot::at(i.span.start, ident_token(i)))
+        }
+        Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+            [.., q, last] if ident(last) == name && qual.is_none_or(|w| ident(q) == w) => parts
+                .first()
+                .map(|i| crate::errpos::Spot::at(i.span.start, ident_token(i))),
+            _ => None,
+        },
         Expr::BinaryOp { left, right, .. } => walk(left).or_else(|| walk(right)),
         Expr::UnaryOp { expr, .. }
         | Expr::Nested(expr)
@@ -6196,6 +6224,14 @@ fn signature_fits(signature: &str, types: &[PgType]) -> bool {
         })
 }
 
+/// The expressions of a select's GROUP BY (none for `GROUP BY ALL`).
+fn group_by_exprs(sel: &ast::Select) -> &[Expr] {
+    match &sel.group_by {
+        ast::GroupByExpr::Expressions(exprs, _) => exprs,
+        ast::GroupByExpr::All(_) => &[],
+    }
+}
+
 /// The argument of `IS [NOT] TRUE/FALSE`: boolean, or an untyped literal read as one
 /// (PostgreSQL's 42804 for anything else).
 fn boolean_test_argument((e, t): (BExpr, PgType), test: &str) -> Result<BExpr, SqlError> {
@@ -6211,6 +6247,8 @@ fn boolean_test_argument((e, t): (BExpr, PgType), test: &str) -> Result<BExpr, S
     }
 }
 
+/// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
+/// speaks of one argument).
 fn no_such_operator(operands: String) -> SqlError {
     let hint = if operands.starts_with('-') {
         "No operator matches the given name and argument type. You might need to add an explicit type cast."
@@ -6939,47 +6977,88 @@ const DATETIME_FUNCTIONS: &[&str] = &[
     "localtimestamp",
 ];
 
-/// PostgreSQL's 42883 for a call no function signature matches.
 /// `err`, which binding or converting `e` gave, with its position noted where PostgreSQL's
-/// parser gives one ([`error_location`]).
+/// parser gives one ([`error_spot`]).
 pub(crate) fn noted_at(e: &Expr, err: SqlError) -> SqlError {
-    if let Some((at, target)) = error_location(e, &err) {
-        crate::errpos::note_target(&err, at, target);
+    if let Some(spot) = error_spot(e, &err) {
+        crate::errpos::note(&err, spot);
     }
     err
 }
 
 /// Where PostgreSQL's parser points an error that binding `e` returned
 /// ([`crate::errpos`]): a name that resolves to nothing at the name, a function that does not
-/// exist at its name, a constant that does not convert at the constant. `None`: no position
-/// (PostgreSQL gives none, or this node is not the one it points at).
-fn error_location(
-    e: &Expr,
-    err: &SqlError,
-) -> Option<(sqlparser::tokenizer::Location, crate::errpos::Target)> {
-    use crate::errpos::Target;
+/// exist at its name, an operator at the operator, a constant that does not convert at the
+/// constant. `None`: no position (PostgreSQL gives none, or this node is not the one it
+/// points at).
+fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
+    use crate::errpos::{Spot, Target};
     use sqlparser::ast::Spanned;
-    let at = |l: Option<sqlparser::tokenizer::Location>| l.map(|l| (l, Target::At));
+    let message = err.to_string();
+    // "operator does not exist: integer + text" (binary) or "…: - text" (prefix).
+    let operator_error = |binary: bool| {
+        message
+            .strip_prefix("operator does not exist: ")
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| binary != "+-*/<>=~!@#%^&|`?".contains(c))
+    };
     match (err.sqlstate(), e) {
-        ("42703" | "42P01", Expr::Identifier(i)) => at(Some(i.span.start)),
-        ("42703" | "42P01", Expr::CompoundIdentifier(parts)) => {
-            at(parts.first().map(|i| i.span.start))
-        }
-        ("42883", Expr::Function(f)) if err.to_string().starts_with("function ") => {
-            at(name_location(&f.name))
-        }
+        ("42703" | "42P01", Expr::Identifier(i)) => Some(Spot::at(i.span.start, ident_token(i))),
+        ("42703" | "42P01", Expr::CompoundIdentifier(parts)) => parts
+            .first()
+            .map(|i| Spot::at(i.span.start, ident_token(i))),
+        ("42883", Expr::Function(f)) if message.starts_with("function ") => name_spot(&f.name),
         // `a + b` with no such operator: at the operator, which has no span of its own.
-        ("42883", Expr::BinaryOp { left, .. })
-            if err.to_string().starts_with("operator does not exist") =>
+        ("42883", Expr::BinaryOp { left, op, .. }) if operator_error(true) => Some(Spot::find(
+            left.span().end,
+            Target::NextToken,
+            op.to_string(),
+        )),
+        ("42883", Expr::UnaryOp { expr, op }) if operator_error(false) => Some(Spot::find(
+            expr.span().start,
+            Target::TokenBefore,
+            op.to_string(),
+        )),
+        ("42883", Expr::Like { expr, negated, .. } | Expr::ILike { expr, negated, .. })
+            if operator_error(true) =>
         {
-            Some((left.span().end, Target::NextToken))
+            let word = match (negated, matches!(e, Expr::ILike { .. })) {
+                (true, _) => "NOT",
+                (false, true) => "ILIKE",
+                (false, false) => "LIKE",
+            };
+            Some(Spot::find(expr.span().end, Target::NextToken, word))
+        }
+        (
+            "42809",
+            Expr::AnyOp {
+                left, compare_op, ..
+            }
+            | Expr::AllOp {
+                left, compare_op, ..
+            },
+        ) => Some(Spot::find(
+            left.span().end,
+            Target::NextToken,
+            compare_op.to_string(),
+        )),
+        // SUBSTRING's word has no span: back from its first argument.
+        ("42883", Expr::Substring { expr, .. }) if message.starts_with("function ") => {
+            Some(Spot::find(expr.span().start, Target::TokenBefore, "substr"))
         }
         // A cast to a type that does not exist: at the type name after `::` or `AS` (not
         // found past a cast inside, whose own type name has no span).
-        ("42704", Expr::Cast { expr, .. })
-            if err.to_string().starts_with("type ") && !matches!(**expr, Expr::Cast { .. }) =>
-        {
-            Some((expr.span().end, Target::CastTypeAfter))
+        (
+            "42704",
+            Expr::Cast {
+                expr, data_type, ..
+            },
+        ) if message.starts_with("type ") && !matches!(**expr, Expr::Cast { .. }) => {
+            Some(Spot::find(
+                expr.span().end,
+                Target::CastTypeAfter,
+                first_word(&data_type.to_string()),
+            ))
         }
         (
             "42804",
@@ -6989,56 +7068,104 @@ fn error_location(
             | Expr::IsNotFalse(x)
             | Expr::IsUnknown(x)
             | Expr::IsNotUnknown(x),
-        ) if err.to_string().starts_with("argument of IS") => Some((x.span().start, Target::At)),
-        ("42883", Expr::Like { expr, .. } | Expr::ILike { expr, .. })
-            if err.to_string().starts_with("operator does not exist") =>
-        {
-            Some((expr.span().end, Target::NextToken))
+        ) if message.starts_with("argument of IS") => {
+            Some(Spot::at(x.span().start, first_token(x)))
         }
-        ("42883", Expr::UnaryOp { expr, .. })
-            if err.to_string().starts_with("operator does not exist") =>
-        {
-            Some((expr.span().start, Target::TokenBefore))
-        }
-        // SUBSTRING's word has no span: back from its first argument.
-        ("42883", Expr::Substring { expr, .. }) if err.to_string().starts_with("function ") => {
-            Some((expr.span().start, Target::TokenBefore))
-        }
-        ("42809", Expr::AnyOp { left, .. } | Expr::AllOp { left, .. }) => {
-            Some((left.span().end, Target::NextToken))
-        }
-        // A constant's input error: at the constant the message quotes.
-        ("22P02" | "22007" | "22008" | "22003" | "22009" | "22023", _) => {
-            let message = err.to_string();
-            let mut found = None;
-            let _ = sqlparser::ast::visit_expressions(e, |x| {
-                let text = match x {
-                    Expr::Value(v) => literal_text(&v.value).map(|t| (t, v.span())),
-                    Expr::TypedString(ts) => {
-                        literal_text(&ts.value.value).map(|t| (t, ts.value.span()))
-                    }
-                    _ => None,
-                };
-                match text {
-                    Some((t, span)) if message.contains(&format!("\"{t}\"")) => {
-                        found = Some(span.start);
-                        std::ops::ControlFlow::Break(())
-                    }
-                    _ => std::ops::ControlFlow::Continue(()),
+        // A constant's input error: at the constant, when it is this node or one of its
+        // operands (PostgreSQL points where it converts an untyped constant; errors of
+        // evaluation have no position).
+        ("22P02" | "22007" | "22008" | "22003" | "22009", _) => {
+            let literal = |x: &Expr| match x {
+                Expr::Value(v) => literal_spot(&v.value, v.span().start),
+                _ => None,
+            };
+            let mut operands: Vec<&Expr> = vec![e];
+            match e {
+                Expr::Cast { expr, .. }
+                | Expr::IsTrue(expr)
+                | Expr::IsFalse(expr)
+                | Expr::IsNotTrue(expr)
+                | Expr::IsNotFalse(expr)
+                | Expr::IsUnknown(expr)
+                | Expr::IsNotUnknown(expr) => operands.push(expr),
+                Expr::BinaryOp { left, right, .. } => operands.extend([&**left, &**right]),
+                Expr::Like { expr, pattern, .. } | Expr::ILike { expr, pattern, .. } => {
+                    operands.extend([&**expr, &**pattern])
                 }
-            });
-            at(found)
+                Expr::Between {
+                    expr, low, high, ..
+                } => operands.extend([&**expr, &**low, &**high]),
+                Expr::In {
+                    expr,
+                    target: ast::InTarget::List(list),
+                    ..
+                } => {
+                    operands.push(expr);
+                    operands.extend(list.iter());
+                }
+                _ => {}
+            }
+            let typed = match e {
+                Expr::TypedString(ts) => literal_spot(&ts.value.value, ts.value.span().start),
+                _ => None,
+            };
+            typed
+                .into_iter()
+                .chain(operands.into_iter().filter_map(literal))
+                .find(|(text, _)| message.contains(&format!("\"{text}\"")))
+                .map(|(_, spot)| spot)
         }
         _ => None,
     }
 }
 
-/// Where a (possibly qualified) name starts.
-pub(crate) fn name_location(name: &ast::ObjectName) -> Option<sqlparser::tokenizer::Location> {
+/// An identifier as it is written (its quote, then its text).
+pub(crate) fn ident_token(i: &ast::Ident) -> String {
+    match i.quote_style {
+        Some(q) => format!("{q}{}", i.value),
+        None => i.value.clone(),
+    }
+}
+
+/// Where a (possibly qualified) name starts, and its first part as written.
+pub(crate) fn name_spot(name: &ast::ObjectName) -> Option<crate::errpos::Spot> {
     match name.0.first() {
-        Some(ast::ObjectNamePart::Identifier(i)) => Some(i.span.start),
+        Some(ast::ObjectNamePart::Identifier(i)) => {
+            Some(crate::errpos::Spot::at(i.span.start, ident_token(i)))
+        }
         _ => None,
     }
+}
+
+/// The first token of `e` when it starts with a name (otherwise nothing to check).
+fn first_token(e: &Expr) -> String {
+    match e {
+        Expr::Identifier(i) => ident_token(i),
+        Expr::CompoundIdentifier(parts) => parts.first().map(ident_token).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// A type's name up to its first space or parenthesis (`nope(3)` → `nope`).
+pub(crate) fn first_word(s: &str) -> String {
+    s.split(|c: char| c.is_whitespace() || c == '(' || c == '[')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A string or number literal at `at`: its text as an input error quotes it, and where it
+/// is, with the token it starts with.
+fn literal_spot(
+    v: &ast::Value,
+    at: sqlparser::tokenizer::Location,
+) -> Option<(String, crate::errpos::Spot)> {
+    let token = match v {
+        ast::Value::Number(n, _) => n.to_string(),
+        ast::Value::EscapedStringLiteral(_) => "E'".into(),
+        _ => "'".into(),
+    };
+    literal_text(v).map(|t| (t, crate::errpos::Spot::at(at, token)))
 }
 
 /// The text of a string or number literal as an input error quotes it.
@@ -7050,6 +7177,7 @@ fn literal_text(v: &ast::Value) -> Option<String> {
     }
 }
 
+/// PostgreSQL's 42883 for a call no function signature matches.
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
     SqlError::UndefinedFunction {
