@@ -3,15 +3,25 @@
 //! host, replay and unit tests.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::api::{CommitBatch, KvError, KvPage, KvRead};
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct MemKv {
     map: BTreeMap<Vec<u8>, Vec<u8>>,
     /// Draws of [`KvRead::entropy`] so far: a fixed sequence, so tests and replays over this
-    /// store repeat themselves.
-    draws: std::cell::Cell<u64>,
+    /// store repeat themselves. Atomic so that the store stays shareable between threads.
+    draws: AtomicU64,
+}
+
+impl Clone for MemKv {
+    fn clone(&self) -> Self {
+        MemKv {
+            map: self.map.clone(),
+            draws: AtomicU64::new(self.draws.load(Ordering::Relaxed)),
+        }
+    }
 }
 
 impl MemKv {
@@ -66,8 +76,7 @@ impl KvRead for MemKv {
     }
 
     fn entropy(&self) -> Option<u64> {
-        let n = self.draws.get().wrapping_add(1);
-        self.draws.set(n);
+        let n = self.draws.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         Some(crate::prng::Prng::from_seed(n).next_u64())
     }
 }

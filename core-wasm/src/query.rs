@@ -447,6 +447,10 @@ pub struct BQuery {
     pub limit: Option<BExpr>,
     pub offset: Option<BExpr>,
     pub columns: Vec<ColMeta>,
+    /// Run once per statement and its rows shared by every reader: a WITH query that calls a
+    /// volatile function (`random()`), or is written `AS MATERIALIZED`, as PostgreSQL
+    /// materialises it (readers of one CTE must see the same rows).
+    pub materialized: bool,
 }
 
 impl BQuery {
@@ -882,6 +886,9 @@ pub struct Binder<'a, 'b> {
     session_dependent: bool,
     /// Reads a `pg_catalog` / `information_schema` relation derived from the registry.
     reads_catalog: bool,
+    /// Calls of volatile functions bound so far (`random()`, `gen_random_uuid()`,
+    /// `setseed()`): a WITH query that makes any is materialised.
+    volatile_calls: usize,
     /// The first error of evaluating an immutable expression over constants while binding:
     /// PostgreSQL's planner raises it after the whole statement has been analysed (so an
     /// unknown function elsewhere in it is reported first), and even when no row is read.
@@ -1743,6 +1750,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             levels: Vec::new(),
             session_dependent: false,
             reads_catalog: false,
+            volatile_calls: 0,
             plan_error: None,
             windows: None,
             srfs: None,
@@ -1871,6 +1879,7 @@ impl<'a, 'b> Binder<'a, 'b> {
     pub fn push_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
         self.ctes.push(HashMap::new());
         for cte in &with.cte_tables {
+            let volatile_before = self.volatile_calls;
             let bound = match recursive_union(with, cte) {
                 Some((base, step, all)) => self.bind_recursive_cte(cte, base, step, all),
                 None => match self.bind_query(&cte.query, None) {
@@ -1892,6 +1901,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                     return Err(e);
                 }
             };
+            sub.materialized = self.volatile_calls > volatile_before
+                || matches!(cte.materialized, Some(ast::CteAsMaterialized::Materialized));
             for (c, a) in sub.columns.iter_mut().zip(cte.alias.columns.iter()) {
                 c.name = ident(&a.name).into();
             }
@@ -1957,6 +1968,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             limit: None,
             offset: None,
             columns: cols.clone(),
+            materialized: false,
         };
         if let Some(top) = self.ctes.last_mut() {
             top.insert(name.clone(), Rc::new(work));
@@ -2015,6 +2027,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             limit: None,
             offset: None,
             columns: cols,
+            materialized: false,
         })
     }
 
@@ -2177,6 +2190,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             limit,
             offset,
             columns,
+            materialized: false,
         })
     }
 
@@ -2821,6 +2835,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             limit: None,
             offset: None,
             columns,
+            materialized: false,
         }
     }
 
@@ -5574,6 +5589,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         if matches!(name.as_str(), "unnest" | "generate_series") {
             return self.bind_srf_call(name, bargs, &types);
+        }
+        if matches!(name.as_str(), "random" | "gen_random_uuid" | "setseed") {
+            self.volatile_calls += 1;
         }
         match (name.as_str(), types.as_slice()) {
             ("random", []) => return Ok((BExpr::Func(name, bargs), PgType::Float8)),
@@ -10475,6 +10493,14 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             Source::Virtual { schema, name } => {
                 crate::exec::virtual_rows(self.cx, schema.as_deref(), name, None, used)
+            }
+            Source::Derived(q) if q.materialized && !q.correlated() => {
+                let env = Env {
+                    row: &[],
+                    parent,
+                    aggs: None,
+                };
+                Ok(self.subquery_rows(q, &env)?.as_ref().clone())
             }
             Source::Derived(q) => self.run_query(q, parent),
             Source::Function {

@@ -326,6 +326,12 @@ const FUNCTION_CORPUS: &[&str] = &[
     "INSERT INTO r DEFAULT VALUES",
     "SELECT count(*), count(DISTINCT id), min(x) >= 0 AND max(x) < 1 FROM r",
     "DROP TABLE r",
+    // A WITH query calling a volatile function runs once: its readers see the same rows.
+    "WITH c AS (SELECT random() r) SELECT count(*) FROM c a JOIN c b ON a.r = b.r",
+    "WITH c AS (SELECT gen_random_uuid() u FROM generate_series(1, 3)) SELECT count(*) FROM c a JOIN c b ON a.u = b.u",
+    "WITH c AS (SELECT random() r) SELECT (SELECT r FROM c) = (SELECT r FROM c)",
+    "WITH c AS (SELECT random() r FROM generate_series(1, 5)) SELECT count(DISTINCT r), (SELECT count(*) FROM c x, c y WHERE x.r = y.r) FROM c",
+    "WITH c AS MATERIALIZED (SELECT 1 AS x) SELECT * FROM c, c d",
 ];
 
 #[test]
