@@ -3743,7 +3743,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (x, t) = sub!(expr);
                 match op {
                     ast::UnaryOperator::Not => (
-                        BExpr::Not(Box::new(coerce_expr(x, PgType::Bool)?)),
+                        BExpr::Not(Box::new(boolean_test_argument((x, t), "NOT")?)),
                         PgType::Bool,
                     ),
                     // A negative number literal is one constant (`-2147483648` is an
@@ -3923,8 +3923,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ..
             } => {
                 let ci = matches!(e, Expr::ILike { .. });
+                if matches!(
+                    e,
+                    Expr::Like { any: true, .. } | Expr::ILike { any: true, .. }
+                ) {
+                    return Err(SqlError::feature("LIKE ANY/ALL (array)"));
+                }
                 let (x, xt) = sub!(expr);
                 let (p, pt) = sub!(pattern);
+                if xt == PgType::Bytea || pt == PgType::Bytea {
+                    return Err(SqlError::feature("LIKE on bytea"));
+                }
                 // PostgreSQL's `~~` family takes strings (and bytea, which RockLake does not
                 // match against): anything else has no such operator.
                 let stringy = |t: PgType| t.is_string() || t == PgType::Unknown;
@@ -4377,8 +4386,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             O::And => {
                 return Ok((
                     BExpr::And(
-                        Box::new(coerce_expr(l, PgType::Bool)?),
-                        Box::new(coerce_expr(r, PgType::Bool)?),
+                        Box::new(boolean_test_argument((l, lt), "AND")?),
+                        Box::new(boolean_test_argument((r, rt), "AND")?),
                     ),
                     PgType::Bool,
                 ))
@@ -4386,8 +4395,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             O::Or => {
                 return Ok((
                     BExpr::Or(
-                        Box::new(coerce_expr(l, PgType::Bool)?),
-                        Box::new(coerce_expr(r, PgType::Bool)?),
+                        Box::new(boolean_test_argument((l, lt), "OR")?),
+                        Box::new(boolean_test_argument((r, rt), "OR")?),
                     ),
                     PgType::Bool,
                 ))
@@ -6250,8 +6259,8 @@ fn group_by_exprs(sel: &ast::Select) -> &[Expr] {
     }
 }
 
-/// The argument of `IS [NOT] TRUE/FALSE`: boolean, or an untyped literal read as one
-/// (PostgreSQL's 42804 for anything else).
+/// The argument of `IS [NOT] TRUE/FALSE`, `AND`, `OR` or `NOT`: boolean, or an untyped
+/// literal read as one (PostgreSQL's 42804 for anything else).
 fn boolean_test_argument((e, t): (BExpr, PgType), test: &str) -> Result<BExpr, SqlError> {
     match t {
         PgType::Bool | PgType::Unknown => coerce_expr(e, PgType::Bool),

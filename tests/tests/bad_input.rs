@@ -332,6 +332,8 @@ const FUNCTION_CORPUS: &[&str] = &[
     "WITH c AS (SELECT random() r) SELECT (SELECT r FROM c) = (SELECT r FROM c)",
     "WITH c AS (SELECT random() r FROM generate_series(1, 5)) SELECT count(DISTINCT r), (SELECT count(*) FROM c x, c y WHERE x.r = y.r) FROM c",
     "WITH c AS MATERIALIZED (SELECT 1 AS x) SELECT * FROM c, c d",
+    // Boolean operators take booleans (or untyped literals read as them).
+    "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
 ];
 
 #[test]
