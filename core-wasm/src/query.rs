@@ -3322,6 +3322,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             ast::GroupByExpr::Expressions(..) => None,
             ast::GroupByExpr::All(_) => return Err(SqlError::feature("GROUP BY ALL")),
         };
+        if let Some(keys) = group_exprs.as_mut() {
+            keys_with_dependent_columns(keys, &from);
+        }
         self.clause = "HAVING";
         let having = match &sel.having {
             Some(h) => Some(self.bind_expr(h, &scope, Some(&mut aggs))?.0),
@@ -6249,6 +6252,28 @@ fn signature_fits(signature: &str, types: &[PgType]) -> bool {
             'I' => matches!(t, PgType::Int2 | PgType::Int4),
             _ => false,
         })
+}
+
+/// PostgreSQL's functional dependency: grouping by a table's whole primary key groups by each
+/// of its columns, so they may be used outside aggregates. They are added to `keys` (which
+/// changes no group: they are the same within one).
+fn keys_with_dependent_columns(keys: &mut Vec<BExpr>, from: &[FromItem]) {
+    let mut start = 0;
+    let mut dependent = Vec::new();
+    for item in from {
+        if let Source::Table { table, .. } = &item.source {
+            let grouped = |c: usize| keys.contains(&BExpr::Col(start + c));
+            if !table.primary_key.is_empty() && table.primary_key.iter().all(|p| grouped(*p)) {
+                dependent.extend(
+                    (0..table.columns.len())
+                        .filter(|c| !grouped(*c))
+                        .map(|c| start + c),
+                );
+            }
+        }
+        start += item.width;
+    }
+    keys.extend(dependent.into_iter().map(BExpr::Col));
 }
 
 /// The expressions of a select's GROUP BY (none for `GROUP BY ALL`).

@@ -88,9 +88,21 @@ const QUERY_SETUP: &[&str] = &[
     "INSERT INTO tcs VALUES (1, 1, false, '1'), (1, 2, true, 'a'), (3, 1, NULL, NULL)",
     "INSERT INTO snap VALUES (0, 0, 1, 0), (1, 1, 3, 2), (2, 1, 3, 4)",
     "INSERT INTO changes VALUES (1, 'created_table:\"t\",'), (2, 'inserted_into_table:1')",
+    "CREATE TABLE g2 (x int, y int, z text, PRIMARY KEY (x, y))",
+    "INSERT INTO g2 VALUES (1, 1, 'p'), (1, 2, 'q'), (2, 1, 'r')",
 ];
 
 const QUERY_CORPUS: &[&str] = &[
+    // Grouping by a whole primary key groups by every column of its table (PostgreSQL's
+    // functional dependency); by part of it, or through a derived table, it does not.
+    "SELECT schema_version, count(*) FROM snap GROUP BY snapshot_id ORDER BY snapshot_id",
+    "SELECT snapshot_id FROM snap GROUP BY snapshot_id ORDER BY next_file_id DESC",
+    "SELECT z FROM g2 GROUP BY x, y ORDER BY z",
+    "SELECT z FROM g2 GROUP BY x",
+    "SELECT s.schema_version FROM (SELECT * FROM snap) s GROUP BY s.snapshot_id",
+    "SELECT snap.next_file_id, g2.z FROM snap JOIN g2 ON snap.snapshot_id = g2.x \
+     GROUP BY snap.snapshot_id, g2.x, g2.y ORDER BY 1, 2",
+    "SELECT schema_version, count(*) FROM snap GROUP BY snapshot_id, schema_version HAVING next_file_id > 0 ORDER BY 1",
     "SELECT * FROM ts JOIN tcs USING (table_id) ORDER BY table_id, column_id",
     "SELECT * FROM ts LEFT JOIN tcs USING (table_id) ORDER BY table_id, column_id",
     "SELECT table_id, ts.table_id, tcs.table_id, column_id FROM ts LEFT JOIN tcs USING (table_id) ORDER BY 1, 4",
