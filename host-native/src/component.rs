@@ -153,6 +153,8 @@ impl WasmComponent {
         // The core recurses as deep as a statement nests (up to its limit, core-wasm's
         // `depth.rs`); it runs on the engine threads' large stacks.
         config.max_wasm_stack(crate::service::ENGINE_WASM_STACK);
+        // wasmtime checks the limit against the stack of async calls too (none are made).
+        config.async_stack_size(crate::service::ENGINE_WASM_STACK + (1 << 20));
         if options.perf_map {
             // Only adds symbol files for perf; the generated code is the same (the compiled
             // code cache stays valid).
