@@ -3783,35 +3783,21 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             Expr::IsNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), false), PgType::Bool),
             Expr::IsNotNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), true), PgType::Bool),
-            Expr::IsTrue(x) => {
-                let b = boolean_test_argument(sub!(x), "IS TRUE")?;
-                (
-                    BExpr::IsDistinct(Box::new(b), Box::new(BExpr::Const(Value::Bool(true))), true),
-                    PgType::Bool,
-                )
-            }
-            Expr::IsFalse(x) => {
-                let b = boolean_test_argument(sub!(x), "IS FALSE")?;
-                (
-                    BExpr::IsDistinct(
-                        Box::new(b),
-                        Box::new(BExpr::Const(Value::Bool(false))),
-                        true,
-                    ),
-                    PgType::Bool,
-                )
-            }
-            // x IS NOT TRUE is x IS DISTINCT FROM true; IS [NOT] UNKNOWN is IS [NOT] NULL of a
-            // boolean.
-            Expr::IsNotTrue(x) | Expr::IsNotFalse(x) => {
-                let truth = matches!(e, Expr::IsNotTrue(_));
-                let test = if truth { "IS NOT TRUE" } else { "IS NOT FALSE" };
+            // x IS [NOT] TRUE/FALSE is x IS [NOT] DISTINCT FROM true/false; IS [NOT] UNKNOWN is
+            // IS [NOT] NULL of a boolean.
+            Expr::IsTrue(x) | Expr::IsFalse(x) | Expr::IsNotTrue(x) | Expr::IsNotFalse(x) => {
+                let (truth, not_distinct, test) = match e {
+                    Expr::IsTrue(_) => (true, true, "IS TRUE"),
+                    Expr::IsFalse(_) => (false, true, "IS FALSE"),
+                    Expr::IsNotTrue(_) => (true, false, "IS NOT TRUE"),
+                    _ => (false, false, "IS NOT FALSE"),
+                };
                 let b = boolean_test_argument(sub!(x), test)?;
                 (
                     BExpr::IsDistinct(
                         Box::new(b),
                         Box::new(BExpr::Const(Value::Bool(truth))),
-                        false,
+                        not_distinct,
                     ),
                     PgType::Bool,
                 )
