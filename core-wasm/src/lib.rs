@@ -20,6 +20,7 @@ pub mod envelope;
 pub mod error;
 pub mod errpos;
 pub mod exec;
+pub mod format;
 #[cfg(target_arch = "wasm32")]
 mod guest;
 pub mod keyhash;

@@ -5636,13 +5636,22 @@ impl<'a, 'b> Binder<'a, 'b> {
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok((BExpr::Func(name, args), PgType::TextArray));
         }
-        if name == "concat" {
-            // Each argument as its type prints it (`char(n)` with its padding).
+        if matches!(name.as_str(), "format" | "concat_ws") && types.is_empty()
+            || matches!(name.as_str(), "quote_literal" | "quote_nullable") && types.len() != 1
+        {
+            return Err(no_such_function(&name, &types));
+        }
+        if matches!(
+            name.as_str(),
+            "concat" | "concat_ws" | "format" | "quote_literal" | "quote_nullable"
+        ) {
+            // Each argument as its type prints it (`char(n)` with its padding, a boolean as
+            // `t`/`f`, which its cast to text spells out).
             bargs = bargs
                 .into_iter()
                 .zip(&types)
                 .map(|(b, t)| match t {
-                    PgType::Bpchar => Ok(b),
+                    PgType::Bpchar | PgType::Bool => Ok(b),
                     t => cast_from(b, *t, PgType::Text),
                 })
                 .collect::<Result<_, _>>()?;
@@ -5658,6 +5667,10 @@ impl<'a, 'b> Binder<'a, 'b> {
             "version"
             | "lower"
             | "upper"
+            | "concat_ws"
+            | "format"
+            | "quote_literal"
+            | "quote_nullable"
             | "concat"
             | "format_type"
             | "pg_get_expr"
@@ -9395,6 +9408,27 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .map(|s| Value::Int(s.len() as i64))
                 .unwrap_or(Value::Null),
             "concat" => Value::text((0..a.len()).filter_map(text).collect::<String>()),
+            "concat_ws" => match text(0) {
+                Some(sep) => {
+                    Value::text((1..a.len()).filter_map(text).collect::<Vec<_>>().join(&sep))
+                }
+                None => Value::Null,
+            },
+            "format" => match text(0) {
+                Some(f) => {
+                    let args: Vec<Option<String>> = (1..a.len()).map(text).collect();
+                    Value::text(crate::format::format(&f, &args)?)
+                }
+                None => Value::Null,
+            },
+            "quote_literal" => text(0)
+                .map(|s| Value::text(crate::format::quote_literal(&s)))
+                .unwrap_or(Value::Null),
+            "quote_nullable" => Value::text(
+                text(0)
+                    .map(|s| crate::format::quote_literal(&s))
+                    .unwrap_or_else(|| "NULL".into()),
+            ),
             "starts_with" => match (text(0), text(1)) {
                 (Some(s), Some(p)) => Value::Bool(s.starts_with(&p)),
                 _ => Value::Null,

@@ -344,6 +344,17 @@ const FUNCTION_CORPUS: &[&str] = &[
     "WITH c AS (SELECT random() r) SELECT (SELECT r FROM c) = (SELECT r FROM c)",
     "WITH c AS (SELECT random() r FROM generate_series(1, 5)) SELECT count(DISTINCT r), (SELECT count(*) FROM c x, c y WHERE x.r = y.r) FROM c",
     "WITH c AS MATERIALIZED (SELECT 1 AS x) SELECT * FROM c, c d",
+    // format(), concat_ws(), quote_literal(), quote_nullable(): each argument as its type
+    // prints it (a boolean as t/f, also in concat).
+    "SELECT format('Hello %s, %I, %L', 'World', 'My Table', E'O\\'Reilly')",
+    "SELECT format('%s %s', 1, NULL), format('%L', NULL), format('%I', 'abc'), format('%I', 'Abc')",
+    "SELECT format('%3$s %1$s %s', 'a', 'b', 'c'), format('[%10s][%-10s][%*s][%-*s]', 'x', 'y', 5, 'z', 4, 'w')",
+    "SELECT format('%s', 1.50::numeric), format('%s', true), format('%s', ARRAY[1,2]), format('%s', '2020-01-01'::date), format('%L', 42)",
+    "SELECT format('100%%'), format(NULL), format('%s|%s', 'é'::char(3), 'x'::varchar)",
+    "SELECT format('%s')", "SELECT format('%x', 1)", "SELECT format('abc %', 1)", "SELECT format('%0$s', 1)",
+    "SELECT format('%I', NULL)", "SELECT format()",
+    "SELECT concat_ws(',', 'a', NULL, 'b', 1), concat_ws(NULL, 'a'), concat_ws('-', 'x'), concat(true, false, NULL::bool)",
+    "SELECT quote_literal('it''s'), quote_literal(E'a\\\\b'), quote_literal(42), quote_literal(NULL), quote_nullable(NULL), quote_nullable('x')",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
 ];

@@ -1,0 +1,209 @@
+//! PostgreSQL's `format(formatstr, args…)`, `quote_literal` and `quote_nullable`.
+//!
+//! `format` reads `%[position$][-][width]type` specifiers: `s` (the argument as text, NULL as
+//! nothing), `I` (an identifier, quoted when needed; NULL is an error), `L` (a literal, NULL as
+//! `NULL`), `%%` a percent sign. A width may be `*` (the next argument) or `*n$`; a negative
+//! width or `-` pads on the right. An explicit position moves the next argument after it.
+
+use crate::error::SqlError;
+
+fn bad(message: impl Into<String>) -> SqlError {
+    SqlError::InvalidParameterHint {
+        message: message.into(),
+        hint: "For a single \"%\" use \"%%\".".into(),
+    }
+}
+
+fn invalid(message: impl Into<String>) -> SqlError {
+    SqlError::InvalidParameter {
+        message: message.into(),
+    }
+}
+
+/// `quote_literal`: the text in single quotes, quotes doubled; with a backslash, an `E'…'`
+/// string with the backslashes doubled too.
+pub fn quote_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 3);
+    if s.contains('\\') {
+        out.push('E');
+    }
+    out.push('\'');
+    for c in s.chars() {
+        if c == '\'' || c == '\\' {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
+}
+
+/// `format(fmt, args)`: `args` are the arguments as text (`None`: NULL).
+pub fn format(fmt: &str, args: &[Option<String>]) -> Result<String, SqlError> {
+    let chars: Vec<char> = fmt.chars().collect();
+    let mut out = String::with_capacity(fmt.len());
+    let mut next = 0usize;
+    let mut i = 0;
+    let arg = |n: usize| -> Result<&Option<String>, SqlError> {
+        args.get(n)
+            .ok_or_else(|| invalid("too few arguments for format()"))
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.get(i) == Some(&'%') {
+            out.push('%');
+            i += 1;
+            continue;
+        }
+        // `n$`: a 1-based argument position.
+        let position = |i: &mut usize| -> Result<Option<usize>, SqlError> {
+            let start = *i;
+            let mut n: usize = 0;
+            while let Some(d) = chars.get(*i).and_then(|c| c.to_digit(10)) {
+                n = n
+                    .checked_mul(10)
+                    .and_then(|n| n.checked_add(d as usize))
+                    .ok_or_else(|| invalid("number is out of range"))?;
+                *i += 1;
+            }
+            if *i > start && chars.get(*i) == Some(&'$') {
+                *i += 1;
+                if n == 0 {
+                    return Err(invalid(
+                        "format specifies argument 0, but arguments are numbered from 1",
+                    ));
+                }
+                return Ok(Some(n));
+            }
+            *i = start;
+            Ok(None)
+        };
+        let explicit = position(&mut i)?;
+        let mut left = false;
+        while chars.get(i) == Some(&'-') {
+            left = true;
+            i += 1;
+        }
+        let mut width: Option<i64> = None;
+        if chars.get(i) == Some(&'*') {
+            i += 1;
+            let n = match position(&mut i)? {
+                Some(n) => n,
+                None => {
+                    next += 1;
+                    next
+                }
+            };
+            next = n;
+            let w = arg(n - 1)?;
+            width = Some(match w {
+                None => 0,
+                Some(t) => t.trim().parse::<i64>().map_err(|_| {
+                    invalid(format!("invalid input syntax for type integer: \"{t}\""))
+                })?,
+            });
+        } else {
+            let mut w: i64 = 0;
+            let mut any = false;
+            while let Some(d) = chars.get(i).and_then(|c| c.to_digit(10)) {
+                w = w.saturating_mul(10).saturating_add(i64::from(d));
+                any = true;
+                i += 1;
+            }
+            if any {
+                width = Some(w);
+            }
+        }
+        let Some(&kind) = chars.get(i) else {
+            return Err(bad("unterminated format() type specifier"));
+        };
+        i += 1;
+        if !matches!(kind, 's' | 'I' | 'L') {
+            return Err(bad(format!(
+                "unrecognized format() type specifier \"{kind}\""
+            )));
+        }
+        let n = match explicit {
+            Some(n) => n,
+            None => next + 1,
+        };
+        next = n;
+        let value = arg(n - 1)?;
+        let text = match (kind, value) {
+            ('s', v) => v.clone().unwrap_or_default(),
+            ('I', Some(v)) => crate::pgcatalog::quote_ident(v),
+            ('I', None) => {
+                return Err(SqlError::NullValueNotAllowed {
+                    message: "null values cannot be formatted as an SQL identifier".into(),
+                })
+            }
+            (_, Some(v)) => quote_literal(v),
+            (_, None) => "NULL".into(),
+        };
+        let (left, width) = match width {
+            Some(w) if w < 0 => (true, w.unsigned_abs() as usize),
+            Some(w) => (left, w as usize),
+            None => (left, 0),
+        };
+        let pad = width.saturating_sub(text.chars().count());
+        if !left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+        out.push_str(&text);
+        if left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[Option<&str>]) -> Vec<Option<String>> {
+        v.iter().map(|a| a.map(str::to_string)).collect()
+    }
+
+    #[test]
+    fn specifiers_as_postgres_formats_them() {
+        let a = args(&[Some("a b"), None, Some("it's")]);
+        assert_eq!(format("%s|%s|%L", &a).expect("ok"), "a b||'it''s'");
+        assert_eq!(format("%I.%L", &a[..2]).expect("ok"), "\"a b\".NULL");
+        assert_eq!(format("%3$s %1$s %s", &a).expect("ok"), "it's a b ");
+        assert_eq!(
+            format("[%5s][%-5s]", &args(&[Some("x"), Some("y")])).expect("ok"),
+            "[    x][y    ]"
+        );
+        assert_eq!(
+            format("[%*s]", &args(&[Some("-3"), Some("x")])).expect("ok"),
+            "[x  ]"
+        );
+        assert_eq!(format("100%%", &[]).expect("ok"), "100%");
+        assert_eq!(quote_literal("a\\b'c"), "E'a\\\\b''c'");
+    }
+
+    #[test]
+    fn errors_as_postgres_reports_them() {
+        let e = |f: &str, a: &[Option<&str>]| format(f, &args(a)).expect_err(f).to_string();
+        assert_eq!(e("%s %s", &[Some("x")]), "too few arguments for format()");
+        assert_eq!(
+            e("%x", &[Some("x")]),
+            "unrecognized format() type specifier \"x\""
+        );
+        assert_eq!(e("abc %", &[]), "unterminated format() type specifier");
+        assert_eq!(
+            e("%0$s", &[Some("x")]),
+            "format specifies argument 0, but arguments are numbered from 1"
+        );
+        assert_eq!(
+            e("%I", &[None]),
+            "null values cannot be formatted as an SQL identifier"
+        );
+    }
+}
