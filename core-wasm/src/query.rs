@@ -2096,6 +2096,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                         let (e, et) = e?;
                         orderable(et)?;
                         if let BSet::Select(s) = &body {
+                            // DISTINCT rows have no values but the selected ones to sort by.
+                            if s.distinct && s.distinct_on.is_none() && !s.projection.contains(&e) {
+                                return Err(SqlError::InvalidColumnReference {
+                                    message: "for SELECT DISTINCT, ORDER BY expressions must \
+                                              appear in select list"
+                                        .into(),
+                                });
+                            }
                             // Checked once every key is bound, as PostgreSQL checks grouping
                             // after analysing the clause.
                             if grouped && ungrouped_order.is_none() {
@@ -3986,6 +3994,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         })
                     }
                 };
+                operator_exists(lt, &compare_op.to_string(), elem)?;
                 let (l, lt) = if lt == PgType::Unknown {
                     (coerce_expr(l, elem)?, elem)
                 } else if lt == PgType::Bpchar && elem.is_string() && elem != PgType::Bpchar {
@@ -5894,7 +5903,6 @@ fn orderable(ty: PgType) -> Result<(), SqlError> {
     Ok(())
 }
 
-/// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches.
 /// The regular expression functions, by the kinds of their arguments (`t` text, `i` integer)
 /// in each arity PostgreSQL 15 has, their result type, and the name the executor calls.
 /// `substring(text, text)` (also `SUBSTRING(s FROM pattern)`) is the regular expression one;
@@ -6298,6 +6306,7 @@ fn boolean_test_argument((e, t): (BExpr, PgType), test: &str) -> Result<BExpr, S
     }
 }
 
+/// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches;
 /// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
 /// speaks of one argument).
 fn no_such_operator(operands: String) -> SqlError {
@@ -11788,6 +11797,24 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> Result<Value, SqlError> {
                 if numeric && !matches!(x, Value::Float(_)) && !matches!(y, Value::Float(_)) {
                     Value::Numeric(crate::numeric::from_f64(r))
                 } else {
+                    // PostgreSQL's float8 operators: an infinity from finite operands is an
+                    // overflow, a zero from a product or quotient of non-zero ones an
+                    // underflow.
+                    let range = |m: &str| SqlError::MathDomain {
+                        code: "22003",
+                        message: format!("value out of range: {m}"),
+                    };
+                    if r.is_infinite() && fx.is_finite() && fy.is_finite() {
+                        return Err(range("overflow"));
+                    }
+                    let underflow = match op {
+                        BinOp::Mul => fx != 0.0 && fy != 0.0,
+                        BinOp::Div => fx != 0.0 && fy.is_finite(),
+                        _ => false,
+                    };
+                    if r == 0.0 && underflow {
+                        return Err(range("underflow"));
+                    }
                     Value::Float(r)
                 }
             }

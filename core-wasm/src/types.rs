@@ -1767,13 +1767,27 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
                 "nan" => f64::NAN,
                 "infinity" | "inf" | "+infinity" => f64::INFINITY,
                 "-infinity" | "-inf" => f64::NEG_INFINITY,
-                _ => t.parse::<f64>().map_err(|_| err())?,
+                _ => {
+                    let v = t.parse::<f64>().map_err(|_| err())?;
+                    // A number past the type's range, or too small for it but not zero, is
+                    // an error in PostgreSQL, not an infinity or a zero.
+                    let narrowed = if ty == PgType::Float4 {
+                        v as f32 as f64
+                    } else {
+                        v
+                    };
+                    let mantissa = t.split(['e', 'E']).next().unwrap_or(t);
+                    let nonzero = mantissa.chars().any(|c| ('1'..='9').contains(&c));
+                    if narrowed.is_infinite() || (narrowed == 0.0 && nonzero) {
+                        return Err(SqlError::MathDomain {
+                            code: "22003",
+                            message: format!("\"{s}\" is out of range for type {}", ty.sql_name()),
+                        });
+                    }
+                    narrowed
+                }
             };
-            Value::Float(if ty == PgType::Float4 {
-                v as f32 as f64
-            } else {
-                v
-            })
+            Value::Float(v)
         }
         PgType::Numeric => Value::Numeric(numeric_canonical(s).ok_or_else(err)?),
         PgType::Text | PgType::Varchar | PgType::Bpchar | PgType::Name | PgType::Unknown => {

@@ -355,6 +355,16 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT format('%I', NULL)", "SELECT format()",
     "SELECT concat_ws(',', 'a', NULL, 'b', 1), concat_ws(NULL, 'a'), concat_ws('-', 'x'), concat(true, false, NULL::bool)",
     "SELECT quote_literal('it''s'), quote_literal(E'a\\\\b'), quote_literal(42), quote_literal(NULL), quote_nullable(NULL), quote_nullable('x')",
+    // Floats out of range are errors, not infinities or zeros (input and arithmetic).
+    "SELECT '1e400'::float8", "SELECT '1e-400'::float8", "SELECT '3.5e38'::float4", "SELECT 1e308 * 10::float8",
+    "SELECT 1e308::float8 + 1e308::float8", "SELECT -1e308::float8 * 10", "SELECT 1e-300::float8 * 1e-300::float8",
+    "SELECT 2.5::float8 * 4, '0.0'::float8, '-0'::float8, '1e-5'::float4, '0e10'::float8",
+    "SELECT (1::float8 / 'infinity'::float8)::text, ('infinity'::float8 * 2)::text",
+    // DISTINCT sorts by selected values only; ANY compares with an operator that exists.
+    "SELECT DISTINCT a FROM (VALUES (1, 2)) v(a, b) ORDER BY b",
+    "SELECT DISTINCT a, a + 1 AS c FROM (VALUES (1, 2)) v(a, b) ORDER BY a + 1, c",
+    "SELECT 'x'::text = ANY(ARRAY[1,2])",
+    "SELECT 1 = ANY(ARRAY[1.5, 2]), 'a' = ANY(ARRAY['a'::varchar]), 1::int8 = ANY(ARRAY[1,2])",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
 ];
