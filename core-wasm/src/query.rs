@@ -4501,6 +4501,15 @@ impl<'a, 'b> Binder<'a, 'b> {
                     O::PGRegexIMatch => "regex_imatch",
                     _ => "regex_not_imatch",
                 };
+                // The regular expression operators take strings.
+                let stringy = |t: PgType| t.is_string() || t == PgType::Unknown;
+                if !stringy(lt) || !stringy(rt) {
+                    return Err(no_such_operator(format!(
+                        "{} {op} {}",
+                        lt.sql_name(),
+                        rt.sql_name()
+                    )));
+                }
                 return Ok((
                     BExpr::Func(
                         name.into(),

@@ -363,7 +363,7 @@ const FUNCTION_CORPUS: &[&str] = &[
     // DISTINCT sorts by selected values only; ANY compares with an operator that exists.
     "SELECT DISTINCT a FROM (VALUES (1, 2)) v(a, b) ORDER BY b",
     "SELECT DISTINCT a, a + 1 AS c FROM (VALUES (1, 2)) v(a, b) ORDER BY a + 1, c",
-    "SELECT 'x'::text = ANY(ARRAY[1,2])",
+    "SELECT 'x'::text = ANY(ARRAY[1,2])", "SELECT 'x' ~ 1", "SELECT 1 !~* 'x'", "SELECT 'abc' ~ 'b', 'abc'::varchar ~* 'B'",
     "SELECT 1 = ANY(ARRAY[1.5, 2]), 'a' = ANY(ARRAY['a'::varchar]), 1::int8 = ANY(ARRAY[1,2])",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
