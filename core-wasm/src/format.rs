@@ -20,6 +20,27 @@ fn invalid(message: impl Into<String>) -> SqlError {
     }
 }
 
+fn out_of_range(message: impl Into<String>) -> SqlError {
+    SqlError::MathDomain {
+        code: "22003",
+        message: message.into(),
+    }
+}
+
+/// The longest result `format` builds (PostgreSQL's 1 GB value limit).
+const MAX_RESULT_BYTES: usize = 0x3fff_ffff - 4;
+
+/// A `*` width argument read as PostgreSQL's int4 input reads it.
+fn width_argument(t: &str) -> Result<i64, SqlError> {
+    let n: i128 = t.trim().parse().map_err(|_| SqlError::InvalidText {
+        type_name: "integer".into(),
+        input: t.to_string(),
+    })?;
+    i32::try_from(n)
+        .map(i64::from)
+        .map_err(|_| out_of_range(format!("value \"{t}\" is out of range for type integer")))
+}
+
 /// `quote_literal`: the text in single quotes, quotes doubled; with a backslash, an `E'…'`
 /// string with the backslashes doubled too.
 pub fn quote_literal(s: &str) -> String {
@@ -68,7 +89,8 @@ pub fn format(fmt: &str, args: &[Option<String>]) -> Result<String, SqlError> {
                 n = n
                     .checked_mul(10)
                     .and_then(|n| n.checked_add(d as usize))
-                    .ok_or_else(|| invalid("number is out of range"))?;
+                    .filter(|n| *n <= i32::MAX as usize)
+                    .ok_or_else(|| out_of_range("number is out of range"))?;
                 *i += 1;
             }
             if *i > start && chars.get(*i) == Some(&'$') {
@@ -103,15 +125,16 @@ pub fn format(fmt: &str, args: &[Option<String>]) -> Result<String, SqlError> {
             let w = arg(n - 1)?;
             width = Some(match w {
                 None => 0,
-                Some(t) => t.trim().parse::<i64>().map_err(|_| {
-                    invalid(format!("invalid input syntax for type integer: \"{t}\""))
-                })?,
+                Some(t) => width_argument(t)?,
             });
         } else {
             let mut w: i64 = 0;
             let mut any = false;
             while let Some(d) = chars.get(i).and_then(|c| c.to_digit(10)) {
-                w = w.saturating_mul(10).saturating_add(i64::from(d));
+                w = w * 10 + i64::from(d);
+                if w > i64::from(i32::MAX) {
+                    return Err(out_of_range("number is out of range"));
+                }
                 any = true;
                 i += 1;
             }
@@ -151,6 +174,11 @@ pub fn format(fmt: &str, args: &[Option<String>]) -> Result<String, SqlError> {
             None => (left, 0),
         };
         let pad = width.saturating_sub(text.chars().count());
+        if out.len() + text.len() + pad > MAX_RESULT_BYTES {
+            return Err(SqlError::ProgramLimit {
+                message: "out of memory".into(),
+            });
+        }
         if !left {
             out.extend(std::iter::repeat_n(' ', pad));
         }
@@ -205,5 +233,12 @@ mod tests {
             e("%I", &[None]),
             "null values cannot be formatted as an SQL identifier"
         );
+        // Widths are int4s; a result past PostgreSQL's value limit is refused, not built.
+        assert_eq!(e("%99999999999s", &[Some("x")]), "number is out of range");
+        assert_eq!(
+            e("%*s", &[Some("5000000000"), Some("x")]),
+            "value \"5000000000\" is out of range for type integer"
+        );
+        assert_eq!(e("%2000000000s", &[Some("x")]), "out of memory");
     }
 }

@@ -2096,8 +2096,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                         let (e, et) = e?;
                         orderable(et)?;
                         if let BSet::Select(s) = &body {
-                            // DISTINCT rows have no values but the selected ones to sort by.
-                            if s.distinct && s.distinct_on.is_none() && !s.projection.contains(&e) {
+                            // DISTINCT rows have no values but the selected ones to sort by:
+                            // a column not selected is refused (the one case checked; other
+                            // expressions are left to the executor).
+                            if s.distinct
+                                && s.distinct_on.is_none()
+                                && matches!(e, BExpr::Col(_))
+                                && !s.projection.contains(&e)
+                            {
                                 return Err(SqlError::InvalidColumnReference {
                                     message: "for SELECT DISTINCT, ORDER BY expressions must \
                                               appear in select list"
@@ -3994,7 +4000,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                         })
                     }
                 };
-                operator_exists(lt, &compare_op.to_string(), elem)?;
+                // An untyped array takes the left side's element type, as PostgreSQL resolves it.
+                if rt != PgType::Unknown {
+                    operator_exists(lt, &compare_op.to_string(), elem)?;
+                }
                 let (l, lt) = if lt == PgType::Unknown {
                     (coerce_expr(l, elem)?, elem)
                 } else if lt == PgType::Bpchar && elem.is_string() && elem != PgType::Bpchar {
@@ -5654,22 +5663,29 @@ impl<'a, 'b> Binder<'a, 'b> {
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok((BExpr::Func(name, args), PgType::TextArray));
         }
-        if matches!(name.as_str(), "format" | "concat_ws") && types.is_empty()
+        if name == "format" && types.is_empty()
+            || name == "concat_ws" && types.len() < 2
             || matches!(name.as_str(), "quote_literal" | "quote_nullable") && types.len() != 1
         {
             return Err(no_such_function(&name, &types));
         }
-        if matches!(
-            name.as_str(),
-            "concat" | "concat_ws" | "format" | "quote_literal" | "quote_nullable"
-        ) {
-            // Each argument as its type prints it (`char(n)` with its padding, a boolean as
-            // `t`/`f`, which its cast to text spells out).
+        // The text parameters (format's format string, concat_ws's separator,
+        // quote_literal's argument) take their arguments cast to text (char(n) loses its
+        // padding, a boolean is `true`); the "any" ones print each argument as its type
+        // does (char(n) with its padding, a boolean as `t`).
+        let text_params = match name.as_str() {
+            "concat" => 0,
+            "concat_ws" | "format" => 1,
+            "quote_literal" | "quote_nullable" => 1,
+            _ => usize::MAX,
+        };
+        if text_params != usize::MAX {
             bargs = bargs
                 .into_iter()
                 .zip(&types)
-                .map(|(b, t)| match t {
-                    PgType::Bpchar | PgType::Bool => Ok(b),
+                .enumerate()
+                .map(|(i, (b, t))| match t {
+                    PgType::Bpchar | PgType::Bool if i >= text_params => Ok(b),
                     t => cast_from(b, *t, PgType::Text),
                 })
                 .collect::<Result<_, _>>()?;

@@ -1765,7 +1765,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
             let t = s.trim();
             let v = match t.to_ascii_lowercase().as_str() {
                 "nan" => f64::NAN,
-                "infinity" | "inf" | "+infinity" => f64::INFINITY,
+                "infinity" | "inf" | "+infinity" | "+inf" => f64::INFINITY,
                 "-infinity" | "-inf" => f64::NEG_INFINITY,
                 _ => {
                     let v = t.parse::<f64>().map_err(|_| err())?;

@@ -363,7 +363,15 @@ const FUNCTION_CORPUS: &[&str] = &[
     // DISTINCT sorts by selected values only; ANY compares with an operator that exists.
     "SELECT DISTINCT a FROM (VALUES (1, 2)) v(a, b) ORDER BY b",
     "SELECT DISTINCT a, a + 1 AS c FROM (VALUES (1, 2)) v(a, b) ORDER BY a + 1, c",
-    "SELECT 'x'::text = ANY(ARRAY[1,2])", "SELECT 'x' ~ 1", "SELECT 1 !~* 'x'", "SELECT 'abc' ~ 'b', 'abc'::varchar ~* 'B'",
+    "SELECT 'x'::text = ANY(ARRAY[1,2])",
+    // An untyped array takes the left side's element type.
+    "SELECT 1 = ANY('{1,2}'), 3 <> ALL('{3,4}'), '2024-01-01'::date = ANY('{2024-01-01}'), 1 = ANY(NULL)",
+    "SELECT '+inf'::float8::text, '+Infinity'::float8::text, '-inf'::float4::text",
+    // Text parameters cast their arguments (a boolean is `true`, char(n) loses its padding);
+    // widths are int4s and results are bounded.
+    "SELECT quote_literal(true), quote_nullable(false), quote_literal('a'::char(3)), concat_ws('a'::char(3), 'x', 'y'), format('%s|'::char(4), 'x'::char(3))",
+    "SELECT concat_ws(',')", "SELECT format('%99999999999s', 'x')", "SELECT format('%*s', 5000000000, 'x')",
+    "SELECT format('%*s', 'abc', 'x')", "SELECT 'x' ~ 1", "SELECT 1 !~* 'x'", "SELECT 'abc' ~ 'b', 'abc'::varchar ~* 'B'",
     "SELECT 1 = ANY(ARRAY[1.5, 2]), 'a' = ANY(ARRAY['a'::varchar]), 1::int8 = ANY(ARRAY[1,2])",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
