@@ -4000,8 +4000,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                         })
                     }
                 };
-                // An untyped array takes the left side's element type, as PostgreSQL resolves it.
-                if rt != PgType::Unknown {
+                // An untyped array takes the left side's element type, as PostgreSQL resolves it;
+                // text[] is also what RockLake gives arrays of types it has no array of (some
+                // catalog columns), so it is not checked either.
+                if rt != PgType::Unknown && elem != PgType::Text {
                     operator_exists(lt, &compare_op.to_string(), elem)?;
                 }
                 let (l, lt) = if lt == PgType::Unknown {
