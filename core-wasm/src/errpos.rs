@@ -172,23 +172,7 @@ fn skip_gap(chars: &[char], mut i: usize, closing: bool) -> usize {
                     i += 1;
                 }
             }
-            (Some('/'), Some('*')) => {
-                let mut depth = 0usize;
-                while i < chars.len() {
-                    if starts_with(chars, i, "/*") {
-                        depth += 1;
-                        i += 2;
-                    } else if starts_with(chars, i, "*/") {
-                        depth -= 1;
-                        i += 2;
-                        if depth == 0 {
-                            break;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
+            (Some('/'), Some('*')) => i = crate::params::block_comment_end(chars, i, '/', '*'),
             _ => return i,
         }
     }

@@ -3142,10 +3142,15 @@ fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, S
 /// [`resolve_target`] for INSERT, UPDATE and DELETE, whose missing table PostgreSQL's parser
 /// points at (TRUNCATE's and COPY's it does not).
 fn dml_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
-    resolve_target(cx, name).map_err(|e| match e {
-        SqlError::UndefinedTable { .. } => at_name(e, name),
-        e => e,
-    })
+    resolve_target(cx, name).map_err(|e| missing_table_at(e, name))
+}
+
+/// `err`, if the table `name` is missing, noted as pointing at the name.
+fn missing_table_at(err: SqlError, name: &ast::ObjectName) -> SqlError {
+    match err {
+        SqlError::UndefinedTable { .. } => at_name(err, name),
+        err => err,
+    }
 }
 
 /// The table a statement writes rows into, its definition recorded for the commit's check.
@@ -3308,8 +3313,7 @@ fn insert(
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::feature("INSERT into a table function"));
     };
-    let t = dml_target(cx, name)?;
-    cx.pending()?.uses_definition(&t);
+    let t = write_target(cx, name).map_err(|e| missing_table_at(e, name))?;
     let targets = insert_targets(&t, ins)?;
 
     let at = cx.read_point();

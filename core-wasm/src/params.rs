@@ -8,6 +8,33 @@
 
 use crate::api::PgError;
 
+/// Where the block comment starting at `i` (`/*`) ends: past its `*/`, counting nested
+/// comments as PostgreSQL's lexer does, or the end of `s`. Over bytes or characters.
+pub(crate) fn block_comment_end<T: Copy + PartialEq>(
+    s: &[T],
+    mut i: usize,
+    slash: T,
+    star: T,
+) -> usize {
+    let at = |i: usize, a: T, b: T| s.get(i) == Some(&a) && s.get(i + 1) == Some(&b);
+    let mut depth = 0usize;
+    while i < s.len() {
+        if at(i, slash, star) {
+            depth += 1;
+            i += 2;
+        } else if at(i, star, slash) {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                break;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    i
+}
+
 /// One placeholder occurrence: byte range in the SQL text and its number (1-based).
 fn placeholders(sql: &str) -> Vec<(usize, usize, usize)> {
     let b = sql.as_bytes();
@@ -47,23 +74,7 @@ fn placeholders(sql: &str) -> Vec<(usize, usize, usize)> {
                     i += 1;
                 }
             }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let mut depth = 0usize;
-                while i < b.len() {
-                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                        depth -= 1;
-                        i += 2;
-                        if depth == 0 {
-                            break;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
+            b'/' if b.get(i + 1) == Some(&b'*') => i = block_comment_end(b, i, b'/', b'*'),
             b'$' => {
                 let start = i;
                 let mut j = i + 1;

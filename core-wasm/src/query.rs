@@ -5948,8 +5948,8 @@ fn bind_regex_call(
                 "substring(text FROM pattern FOR escape) (SQL regular expressions)",
             )))
         }
-        ("chr", [t]) if *t == PgType::Unknown || t.is_integer() => ("i", PgType::Text, name),
-        ("chr", _) => return Some(Err(no_such_function(name, types))),
+        // Its argument was checked against STRING_SIGNATURES.
+        ("chr", [_]) => ("i", PgType::Text, name),
         ("substr" | "substring", [first, rest @ ..])
             if !rest.is_empty()
                 && rest.len() <= 2
@@ -9738,35 +9738,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                     _ => Value::Null,
                 }
             }
-            "substr" => match (text(0), a.get(1), a.get(2)) {
-                (_, Some(Value::Int(from)), count)
-                    if matches!(a.first(), Some(Value::Bytes(_))) =>
-                {
-                    let Some(Value::Bytes(b)) = a.first() else {
-                        return Ok(Value::Null);
-                    };
-                    let end = match count {
-                        None => i64::MAX,
-                        Some(Value::Int(c)) if *c < 0 => {
-                            return Err(SqlError::SubstringError {
-                                message: "negative substring length not allowed".into(),
-                            })
-                        }
-                        Some(Value::Int(c)) => from.saturating_add(*c),
-                        Some(_) => return Ok(Value::Null),
-                    };
-                    let start = usize::try_from((*from).max(1) - 1).unwrap_or(usize::MAX);
-                    let end = usize::try_from(end.max(1) - 1).unwrap_or(usize::MAX);
-                    Value::Bytes(
-                        b.get(start.min(b.len())..end.min(b.len()).max(start.min(b.len())))
-                            .unwrap_or_default()
-                            .to_vec(),
-                    )
-                }
-                (Some(t), Some(Value::Int(from)), count) => {
-                    // Characters from..from+count-1 (1-based); a start before 1 still counts
-                    // toward the length, as in PostgreSQL.
-                    let end = match count {
+            "substr" => match (a.first(), a.get(1)) {
+                (Some(v), Some(Value::Int(from))) if !v.is_null() => {
+                    // Positions from..from+count-1 (1-based, characters of text, bytes of
+                    // bytea); a start before 1 still counts toward the length, as in
+                    // PostgreSQL.
+                    let end = match a.get(2) {
                         None => i64::MAX,
                         Some(Value::Int(c)) if *c < 0 => {
                             return Err(SqlError::SubstringError {
@@ -9777,13 +9754,17 @@ impl<'a, 'b> Executor<'a, 'b> {
                         Some(_) => return Ok(Value::Null),
                     };
                     let start = (*from).max(1);
-                    let take = end.saturating_sub(start).max(0);
-                    Value::text(
-                        t.chars()
-                            .skip((start - 1) as usize)
-                            .take(usize::try_from(take).unwrap_or(usize::MAX))
-                            .collect::<String>(),
-                    )
+                    let skip = usize::try_from(start - 1).unwrap_or(usize::MAX);
+                    let take =
+                        usize::try_from(end.saturating_sub(start).max(0)).unwrap_or(usize::MAX);
+                    match v {
+                        Value::Bytes(b) => {
+                            Value::Bytes(b.iter().skip(skip).take(take).copied().collect())
+                        }
+                        _ => text(0).map_or(Value::Null, |t| {
+                            Value::text(t.chars().skip(skip).take(take).collect::<String>())
+                        }),
+                    }
                 }
                 _ => Value::Null,
             },
