@@ -2034,9 +2034,10 @@ impl<'a, 'b> Binder<'a, 'b> {
     fn bind_query_body(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {
         let id = self.new_id();
         let mut order_src: Option<Scope> = None;
-        let (body, columns, select_scope) = self.bind_set(&q.body, &mut order_src)?;
+        let (mut body, columns, select_scope) = self.bind_set(&q.body, &mut order_src)?;
         let mut order = Vec::new();
-        let mut ungrouped_order = None;
+        // The keys bound over the select's rows: (index in `order`, their text).
+        let mut expr_keys: Vec<(usize, &Expr)> = Vec::new();
         if let Some(ob) = &q.order_by {
             let exprs = match &ob.kind {
                 ast::OrderByKind::Expressions(e) => e,
@@ -2085,50 +2086,51 @@ impl<'a, 'b> Binder<'a, 'b> {
                             BSet::Select(s) => s.aggs.clone(),
                             _ => vec![],
                         };
-                        let grouped = matches!(&body, BSet::Select(s) if s.group.is_some() || !s.aggs.is_empty());
                         let clause = std::mem::replace(&mut self.clause, "ORDER BY");
-                        let e = self.bind_expr(
-                            &oe.expr,
-                            &scope,
-                            if grouped { Some(&mut aggs) } else { None },
-                        );
+                        let e = self.bind_expr(&oe.expr, &scope, Some(&mut aggs));
                         self.clause = clause;
                         let (e, et) = e?;
                         orderable(et)?;
-                        if let BSet::Select(s) = &body {
+                        if let BSet::Select(s) = &mut body {
+                            let added = aggs.len() > s.aggs.len();
                             // DISTINCT rows have no values but the selected ones to sort by:
-                            // a column not selected is refused (the one case checked; other
+                            // a column or an aggregate not selected is refused (other
                             // expressions are left to the executor).
                             if s.distinct
                                 && s.distinct_on.is_none()
-                                && matches!(e, BExpr::Col(_))
+                                && (matches!(e, BExpr::Col(_)) || added)
                                 && !s.projection.contains(&e)
                             {
-                                return Err(SqlError::InvalidColumnReference {
+                                let err = SqlError::InvalidColumnReference {
                                     message: "for SELECT DISTINCT, ORDER BY expressions must \
                                               appear in select list"
                                         .into(),
-                                });
-                            }
-                            // Checked once every key is bound, as PostgreSQL checks grouping
-                            // after analysing the clause.
-                            if grouped && ungrouped_order.is_none() {
-                                let keys = s.group.clone().unwrap_or_default();
-                                if let Some(i) = ungrouped_column(&e, &keys) {
-                                    let group_by = match q.body.as_ref() {
-                                        ast::SetExpr::Select(sel) => group_by_exprs(sel),
-                                        _ => &[],
-                                    };
-                                    ungrouped_order =
-                                        Some(grouping_error(&scope, i, [&oe.expr], group_by));
+                                };
+                                if let Some(spot) = start_spot(&oe.expr) {
+                                    crate::errpos::note(&err, spot);
                                 }
+                                return Err(err);
                             }
-                            if aggs.len() != s.aggs.len() {
-                                return Err(SqlError::feature(
-                                    "aggregate in ORDER BY that is not in the select list",
-                                ));
+                            if added {
+                                // An aggregate only the ORDER BY computes: the select's
+                                // groups compute it too, and a select without GROUP BY or
+                                // aggregates becomes one group, as in PostgreSQL.
+                                if s.group.is_none() {
+                                    s.group = Some(Vec::new());
+                                    if let ast::SetExpr::Select(sel) = q.body.as_ref() {
+                                        ungrouped_select_list(
+                                            sel,
+                                            &[],
+                                            &s.projection,
+                                            s.having.as_ref(),
+                                            &scope,
+                                        )?;
+                                    }
+                                }
+                                s.aggs = aggs;
                             }
                         }
+                        expr_keys.push((order.len(), &oe.expr));
                         order.push(OrderKey {
                             expr: e,
                             on_output: false,
@@ -2139,8 +2141,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
-        if let Some(err) = ungrouped_order {
-            return Err(err);
+        // Grouping is checked once every key is bound (an aggregate in a later key groups the
+        // select), as PostgreSQL checks it after analysing the clause.
+        if let (BSet::Select(s), ast::SetExpr::Select(sel), Some(scope)) =
+            (&body, q.body.as_ref(), &select_scope)
+        {
+            if let Some(keys) = &s.group {
+                for (k, src) in &expr_keys {
+                    let Some(key) = order.get(*k) else { continue };
+                    if let Some(i) = ungrouped_column(&key.expr, keys) {
+                        return Err(grouping_error(scope, i, [*src], group_by_exprs(sel)));
+                    }
+                }
+            }
         }
         if let BSet::Select(sel) = &body {
             if let Some(keys) = &sel.distinct_on {
@@ -3442,22 +3455,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             Some((start..projection.len()).collect())
         };
         if group_exprs.is_some() || !aggs.is_empty() {
-            let keys = group_exprs.clone().unwrap_or_default();
-            for e in projection.iter().chain(having_ref(&having)) {
-                if let Some(i) = ungrouped_column(e, &keys) {
-                    let items = sel.projection.iter().filter_map(|i| match i {
-                        ast::SelectItem::UnnamedExpr(e)
-                        | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
-                        _ => None,
-                    });
-                    return Err(grouping_error(
-                        &scope,
-                        i,
-                        items.chain(sel.having.as_ref()),
-                        group_by_exprs(sel),
-                    ));
-                }
-            }
+            let keys = group_exprs.as_deref().unwrap_or_default();
+            ungrouped_select_list(sel, keys, &projection, having.as_ref(), &scope)?;
         }
         let group = if group_exprs.is_some() || !aggs.is_empty() {
             Some(group_exprs.unwrap_or_default())
@@ -7233,6 +7232,18 @@ fn first_token(e: &Expr) -> String {
     }
 }
 
+/// Where `e` starts, when it starts with a name (a column or a function call).
+fn start_spot(e: &Expr) -> Option<crate::errpos::Spot> {
+    use sqlparser::ast::Spanned;
+    match e {
+        Expr::Function(f) => name_spot(&f.name),
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) => {
+            Some(crate::errpos::Spot::at(e.span().start, first_token(e)))
+        }
+        _ => None,
+    }
+}
+
 /// A type's name up to its first space or parenthesis (`nope(3)` → `nope`).
 pub(crate) fn first_word(s: &str) -> String {
     s.split(|c: char| c.is_whitespace() || c == '(' || c == '[')
@@ -7273,8 +7284,31 @@ fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     }
 }
 
-fn having_ref(h: &Option<BExpr>) -> impl Iterator<Item = &BExpr> {
-    h.iter()
+/// PostgreSQL's 42803 when a grouped select's list or HAVING reads a column that is neither
+/// grouped by `keys` nor inside an aggregate.
+fn ungrouped_select_list(
+    sel: &ast::Select,
+    keys: &[BExpr],
+    projection: &[BExpr],
+    having: Option<&BExpr>,
+    scope: &Scope,
+) -> Result<(), SqlError> {
+    for e in projection.iter().chain(having) {
+        if let Some(i) = ungrouped_column(e, keys) {
+            let items = sel.projection.iter().filter_map(|i| match i {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+                _ => None,
+            });
+            return Err(grouping_error(
+                scope,
+                i,
+                items.chain(sel.having.as_ref()),
+                group_by_exprs(sel),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A column of the FROM scope used outside an aggregate and not covered by GROUP BY (a key

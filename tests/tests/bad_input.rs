@@ -103,6 +103,22 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT snap.next_file_id, g2.z FROM snap JOIN g2 ON snap.snapshot_id = g2.x \
      GROUP BY snap.snapshot_id, g2.x, g2.y ORDER BY 1, 2",
     "SELECT schema_version, count(*) FROM snap GROUP BY snapshot_id, schema_version HAVING next_file_id > 0 ORDER BY 1",
+    // An aggregate only ORDER BY computes: the groups compute it; without GROUP BY the
+    // select becomes one group (and its columns ungrouped).
+    "SELECT table_id FROM tcs GROUP BY table_id ORDER BY count(*) DESC, table_id",
+    "SELECT table_id, count(*) FROM tcs GROUP BY table_id ORDER BY max(column_id), table_id",
+    "SELECT table_id FROM ts GROUP BY table_id ORDER BY sum(record_count) + 1 DESC NULLS LAST",
+    "SELECT table_id FROM tcs GROUP BY table_id HAVING count(*) > 0 ORDER BY min(min_value), 1",
+    "SELECT table_id FROM tcs GROUP BY table_id ORDER BY count(*) FILTER (WHERE column_id > 1), 1",
+    "SELECT table_id FROM tcs GROUP BY table_id ORDER BY string_agg(min_value, ',' ORDER BY min_value), 1",
+    "SELECT table_id FROM tcs GROUP BY table_id ORDER BY (SELECT count(*) FROM ts WHERE ts.table_id = tcs.table_id), 1",
+    "SELECT 1 AS one FROM ts ORDER BY count(*)",
+    "SELECT sum(record_count) FROM ts ORDER BY max(table_id)",
+    "SELECT table_id FROM ts ORDER BY count(*)",
+    "SELECT 1 FROM ts ORDER BY table_id, count(*)",
+    "SELECT DISTINCT table_id FROM tcs GROUP BY table_id ORDER BY count(*)",
+    "SELECT table_id FROM tcs GROUP BY table_id ORDER BY sum(column_id), column_id",
+    "SELECT * FROM (SELECT table_id FROM tcs GROUP BY table_id ORDER BY count(*) DESC LIMIT 1) s",
     "SELECT * FROM ts JOIN tcs USING (table_id) ORDER BY table_id, column_id",
     "SELECT * FROM ts LEFT JOIN tcs USING (table_id) ORDER BY table_id, column_id",
     "SELECT table_id, ts.table_id, tcs.table_id, column_id FROM ts LEFT JOIN tcs USING (table_id) ORDER BY 1, 4",
