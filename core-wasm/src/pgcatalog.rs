@@ -16,8 +16,8 @@
 //!   catalogs are), so `\d pg_class` and the composite-type query work as against PostgreSQL.
 //! * Column types PostgreSQL declares with types RockLake has no [`PgType`] for are declared with
 //!   the closest one: `regproc` and `pg_node_tree` as `text`, `xid` as `oid`, `aclitem[]` and
-//!   `oid[]` as `text[]` (not the empty `pg_extension`'s `extconfig`, which is `oid[]` as in
-//!   PostgreSQL), `int2vector` as `int2[]`, the information_schema domains as their base
+//!   `"char"[]` as `text[]` (`oid[]` columns are `oid[]`, so `oid = ANY(pg_policy.polroles)`
+//!   is checked as PostgreSQL checks it), `int2vector` as `int2[]`, the information_schema domains as their base
 //!   types (`sql_identifier` → `name`, `character_data`/`yes_or_no` → `varchar`,
 //!   `cardinal_number` → `int4`). `oidvector` columns (`pg_index.indclass`, `indcollation`) and
 //!   `anyarray` (`pg_attribute.attmissingval`) are left out; system columns (`ctid`, attnum < 0)
@@ -152,6 +152,7 @@ const VARCHAR: PgType = PgType::Varchar;
 const TSTZ: PgType = PgType::Timestamptz;
 const TEXTS: PgType = PgType::TextArray;
 const I2S: PgType = PgType::Int2Array;
+const OIDS: PgType = PgType::OidArray;
 
 const NAMESPACE_COLS: Spec = &[
     ("oid", OID),
@@ -276,11 +277,11 @@ const CONSTRAINT_COLS: Spec = &[
     ("connoinherit", BOOL),
     ("conkey", I2S),
     ("confkey", I2S),
-    ("conpfeqop", TEXTS),
-    ("conppeqop", TEXTS),
-    ("conffeqop", TEXTS),
+    ("conpfeqop", OIDS),
+    ("conppeqop", OIDS),
+    ("conffeqop", OIDS),
     ("confdelsetcols", I2S),
-    ("conexclop", TEXTS),
+    ("conexclop", OIDS),
     ("conbin", TEXT),
 ];
 const INDEX_COLS: Spec = &[
@@ -452,7 +453,7 @@ const POLICY_COLS: Spec = &[
     ("polrelid", OID),
     ("polcmd", CHAR),
     ("polpermissive", BOOL),
-    ("polroles", TEXTS),
+    ("polroles", OIDS),
     ("polqual", TEXT),
     ("polwithcheck", TEXT),
 ];

@@ -3999,10 +3999,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                         })
                     }
                 };
-                // An untyped array takes the left side's element type, as PostgreSQL resolves it;
-                // text[] is also what RockLake gives arrays of types it has no array of (some
-                // catalog columns), so it is not checked either.
-                if rt != PgType::Unknown && elem != PgType::Text {
+                // An untyped array takes the left side's element type, as PostgreSQL resolves it.
+                if rt != PgType::Unknown {
                     operator_exists(lt, &compare_op.to_string(), elem)?;
                 }
                 let (l, lt) = if lt == PgType::Unknown {
@@ -7116,14 +7114,14 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
             Some(Spot::find(expr.span().end, Target::NextToken, word))
         }
         (
-            "42809",
+            code @ ("42809" | "42883"),
             Expr::AnyOp {
                 left, compare_op, ..
             }
             | Expr::AllOp {
                 left, compare_op, ..
             },
-        ) => Some(Spot::find(
+        ) if code == "42809" || operator_error(true) => Some(Spot::find(
             left.span().end,
             Target::NextToken,
             compare_op.to_string(),

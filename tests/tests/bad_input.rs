@@ -379,7 +379,10 @@ const FUNCTION_CORPUS: &[&str] = &[
     // DISTINCT sorts by selected values only; ANY compares with an operator that exists.
     "SELECT DISTINCT a FROM (VALUES (1, 2)) v(a, b) ORDER BY b",
     "SELECT DISTINCT a, a + 1 AS c FROM (VALUES (1, 2)) v(a, b) ORDER BY a + 1, c",
-    "SELECT 'x'::text = ANY(ARRAY[1,2])",
+    "SELECT 'x'::text = ANY(ARRAY[1,2])", "SELECT 1 = ANY(ARRAY['1'])", "SELECT 2 <> ALL(ARRAY['x'::text])",
+    // The catalogs' oid[] columns are oid[] (psql's \d compares oids with pg_policy.polroles).
+    "SELECT count(*) FROM pg_policy WHERE 10 = ANY(polroles)",
+    "SELECT count(*) FROM pg_constraint WHERE 1 = ANY(conpfeqop) OR 'x' = ANY(conexclop)",
     // An untyped array takes the left side's element type.
     "SELECT 1 = ANY('{1,2}'), 3 <> ALL('{3,4}'), '2024-01-01'::date = ANY('{2024-01-01}'), 1 = ANY(NULL)",
     "SELECT '+inf'::float8::text, '+Infinity'::float8::text, '-inf'::float4::text",
