@@ -382,6 +382,8 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT 'x'::text = ANY(ARRAY[1,2])", "SELECT 1 = ANY(ARRAY['1'])", "SELECT 2 <> ALL(ARRAY['x'::text])",
     // The catalogs' oid[] columns are oid[] (psql's \d compares oids with pg_policy.polroles).
     "SELECT count(*) FROM pg_policy WHERE 10 = ANY(polroles)",
+    "SELECT 'pg_class'::regclass = ANY(ARRAY['pg_class'::regclass]), 'r'::\"char\" = ANY(ARRAY['r'::\"char\"])",
+    "SELECT count(*) > 0 FROM pg_class WHERE oid::regclass = ANY(ARRAY(SELECT 'pg_class'::regclass))",
     "SELECT count(*) FROM pg_constraint WHERE 1 = ANY(conpfeqop) OR 'x' = ANY(conexclop)",
     // An untyped array takes the left side's element type.
     "SELECT 1 = ANY('{1,2}'), 3 <> ALL('{3,4}'), '2024-01-01'::date = ANY('{2024-01-01}'), 1 = ANY(NULL)",
