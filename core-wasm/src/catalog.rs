@@ -336,15 +336,29 @@ pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
 }
 
 /// Parses a type name as written in CREATE TABLE into (type, typmod).
-pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlError> {
+pub fn resolve_type_name(name: &str, args: &[i64]) -> Result<(PgType, i32), SqlError> {
     let n = name.to_ascii_lowercase();
+    if !args.is_empty() {
+        // Types PostgreSQL's grammar spells as keywords take no modifier list at all.
+        if matches!(
+            n.as_str(),
+            "bigint" | "integer" | "int" | "smallint" | "boolean" | "real" | "double precision"
+        ) {
+            return Err(SqlError::Syntax {
+                message: "syntax error at or near \"(\"".into(),
+            });
+        }
+        if n == "float" {
+            return float_of_precision(args);
+        }
+    }
     let ty = match n.as_str() {
         "bigint" | "int8" => PgType::Int8,
         "integer" | "int" | "int4" => PgType::Int4,
         "smallint" | "int2" => PgType::Int2,
         "boolean" | "bool" => PgType::Bool,
         "real" | "float4" => PgType::Float4,
-        "double precision" | "float8" | "double" | "float" => PgType::Float8,
+        "double precision" | "float8" | "float" => PgType::Float8,
         "numeric" | "decimal" => PgType::Numeric,
         "text" => PgType::Text,
         "varchar" | "character varying" => PgType::Varchar,
@@ -369,14 +383,65 @@ pub fn resolve_type_name(name: &str, args: &[u64]) -> Result<(PgType, i32), SqlE
             })
         }
     };
+    let invalid = |message: String| SqlError::InvalidParameter { message };
     let typmod = match (ty, args) {
-        (PgType::Varchar | PgType::Bpchar, [n]) => *n as i32 + 4,
+        (PgType::Varchar | PgType::Bpchar, [len]) => {
+            let what = if ty == PgType::Varchar {
+                "varchar"
+            } else {
+                "char"
+            };
+            if *len < 1 {
+                return Err(invalid(format!(
+                    "length for type {what} must be at least 1"
+                )));
+            }
+            if *len > MAX_STRING_TYPMOD {
+                return Err(invalid(format!(
+                    "length for type {what} cannot exceed {MAX_STRING_TYPMOD}"
+                )));
+            }
+            *len as i32 + 4
+        }
         (PgType::Bpchar, []) if n != "bpchar" => 1 + 4,
-        (PgType::Numeric, [p]) => ((*p as i32) << 16) + 4,
-        (PgType::Numeric, [p, s]) => (((*p as i32) << 16) | *s as i32) + 4,
+        (PgType::Numeric, [p]) => crate::types::numeric_typmod_of(*p, 0)?,
+        (PgType::Numeric, [p, s]) => crate::types::numeric_typmod_of(*p, *s)?,
         // Fractional digits of seconds; PostgreSQL reduces more than 6 to 6.
-        (PgType::Timestamp | PgType::Timestamptz | PgType::Time, [p]) => (*p).min(6) as i32,
-        _ => -1,
+        (PgType::Timestamp | PgType::Timestamptz | PgType::Time, [p]) => (*p).clamp(0, 6) as i32,
+        (PgType::Interval, [_]) => -1,
+        (_, []) => -1,
+        (PgType::Varchar | PgType::Bpchar | PgType::Numeric, _) => {
+            return Err(SqlError::Syntax {
+                message: "invalid type modifier".into(),
+            })
+        }
+        _ => {
+            return Err(SqlError::Syntax {
+                message: format!("type modifier is not allowed for type \"{}\"", ty.typname()),
+            })
+        }
     };
     Ok((ty, typmod))
+}
+
+/// The longest `varchar(n)` / `char(n)` PostgreSQL allows (its 10 MB limit).
+const MAX_STRING_TYPMOD: i64 = 10_485_760;
+
+/// `float(p)`: real up to 24 bits of precision, double precision up to 53, as PostgreSQL's
+/// grammar reads it.
+fn float_of_precision(args: &[i64]) -> Result<(PgType, i32), SqlError> {
+    let invalid = |message: &str| SqlError::InvalidParameter {
+        message: message.into(),
+    };
+    match args {
+        [p] if *p < 1 => Err(invalid("precision for type float must be at least 1 bit")),
+        [p] if *p <= 24 => Ok((PgType::Float4, -1)),
+        [p] if *p <= 53 => Ok((PgType::Float8, -1)),
+        [_] => Err(invalid(
+            "precision for type float must be less than 54 bits",
+        )),
+        _ => Err(SqlError::Syntax {
+            message: "syntax error at or near \",\"".into(),
+        }),
+    }
 }

@@ -3944,7 +3944,7 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
 /// `err`, a column's type that does not exist, noted as pointing at the type name after the
 /// column's `name`.
 fn type_after(err: SqlError, name: &ast::Ident, ty: &ast::DataType) -> SqlError {
-    if err.sqlstate() == "42704" {
+    if crate::query::points_at_type(&err) {
         let spot = crate::errpos::Spot::find(
             name.span.end,
             crate::errpos::Target::NextToken,

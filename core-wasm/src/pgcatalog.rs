@@ -2420,7 +2420,9 @@ fn column_type_info(ty: PgType, typmod: i32) -> (String, Value, Value, Value, Va
         PgType::Float4 => (some(24), some(2), NULL),
         PgType::Float8 => (some(53), some(2), NULL),
         PgType::Numeric if typmod >= 4 => {
-            let m = (typmod - 4) as i64;
+            // PostgreSQL 15's view reads the scale's 16 bits as they are, so a negative scale
+            // shows as 2048 + scale; so does this.
+            let m = i64::from(typmod - 4);
             (some((m >> 16) & 0xFFFF), some(10), some(m & 0xFFFF))
         }
         PgType::Numeric => (NULL, some(10), NULL),

@@ -1720,7 +1720,7 @@ fn type_from_text(text: &str) -> Result<(PgType, i32), SqlError> {
         Some((b, rest)) => {
             let inner = rest.split(')').next().unwrap_or("");
             let tail = rest.split_once(')').map(|x| x.1).unwrap_or("");
-            let args: Vec<u64> = inner
+            let args: Vec<i64> = inner
                 .split(',')
                 .filter_map(|a| a.trim().parse().ok())
                 .collect();
@@ -7136,17 +7136,15 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
         // A cast to a type that does not exist: at the type name after `::` or `AS` (not
         // found past a cast inside, whose own type name has no span).
         (
-            "42704",
+            _,
             Expr::Cast {
                 expr, data_type, ..
             },
-        ) if message.starts_with("type ") && !matches!(**expr, Expr::Cast { .. }) => {
-            Some(Spot::find(
-                expr.span().end,
-                Target::CastTypeAfter,
-                first_word(&data_type.to_string()),
-            ))
-        }
+        ) if points_at_type(err) && !matches!(**expr, Expr::Cast { .. }) => Some(Spot::find(
+            expr.span().end,
+            Target::CastTypeAfter,
+            first_word(&data_type.to_string()),
+        )),
         (
             "42804",
             Expr::IsTrue(x)
@@ -7230,6 +7228,18 @@ fn first_token(e: &Expr) -> String {
         Expr::Identifier(i) => ident_token(i),
         Expr::CompoundIdentifier(parts) => parts.first().map(ident_token).unwrap_or_default(),
         _ => String::new(),
+    }
+}
+
+/// Whether PostgreSQL points `err` at the type name it is about: a type that does not exist,
+/// or a type modifier it does not take.
+pub(crate) fn points_at_type(err: &SqlError) -> bool {
+    let message = err.to_string();
+    match err.sqlstate() {
+        "42704" => message.starts_with("type "),
+        "22023" => message.starts_with("length for type ") || message.starts_with("NUMERIC "),
+        "42601" => message.starts_with("type modifier is not allowed"),
+        _ => false,
     }
 }
 
@@ -11659,7 +11669,8 @@ pub fn format_type(t: PgType, typmod: i32) -> String {
         (PgType::Varchar, m) if m >= 4 => format!("character varying({})", m - 4),
         (PgType::Bpchar, m) if m >= 4 => format!("character({})", m - 4),
         (PgType::Numeric, m) if m >= 4 => {
-            format!("numeric({},{})", ((m - 4) >> 16) & 0xFFFF, (m - 4) & 0xFFFF)
+            let (p, s) = crate::types::numeric_precision_scale(m);
+            format!("numeric({p},{s})")
         }
         (PgType::Timestamp, p) if p >= 0 => format!("timestamp({p}) without time zone"),
         (PgType::Timestamptz, p) if p >= 0 => format!("timestamp({p}) with time zone"),

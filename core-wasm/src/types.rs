@@ -756,10 +756,9 @@ pub fn numeric_typmod(n: &str, typmod: i32) -> Result<String, SqlError> {
     if typmod < 4 || n == "NaN" {
         return Ok(n.to_string());
     }
-    let precision = ((typmod - 4) >> 16) & 0xFFFF;
-    let scale = (typmod - 4) & 0xFFFF;
+    let (precision, scale) = numeric_precision_scale(typmod);
     let integer_digits = precision - scale;
-    let limit = if integer_digits > 0 {
+    let limit = if integer_digits != 0 {
         format!("10^{integer_digits}")
     } else {
         "1".into()
@@ -771,9 +770,17 @@ pub fn numeric_typmod(n: &str, typmod: i32) -> Result<String, SqlError> {
             ),
         });
     }
-    let rounded = numeric_round(n, scale as usize);
-    let (_, ip, _) = numeric_parts(&rounded);
-    if ip.trim_start_matches('0').len() as i32 > integer_digits {
+    let rounded = numeric_round_at(n, i64::from(scale));
+    let (_, ip, fp) = numeric_parts(&rounded);
+    // Digits before the point, counted from the first that is not zero (negative for a value
+    // below 0.1), as PostgreSQL's apply_typmod counts them; zero fits every typmod.
+    let significant = ip.trim_start_matches('0').len() as i32;
+    let digits = if significant > 0 {
+        Some(significant)
+    } else {
+        fp.find(|c| c != '0').map(|z| -(z as i32))
+    };
+    if digits.is_some_and(|d| d > integer_digits) {
         return Err(SqlError::NumericFieldOverflow {
             detail: format!(
                 "A field with precision {precision}, scale {scale} must round to an absolute value less than {limit}."
@@ -781,6 +788,28 @@ pub fn numeric_typmod(n: &str, typmod: i32) -> Result<String, SqlError> {
         });
     }
     Ok(rounded)
+}
+
+/// Precision and scale of a `numeric(p, s)` typmod (the scale may be negative: PostgreSQL
+/// keeps it in 11 bits).
+pub fn numeric_precision_scale(typmod: i32) -> (i32, i32) {
+    let m = typmod - 4;
+    ((m >> 16) & 0xFFFF, ((m & 0x7FF) ^ 1024) - 1024)
+}
+
+/// The typmod of `numeric(precision, scale)`, with PostgreSQL's ranges.
+pub fn numeric_typmod_of(precision: i64, scale: i64) -> Result<i32, SqlError> {
+    if !(1..=1000).contains(&precision) {
+        return Err(SqlError::InvalidParameter {
+            message: format!("NUMERIC precision {precision} must be between 1 and 1000"),
+        });
+    }
+    if !(-1000..=1000).contains(&scale) {
+        return Err(SqlError::InvalidParameter {
+            message: format!("NUMERIC scale {scale} must be between -1000 and 1000"),
+        });
+    }
+    Ok((((precision as i32) << 16) | (scale as i32 & 0x7FF)) + 4)
 }
 
 /// `round(numeric, scale)`: half away from zero at `scale` fraction digits; a negative scale

@@ -394,6 +394,20 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT concat_ws(',')", "SELECT format('%99999999999s', 'x')", "SELECT format('%*s', 5000000000, 'x')",
     "SELECT format('%*s', 'abc', 'x')", "SELECT 'x' ~ 1", "SELECT 1 !~* 'x'", "SELECT 'abc' ~ 'b', 'abc'::varchar ~* 'B'",
     "SELECT 1 = ANY(ARRAY[1.5, 2]), 'a' = ANY(ARRAY['a'::varchar]), 1::int8 = ANY(ARRAY[1,2])",
+    // Type modifiers: PostgreSQL's ranges, float(p) as real or double precision, none where a
+    // type takes none; negative numeric scales.
+    "SELECT 'a'::varchar(0)", "SELECT 'a'::char(0)", "SELECT 1::numeric(0)", "SELECT 1::numeric(1001)",
+    "SELECT 1::numeric(5, 1001)", "SELECT 'a'::varchar(10485761)", "SELECT 1::numeric(3,5)",
+    "SELECT 0.001::numeric(3,5)::text, 1234.5::numeric(3,-1)::text, 0::numeric(2,4)::text",
+    "SELECT pg_typeof(1.5::float(24))::text, pg_typeof(1.5::float(25))::text, 1.5::float(1)",
+    "SELECT 1::float(0)", "SELECT 1::float(54)", "SELECT 1::double", "SELECT 1::integer(5)",
+    "SELECT 1::int4(3)", "SELECT 'abc'::text(3)", "SELECT 1::oid(3)", "CREATE TABLE tq (a integer(5))",
+    "CREATE TABLE tq (a int8(5))",
+    "CREATE TABLE tq2 (a float(10), b float(40), c numeric(5,-2))",
+    "SELECT format_type(atttypid, atttypmod), attname FROM pg_attribute WHERE attrelid = 'tq2'::regclass AND attnum > 0 ORDER BY attnum",
+    "SELECT column_name, numeric_precision, numeric_scale FROM information_schema.columns WHERE table_name = 'tq2' ORDER BY 1",
+    "INSERT INTO tq2 VALUES (1.5, 2.5, 12345)", "INSERT INTO tq2 VALUES (1.5, 2.5, 12345678)", "SELECT a, b, c::text FROM tq2",
+    "DROP TABLE tq2",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
 ];

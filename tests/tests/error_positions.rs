@@ -46,7 +46,8 @@ ERRORS = [
     "SELECT length(42)", "SELECT lower(1)", "SELECT left('abc', 2::bigint)", "SELECT substr('hello', 2::bigint)",
     "SELECT 1, substring( 'abc', 2::bigint)", "SELECT chr(65::bigint)", "SELECT md5(1)",
     "SELECT left('abcd', '3'), repeat('ab', '2'), character_length('abc')",
-    "SELECT 1::nope", "SELECT CAST(1 AS nope)", "SELECT 'x' :: nope", "SELECT a::nope FROM pt",
+    "SELECT 'a'::varchar(0)", "SELECT 1::numeric(1001)", "SELECT 1::int4(3)", "CREATE TABLE q (x int4(5))",
+    "CREATE TABLE q (x varchar(0))", "SELECT 1::nope", "SELECT CAST(1 AS nope)", "SELECT 'x' :: nope", "SELECT a::nope FROM pt",
     "CREATE TABLE q (x nope)", "CREATE TABLE q (\n  x int,\n  y nope)", "ALTER TABLE pt ADD COLUMN z nope",
     # Boolean tests of something else; columns that must be grouped.
     "SELECT * FROM pt WHERE b IS TRUE", "SELECT a IS NOT FALSE FROM pt", "SELECT b IS UNKNOWN FROM pt",
