@@ -395,6 +395,13 @@ pub enum SqlError {
     StackDepth,
     #[error("{message}")]
     InvalidParameter { message: String },
+    /// A LIKE escape string longer than one character, or a pattern ending in its escape
+    /// character: fix the pattern.
+    #[error("{message}")]
+    InvalidEscape {
+        message: String,
+        hint: Option<String>,
+    },
     #[error("{message}")]
     InvalidTransactionState { message: String },
     /// SET/SHOW/RESET of a name PostgreSQL does not know: fix the name.
@@ -567,6 +574,7 @@ impl SqlError {
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } | SqlError::InvalidParameterHint { .. } => "22023",
+            SqlError::InvalidEscape { .. } => "22025",
             SqlError::UndefinedDatabase { .. } => "3D000",
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::UndefinedParameter { .. } => "42704",
@@ -721,6 +729,7 @@ impl SqlError {
                 );
             }
             SqlError::DatatypeMismatch { hint, .. }
+            | SqlError::InvalidEscape { hint, .. }
             | SqlError::UndefinedFunction { hint, .. }
             | SqlError::BadParameterValue { hint, .. } => {
                 e.hint = hint.clone();

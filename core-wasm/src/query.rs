@@ -3916,12 +3916,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                 negated,
                 expr,
                 pattern,
+                escape_char,
                 ..
             }
             | Expr::ILike {
                 negated,
                 expr,
                 pattern,
+                escape_char,
                 ..
             } => {
                 let ci = matches!(e, Expr::ILike { .. });
@@ -3952,10 +3954,25 @@ impl<'a, 'b> Binder<'a, 'b> {
                         pt.sql_name()
                     )));
                 }
+                let mut p = coerce_expr(p, PgType::Text)?;
+                if let Some(esc) = escape_char {
+                    // PostgreSQL's `x LIKE p ESCAPE e` is `x ~~ like_escape(p, e)`: the
+                    // pattern rewritten to escape with a backslash.
+                    let (e, et) = sub!(esc);
+                    if !stringy(et) {
+                        return Err(no_such_function("pg_catalog.like_escape", &[pt, et]));
+                    }
+                    p = match (p, coerce_expr(e, PgType::Text)?) {
+                        (BExpr::Const(Value::Text(pv)), BExpr::Const(Value::Text(ev))) => {
+                            BExpr::Const(Value::text(like_escape(&pv, &ev)?))
+                        }
+                        (p, e) => BExpr::Func("like_escape".into(), vec![p, e]),
+                    };
+                }
                 (
                     BExpr::Like(
                         Box::new(coerce_expr(x, PgType::Text)?),
-                        Box::new(coerce_expr(p, PgType::Text)?),
+                        Box::new(p),
                         *negated,
                         ci,
                     ),
@@ -7107,7 +7124,7 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
             op.to_string(),
         )),
         ("42883", Expr::Like { expr, negated, .. } | Expr::ILike { expr, negated, .. })
-            if operator_error(true) =>
+            if operator_error(true) || message.starts_with("function pg_catalog.like_escape") =>
         {
             let word = match (negated, matches!(e, Expr::ILike { .. })) {
                 (true, _) => "NOT",
@@ -8885,9 +8902,45 @@ fn int_key(k: &mut Vec<u8>, i: i64) {
     k.extend_from_slice(&i.to_be_bytes());
 }
 
+/// PostgreSQL's `like_escape(pattern, escape)`: the pattern rewritten to escape with a
+/// backslash instead of `escape` (an empty escape: none, every backslash literal).
+fn like_escape(p: &str, escape: &str) -> Result<String, SqlError> {
+    let mut chars = escape.chars();
+    let e = match (chars.next(), chars.next()) {
+        (None, _) => return Ok(p.replace('\\', "\\\\")),
+        (Some('\\'), None) => return Ok(p.to_string()),
+        (Some(e), None) => e,
+        _ => {
+            return Err(SqlError::InvalidEscape {
+                message: "invalid escape string".into(),
+                hint: Some("Escape string must be empty or one character.".into()),
+            })
+        }
+    };
+    let mut out = String::with_capacity(p.len() + 2);
+    let mut after_escape = false;
+    for c in p.chars() {
+        if c == e && !after_escape {
+            out.push('\\');
+            after_escape = true;
+        } else if c == '\\' {
+            out.push('\\');
+            if !after_escape {
+                out.push('\\');
+            }
+            after_escape = false;
+        } else {
+            out.push(c);
+            after_escape = false;
+        }
+    }
+    Ok(out)
+}
+
 /// SQL LIKE: `%` any run, `_` one character, `\\` escapes the next. Works on the strings in
-/// place (byte offsets, characters decoded as met): it runs once per scanned row.
-fn like_match(s: &str, p: &str, ci: bool) -> bool {
+/// place (byte offsets, characters decoded as met): it runs once per scanned row. A pattern
+/// ending in the escape character is PostgreSQL's 22025 when matching reaches it.
+fn like_match(s: &str, p: &str, ci: bool) -> Result<bool, SqlError> {
     // Iterative wildcard matching with backtracking on the last '%'.
     let at = |t: &str, i: usize| t[i..].chars().next();
     let eq = |a: char, b: char| {
@@ -8902,7 +8955,15 @@ fn like_match(s: &str, p: &str, ci: bool) -> bool {
     while let Some(c) = at(s, si) {
         let pc = at(p, pi);
         let escaped = match pc {
-            Some('\\') => at(p, pi + 1),
+            Some('\\') => match at(p, pi + 1) {
+                None => {
+                    return Err(SqlError::InvalidEscape {
+                        message: "LIKE pattern must not end with escape character".into(),
+                        hint: None,
+                    })
+                }
+                e => e,
+            },
             _ => None,
         };
         if let Some(e) = escaped.filter(|e| eq(c, *e)) {
@@ -8920,10 +8981,10 @@ fn like_match(s: &str, p: &str, ci: bool) -> bool {
             mark += at(s, mark).map_or(1, char::len_utf8);
             si = mark;
         } else {
-            return false;
+            return Ok(false);
         }
     }
-    p[pi..].bytes().all(|b| b == b'%')
+    Ok(p[pi..].bytes().all(|b| b == b'%'))
 }
 
 impl<'a, 'b> Executor<'a, 'b> {
@@ -9151,7 +9212,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     }
                 };
                 match (s, pat) {
-                    (Value::Text(s), Value::Text(p)) => Value::Bool(like_match(s, p, *ci) != *neg),
+                    (Value::Text(s), Value::Text(p)) => Value::Bool(like_match(s, p, *ci)? != *neg),
                     _ => Value::Null,
                 }
             }
@@ -9693,6 +9754,10 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .collect::<Vec<_>>()
                         .join(&d),
                 ),
+                _ => Value::Null,
+            },
+            "like_escape" => match (text(0), text(1)) {
+                (Some(p), Some(e)) => Value::text(like_escape(&p, &e)?),
                 _ => Value::Null,
             },
             "bpchar_text" => match text(0) {
@@ -11927,7 +11992,7 @@ mod tests {
 
     #[test]
     fn like_patterns() {
-        let m = |s: &str, p: &str| like_match(s, p, false);
+        let m = |s: &str, p: &str| like_match(s, p, false).unwrap_or(false);
         assert!(m("rds_x", "rds%"));
         assert!(!m("xrds", "rds%"));
         assert!(m("abc", "a_c"));
@@ -11944,8 +12009,13 @@ mod tests {
         assert!(m("xéyébz", "%é_z"));
         assert!(!m("xéyéz", "%é_z"));
         assert!(m("€10", "\\€%"));
-        assert!(like_match("ÉCOLE", "%cole", true));
-        assert!(!like_match("ÉCOLE", "%cole", false));
+        assert_eq!(like_match("ÉCOLE", "%cole", true), Ok(true));
+        assert_eq!(like_match("ÉCOLE", "%cole", false), Ok(false));
+        assert!(like_match("ab", "a\\", false).is_err());
+        assert_eq!(like_escape("a#_b\\", "#"), Ok("a\\_b\\\\".to_string()));
+        assert_eq!(like_escape("a##b", "#"), Ok("a\\#b".to_string()));
+        assert_eq!(like_escape("a\\b", ""), Ok("a\\\\b".to_string()));
+        assert!(like_escape("a", "ab").is_err());
     }
 
     /// LIKE by its definition, recursively over characters: the reference for the fast one.
@@ -11970,7 +12040,7 @@ mod tests {
         ) {
             let sc: Vec<char> = s.chars().collect();
             let pc: Vec<char> = p.chars().collect();
-            proptest::prop_assert_eq!(like_match(&s, &p, false), like_reference(&sc, &pc), "{:?} LIKE {:?}", s, p);
+            proptest::prop_assert_eq!(like_match(&s, &p, false).unwrap_or(false), like_reference(&sc, &pc), "{:?} LIKE {:?}", s, p);
         }
     }
 

@@ -408,6 +408,12 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT column_name, numeric_precision, numeric_scale FROM information_schema.columns WHERE table_name = 'tq2' ORDER BY 1",
     "INSERT INTO tq2 VALUES (1.5, 2.5, 12345)", "INSERT INTO tq2 VALUES (1.5, 2.5, 12345678)", "SELECT a, b, c::text FROM tq2",
     "DROP TABLE tq2",
+    // LIKE … ESCAPE: the pattern escapes with the given character (none when empty).
+    "SELECT 'a_b' LIKE 'a#_b' ESCAPE '#', 'a#xb' LIKE 'a#_b' ESCAPE '#', 'A_B' ILIKE 'a!_b' ESCAPE '!'",
+    "SELECT 'a' LIKE 'a%' ESCAPE 'ab'", "SELECT 'ab' LIKE 'a\\'", "SELECT 'b' LIKE 'a\\'", "SELECT 'a' LIKE 'a' ESCAPE 1",
+    "SELECT 'a\\b' LIKE 'a\\b' ESCAPE '', 'a\\b' LIKE 'a\\\\b' ESCAPE '', 'a#b' LIKE 'a##b' ESCAPE '#', 'a' LIKE 'a' ESCAPE NULL",
+    "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg!_%' ESCAPE '!' ORDER BY 1",
+    "SELECT x, x LIKE 'a#%' ESCAPE e, x NOT ILIKE 'A#%' ESCAPE e FROM (VALUES ('a%', '#'), ('ab', '#'), (NULL, '#'), ('a%', 'xy')) v(x, e) ORDER BY 1",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
 ];

@@ -42,7 +42,7 @@ ERRORS = [
     "SELECT * FROM pt WHERE b + 1 = 2", "SELECT * FROM pt WHERE a = 'x'::text", "SELECT (b) + 1 FROM pt",
     "SELECT (b)+1 FROM pt", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
     "SELECT * FROM pt WHERE b LIKE 1", "SELECT * FROM pt WHERE b NOT ILIKE 1", "SELECT * FROM pt WHERE 1 LIKE 'x'",
-    "SELECT * FROM pt WHERE a = ANY('x'::text)", "SELECT * FROM pt WHERE a <> ALL(ARRAY['x'::text])", "SELECT -b FROM pt", "SELECT a, - (b) FROM pt",
+    "SELECT * FROM pt WHERE b LIKE 'x' ESCAPE 1", "SELECT * FROM pt WHERE a = ANY('x'::text)", "SELECT * FROM pt WHERE a <> ALL(ARRAY['x'::text])", "SELECT -b FROM pt", "SELECT a, - (b) FROM pt",
     "SELECT length(42)", "SELECT lower(1)", "SELECT left('abc', 2::bigint)", "SELECT substr('hello', 2::bigint)",
     "SELECT 1, substring( 'abc', 2::bigint)", "SELECT chr(65::bigint)", "SELECT md5(1)",
     "SELECT left('abcd', '3'), repeat('ab', '2'), character_length('abc')",
