@@ -113,6 +113,10 @@ pub struct Session {
     /// The current query string holds more than one statement (an implicit transaction
     /// block, where PostgreSQL lets DECLARE run).
     pub multi_statement: bool,
+    /// The extended protocol's implicit transaction: statements run by `execute` leave it
+    /// open, and `sync` ends it (PostgreSQL commits at Sync, so the statements of a pipeline
+    /// commit together or not at all).
+    pub until_sync: bool,
     /// `random()`'s generator: seeded by `setseed`, or from the host's entropy at the first
     /// draw. Not transactional, as in PostgreSQL.
     pub prng: std::cell::Cell<Option<crate::prng::Prng>>,
@@ -523,6 +527,7 @@ impl Engine {
             cursors: Default::default(),
             next_txn_serial: 0,
             multi_statement: false,
+            until_sync: false,
             prng: std::cell::Cell::new(None),
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
@@ -579,10 +584,53 @@ impl Engine {
 
     /// Runs a simple-query string (one or more statements).
     pub fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        self.run_text(kv, sid, sql, now, false)
+    }
+
+    /// Runs the statement of an extended-protocol Execute. As [`Engine::query`], except that
+    /// an implicit transaction stays open until [`Engine::sync`].
+    pub fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        self.run_text(kv, sid, sql, now, true)
+    }
+
+    /// The extended protocol's Sync: ends the implicit transaction the Executes since the last
+    /// Sync ran in, committing it (its commit may suspend the request, as a query's does).
+    pub fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
         self.st.now = now;
         let Some(mut sess) = self.sessions.remove(&sid) else {
             return Self::missing_session();
         };
+        sess.outputs.clear();
+        sess.until_sync = false;
+        let implicit = sess.txn.as_ref().is_some_and(|t| !t.explicit);
+        let committing = if implicit && sess.copy_in.is_none() {
+            self.commit_or_fail(kv, &mut sess, None)
+        } else {
+            None
+        };
+        let reply = committing.unwrap_or_else(|| Reply {
+            outputs: std::mem::take(&mut sess.outputs),
+            error: None,
+            status: Self::status_of(&sess),
+            commit: None,
+            settings: Vec::new(),
+        });
+        self.finish(sess, reply)
+    }
+
+    fn run_text(
+        &mut self,
+        kv: &dyn KvRead,
+        sid: SessionId,
+        sql: &str,
+        now: i64,
+        until_sync: bool,
+    ) -> Reply {
+        self.st.now = now;
+        let Some(mut sess) = self.sessions.remove(&sid) else {
+            return Self::missing_session();
+        };
+        sess.until_sync = until_sync;
         sess.outputs.clear();
         sess.queue.clear();
         crate::errpos::clear();
@@ -603,6 +651,16 @@ impl Engine {
             },
             Ok(stmts) => {
                 sess.multi_statement = stmts.len() > 1;
+                if until_sync {
+                    // The Executes up to Sync are one transaction: `now()` is its start for
+                    // each of them, reads included.
+                    crate::exec::Cx {
+                        kv,
+                        st: &mut self.st,
+                        sess: &mut sess,
+                    }
+                    .ensure_txn();
+                }
                 sess.queue = stmts.iter().cloned().collect();
                 self.run(kv, &mut sess)
             }
@@ -771,7 +829,7 @@ impl Engine {
                 Err(e) => return self.fail(sess, e),
             }
         }
-        if sess.copy_in.is_none() {
+        if sess.copy_in.is_none() && !sess.until_sync {
             // End of the query string closes its implicit transaction.
             if sess.txn.as_ref().is_some_and(|t| !t.explicit) {
                 if let Some(reply) = self.commit_or_fail(kv, sess, None) {

@@ -201,6 +201,16 @@ impl wit_engine::Guest for Component {
         }))
     }
 
+    fn execute(session: u64, sql: String, now: i64) -> wit::Reply {
+        reply(with_engine(|e| {
+            e.execute(&HostKv, SessionId(session), &sql, now)
+        }))
+    }
+
+    fn sync(session: u64, now: i64) -> wit::Reply {
+        reply(with_engine(|e| e.sync(&HostKv, SessionId(session), now)))
+    }
+
     fn describe(session: u64, sql: String) -> Result<wit::Description, wit::PgError> {
         with_engine(|e| e.describe(&HostKv, SessionId(session), &sql))
             .map(|d| wit::Description {

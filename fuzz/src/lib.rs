@@ -140,6 +140,22 @@ impl Backend for EngineBackend {
         std::future::ready(lock(&self.inner).query(sid, sql))
     }
 
+    fn execute(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
+        let mut guard = lock(&self.inner);
+        let h = &mut *guard;
+        h.now += 1;
+        let r = h.engine.execute(&h.kv, sid, sql, h.now);
+        std::future::ready(h.finish(sid, r))
+    }
+
+    fn sync(&self, sid: SessionId) -> impl Future<Output = Option<Reply>> + Send {
+        let mut guard = lock(&self.inner);
+        let h = &mut *guard;
+        h.now += 1;
+        let r = h.engine.sync(&h.kv, sid, h.now);
+        std::future::ready(Some(h.finish(sid, r)))
+    }
+
     fn describe(
         &self,
         sid: SessionId,

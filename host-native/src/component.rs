@@ -204,7 +204,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.6.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.7.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -674,6 +674,22 @@ impl Core for WasmCore {
         self.recover(kv);
         let r = self.call(Some(kv), |b, s| {
             b.rocklake_core_engine().call_query(s, sid.0, sql, now)
+        });
+        self.reply(r)
+    }
+
+    fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        self.recover(kv);
+        let r = self.call(Some(kv), |b, s| {
+            b.rocklake_core_engine().call_execute(s, sid.0, sql, now)
+        });
+        self.reply(r)
+    }
+
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        self.recover(kv);
+        let r = self.call(Some(kv), |b, s| {
+            b.rocklake_core_engine().call_sync(s, sid.0, now)
         });
         self.reply(r)
     }

@@ -259,6 +259,10 @@ pub trait Core: Send {
         }
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
+    /// An extended-protocol Execute: its implicit transaction stays open until `sync`.
+    fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
+    /// The extended protocol's Sync: commits the implicit transaction of the Executes before.
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply;
     fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str)
         -> Result<Describe, PgError>;
     fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError>;
@@ -292,6 +296,12 @@ impl Core for Engine {
     }
     fn query(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         Engine::query(self, kv, sid, sql, now)
+    }
+    fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        Engine::execute(self, kv, sid, sql, now)
+    }
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        Engine::sync(self, kv, sid, now)
     }
     fn describe(
         &mut self,
@@ -986,6 +996,22 @@ impl CatalogService {
     /// Runs a simple-query string. Commits happen in a spawned task so that a cancelled or
     /// disconnected client can never leave a planned commit half-reported.
     pub async fn query(&self, sid: SessionId, sql: &str) -> Reply {
+        self.request(sid, sql, Request::Query).await
+    }
+
+    /// An extended-protocol Execute: as [`CatalogService::query`], but its implicit
+    /// transaction stays open until [`CatalogService::sync`].
+    pub async fn execute(&self, sid: SessionId, sql: &str) -> Reply {
+        self.request(sid, sql, Request::Execute).await
+    }
+
+    /// The extended protocol's Sync: commits the implicit transaction of the Executes before
+    /// it (durably, as a query's commit).
+    pub async fn sync(&self, sid: SessionId) -> Reply {
+        self.request(sid, "", Request::Sync).await
+    }
+
+    async fn request(&self, sid: SessionId, sql: &str, kind: Request) -> Reply {
         let inner = self.inner.clone();
         // A cancel from an earlier request must not hit this one.
         let interrupt = inner.interrupt_slot(sid);
@@ -994,16 +1020,16 @@ impl CatalogService {
         if EngineCalls::now() == EngineCalls::InPlace {
             // No await point between the engine's reply and the spawn of its commit: dropping
             // this future cannot strand a planned commit.
-            let reply =
-                inner.engine_call_in_place(&interrupt, |eng, kv, now| eng.query(kv, sid, sql, now));
+            let reply = inner
+                .engine_call_in_place(&interrupt, |eng, kv, now| kind.call(eng, kv, sid, sql, now));
             if reply.commit.is_none() {
-                inner.observe(sql, started.elapsed(), reply.error.is_some());
+                kind.observe(&inner, sql, started.elapsed(), &reply);
                 return reply;
             }
             let sql = sql.to_string();
             let task = tokio::spawn(async move {
                 let reply = inner.drive(sid, reply, &interrupt).await;
-                inner.observe(&sql, started.elapsed(), reply.error.is_some());
+                kind.observe(&inner, &sql, started.elapsed(), &reply);
                 reply
             });
             return task
@@ -1015,11 +1041,11 @@ impl CatalogService {
             let statement = sql.clone();
             let reply = inner
                 .on_engine(&interrupt, move |eng, kv, now| {
-                    eng.query(kv, sid, &statement, now)
+                    kind.call(eng, kv, sid, &statement, now)
                 })
                 .await;
             let reply = inner.drive(sid, reply, &interrupt).await;
-            inner.observe(&sql, started.elapsed(), reply.error.is_some());
+            kind.observe(&inner, &sql, started.elapsed(), &reply);
             reply
         });
         task.await
@@ -1119,6 +1145,38 @@ async fn follow_writer(inner: std::sync::Weak<Inner>, poll: std::time::Duration)
             }
             Err(StoreError::Closed) => return,
             Err(e) => tracing::warn!("replica poll: {e}"),
+        }
+    }
+}
+
+/// The requests that run statements or end their implicit transaction.
+#[derive(Debug, Clone, Copy)]
+enum Request {
+    Query,
+    Execute,
+    Sync,
+}
+
+impl Request {
+    fn call(
+        self,
+        eng: &mut dyn Core,
+        kv: &dyn KvRead,
+        sid: SessionId,
+        sql: &str,
+        now: i64,
+    ) -> Reply {
+        match self {
+            Request::Query => eng.query(kv, sid, sql, now),
+            Request::Execute => eng.execute(kv, sid, sql, now),
+            Request::Sync => eng.sync(kv, sid, now),
+        }
+    }
+
+    /// Statement metrics and the slow-statement log (a Sync runs no statement of its own).
+    fn observe(self, inner: &Inner, sql: &str, elapsed: std::time::Duration, reply: &Reply) {
+        if !matches!(self, Request::Sync) {
+            inner.observe(sql, elapsed, reply.error.is_some());
         }
     }
 }

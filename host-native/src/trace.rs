@@ -24,8 +24,9 @@ use rocklake_core::api::{
 
 use crate::service::Core;
 
-/// Format 4: entropy draws among the imports, and errors with their position.
-const MAGIC: &[u8; 8] = b"RLTRACE4";
+/// Format 5: the extended protocol's `execute` and `sync` calls (format 4: entropy draws
+/// among the imports, and errors with their position).
+const MAGIC: &[u8; 8] = b"RLTRACE5";
 
 // ---------------------------------------------------------------- encoding
 
@@ -466,6 +467,15 @@ pub enum Call {
         sql: String,
         now: i64,
     },
+    Execute {
+        sid: u64,
+        sql: String,
+        now: i64,
+    },
+    Sync {
+        sid: u64,
+        now: i64,
+    },
     Describe {
         sid: u64,
         sql: String,
@@ -560,6 +570,17 @@ fn encode_call(e: &mut Enc, c: &Call) {
             e.u8(12);
             e.u64(*bytes);
         }
+        Call::Execute { sid, sql, now } => {
+            e.u8(13);
+            e.u64(*sid);
+            e.str(sql);
+            e.i64(*now);
+        }
+        Call::Sync { sid, now } => {
+            e.u8(14);
+            e.u64(*sid);
+            e.i64(*now);
+        }
     }
 }
 
@@ -611,6 +632,15 @@ fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
         10 => Call::SetReadOnly { on: d.bool()? },
         11 => Call::Refresh,
         12 => Call::SetStatementMemoryLimit { bytes: d.u64()? },
+        13 => Call::Execute {
+            sid: d.u64()?,
+            sql: d.str()?,
+            now: d.i64()?,
+        },
+        14 => Call::Sync {
+            sid: d.u64()?,
+            now: d.i64()?,
+        },
         _ => return Err(d.bad("unknown call tag")),
     })
 }
@@ -791,6 +821,30 @@ impl Core for Recorder {
                 sql: sql.into(),
                 now,
             },
+            &rkv.take(),
+            reply_bytes(&r),
+        );
+        r
+    }
+    fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        let rkv = RecordingKv::new(kv);
+        let r = self.inner.execute(&rkv, sid, sql, now);
+        self.out.write(
+            &Call::Execute {
+                sid: sid.0,
+                sql: sql.into(),
+                now,
+            },
+            &rkv.take(),
+            reply_bytes(&r),
+        );
+        r
+    }
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        let rkv = RecordingKv::new(kv);
+        let r = self.inner.sync(&rkv, sid, now);
+        self.out.write(
+            &Call::Sync { sid: sid.0, now },
             &rkv.take(),
             reply_bytes(&r),
         );
@@ -1147,6 +1201,15 @@ pub fn replay_with_progress(
                 let r = core.query(&kv, SessionId(*sid), sql, *now);
                 (reply_bytes(&r), show_reply(&r))
             }
+            Call::Execute { sid, sql, now } => {
+                report.queries += 1;
+                let r = core.execute(&kv, SessionId(*sid), sql, *now);
+                (reply_bytes(&r), show_reply(&r))
+            }
+            Call::Sync { sid, now } => {
+                let r = core.sync(&kv, SessionId(*sid), *now);
+                (reply_bytes(&r), show_reply(&r))
+            }
             Call::Describe { sid, sql } => {
                 let r = core.describe(&kv, SessionId(*sid), sql);
                 let mut e = Enc::default();
@@ -1241,7 +1304,7 @@ fn check(
     shown: &dyn std::fmt::Display,
 ) -> Option<Divergence> {
     let call_text = match call {
-        Call::Query { sid, sql, .. } => {
+        Call::Query { sid, sql, .. } | Call::Execute { sid, sql, .. } => {
             let s: String = sql.chars().take(300).collect();
             format!("query (session {sid}): {s}")
         }
@@ -1319,6 +1382,12 @@ mod tests {
                 sql: "SELECT 1".into(),
                 now: -5,
             },
+            Call::Execute {
+                sid: 3,
+                sql: "INSERT INTO t VALUES (1)".into(),
+                now: 7,
+            },
+            Call::Sync { sid: 3, now: 8 },
             Call::CommitFinished {
                 sid: 3,
                 outcome: Err(CommitFailure {

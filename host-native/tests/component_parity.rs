@@ -235,6 +235,26 @@ fn scenario(d: &mut Driver<'_>) {
     d.drive("COPY t FROM STDIN (fails)", s, r, None);
     let r = d.core.copy_in_fail(s, "client gave up");
     d.drive("copy_in_fail", s, r, None);
+    // Extended-protocol Executes: one transaction until Sync, committed there; an error in
+    // it leaves nothing of the statements before it.
+    for (sql, label) in [
+        ("INSERT INTO t VALUES (30, 'p', 0, NULL)", "execute"),
+        ("INSERT INTO t VALUES (31, 'q', 0, NULL)", "execute"),
+    ] {
+        let r = d.core.execute(&*d.kv, s, sql, NOW);
+        d.drive(label, s, r, None);
+    }
+    let r = d.core.sync(&*d.kv, s, NOW);
+    d.drive("sync", s, r, None);
+    let r = d
+        .core
+        .execute(&*d.kv, s, "INSERT INTO t VALUES (32, 'r', 0, NULL)", NOW);
+    d.drive("execute", s, r, None);
+    let r = d.core.execute(&*d.kv, s, "SELECT 1/0", NOW);
+    d.drive("execute (fails)", s, r, None);
+    let r = d.core.sync(&*d.kv, s, NOW);
+    d.drive("sync (after the error)", s, r, None);
+    d.query(s, "SELECT id FROM t WHERE id >= 30 ORDER BY id");
     // COPY TO STDOUT, binary and text.
     d.query(
         s,
@@ -344,6 +364,28 @@ fn wasm_and_native_replies_are_identical() {
         .trace
         .iter()
         .any(|(_, s)| matches!(s, Step::Reply(r) if r.commit.is_some())));
+    // The first Sync committed both Executes; the second, after the error, nothing.
+    let piped = n
+        .trace
+        .iter()
+        .find_map(|(label, s)| match s {
+            Step::Reply(r) if label.starts_with("SELECT id FROM t WHERE id >= 30") => {
+                r.outputs.iter().find_map(|o| match o {
+                    Output::Rows { rows, .. } => Some(rows.to_vecs()),
+                    _ => None,
+                })
+            }
+            _ => None,
+        })
+        .expect("the pipeline's rows");
+    assert_eq!(
+        piped,
+        vec![vec![Some(b"30".to_vec())], vec![Some(b"31".to_vec())]]
+    );
+    assert!(n
+        .trace
+        .iter()
+        .any(|(label, s)| label == "sync" && matches!(s, Step::Reply(r) if r.commit.is_some())));
 }
 
 #[test]
@@ -355,7 +397,7 @@ fn component_imports_only_the_kv_interface() {
     imports.sort();
     assert_eq!(
         imports,
-        ["rocklake:core/kv@0.6.0", "rocklake:core/types@0.6.0"],
+        ["rocklake:core/kv@0.7.0", "rocklake:core/types@0.7.0"],
         "unexpected imports"
     );
 }

@@ -119,6 +119,12 @@ impl Core for Flipped {
         }
         r
     }
+    fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
+        Core::execute(&mut self.inner, kv, sid, sql, now)
+    }
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        Core::sync(&mut self.inner, kv, sid, now)
+    }
     fn describe(
         &mut self,
         kv: &dyn KvRead,

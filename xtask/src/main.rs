@@ -275,6 +275,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "error_positions",
             "--test",
+            "pipelines",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",

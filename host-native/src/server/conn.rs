@@ -170,6 +170,8 @@ struct Conn<B: Backend> {
     /// aborted as far as the client knows, although the service still has it open.
     poisoned: bool,
     skip_till_sync: bool,
+    /// An Execute ran since the last Sync: the Sync ends its implicit transaction.
+    executed: bool,
     /// Prepared statements by name ("" is the unnamed one).
     statements: HashMap<String, Prepared>,
     /// Portals by name ("" is the unnamed one); all end with the transaction.
@@ -225,6 +227,7 @@ pub(crate) async fn run<B: Backend>(
         status: TxnStatus::Idle,
         poisoned: false,
         skip_till_sync: false,
+        executed: false,
         statements: HashMap::new(),
         portals: HashMap::new(),
         current_portal: String::new(),
@@ -803,6 +806,18 @@ impl<B: Backend> Conn<B> {
                 }
                 Frontend::Sync => {
                     self.skip_till_sync = false;
+                    if std::mem::take(&mut self.executed) {
+                        // PostgreSQL commits the Executes' implicit transaction here.
+                        let backend = self.backend.clone();
+                        let sid = self.sid();
+                        if let Some(reply) = self.interruptible(backend.sync(sid)).await {
+                            let reply = self.send_reply(reply, Proto::Extended, 0).await?;
+                            self.status = reply.status;
+                            if let Some(e) = &reply.error {
+                                self.out.error(e);
+                            }
+                        }
+                    }
                     if self.status == TxnStatus::Idle {
                         // The (implicit or explicit) transaction has ended: its portals with it.
                         self.portals.clear();
@@ -1508,7 +1523,8 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "execute: {sql}");
-        let mut reply = self.interruptible(backend.query(sid, &sql)).await;
+        self.executed = true;
+        let mut reply = self.interruptible(backend.execute(sid, &sql)).await;
         if bound {
             if let Some(e) = reply.error.as_mut() {
                 e.position = None;

@@ -49,6 +49,17 @@ use crate::service::CatalogService;
 pub trait Backend: Send + Sync + 'static {
     fn open_session(&self, options: &SessionOptions) -> Result<OpenedSession, PgError>;
     fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send;
+    /// An extended-protocol Execute: as `query`, but an implicit transaction stays open until
+    /// `sync` (by default, a backend without one commits each Execute as a query).
+    fn execute(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
+        self.query(sid, sql)
+    }
+    /// The extended protocol's Sync after Executes: commits their implicit transaction.
+    /// `None`: nothing to do (the default, for a backend whose Executes commit themselves).
+    fn sync(&self, sid: SessionId) -> impl Future<Output = Option<Reply>> + Send {
+        let _ = sid;
+        std::future::ready(None)
+    }
     fn describe(
         &self,
         sid: SessionId,
@@ -80,6 +91,12 @@ impl Backend for CatalogService {
     }
     fn query(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
         CatalogService::query(self, sid, sql)
+    }
+    fn execute(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
+        CatalogService::execute(self, sid, sql)
+    }
+    async fn sync(&self, sid: SessionId) -> Option<Reply> {
+        Some(CatalogService::sync(self, sid).await)
     }
     fn describe(
         &self,

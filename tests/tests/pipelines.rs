@@ -1,0 +1,87 @@
+//! The extended protocol's implicit transaction, as PostgreSQL 15 keeps it: the Executes
+//! between two Syncs run in one transaction that commits at the Sync, so a pipeline (psycopg's
+//! `pipeline()`, `executemany`, a JDBC batch, asyncpg's `executemany`) commits all of its
+//! statements or, after an error, none; `now()` is one value across it; a COMMIT inside it
+//! commits what came before; a BEGIN inside it opens a block that outlives the Sync. Every
+//! outcome is compared with PostgreSQL's.
+
+use rocklake_tests::same_outcomes_as_postgres;
+
+const RUNNER: &str = r#"
+import json, sys, psycopg
+dsn = sys.argv[1]
+out = []
+def rows(c):
+    return c.execute("SELECT a FROM pq ORDER BY a").fetchall()
+with psycopg.connect(dsn, autocommit=True) as c:
+    c.execute("DROP TABLE IF EXISTS pq")
+    c.execute("CREATE TABLE pq (a int PRIMARY KEY)")
+    try:
+        with c.pipeline():
+            c.execute("INSERT INTO pq VALUES (%s)", (1,))
+            c.execute("INSERT INTO pq VALUES (%s)", (2,))
+            c.execute("SELECT 1/0")
+            c.execute("INSERT INTO pq VALUES (%s)", (3,))
+    except psycopg.Error as e:
+        out.append(["pipeline error", e.sqlstate])
+    out.append(["after a failed pipeline", rows(c)])
+    with c.pipeline():
+        c.execute("INSERT INTO pq VALUES (%s)", (4,))
+        c.execute("INSERT INTO pq VALUES (%s)", (5,))
+    out.append(["after a pipeline", rows(c)])
+    try:
+        c.cursor().executemany("INSERT INTO pq VALUES (%s)", [(6,), (7,), (4,)])
+    except psycopg.Error as e:
+        out.append(["executemany error", e.sqlstate])
+    out.append(["after executemany", rows(c)])
+    c.cursor().executemany("INSERT INTO pq VALUES (%s)", [(6,), (7,)])
+    out.append(["after a good executemany", rows(c)])
+    with c.pipeline():
+        a = c.execute("SELECT now()")
+        b = c.execute("SELECT clock_timestamp() > now()")
+        d = c.execute("SELECT now()")
+    out.append(["one now()", a.fetchone()[0] == d.fetchone()[0]])
+    try:
+        with c.pipeline():
+            c.execute("INSERT INTO pq VALUES (8)")
+            c.execute("COMMIT")
+            c.execute("INSERT INTO pq VALUES (9)")
+            c.execute("SELECT 1/0")
+    except psycopg.Error as e:
+        out.append(["error after COMMIT", e.sqlstate])
+    out.append(["after COMMIT in a pipeline", rows(c), c.info.transaction_status.name])
+    with c.pipeline():
+        c.execute("INSERT INTO pq VALUES (10)")
+        c.execute("BEGIN")
+        c.execute("INSERT INTO pq VALUES (11)")
+    out.append(["BEGIN in a pipeline", c.info.transaction_status.name])
+    c.execute("ROLLBACK")
+    out.append(["after ROLLBACK", rows(c)])
+    # One Execute per Sync (libpq's PQexecParams): each commits at its Sync.
+    c.execute("INSERT INTO pq VALUES (%s)", (12,), prepare=True)
+    try:
+        c.execute("INSERT INTO pq VALUES (%s)", (12,), prepare=True)
+    except psycopg.Error as e:
+        out.append(["duplicate", e.sqlstate])
+    out.append(["one Execute per Sync", rows(c), c.info.transaction_status.name])
+    # SET in a pipeline lasts once the pipeline commits.
+    with c.pipeline():
+        c.execute("SET application_name = 'piped'")
+        c.execute("INSERT INTO pq VALUES (13)")
+    out.append(["SET in a pipeline", c.execute("SHOW application_name").fetchone()[0]])
+with psycopg.connect(dsn, autocommit=True) as c:
+    out.append(["another session sees", rows(c)])
+print("RESULT " + json.dumps(out))
+"#;
+
+#[test]
+fn pipelines_commit_at_sync_as_in_postgres() {
+    let got = same_outcomes_as_postgres(RUNNER);
+    // The failed pipeline left nothing behind (the comparison alone would also pass if both
+    // servers kept the rows).
+    assert_eq!(
+        got.get(1),
+        Some(&serde_json::json!(["after a failed pipeline", []])),
+        "{got:?}"
+    );
+}
