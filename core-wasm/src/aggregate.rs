@@ -45,7 +45,7 @@ impl AggState {
             AggFunc::CountStar | AggFunc::Count => Acc::Count(0),
             AggFunc::Min | AggFunc::Max => Acc::Extreme(None),
             AggFunc::Sum | AggFunc::Avg => Acc::Sum {
-                sum: Value::Int(0),
+                sum: Value::Null,
                 n: 0,
             },
             AggFunc::BoolAnd | AggFunc::BoolOr => Acc::Bools {
@@ -129,6 +129,7 @@ impl AggState {
             Acc::Sum { sum, n } => {
                 let s = std::mem::replace(sum, Value::Null);
                 *sum = match (s, v) {
+                    (Value::Null, v) => v,
                     // sum(bigint) is numeric in PostgreSQL: past i64 the sum goes on exactly.
                     (Value::Int(a), Value::Int(b)) => match a.checked_add(b) {
                         Some(c) => Value::Int(c),
@@ -136,6 +137,11 @@ impl AggState {
                     },
                     (s, v) => binop(BinOp::Add, s, v)?,
                 };
+                // sum(real) adds in single precision, as PostgreSQL's float4pl.
+                if let (Value::Float(f), AggFunc::Sum, PgType::Float4) = (&*sum, self.func, self.ty)
+                {
+                    *sum = Value::Float(f64::from(*f as f32));
+                }
                 *n += 1;
             }
             Acc::Bools { all, any, n } => {
@@ -171,6 +177,10 @@ impl AggState {
                 if self.func == AggFunc::Avg {
                     match sum {
                         Value::Float(f) => Value::Float(f / n as f64),
+                        // PostgreSQL 15's interval_avg: the sum divided by the count.
+                        Value::Interval(iv) => {
+                            Value::Interval(crate::datetime::interval_scale(iv, n as f64, true)?)
+                        }
                         other => {
                             let s = format_text(&other, PgType::Numeric).unwrap_or_default();
                             Value::Numeric(numeric_div(&s, &n.to_string())?)
@@ -213,6 +223,19 @@ impl AggState {
                 }
                 if self.func == AggFunc::ArrayAgg {
                     Value::Array(vals.into())
+                } else if self.ty == PgType::Bytea {
+                    let mut out = Vec::new();
+                    for (i, v) in vals.iter().enumerate() {
+                        if i > 0 {
+                            if let Some(Value::Bytes(sep)) = seps.get(i) {
+                                out.extend_from_slice(sep);
+                            }
+                        }
+                        if let Value::Bytes(b) = v {
+                            out.extend_from_slice(b);
+                        }
+                    }
+                    Value::Bytes(out)
                 } else {
                     let mut s = String::new();
                     for (i, v) in vals.iter().enumerate() {

@@ -4747,7 +4747,16 @@ impl<'a, 'b> Binder<'a, 'b> {
             self.windows = windows;
             self.clause = clause;
             let bound = bound.and_then(|bound| {
-                for (b, t) in bound {
+                let types: Vec<PgType> = bound.iter().map(|(_, t)| *t).collect();
+                aggregate_arguments_exist(func, &types, &name)?;
+                let bytea_agg = func == AggFunc::StringAgg && types.contains(&PgType::Bytea);
+                for (i, (b, t)) in bound.into_iter().enumerate() {
+                    // string_agg(bytea, bytea): an untyped separator is bytea.
+                    if bytea_agg {
+                        bargs.push(coerce_expr(b, PgType::Bytea)?);
+                        ty = PgType::Bytea;
+                        continue;
+                    }
                     // string_agg takes text: a char(n) value without its padding.
                     if t == PgType::Bpchar && name == "string_agg" {
                         bargs.push(BExpr::Func("bpchar_text".into(), vec![b]));
@@ -4755,7 +4764,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                         continue;
                     }
                     bargs.push(b);
-                    ty = t;
+                    // The first argument's type decides (string_agg's separator does not).
+                    if i == 0 {
+                        ty = t;
+                    }
                 }
                 let out = aggregate_type(func, ty, &name)?;
                 if let Some(first) = bargs.first_mut() {
@@ -6398,25 +6410,42 @@ fn array_agg_input(arg: &mut BExpr, func: AggFunc, ty: PgType) -> Result<(), Sql
 
 /// The result type of aggregate `func` (called `name`) over an argument of type `ty`, as
 /// PostgreSQL's aggregate signatures give it.
+/// PostgreSQL 15's signatures of `string_agg` ((text, text), (bytea, bytea)) and `bool_and` /
+/// `bool_or` (boolean): 42883 for other arguments. (`sum`/`avg`/`min`/`max` are checked by
+/// [`aggregate_type`].)
+fn aggregate_arguments_exist(func: AggFunc, types: &[PgType], name: &str) -> Result<(), SqlError> {
+    let fits = |ok: &dyn Fn(PgType) -> bool| types.iter().all(|t| *t == PgType::Unknown || ok(*t));
+    let exists = match func {
+        AggFunc::StringAgg => fits(&|t| t.is_string()) || fits(&|t| t == PgType::Bytea),
+        AggFunc::BoolAnd | AggFunc::BoolOr => fits(&|t| t == PgType::Bool),
+        _ => true,
+    };
+    if exists {
+        Ok(())
+    } else {
+        Err(no_such_function(name, types))
+    }
+}
+
 fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlError> {
     if ty == PgType::Unknown && matches!(func, AggFunc::Sum | AggFunc::Avg) {
         return Err(ambiguous(format!("function {name}(unknown) is not unique")));
     }
     Ok(match func {
         AggFunc::CountStar | AggFunc::Count => PgType::Int8,
+        // PostgreSQL 15's signatures (money aside).
         AggFunc::Sum => match ty {
             PgType::Int2 | PgType::Int4 => PgType::Int8,
             PgType::Int8 | PgType::Numeric => PgType::Numeric,
-            PgType::Float4 | PgType::Float8 => PgType::Float8,
-            other => other,
+            PgType::Float4 | PgType::Float8 | PgType::Interval => ty,
+            other => return Err(no_such_function(name, &[other])),
         },
-        AggFunc::Avg => {
-            if matches!(ty, PgType::Float4 | PgType::Float8) {
-                PgType::Float8
-            } else {
-                PgType::Numeric
-            }
-        }
+        AggFunc::Avg => match ty {
+            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Numeric => PgType::Numeric,
+            PgType::Float4 | PgType::Float8 => PgType::Float8,
+            PgType::Interval => PgType::Interval,
+            other => return Err(no_such_function(name, &[other])),
+        },
         // varchar and name have no min/max of their own: PostgreSQL uses text's.
         AggFunc::Min | AggFunc::Max => match ty {
             PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
@@ -6426,6 +6455,7 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
             }
             other => other,
         },
+        AggFunc::StringAgg if ty == PgType::Bytea => PgType::Bytea,
         AggFunc::StringAgg => PgType::Text,
         AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
         AggFunc::ArrayAgg => match ty {

@@ -414,6 +414,16 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT 'a\\b' LIKE 'a\\b' ESCAPE '', 'a\\b' LIKE 'a\\\\b' ESCAPE '', 'a#b' LIKE 'a##b' ESCAPE '#', 'a' LIKE 'a' ESCAPE NULL",
     "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg!_%' ESCAPE '!' ORDER BY 1",
     "SELECT x, x LIKE 'a#%' ESCAPE e, x NOT ILIKE 'A#%' ESCAPE e FROM (VALUES ('a%', '#'), ('ab', '#'), (NULL, '#'), ('a%', 'xy')) v(x, e) ORDER BY 1",
+    // Aggregates over PostgreSQL's signatures: sum/avg of intervals, sum(real) is real, no
+    // sum of dates or text, string_agg of text or bytea, bool_and of booleans.
+    "SELECT sum(x), avg(x), pg_typeof(sum(x))::text, pg_typeof(avg(x))::text FROM (VALUES (interval '1 day'), (interval '2 hours'), (interval '1 month')) v(x)",
+    "SELECT avg(x), sum(x) FILTER (WHERE x > interval '1 hour') FROM (VALUES (interval '1 month'), (interval '0'), (interval '1 day 1 second')) v(x)",
+    "SELECT sum(x) FROM (VALUES (date '2020-01-01')) v(x)", "SELECT avg(x) FROM (VALUES (now())) v(x)",
+    "SELECT sum(x) FROM (VALUES ('a'::text)) v(x)", "SELECT sum(x) FROM (VALUES (true)) v(x)",
+    "SELECT sum(x)::text, pg_typeof(sum(x))::text, avg(x) FROM (VALUES (0.1::real), (0.2::real), (0.7::real), (1e-8::real)) v(x)",
+    "SELECT string_agg(x, ',') FROM (VALUES (1), (2)) v(x)", "SELECT bool_and(x) FROM (VALUES (1), (2)) v(x)",
+    "SELECT string_agg(x, ','), string_agg(x, y) FROM (VALUES ('\\x01'::bytea, '\\xff'::bytea), ('\\x02'::bytea, '\\x00'::bytea)) v(x, y)",
+    "SELECT string_agg(x, y), string_agg(DISTINCT x, ',' ORDER BY x) FROM (VALUES ('a', '-'), ('b', '+'), ('c', NULL), ('a', '')) v(x, y)",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
 ];
