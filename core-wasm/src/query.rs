@@ -3342,7 +3342,24 @@ impl<'a, 'b> Binder<'a, 'b> {
                             continue;
                         }
                     }
-                    g.push(self.bind_expr(e, &scope, None)?.0);
+                    let bound = match self.bind_expr(e, &scope, None) {
+                        // A bare name no input column has: an output column's alias
+                        // (PostgreSQL's SQL92 rule, input columns first).
+                        Err(err) if err.sqlstate() == "42703" => match e {
+                            Expr::Identifier(idn) => {
+                                match group_by_alias(&sel.projection, &ident(idn))? {
+                                    Some((i, ex)) => {
+                                        by_position.push((g.len(), i));
+                                        self.bind_expr(ex, &scope, None)
+                                    }
+                                    None => Err(err),
+                                }
+                            }
+                            _ => Err(err),
+                        },
+                        other => other,
+                    };
+                    g.push(bound?.0);
                 }
                 Some(g)
             }
@@ -7340,6 +7357,29 @@ fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
         message: format!("function {}({}) does not exist", name, sig.join(", ")),
         hint: Some("No function matches the given name and argument types. You might need to add explicit type casts.".into()),
     }
+}
+
+/// The select item a GROUP BY name stands for when no input column has it: the one item
+/// with that alias (42702 for several).
+fn group_by_alias<'s>(
+    items: &'s [SelectItem],
+    name: &str,
+) -> Result<Option<(usize, &'s Expr)>, SqlError> {
+    let mut found = None;
+    for (i, item) in items.iter().enumerate() {
+        if let SelectItem::ExprWithAlias { expr, alias } = item {
+            if ident(alias) == name {
+                if found.is_some() {
+                    return Err(SqlError::AmbiguousOutputColumn {
+                        clause: "GROUP BY",
+                        name: name.to_string(),
+                    });
+                }
+                found = Some((i, expr));
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// PostgreSQL's 42803 when a grouped select's list or HAVING reads a column that is neither

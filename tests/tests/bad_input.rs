@@ -103,6 +103,12 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT snap.next_file_id, g2.z FROM snap JOIN g2 ON snap.snapshot_id = g2.x \
      GROUP BY snap.snapshot_id, g2.x, g2.y ORDER BY 1, 2",
     "SELECT schema_version, count(*) FROM snap GROUP BY snapshot_id, schema_version HAVING next_file_id > 0 ORDER BY 1",
+    // GROUP BY an output column's alias when no input column has the name.
+    "SELECT upper(min_value) AS um, count(*) FROM tcs GROUP BY um ORDER BY um",
+    "SELECT upper(min_value) AS min_value, count(*) FROM tcs GROUP BY min_value ORDER BY 1",
+    "SELECT table_id / 2 AS h, count(*) FROM tcs GROUP BY h ORDER BY h",
+    "SELECT table_id AS x, column_id AS x FROM tcs GROUP BY x", "SELECT table_id / 2 AS h FROM tcs GROUP BY h + 1",
+    "SELECT count(*) AS c FROM tcs GROUP BY c",
     // An aggregate only ORDER BY computes: the groups compute it; without GROUP BY the
     // select becomes one group (and its columns ungrouped).
     "SELECT table_id FROM tcs GROUP BY table_id ORDER BY count(*) DESC, table_id",
