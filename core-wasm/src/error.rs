@@ -395,6 +395,9 @@ pub enum SqlError {
     StackDepth,
     #[error("{message}")]
     InvalidParameter { message: String },
+    /// A name in text (`'a..b'::regclass`) that does not read as one: fix its quoting.
+    #[error("{message}")]
+    InvalidName { message: String },
     /// A LIKE escape string longer than one character, or a pattern ending in its escape
     /// character: fix the pattern.
     #[error("{message}")]
@@ -575,6 +578,7 @@ impl SqlError {
             SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } | SqlError::InvalidParameterHint { .. } => "22023",
             SqlError::InvalidEscape { .. } => "22025",
+            SqlError::InvalidName { .. } => "42602",
             SqlError::UndefinedDatabase { .. } => "3D000",
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::UndefinedParameter { .. } => "42704",

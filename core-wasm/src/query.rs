@@ -5738,6 +5738,18 @@ impl<'a, 'b> Binder<'a, 'b> {
                 })
                 .collect::<Result<_, _>>()?;
         }
+        // Functions taking a regclass read an untyped literal as a relation's name.
+        if matches!(
+            name.as_str(),
+            "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size"
+        ) && types.first() == Some(&PgType::Unknown)
+        {
+            if let Some(b) = bargs.first_mut() {
+                self.session_dependent = true;
+                let literal = std::mem::replace(b, BExpr::Const(Value::Null));
+                *b = BExpr::Func("regclass_in".into(), vec![literal]);
+            }
+        }
         let ty = match name.as_str() {
             "encode" => PgType::Text,
             "decode" => PgType::Bytea,
@@ -5783,6 +5795,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "repeat"
             | "chr" => PgType::Text,
             "to_regclass" => PgType::Regclass,
+            "to_regtype" => PgType::Regtype,
+            "to_regnamespace" => PgType::Regnamespace,
             "current_database" | "current_catalog" | "current_schema" | "current_user"
             | "session_user" | "user" | "current_role" | "pg_get_userbyid" => PgType::Name,
             "pg_database_size"
@@ -7304,6 +7318,60 @@ pub(crate) fn points_at_type(err: &SqlError) -> bool {
         "22023" => message.starts_with("length for type ") || message.starts_with("NUMERIC "),
         "42601" => message.starts_with("type modifier is not allowed"),
         _ => false,
+    }
+}
+
+/// A possibly qualified name as PostgreSQL's `regclass`/`regnamespace` input reads it:
+/// unquoted parts folded to lower case, quoted ones kept as written (`""` is a quote), parts
+/// joined by dots. `None` when it does not parse.
+fn name_parts(s: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut chars = s.trim().chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '"' if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    '"' => break,
+                    c => part.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' || c == '"' || c.is_whitespace() {
+                    break;
+                }
+                part.push(c.to_ascii_lowercase());
+                chars.next();
+            }
+        }
+        if part.is_empty() {
+            return None;
+        }
+        parts.push(part);
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        match chars.next() {
+            None => return Some(parts),
+            Some('.') => {
+                while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                    chars.next();
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+}
+
+fn invalid_name_syntax() -> SqlError {
+    SqlError::InvalidName {
+        message: "invalid name syntax".into(),
     }
 }
 
@@ -9384,10 +9452,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Null) => Value::Null,
                 _ => Value::text(self.cx.user),
             },
-            "regtype_in" => match text(0) {
-                // `'int4'::regtype`: the text read as a type name.
-                Some(name) => {
-                    let t = name
+            "regtype_in" | "to_regtype" => match text(0) {
+                // `'int4'::regtype`: the text read as a type name (`to_regtype`: NULL when
+                // there is no such type).
+                Some(input) => {
+                    let t = input
                         .trim()
                         .trim_start_matches("pg_catalog.")
                         .replace('"', "");
@@ -9399,17 +9468,30 @@ impl<'a, 'b> Executor<'a, 'b> {
                                 .find(|p| p.typname() == t)
                         })
                         .ok_or_else(|| SqlError::UndefinedObject {
-                            message: format!("type \"{name}\" does not exist"),
-                        })?;
-                    Value::Int(ty.oid().into())
+                            message: format!("type \"{input}\" does not exist"),
+                        });
+                    match ty {
+                        Ok(ty) => Value::Int(ty.oid().into()),
+                        Err(_) if name == "to_regtype" => Value::Null,
+                        Err(e) => return Err(e),
+                    }
                 }
                 None => Value::Null,
             },
-            "regnamespace_in" => match text(0) {
-                Some(name) => {
-                    let n = name.trim().trim_matches('"').to_string();
+            "regnamespace_in" | "to_regnamespace" => match text(0) {
+                Some(input) => {
+                    let n = match name_parts(&input).as_deref() {
+                        Some([one]) => one.clone(),
+                        Some(_) => {
+                            return Err(SqlError::Syntax {
+                                message: "improper qualified name (too many dotted names)".into(),
+                            })
+                        }
+                        None => return Err(invalid_name_syntax()),
+                    };
                     match self.cx.schema_oid(&n) {
                         Some(oid) => Value::Int(oid.into()),
+                        None if name == "to_regnamespace" => Value::Null,
                         None => return Err(SqlError::UndefinedSchema { name: n }),
                     }
                 }
@@ -9514,10 +9596,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 let Some(s) = text(0) else {
                     return Ok(Value::Null);
                 };
-                let parts: Vec<String> = s
-                    .split('.')
-                    .map(|p| p.trim_matches('"').to_string())
-                    .collect();
+                let parts = name_parts(&s).ok_or_else(invalid_name_syntax)?;
+                if parts.len() > 3 {
+                    return Err(SqlError::Syntax {
+                        message: format!("improper relation name (too many dotted names): {s}"),
+                    });
+                }
                 let (schema, n) = split_name(&parts)?;
                 match self.cx.find_table(schema.as_deref(), &n) {
                     Some(t) => Value::Int(t.oid as i64),
@@ -9526,7 +9610,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                         None => match self.primary_key_index(schema.as_deref(), &n) {
                             Some(oid) => Value::Int(oid.into()),
                             None if name == "regclass_in" => {
-                                return Err(SqlError::UndefinedTable { name: s })
+                                return Err(SqlError::UndefinedTable {
+                                    name: parts.join("."),
+                                })
                             }
                             None => Value::Null,
                         },

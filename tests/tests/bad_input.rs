@@ -103,6 +103,15 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT snap.next_file_id, g2.z FROM snap JOIN g2 ON snap.snapshot_id = g2.x \
      GROUP BY snap.snapshot_id, g2.x, g2.y ORDER BY 1, 2",
     "SELECT schema_version, count(*) FROM snap GROUP BY snapshot_id, schema_version HAVING next_file_id > 0 ORDER BY 1",
+    // regclass input folds unquoted names to lower case; to_regtype / to_regnamespace; size
+    // functions read an untyped literal as a relation.
+    "SELECT 'TS'::regclass::text, 'public.TS'::regclass::text, to_regclass('TS')::text, ' ts '::regclass::text, '\"ts\"'::regclass::text",
+    "SELECT 'Nope'::regclass", "SELECT '\"TS\"'::regclass", "SELECT 'a..b'::regclass", "SELECT to_regclass('a.b.c.d')",
+    "SELECT to_regtype('int4')::text, to_regtype('hstore'), to_regtype('integer')::text, to_regtype('character varying')::text",
+    "SELECT to_regnamespace('public')::text, to_regnamespace('nope'), to_regnamespace('PUBLIC')::text, 'public'::regnamespace::text",
+    "SELECT pg_total_relation_size('ts') > 0, pg_relation_size('ts') > 0, pg_table_size('public.ts') > 0, pg_size_pretty(pg_total_relation_size('ts')) IS NOT NULL",
+    "SELECT pg_total_relation_size('nope')",
+    "SELECT typname, typarray, oid::regtype::text FROM pg_type t WHERE t.oid = to_regtype('int4') OR t.oid = to_regtype('hstore')",
     // GROUP BY an output column's alias when no input column has the name.
     "SELECT upper(min_value) AS um, count(*) FROM tcs GROUP BY um ORDER BY um",
     "SELECT upper(min_value) AS min_value, count(*) FROM tcs GROUP BY min_value ORDER BY 1",
