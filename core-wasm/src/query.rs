@@ -1217,7 +1217,8 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
         return Ok(Value::Null);
     }
     Ok(match (v, to) {
-        (Value::Int(i), PgType::Float4 | PgType::Float8) => Value::Float(i as f64),
+        (Value::Int(i), PgType::Float4) => Value::Float(f64::from(i as f32)),
+        (Value::Int(i), PgType::Float8) => Value::Float(i as f64),
         (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
         (Value::Int(i), PgType::Int2 | PgType::Int4 | PgType::Int8) => fit_integer(i.into(), to)?,
         (Value::Int(i), t) if t == PgType::Oid || t.is_reg() => parse_text(&i.to_string(), to)?,
@@ -1251,9 +1252,7 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
             }
             parse_text(&format!("{}", f.round_ties_even() as i128), to)?
         }
-        (Value::Float(f), PgType::Numeric) => Value::Numeric(
-            numeric_canonical(&crate::types::fmt_float(f, false)).unwrap_or_else(|| "NaN".into()),
-        ),
+        (Value::Float(f), PgType::Numeric) => float_numeric(f, false),
         (Value::Float(f), PgType::Float4) => Value::Float(f as f32 as f64),
         (Value::Numeric(s), t) if t.is_integer() && crate::types::numeric_is_special(&s) => {
             return Err(SqlError::NoIntegerFor {
@@ -1339,6 +1338,28 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
             }
         }
     })
+}
+
+/// `float8_numeric` / `float4_numeric`: the value to 15 (real: 6) significant digits, as
+/// PostgreSQL prints it with `DBL_DIG` / `FLT_DIG` before reading it as numeric.
+fn float_numeric(f: f64, float4: bool) -> Value {
+    let text = if !f.is_finite() {
+        crate::types::fmt_float(f, float4)
+    } else {
+        let digits = if float4 {
+            format!("{:.5e}", f as f32)
+        } else {
+            format!("{f:.14e}")
+        };
+        // `%g` drops the zeros ending the fraction.
+        match digits.split_once('e') {
+            Some((m, e)) if m.contains('.') => {
+                format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+            }
+            _ => digits,
+        }
+    };
+    Value::Numeric(numeric_canonical(&text).unwrap_or_else(|| "NaN".into()))
 }
 
 fn value_type_name(v: &Value) -> &'static str {
@@ -7010,6 +7031,14 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     if from == PgType::Timestamp && to.is_string() {
         return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
     }
+    // A real is written with its own digits (`0.1`, not the double's `0.10000000149011612`).
+    if from == PgType::Float4 && to == PgType::Numeric {
+        return Ok(BExpr::Func("float4_numeric".into(), vec![e]));
+    }
+    if from == PgType::Float4 && to.is_string() {
+        let text = BExpr::Func("float4_text".into(), vec![e]);
+        return coerce_or_cast(text, to);
+    }
     if through_zone(from, to) {
         return zone_convert(e, from, to);
     }
@@ -9910,6 +9939,14 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .collect::<Vec<_>>()
                         .join(&d),
                 ),
+                _ => Value::Null,
+            },
+            "float4_text" => match a.first() {
+                Some(Value::Float(f)) => Value::text(crate::types::fmt_float(*f, true)),
+                _ => Value::Null,
+            },
+            "float4_numeric" => match a.first() {
+                Some(Value::Float(f)) => float_numeric(*f, true),
                 _ => Value::Null,
             },
             "like_escape" => match (text(0), text(1)) {

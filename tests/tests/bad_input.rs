@@ -429,6 +429,12 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT 'a\\b' LIKE 'a\\b' ESCAPE '', 'a\\b' LIKE 'a\\\\b' ESCAPE '', 'a#b' LIKE 'a##b' ESCAPE '#', 'a' LIKE 'a' ESCAPE NULL",
     "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg!_%' ESCAPE '!' ORDER BY 1",
     "SELECT x, x LIKE 'a#%' ESCAPE e, x NOT ILIKE 'A#%' ESCAPE e FROM (VALUES ('a%', '#'), ('ab', '#'), (NULL, '#'), ('a%', 'xy')) v(x, e) ORDER BY 1",
+    // A real converts to text with its own digits and to numeric with 6 significant digits,
+    // a double to numeric with 15; an integer becomes a real rounded to single precision.
+    "SELECT 0.1::real::text, 3.1415927::real::numeric, 0.1::real::varchar, (0.1::real)::text = '0.1', 'x' || 0.1::real, concat(0.1::real, 'y'), format('%s', 0.1::real)",
+    "SELECT (1/3::float8)::numeric, 0.1::float8::numeric, 1e20::float8::numeric, 123456789.123456789::float8::numeric, 1.5::float8::numeric, (-0.0)::float8::numeric, 2.5e-10::float8::numeric",
+    "SELECT 1e-5::real::numeric, 1e10::real::numeric, 'NaN'::real::numeric, 16777217::real::text, 1.5e30::real::text, 'Infinity'::float8::numeric, '-Infinity'::real::numeric",
+    "SELECT x::numeric, x::text FROM (VALUES (1.1::real), (33.333::real), (1e-40::real)) v(x)",
     // Aggregates over PostgreSQL's signatures: sum/avg of intervals, sum(real) is real, no
     // sum of dates or text, string_agg of text or bytea, bool_and of booleans.
     "SELECT sum(x), avg(x), pg_typeof(sum(x))::text, pg_typeof(avg(x))::text FROM (VALUES (interval '1 day'), (interval '2 hours'), (interval '1 month')) v(x)",
