@@ -125,7 +125,29 @@ pub struct Session {
 impl Session {
     /// Reports `notice` to the client, before the answer of the statement running.
     pub(crate) fn notice(&mut self, notice: crate::error::Notice) {
-        self.outputs.push(Output::Notice(notice.to_pg()));
+        let notice = notice.to_pg();
+        // client_min_messages: levels below it are not sent.
+        const LEVELS: [&str; 9] = [
+            "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error",
+        ];
+        let rank = |level: &str| LEVELS.iter().position(|l| l.eq_ignore_ascii_case(level));
+        let minimum = crate::settings::find("client_min_messages").map(|def| {
+            crate::settings::View {
+                sess: &self.settings,
+                txn: self.txn.as_ref(),
+                user: &self.user,
+                hot_standby: false,
+            }
+            .display(def)
+        });
+        if let (Some(level), Some(min)) =
+            (rank(&notice.severity), minimum.as_deref().and_then(rank))
+        {
+            if level < min {
+                return;
+            }
+        }
+        self.outputs.push(Output::Notice(notice));
     }
 
     /// Inside a transaction block: BEGIN's, or the implicit one of a query string with

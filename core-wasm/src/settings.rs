@@ -51,6 +51,29 @@ const CLIENT_LOCALE: &str = "Client Connection Defaults / Locale and Formatting"
 const CLIENT_STMT: &str = "Client Connection Defaults / Statement Behavior";
 const PRESET: &str = "Preset Options";
 const CONN: &str = "Connections and Authentication / Connection Settings";
+const PLANNER_METHOD: &str = "Query Tuning / Planner Method Configuration";
+const PLANNER_COST: &str = "Query Tuning / Planner Cost Constants";
+const PLANNER_OTHER: &str = "Query Tuning / Other Planner Options";
+const MEMORY: &str = "Resource Usage / Memory";
+const COMPAT_PREVIOUS: &str = "Version and Platform Compatibility / Previous PostgreSQL Versions";
+
+/// A planner method switch (`enable_seqscan`, …): RockLake has no planner to steer, so its
+/// answers are the same either way, as PostgreSQL's are.
+const fn planner_switch(name: &'static str, short_desc: &'static str) -> Setting {
+    s(name, "on", PLANNER_METHOD, short_desc, "user", "bool")
+}
+
+/// A planner cost constant (`random_page_cost`, …), with PostgreSQL's range.
+const fn planner_cost(
+    name: &'static str,
+    setting: &'static str,
+    short_desc: &'static str,
+) -> Setting {
+    Setting {
+        min_max: Some(("0", "1.79769e+308")),
+        ..s(name, setting, PLANNER_COST, short_desc, "user", "real")
+    }
+}
 
 /// A realistic subset of PostgreSQL 15's settings, with the values a fresh session sees.
 const ISOLATION_LEVELS: &[&str] = &[
@@ -92,6 +115,27 @@ pub(crate) const SETTINGS: &[Setting] = &[
         )
     },
     s(
+        "check_function_bodies",
+        "on",
+        CLIENT_STMT,
+        "Check routine bodies during CREATE FUNCTION and CREATE PROCEDURE.",
+        "user",
+        "bool",
+    ),
+    Setting {
+        enumvals: &[
+            "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error",
+        ],
+        ..s(
+            "client_min_messages",
+            "notice",
+            CLIENT_STMT,
+            "Sets the message levels that are sent to the client.",
+            "user",
+            "enum",
+        )
+    },
+    s(
         "client_encoding",
         "UTF8",
         CLIENT_LOCALE,
@@ -104,6 +148,25 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "ISO, MDY",
         CLIENT_LOCALE,
         "Sets the display format for date and time values.",
+        "user",
+        "string",
+    ),
+    Setting {
+        min_max: Some(("1", "10000")),
+        ..s(
+            "default_statistics_target",
+            "100",
+            PLANNER_OTHER,
+            "Sets the default statistics target.",
+            "user",
+            "integer",
+        )
+    },
+    s(
+        "default_table_access_method",
+        "heap",
+        CLIENT_STMT,
+        "Sets the default table access method for new tables.",
         "user",
         "string",
     ),
@@ -134,6 +197,27 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "user",
         "bool",
     ),
+    Setting {
+        unit: Some("8kB"),
+        min_max: Some(("1", "2147483647")),
+        ..s(
+            "effective_cache_size",
+            "524288",
+            PLANNER_COST,
+            "Sets the planner's assumption about the total size of the data caches.",
+            "user",
+            "integer",
+        )
+    },
+    planner_switch("enable_bitmapscan", "Enables the planner's use of bitmap-scan plans."),
+    planner_switch("enable_hashagg", "Enables the planner's use of hashed aggregation plans."),
+    planner_switch("enable_hashjoin", "Enables the planner's use of hash join plans."),
+    planner_switch("enable_indexonlyscan", "Enables the planner's use of index-only-scan plans."),
+    planner_switch("enable_indexscan", "Enables the planner's use of index-scan plans."),
+    planner_switch("enable_mergejoin", "Enables the planner's use of merge join plans."),
+    planner_switch("enable_nestloop", "Enables the planner's use of nested-loop join plans."),
+    planner_switch("enable_seqscan", "Enables the planner's use of sequential-scan plans."),
+    planner_switch("enable_sort", "Enables the planner's use of explicit sort steps."),
     Setting {
         min_max: Some(("-15", "3")),
         ..s(
@@ -193,6 +277,14 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "bool",
     ),
     s(
+        "jit",
+        "on",
+        PLANNER_OTHER,
+        "Allow JIT compilation.",
+        "user",
+        "bool",
+    ),
+    s(
         "lc_collate",
         "C.UTF-8",
         PRESET,
@@ -224,6 +316,18 @@ pub(crate) const SETTINGS: &[Setting] = &[
             "0",
             CLIENT_STMT,
             "Sets the maximum allowed duration of any wait for a lock.",
+            "user",
+            "integer",
+        )
+    },
+    Setting {
+        unit: Some("kB"),
+        min_max: Some(("1024", "2147483647")),
+        ..s(
+            "maintenance_work_mem",
+            "65536",
+            MEMORY,
+            "Sets the maximum memory to be used for maintenance operations.",
             "user",
             "integer",
         )
@@ -262,6 +366,17 @@ pub(crate) const SETTINGS: &[Setting] = &[
         )
     },
     Setting {
+        min_max: Some(("0", "1024")),
+        ..s(
+            "max_parallel_workers_per_gather",
+            "2",
+            "Resource Usage / Asynchronous Behavior",
+            "Sets the maximum number of parallel processes per executor node.",
+            "user",
+            "integer",
+        )
+    },
+    Setting {
         enumvals: &["md5", "scram-sha-256"],
         ..s(
             "password_encryption",
@@ -283,6 +398,19 @@ pub(crate) const SETTINGS: &[Setting] = &[
             "integer",
         )
     },
+    planner_cost(
+        "random_page_cost",
+        "4",
+        "Sets the planner's estimate of the cost of a nonsequentially fetched disk page.",
+    ),
+    s(
+        "row_security",
+        "on",
+        CLIENT_STMT,
+        "Enable row security.",
+        "user",
+        "bool",
+    ),
     s(
         "search_path",
         "\"$user\", public",
@@ -290,6 +418,11 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "Sets the schema search order for names that are not schema-qualified.",
         "user",
         "string",
+    ),
+    planner_cost(
+        "seq_page_cost",
+        "1",
+        "Sets the planner's estimate of the cost of a sequentially fetched disk page.",
     ),
     s(
         "server_encoding",
@@ -354,6 +487,27 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "user",
         "bool",
     ),
+    // RockLake makes every commit durable before it is acknowledged: `off` and the other
+    // levels are accepted and commits stay synchronous (never weaker than asked).
+    Setting {
+        enumvals: &["local", "remote_write", "remote_apply", "on", "off"],
+        ..s(
+            "synchronous_commit",
+            "on",
+            "Write-Ahead Log / Settings",
+            "Sets the current transaction's synchronization level.",
+            "user",
+            "enum",
+        )
+    },
+    s(
+        "synchronize_seqscans",
+        "on",
+        COMPAT_PREVIOUS,
+        "Enable synchronized sequential scans.",
+        "user",
+        "bool",
+    ),
     Setting {
         unit: Some("ms"),
         min_max: Some(("0", "2147483647")),
@@ -362,6 +516,18 @@ pub(crate) const SETTINGS: &[Setting] = &[
             "0",
             CLIENT_STMT,
             "Sets the maximum allowed duration of any statement.",
+            "user",
+            "integer",
+        )
+    },
+    Setting {
+        unit: Some("8kB"),
+        min_max: Some(("100", "1073741823")),
+        ..s(
+            "temp_buffers",
+            "1024",
+            MEMORY,
+            "Sets the maximum number of temporary buffers used by each session.",
             "user",
             "integer",
         )
@@ -418,10 +584,21 @@ pub(crate) const SETTINGS: &[Setting] = &[
         ..s(
             "work_mem",
             "4096",
-            "Resource Usage / Memory",
+            MEMORY,
             "Sets the maximum memory to be used for query workspaces.",
             "user",
             "integer",
+        )
+    },
+    Setting {
+        enumvals: &["content", "document"],
+        ..s(
+            "xmloption",
+            "content",
+            CLIENT_STMT,
+            "Sets whether XML data in implicit parsing and serialization operations is to be considered as documents or content fragments.",
+            "user",
+            "enum",
         )
     },
 ];
@@ -797,6 +974,12 @@ pub(crate) fn parse_value(def: &Setting, raw: &str, current: &str) -> Result<Str
                 Some("RockLake formats intervals in the postgres style only."),
             ))
         }
+        // Its boolean spellings are on and off (hidden enum values in PostgreSQL).
+        "synchronous_commit" => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" => return Ok(on_off(true)),
+            "false" | "no" | "0" => return Ok(on_off(false)),
+            _ => {}
+        },
         "bytea_output" if !raw.eq_ignore_ascii_case("hex") => {
             return Err(invalid(def, raw, Some("RockLake sends bytea in hex only.")))
         }
@@ -829,6 +1012,22 @@ pub(crate) fn parse_value(def: &Setting, raw: &str, current: &str) -> Result<Str
                     raw,
                     Some("RockLake prints floating-point values in their shortest exact form (extra_float_digits 1 to 3)."),
                 ));
+            }
+            Ok(v.to_string())
+        }
+        "real" => {
+            let v: f64 = raw.trim().parse().map_err(|_| invalid(def, raw, None))?;
+            let (lo, hi) = def.min_max.unwrap_or(("0", "0"));
+            let in_range = lo.parse::<f64>().is_ok_and(|lo| v >= lo)
+                && hi.parse::<f64>().is_ok_and(|hi| v <= hi);
+            if !in_range {
+                return Err(SqlError::BadParameterValue {
+                    message: format!(
+                        "{v} is outside the valid range for parameter \"{}\" ({lo} .. {hi})",
+                        def.name
+                    ),
+                    hint: None,
+                });
             }
             Ok(v.to_string())
         }
