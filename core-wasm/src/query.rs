@@ -8987,6 +8987,10 @@ pub struct Executor<'a, 'b> {
     worktables: RefCell<HashMap<usize, SharedRows>>,
     /// Rows after which a recursive query may stop: its reader needs no more.
     row_goals: RefCell<HashMap<usize, usize>>,
+    /// Rows the next plain select's projection may stop after (a LIMIT with nothing between
+    /// it and the select): the rows past it are never projected, so their expressions are not
+    /// evaluated (nor their errors raised), as in PostgreSQL's pipeline.
+    select_goal: std::cell::Cell<Option<usize>>,
     /// `set_config` calls evaluated so far, applied in order once the statement's rows are
     /// complete (the executor only reads the session). `None`: the statement cannot apply
     /// them (not a plain query), so `set_config` is refused instead of silently dropped.
@@ -9178,6 +9182,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             correlated_rows: RefCell::new(HashMap::new()),
             worktables: RefCell::new(HashMap::new()),
             row_goals: RefCell::new(HashMap::new()),
+            select_goal: std::cell::Cell::new(None),
             set_configs: None,
         }
     }
@@ -10540,6 +10545,16 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .insert(id, n.saturating_add(offset));
         }
         let needs_sort_keys = q.order.iter().any(|k| !k.on_output);
+        if let (Some(n), true, BSet::Select(sel)) = (limit, q.order.is_empty(), &q.body) {
+            let plain = sel.group.is_none()
+                && !sel.distinct
+                && sel.distinct_on.is_none()
+                && sel.windowed.is_none()
+                && sel.project_set.is_none();
+            if plain {
+                self.select_goal.set(Some(n.saturating_add(offset)));
+            }
+        }
         let mut rows: Vec<(Vec<Value>, Vec<Value>)> =
             self.run_set(&q.body, parent, &q.order, needs_sort_keys)?;
         if !q.order.is_empty() {
@@ -11455,6 +11470,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         parent: Option<&Env<'_>>,
         order: &[OrderKey],
     ) -> Result<KeyedRows, SqlError> {
+        // Taken first: the subqueries this select runs have their own.
+        let goal = self.select_goal.take();
         let keep = |r: &[Value], f: &BExpr| -> Result<bool, SqlError> {
             Ok(truthy(&self.eval(
                 f,
@@ -11546,6 +11563,10 @@ impl<'a, 'b> Executor<'a, 'b> {
                 // DuckDB makes) move out of the row instead of being copied.
                 let moves = projection_moves(&sel.projection);
                 for mut r in rows {
+                    if goal.is_some_and(|g| out.len() >= g) {
+                        crate::types::release_row(r);
+                        continue;
+                    }
                     self.cx.tick()?;
                     let env = Env {
                         row: &r,

@@ -90,6 +90,8 @@ const QUERY_SETUP: &[&str] = &[
     "INSERT INTO changes VALUES (1, 'created_table:\"t\",'), (2, 'inserted_into_table:1')",
     "CREATE TABLE g2 (x int, y int, z text, PRIMARY KEY (x, y))",
     "INSERT INTO g2 VALUES (1, 1, 'p'), (1, 2, 'q'), (2, 1, 'r')",
+    "CREATE TABLE lz (v VARCHAR)",
+    "INSERT INTO lz VALUES ('1'), ('x'), ('3')",
 ];
 
 const QUERY_CORPUS: &[&str] = &[
@@ -112,6 +114,12 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT pg_total_relation_size('ts') > 0, pg_relation_size('ts') > 0, pg_table_size('public.ts') > 0, pg_size_pretty(pg_total_relation_size('ts')) IS NOT NULL",
     "SELECT pg_total_relation_size('nope')",
     "SELECT typname, typarray, oid::regtype::text FROM pg_type t WHERE t.oid = to_regtype('int4') OR t.oid = to_regtype('hstore')",
+    // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
+    "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
+    "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",
+    "SELECT * FROM (SELECT v::int FROM lz LIMIT 1) s", "SELECT v::int FROM lz ORDER BY v LIMIT 1",
+    "(SELECT v::int FROM lz LIMIT 1) UNION ALL SELECT 5", "WITH q AS (SELECT v::int AS i FROM lz LIMIT 1) SELECT * FROM q",
+    "SELECT v, (SELECT count(*) FROM lz l2 WHERE l2.v <= lz.v) FROM lz LIMIT 2",
     // GROUP BY an output column's alias when no input column has the name.
     "SELECT upper(min_value) AS um, count(*) FROM tcs GROUP BY um ORDER BY um",
     "SELECT upper(min_value) AS min_value, count(*) FROM tcs GROUP BY min_value ORDER BY 1",
