@@ -3944,6 +3944,15 @@ fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<
 /// `err`, a column's type that does not exist, noted as pointing at the type name after the
 /// column's `name`.
 fn type_after(err: SqlError, name: &ast::Ident, ty: &ast::DataType) -> SqlError {
+    // serial is no type but PostgreSQL's shorthand for an integer column with a sequence
+    // default; RockLake has no sequences.
+    let written = ty.to_string().to_ascii_lowercase();
+    if matches!(
+        written.as_str(),
+        "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2"
+    ) {
+        return SqlError::feature(format!("a {written} column (RockLake has no sequences)"));
+    }
     if crate::query::points_at_type(&err) {
         let spot = crate::errpos::Spot::find(
             name.span.end,

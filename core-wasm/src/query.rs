@@ -3658,8 +3658,17 @@ impl<'a, 'b> Binder<'a, 'b> {
         all: bool,
         scope: &Scope,
     ) -> Result<BExpr, SqlError> {
-        let bq = self.bind_query(q, Some(scope))?;
-        let mut bq = bq;
+        let mut bq = self.bind_query(q, Some(scope))?;
+        if bq.columns.len() != 1 {
+            return Err(SqlError::Syntax {
+                message: if bq.columns.is_empty() {
+                    "subquery has too few columns"
+                } else {
+                    "subquery has too many columns"
+                }
+                .into(),
+            });
+        }
         let st = bq.columns.first().map(|c| c.ty).unwrap_or(PgType::Unknown);
         operator_exists(xt, symbol, st)?;
         let t = common_type(xt, st);
@@ -9797,13 +9806,28 @@ impl<'a, 'b> Executor<'a, 'b> {
                     )
                 }
             },
+            // PostgreSQL 14+: a negative position counts from the end.
             "split_part" => match (text(0), text(1), a.get(2)) {
-                (Some(s), Some(d), Some(Value::Int(n))) if *n > 0 => Value::text(
-                    s.split(d.as_str())
-                        .nth(*n as usize - 1)
-                        .unwrap_or("")
-                        .to_string(),
-                ),
+                (_, _, Some(Value::Int(0))) => {
+                    return Err(SqlError::InvalidParameter {
+                        message: "field position must not be zero".into(),
+                    })
+                }
+                (Some(s), Some(d), Some(Value::Int(n))) => {
+                    let parts: Vec<&str> = if d.is_empty() {
+                        vec![s.as_str()]
+                    } else {
+                        s.split(d.as_str()).collect()
+                    };
+                    let at = if *n > 0 {
+                        usize::try_from(*n - 1).ok()
+                    } else {
+                        usize::try_from(n.unsigned_abs())
+                            .ok()
+                            .and_then(|back| parts.len().checked_sub(back))
+                    };
+                    Value::text(at.and_then(|i| parts.get(i)).copied().unwrap_or(""))
+                }
                 _ => Value::Null,
             },
             "format_type" => match a.first() {
@@ -9937,13 +9961,19 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Array(x)) if !x.is_empty() => Value::Int(x.len() as i64),
                 _ => Value::Null,
             },
+            // A NULL element is skipped, or written as the third argument when there is one.
             "array_to_string" => match (a.first(), text(1)) {
-                (Some(Value::Array(x)), Some(d)) => Value::text(
-                    x.iter()
-                        .filter_map(|v| format_text(v, PgType::Text))
-                        .collect::<Vec<_>>()
-                        .join(&d),
-                ),
+                (Some(Value::Array(x)), Some(d)) => {
+                    let null_text = text(2);
+                    Value::text(
+                        x.iter()
+                            .filter_map(|v| {
+                                format_text(v, PgType::Text).or_else(|| null_text.clone())
+                            })
+                            .collect::<Vec<_>>()
+                            .join(&d),
+                    )
+                }
                 _ => Value::Null,
             },
             "float4_text" => match a.first() {

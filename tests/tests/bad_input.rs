@@ -114,6 +114,8 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT pg_total_relation_size('ts') > 0, pg_relation_size('ts') > 0, pg_table_size('public.ts') > 0, pg_size_pretty(pg_total_relation_size('ts')) IS NOT NULL",
     "SELECT pg_total_relation_size('nope')",
     "SELECT typname, typarray, oid::regtype::text FROM pg_type t WHERE t.oid = to_regtype('int4') OR t.oid = to_regtype('hstore')",
+    "SELECT 1 WHERE 1 IN (SELECT 1, 2)", "SELECT 1 WHERE 1 = ANY(SELECT 1, 2)", "SELECT 1 WHERE 1 NOT IN (SELECT 1, 2)",
+    "SELECT 1 WHERE 1 IN (SELECT FROM ts)", "SELECT 1::serial",
     // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
     "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
     "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",
@@ -443,6 +445,10 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT (1/3::float8)::numeric, 0.1::float8::numeric, 1e20::float8::numeric, 123456789.123456789::float8::numeric, 1.5::float8::numeric, (-0.0)::float8::numeric, 2.5e-10::float8::numeric",
     "SELECT 1e-5::real::numeric, 1e10::real::numeric, 'NaN'::real::numeric, 16777217::real::text, 1.5e30::real::text, 'Infinity'::float8::numeric, '-Infinity'::real::numeric",
     "SELECT x::numeric, x::text FROM (VALUES (1.1::real), (33.333::real), (1e-40::real)) v(x)",
+    // split_part counts from the end for a negative position; array_to_string's NULL text.
+    "SELECT split_part('a.b.c', '.', -1), split_part('a.b.c', '.', -3), split_part('a.b.c', '.', -4), split_part('a.b.c', '.', 4), split_part('', '.', 1), split_part('abc', '', 1), split_part('abc', '', -1), split_part('abc', '', 2)",
+    "SELECT split_part('a.b', '.', 0)",
+    "SELECT array_to_string(ARRAY[1, NULL, 3], ',', '*'), array_to_string(ARRAY[1, NULL, 3], ','), array_to_string(ARRAY[1, NULL, 3], ',', NULL), array_to_string(ARRAY['a', NULL], '-', '')",
     // Aggregates over PostgreSQL's signatures: sum/avg of intervals, sum(real) is real, no
     // sum of dates or text, string_agg of text or bytea, bool_and of booleans.
     "SELECT sum(x), avg(x), pg_typeof(sum(x))::text, pg_typeof(avg(x))::text FROM (VALUES (interval '1 day'), (interval '2 hours'), (interval '1 month')) v(x)",
