@@ -5648,6 +5648,10 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         if let Some((_, signatures)) = STRING_SIGNATURES.iter().find(|(n, _)| *n == name) {
+            // to_hex(int4) and to_hex(int8): an untyped literal fits both.
+            if name == "to_hex" && types.first() == Some(&PgType::Unknown) {
+                return Err(ambiguous("function to_hex(unknown) is not unique".into()));
+            }
             let Some(signature) = signatures.iter().find(|s| signature_fits(s, &types)) else {
                 return Err(no_such_function(&name, &types));
             };
@@ -5667,6 +5671,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                 && types.first() == Some(&PgType::Bytea)
             {
                 return Ok((BExpr::Func(name, bargs), PgType::Bytea));
+            }
+            if name == "to_hex" {
+                let width = if types.first() == Some(&PgType::Int8) {
+                    "to_hex64"
+                } else {
+                    "to_hex32"
+                };
+                return Ok((BExpr::Func(width.into(), bargs), PgType::Text));
             }
         }
         let name = if name == "character_length" {
@@ -5823,7 +5835,13 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "left"
             | "right"
             | "repeat"
+            | "initcap"
+            | "reverse"
+            | "translate"
+            | "lpad"
+            | "rpad"
             | "chr" => PgType::Text,
+            "pg_client_encoding" if types.is_empty() => PgType::Name,
             "to_regclass" => PgType::Regclass,
             "to_regtype" => PgType::Regtype,
             "to_regnamespace" => PgType::Regnamespace,
@@ -5835,7 +5853,11 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_table_size"
             | "pg_indexes_size" => PgType::Int8,
             "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length"
-            | "array_upper" | "array_lower" => PgType::Int4,
+            | "array_upper" | "array_lower" | "ascii" | "pg_backend_pid" => PgType::Int4,
+            "cardinality" => match types.as_slice() {
+                [t] if t.is_array() => PgType::Int4,
+                _ => return Err(no_such_function(&name, &types)),
+            },
             "pg_table_is_visible"
             | "pg_type_is_visible"
             | "pg_function_is_visible"
@@ -5874,7 +5896,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 _ => PgType::Float8,
             },
             "current_schemas" => PgType::NameArray,
-            "txid_current" | "pg_backend_pid" => PgType::Int8,
+            "txid_current" => PgType::Int8,
             _ => return Err(no_such_function(&name, &types)),
         };
         // NULLIF is its first argument where PostgreSQL's `=` takes both as they are (a
@@ -6363,6 +6385,13 @@ const STRING_SIGNATURES: &[(&str, &[&str])] = &[
     ("md5", &["T", "B"]),
     ("quote_ident", &["T"]),
     ("chr", &["I"]),
+    ("initcap", &["T"]),
+    ("reverse", &["T"]),
+    ("translate", &["TTT"]),
+    ("ascii", &["T"]),
+    ("lpad", &["TI", "TIT"]),
+    ("rpad", &["TI", "TIT"]),
+    ("to_hex", &["I", "L"]),
 ];
 
 /// Whether arguments of `types` fit `signature` (see [`STRING_SIGNATURES`]); an untyped
@@ -6374,6 +6403,7 @@ fn signature_fits(signature: &str, types: &[PgType]) -> bool {
             'T' => t.is_string(),
             'B' => *t == PgType::Bytea,
             'I' => matches!(t, PgType::Int2 | PgType::Int4),
+            'L' => *t == PgType::Int8,
             _ => false,
         })
 }
@@ -7410,6 +7440,36 @@ fn name_parts(s: &str) -> Option<Vec<String>> {
 fn invalid_name_syntax() -> SqlError {
     SqlError::InvalidName {
         message: "invalid name syntax".into(),
+    }
+}
+
+/// `initcap`: each run of letters and digits starts upper case, the rest lower case.
+fn initcap(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut in_word = false;
+    for c in t.chars() {
+        if in_word {
+            out.extend(c.to_lowercase());
+        } else {
+            out.extend(c.to_uppercase());
+        }
+        in_word = c.is_alphanumeric();
+    }
+    out
+}
+
+/// `lpad` / `rpad`: `t` cut or filled with `fill` (repeated, cut) to `len` characters; an
+/// empty fill cannot lengthen.
+fn pad(t: &str, len: usize, fill: &str, left: bool) -> String {
+    let have = t.chars().count();
+    if have >= len || fill.is_empty() {
+        return t.chars().take(len).collect();
+    }
+    let filler: String = fill.chars().cycle().take(len - have).collect();
+    if left {
+        filler + t
+    } else {
+        format!("{t}{filler}")
     }
 }
 
@@ -9994,6 +10054,59 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "chr" => match a.first() {
                 Some(Value::Int(n)) => Value::text(chr(*n)?.to_string()),
+                _ => Value::Null,
+            },
+            "initcap" => text(0).map_or(Value::Null, |t| Value::text(initcap(&t))),
+            "reverse" => text(0).map_or(Value::Null, |t| {
+                Value::text(t.chars().rev().collect::<String>())
+            }),
+            "translate" => match (text(0), text(1), text(2)) {
+                (Some(t), Some(from), Some(to)) => {
+                    let from: Vec<char> = from.chars().collect();
+                    let to: Vec<char> = to.chars().collect();
+                    Value::text(
+                        t.chars()
+                            .filter_map(|c| match from.iter().position(|f| *f == c) {
+                                Some(i) => to.get(i).copied(),
+                                None => Some(c),
+                            })
+                            .collect::<String>(),
+                    )
+                }
+                _ => Value::Null,
+            },
+            "ascii" => text(0).map_or(Value::Null, |t| {
+                Value::Int(t.chars().next().map_or(0, |c| i64::from(u32::from(c))))
+            }),
+            "lpad" | "rpad" => match (text(0), a.get(1), a.get(2)) {
+                (Some(t), Some(Value::Int(n)), fill) => {
+                    let fill = match fill {
+                        None => " ".to_string(),
+                        Some(Value::Null) => return Ok(Value::Null),
+                        Some(_) => text(2).unwrap_or_default(),
+                    };
+                    let len = usize::try_from(*n).unwrap_or(0);
+                    if len.saturating_mul(4) > MAX_VALUE_BYTES {
+                        return Err(SqlError::ProgramLimit {
+                            message: "requested length too large".into(),
+                        });
+                    }
+                    Value::text(pad(&t, len, &fill, name == "lpad"))
+                }
+                _ => Value::Null,
+            },
+            // Negative values as their two's complement in the argument's width.
+            "to_hex32" => match a.first() {
+                Some(Value::Int(n)) => Value::text(format!("{:x}", *n as i32)),
+                _ => Value::Null,
+            },
+            "to_hex64" => match a.first() {
+                Some(Value::Int(n)) => Value::text(format!("{n:x}")),
+                _ => Value::Null,
+            },
+            "pg_client_encoding" => Value::text("UTF8"),
+            "cardinality" => match a.first() {
+                Some(Value::Array(x)) => Value::Int(x.len() as i64),
                 _ => Value::Null,
             },
             "repeat" => match (text(0), a.get(1)) {

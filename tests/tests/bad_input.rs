@@ -445,6 +445,14 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT (1/3::float8)::numeric, 0.1::float8::numeric, 1e20::float8::numeric, 123456789.123456789::float8::numeric, 1.5::float8::numeric, (-0.0)::float8::numeric, 2.5e-10::float8::numeric",
     "SELECT 1e-5::real::numeric, 1e10::real::numeric, 'NaN'::real::numeric, 16777217::real::text, 1.5e30::real::text, 'Infinity'::float8::numeric, '-Infinity'::real::numeric",
     "SELECT x::numeric, x::text FROM (VALUES (1.1::real), (33.333::real), (1e-40::real)) v(x)",
+    // String functions tools use: initcap, reverse, translate, ascii, lpad/rpad, to_hex.
+    "SELECT initcap('hello wORLD foo-bar o''neil 3rd x1y'), reverse('abcé'), translate('12345', '143', 'ax'), ascii('A'), ascii(''), ascii('é')",
+    "SELECT lpad('hi', 5), lpad('hi', 5, 'xy'), lpad('hello', 3), lpad('hi', 5, ''), lpad('hi', -1), rpad('hi', 5, 'xy'), rpad('hello', 2), rpad('hi', 4)",
+    "SELECT to_hex(255), to_hex(-1), to_hex(-1::bigint), to_hex(2147483648)", "SELECT to_hex('10')",
+    "SELECT cardinality(ARRAY[1,2,3]), cardinality(ARRAY[]::int[]), cardinality(NULL::int[])",
+    "SELECT pg_client_encoding(), pg_typeof(pg_backend_pid())::text", "SELECT initcap(1)", "SELECT lpad('a', 2::bigint)",
+    "SELECT to_hex(1.5)", "SELECT cardinality(1)", "SELECT lpad('a', 3, NULL), lpad(NULL, 3), translate('abc', 'a', NULL)",
+    "SELECT lpad('x'::char(3), 5, '*'), reverse('ab '::char(4))",
     // split_part counts from the end for a negative position; array_to_string's NULL text.
     "SELECT split_part('a.b.c', '.', -1), split_part('a.b.c', '.', -3), split_part('a.b.c', '.', -4), split_part('a.b.c', '.', 4), split_part('', '.', 1), split_part('abc', '', 1), split_part('abc', '', -1), split_part('abc', '', 2)",
     "SELECT split_part('a.b', '.', 0)",
