@@ -122,6 +122,11 @@ enum Which {
     IsSchemata,
     IsTables,
     IsColumns,
+    IsTableConstraints,
+    IsKeyColumnUsage,
+    IsConstraintColumnUsage,
+    IsReferentialConstraints,
+    IsCheckConstraints,
 }
 
 type Spec = &'static [(&'static str, PgType)];
@@ -525,6 +530,56 @@ const IS_SCHEMATA_COLS: Spec = &[
     ("default_character_set_name", NAME),
     ("sql_path", VARCHAR),
 ];
+const IS_TABLE_CONSTRAINTS_COLS: Spec = &[
+    ("constraint_catalog", NAME),
+    ("constraint_schema", NAME),
+    ("constraint_name", NAME),
+    ("table_catalog", NAME),
+    ("table_schema", NAME),
+    ("table_name", NAME),
+    ("constraint_type", VARCHAR),
+    ("is_deferrable", VARCHAR),
+    ("initially_deferred", VARCHAR),
+    ("enforced", VARCHAR),
+    ("nulls_distinct", VARCHAR),
+];
+const IS_KEY_COLUMN_USAGE_COLS: Spec = &[
+    ("constraint_catalog", NAME),
+    ("constraint_schema", NAME),
+    ("constraint_name", NAME),
+    ("table_catalog", NAME),
+    ("table_schema", NAME),
+    ("table_name", NAME),
+    ("column_name", NAME),
+    ("ordinal_position", I4),
+    ("position_in_unique_constraint", I4),
+];
+const IS_CONSTRAINT_COLUMN_USAGE_COLS: Spec = &[
+    ("table_catalog", NAME),
+    ("table_schema", NAME),
+    ("table_name", NAME),
+    ("column_name", NAME),
+    ("constraint_catalog", NAME),
+    ("constraint_schema", NAME),
+    ("constraint_name", NAME),
+];
+const IS_REFERENTIAL_CONSTRAINTS_COLS: Spec = &[
+    ("constraint_catalog", NAME),
+    ("constraint_schema", NAME),
+    ("constraint_name", NAME),
+    ("unique_constraint_catalog", NAME),
+    ("unique_constraint_schema", NAME),
+    ("unique_constraint_name", NAME),
+    ("match_option", VARCHAR),
+    ("update_rule", VARCHAR),
+    ("delete_rule", VARCHAR),
+];
+const IS_CHECK_CONSTRAINTS_COLS: Spec = &[
+    ("constraint_catalog", NAME),
+    ("constraint_schema", NAME),
+    ("constraint_name", NAME),
+    ("check_clause", VARCHAR),
+];
 const IS_TABLES_COLS: Spec = &[
     ("table_catalog", NAME),
     ("table_schema", NAME),
@@ -902,6 +957,52 @@ const RELATIONS: &[RelInfo] = &[
         'v',
         IS_COLUMNS_COLS,
     ),
+    // PostgreSQL 15.18's OIDs for these views.
+    rel(
+        Which::IsTableConstraints,
+        "information_schema",
+        "table_constraints",
+        13_411,
+        13_413,
+        'v',
+        IS_TABLE_CONSTRAINTS_COLS,
+    ),
+    rel(
+        Which::IsKeyColumnUsage,
+        "information_schema",
+        "key_column_usage",
+        13_329,
+        13_331,
+        'v',
+        IS_KEY_COLUMN_USAGE_COLS,
+    ),
+    rel(
+        Which::IsConstraintColumnUsage,
+        "information_schema",
+        "constraint_column_usage",
+        13_300,
+        13_302,
+        'v',
+        IS_CONSTRAINT_COLUMN_USAGE_COLS,
+    ),
+    rel(
+        Which::IsReferentialConstraints,
+        "information_schema",
+        "referential_constraints",
+        13_339,
+        13_341,
+        'v',
+        IS_REFERENTIAL_CONSTRAINTS_COLS,
+    ),
+    rel(
+        Which::IsCheckConstraints,
+        "information_schema",
+        "check_constraints",
+        13_260,
+        13_262,
+        'v',
+        IS_CHECK_CONSTRAINTS_COLS,
+    ),
 ];
 
 fn find(schema: Option<&str>, name: &str) -> Option<&'static RelInfo> {
@@ -1051,6 +1152,12 @@ pub fn build_only(
         Which::IsSchemata => is_schemata_rows(view),
         Which::IsTables => is_tables_rows(view),
         Which::IsColumns => is_columns_rows(view),
+        Which::IsTableConstraints => is_table_constraints_rows(view),
+        Which::IsKeyColumnUsage => is_key_column_usage_rows(view, false),
+        Which::IsConstraintColumnUsage => is_key_column_usage_rows(view, true),
+        // RockLake has no foreign keys.
+        Which::IsReferentialConstraints => Vec::new(),
+        Which::IsCheckConstraints => is_check_constraints_rows(view),
         Which::Description
         | Which::Enum
         | Which::Inherits
@@ -2395,6 +2502,100 @@ fn is_tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             .map(|tb| row(&tb.schema, &tb.name, false)),
     );
     rows
+}
+
+/// The NOT NULL columns of a user table (primary-key columns are), with PostgreSQL 15's name
+/// of the CHECK constraint information_schema shows for each: `<schema oid>_<table oid>_<attnum>_not_null`.
+fn not_null_checks<'t>(view: &CatalogView<'_>, tb: &'t Table) -> Vec<(String, &'t str)> {
+    let nsp = schema_oid_of(view, &tb.schema);
+    tb.columns
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| c.not_null || tb.primary_key.contains(i))
+        .map(|(i, c)| {
+            (
+                format!("{nsp}_{}_{}_not_null", tb.oid, i + 1),
+                c.name.as_str(),
+            )
+        })
+        .collect()
+}
+
+/// `information_schema.table_constraints`: each user table's primary key and its NOT NULL
+/// columns as CHECK constraints, as PostgreSQL 15 lists them (the emulated catalogs' are left
+/// out).
+fn is_table_constraints_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    let row = |tb: &Table, name: &str, kind: &str| {
+        vec![
+            t(view.database),
+            t(&tb.schema),
+            t(name),
+            t(view.database),
+            t(&tb.schema),
+            t(&tb.name),
+            t(kind),
+            t("NO"),
+            t("NO"),
+            t("YES"),
+            NULL,
+        ]
+    };
+    let mut rows = Vec::new();
+    for tb in view.tables {
+        for (name, _) in not_null_checks(view, tb) {
+            rows.push(row(tb, &name, "CHECK"));
+        }
+        if !tb.primary_key.is_empty() {
+            rows.push(row(tb, &tb.pkey_name, "PRIMARY KEY"));
+        }
+    }
+    rows
+}
+
+/// `information_schema.key_column_usage` (`usage`: `constraint_column_usage`, its columns in
+/// another order and without positions): each primary-key column.
+fn is_key_column_usage_rows(view: &CatalogView<'_>, usage: bool) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for tb in view.tables {
+        for (k, &c) in tb.primary_key.iter().enumerate() {
+            let column = tb.columns.get(c).map_or("", |c| c.name.as_str());
+            let (table, constraint) = (
+                [t(view.database), t(&tb.schema), t(&tb.name)],
+                [t(view.database), t(&tb.schema), t(&tb.pkey_name)],
+            );
+            rows.push(if usage {
+                table
+                    .into_iter()
+                    .chain([t(column)])
+                    .chain(constraint)
+                    .collect()
+            } else {
+                constraint
+                    .into_iter()
+                    .chain(table)
+                    .chain([t(column), int(k as i64 + 1), NULL])
+                    .collect()
+            });
+        }
+    }
+    rows
+}
+
+/// `information_schema.check_constraints`: the NOT NULL columns of the user tables.
+fn is_check_constraints_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    view.tables
+        .iter()
+        .flat_map(|tb| {
+            not_null_checks(view, tb).into_iter().map(|(name, column)| {
+                vec![
+                    t(view.database),
+                    t(&tb.schema),
+                    t(&name),
+                    Value::text(format!("{column} IS NOT NULL")),
+                ]
+            })
+        })
+        .collect()
 }
 
 /// information_schema's type facts of a column: (data_type, char max length, char octet length,

@@ -116,6 +116,13 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT typname, typarray, oid::regtype::text FROM pg_type t WHERE t.oid = to_regtype('int4') OR t.oid = to_regtype('hstore')",
     "SELECT 1 WHERE 1 IN (SELECT 1, 2)", "SELECT 1 WHERE 1 = ANY(SELECT 1, 2)", "SELECT 1 WHERE 1 NOT IN (SELECT 1, 2)",
     "SELECT 1 WHERE 1 IN (SELECT FROM ts)", "SELECT 1::serial",
+    // information_schema's constraint views: primary keys, NOT NULL columns as CHECKs.
+    "SELECT constraint_catalog, constraint_schema, regexp_replace(constraint_name, '^[0-9]+_[0-9]+_', 'N_O_') AS n, table_catalog, table_schema, table_name, constraint_type, is_deferrable, initially_deferred, enforced, nulls_distinct FROM information_schema.table_constraints WHERE table_name IN ('snap', 'g2', 'ts') ORDER BY table_name, n",
+    "SELECT * FROM information_schema.key_column_usage WHERE table_name IN ('snap', 'g2', 'ts') ORDER BY table_name, ordinal_position",
+    "SELECT * FROM information_schema.constraint_column_usage WHERE table_name IN ('snap', 'g2') ORDER BY table_name, column_name",
+    "SELECT check_clause FROM information_schema.check_constraints WHERE constraint_name LIKE '%\\_' || 'snap'::regclass::oid::text || '\\_%' OR constraint_name LIKE '%\\_' || 'g2'::regclass::oid::text || '\\_%' ORDER BY 1",
+    "SELECT count(*) FROM information_schema.referential_constraints",
+    "SELECT kcu.column_name FROM information_schema.table_constraints tc JOIN information_schema.key_column_usage kcu ON tc.constraint_name = kcu.constraint_name AND tc.table_schema = kcu.table_schema WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_name = 'g2' ORDER BY kcu.ordinal_position",
     // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
     "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
     "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",
