@@ -1501,10 +1501,43 @@ pub fn parse_bytea(s: &str) -> Option<Vec<u8>> {
 }
 
 fn parse_date_part(s: &str) -> Option<i64> {
-    let mut it = s.splitn(3, '-');
-    let y: i64 = it.next()?.trim().parse().ok()?;
-    let m: u32 = it.next()?.parse().ok()?;
-    let d: u32 = it.next()?.parse().ok()?;
+    let digits = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (y, m, d): (i64, u32, u32) = if digits && s.len() == 8 {
+        // YYYYMMDD, and YYMMDD with PostgreSQL's two-digit years (70–99: 19xx, else 20xx).
+        (
+            s[..4].parse().ok()?,
+            s[4..6].parse().ok()?,
+            s[6..].parse().ok()?,
+        )
+    } else if digits && s.len() == 6 {
+        let yy: i64 = s[..2].parse().ok()?;
+        let y = if yy >= 70 { 1900 + yy } else { 2000 + yy };
+        (y, s[2..4].parse().ok()?, s[4..].parse().ok()?)
+    } else {
+        // `-`, `/` or `.` between the fields: year first, or month/day/year after a one- or
+        // two-digit first field and a four-digit last one (DateStyle's MDY order, the only
+        // one RockLake takes).
+        let sep = ['-', '/', '.'].into_iter().find(|c| s.contains(*c))?;
+        let fields: Vec<&str> = s.trim().splitn(3, sep).collect();
+        let [first, second, third] = fields.as_slice() else {
+            return None;
+        };
+        if first.len() <= 2 && third.len() == 4 {
+            (
+                third.parse().ok()?,
+                first.parse().ok()?,
+                second.parse().ok()?,
+            )
+        } else if sep == '-' || first.len() == 4 {
+            (
+                first.parse().ok()?,
+                second.parse().ok()?,
+                third.parse().ok()?,
+            )
+        } else {
+            return None;
+        }
+    };
     if !(1..=12).contains(&m) || d < 1 || d > crate::datetime::days_in_month(y, m) {
         return None;
     }

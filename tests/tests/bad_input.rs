@@ -452,6 +452,9 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT (1/3::float8)::numeric, 0.1::float8::numeric, 1e20::float8::numeric, 123456789.123456789::float8::numeric, 1.5::float8::numeric, (-0.0)::float8::numeric, 2.5e-10::float8::numeric",
     "SELECT 1e-5::real::numeric, 1e10::real::numeric, 'NaN'::real::numeric, 16777217::real::text, 1.5e30::real::text, 'Infinity'::float8::numeric, '-Infinity'::real::numeric",
     "SELECT x::numeric, x::text FROM (VALUES (1.1::real), (33.333::real), (1e-40::real)) v(x)",
+    // Dates as digits only, year first with slashes or dots, and month/day/year (DateStyle MDY).
+    "SELECT '20240601'::date, '2024/06/01'::date, '2024.06.01'::date, '240601'::date, '991231'::date, '01/02/2024'::date, '1-2-2024'::date, '01.02.2024'::date",
+    "SELECT '20240601 10:00'::timestamp, '2024/06/01 10:00:01.5'::timestamp, '01/02/2024 10:00'::timestamp, '20240601'::timestamptz::text",
     // String functions tools use: initcap, reverse, translate, ascii, lpad/rpad, to_hex.
     "SELECT initcap('hello wORLD foo-bar o''neil 3rd x1y'), reverse('abcé'), translate('12345', '143', 'ax'), ascii('A'), ascii(''), ascii('é')",
     "SELECT lpad('hi', 5), lpad('hi', 5, 'xy'), lpad('hello', 3), lpad('hi', 5, ''), lpad('hi', -1), rpad('hi', 5, 'xy'), rpad('hello', 2), rpad('hi', 4)",
