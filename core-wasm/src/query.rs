@@ -9695,33 +9695,14 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Numeric(n)) => Value::text(size_pretty(n.parse().unwrap_or(0))),
                 _ => Value::Null,
             },
-            "to_regclass" | "regclass_in" => {
-                let Some(s) = text(0) else {
-                    return Ok(Value::Null);
-                };
-                let parts = name_parts(&s).ok_or_else(invalid_name_syntax)?;
-                if parts.len() > 3 {
-                    return Err(SqlError::Syntax {
-                        message: format!("improper relation name (too many dotted names): {s}"),
-                    });
-                }
-                let (schema, n) = split_name(&parts)?;
-                match self.cx.find_table(schema.as_deref(), &n) {
-                    Some(t) => Value::Int(t.oid as i64),
-                    None => match crate::pgcatalog::columns(schema.as_deref(), &n) {
-                        Some((oid, _)) => Value::Int(oid as i64),
-                        None => match self.primary_key_index(schema.as_deref(), &n) {
-                            Some(oid) => Value::Int(oid.into()),
-                            None if name == "regclass_in" => {
-                                return Err(SqlError::UndefinedTable {
-                                    name: parts.join("."),
-                                })
-                            }
-                            None => Value::Null,
-                        },
-                    },
-                }
-            }
+            "to_regclass" | "regclass_in" => match text(0) {
+                Some(s) => match self.relation_named(&s)? {
+                    Ok(oid) => Value::Int(oid.into()),
+                    Err(missing) if name == "regclass_in" => return Err(missing),
+                    Err(_) => Value::Null,
+                },
+                None => Value::Null,
+            },
             // Bytes RockLake stores for the relation: every version of every row (history is
             // kept until excision, as PostgreSQL keeps dead tuples until VACUUM). The primary
             // key is the row order itself; secondary index entries are stored apart.
@@ -9916,11 +9897,10 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Int(1663 | 1664)) => Value::text(""),
                 _ => Value::Null,
             },
-            "pg_type_is_visible"
-            | "pg_function_is_visible"
-            | "has_table_privilege"
-            | "has_schema_privilege"
-            | "has_database_privilege" => Value::Bool(true),
+            "pg_type_is_visible" | "pg_function_is_visible" => Value::Bool(true),
+            "has_table_privilege" | "has_schema_privilege" | "has_database_privilege" => {
+                self.has_privilege(name, &a)?
+            }
             "pg_is_in_recovery" => Value::Bool(false),
             "obj_description" | "col_description" | "shobj_description" | "pg_get_expr" => {
                 match name {
@@ -10569,6 +10549,98 @@ impl<'a, 'b> Executor<'a, 'b> {
 
     /// The OID of the primary-key index named `name` (in `schema`, or the first schema of
     /// search_path holding one): indexes are relations too.
+    /// The relation a `regclass` text names (its OID), or the error `'…'::regclass` gives for
+    /// a name that finds none (the outer error: one the name's syntax gives).
+    fn relation_named(&self, s: &str) -> Result<Result<u32, SqlError>, SqlError> {
+        let parts = name_parts(s).ok_or_else(invalid_name_syntax)?;
+        if parts.len() > 3 {
+            return Err(SqlError::Syntax {
+                message: format!("improper relation name (too many dotted names): {s}"),
+            });
+        }
+        let (schema, n) = split_name(&parts)?;
+        let found = match self.cx.find_table(schema.as_deref(), &n) {
+            Some(t) => Some(t.oid),
+            None => crate::pgcatalog::columns(schema.as_deref(), &n)
+                .map(|(oid, _)| oid)
+                .or_else(|| self.primary_key_index(schema.as_deref(), &n)),
+        };
+        Ok(found.ok_or_else(|| SqlError::UndefinedTable {
+            name: parts.join("."),
+        }))
+    }
+
+    /// `has_table_privilege` / `has_schema_privilege` / `has_database_privilege` (`[user,]
+    /// object, privileges`): the session's role is a superuser, so every privilege of an
+    /// object that exists is granted; PostgreSQL's errors for a missing object, role or
+    /// privilege name.
+    fn has_privilege(&self, name: &str, a: &[Value]) -> Result<Value, SqlError> {
+        if a.iter().any(Value::is_null) {
+            return Ok(Value::Null);
+        }
+        let (user, object, privileges) = match a {
+            [o, p] => (None, o, p),
+            [u, o, p] => (Some(u), o, p),
+            _ => return Ok(Value::Null),
+        };
+        if let Some(Value::Text(u)) = user {
+            if **u != *self.cx.user && !u.eq_ignore_ascii_case("public") {
+                return Err(SqlError::UndefinedObject {
+                    message: format!("role \"{u}\" does not exist"),
+                });
+            }
+        }
+        let known: &[&str] = match name {
+            "has_table_privilege" => &[
+                "SELECT",
+                "INSERT",
+                "UPDATE",
+                "DELETE",
+                "TRUNCATE",
+                "REFERENCES",
+                "TRIGGER",
+            ],
+            "has_schema_privilege" => &["CREATE", "USAGE"],
+            _ => &["CREATE", "CONNECT", "TEMPORARY", "TEMP"],
+        };
+        if let Value::Text(p) = privileges {
+            for part in p.split(',') {
+                let word = part.trim().to_ascii_uppercase();
+                let word = word
+                    .strip_suffix("WITH GRANT OPTION")
+                    .unwrap_or(&word)
+                    .trim();
+                if !known.contains(&word) {
+                    return Err(SqlError::InvalidParameter {
+                        message: format!("unrecognized privilege type: \"{}\"", part.trim()),
+                    });
+                }
+            }
+        }
+        if let Value::Text(o) = object {
+            match name {
+                "has_table_privilege" => {
+                    self.relation_named(o)??;
+                }
+                "has_schema_privilege" => {
+                    if self.cx.schema_oid(o).is_none() {
+                        return Err(SqlError::UndefinedSchema {
+                            name: o.to_string(),
+                        });
+                    }
+                }
+                _ => {
+                    if **o != *self.cx.database {
+                        return Err(SqlError::UndefinedDatabase {
+                            name: o.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Value::Bool(true))
+    }
+
     fn primary_key_index(&self, schema: Option<&str>, name: &str) -> Option<u32> {
         let tables = self.cx.all_tables();
         let named = |s: &str| {

@@ -123,6 +123,13 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT check_clause FROM information_schema.check_constraints WHERE constraint_name LIKE '%\\_' || 'snap'::regclass::oid::text || '\\_%' OR constraint_name LIKE '%\\_' || 'g2'::regclass::oid::text || '\\_%' ORDER BY 1",
     "SELECT count(*) FROM information_schema.referential_constraints",
     "SELECT kcu.column_name FROM information_schema.table_constraints tc JOIN information_schema.key_column_usage kcu ON tc.constraint_name = kcu.constraint_name AND tc.table_schema = kcu.table_schema WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_name = 'g2' ORDER BY kcu.ordinal_position",
+    // Privilege functions: every privilege of the superuser, PostgreSQL's errors otherwise.
+    "SELECT has_table_privilege('snap', 'select'), has_table_privilege('public.snap', 'INSERT, update'), has_table_privilege('postgres', 'snap', 'select with grant option'), has_table_privilege('pg_class', 'select'), has_table_privilege('snap'::regclass, 'delete'), has_table_privilege('SNAP', 'select')",
+    "SELECT has_table_privilege('nope', 'select')", "SELECT has_table_privilege('snap', 'bogus')",
+    "SELECT has_table_privilege('nobody', 'snap', 'select')", "SELECT has_table_privilege(NULL, 'select'), has_table_privilege('snap', NULL)",
+    "SELECT has_schema_privilege('public', 'usage'), has_schema_privilege('public', 'CREATE'), has_schema_privilege('pg_catalog', 'usage')",
+    "SELECT has_schema_privilege('nope', 'usage')", "SELECT has_schema_privilege('public', 'select')",
+    "SELECT has_database_privilege('lake', 'connect'), has_database_privilege('lake', 'temp, create')", "SELECT has_database_privilege('nope', 'connect')",
     // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
     "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
     "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",
