@@ -10630,7 +10630,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                     }
                 }
                 _ => {
-                    if **o != *self.cx.database {
+                    // pg_database's rows: the templates, postgres and the session's.
+                    let listed = matches!(&**o, "template1" | "template0" | "postgres");
+                    if !listed && **o != *self.cx.database {
                         return Err(SqlError::UndefinedDatabase {
                             name: o.to_string(),
                         });

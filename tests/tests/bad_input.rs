@@ -129,7 +129,7 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT has_table_privilege('nobody', 'snap', 'select')", "SELECT has_table_privilege(NULL, 'select'), has_table_privilege('snap', NULL)",
     "SELECT has_schema_privilege('public', 'usage'), has_schema_privilege('public', 'CREATE'), has_schema_privilege('pg_catalog', 'usage')",
     "SELECT has_schema_privilege('nope', 'usage')", "SELECT has_schema_privilege('public', 'select')",
-    "SELECT has_database_privilege('lake', 'connect'), has_database_privilege('lake', 'temp, create')", "SELECT has_database_privilege('nope', 'connect')",
+    "SELECT has_database_privilege('lake', 'connect'), has_database_privilege('lake', 'temp, create'), has_database_privilege('template1', 'connect')", "SELECT has_database_privilege('nope', 'connect')",
     // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
     "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
     "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",
