@@ -4094,11 +4094,21 @@ impl<'a, 'b> Binder<'a, 'b> {
                 )
             }
             Expr::CompoundFieldAccess { root, access_chain } => {
-                let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] =
-                    access_chain.as_slice()
-                else {
+                // `t.col[i]` reads as a qualified column `t.col`, then the subscript.
+                let (qualified, chain) = match (root.as_ref(), access_chain.as_slice()) {
+                    (
+                        Expr::Identifier(q),
+                        [ast::AccessExpr::Dot(Expr::Identifier(c)), rest @ ..],
+                    ) => (
+                        Some(Expr::CompoundIdentifier(vec![q.clone(), c.clone()])),
+                        rest,
+                    ),
+                    _ => (None, access_chain.as_slice()),
+                };
+                let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] = chain else {
                     return Err(SqlError::feature("field access or array slices"));
                 };
+                let root = qualified.as_ref().unwrap_or(root);
                 let (a, at) = sub!(root);
                 let (i, _) = sub!(index);
                 let elem = match at.element() {
@@ -7869,7 +7879,16 @@ fn colname(e: &Expr) -> Option<(String, u8)> {
         },
         Expr::Array(_) => strong("array"),
         // A subscripted value is named after what is subscripted.
-        Expr::CompoundFieldAccess { root, .. } => colname(root),
+        // `t.col[i]`: the last name before the subscript.
+        Expr::CompoundFieldAccess { root, access_chain } => {
+            match access_chain.iter().rev().find_map(|a| match a {
+                ast::AccessExpr::Dot(e) => Some(e),
+                ast::AccessExpr::Subscript(_) => None,
+            }) {
+                Some(e) => colname(e),
+                None => colname(root),
+            }
+        }
         Expr::Interval(_) => Some(("interval".into(), 1)),
         // `date '…'` is a cast of a literal: named after the type.
         Expr::TypedString(ts) => sql_type(&ts.data_type)

@@ -90,6 +90,8 @@ const QUERY_SETUP: &[&str] = &[
     "INSERT INTO changes VALUES (1, 'created_table:\"t\",'), (2, 'inserted_into_table:1')",
     "CREATE TABLE g2 (x int, y int, z text, PRIMARY KEY (x, y))",
     "INSERT INTO g2 VALUES (1, 1, 'p'), (1, 2, 'q'), (2, 1, 'r')",
+    "CREATE TABLE arr (id int, tags text[])",
+    "INSERT INTO arr VALUES (1, '{a,b}'), (2, '{c}')",
     "CREATE TABLE lz (v VARCHAR)",
     "INSERT INTO lz VALUES ('1'), ('x'), ('3')",
 ];
@@ -130,6 +132,9 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT has_schema_privilege('public', 'usage'), has_schema_privilege('public', 'CREATE'), has_schema_privilege('pg_catalog', 'usage')",
     "SELECT has_schema_privilege('nope', 'usage')", "SELECT has_schema_privilege('public', 'select')",
     "SELECT has_database_privilege('lake', 'connect'), has_database_privilege('lake', 'temp, create'), has_database_privilege('template1', 'connect')", "SELECT has_database_privilege('nope', 'connect')",
+    // A qualified column's subscript.
+    "SELECT e.tags[1], e.tags[2] FROM arr e ORDER BY e.id", "SELECT id FROM arr e WHERE e.tags[1] = 'c'",
+    "SELECT arr.tags[1] FROM arr ORDER BY 1", "SELECT e.nope[1] FROM arr e", "SELECT e.id[1] FROM arr e",
     // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
     "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
     "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",
