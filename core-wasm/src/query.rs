@@ -3798,6 +3798,10 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::Nested(inner) => sub!(inner),
             Expr::Collate { expr, .. } => sub!(expr),
             Expr::BinaryOp { left, op, right } => {
+                if let (Expr::Tuple(ls), Expr::Tuple(rs)) = (left.as_ref(), right.as_ref()) {
+                    let compared = row_comparison(ls, op, rs)?;
+                    return self.bind_expr(&compared, scope, aggs);
+                }
                 let (l, lt) = sub!(left);
                 let (r, rt) = sub!(right);
                 self.bind_binop(l, lt, op, r, rt)?
@@ -3882,6 +3886,41 @@ impl<'a, 'b> Binder<'a, 'b> {
                     ),
                     PgType::Bool,
                 )
+            }
+            // `(a, b) IN ((1, 2), (3, 4))`: one row comparison per item.
+            Expr::In {
+                expr,
+                target: ast::InTarget::List(list),
+                negated,
+                ..
+            } if matches!(expr.as_ref(), Expr::Tuple(_)) => {
+                let Expr::Tuple(row) = expr.as_ref() else {
+                    return Err(SqlError::internal("row IN"));
+                };
+                let (op, join) = if *negated {
+                    (ast::BinaryOperator::NotEq, ast::BinaryOperator::And)
+                } else {
+                    (ast::BinaryOperator::Eq, ast::BinaryOperator::Or)
+                };
+                let mut combined: Option<Expr> = None;
+                for item in list {
+                    let Expr::Tuple(other) = item else {
+                        return Err(SqlError::feature(
+                            "a row compared with a value that is not a row",
+                        ));
+                    };
+                    let one = row_comparison(row, &op, other)?;
+                    combined = Some(match combined {
+                        None => one,
+                        Some(c) => Expr::BinaryOp {
+                            left: Box::new(c),
+                            op: join.clone(),
+                            right: Box::new(one),
+                        },
+                    });
+                }
+                let combined = combined.ok_or_else(|| SqlError::internal("empty IN list"))?;
+                return self.bind_expr(&combined, scope, aggs);
             }
             Expr::In {
                 expr,
@@ -7450,6 +7489,59 @@ fn name_parts(s: &str) -> Option<Vec<String>> {
 fn invalid_name_syntax() -> SqlError {
     SqlError::InvalidName {
         message: "invalid name syntax".into(),
+    }
+}
+
+/// A comparison of two rows (`(a, b) < (1, 2)`) as PostgreSQL's row-wise comparison spells
+/// it out: `=` is every pair equal, `<>` any pair unequal, the ordering operators compare
+/// the pairs left to right and the first pair that is not equal decides (a NULL there makes
+/// the result NULL).
+fn row_comparison(ls: &[Expr], op: &ast::BinaryOperator, rs: &[Expr]) -> Result<Expr, SqlError> {
+    use ast::BinaryOperator as B;
+    if ls.len() != rs.len() {
+        return Err(SqlError::Syntax {
+            message: "unequal number of entries in row expressions".into(),
+        });
+    }
+    let pair = |l: &Expr, op: B, r: &Expr| Expr::BinaryOp {
+        left: Box::new(l.clone()),
+        op,
+        right: Box::new(r.clone()),
+    };
+    let join = |a: Expr, op: B, b: Expr| Expr::BinaryOp {
+        left: Box::new(a),
+        op,
+        right: Box::new(b),
+    };
+    let pairs = ls.iter().zip(rs);
+    match op {
+        B::Eq | B::NotEq => {
+            let join_op = if *op == B::Eq { B::And } else { B::Or };
+            pairs
+                .map(|(l, r)| pair(l, op.clone(), r))
+                .reduce(|a, b| join(a, join_op.clone(), b))
+                .ok_or_else(|| SqlError::feature("comparison of empty rows"))
+        }
+        B::Lt | B::LtEq | B::Gt | B::GtEq => {
+            let strict = match op {
+                B::Lt | B::LtEq => B::Lt,
+                _ => B::Gt,
+            };
+            // From the last pair back: last_op, then `l < r OR (l = r AND rest)`.
+            let mut rest: Option<Expr> = None;
+            for (l, r) in pairs.rev() {
+                rest = Some(match rest {
+                    None => pair(l, op.clone(), r),
+                    Some(inner) => join(
+                        pair(l, strict.clone(), r),
+                        B::Or,
+                        Expr::Nested(Box::new(join(pair(l, B::Eq, r), B::And, inner))),
+                    ),
+                });
+            }
+            rest.ok_or_else(|| SqlError::feature("comparison of empty rows"))
+        }
+        other => Err(SqlError::feature(format!("row comparison with {other}"))),
     }
 }
 

@@ -135,6 +135,12 @@ const QUERY_CORPUS: &[&str] = &[
     // A qualified column's subscript.
     "SELECT e.tags[1], e.tags[2] FROM arr e ORDER BY e.id", "SELECT id FROM arr e WHERE e.tags[1] = 'c'",
     "SELECT arr.tags[1] FROM arr ORDER BY 1", "SELECT e.nope[1] FROM arr e", "SELECT e.id[1] FROM arr e",
+    // Row comparisons: pairwise, the ordering operators left to right (keyset pagination).
+    "SELECT (1,2) = (1,2), (1,2) <> (1,3), (1,2) < (1,3), (1,2) < (2,0), (2,0) > (1,9), (1,2) <= (1,2), (1,2) >= (1,3), (1,NULL) < (2,0), (1,NULL) < (1,0), (NULL,1) < (1,2), (1,NULL) = (1,2), (1,NULL) <> (2,2)",
+    "SELECT (1,2,3) < (1,2,4), (1,2,3) <= (1,2,3), (1,2,3) > (1,2,3), (1, 'a') = (1, 'a'), (1, 'a') < (1, 'b')",
+    "SELECT (1,2) = (1,2,3)", "SELECT (1, 2) = (1, 'x')",
+    "SELECT x, y FROM g2 WHERE (x, y) > (1, 1) ORDER BY 1, 2", "SELECT x, y FROM g2 WHERE (x, y) IN ((1, 1), (2, 1)) ORDER BY 1, 2",
+    "SELECT x, y FROM g2 WHERE (x, y) NOT IN ((1, 1), (2, 1)) ORDER BY 1, 2",
     // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
     "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
     "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",
