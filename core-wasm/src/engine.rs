@@ -617,13 +617,22 @@ impl Engine {
 
     /// The extended protocol's Sync: ends the implicit transaction the Executes since the last
     /// Sync ran in, committing it (its commit may suspend the request, as a query's does).
-    pub fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+    /// `abort`: the host failed a message of the pipeline itself; the implicit transaction is
+    /// rolled back and a transaction block fails, as that error does in PostgreSQL.
+    pub fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64, abort: bool) -> Reply {
         self.st.now = now;
         let Some(mut sess) = self.sessions.remove(&sid) else {
             return Self::missing_session();
         };
         sess.outputs.clear();
         sess.until_sync = false;
+        if abort {
+            match sess.txn.as_mut() {
+                Some(t) if t.explicit => t.failed = true,
+                Some(_) => sess.end_transaction(false),
+                None => {}
+            }
+        }
         let implicit = sess.txn.as_ref().is_some_and(|t| !t.explicit);
         let committing = if implicit && sess.copy_in.is_none() {
             self.commit_or_fail(kv, &mut sess, None)

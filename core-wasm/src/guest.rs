@@ -207,8 +207,10 @@ impl wit_engine::Guest for Component {
         }))
     }
 
-    fn sync(session: u64, now: i64) -> wit::Reply {
-        reply(with_engine(|e| e.sync(&HostKv, SessionId(session), now)))
+    fn sync(session: u64, now: i64, abort: bool) -> wit::Reply {
+        reply(with_engine(|e| {
+            e.sync(&HostKv, SessionId(session), now, abort)
+        }))
     }
 
     fn describe(session: u64, sql: String) -> Result<wit::Description, wit::PgError> {

@@ -148,11 +148,11 @@ impl Backend for EngineBackend {
         std::future::ready(h.finish(sid, r))
     }
 
-    fn sync(&self, sid: SessionId) -> impl Future<Output = Option<Reply>> + Send {
+    fn sync(&self, sid: SessionId, abort: bool) -> impl Future<Output = Option<Reply>> + Send {
         let mut guard = lock(&self.inner);
         let h = &mut *guard;
         h.now += 1;
-        let r = h.engine.sync(&h.kv, sid, h.now);
+        let r = h.engine.sync(&h.kv, sid, h.now, abort);
         std::future::ready(Some(h.finish(sid, r)))
     }
 

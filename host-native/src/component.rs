@@ -686,10 +686,10 @@ impl Core for WasmCore {
         self.reply(r)
     }
 
-    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64, abort: bool) -> Reply {
         self.recover(kv);
         let r = self.call(Some(kv), |b, s| {
-            b.rocklake_core_engine().call_sync(s, sid.0, now)
+            b.rocklake_core_engine().call_sync(s, sid.0, now, abort)
         });
         self.reply(r)
     }

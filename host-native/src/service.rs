@@ -262,7 +262,7 @@ pub trait Core: Send {
     /// An extended-protocol Execute: its implicit transaction stays open until `sync`.
     fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply;
     /// The extended protocol's Sync: commits the implicit transaction of the Executes before.
-    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply;
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64, abort: bool) -> Reply;
     fn describe(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str)
         -> Result<Describe, PgError>;
     fn copy_in_data(&mut self, sid: SessionId, data: &[u8]) -> Result<(), PgError>;
@@ -300,8 +300,8 @@ impl Core for Engine {
     fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         Engine::execute(self, kv, sid, sql, now)
     }
-    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
-        Engine::sync(self, kv, sid, now)
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64, abort: bool) -> Reply {
+        Engine::sync(self, kv, sid, now, abort)
     }
     fn describe(
         &mut self,
@@ -1007,8 +1007,8 @@ impl CatalogService {
 
     /// The extended protocol's Sync: commits the implicit transaction of the Executes before
     /// it (durably, as a query's commit).
-    pub async fn sync(&self, sid: SessionId) -> Reply {
-        self.request(sid, "", Request::Sync).await
+    pub async fn sync(&self, sid: SessionId, abort: bool) -> Reply {
+        self.request(sid, "", Request::Sync { abort }).await
     }
 
     async fn request(&self, sid: SessionId, sql: &str, kind: Request) -> Reply {
@@ -1154,7 +1154,7 @@ async fn follow_writer(inner: std::sync::Weak<Inner>, poll: std::time::Duration)
 enum Request {
     Query,
     Execute,
-    Sync,
+    Sync { abort: bool },
 }
 
 impl Request {
@@ -1169,13 +1169,13 @@ impl Request {
         match self {
             Request::Query => eng.query(kv, sid, sql, now),
             Request::Execute => eng.execute(kv, sid, sql, now),
-            Request::Sync => eng.sync(kv, sid, now),
+            Request::Sync { abort } => eng.sync(kv, sid, now, abort),
         }
     }
 
     /// Statement metrics and the slow-statement log (a Sync runs no statement of its own).
     fn observe(self, inner: &Inner, sql: &str, elapsed: std::time::Duration, reply: &Reply) {
-        if !matches!(self, Request::Sync) {
+        if !matches!(self, Request::Sync { .. }) {
             inner.observe(sql, elapsed, reply.error.is_some());
         }
     }

@@ -475,6 +475,7 @@ pub enum Call {
     Sync {
         sid: u64,
         now: i64,
+        abort: bool,
     },
     Describe {
         sid: u64,
@@ -576,10 +577,11 @@ fn encode_call(e: &mut Enc, c: &Call) {
             e.str(sql);
             e.i64(*now);
         }
-        Call::Sync { sid, now } => {
+        Call::Sync { sid, now, abort } => {
             e.u8(14);
             e.u64(*sid);
             e.i64(*now);
+            e.u8(*abort as u8);
         }
     }
 }
@@ -640,6 +642,7 @@ fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
         14 => Call::Sync {
             sid: d.u64()?,
             now: d.i64()?,
+            abort: d.bool()?,
         },
         _ => return Err(d.bad("unknown call tag")),
     })
@@ -840,11 +843,15 @@ impl Core for Recorder {
         );
         r
     }
-    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64, abort: bool) -> Reply {
         let rkv = RecordingKv::new(kv);
-        let r = self.inner.sync(&rkv, sid, now);
+        let r = self.inner.sync(&rkv, sid, now, abort);
         self.out.write(
-            &Call::Sync { sid: sid.0, now },
+            &Call::Sync {
+                sid: sid.0,
+                now,
+                abort,
+            },
             &rkv.take(),
             reply_bytes(&r),
         );
@@ -1206,8 +1213,8 @@ pub fn replay_with_progress(
                 let r = core.execute(&kv, SessionId(*sid), sql, *now);
                 (reply_bytes(&r), show_reply(&r))
             }
-            Call::Sync { sid, now } => {
-                let r = core.sync(&kv, SessionId(*sid), *now);
+            Call::Sync { sid, now, abort } => {
+                let r = core.sync(&kv, SessionId(*sid), *now, *abort);
                 (reply_bytes(&r), show_reply(&r))
             }
             Call::Describe { sid, sql } => {
@@ -1387,7 +1394,11 @@ mod tests {
                 sql: "INSERT INTO t VALUES (1)".into(),
                 now: 7,
             },
-            Call::Sync { sid: 3, now: 8 },
+            Call::Sync {
+                sid: 3,
+                now: 8,
+                abort: true,
+            },
             Call::CommitFinished {
                 sid: 3,
                 outcome: Err(CommitFailure {

@@ -244,7 +244,7 @@ fn scenario(d: &mut Driver<'_>) {
         let r = d.core.execute(&*d.kv, s, sql, NOW);
         d.drive(label, s, r, None);
     }
-    let r = d.core.sync(&*d.kv, s, NOW);
+    let r = d.core.sync(&*d.kv, s, NOW, false);
     d.drive("sync", s, r, None);
     let r = d
         .core
@@ -252,7 +252,7 @@ fn scenario(d: &mut Driver<'_>) {
     d.drive("execute", s, r, None);
     let r = d.core.execute(&*d.kv, s, "SELECT 1/0", NOW);
     d.drive("execute (fails)", s, r, None);
-    let r = d.core.sync(&*d.kv, s, NOW);
+    let r = d.core.sync(&*d.kv, s, NOW, false);
     d.drive("sync (after the error)", s, r, None);
     d.query(s, "SELECT id FROM t WHERE id >= 30 ORDER BY id");
     // COPY TO STDOUT, binary and text.

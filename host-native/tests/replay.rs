@@ -122,8 +122,8 @@ impl Core for Flipped {
     fn execute(&mut self, kv: &dyn KvRead, sid: SessionId, sql: &str, now: i64) -> Reply {
         Core::execute(&mut self.inner, kv, sid, sql, now)
     }
-    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
-        Core::sync(&mut self.inner, kv, sid, now)
+    fn sync(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64, abort: bool) -> Reply {
+        Core::sync(&mut self.inner, kv, sid, now, abort)
     }
     fn describe(
         &mut self,

@@ -69,6 +69,30 @@ with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("SET application_name = 'piped'")
         c.execute("INSERT INTO pq VALUES (13)")
     out.append(["SET in a pipeline", c.execute("SHOW application_name").fetchone()[0]])
+    # Errors the server raises itself (a Parse that fails: syntax, a missing table) roll the
+    # pipeline back too.
+    for bad in ["SELEC 1", "SELECT * FROM no_such_table", "INSERT INTO pq VALUES ('x')"]:
+        try:
+            with c.pipeline():
+                c.execute("INSERT INTO pq VALUES (%s)", (20,))
+                c.execute("SET application_name = 'leaked'")
+                c.execute(bad)
+        except psycopg.Error as e:
+            out.append(["server error in a pipeline", bad, e.sqlstate])
+        out.append(["after it", rows(c), c.execute("SHOW application_name").fetchone()[0]])
+with psycopg.connect(dsn) as c:
+    # Inside a block: a failed pipeline leaves the block failed (25P02 until ROLLBACK).
+    try:
+        with c.pipeline():
+            c.execute("INSERT INTO pq VALUES (21)")
+            c.execute("SELEC 1")
+    except psycopg.Error as e:
+        out.append(["error in a block", e.sqlstate, c.info.transaction_status.name])
+    try:
+        c.execute("SELECT 1")
+    except psycopg.Error as e:
+        out.append(["next statement", e.sqlstate])
+    c.rollback()
 with psycopg.connect(dsn, autocommit=True) as c:
     out.append(["another session sees", rows(c)])
 print("RESULT " + json.dumps(out))

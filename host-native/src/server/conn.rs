@@ -170,8 +170,11 @@ struct Conn<B: Backend> {
     /// aborted as far as the client knows, although the service still has it open.
     poisoned: bool,
     skip_till_sync: bool,
-    /// An Execute ran since the last Sync: the Sync ends its implicit transaction.
+    /// An Execute left its implicit transaction open since the last Sync: the Sync ends it.
     executed: bool,
+    /// The server failed a message since the last Sync (the core did not see that error):
+    /// the Sync rolls the Executes' transaction back instead of committing it.
+    failed_before_sync: bool,
     /// Prepared statements by name ("" is the unnamed one).
     statements: HashMap<String, Prepared>,
     /// Portals by name ("" is the unnamed one); all end with the transaction.
@@ -228,6 +231,7 @@ pub(crate) async fn run<B: Backend>(
         poisoned: false,
         skip_till_sync: false,
         executed: false,
+        failed_before_sync: false,
         statements: HashMap::new(),
         portals: HashMap::new(),
         current_portal: String::new(),
@@ -806,13 +810,18 @@ impl<B: Backend> Conn<B> {
                 }
                 Frontend::Sync => {
                     self.skip_till_sync = false;
+                    let abort = std::mem::take(&mut self.failed_before_sync);
                     if std::mem::take(&mut self.executed) {
-                        // PostgreSQL commits the Executes' implicit transaction here.
+                        // PostgreSQL commits the Executes' implicit transaction here (rolls it
+                        // back after an error).
                         let backend = self.backend.clone();
                         let sid = self.sid();
-                        if let Some(reply) = self.interruptible(backend.sync(sid)).await {
+                        if let Some(reply) = self.interruptible(backend.sync(sid, abort)).await {
                             let reply = self.send_reply(reply, Proto::Extended, 0).await?;
-                            self.status = reply.status;
+                            // A block the server failed stays failed.
+                            if !(self.poisoned && self.status == TxnStatus::Failed) {
+                                self.status = reply.status;
+                            }
                             if let Some(e) = &reply.error {
                                 self.out.error(e);
                             }
@@ -861,6 +870,7 @@ impl<B: Backend> Conn<B> {
         self.out.error(&e);
         self.server_failed_statement();
         self.skip_till_sync = true;
+        self.failed_before_sync = true;
     }
 
     /// Run a backend request that a CancelRequest or the statement timeout may interrupt: the
@@ -1523,8 +1533,15 @@ impl<B: Backend> Conn<B> {
         let backend = self.backend.clone();
         let sid = self.sid();
         tracing::debug!(pid = ?self.pid(), "execute: {sql}");
-        self.executed = true;
-        let mut reply = self.interruptible(backend.execute(sid, &sql)).await;
+        // The Execute just before a Sync (libpq's and JDBC's usual one per Sync) runs as a query:
+        // its implicit transaction ends with it, as at the Sync, in one call to the core.
+        let sync_next = self.reader.buffer().starts_with(&[b'S', 0, 0, 0, 4]);
+        let mut reply = if sync_next {
+            self.interruptible(backend.query(sid, &sql)).await
+        } else {
+            self.executed = true;
+            self.interruptible(backend.execute(sid, &sql)).await
+        };
         if bound {
             if let Some(e) = reply.error.as_mut() {
                 e.position = None;
@@ -1541,6 +1558,9 @@ impl<B: Backend> Conn<B> {
         if let Some(e) = &reply.error {
             self.out.error(e);
             self.skip_till_sync = true;
+            // The core rolled back what it failed itself; an error of the server's own (a
+            // result it could not send in binary) must roll back at the Sync too.
+            self.failed_before_sync = true;
         }
         Ok(())
     }

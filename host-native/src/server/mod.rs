@@ -54,10 +54,11 @@ pub trait Backend: Send + Sync + 'static {
     fn execute(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
         self.query(sid, sql)
     }
-    /// The extended protocol's Sync after Executes: commits their implicit transaction.
+    /// The extended protocol's Sync after Executes: commits their implicit transaction, or
+    /// rolls it back when `abort` (the server failed a message of the pipeline itself).
     /// `None`: nothing to do (the default, for a backend whose Executes commit themselves).
-    fn sync(&self, sid: SessionId) -> impl Future<Output = Option<Reply>> + Send {
-        let _ = sid;
+    fn sync(&self, sid: SessionId, abort: bool) -> impl Future<Output = Option<Reply>> + Send {
+        let _ = (sid, abort);
         std::future::ready(None)
     }
     fn describe(
@@ -95,8 +96,8 @@ impl Backend for CatalogService {
     fn execute(&self, sid: SessionId, sql: &str) -> impl Future<Output = Reply> + Send {
         CatalogService::execute(self, sid, sql)
     }
-    async fn sync(&self, sid: SessionId) -> Option<Reply> {
-        Some(CatalogService::sync(self, sid).await)
+    async fn sync(&self, sid: SessionId, abort: bool) -> Option<Reply> {
+        Some(CatalogService::sync(self, sid, abort).await)
     }
     fn describe(
         &self,
