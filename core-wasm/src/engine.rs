@@ -127,8 +127,9 @@ impl Session {
     pub(crate) fn notice(&mut self, notice: crate::error::Notice) {
         let notice = notice.to_pg();
         // client_min_messages: levels below it are not sent.
-        const LEVELS: [&str; 9] = [
-            "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error",
+        const LEVELS: [&str; 10] = [
+            "debug5", "debug4", "debug3", "debug2", "debug1", "log", "info", "notice", "warning",
+            "error",
         ];
         let rank = |level: &str| LEVELS.iter().position(|l| l.eq_ignore_ascii_case(level));
         let minimum = crate::settings::find("client_min_messages").map(|def| {

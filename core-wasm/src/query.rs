@@ -118,7 +118,7 @@ pub enum AggFunc {
     ArrayAgg,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AggSpec {
     pub func: AggFunc,
     pub args: Vec<BExpr>,
@@ -3363,24 +3363,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                             continue;
                         }
                     }
-                    let bound = match self.bind_expr(e, &scope, None) {
-                        // A bare name no input column has: an output column's alias
-                        // (PostgreSQL's SQL92 rule, input columns first).
-                        Err(err) if err.sqlstate() == "42703" => match e {
-                            Expr::Identifier(idn) => {
-                                match group_by_alias(&sel.projection, &ident(idn))? {
-                                    Some((i, ex)) => {
-                                        by_position.push((g.len(), i));
-                                        self.bind_expr(ex, &scope, None)
-                                    }
-                                    None => Err(err),
-                                }
+                    // A bare name no column of this select's FROM has (outer ones do not
+                    // count): an output column's alias (PostgreSQL's SQL92 rule).
+                    if let Expr::Identifier(idn) = e {
+                        let name = ident(idn);
+                        if matches!(scope.resolve(None, &name), Ok(None)) {
+                            if let Some((i, ex)) = group_by_alias(&sel.projection, &name)? {
+                                by_position.push((g.len(), i));
+                                g.push(self.bind_expr(ex, &scope, None)?.0);
+                                continue;
                             }
-                            _ => Err(err),
-                        },
-                        other => other,
-                    };
-                    g.push(bound?.0);
+                        }
+                    }
+                    g.push(self.bind_expr(e, &scope, None)?.0);
                 }
                 Some(g)
             }
@@ -4831,6 +4826,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             };
             let mut bargs = Vec::new();
             let mut ty = PgType::Int8;
+            let volatile_before = self.volatile_calls;
             // Aggregate arguments are evaluated per input row: never nested aggregates,
             // window or set-returning calls.
             let windows = self.windows.take();
@@ -4895,14 +4891,23 @@ impl<'a, 'b> Binder<'a, 'b> {
             });
             self.srfs = srfs;
             let (out, order, filter) = bound?;
-            list.push(AggSpec {
+            let spec = AggSpec {
                 func,
                 args: bargs,
                 distinct,
                 ty: out,
                 order,
                 filter,
-            });
+            };
+            // The same call again (`SELECT DISTINCT count(*) … ORDER BY count(*)`) is the
+            // same aggregate, computed once, as PostgreSQL shares it (not with volatile
+            // arguments, whose calls differ).
+            if self.volatile_calls == volatile_before {
+                if let Some(i) = list.iter().position(|a| *a == spec) {
+                    return Ok((BExpr::Agg(i), out));
+                }
+            }
+            list.push(spec);
             return Ok((BExpr::Agg(list.len() - 1), out));
         }
         self.bind_call(name, &args, scope, aggs)
@@ -7633,17 +7638,18 @@ fn group_by_alias<'s>(
     items: &'s [SelectItem],
     name: &str,
 ) -> Result<Option<(usize, &'s Expr)>, SqlError> {
-    let mut found = None;
+    let mut found: Option<(usize, &Expr)> = None;
     for (i, item) in items.iter().enumerate() {
         if let SelectItem::ExprWithAlias { expr, alias } = item {
             if ident(alias) == name {
-                if found.is_some() {
+                // Two items of the name are ambiguous only when they differ.
+                if found.is_some_and(|(_, f)| f != expr) {
                     return Err(SqlError::AmbiguousOutputColumn {
                         clause: "GROUP BY",
                         name: name.to_string(),
                     });
                 }
-                found = Some((i, expr));
+                found = found.or(Some((i, expr)));
             }
         }
     }
@@ -9960,7 +9966,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             // PostgreSQL 14+: a negative position counts from the end.
             "split_part" => match (text(0), text(1), a.get(2)) {
-                (_, _, Some(Value::Int(0))) => {
+                (Some(_), Some(_), Some(Value::Int(0))) => {
                     return Err(SqlError::InvalidParameter {
                         message: "field position must not be zero".into(),
                     })

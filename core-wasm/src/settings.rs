@@ -974,6 +974,12 @@ pub(crate) fn parse_value(def: &Setting, raw: &str, current: &str) -> Result<Str
                 Some("RockLake formats intervals in the postgres style only."),
             ))
         }
+        // Hidden values: `info` (above `log`), `debug` (is `debug2`).
+        "client_min_messages" => match raw.trim().to_ascii_lowercase().as_str() {
+            "info" => return Ok("info".into()),
+            "debug" => return Ok("debug2".into()),
+            _ => {}
+        },
         // Its boolean spellings are on and off (hidden enum values in PostgreSQL).
         "synchronous_commit" => match raw.trim().to_ascii_lowercase().as_str() {
             "true" | "yes" | "1" => return Ok(on_off(true)),

@@ -141,6 +141,13 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT (1,2) = (1,2,3)", "SELECT (1, 2) = (1, 'x')",
     "SELECT x, y FROM g2 WHERE (x, y) > (1, 1) ORDER BY 1, 2", "SELECT x, y FROM g2 WHERE (x, y) IN ((1, 1), (2, 1)) ORDER BY 1, 2",
     "SELECT x, y FROM g2 WHERE (x, y) NOT IN ((1, 1), (2, 1)) ORDER BY 1, 2",
+    // The same aggregate twice is one (DISTINCT may order by it); volatile ones stay apart.
+    "SELECT DISTINCT table_id, count(*) FROM tcs GROUP BY table_id ORDER BY count(*), table_id",
+    "SELECT DISTINCT sum(column_id) FROM tcs ORDER BY sum(column_id)",
+    "SELECT sum(random()) = sum(random()) FROM generate_series(1, 10)", "SELECT split_part(NULL, ',', 0)",
+    // GROUP BY alias: equal items of one alias are one; a name of an outer column is the alias.
+    "SELECT table_id AS x, table_id AS x FROM tcs GROUP BY x ORDER BY 1",
+    "SELECT (SELECT count(*) FROM (SELECT s.v + 1 AS table_id FROM (VALUES (1), (2)) s(v) GROUP BY table_id) z) FROM tcs",
     // LIMIT stops the projection: rows past it are never evaluated (nor their errors raised).
     "SELECT v::int FROM lz LIMIT 1", "SELECT v::int FROM lz LIMIT 0", "SELECT v::int FROM lz LIMIT 1 OFFSET 1",
     "SELECT v::int FROM lz LIMIT 2 OFFSET 2", "SELECT (SELECT v::int FROM lz LIMIT 1), (SELECT count(*) FROM lz)",

@@ -57,6 +57,8 @@ for s in [
     "SET client_min_messages = warning", "DROP TABLE IF EXISTS nope_x", "SHOW client_min_messages",
     "SET client_min_messages TO error", "COMMIT", "SET client_min_messages = 'notice'",
     "DROP TABLE IF EXISTS nope_x", "SET client_min_messages = bogus",
+    "SET client_min_messages = info", "SHOW client_min_messages", "DROP TABLE IF EXISTS nope_x",
+    "SET client_min_messages = debug", "SHOW client_min_messages", "RESET client_min_messages",
     "SET synchronous_commit = off", "SHOW synchronous_commit", "SET synchronous_commit = 'true'",
     "SHOW synchronous_commit", "SET synchronous_commit = local", "SET synchronous_commit = t",
     "SET jit = off", "SHOW jit", "SET row_security = off", "SET synchronize_seqscans TO off",
