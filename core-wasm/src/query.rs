@@ -7554,12 +7554,19 @@ fn row_comparison(ls: &[Expr], op: &ast::BinaryOperator, rs: &[Expr]) -> Result<
 fn initcap(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     let mut in_word = false;
-    for c in t.chars() {
-        if in_word {
-            out.extend(c.to_lowercase());
-        } else {
-            out.extend(c.to_uppercase());
+    // One character for one, as PostgreSQL's towupper/towlower (`ß` stays `ß`).
+    fn single(mut mapped: impl Iterator<Item = char>, c: char) -> char {
+        match (mapped.next(), mapped.next()) {
+            (Some(m), None) => m,
+            _ => c,
         }
+    }
+    for c in t.chars() {
+        out.push(if in_word {
+            single(c.to_lowercase(), c)
+        } else {
+            single(c.to_uppercase(), c)
+        });
         in_word = c.is_alphanumeric();
     }
     out
@@ -10183,7 +10190,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                         Some(_) => text(2).unwrap_or_default(),
                     };
                     let len = usize::try_from(*n).unwrap_or(0);
-                    if len.saturating_mul(4) > MAX_VALUE_BYTES {
+                    // An empty fill cannot lengthen: no result is too long then.
+                    if !fill.is_empty() && len.saturating_mul(4) > MAX_VALUE_BYTES {
                         return Err(SqlError::ProgramLimit {
                             message: "requested length too large".into(),
                         });

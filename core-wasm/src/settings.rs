@@ -1035,9 +1035,34 @@ pub(crate) fn parse_value(def: &Setting, raw: &str, current: &str) -> Result<Str
                     hint: None,
                 });
             }
-            Ok(v.to_string())
+            Ok(format_g(v))
         }
         _ => Ok(raw.to_string()),
+    }
+}
+
+/// A real setting as PostgreSQL shows it: C's `%g` (six significant digits, an exponent
+/// below 1e-4 and from 1e6 on).
+fn format_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return v.to_string();
+    }
+    let sci = format!("{v:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |m: &str| {
+        if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            m.to_string()
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        let decimals = usize::try_from(5 - exp).unwrap_or(0);
+        trim(&format!("{v:.decimals$}"))
     }
 }
 

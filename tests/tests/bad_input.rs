@@ -488,6 +488,7 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT pg_client_encoding(), pg_typeof(pg_backend_pid())::text", "SELECT initcap(1)", "SELECT lpad('a', 2::bigint)",
     "SELECT to_hex(1.5)", "SELECT cardinality(1)", "SELECT lpad('a', 3, NULL), lpad(NULL, 3), translate('abc', 'a', NULL)",
     "SELECT lpad('x'::char(3), 5, '*'), reverse('ab '::char(4))",
+    "SELECT initcap('ßa ǆb'), lpad('abc', 1000000000, ''), rpad('abc', 2, '')",
     // split_part counts from the end for a negative position; array_to_string's NULL text.
     "SELECT split_part('a.b.c', '.', -1), split_part('a.b.c', '.', -3), split_part('a.b.c', '.', -4), split_part('a.b.c', '.', 4), split_part('', '.', 1), split_part('abc', '', 1), split_part('abc', '', -1), split_part('abc', '', 2)",
     "SELECT split_part('a.b', '.', 0)",
