@@ -64,3 +64,35 @@ fn unsupported_clauses_are_refused_and_change_nothing() {
     );
     run_ok(&mut e, &mut kv, s, "INSERT INTO u DEFAULT VALUES");
 }
+
+/// EXPLAIN's options: those that only change what RockLake's plan lines do not show are taken;
+/// ANALYZE (it would run the statement) and other output formats are refused, not ignored.
+#[test]
+fn explain_options_are_taken_or_refused() {
+    let (mut kv, mut e, s) = fresh();
+    run_ok(&mut e, &mut kv, s, "CREATE TABLE r (a INT PRIMARY KEY)");
+    for sql in [
+        "EXPLAIN SELECT * FROM r WHERE a = 1",
+        "EXPLAIN (COSTS OFF) SELECT * FROM r",
+        "EXPLAIN (VERBOSE, FORMAT TEXT, ANALYZE false) SELECT * FROM r",
+    ] {
+        let r = run_ok(&mut e, &mut kv, s, sql);
+        match r.outputs.last() {
+            Some(rocklake_core::api::Output::Rows { tag, .. }) => {
+                assert_eq!(tag, "EXPLAIN", "{sql}")
+            }
+            other => panic!("{sql}: {other:?}"),
+        }
+        assert!(!rows_of(&r).is_empty(), "{sql}: no plan");
+    }
+    for (sql, code) in [
+        ("EXPLAIN (ANALYZE) SELECT * FROM r", "0A000"),
+        ("EXPLAIN (ANALYZE true, COSTS off) SELECT * FROM r", "0A000"),
+        ("EXPLAIN (FORMAT JSON) SELECT * FROM r", "0A000"),
+        ("EXPLAIN (BOGUS) SELECT * FROM r", "42601"),
+    ] {
+        let r = run(&mut e, &mut kv, s, sql);
+        let err = r.error.unwrap_or_else(|| panic!("{sql}: accepted"));
+        assert_eq!(err.code, code, "{sql}: {}", err.message);
+    }
+}
