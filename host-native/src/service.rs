@@ -1023,13 +1023,13 @@ impl CatalogService {
             let reply = inner
                 .engine_call_in_place(&interrupt, |eng, kv, now| kind.call(eng, kv, sid, sql, now));
             if reply.commit.is_none() {
-                kind.observe(&inner, sql, started.elapsed(), &reply);
+                kind.observe(&inner, sql, started.elapsed(), &reply, false);
                 return reply;
             }
             let sql = sql.to_string();
             let task = tokio::spawn(async move {
                 let reply = inner.drive(sid, reply, &interrupt).await;
-                kind.observe(&inner, &sql, started.elapsed(), &reply);
+                kind.observe(&inner, &sql, started.elapsed(), &reply, true);
                 reply
             });
             return task
@@ -1044,8 +1044,9 @@ impl CatalogService {
                     kind.call(eng, kv, sid, &statement, now)
                 })
                 .await;
+            let committed = reply.commit.is_some();
             let reply = inner.drive(sid, reply, &interrupt).await;
-            kind.observe(&inner, &sql, started.elapsed(), &reply);
+            kind.observe(&inner, &sql, started.elapsed(), &reply, committed);
             reply
         });
         task.await
@@ -1173,10 +1174,22 @@ impl Request {
         }
     }
 
-    /// Statement metrics and the slow-statement log (a Sync runs no statement of its own).
-    fn observe(self, inner: &Inner, sql: &str, elapsed: std::time::Duration, reply: &Reply) {
-        if !matches!(self, Request::Sync { .. }) {
-            inner.observe(sql, elapsed, reply.error.is_some());
+    /// Statement metrics and the slow-statement log. A Sync runs no statement of its own; the
+    /// commit it made (the pipeline's) counts as a COMMIT.
+    fn observe(
+        self,
+        inner: &Inner,
+        sql: &str,
+        elapsed: std::time::Duration,
+        reply: &Reply,
+        committed: bool,
+    ) {
+        match self {
+            Request::Sync { .. } if committed => {
+                inner.observe("COMMIT", elapsed, reply.error.is_some())
+            }
+            Request::Sync { .. } => {}
+            _ => inner.observe(sql, elapsed, reply.error.is_some()),
         }
     }
 }

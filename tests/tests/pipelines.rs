@@ -5,7 +5,9 @@
 //! commits what came before; a BEGIN inside it opens a block that outlives the Sync. Every
 //! outcome is compared with PostgreSQL's.
 
-use rocklake_tests::same_outcomes_as_postgres;
+use rocklake_tests::{
+    duckdb_python_quiet, free_port, http_get, metric_value, same_outcomes_as_postgres, Server,
+};
 
 const RUNNER: &str = r#"
 import json, sys, psycopg
@@ -108,4 +110,42 @@ fn pipelines_commit_at_sync_as_in_postgres() {
         Some(&serde_json::json!(["after a failed pipeline", []])),
         "{got:?}"
     );
+}
+
+/// A pipeline's commit at its Sync is counted by the statement metrics as a COMMIT (and the
+/// pipeline's statements as theirs).
+#[test]
+fn a_pipelines_commit_is_counted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mport = free_port().expect("port");
+    let maddr = format!("127.0.0.1:{mport}");
+    let server = Server::start(
+        &dir.path().join("catalog"),
+        "rocklake",
+        &["--metrics-listen", &maddr],
+    )
+    .expect("server");
+    let script = r#"
+import sys, psycopg
+with psycopg.connect(sys.argv[1], autocommit=True) as c:
+    c.execute("CREATE TABLE pm (a int)")
+    with c.pipeline():
+        for i in range(3):
+            c.execute("INSERT INTO pm VALUES (%s)", (i,))
+        # Fetching inside the pipeline flushes: the Sync comes later, on its own, and the
+        # commit is the Sync's.
+        seen = c.execute("SELECT count(*) FROM pm").fetchone()[0]
+    print("RESULT", seen, c.execute("SELECT count(*) FROM pm").fetchone()[0])
+"#;
+    let (ok, out) = duckdb_python_quiet("155", script, &[&server.dsn()]).expect("python");
+    assert!(ok && out.contains("RESULT 3 3"), "{out}");
+    let (_, text) = http_get(mport, "/metrics").expect("scrape");
+    for (sample, at_least) in [
+        ("rocklake_statements_total{class=\"commit\"}", 1.0),
+        ("rocklake_statements_total{class=\"insert\"}", 3.0),
+    ] {
+        let v = metric_value(&text, sample).unwrap_or(0.0);
+        assert!(v >= at_least, "{sample} = {v}:\n{text}");
+    }
+    server.stop().expect("stop");
 }
