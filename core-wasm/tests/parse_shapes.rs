@@ -247,7 +247,8 @@ proptest! {
         let s = cache.stats();
         if sql.len() > 4096 && pieces.iter().all(|(_, _, plain)| *plain) {
             // A statement is the text between semicolons: a piece with the whitespace the
-            // separator before it leaves (longtext keeps it).
+            // separator before it leaves and the whitespace before its own separator's
+            // semicolon (longtext keeps both).
             let rows: usize = pieces
                 .iter()
                 .enumerate()
@@ -256,7 +257,8 @@ proptest! {
                         Some(j) => seps[j].rsplit(';').next().map_or(0, str::len),
                         None => 0,
                     };
-                    lead + piece.len() > 4096
+                    let trail = seps[*i].split(';').next().map_or(0, str::len);
+                    lead + piece.len() + trail > 4096
                 })
                 .filter_map(|(_, (_, rows, _))| *rows)
                 .sum();
