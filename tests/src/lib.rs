@@ -104,6 +104,16 @@ pub struct Server {
 
 impl Server {
     /// Starts `rocklake serve` on a free loopback port over `catalog` and waits for the ATTACH line.
+    /// [`Server::start`] with its Prometheus endpoint on a free loopback port (returned).
+    pub fn start_with_metrics(catalog: &Path, user: &str) -> Result<(Server, u16)> {
+        let port = free_port()?;
+        let addr = format!("127.0.0.1:{port}");
+        Ok((
+            Server::start(catalog, user, &["--metrics-listen", &addr])?,
+            port,
+        ))
+    }
+
     pub fn start(catalog: &Path, user: &str, extra: &[&str]) -> Result<Server> {
         Server::start_at(
             catalog.as_os_str(),

@@ -6,8 +6,8 @@ use std::process::Command;
 
 use rocklake_tests::azurite::AzuriteServer;
 use rocklake_tests::{
-    free_port, http_get, metric_value, repo_root, run_echo, shared_dir, venv_python,
-    verify_catalog, S3Server, Server,
+    http_get, metric_value, repo_root, run_echo, shared_dir, venv_python, verify_catalog, S3Server,
+    Server,
 };
 
 fn workload(venv: &str, expect: &str, conflict: bool) {
@@ -115,14 +115,8 @@ fn workload_on(server: &Server, dir: &std::path::Path, venv: &str, expect: &str,
 #[test]
 fn duckdb_155_workload_matches_postgres() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mport = free_port().expect("port");
-    let maddr = format!("127.0.0.1:{mport}");
-    let server = Server::start(
-        &dir.path().join("catalog"),
-        "rocklake",
-        &["--metrics-listen", &maddr],
-    )
-    .expect("start rocklake");
+    let (server, mport) = Server::start_with_metrics(&dir.path().join("catalog"), "rocklake")
+        .expect("start rocklake");
     workload_on(&server, dir.path(), "155", "steps-pg155.json", false);
     let (status, text) = http_get(mport, "/metrics").expect("scrape");
     assert_eq!(status, 200, "{text}");

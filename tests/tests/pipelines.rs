@@ -6,7 +6,7 @@
 //! outcome is compared with PostgreSQL's.
 
 use rocklake_tests::{
-    duckdb_python_quiet, free_port, http_get, metric_value, same_outcomes_as_postgres, Server,
+    duckdb_python_quiet, http_get, metric_value, same_outcomes_as_postgres, Server,
 };
 
 const RUNNER: &str = r#"
@@ -117,14 +117,8 @@ fn pipelines_commit_at_sync_as_in_postgres() {
 #[test]
 fn a_pipelines_commit_is_counted() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mport = free_port().expect("port");
-    let maddr = format!("127.0.0.1:{mport}");
-    let server = Server::start(
-        &dir.path().join("catalog"),
-        "rocklake",
-        &["--metrics-listen", &maddr],
-    )
-    .expect("server");
+    let (server, mport) =
+        Server::start_with_metrics(&dir.path().join("catalog"), "rocklake").expect("server");
     let script = r#"
 import sys, psycopg
 with psycopg.connect(sys.argv[1], autocommit=True) as c:
