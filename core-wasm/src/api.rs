@@ -51,6 +51,10 @@ pub enum Output {
     /// A NoticeResponse (severity `NOTICE` or `WARNING`): sent before the output of the
     /// statement that raised it, as PostgreSQL's `ereport(NOTICE, …)` is.
     Notice(PgError),
+    /// `pg_cancel_backend` / `pg_terminate_backend` of another session: the host cancels that
+    /// backend's running statement or ends its connection. The core has checked that the pid
+    /// is a session of this engine and that the caller may signal it.
+    Signal { pid: i32, terminate: bool },
 }
 
 /// The chunks of a COPY data stream packed into one buffer: chunk `i` is
@@ -507,6 +511,13 @@ pub struct SessionOptions {
     /// Setting values in the order they apply: the server's defaults, then the client's
     /// start-up parameters (`options=-c name=value` included). RESET returns to them.
     pub settings: Vec<(String, String)>,
+    /// The pid announced in BackendKeyData (`pg_backend_pid()`, `pg_stat_activity.pid`).
+    pub backend_pid: i32,
+    /// The client's address and port; `None` for a Unix socket or a session without a client.
+    pub client_addr: Option<String>,
+    pub client_port: Option<i32>,
+    /// When the client connected (microseconds since 2000-01-01 UTC, as every `now`).
+    pub backend_start: i64,
 }
 
 impl SessionOptions {

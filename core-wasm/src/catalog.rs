@@ -316,6 +316,7 @@ pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
         (Kind::Numeric(s), PgType::Numeric) => Value::Numeric(s.clone()),
         (Kind::Text(s), t) if t.is_string() => Value::text(s.as_str()),
         (Kind::Bytes(b), PgType::Bytea) => Value::Bytes(b.clone()),
+        (Kind::Bytes(b), PgType::Inet) => Value::Bytes(b.clone()),
         (Kind::Bytes(b), PgType::Uuid) => Value::Uuid(b.as_slice().try_into().map_err(|_| bad())?),
         (Kind::Interval(iv), PgType::Interval) => Value::Interval(Interval {
             months: iv.months,
@@ -377,6 +378,7 @@ pub fn resolve_type_name(name: &str, args: &[i64]) -> Result<(PgType, i32), SqlE
         "regnamespace" => PgType::Regnamespace,
         "tid" => PgType::Tid,
         "xid" => PgType::Xid,
+        "inet" => PgType::Inet,
         other => {
             return Err(SqlError::UndefinedObject {
                 message: format!("type \"{other}\" does not exist"),

@@ -120,9 +120,34 @@ pub struct Session {
     /// `random()`'s generator: seeded by `setseed`, or from the host's entropy at the first
     /// draw. Not transactional, as in PostgreSQL.
     pub prng: std::cell::Cell<Option<crate::prng::Prng>>,
+    /// What `pg_stat_activity` shows of the session.
+    pub activity: crate::activity::Activity,
 }
 
 impl Session {
+    /// Asks the host to cancel (or end) the backend `pid`, before the statement's answer.
+    pub(crate) fn signal(&mut self, pid: i32, terminate: bool) {
+        self.outputs.push(Output::Signal { pid, terminate });
+    }
+
+    /// Its commit is being made durable (the host has the batch).
+    pub fn is_committing(&self) -> bool {
+        self.awaiting.is_some()
+    }
+
+    /// The session's `application_name` now.
+    pub fn application_name(&self) -> String {
+        crate::settings::View {
+            sess: &self.settings,
+            txn: self.txn.as_ref(),
+            user: &self.user,
+            hot_standby: false,
+        }
+        .show("application_name")
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+    }
+
     /// Reports `notice` to the client, before the answer of the statement running.
     pub(crate) fn notice(&mut self, notice: crate::error::Notice) {
         let notice = notice.to_pg();
@@ -552,6 +577,7 @@ impl Engine {
             multi_statement: false,
             until_sync: false,
             prng: std::cell::Cell::new(None),
+            activity: crate::activity::Activity::new(opts),
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
         self.sessions.insert(id, sess);
@@ -663,6 +689,7 @@ impl Engine {
             return Self::missing_session();
         };
         sess.until_sync = until_sync;
+        sess.activity.started(sql, now);
         sess.outputs.clear();
         sess.queue.clear();
         crate::errpos::clear();
@@ -690,6 +717,7 @@ impl Engine {
                         kv,
                         st: &mut self.st,
                         sess: &mut sess,
+                        others: &self.sessions,
                     }
                     .ensure_txn();
                 }
@@ -736,6 +764,7 @@ impl Engine {
                 kv,
                 st: &mut self.st,
                 sess: &mut sess,
+                others: &self.sessions,
             },
             sql,
         );
@@ -776,6 +805,7 @@ impl Engine {
                     kv,
                     st: &mut self.st,
                     sess: &mut sess,
+                    others: &self.sessions,
                 },
                 copy,
             ),
@@ -841,6 +871,7 @@ impl Engine {
                     kv,
                     st: &mut self.st,
                     sess,
+                    others: &self.sessions,
                 };
                 crate::exec::execute(&mut cx, &stmt)
             };

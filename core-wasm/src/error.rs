@@ -42,6 +42,10 @@ pub enum Notice {
     /// last until the end of a transaction that ends with the statement.
     #[error("{what} can only be used in transaction blocks")]
     OutsideTransactionBlock { what: &'static str },
+    /// `pg_cancel_backend` / `pg_terminate_backend` of a pid that is no session's (the call
+    /// returns false).
+    #[error("PID {pid} is not a PostgreSQL backend process")]
+    NotABackend { pid: i32 },
 }
 
 impl Notice {
@@ -56,6 +60,7 @@ impl Notice {
             Notice::ColumnExists { .. } => ("NOTICE", "42701"),
             Notice::AlreadyInTransaction => ("WARNING", "25001"),
             Notice::NoTransaction | Notice::OutsideTransactionBlock { .. } => ("WARNING", "25P01"),
+            Notice::NotABackend { .. } => ("WARNING", "01000"),
         };
         let mut e = PgError::new(code, self.to_string());
         e.severity = severity.into();
@@ -153,6 +158,10 @@ pub enum SqlError {
     /// undone as for any failed statement.
     #[error("{message}")]
     QueryCanceled { message: String },
+    /// `pg_terminate_backend` of the session's own backend: the host ends the connection
+    /// (the error is FATAL) and the transaction is rolled back.
+    #[error("terminating connection due to administrator command")]
+    Terminated,
     /// The transaction's snapshot is older than what excision kept (a replica's REPEATABLE READ
     /// transaction that outlived a gc + excise on the writer): start a new transaction, and hold
     /// a lease on the writer for reads that must survive excision.
@@ -250,6 +259,10 @@ pub enum SqlError {
     /// (`integer`, `bigint`, `smallint`); text input that does not fit is [`Self::OutOfRange`].
     #[error("{type_name} out of range")]
     IntegerOutOfRange { type_name: &'static str },
+    /// A function's argument is outside what it accepts (`pg_terminate_backend`'s negative
+    /// timeout).
+    #[error("{message}")]
+    ArgumentOutOfRange { message: String },
     /// A numeric NaN or infinity converted to an integer type, which has neither.
     #[error("cannot convert {what} to {type_name}")]
     NoIntegerFor {
@@ -544,6 +557,7 @@ impl SqlError {
             SqlError::DatetimeOutOfRange { .. } | SqlError::DateFieldOverflow { .. } => "22008",
             SqlError::OutOfRange { .. }
             | SqlError::IntegerOutOfRange { .. }
+            | SqlError::ArgumentOutOfRange { .. }
             | SqlError::NumericFieldOverflow { .. }
             | SqlError::NumericOverflow => "22003",
             // PostgreSQL files these under "feature not supported".
@@ -583,6 +597,7 @@ impl SqlError {
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::UndefinedParameter { .. } => "42704",
             SqlError::QueryCanceled { .. } => "57014",
+            SqlError::Terminated => "57P01",
             SqlError::SnapshotTooOld { .. } => "72000",
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } | SqlError::BadParameterDetail { .. } => "22023",
@@ -621,6 +636,7 @@ impl SqlError {
         }
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
+            SqlError::Terminated => e.severity = "FATAL".into(),
             SqlError::StackDepth => {
                 e.hint = Some(format!(
                     "RockLake nests at most {} expressions and {} set operations in a statement; \

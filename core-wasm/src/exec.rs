@@ -38,6 +38,8 @@ pub struct Cx<'a> {
     pub kv: &'a dyn KvRead,
     pub st: &'a mut Shared,
     pub sess: &'a mut Session,
+    /// The engine's other sessions (`pg_stat_activity`, signalling backends).
+    pub others: &'a std::collections::HashMap<crate::api::SessionId, Session>,
 }
 
 pub enum Step {
@@ -644,6 +646,7 @@ pub fn virtual_rows(
         settings: Some(cx.settings),
         txid: cx.txid(),
         cursors: &|| cx.cursors.infos(cx.txn_serial),
+        activity: &|| cx.sessions.rows(),
         now: cx.now,
     };
     crate::pgcatalog::build_only(schema, name, &view, only, columns)
@@ -746,6 +749,11 @@ impl<'a> Cx<'a> {
             budget: crate::mem::Budget::start(self.st.statement_memory_limit),
             catalog: Default::default(),
             cursors: &self.sess.cursors,
+            sessions: crate::activity::Sessions {
+                me: &*self.sess,
+                others: self.others,
+                latest: self.st.latest,
+            },
             txn_serial: self.sess.txn.as_ref().map(|t| t.serial),
             prng: &self.sess.prng,
         }
@@ -1386,14 +1394,21 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     let exec = Executor::with_set_config(&rcx);
     let mut rows = exec.run_query(&bq, None)?;
     let set_configs = exec.take_set_configs();
+    let effects = exec.take_effects();
     if names_oids {
         let types: Vec<PgType> = bq.columns.iter().map(|c| c.ty).collect();
         rcx.name_reg_columns(&types, &mut rows);
     }
     let out = rows_output(&bq.columns, rows)?;
-    let keep = may_keep && set_configs.is_empty();
+    let keep = may_keep && set_configs.is_empty() && effects.is_empty();
     for call in set_configs {
         crate::settings::apply_set_config(cx, call)?;
+    }
+    for effect in effects {
+        match effect {
+            crate::query::Effect::Signal { pid, terminate } => cx.sess.signal(pid, terminate),
+            crate::query::Effect::Notice(n) => cx.sess.notice(n),
+        }
     }
     if keep {
         cx.st.copies.put_rows(

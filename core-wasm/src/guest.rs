@@ -131,6 +131,9 @@ fn output(o: Output) -> wit::Output {
         Output::CopyIn { binary, columns } => wit::Output::CopyIn(wit::CopyIn { binary, columns }),
         Output::Empty => wit::Output::Empty,
         Output::Notice(e) => wit::Output::Notice(pg_error(e)),
+        Output::Signal { pid, terminate } => {
+            wit::Output::Signal(wit::BackendSignal { pid, terminate })
+        }
     }
 }
 
@@ -186,6 +189,10 @@ impl wit_engine::Guest for Component {
             database: options.database,
             read_only: options.read_only,
             settings: options.settings,
+            backend_pid: options.backend_pid,
+            client_addr: options.client_addr,
+            client_port: options.client_port,
+            backend_start: options.backend_start,
         };
         with_engine(|e| e.open_session_with(&opts))
             .map(|o| wit::OpenedSession {

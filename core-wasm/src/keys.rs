@@ -375,7 +375,7 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
             Value::Float(f64::from_bits(bits))
         }
         PgType::Numeric => Value::Numeric(decode_numeric(r)?),
-        PgType::Bytea => Value::Bytes(r.bytes()?),
+        PgType::Bytea | PgType::Inet => Value::Bytes(r.bytes()?),
         PgType::Text
         | PgType::Varchar
         | PgType::Bpchar

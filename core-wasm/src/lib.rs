@@ -5,6 +5,7 @@
 // PgError is the protocol's ErrorResponse; it crosses the WIT boundary by value, so it is not boxed.
 #![allow(clippy::result_large_err)]
 
+pub mod activity;
 pub mod aggregate;
 pub mod api;
 pub mod catalog;
@@ -23,6 +24,7 @@ pub mod exec;
 pub mod format;
 #[cfg(target_arch = "wasm32")]
 mod guest;
+pub mod inet;
 pub mod keyhash;
 pub mod keys;
 pub mod lifecycle;

@@ -81,6 +81,8 @@ pub struct CatalogView<'a> {
     pub txid: u64,
     /// The session's open cursors (`pg_cursors`), listed only when that view is read.
     pub cursors: &'a dyn Fn() -> Vec<crate::cursor::CursorInfo>,
+    /// The engine's sessions (`pg_stat_activity`), listed only when that view is read.
+    pub activity: &'a dyn Fn() -> Vec<crate::activity::ActivityRow>,
     /// The statement's time (`pg_timezone_names` shows each zone's offset then).
     pub now: i64,
 }
@@ -100,6 +102,7 @@ enum Which {
     Enum,
     Settings,
     Cursors,
+    StatActivity,
     TzNames,
     TzAbbrevs,
     Database,
@@ -469,6 +472,30 @@ const CURSORS_COLS: Spec = &[
     ("is_binary", BOOL),
     ("is_scrollable", BOOL),
     ("creation_time", TSTZ),
+];
+const STAT_ACTIVITY_COLS: Spec = &[
+    ("datid", OID),
+    ("datname", NAME),
+    ("pid", PgType::Int4),
+    ("leader_pid", PgType::Int4),
+    ("usesysid", OID),
+    ("usename", NAME),
+    ("application_name", TEXT),
+    ("client_addr", PgType::Inet),
+    ("client_hostname", TEXT),
+    ("client_port", PgType::Int4),
+    ("backend_start", TSTZ),
+    ("xact_start", TSTZ),
+    ("query_start", TSTZ),
+    ("state_change", TSTZ),
+    ("wait_event_type", TEXT),
+    ("wait_event", TEXT),
+    ("state", TEXT),
+    ("backend_xid", PgType::Xid),
+    ("backend_xmin", PgType::Xid),
+    ("query_id", PgType::Int8),
+    ("query", TEXT),
+    ("backend_type", TEXT),
 ];
 const TZ_NAMES_COLS: Spec = &[
     ("name", TEXT),
@@ -913,6 +940,15 @@ const RELATIONS: &[RelInfo] = &[
         CURSORS_COLS,
     ),
     rel(
+        Which::StatActivity,
+        "pg_catalog",
+        "pg_stat_activity",
+        12_222,
+        12_224,
+        'v',
+        STAT_ACTIVITY_COLS,
+    ),
+    rel(
         Which::TzAbbrevs,
         "pg_catalog",
         "pg_timezone_abbrevs",
@@ -1058,7 +1094,11 @@ pub fn depends_on_session(schema: Option<&str>, name: &str) -> bool {
     find(schema, name).is_some_and(|r| {
         matches!(
             r.rel,
-            Which::Settings | Which::Cursors | Which::TzNames | Which::TzAbbrevs
+            Which::Settings
+                | Which::Cursors
+                | Which::StatActivity
+                | Which::TzNames
+                | Which::TzAbbrevs
         )
     })
 }
@@ -1138,6 +1178,7 @@ pub fn build_only(
                 ]
             })
             .collect(),
+        Which::StatActivity => stat_activity_rows(view),
         Which::TzNames => time_zone_rows(view.now),
         Which::TzAbbrevs => abbreviation_rows(view.now),
         Which::Database => database_rows(view),
@@ -1345,6 +1386,9 @@ const BASE_TYPES: &[BaseType] = &[
     ),
     bt(
         28, "xid", 4, true, 'U', false, 1011, 'i', 'p', 0, "xidin", "-",
+    ),
+    bt(
+        869, "inet", -1, false, 'I', true, 1041, 'i', 'm', 0, "inet_in", "-",
     ),
     bt(
         700, "float4", 4, true, 'N', false, 1021, 'i', 'p', 0, "float4in", "-",
@@ -2271,6 +2315,71 @@ const PREDEFINED_ROLES: &[(&str, u32)] = &[
     ("pg_checkpoint", 4544),
 ];
 
+// ------------------------------------------------------------------ pg_stat_activity
+
+/// One row per client session of the engine. RockLake's catalogs describe only the reader's
+/// own role (OID 10) and database, so another role's `usesysid` and another database's
+/// `datid` are NULL.
+fn stat_activity_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    let opt_text = |s: Option<&str>| s.map_or(NULL, t);
+    let opt_ts = |v: Option<i64>| v.map_or(NULL, Value::Timestamp);
+    let opt_xid = |v: Option<u32>| v.map_or(NULL, |x| int(x.into()));
+    (view.activity)()
+        .into_iter()
+        .map(|r| {
+            let datid = match r.database.as_str() {
+                "template1" => oid(1),
+                "template0" => oid(4),
+                "postgres" => oid(5),
+                d if d == view.database => oid(CURRENT_DATABASE_OID),
+                _ => NULL,
+            };
+            let usesysid = if r.user == view.user {
+                oid(SUPERUSER_OID)
+            } else {
+                NULL
+            };
+            let mut row = vec![
+                datid,
+                t(&r.database),
+                int(r.pid.into()),
+                NULL,
+                usesysid,
+                t(&r.user),
+                t(&r.application_name),
+            ];
+            if r.visible {
+                row.extend([
+                    r.client_addr
+                        .as_deref()
+                        .and_then(crate::inet::parse)
+                        .map_or(NULL, Value::Bytes),
+                    NULL,
+                    r.client_port.map_or(NULL, |p| int(p.into())),
+                    Value::Timestamp(r.backend_start),
+                    opt_ts(r.xact_start),
+                    opt_ts(r.query_start),
+                    opt_ts(r.query_start),
+                    opt_text(r.wait_event.map(|w| w.0)),
+                    opt_text(r.wait_event.map(|w| w.1)),
+                    t(r.state),
+                    opt_xid(r.backend_xid),
+                    opt_xid(r.backend_xmin),
+                    NULL,
+                    t(&r.query),
+                    t("client backend"),
+                ]);
+            } else {
+                // PostgreSQL shows the transaction ids to every reader.
+                row.extend([NULL; 10]);
+                row.extend([opt_xid(r.backend_xid), opt_xid(r.backend_xmin)]);
+                row.extend([NULL, t("<insufficient privilege>"), NULL]);
+            }
+            row
+        })
+        .collect()
+}
+
 fn roles_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     let role = |name: &str, o: u32, sup: bool| {
         vec![
@@ -3046,6 +3155,7 @@ mod tests {
             settings: None,
             txid: 900,
             cursors: &Vec::new,
+            activity: &Vec::new,
             now: 0,
         }
     }

@@ -567,6 +567,8 @@ pub struct ReadCx<'a> {
     pub catalog: CatalogMemo,
     /// The session's cursors and its transaction's serial (`pg_cursors`).
     pub cursors: &'a crate::cursor::Cursors,
+    /// The engine's sessions (`pg_stat_activity`, signalling backends).
+    pub sessions: crate::activity::Sessions<'a>,
     pub txn_serial: Option<u64>,
     /// The session's `random()` generator.
     pub prng: &'a std::cell::Cell<Option<crate::prng::Prng>>,
@@ -1320,7 +1322,7 @@ pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
                 (&v, t),
                 (Value::Bool(_), PgType::Bool)
                     | (Value::Float(_), PgType::Float8)
-                    | (Value::Bytes(_), PgType::Bytea)
+                    | (Value::Bytes(_), PgType::Bytea | PgType::Inet)
                     | (Value::Uuid(_), PgType::Uuid)
                     | (Value::Time(_), PgType::Time)
                     | (Value::Date(_), PgType::Date)
@@ -5780,6 +5782,38 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             _ => {}
         }
+        if matches!(name.as_str(), "pg_cancel_backend" | "pg_terminate_backend") {
+            // pg_cancel_backend(integer), pg_terminate_backend(integer, bigint DEFAULT 0).
+            let int = |t: &PgType, big: bool| {
+                matches!(t, PgType::Int2 | PgType::Int4 | PgType::Unknown)
+                    || big && *t == PgType::Int8
+            };
+            let fits = match types.as_slice() {
+                [pid] => int(pid, false),
+                [pid, timeout] => {
+                    name == "pg_terminate_backend" && int(pid, false) && int(timeout, true)
+                }
+                _ => false,
+            };
+            if !fits {
+                return Err(no_such_function(&name, &types));
+            }
+            self.volatile_calls += 1;
+            let args = bargs
+                .into_iter()
+                .zip([PgType::Int4, PgType::Int8])
+                .map(|(a, t)| coerce_or_cast(a, t))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok((BExpr::Func(name, args), PgType::Bool));
+        }
+        match (name.as_str(), types.as_slice()) {
+            ("inet_client_addr", []) => return Ok((BExpr::Func(name, bargs), PgType::Inet)),
+            ("inet_client_port", []) => return Ok((BExpr::Func(name, bargs), PgType::Int4)),
+            ("inet_client_addr" | "inet_client_port", _) => {
+                return Err(no_such_function(&name, &types))
+            }
+            _ => {}
+        }
         if name == "pg_typeof" {
             // The argument's type, known while binding.
             let [t] = types.as_slice() else {
@@ -7134,6 +7168,20 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     }
     if through_zone(from, to) {
         return zone_convert(e, from, to);
+    }
+    // inet converts from and to strings only; to text always with its prefix length
+    // (PostgreSQL's `network_show`), where its output omits a host's.
+    if from != to && (from == PgType::Inet || to == PgType::Inet) {
+        if from == PgType::Inet && to.is_string() {
+            let text = BExpr::Func("inet_text".into(), vec![e]);
+            return coerce_or_cast(text, to);
+        }
+        if !(from.is_string() || from == PgType::Unknown) {
+            return Err(SqlError::CannotCast {
+                from: from.sql_name().into(),
+                to: to.sql_name().into(),
+            });
+        }
     }
     // xid converts only through its text form.
     if (from == PgType::Xid) != (to == PgType::Xid) && !from.is_string() && !to.is_string() {
@@ -9188,6 +9236,19 @@ pub struct Executor<'a, 'b> {
     /// complete (the executor only reads the session). `None`: the statement cannot apply
     /// them (not a plain query), so `set_config` is refused instead of silently dropped.
     set_configs: Option<RefCell<Vec<crate::settings::SetConfig>>>,
+    /// What `pg_cancel_backend` / `pg_terminate_backend` calls leave for the caller, in
+    /// order; `None` as for `set_configs`.
+    effects: Option<RefCell<Vec<Effect>>>,
+}
+
+/// A consequence of a statement beyond its rows, passed to the session once they are
+/// complete.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Effect {
+    /// The host signals another session's backend.
+    Signal { pid: i32, terminate: bool },
+    /// A WARNING sent before the statement's answer.
+    Notice(crate::error::Notice),
 }
 
 pub(crate) fn truthy(v: &Value) -> Option<bool> {
@@ -9356,8 +9417,18 @@ impl<'a, 'b> Executor<'a, 'b> {
     pub(crate) fn with_set_config(cx: &'a ReadCx<'b>) -> Self {
         Executor {
             set_configs: Some(RefCell::new(Vec::new())),
+            effects: Some(RefCell::new(Vec::new())),
             ..Executor::new(cx)
         }
+    }
+
+    /// The signals and warnings of the statement's `pg_cancel_backend` /
+    /// `pg_terminate_backend` calls, in order.
+    pub(crate) fn take_effects(&self) -> Vec<Effect> {
+        self.effects
+            .as_ref()
+            .map(|c| std::mem::take(&mut *c.borrow_mut()))
+            .unwrap_or_default()
     }
 
     /// The `set_config` calls the statement made, in order (see [`crate::settings::SetConfig`]).
@@ -9377,6 +9448,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             row_goals: RefCell::new(HashMap::new()),
             select_goal: std::cell::Cell::new(None),
             set_configs: None,
+            effects: None,
         }
     }
 
@@ -10086,7 +10158,65 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .map(|s| Value::text(crate::pgcatalog::quote_ident(&s)))
                 .unwrap_or(Value::Null),
             "txid_current" => Value::Int(self.cx.txid() as i64),
-            "pg_backend_pid" => Value::Int(0),
+            "pg_backend_pid" => Value::Int(self.cx.sessions.me.activity.backend_pid.into()),
+            "inet_client_addr" => self
+                .cx
+                .sessions
+                .me
+                .activity
+                .client_addr
+                .as_deref()
+                .and_then(crate::inet::parse)
+                .map_or(Value::Null, Value::Bytes),
+            "inet_client_port" => self
+                .cx
+                .sessions
+                .me
+                .activity
+                .client_port
+                .map_or(Value::Null, |p| Value::Int(p.into())),
+            "pg_cancel_backend" | "pg_terminate_backend" => {
+                let terminate = name == "pg_terminate_backend";
+                let (Some(Value::Int(pid)), timeout) = (a.first(), a.get(1)) else {
+                    return Ok(Value::Null);
+                };
+                match timeout {
+                    Some(Value::Null) => return Ok(Value::Null),
+                    Some(Value::Int(t)) if *t < 0 => {
+                        return Err(SqlError::ArgumentOutOfRange {
+                            message: "\"timeout\" must not be negative".into(),
+                        })
+                    }
+                    _ => {}
+                }
+                let pid = i32::try_from(*pid).unwrap_or(i32::MIN);
+                let Some(effects) = self.effects.as_ref() else {
+                    return Err(SqlError::feature(format!(
+                        "{name}() outside a SELECT (in INSERT, UPDATE, DELETE or COPY)"
+                    )));
+                };
+                match self.cx.sessions.may_signal(pid, terminate)? {
+                    crate::activity::SignalTarget::Unknown => {
+                        effects
+                            .borrow_mut()
+                            .push(Effect::Notice(crate::error::Notice::NotABackend { pid }));
+                        Value::Bool(false)
+                    }
+                    // The signal reaches the backend that sent it before the statement ends.
+                    crate::activity::SignalTarget::Me if terminate => {
+                        return Err(SqlError::Terminated)
+                    }
+                    crate::activity::SignalTarget::Me => {
+                        return Err(SqlError::QueryCanceled {
+                            message: "canceling statement due to user request".into(),
+                        })
+                    }
+                    crate::activity::SignalTarget::Other => {
+                        effects.borrow_mut().push(Effect::Signal { pid, terminate });
+                        Value::Bool(true)
+                    }
+                }
+            }
             "random" => {
                 let mut prng = match self.cx.prng.get() {
                     Some(p) => p,
@@ -10409,6 +10539,10 @@ impl<'a, 'b> Executor<'a, 'b> {
                 (Some(Value::Bytes(x)), Some(Value::Bytes(y))) => {
                     Value::Bytes([x.as_slice(), y.as_slice()].concat())
                 }
+                _ => Value::Null,
+            },
+            "inet_text" => match a.first() {
+                Some(Value::Bytes(b)) => Value::text(crate::inet::show(b)),
                 _ => Value::Null,
             },
             "timestamp_text" => a

@@ -37,6 +37,9 @@ pub enum PgType {
     /// A transaction id (`xmin` of `pg_class` rows): only `=` / `<>` (also against integer)
     /// and casts from and to text, as in PostgreSQL.
     Xid,
+    /// An IPv4 or IPv6 host or network address (`pg_stat_activity.client_addr`), held as
+    /// [`Value::Bytes`] in the order it sorts by: family (4 or 6), address, prefix length.
+    Inet,
     // One-dimensional arrays of the element types clients aggregate and build most (an array
     // of another type is text[], its elements as text).
     Int2Array,
@@ -81,6 +84,7 @@ impl PgType {
             PgType::Oid => 26,
             PgType::Tid => 27,
             PgType::Xid => 28,
+            PgType::Inet => 869,
             PgType::Float4 => 700,
             PgType::Float8 => 701,
             PgType::Int2Array => 1005,
@@ -171,6 +175,7 @@ impl PgType {
             PgType::Regnamespace => "regnamespace",
             PgType::Tid => "tid",
             PgType::Xid => "xid",
+            PgType::Inet => "inet",
             PgType::Int2Array => "_int2",
             PgType::TextArray => "_text",
             PgType::BoolArray => "_bool",
@@ -260,6 +265,7 @@ impl PgType {
             "regnamespace" => PgType::Regnamespace,
             "tid" => PgType::Tid,
             "xid" => PgType::Xid,
+            "inet" => PgType::Inet,
             "_int2" => PgType::Int2Array,
             "_text" => PgType::TextArray,
             "_bool" => PgType::BoolArray,
@@ -1168,6 +1174,7 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Float(f) => fmt_float(*f, ty == PgType::Float4),
         Value::Numeric(s) => s.clone(),
         Value::Text(s) => s.to_string(),
+        Value::Bytes(b) if ty == PgType::Inet => crate::inet::format(b),
         Value::Bytes(b) => {
             let mut s = String::with_capacity(2 + b.len() * 2);
             s.push_str("\\x");
@@ -1905,6 +1912,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
             Value::Tid(b, o)
         }
         PgType::Xid => Value::Int(xid_in(s).into()),
+        PgType::Inet => Value::Bytes(crate::inet::parse(s).ok_or_else(err)?),
         array_types!() => {
             let inner = s
                 .trim()
@@ -1925,7 +1933,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 44] = [
+pub const ALL_TYPES: [PgType; 45] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -1951,6 +1959,7 @@ pub const ALL_TYPES: [PgType; 44] = [
     PgType::Regnamespace,
     PgType::Tid,
     PgType::Xid,
+    PgType::Inet,
     PgType::Int2Array,
     PgType::TextArray,
     PgType::BoolArray,

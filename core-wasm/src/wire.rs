@@ -126,6 +126,7 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
         (Value::Float(f), _) => out.extend_from_slice(&f.to_be_bytes()),
         (Value::Numeric(s), _) => numeric_to_binary(s, out),
         (Value::Text(s), _) => out.extend_from_slice(s.as_bytes()),
+        (Value::Bytes(b), PgType::Inet) => crate::inet::to_binary(b, out),
         (Value::Bytes(b), _) => out.extend_from_slice(b),
         (Value::Uuid(u), _) => out.extend_from_slice(u),
         (Value::Timestamp(t), _) | (Value::Time(t), _) => out.extend_from_slice(&t.to_be_bytes()),
@@ -207,6 +208,10 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
             )
         }
         PgType::Bytea => Value::Bytes(b.to_vec()),
+        PgType::Inet => Value::Bytes(
+            crate::inet::from_binary(b)
+                .ok_or_else(|| bad("invalid length in external \"inet\" value".to_string()))?,
+        ),
         PgType::Void => Value::text(""),
         PgType::Uuid => Value::Uuid(fixed(b, ty)?),
         PgType::Timestamp | PgType::Timestamptz => {

@@ -73,6 +73,7 @@ fn set_reports_changes_in_postgresql_order_and_undoes_them_on_rollback() {
                 ("statement_timeout".into(), "5000".into()),
                 ("application_name".into(), "app".into()),
             ],
+            ..Default::default()
         })
         .expect("open session");
     let names: Vec<&str> = opened.settings.iter().map(|(n, _)| n.as_str()).collect();
@@ -122,6 +123,7 @@ fn a_read_only_role_cannot_write_or_ask_for_read_write() {
             database: "lake".into(),
             read_only: true,
             settings: vec![],
+            ..Default::default()
         })
         .expect("open session");
     let s = opened.id;

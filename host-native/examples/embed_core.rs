@@ -107,6 +107,10 @@ fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {
         database: "lake".into(),
         read_only: false,
         settings: vec![],
+        backend_pid: 1,
+        client_addr: None,
+        client_port: None,
+        backend_start: 848_000_000_000_000,
     };
     let session = match api
         .call_open_session(&mut store, &options)
@@ -153,6 +157,7 @@ fn run(component: &Path, statements: &[&str]) -> Result<Vec<String>> {
                 Output::CopyIn(_) => "COPY IN".into(),
                 Output::Empty => "EMPTY".into(),
                 Output::Notice(n) => format!("{} {} {}", n.severity, n.code, n.message),
+                Output::Signal(s) => format!("SIGNAL {} {}", s.pid, s.terminate),
             });
         }
         if let Some(e) = &reply.error {

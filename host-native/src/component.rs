@@ -204,7 +204,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.7.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.8.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -656,6 +656,10 @@ impl Core for WasmCore {
             database: options.database.clone(),
             read_only: options.read_only,
             settings: options.settings.clone(),
+            backend_pid: options.backend_pid,
+            client_addr: options.client_addr.clone(),
+            client_port: options.client_port,
+            backend_start: options.backend_start,
         };
         let r = self.call(None, |b, s| {
             b.rocklake_core_engine().call_open_session(s, &wit_options)
@@ -826,6 +830,10 @@ fn output(o: wit::Output) -> Option<Output> {
         },
         wit::Output::Empty => Output::Empty,
         wit::Output::Notice(e) => Output::Notice(pg_error(e)),
+        wit::Output::Signal(s) => Output::Signal {
+            pid: s.pid,
+            terminate: s.terminate,
+        },
     })
 }
 

@@ -979,8 +979,13 @@ impl CatalogService {
     }
 
     /// A client's session: fails when a start-up setting is unknown or invalid.
+    /// Opens a session; its `backend_start` is stamped here, from the service's clock.
     pub fn open_session_with(&self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
-        let r = self.inner.engine().open_session_with(options);
+        let options = SessionOptions {
+            backend_start: self.inner.clock.now_pg_micros(),
+            ..options.clone()
+        };
+        let r = self.inner.engine().open_session_with(&options);
         if r.is_ok() {
             self.inner.metrics.sessions.inc();
             self.inner.metrics.sessions_opened.inc();

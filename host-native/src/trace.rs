@@ -8,7 +8,7 @@
 //! stand in for SlateDB, the recorded `now` for the clock, and every result must be
 //! byte-identical to the recorded one. The first difference is reported with its context.
 //!
-//! Format: `RLTRACE3`, then events. Strings and byte strings are `u32` length (LE) + bytes,
+//! Format: `RLTRACE6`, then events. Strings and byte strings are `u32` length (LE) + bytes,
 //! integers little-endian, options and results a one-byte tag. The canonical encoding of a
 //! result is what is compared.
 
@@ -24,9 +24,10 @@ use rocklake_core::api::{
 
 use crate::service::Core;
 
-/// Format 5: the extended protocol's `execute` and `sync` calls (format 4: entropy draws
-/// among the imports, and errors with their position).
-const MAGIC: &[u8; 8] = b"RLTRACE5";
+/// Format 6: a session's backend pid and client, and the `signal` output (format 5: the
+/// extended protocol's `execute` and `sync` calls; format 4: entropy draws among the imports,
+/// and errors with their position).
+const MAGIC: &[u8; 8] = b"RLTRACE6";
 
 // ---------------------------------------------------------------- encoding
 
@@ -157,6 +158,11 @@ impl Enc {
                 Output::Notice(e) => {
                     self.u8(5);
                     self.pg_error(e);
+                }
+                Output::Signal { pid, terminate } => {
+                    self.u8(6);
+                    self.u32(*pid as u32);
+                    self.u8(*terminate as u8);
                 }
             }
         }
@@ -518,6 +524,16 @@ fn encode_call(e: &mut Enc, c: &Call) {
             e.str(&options.database);
             e.u8(options.read_only as u8);
             e.pairs(&options.settings);
+            e.u32(options.backend_pid as u32);
+            e.opt_str(&options.client_addr);
+            match options.client_port {
+                None => e.u8(0),
+                Some(port) => {
+                    e.u8(1);
+                    e.u32(port as u32);
+                }
+            }
+            e.i64(options.backend_start);
         }
         Call::Query { sid, sql, now } => {
             e.u8(3);
@@ -595,6 +611,16 @@ fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
                 database: d.str()?,
                 read_only: d.bool()?,
                 settings: d.pairs()?,
+                backend_pid: d.u32()? as i32,
+                client_addr: match d.bool()? {
+                    false => None,
+                    true => Some(d.str()?),
+                },
+                client_port: match d.bool()? {
+                    false => None,
+                    true => Some(d.u32()? as i32),
+                },
+                backend_start: d.i64()?,
             },
         },
         3 => Call::Query {
@@ -1382,6 +1408,10 @@ mod tests {
                     database: "lake".into(),
                     read_only: true,
                     settings: vec![("statement_timeout".into(), "5s".into())],
+                    backend_pid: -7,
+                    client_addr: Some("::1".into()),
+                    client_port: Some(54_321),
+                    backend_start: -3,
                 },
             },
             Call::Query {

@@ -285,6 +285,27 @@ fn scenario(d: &mut Driver<'_>) {
     let s2 = d.core.open_session("rocklake", "lake");
     d.record("open_session 2", Step::Session(s2));
     d.query(s2, "SELECT id, name FROM t ORDER BY id DESC");
+    // A client's connection facts cross the boundary into pg_stat_activity, and a signal
+    // for another backend comes back as an output.
+    let connected = d
+        .core
+        .open_session_with(&rocklake_core::api::SessionOptions {
+            backend_pid: 4242,
+            client_addr: Some("2001:db8::7".into()),
+            client_port: Some(5555),
+            backend_start: NOW - 1_000_000,
+            ..rocklake_core::api::SessionOptions::plain("rocklake", "lake")
+        })
+        .expect("open a connected session");
+    d.record("open_session 3", Step::Session(connected.id));
+    d.query(
+        s2,
+        "SELECT pid, client_addr, client_port, backend_start, state FROM pg_stat_activity ORDER BY pid",
+    );
+    d.query(
+        s2,
+        "SELECT pg_terminate_backend(4242), pg_cancel_backend(7)",
+    );
 }
 
 struct Run {
@@ -397,7 +418,7 @@ fn component_imports_only_the_kv_interface() {
     imports.sort();
     assert_eq!(
         imports,
-        ["rocklake:core/kv@0.7.0", "rocklake:core/types@0.7.0"],
+        ["rocklake:core/kv@0.8.0", "rocklake:core/types@0.8.0"],
         "unexpected imports"
     );
 }

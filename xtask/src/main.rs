@@ -277,6 +277,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "pipelines",
             "--test",
+            "activity",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",

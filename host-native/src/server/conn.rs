@@ -589,6 +589,11 @@ impl<B: Backend> Conn<B> {
             user: startup.user,
             database: startup.database,
             settings,
+            backend_pid: pid,
+            client_addr: Some(self.peer.ip().to_canonical().to_string()),
+            client_port: Some(i32::from(self.peer.port())),
+            // Stamped by the service, which owns the clock.
+            backend_start: 0,
         };
         let opened = match self.backend.open_session(&options) {
             Ok(o) => o,
@@ -630,7 +635,8 @@ impl<B: Backend> Conn<B> {
     /// Wait until input is available or the server shuts down (then end the session as
     /// PostgreSQL's fast shutdown does).
     async fn wait_for_input(&mut self) -> R<()> {
-        if *self.stop.borrow() {
+        let slot = self.cancel.clone();
+        if *self.stop.borrow() || slot.as_ref().is_some_and(|s| s.is_terminating()) {
             return self
                 .fatal(fatal(
                     "57P01",
@@ -648,6 +654,12 @@ impl<B: Backend> Conn<B> {
                 None => std::future::pending().await,
             }
         };
+        let terminated = async {
+            match &slot {
+                Some(s) => s.terminate.notified().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             // fill_buf is cancel-safe: nothing is consumed until a whole message is read below.
             _ = idle_expired => {
@@ -660,6 +672,9 @@ impl<B: Backend> Conn<B> {
                 Ok(())
             }
             _ = self.stop.changed() => {
+                self.fatal(fatal("57P01", "terminating connection due to administrator command")).await
+            }
+            _ = terminated => {
                 self.fatal(fatal("57P01", "terminating connection due to administrator command")).await
             }
         }
@@ -1059,6 +1074,7 @@ impl<B: Backend> Conn<B> {
                     }
                     Output::Empty => self.out.empty_query(),
                     Output::Notice(e) => self.out.notice(&e),
+                    Output::Signal { pid, terminate } => self.shared.signal(pid, terminate),
                     Output::CopyOut {
                         binary,
                         columns,
@@ -1083,6 +1099,10 @@ impl<B: Backend> Conn<B> {
                 }
             }
             let Some((binary, columns)) = copy_in else {
+                if let Some(e) = reply.error.as_ref().filter(|e| e.severity == "FATAL") {
+                    // The core ended the session (`pg_terminate_backend` of its own backend).
+                    self.fatal(e.clone()).await?;
+                }
                 return Ok(reply);
             };
             self.out.copy_in_response(binary, columns);

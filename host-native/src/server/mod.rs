@@ -176,6 +176,10 @@ struct CancelSlot {
     /// Interrupts the session's backend request directly: the connection's task may be busy
     /// running that request in place and not see the trigger until it ends.
     direct: Mutex<Option<DirectCancel>>,
+    /// `pg_terminate_backend` asked for the session to end: it does when it next waits for
+    /// input (a running request finishes first).
+    terminate: tokio::sync::Notify,
+    terminating: std::sync::atomic::AtomicBool,
 }
 
 type DirectCancel = Box<dyn Fn() + Send + Sync>;
@@ -211,6 +215,8 @@ impl Shared {
                 secret,
                 armed: Mutex::new(None),
                 direct: Mutex::new(None),
+                terminate: tokio::sync::Notify::new(),
+                terminating: std::sync::atomic::AtomicBool::new(false),
             });
             map.insert(pid, slot.clone());
             return Ok((pid, slot));
@@ -226,24 +232,50 @@ impl Shared {
     fn cancel(&self, pid: i32, secret: u32) {
         let slot = lock(&self.cancels).get(&pid).cloned();
         match slot {
-            Some(slot) if slot.secret == secret => {
-                if let Some(trigger) = lock(&slot.armed).take() {
-                    tracing::info!(pid, "cancel request: cancelling running statement");
-                    if let Some(direct) = lock(&slot.direct).as_ref() {
-                        direct();
-                    }
-                    let _ = trigger.send(());
-                } else {
-                    tracing::debug!(pid, "cancel request for an idle session");
-                }
-            }
+            Some(slot) if slot.secret == secret => slot.cancel_running(pid, "cancel request"),
             Some(_) => tracing::warn!(pid, "cancel request with wrong secret key ignored"),
             None => tracing::debug!(pid, "cancel request for unknown backend pid ignored"),
+        }
+    }
+
+    /// `pg_cancel_backend(pid)` / `pg_terminate_backend(pid)` of another session (the core
+    /// checked the caller's right). A session that has ended meanwhile is ignored.
+    pub(crate) fn signal(&self, pid: i32, terminate: bool) {
+        let Some(slot) = lock(&self.cancels).get(&pid).cloned() else {
+            tracing::debug!(pid, "signal for a backend that has ended ignored");
+            return;
+        };
+        if terminate {
+            tracing::info!(pid, "pg_terminate_backend: ending the session");
+            slot.terminating
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            // Stored as a permit if the session is not waiting for input right now.
+            slot.terminate.notify_one();
+        } else {
+            slot.cancel_running(pid, "pg_cancel_backend");
         }
     }
 }
 
 impl CancelSlot {
+    /// Aborts the running statement, if any; an idle session is left alone, as in PostgreSQL.
+    fn cancel_running(&self, pid: i32, why: &str) {
+        if let Some(trigger) = lock(&self.armed).take() {
+            tracing::info!(pid, "{why}: cancelling running statement");
+            if let Some(direct) = lock(&self.direct).as_ref() {
+                direct();
+            }
+            let _ = trigger.send(());
+        } else {
+            tracing::debug!(pid, "{why} for an idle session");
+        }
+    }
+
+    /// `pg_terminate_backend` has asked the session to end.
+    fn is_terminating(&self) -> bool {
+        self.terminating.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Start a cancellable section; the receiver fires when a CancelRequest arrives.
     fn arm(&self) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
