@@ -3,7 +3,7 @@
 //! grouping of materialised rows (joins) computes the same values the same way.
 
 use crate::error::SqlError;
-use crate::numeric::numeric_div;
+use crate::numeric::{numeric_add, numeric_div, numeric_div_scale, numeric_mul, numeric_sqrt_at};
 use crate::query::{binop, order_cmp, truthy, value_key, AggFunc, AggSpec, BinOp};
 use crate::types::{compare, format_text, PgType, Value};
 
@@ -37,6 +37,15 @@ enum Acc {
         seps: Vec<Value>,
         keys: Vec<Vec<Value>>,
     },
+    /// `var_*` / `stddev_*`: the inputs counted, and over integers and numerics their exact
+    /// sum and sum of squares (PostgreSQL's numeric accumulators, `None` after a NaN); over
+    /// floating-point inputs Youngs–Cramer's sum and sum of squared differences, as
+    /// PostgreSQL's `float8_accum` computes them.
+    Moments {
+        n: i64,
+        exact: Option<(String, String)>,
+        float: Option<(f64, f64)>,
+    },
 }
 
 impl AggState {
@@ -58,6 +67,13 @@ impl AggState {
                 seps: Vec::new(),
                 keys: Vec::new(),
             },
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+                Acc::Moments {
+                    n: 0,
+                    exact: Some(("0".into(), "0".into())),
+                    float: None,
+                }
+            }
         };
         AggState {
             func: a.func,
@@ -82,6 +98,9 @@ impl AggState {
             }
             AggFunc::Sum | AggFunc::Avg => !inexact,
             AggFunc::StringAgg | AggFunc::ArrayAgg => false,
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+                !inexact
+            }
         }
     }
 
@@ -150,6 +169,24 @@ impl AggState {
                 *any |= t;
                 *n += 1;
             }
+            Acc::Moments { n, exact, float } => {
+                *n += 1;
+                match v {
+                    Value::Float(x) => {
+                        let (sx, sxx) = float.get_or_insert((0.0, 0.0));
+                        feed_float_moments(sx, sxx, *n as f64, x)?;
+                    }
+                    Value::Numeric(ref s) if !is_plain_number(s) => *exact = None,
+                    v => {
+                        if let Some((sum, squares)) = exact {
+                            let x = format_text(&v, PgType::Numeric).unwrap_or_default();
+                            let square = numeric_mul(&x, &x)?.unwrap_or_default();
+                            *sum = numeric_add(sum, &x, false)?;
+                            *squares = numeric_add(squares, &square, false)?;
+                        }
+                    }
+                }
+            }
             Acc::Collect {
                 vals,
                 seps,
@@ -190,6 +227,23 @@ impl AggState {
                     match (sum, self.ty) {
                         (Value::Int(i), PgType::Numeric) => Value::Numeric(i.to_string()),
                         (v, _) => v,
+                    }
+                }
+            }
+            Acc::Moments { n, exact, float } => {
+                let sample = matches!(self.func, AggFunc::VarSamp | AggFunc::StddevSamp);
+                let root = matches!(self.func, AggFunc::StddevSamp | AggFunc::StddevPop);
+                if n == 0 || sample && n == 1 {
+                    return Ok(Value::Null);
+                }
+                match (float, exact) {
+                    (Some((_, sxx)), _) => {
+                        let var = sxx / if sample { n as f64 - 1.0 } else { n as f64 };
+                        Value::Float(if root { var.sqrt() } else { var })
+                    }
+                    (None, None) => Value::Numeric("NaN".into()),
+                    (None, Some((sum, squares))) => {
+                        Value::Numeric(exact_moment(n, &sum, &squares, sample, root)?)
                     }
                 }
             }
@@ -250,5 +304,61 @@ impl AggState {
                 }
             }
         })
+    }
+}
+
+/// A number with digits (not NaN or ±Infinity).
+fn is_plain_number(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
+}
+
+/// One input of a float variance, as PostgreSQL's `float8_accum` (Youngs–Cramer): `n` counts
+/// it already. Finite inputs whose sums overflow are 22003; an infinite or NaN input makes the
+/// result NaN.
+fn feed_float_moments(sx: &mut f64, sxx: &mut f64, n: f64, x: f64) -> Result<(), SqlError> {
+    let before = *sx;
+    *sx += x;
+    if n > 1.0 {
+        let tmp = x * n - *sx;
+        *sxx += tmp * tmp / (n * (n - 1.0));
+        if sx.is_infinite() || sxx.is_infinite() {
+            if !before.is_infinite() && !x.is_infinite() {
+                return Err(SqlError::MathDomain {
+                    code: "22003",
+                    message: "value out of range: overflow".into(),
+                });
+            }
+            *sxx = f64::NAN;
+        }
+    } else if !x.is_finite() {
+        *sxx = f64::NAN;
+    }
+    Ok(())
+}
+
+/// PostgreSQL's `numeric_stddev_internal`: (n·Σx² − (Σx)²) / (n·(n−1)) (or n² for the
+/// population), exact up to the division, which is at PostgreSQL's division scale; the root
+/// at that scale too. Rounding below zero gives 0.
+fn exact_moment(
+    n: i64,
+    sum: &str,
+    squares: &str,
+    sample: bool,
+    root: bool,
+) -> Result<String, SqlError> {
+    let count = n.to_string();
+    let n_squares = numeric_mul(&count, squares)?.unwrap_or_default();
+    let sum_squared = numeric_mul(sum, sum)?.unwrap_or_default();
+    let numerator = numeric_add(&n_squares, &sum_squared, true)?;
+    if numerator.starts_with('-') || numerator.bytes().all(|b| b == b'0' || b == b'.') {
+        return Ok("0".into());
+    }
+    let denominator = if sample { n * (n - 1) } else { n * n }.to_string();
+    let var = numeric_div(&numerator, &denominator)?;
+    if root {
+        numeric_sqrt_at(&var, numeric_div_scale(&numerator, &denominator))
+    } else {
+        Ok(var)
     }
 }

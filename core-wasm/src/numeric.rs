@@ -256,6 +256,25 @@ pub(crate) fn numeric_sqrt(a: &str) -> Result<String, SqlError> {
     let rscale = (16 - ((w + 1) * 2 - 1))
         .max(frac.len() as i64)
         .clamp(0, 1000) as usize;
+    sqrt_at(int, frac, rscale)
+}
+
+/// The scale `a / b` is computed at (PostgreSQL's `select_div_scale`); both plain decimals.
+pub(crate) fn numeric_div_scale(a: &str, b: &str) -> usize {
+    let (_, int_a, frac_a) = decimal_parts(a);
+    let (_, int_b, frac_b) = decimal_parts(b);
+    div_scale((int_a, frac_a), (int_b, frac_b))
+}
+
+/// The square root of a plain, non-negative decimal at `rscale` fraction digits, rounded half
+/// away from zero (PostgreSQL's `sqrt_var`, as `stddev` calls it at the variance's scale).
+pub(crate) fn numeric_sqrt_at(a: &str, rscale: usize) -> Result<String, SqlError> {
+    let (_, int, frac) = decimal_parts(a);
+    sqrt_at(int, frac, rscale.max(frac.len()))
+}
+
+fn sqrt_at(int: &str, frac: &str, rscale: usize) -> Result<String, SqlError> {
+    let digits = unsigned_big(int, frac);
     // √(A × 10^-sa) to one digit past `rscale`: ⌊√(A × 10^(2(rscale + 1) − sa))⌋ (the
     // exponent is positive and even in effect: rscale ≥ sa), then rounded on that digit.
     let n = digits * pow10(2 * (rscale + 1) - frac.len());

@@ -116,6 +116,11 @@ pub enum AggFunc {
     BoolAnd,
     BoolOr,
     ArrayAgg,
+    /// `var_samp` / `variance`, `var_pop`, `stddev_samp` / `stddev`, `stddev_pop`.
+    VarSamp,
+    VarPop,
+    StddevSamp,
+    StddevPop,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -921,6 +926,12 @@ const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "every",
     "bool_or",
     "array_agg",
+    "variance",
+    "var_samp",
+    "var_pop",
+    "stddev",
+    "stddev_samp",
+    "stddev_pop",
     "lower",
     "upper",
     "concat",
@@ -4851,6 +4862,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                         ty = PgType::Bytea;
                         continue;
                     }
+                    // variance/stddev of an untyped literal: PostgreSQL chooses their float8
+                    // form (all candidates are numbers, and float8 is the preferred one).
+                    if t == PgType::Unknown && func.is_moment() {
+                        bargs.push(coerce_expr(b, PgType::Float8)?);
+                        ty = PgType::Float8;
+                        continue;
+                    }
                     // string_agg takes text: a char(n) value without its padding.
                     if t == PgType::Bpchar && name == "string_agg" {
                         bargs.push(BExpr::Func("bpchar_text".into(), vec![b]));
@@ -6556,6 +6574,16 @@ fn no_such_operator(operands: String) -> SqlError {
     }
 }
 
+impl AggFunc {
+    /// A variance or standard deviation.
+    pub fn is_moment(self) -> bool {
+        matches!(
+            self,
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop
+        )
+    }
+}
+
 /// The aggregate a function name calls (`count(*)` when `star`), if it is one.
 fn aggregate_func(name: &str, star: bool) -> Option<AggFunc> {
     Some(match name {
@@ -6569,6 +6597,10 @@ fn aggregate_func(name: &str, star: bool) -> Option<AggFunc> {
         "bool_and" | "every" => AggFunc::BoolAnd,
         "bool_or" => AggFunc::BoolOr,
         "array_agg" => AggFunc::ArrayAgg,
+        "variance" | "var_samp" => AggFunc::VarSamp,
+        "var_pop" => AggFunc::VarPop,
+        "stddev" | "stddev_samp" => AggFunc::StddevSamp,
+        "stddev_pop" => AggFunc::StddevPop,
         _ => return None,
     })
 }
@@ -6623,6 +6655,11 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
             PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Numeric => PgType::Numeric,
             PgType::Float4 | PgType::Float8 => PgType::Float8,
             PgType::Interval => PgType::Interval,
+            other => return Err(no_such_function(name, &[other])),
+        },
+        AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => match ty {
+            PgType::Int2 | PgType::Int4 | PgType::Int8 | PgType::Numeric => PgType::Numeric,
+            PgType::Float4 | PgType::Float8 => PgType::Float8,
             other => return Err(no_such_function(name, &[other])),
         },
         // varchar and name have no min/max of their own: PostgreSQL uses text's.

@@ -33,7 +33,10 @@ Comparison modes
   holds exactly N rows per writer (rows_per_writer), exactly one writer created
   ``same_name`` and the others got DuckDB's "already exists" error (or DuckLake's commit-time
   "has been created by another transaction" conflict: which one is timing), and the snapshot count
-  equals the one in --expect (1 + 1 + 3·N inserts + 1 create = deterministic).
+  equals the one in --expect (1 + 1 + 3·N inserts + 1 create = deterministic). The one
+  exception is DuckLake 0.3's own changes-list bug (``CLIENT_CONCAT_BUG``, timing-dependent,
+  with any catalog): an INSERT it fails is reported as a note, must have left no row and no
+  snapshot, and every acknowledged one must still land exactly once.
 
 NORMALISATION (what is ignored, and why)
 ----------------------------------------
@@ -436,6 +439,16 @@ def _writer_stats(summary: dict) -> list[dict]:
     return out
 
 
+# DuckLake 0.3 (DuckDB 1.4.x) joins the other transactions' changes for its commit-time conflict
+# check with `STRING_AGG(changes_made, '')`: no separator. When a `created_table:"main"."x"`
+# entry is followed by another snapshot's entry, its parser reads both as one value and the
+# commit fails with this error, whatever the catalog database (fixed upstream in
+# duckdb/ducklake cb30c0d4, "Correctly string_agg multiple changes made in
+# GetSnapshotAndStatsAndChanges"). It needs a writer whose transaction began before another's
+# CREATE TABLE and commits after a third commit: timing, not the catalog.
+CLIENT_CONCAT_BUG = "Failed to parse catalog entry - trailing data after quoted value"
+
+
 def compare_conflict(run: dict, exp: dict, n_per_writer: int) -> list[tuple[str, str | None]]:
     rs, es = run.get("summary", {}), exp.get("summary", {})
     ws = _writer_stats(rs)
@@ -443,12 +456,20 @@ def compare_conflict(run: dict, exp: dict, n_per_writer: int) -> list[tuple[str,
     nw = len(es.get("writers", [])) or 3
     rows.append(("writers_reported", None if len(ws) == nw and all("unparsable" not in w for w in ws)
                  else f"{len(ws)} writer reports, unparsable: {[w for w in ws if 'unparsable' in w]}"))
+    client_bug = 0
     for i, w in enumerate(ws):
-        bad = w.get("ok") != n_per_writer or w.get("errors")
+        errors = w.get("errors") or []
+        known = [e for e in errors if CLIENT_CONCAT_BUG in e]
+        client_bug += len(known)
+        bad = w.get("ok", 0) + len(known) != n_per_writer or len(known) != len(errors)
         rows.append((f"writer{i}_all_inserts_ok",
-                     None if not bad else f"ok={w.get('ok')} errors={str(w.get('errors'))[:200]}"))
+                     None if not bad else f"ok={w.get('ok')} errors={str(errors)[:200]}"))
+    if client_bug:
+        print(f"note: {client_bug} INSERT(s) failed with DuckLake 0.3's own changes-list bug "
+              f"({CLIENT_CONCAT_BUG!r}); the rows acknowledged must still land exactly once")
+    # Every acknowledged INSERT lands exactly once (and one that failed not at all).
     counts = {int(a): int(b) for a, b in rs.get("rows_per_writer", [])}
-    want = {i: n_per_writer for i in range(nw)}
+    want = {i: w.get("ok") for i, w in enumerate(ws) if w.get("ok")}
     rows.append(("every_row_lands_exactly_once", None if counts == want else f"rows per writer {counts} != {want}"))
     created = [w.get("create_same_name") for w in ws]
     n_ok = sum(1 for c in created if c == "ok")
@@ -456,11 +477,14 @@ def compare_conflict(run: dict, exp: dict, n_per_writer: int) -> list[tuple[str,
     # table before planning, or DuckLake's commit-time "Transaction conflict ... has been
     # created by another transaction already" when both planned first: which one is timing.
     n_exists = sum(1 for c in created if isinstance(c, str) and (
-        "already exists" in c or "has been created by another transaction" in c))
+        "already exists" in c or "has been created by another transaction" in c
+        or CLIENT_CONCAT_BUG in c))
     rows.append(("same_name_created_exactly_once",
                  None if n_ok == 1 and n_exists == len(created) - 1 else f"create_same_name outcomes: {created}"))
-    rows.append(("snapshot_count", None if rs.get("snapshots") == es.get("snapshots")
-                 else f"{rs.get('snapshots')} snapshots, expected {es.get('snapshots')}"))
+    # One snapshot per acknowledged INSERT: those the client bug failed made none.
+    want_snapshots = (es.get("snapshots") or 0) - client_bug
+    rows.append(("snapshot_count", None if rs.get("snapshots") == want_snapshots
+                 else f"{rs.get('snapshots')} snapshots, expected {want_snapshots}"))
     return rows
 
 

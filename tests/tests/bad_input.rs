@@ -97,6 +97,8 @@ const QUERY_SETUP: &[&str] = &[
 ];
 
 const QUERY_CORPUS: &[&str] = &[
+    "SELECT stddev(record_count), var_pop(file_size_bytes), variance(next_row_id) FROM ts",
+    "SELECT table_id, stddev_samp(column_id), var_samp(column_id) FROM tcs GROUP BY table_id ORDER BY table_id",
     // Grouping by a whole primary key groups by every column of its table (PostgreSQL's
     // functional dependency); by part of it, or through a derived table, it does not.
     "SELECT schema_version, count(*) FROM snap GROUP BY snapshot_id ORDER BY snapshot_id",
@@ -355,6 +357,28 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // variance and standard deviation: exact over numbers, Youngs-Cramer over floats.
+    "select variance(x), var_pop(x), stddev(x), stddev_pop(x), var_samp(x), stddev_samp(x) from (values (1),(2),(3),(4)) t(x)",
+    "select variance(x), var_pop(x), stddev(x), stddev_pop(x) from (values (1.5),(2.25),(3.125)) t(x)",
+    "select variance(x), var_pop(x), stddev(x), stddev_pop(x) from (values (1.5::float8),(2.25),(3.125)) t(x)",
+    "select variance(x), stddev(x), var_pop(x) from (values (1::real),(2.5),(7)) t(x)",
+    "select variance(x), stddev(x), var_pop(x), stddev_pop(x) from (values (5)) t(x)",
+    "select variance(x), stddev(x) from (values (5)) t(x) where false",
+    "select variance(x), stddev(x) from (values (5.0),(5.0)) t(x)",
+    "select variance(x::bigint), stddev(x::smallint) from generate_series(1, 100) x",
+    "select stddev(x * 1.1) from generate_series(1, 1000) x",
+    "select variance(x) from (values ('NaN'::numeric),(1)) t(x)",
+    "select variance(x)::text, stddev_pop(x)::text from (values ('Infinity'::float8),(1)) t(x)",
+    "select variance(x) from (values (1e308::float8),(-1e308)) t(x)",
+    "select variance('1')",
+    "select variance(true)",
+    "select variance(x) from (values ('1 day'::interval)) t(x)",
+    "select g, stddev(v), variance(v) from (values (1, 10.0), (1, 20.0), (2, 3.0), (2, 4.5), (2, 9.0)) t(g, v) group by g order by g",
+    "select stddev(x) over (order by x) from (values (1.0),(2.0),(4.0)) t(x)",
+    "select pg_typeof(variance(1::int)), pg_typeof(stddev(1::real)), pg_typeof(var_pop(1::numeric))",
+    "select variance(distinct x) from (values (1),(1),(3)) t(x)",
+    "select variance(x) filter (where x > 1) from (values (1),(2),(4)) t(x)",
+    "select pg_typeof(variance('1')), pg_typeof(var_pop('1')), var_pop('1.5'), pg_typeof(stddev('2')), stddev_samp(x) from (values ('1'), ('2.5')) t(x)",
     "SELECT repeat('ab', 3), repeat('ab', 0), repeat('ab', -1), repeat(NULL, 2), repeat('é', 2)",
     "SELECT length(repeat('ab', 1000000))",
     "SELECT repeat('ab', 600000000)",
