@@ -411,6 +411,10 @@ pub enum SqlError {
     /// A name in text (`'a..b'::regclass`) that does not read as one: fix its quoting.
     #[error("{message}")]
     InvalidName { message: String },
+    /// SET of a name that is no setting and no valid custom name (`"my app".x`): custom
+    /// names are dotted simple identifiers.
+    #[error("invalid configuration parameter name \"{name}\"")]
+    InvalidCustomParameterName { name: String },
     /// A LIKE escape string longer than one character, or a pattern ending in its escape
     /// character: fix the pattern.
     #[error("{message}")]
@@ -592,7 +596,7 @@ impl SqlError {
             SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } | SqlError::InvalidParameterHint { .. } => "22023",
             SqlError::InvalidEscape { .. } => "22025",
-            SqlError::InvalidName { .. } => "42602",
+            SqlError::InvalidName { .. } | SqlError::InvalidCustomParameterName { .. } => "42602",
             SqlError::UndefinedDatabase { .. } => "3D000",
             SqlError::InvalidTransactionState { .. } => "25000",
             SqlError::UndefinedParameter { .. } => "42704",
@@ -637,6 +641,10 @@ impl SqlError {
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
             SqlError::Terminated => e.severity = "FATAL".into(),
+            SqlError::InvalidCustomParameterName { .. } => e.detail = Some(
+                "Custom parameter names must be two or more simple identifiers separated by dots."
+                    .into(),
+            ),
             SqlError::StackDepth => {
                 e.hint = Some(format!(
                     "RockLake nests at most {} expressions and {} set operations in a statement; \

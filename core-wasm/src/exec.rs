@@ -260,6 +260,12 @@ fn show_name(variable: &[ast::Ident]) -> String {
         .join(" ");
     match crate::settings::multi_word_name(&words) {
         Some(name) if variable.len() > 1 => name.to_string(),
+        // A custom placeholder's dotted name (`SHOW myapp.x`).
+        _ if variable.len() > 1 => variable
+            .iter()
+            .map(|i| i.value.as_str())
+            .collect::<Vec<_>>()
+            .join("."),
         _ => words,
     }
 }
@@ -991,7 +997,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         }
         Statement::ShowVariable { variable } => {
             let (name, value) = cx.settings().show(&show_name(variable))?;
-            let meta = ColMeta::expr(name, PgType::Text);
+            let meta = ColMeta::expr(&name, PgType::Text);
             Output::Rows {
                 fields: vec![meta.field()],
                 rows: TextRows::try_from_rows([[Some(value)]])?,
@@ -1561,7 +1567,7 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
         }
         Statement::ShowVariable { variable } => {
             let (name, _) = cx.settings().show(&show_name(variable))?;
-            Some(vec![ColMeta::expr(name, PgType::Text).field()])
+            Some(vec![ColMeta::expr(&name, PgType::Text).field()])
         }
         _ => None,
     };

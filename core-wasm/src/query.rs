@@ -10149,22 +10149,21 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
             }
             "current_setting" => match text(0) {
-                Some(name) => match self.cx.settings.show(&name) {
-                    // A set_config earlier in this statement counts already.
-                    Ok((canonical, v)) => Value::text(
-                        self.set_configs
-                            .as_ref()
-                            .and_then(|c| {
-                                c.borrow()
-                                    .iter()
-                                    .rev()
-                                    .find(|c| c.name() == canonical)
-                                    .map(|c| c.shown.clone())
-                            })
-                            .unwrap_or(v),
-                    ),
-                    Err(_) if matches!(a.get(1), Some(Value::Bool(true))) => Value::Null,
-                    Err(e) => return Err(e),
+                // A set_config earlier in this statement counts already (and has created a
+                // custom placeholder it names).
+                Some(name) => match self.set_configs.as_ref().and_then(|c| {
+                    c.borrow()
+                        .iter()
+                        .rev()
+                        .find(|c| c.name().eq_ignore_ascii_case(&name))
+                        .map(|c| c.shown.clone())
+                }) {
+                    Some(shown) => Value::text(shown),
+                    None => match self.cx.settings.show(&name) {
+                        Ok((_, v)) => Value::text(v),
+                        Err(_) if matches!(a.get(1), Some(Value::Bool(true))) => Value::Null,
+                        Err(e) => return Err(e),
+                    },
                 },
                 None => Value::Null,
             },

@@ -6,7 +6,8 @@
 //! implement (time zones other than UTC, non-ISO date styles, encodings other than UTF8) are
 //! refused rather than accepted and ignored.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 
 use sqlparser::ast;
 
@@ -624,8 +625,81 @@ pub const REPORTED: &[&str] = &[
 /// Settings the host enforces with its own timers; their changes are reported to it as well.
 pub const HOST_ENFORCED: &[&str] = &["statement_timeout", "idle_in_transaction_session_timeout"];
 
-/// Setting name → stored value (in the setting's base unit, as `pg_settings.setting` shows it).
-type Values = BTreeMap<&'static str, String>;
+/// Setting name → stored value (in the setting's base unit, as `pg_settings.setting` shows it);
+/// a custom placeholder's by its name in lower case.
+type Values = BTreeMap<Cow<'static, str>, String>;
+
+/// What a custom placeholder (`myapp.x`) is: a string any role may set, which SHOW ALL and
+/// `pg_settings` do not list (PostgreSQL's `GUC_NO_SHOW_ALL` placeholders).
+const CUSTOM: Setting = s("", "", "Customized Options", "", "user", "string");
+
+/// A setting a statement names: one RockLake knows, or a custom placeholder.
+#[derive(Clone)]
+pub(crate) struct Param {
+    def: &'static Setting,
+    /// Where its values are kept: the built-in's name, or the placeholder's in lower case.
+    key: Cow<'static, str>,
+}
+
+impl Param {
+    fn known(def: &'static Setting) -> Param {
+        Param {
+            def,
+            key: Cow::Borrowed(def.name),
+        }
+    }
+
+    fn is_custom(&self) -> bool {
+        std::ptr::eq(self.def, &CUSTOM)
+    }
+
+    /// The name SHOW heads its column with.
+    pub(crate) fn name(&self) -> &str {
+        &self.key
+    }
+}
+
+/// PostgreSQL's `valid_custom_variable_name`: two or more simple identifiers joined by dots.
+fn valid_custom_name(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('.').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            let mut chars = p.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || !c.is_ascii())
+                && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$' || !c.is_ascii())
+        })
+}
+
+/// The setting `name` names for reading: a built-in, or a custom name (which exists only
+/// once the session has set it).
+fn resolve(name: &str) -> Result<Param, SqlError> {
+    match find(name) {
+        Some(def) => Ok(Param::known(def)),
+        None if valid_custom_name(name) => Ok(Param {
+            def: &CUSTOM,
+            key: Cow::Owned(name.to_lowercase()),
+        }),
+        None => Err(SqlError::UndefinedParameter {
+            name: name.to_ascii_lowercase(),
+        }),
+    }
+}
+
+/// As [`resolve`], for SET, RESET and `set_config`: a dotted name that is not a valid custom
+/// name is 42602.
+fn resolve_for_set(name: &str) -> Result<Param, SqlError> {
+    resolve(name).map_err(|e| {
+        if name.contains('.') {
+            SqlError::InvalidCustomParameterName {
+                name: name.to_string(),
+            }
+        } else {
+            e
+        }
+    })
+}
 
 /// The definition of `name` (case-insensitive).
 pub(crate) fn find(name: &str) -> Option<&'static Setting> {
@@ -662,6 +736,9 @@ pub struct SessionSettings {
     touched: bool,
     /// The role may only read: writes fail with 25006 whatever the session sets.
     pub read_only_role: bool,
+    /// Custom placeholders the session has set: they exist from then on (a rolled-back SET
+    /// leaves one with the empty string), as in PostgreSQL.
+    placeholders: BTreeSet<String>,
 }
 
 /// SETs made inside a transaction: kept or dropped with it (and returned to a savepoint's by
@@ -683,14 +760,20 @@ impl SessionSettings {
             ..Default::default()
         };
         for (name, value) in given {
-            let def = lookup(name)?;
+            let p = resolve_for_set(name)?;
+            if p.is_custom() {
+                s.placeholders.insert(p.key.to_string());
+                s.reset.insert(p.key, value.clone());
+                continue;
+            }
+            let def = p.def;
             check_changeable(def)?;
             if def.name == "default_transaction_read_only" && read_only_role {
                 continue;
             }
             let current = s.reset.get(def.name).map_or(def.setting, String::as_str);
             let stored = parse_value(def, value, current)?;
-            s.reset.insert(def.name, stored);
+            s.reset.insert(p.key, stored);
         }
         Ok(s)
     }
@@ -783,9 +866,15 @@ impl View<'_> {
     }
 
     fn plain(&self, def: &'static Setting) -> String {
+        self.value_of(def.name)
+            .unwrap_or_else(|| def.setting.to_string())
+    }
+
+    /// The value SET, SET LOCAL or the start-up parameters gave `key`, if any.
+    fn value_of(&self, key: &str) -> Option<String> {
         if let Some(t) = self.txn {
-            if let Some(v) = t.settings.local.get(def.name) {
-                return v.clone();
+            if let Some(v) = t.settings.local.get(key) {
+                return Some(v.clone());
             }
         }
         let values = self
@@ -793,10 +882,9 @@ impl View<'_> {
             .and_then(|t| t.settings.values.as_ref())
             .unwrap_or(&self.sess.values);
         values
-            .get(def.name)
-            .or_else(|| self.sess.reset.get(def.name))
+            .get(key)
+            .or_else(|| self.sess.reset.get(key))
             .cloned()
-            .unwrap_or_else(|| def.setting.to_string())
     }
 
     /// The session's time zone (`SET LOCAL` included).
@@ -823,10 +911,20 @@ impl View<'_> {
         display(def, &self.stored(def))
     }
 
-    /// SHOW / `current_setting(name)`.
-    pub fn show(&self, name: &str) -> Result<(&'static str, String), SqlError> {
-        let def = lookup(name)?;
-        Ok((def.name, self.display(def)))
+    /// SHOW / `current_setting(name)`: the setting's name as SHOW heads it, and its value. A
+    /// custom placeholder the session never set is 42704.
+    pub fn show(&self, name: &str) -> Result<(Cow<'static, str>, String), SqlError> {
+        let p = resolve(name)?;
+        if !p.is_custom() {
+            return Ok((p.key, self.display(p.def)));
+        }
+        match self.value_of(&p.key) {
+            Some(v) => Ok((p.key, v)),
+            None if self.sess.placeholders.contains(p.key.as_ref()) => Ok((p.key, String::new())),
+            None => Err(SqlError::UndefinedParameter {
+                name: p.key.into_owned(),
+            }),
+        }
     }
 
     /// The isolation level and access mode a new transaction gets.
@@ -1306,7 +1404,7 @@ pub fn timeout_millis(shown: &str) -> Option<u64> {
 // ------------------------------------------------------------------ SET / RESET
 
 /// The text of SET's value list as PostgreSQL flattens it; `None` for DEFAULT.
-fn flatten(def: &Setting, values: &[ast::Expr]) -> Result<Option<String>, SqlError> {
+fn flatten(p: &Param, values: &[ast::Expr]) -> Result<Option<String>, SqlError> {
     let mut parts = Vec::with_capacity(values.len());
     for e in values {
         let text = match e {
@@ -1338,7 +1436,7 @@ fn flatten(def: &Setting, values: &[ast::Expr]) -> Result<Option<String>, SqlErr
         };
         parts.push(text);
     }
-    match def.name {
+    match p.def.name {
         "search_path" => Ok(Some(
             parts
                 .iter()
@@ -1349,7 +1447,7 @@ fn flatten(def: &Setting, values: &[ast::Expr]) -> Result<Option<String>, SqlErr
         "DateStyle" => Ok(Some(parts.join(", "))),
         _ if parts.len() == 1 => Ok(parts.pop()),
         _ => Err(SqlError::BadParameterValue {
-            message: format!("SET {} takes only one argument", def.name),
+            message: format!("SET {} takes only one argument", p.key),
             hint: None,
         }),
     }
@@ -1383,11 +1481,12 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
             };
             warn_outside_block(cx, scope == Scope::Local, "SET LOCAL");
             let name = crate::query::object_name(variable).join(".");
-            let def = lookup(&name)?;
-            assign(cx, def, flatten(def, values)?, scope)
+            let p = resolve_for_set(&name)?;
+            let value = flatten(&p, values)?;
+            assign(cx, &p, value, scope)
         }
         ast::Set::SetTimeZone { local, value } => {
-            let def = lookup("TimeZone")?;
+            let p = Param::known(lookup("TimeZone")?);
             let scope = if *local { Scope::Local } else { Scope::Session };
             warn_outside_block(cx, *local, "SET LOCAL");
             let value = match value {
@@ -1399,13 +1498,13 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
                     None
                 }
                 ast::Expr::Interval(iv) => Some(time_zone_interval(iv)?),
-                e => flatten(def, std::slice::from_ref(e))?,
+                e => flatten(&p, std::slice::from_ref(e))?,
             };
-            assign(cx, def, value, scope)
+            assign(cx, &p, value, scope)
         }
         ast::Set::SetNames { charset_name, .. } => {
-            let def = lookup("client_encoding")?;
-            assign(cx, def, Some(charset_name.value.clone()), Scope::Session)
+            let p = Param::known(lookup("client_encoding")?);
+            assign(cx, &p, Some(charset_name.value.clone()), Scope::Session)
         }
         ast::Set::SetTransaction {
             modes,
@@ -1434,8 +1533,8 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
                         },
                     ),
                 };
-                let def = lookup(&format!("{prefix}{name}"))?;
-                assign(cx, def, Some(value.to_string()), Scope::Session)?;
+                let p = Param::known(lookup(&format!("{prefix}{name}"))?);
+                assign(cx, &p, Some(value.to_string()), Scope::Session)?;
             }
             Ok(())
         }
@@ -1466,9 +1565,9 @@ pub(crate) fn reset(cx: &mut crate::exec::Cx<'_>, name: Option<&str>) -> Result<
         sess.settings.touched = true;
         return Ok(());
     };
-    let def = lookup(name)?;
-    warn_outside_block(cx, def.name == "transaction_isolation", "RESET TRANSACTION");
-    assign(cx, def, None, Scope::Session)
+    let p = resolve_for_set(name)?;
+    warn_outside_block(cx, p.key == "transaction_isolation", "RESET TRANSACTION");
+    assign(cx, &p, None, Scope::Session)
 }
 
 /// PostgreSQL's `WarnNoTransactionBlock`: `what` (when `applies`) lasts only until its
@@ -1483,10 +1582,11 @@ fn warn_outside_block(cx: &mut crate::exec::Cx<'_>, applies: bool, what: &'stati
 /// Sets (`Some`) or resets (`None`) one setting in the session's current transaction.
 fn assign(
     cx: &mut crate::exec::Cx<'_>,
-    def: &'static Setting,
+    p: &Param,
     value: Option<String>,
     scope: Scope,
 ) -> Result<(), SqlError> {
+    let def = p.def;
     check_changeable(def)?;
     let hot_standby = cx.st.read_only;
     cx.ensure_txn();
@@ -1497,13 +1597,17 @@ fn assign(
             message: "SET outside a transaction".into(),
         });
     };
-    let current = View {
-        sess: &sess.settings,
-        txn: Some(txn),
-        user: &sess.user,
-        hot_standby,
-    }
-    .stored(def);
+    let current = if p.is_custom() {
+        String::new()
+    } else {
+        View {
+            sess: &sess.settings,
+            txn: Some(txn),
+            user: &sess.user,
+            hot_standby,
+        }
+        .stored(def)
+    };
     let stored = match value {
         Some(v) => Some(parse_value(def, &v, &current)?),
         None => None,
@@ -1559,28 +1663,32 @@ fn assign(
         _ => {}
     }
     let settings = &mut sess.settings;
+    if p.is_custom() {
+        settings.placeholders.insert(p.key.to_string());
+    }
+    let key = p.key.clone();
     match scope {
         Scope::Local => {
             let v = match stored {
                 Some(v) => v,
                 None => settings
                     .reset
-                    .get(def.name)
+                    .get(key.as_ref())
                     .cloned()
                     .unwrap_or_else(|| def.setting.to_string()),
             };
-            txn.settings.local.insert(def.name, v);
+            txn.settings.local.insert(key, v);
         }
         Scope::Session => {
             let values = txn
                 .settings
                 .values
                 .get_or_insert_with(|| settings.values.clone());
+            txn.settings.local.remove(key.as_ref());
             match stored {
-                Some(v) => values.insert(def.name, v),
-                None => values.remove(def.name),
+                Some(v) => values.insert(key, v),
+                None => values.remove(key.as_ref()),
             };
-            txn.settings.local.remove(def.name);
         }
     }
     settings.touched = true;
@@ -1592,7 +1700,7 @@ fn assign(
 /// [`apply_set_config`] makes it take effect when the statement's rows are complete.
 #[derive(Clone)]
 pub(crate) struct SetConfig {
-    def: &'static Setting,
+    param: Param,
     value: Option<String>,
     local: bool,
     /// The value as SHOW shows it once applied (what `current_setting` answers for the rest
@@ -1601,8 +1709,8 @@ pub(crate) struct SetConfig {
 }
 
 impl SetConfig {
-    pub(crate) fn name(&self) -> &'static str {
-        self.def.name
+    pub(crate) fn name(&self) -> &str {
+        self.param.name()
     }
 }
 
@@ -1615,14 +1723,22 @@ impl SetConfig {
         value: Option<String>,
         local: bool,
     ) -> Result<(SetConfig, String), SqlError> {
-        let def = lookup(name)?;
+        let param = resolve_for_set(name)?;
+        let def = param.def;
         check_changeable(def)?;
-        let shown = match &value {
-            Some(v) => display(def, &parse_value(def, v, &view.stored(def))?),
-            None => display(def, &view.reset_value(def)),
+        let shown = match (&value, param.is_custom()) {
+            (Some(v), true) => v.clone(),
+            (None, true) => view
+                .sess
+                .reset
+                .get(param.key.as_ref())
+                .cloned()
+                .unwrap_or_default(),
+            (Some(v), false) => display(def, &parse_value(def, v, &view.stored(def))?),
+            (None, false) => display(def, &view.reset_value(def)),
         };
         let call = SetConfig {
-            def,
+            param,
             value,
             local,
             shown: shown.clone(),
@@ -1641,7 +1757,7 @@ pub(crate) fn apply_set_config(
     } else {
         Scope::Session
     };
-    assign(cx, call.def, call.value, scope)
+    assign(cx, &call.param, call.value, scope)
 }
 
 /// SHOW ALL: every setting RockLake knows, by name as PostgreSQL sorts them (ignoring case),

@@ -142,3 +142,25 @@ fn a_read_only_role_cannot_write_or_ask_for_read_write() {
     });
     assert_eq!(bad.err().map(|e| e.code), Some("42704".to_string()));
 }
+
+#[test]
+fn a_custom_name_must_be_dotted_simple_identifiers() {
+    let kv = MemKv::new();
+    let mut engine = Engine::open(&kv).expect("open");
+    let s = engine.open_session("u", "lake");
+    let r = engine.query(&kv, s, "SET \"my app\".x = 1", 1);
+    let e = r.error.expect("an error");
+    assert_eq!(e.code, "42602");
+    assert_eq!(
+        e.message,
+        "invalid configuration parameter name \"my app.x\""
+    );
+    assert_eq!(
+        e.detail.as_deref(),
+        Some("Custom parameter names must be two or more simple identifiers separated by dots.")
+    );
+    assert!(engine
+        .query(&kv, s, "SET my_app.x$1 = 'v'", 2)
+        .error
+        .is_none());
+}

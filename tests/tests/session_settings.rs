@@ -148,6 +148,25 @@ for s in [
     "SELECT set_config('statement_timeout', 'abc', false)",
     "SELECT set_config('server_version', '1', false)",
     "SELECT set_config(NULL, '1', false)",
+    # Custom placeholders (`SET myapp.x`): exist once set, kept (empty) after a rollback,
+    # transactional values, SET LOCAL, set_config, case-insensitive names, name rules.
+    "SHOW myapp.x", "SELECT current_setting('myapp.x', true) IS NULL",
+    "SELECT current_setting('myapp.x')", "SET myapp.x = 'hello'", "SHOW myapp.x",
+    "SELECT current_setting('myapp.x'), current_setting('MyApp.X')",
+    "BEGIN", "SET myapp.y = 'in txn'", "SHOW myapp.y", "ROLLBACK", "SHOW myapp.y",
+    "BEGIN", "SET LOCAL myapp.x = 'local'", "SHOW myapp.x", "COMMIT", "SHOW myapp.x",
+    "RESET myapp.x", "SHOW myapp.x", "SET myapp.x TO 42", "SHOW myapp.x",
+    "SELECT set_config('myapp.z', 'viaconfig', false), current_setting('myapp.z')",
+    "SELECT set_config('myapp.q', NULL, false), current_setting('myapp.q')",
+    "SELECT name FROM pg_settings WHERE name LIKE 'myapp%'",
+    "SET a.b.c = 1", "SHOW a.b.c", "SET \"My App\".x = 2", "SET myapp = 1",
+    "SET myapp.x = DEFAULT", "SHOW myapp.x", "SET myapp.w TO 'a', 'b'", "SHOW myapp.w",
+    "SET myapp.n = 1.5", "SHOW myapp.n", "SET myapp.o = on", "SHOW myapp.o",
+    "SELECT set_config('bad name.x', '1', false)",
+    "SET myapp.x = 'v1'", "BEGIN", "SET myapp.x = 'v2'", "SAVEPOINT s", "SET myapp.x = 'v3'",
+    "ROLLBACK TO SAVEPOINT s", "SHOW myapp.x", "COMMIT", "SHOW myapp.x",
+    "DISCARD ALL", "SHOW myapp.x", "SET myApp.CamelCase = 'c'",
+    "SELECT current_setting('myapp.camelcase')",
     "SELECT set_config('statement_timeout', '6s', NULL)", "SHOW statement_timeout",
     "RESET ALL", "SHOW ALL",
 ]:
@@ -190,8 +209,12 @@ run("COMMIT", other)
 
 # Start-up parameters: options=-c and application_name, as RESET's target.
 opts = psycopg.connect(dsn, autocommit=True, application_name="boot",
-                       options="-c statement_timeout=2s -c search_path=ss,public")
+                       options="-c statement_timeout=2s -c search_path=ss,public -c myapp.boot=yes")
 run("SHOW statement_timeout", opts)
+run("SHOW myapp.boot", opts)
+run("SET myapp.boot = 'changed'", opts)
+run("RESET myapp.boot", opts)
+run("SHOW myapp.boot", opts)
 run("SELECT * FROM ss_t", opts)
 run("SET application_name = 'later'", opts)
 run("RESET ALL", opts)
@@ -243,6 +266,8 @@ fn settings_match_postgres() {
         "25006",
         "25001",
         "42704",
+        "viaconfig",
+        "42602",
     ] {
         assert!(text.contains(needle), "{needle} never seen: {text}");
     }
