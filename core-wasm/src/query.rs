@@ -995,6 +995,12 @@ const KEEPS_CHAR_PADDING: &[&str] = &[
     "array_append",
     "array_prepend",
     "array_position",
+    "array_positions",
+    "array_cat",
+    "array_remove",
+    "array_replace",
+    "array_ndims",
+    "array_dims",
     "to_json",
     "row",
 ];
@@ -5824,6 +5830,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok((BExpr::Func(name, args), PgType::Bool));
         }
+        if let Some(bound) = bind_array_function(&name, &mut bargs, &types) {
+            return bound;
+        }
         match (name.as_str(), types.as_slice()) {
             ("inet_client_addr", []) => return Ok((BExpr::Func(name, bargs), PgType::Inet)),
             ("inet_client_port", []) => return Ok((BExpr::Func(name, bargs), PgType::Int4)),
@@ -6466,6 +6475,76 @@ fn ungrouped_reference(
         }
         _ => None,
     }
+}
+
+/// The array functions PostgreSQL declares over `anycompatiblearray` / `anycompatible`:
+/// `array_append`, `array_prepend`, `array_cat`, `array_remove`, `array_replace`,
+/// `array_position` (with an optional start), `array_positions`, and `array_ndims` /
+/// `array_dims` over `anyarray`. The array type comes from an array argument, or from a typed
+/// element's array type; untyped literals take it. `None`: not one of them.
+fn bind_array_function(
+    name: &str,
+    args: &mut Vec<BExpr>,
+    types: &[PgType],
+) -> Option<Result<(BExpr, PgType), SqlError>> {
+    // Per argument: is it the array (true) or an element (false)?
+    let shape: &[bool] = match (name, types.len()) {
+        ("array_append" | "array_remove" | "array_position" | "array_positions", 2) => {
+            &[true, false]
+        }
+        ("array_position", 3) => &[true, false],
+        ("array_prepend", 2) => &[false, true],
+        ("array_cat", 2) => &[true, true],
+        ("array_replace", 3) => &[true, false, false],
+        ("array_ndims" | "array_dims", 1) => &[true],
+        (
+            "array_append" | "array_remove" | "array_position" | "array_positions"
+            | "array_prepend" | "array_cat" | "array_replace" | "array_ndims" | "array_dims",
+            _,
+        ) => return Some(Err(no_such_function(name, types))),
+        _ => return None,
+    };
+    Some((|| {
+        let array_given = shape
+            .iter()
+            .zip(types)
+            .find(|(is_array, t)| **is_array && **t != PgType::Unknown)
+            .map(|(_, t)| *t);
+        let element_given = shape
+            .iter()
+            .zip(types)
+            .find(|(is_array, t)| !**is_array && **t != PgType::Unknown)
+            .map(|(_, t)| *t);
+        let ty = match (array_given, element_given) {
+            (Some(t), _) if t.is_array() => t,
+            (Some(_), _) => return Err(no_such_function(name, types)),
+            (None, Some(e)) => e.array_or_text(),
+            // Untyped literals only: PostgreSQL resolves them as text.
+            (None, None) => PgType::TextArray,
+        };
+        let elem = ty.element().unwrap_or(PgType::Text);
+        let taken = std::mem::take(args);
+        for (i, (arg, t)) in taken.into_iter().zip(types).enumerate() {
+            let is_array = shape.get(i).copied();
+            args.push(match is_array {
+                Some(true) if *t == ty || *t == PgType::Unknown => coerce_or_cast(arg, ty)?,
+                Some(true) => return Err(no_such_function(name, types)),
+                Some(false) => cast_from(arg, *t, elem)?,
+                // array_position's start: an integer.
+                None if matches!(t, PgType::Int2 | PgType::Int4 | PgType::Unknown) => {
+                    coerce_or_cast(arg, PgType::Int4)?
+                }
+                None => return Err(no_such_function(name, types)),
+            });
+        }
+        let out = match name {
+            "array_position" | "array_ndims" => PgType::Int4,
+            "array_positions" => PgType::Int4Array,
+            "array_dims" => PgType::Text,
+            _ => ty,
+        };
+        Ok((BExpr::Func(name.to_string(), std::mem::take(args)), out))
+    })())
 }
 
 /// PostgreSQL 15's signatures of the string functions, one letter per argument: `T` text (any
@@ -9914,6 +9993,73 @@ impl<'a, 'b> Executor<'a, 'b> {
                         inner.iter().all(met)
                     })
                 }
+                _ => Value::Null,
+            },
+            // Elements are matched as IS NOT DISTINCT FROM (NULL finds NULL).
+            "array_remove" => match a.first() {
+                Some(Value::Array(x)) => {
+                    let gone = value_key(std::slice::from_ref(a.get(1).unwrap_or(&Value::Null)));
+                    Value::Array(
+                        x.iter()
+                            .filter(|v| value_key(std::slice::from_ref(v)) != gone)
+                            .cloned()
+                            .collect(),
+                    )
+                }
+                _ => Value::Null,
+            },
+            "array_replace" => match a.first() {
+                Some(Value::Array(x)) => {
+                    let from = value_key(std::slice::from_ref(a.get(1).unwrap_or(&Value::Null)));
+                    let to = a.get(2).cloned().unwrap_or(Value::Null);
+                    Value::Array(
+                        x.iter()
+                            .map(|v| {
+                                if value_key(std::slice::from_ref(v)) == from {
+                                    to.clone()
+                                } else {
+                                    v.clone()
+                                }
+                            })
+                            .collect(),
+                    )
+                }
+                _ => Value::Null,
+            },
+            "array_position" | "array_positions" => match a.first() {
+                Some(Value::Array(x)) => {
+                    let start = match a.get(2) {
+                        Some(Value::Null) => {
+                            return Err(SqlError::NullValueNotAllowed {
+                                message: "initial position must not be null".into(),
+                            })
+                        }
+                        Some(Value::Int(s)) => *s,
+                        _ => 1,
+                    };
+                    let wanted = value_key(std::slice::from_ref(a.get(1).unwrap_or(&Value::Null)));
+                    let mut hits = x
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (i as i64 + 1, v))
+                        .filter(|(i, v)| {
+                            *i >= start && value_key(std::slice::from_ref(v)) == wanted
+                        })
+                        .map(|(i, _)| Value::Int(i));
+                    if name == "array_position" {
+                        hits.next().unwrap_or(Value::Null)
+                    } else {
+                        Value::Array(hits.collect())
+                    }
+                }
+                _ => Value::Null,
+            },
+            "array_ndims" => match a.first() {
+                Some(Value::Array(x)) if !x.is_empty() => Value::Int(1),
+                _ => Value::Null,
+            },
+            "array_dims" => match a.first() {
+                Some(Value::Array(x)) if !x.is_empty() => Value::text(format!("[1:{}]", x.len())),
                 _ => Value::Null,
             },
             "array_cat" => match (a.first(), a.get(1)) {

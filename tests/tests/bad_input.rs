@@ -357,6 +357,22 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // Array functions by name (anycompatiblearray): NULL found as IS NOT DISTINCT FROM.
+    "select array_append(array[1,2], 3), array_prepend(0, array[1,2]), array_cat(array[1], array[2,3])",
+    "select array_append('{a,b}', 'c'), array_append(null, 1), array_prepend(1, null), array_cat(null, array[1])",
+    "select array_append(null, null)",
+    "select array_remove(array[1,2,1,3], 1), array_remove(array['a',null,'b'], null), array_remove(null::int[], 1)",
+    "select array_replace(array[1,2,1], 1, 9), array_replace(array[null, 'x'], null, 'y')",
+    "select array_position(array['a','b','c','b'], 'b'), array_position(array['a','b','c','b'], 'b', 3), array_position(array[1,2], 5), array_position(array[null,1], null)",
+    "select array_positions(array[1,2,1], 1), array_positions(array[1,2], 9), array_positions(null::int[], 1)",
+    "select array_ndims(array[1,2]), array_dims(array[1,2,3]), array_ndims('{}'::int[]), array_dims('{}'::int[])",
+    "select array_position(array[1], 1, null)",
+    "select array_append(array[1,2], 'x')",
+    "select array_append(1, 2)",
+    "select array_cat(array[1], array['a'])",
+    "select array_append(array[1,2], 3, 4)",
+    "select pg_typeof(array_append(array[1::bigint], 2)), pg_typeof(array_positions(array['a'], 'a'))",
+    "select id, array_append(tags, 'z'), array_position(tags, 'b') from (values (1, array['a','b']), (2, null)) t(id, tags) order by id",
     // variance and standard deviation: exact over numbers, Youngs-Cramer over floats.
     "select variance(x), var_pop(x), stddev(x), stddev_pop(x), var_samp(x), stddev_samp(x) from (values (1),(2),(3),(4)) t(x)",
     "select variance(x), var_pop(x), stddev(x), stddev_pop(x) from (values (1.5),(2.25),(3.125)) t(x)",
