@@ -5344,7 +5344,13 @@ impl<'a, 'b> Binder<'a, 'b> {
             let float = types
                 .iter()
                 .any(|t| matches!(t, PgType::Float4 | PgType::Float8));
-            if types.contains(&PgType::Numeric) && !float {
+            // Functions PostgreSQL has over double precision only take a numeric through its
+            // implicit cast; those with a numeric form of their own give numeric results.
+            let numeric_form = matches!(
+                name,
+                "sign" | "sqrt" | "exp" | "ln" | "log" | "log10" | "power" | "pow"
+            );
+            if types.contains(&PgType::Numeric) && !float && numeric_form {
                 return match name {
                     "sign" | "sqrt" => Ok((
                         BExpr::Func(name.into(), std::mem::take(args)),

@@ -357,6 +357,8 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // Double precision functions take a numeric through PostgreSQL's implicit cast.
+    "select degrees(1.5), radians(90.0), sin(0.5), cos(0.5), tan(0.5), asin(0.5), acos(0.5), atan(0.5), atan2(1.0, 2.0), atan2(1, 2.0)",
     // Array functions by name (anycompatiblearray): NULL found as IS NOT DISTINCT FROM.
     "select array_append(array[1,2], 3), array_prepend(0, array[1,2]), array_cat(array[1], array[2,3])",
     "select array_append('{a,b}', 'c'), array_append(null, 1), array_prepend(1, null), array_cat(null, array[1])",
