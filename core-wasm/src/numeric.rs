@@ -365,6 +365,415 @@ pub(crate) fn numeric_add(a: &str, b: &str, sub: bool) -> Result<String, SqlErro
     big_decimal(&sum, sc).map(canonical)
 }
 
+// ------------------------------------------------------------------ ln, exp, log, power
+
+/// PostgreSQL's `NUMERIC_MIN_SIG_DIGITS`, `NUMERIC_MAX_DISPLAY_SCALE`,
+/// `NUMERIC_MAX_RESULT_SCALE`.
+const MIN_SIG_DIGITS: i64 = 16;
+const MAX_DISPLAY_SCALE: i64 = 1000;
+const MAX_RESULT_SCALE: f64 = 2000.0;
+
+/// Digits computed past a result's scale before it is rounded: PostgreSQL's transcendental
+/// functions compute with guard digits and round, so the value rounded from a more precise
+/// one is theirs.
+const GUARD: usize = 12;
+
+fn log_domain(message: &str) -> SqlError {
+    SqlError::MathDomain {
+        code: "2201E",
+        message: message.into(),
+    }
+}
+
+fn power_domain(message: &str) -> SqlError {
+    SqlError::MathDomain {
+        code: "2201F",
+        message: message.into(),
+    }
+}
+
+/// A plain decimal as (negative, digits as an integer, fraction digits, zero).
+fn exact(a: &str) -> (bool, BigInt, usize, bool) {
+    let (neg, int, frac) = decimal_parts(a);
+    let digits = unsigned_big(int, frac);
+    let zero = digits.sign() == Sign::NoSign;
+    (neg && !zero, digits, frac.len(), zero)
+}
+
+/// `v / 10^from` rounded half away from zero to `to` fraction digits (`to <= from`).
+fn round_scaled(v: &BigInt, from: usize, to: usize) -> BigInt {
+    let drop = pow10(from - to);
+    let half = &drop / 2u8;
+    let mag = (v.magnitude().clone() + half.magnitude()) / drop.magnitude();
+    BigInt::from_biguint(v.sign(), mag)
+}
+
+/// PostgreSQL's `estimate_ln_dweight`: the decimal weight of ln(x), from its first two
+/// base-10,000 digits (or from x − 1 near 1).
+fn estimate_ln_dweight(a: &str) -> i64 {
+    let (neg, int, frac) = decimal_parts(a);
+    if neg {
+        return 0;
+    }
+    let x: f64 = a.parse().unwrap_or(0.0);
+    if (0.9..=1.1).contains(&x) {
+        let d = numeric_add(a, "1", true).unwrap_or_default();
+        let (_, dint, dfrac) = decimal_parts(&d);
+        if unsigned_big(dint, dfrac).sign() == Sign::NoSign {
+            return 0;
+        }
+        let (w, first) = weight(dint, dfrac);
+        return w * 4 + i64::from(first).ilog10() as i64;
+    }
+    if unsigned_big(int, frac).sign() == Sign::NoSign {
+        return 0;
+    }
+    let (w, first) = weight(int, frac);
+    // The second base-10,000 digit, when there is one.
+    let second = base10000_digit(int, frac, 1);
+    let (digits, dweight) = match second {
+        Some(d) => (f64::from(first) * 10_000.0 + f64::from(d), w * 4 - 4),
+        None => (f64::from(first), w * 4),
+    };
+    let ln = digits.ln() + dweight as f64 * std::f64::consts::LN_10;
+    // Truncated toward zero, as C's (int) cast in PostgreSQL's.
+    ln.abs().log10() as i64
+}
+
+/// The `i`th base-10,000 digit (0: the first non-zero one) of a decimal as PostgreSQL stores
+/// it, or `None` past its last non-zero digit.
+fn base10000_digit(int: &str, frac: &str, i: usize) -> Option<u32> {
+    // Align the digits to groups of four around the decimal point.
+    let lead = (4 - int.len() % 4) % 4;
+    let mut all = "0".repeat(lead);
+    all.push_str(int);
+    all.push_str(frac);
+    while !all.len().is_multiple_of(4) {
+        all.push('0');
+    }
+    let groups: Vec<u32> = all
+        .as_bytes()
+        .chunks(4)
+        .map(|g| {
+            std::str::from_utf8(g)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0)
+        })
+        .collect();
+    let first = groups.iter().position(|g| *g != 0)?;
+    let last = groups.iter().rposition(|g| *g != 0)?;
+    let at = first + i;
+    (at <= last).then(|| groups[at])
+}
+
+/// ln(x) × 10^s for x = digits × 10^-frac > 0, to within a few units of the last place.
+fn ln_fixed(digits: &BigInt, frac: usize, s: usize) -> BigInt {
+    // x = m × 10^k with 1 <= m < 10: ln x = ln m + k ln 10.
+    let nd = digits.magnitude().to_str_radix(10).len();
+    let k = nd as i64 - 1 - frac as i64;
+    let kdigits = k.unsigned_abs().max(1).ilog10() as usize + 1;
+    let w = s + kdigits + 8;
+    let m = scale_digits(digits, nd - 1, w);
+    let mut ln = ln_near_one(m, w);
+    if k != 0 {
+        ln += ln_near_one(pow10(w + 1), w) * k;
+    }
+    round_scaled(&ln, w, s)
+}
+
+/// `digits × 10^-point` at scale `w` (truncated when it has more digits).
+fn scale_digits(digits: &BigInt, point: usize, w: usize) -> BigInt {
+    if w >= point {
+        digits * pow10(w - point)
+    } else {
+        digits / pow10(point - w)
+    }
+}
+
+/// ln(m) × 10^w for m = M / 10^w in [1, 10]: square roots bring it near 1, then the series
+/// of 2·atanh((m − 1)/(m + 1)).
+fn ln_near_one(mut m: BigInt, w: usize) -> BigInt {
+    let one = pow10(w);
+    let limit = &one + &one / 10u8;
+    let mut halvings = 0u32;
+    while m > limit {
+        m = (&m * &one).sqrt();
+        halvings += 1;
+    }
+    let z = (&m - &one) * &one / (&m + &one);
+    let z2 = &z * &z / &one;
+    let mut sum = z.clone();
+    let mut power = z;
+    let mut n = 3u32;
+    loop {
+        power = &power * &z2 / &one;
+        let term = &power / n;
+        if term.sign() == Sign::NoSign {
+            break;
+        }
+        sum += term;
+        n += 2;
+    }
+    sum * 2u8 * (BigInt::from(1u8) << halvings)
+}
+
+/// e^y × 10^s for y = Y / 10^s, accurate to the last place of a result of decimal weight
+/// at most `weight`.
+fn exp_fixed(y: &BigInt, s: usize, weight: i64) -> BigInt {
+    // e^y = (e^(y / 2^n))^(2^n), with |y / 2^n| < 0.01 for a short series.
+    let small = pow10(s) / 100u8;
+    let mut n = 0u32;
+    while (y.magnitude() >> n) > *small.magnitude() {
+        n += 1;
+    }
+    let w = s + weight.max(0) as usize + n as usize / 3 + 10;
+    let one = pow10(w);
+    let x = y * pow10(w - s) / (BigInt::from(1u8) << n);
+    let mut sum = &one + &x;
+    let mut term = x.clone();
+    let mut k = 2u32;
+    loop {
+        term = &term * &x / &one / k;
+        if term.sign() == Sign::NoSign {
+            break;
+        }
+        sum += &term;
+        k += 1;
+    }
+    for _ in 0..n {
+        sum = &sum * &sum / &one;
+    }
+    round_scaled(&sum, w, s)
+}
+
+fn clamp_scale(rscale: i64) -> usize {
+    rscale.clamp(0, MAX_DISPLAY_SCALE) as usize
+}
+
+/// `ln(numeric)` as PostgreSQL's: 16 significant digits (more when the argument has more
+/// fraction digits), rounded half away from zero.
+pub(crate) fn numeric_ln(a: &str) -> Result<String, SqlError> {
+    match a {
+        "NaN" | "Infinity" => return Ok(a.into()),
+        "-Infinity" => return Err(log_domain("cannot take logarithm of a negative number")),
+        _ => {}
+    }
+    let (neg, digits, frac, zero) = exact(a);
+    if zero {
+        return Err(log_domain("cannot take logarithm of zero"));
+    }
+    if neg {
+        return Err(log_domain("cannot take logarithm of a negative number"));
+    }
+    let rscale = clamp_scale((MIN_SIG_DIGITS - estimate_ln_dweight(a)).max(frac as i64));
+    let ln = ln_fixed(&digits, frac, rscale + GUARD);
+    big_decimal(&round_scaled(&ln, rscale + GUARD, rscale), rscale)
+}
+
+/// `log(b, x)` (and `log(x)`, `log10(x)`: base 10) over numerics as PostgreSQL's.
+pub(crate) fn numeric_log(base: &str, a: &str) -> Result<String, SqlError> {
+    if !plain(base) || !plain(a) {
+        return Ok("NaN".into());
+    }
+    for v in [base, a] {
+        let (neg, _, _, zero) = exact(v);
+        if zero {
+            return Err(log_domain("cannot take logarithm of zero"));
+        }
+        if neg {
+            return Err(log_domain("cannot take logarithm of a negative number"));
+        }
+    }
+    let (_, bd, bf, _) = exact(base);
+    let (_, xd, xf, _) = exact(a);
+    let dweight = estimate_ln_dweight(a) - estimate_ln_dweight(base);
+    let rscale = clamp_scale((MIN_SIG_DIGITS - dweight).max(bf as i64).max(xf as i64));
+    // Enough digits of both logarithms for the quotient's scale.
+    let s = rscale + GUARD + dweight.unsigned_abs() as usize + 20;
+    let ln_base = ln_fixed(&bd, bf, s);
+    if ln_base.sign() == Sign::NoSign {
+        return Err(SqlError::DivisionByZero);
+    }
+    let ln_x = ln_fixed(&xd, xf, s);
+    let q = ln_x * pow10(rscale + GUARD) / ln_base;
+    big_decimal(&round_scaled(&q, rscale + GUARD, rscale), rscale)
+}
+
+/// `exp(numeric)` as PostgreSQL's: 16 significant digits (more when the argument has more
+/// fraction digits); 22003 past numeric's range, 0 below it.
+pub(crate) fn numeric_exp(a: &str) -> Result<String, SqlError> {
+    match a {
+        "NaN" | "Infinity" => return Ok(a.into()),
+        "-Infinity" => return Ok("0".into()),
+        _ => {}
+    }
+    let (neg, digits, frac, _) = exact(a);
+    let x: f64 = a.parse().unwrap_or(0.0);
+    let weight = x * std::f64::consts::LOG10_E;
+    let clamped = weight.clamp(-MAX_RESULT_SCALE, MAX_RESULT_SCALE);
+    let rscale = clamp_scale((MIN_SIG_DIGITS - clamped as i64).max(frac as i64));
+    if x.abs() >= MAX_RESULT_SCALE * 3.0 {
+        if x > 0.0 {
+            return Err(SqlError::NumericOverflow);
+        }
+        return big_decimal(&BigInt::from(0u8), rscale);
+    }
+    exp_at(
+        &if neg { -digits } else { digits },
+        frac,
+        rscale,
+        weight.ceil() as i64,
+    )
+}
+
+/// The series behind `exp` and non-integer powers work at the result's full precision; past
+/// this many digits before the point they would hold the engine for minutes, so RockLake
+/// refuses them (PostgreSQL computes up to 131,072).
+const MAX_SERIES_WEIGHT: f64 = 10_000.0;
+
+fn too_many_digits(weight: f64) -> Result<(), SqlError> {
+    if weight > MAX_SERIES_WEIGHT {
+        return Err(SqlError::feature(
+            "exp() and power() results of more than 10,000 digits before the decimal point",
+        ));
+    }
+    Ok(())
+}
+
+/// e^(y) rounded to `rscale` for y = digits × 10^-frac.
+fn exp_at(digits: &BigInt, frac: usize, rscale: usize, weight: i64) -> Result<String, SqlError> {
+    too_many_digits(weight as f64)?;
+    let s = rscale + GUARD;
+    let y = scale_digits(digits, frac, s);
+    let e = exp_fixed(&y, s, weight);
+    big_decimal(&round_scaled(&e, s, rscale), rscale)
+}
+
+/// `power(numeric, numeric)` as PostgreSQL's: an integer exponent multiplies (exactly, then
+/// rounded at the scale giving 16 significant digits, or the base's scale); otherwise
+/// exp(y · ln x) at the scale its estimated size calls for.
+pub(crate) fn numeric_power(x: &str, y: &str) -> Result<String, SqlError> {
+    if !plain(x) || !plain(y) {
+        let (a, b) = (
+            x.parse::<f64>().unwrap_or(f64::NAN),
+            y.parse::<f64>().unwrap_or(f64::NAN),
+        );
+        return Ok(from_f64(a.powf(b)));
+    }
+    let (xneg, xd, xf, xzero) = exact(x);
+    let (yneg, yd, yf, yzero) = exact(y);
+    let y_integral = yzero || (&yd % pow10(yf)).sign() == Sign::NoSign;
+    if xzero && yneg {
+        return Err(power_domain("zero raised to a negative power is undefined"));
+    }
+    if xneg && !y_integral {
+        return Err(power_domain(
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    if y_integral {
+        let e = &yd / pow10(yf);
+        if let Ok(e) = i32::try_from(if yneg { -e } else { e }) {
+            let rscale = clamp_scale(MIN_SIG_DIGITS.max(xf as i64));
+            return power_int(&xd, xf, xneg, xzero, e, rscale);
+        }
+    }
+    if xzero {
+        return big_decimal(&BigInt::from(0u8), MIN_SIG_DIGITS as usize);
+    }
+    let ln_estimate = x.parse::<f64>().unwrap_or(1.0).ln() * y.parse::<f64>().unwrap_or(0.0);
+    if ln_estimate.abs() > MAX_RESULT_SCALE * 3.01 {
+        if ln_estimate > 0.0 {
+            return Err(SqlError::NumericOverflow);
+        }
+        return big_decimal(&BigInt::from(0u8), MAX_DISPLAY_SCALE as usize);
+    }
+    let weight = ln_estimate * std::f64::consts::LOG10_E;
+    let rscale = clamp_scale(
+        (MIN_SIG_DIGITS - weight as i64)
+            .max(xf as i64)
+            .max(yf as i64),
+    );
+    let signed_y = if yneg { -yd } else { yd };
+    power_through_ln(&xd, xf, &signed_y, yf, weight, rscale)
+}
+
+/// |x|^y = e^(y · ln |x|) rounded at `rscale`, for a result of decimal weight about `weight`.
+fn power_through_ln(
+    xd: &BigInt,
+    xf: usize,
+    y: &BigInt,
+    yf: usize,
+    weight: f64,
+    rscale: usize,
+) -> Result<String, SqlError> {
+    too_many_digits(weight)?;
+    // y · ln x with enough digits for e^ of it to the result's scale.
+    let s = rscale + GUARD + weight.max(0.0) as usize + 10;
+    let ln_x = ln_fixed(xd, xf, s);
+    let prod = ln_x * y / pow10(yf);
+    let e = exp_fixed(&prod, s, weight.ceil() as i64);
+    big_decimal(&round_scaled(&e, s, rscale), rscale)
+}
+
+/// x^e for an integer e, exact then rounded at `rscale` (a negative e divides 1 by it).
+fn power_int(
+    xd: &BigInt,
+    xf: usize,
+    xneg: bool,
+    xzero: bool,
+    e: i32,
+    rscale: usize,
+) -> Result<String, SqlError> {
+    if e == 0 {
+        return big_decimal(&pow10(rscale), rscale);
+    }
+    if xzero {
+        return big_decimal(&BigInt::from(0u8), rscale);
+    }
+    // Past numeric's range, as PostgreSQL's estimate finds (log10 of the result, from the
+    // leading digits).
+    let text = xd.magnitude().to_str_radix(10);
+    let lead: f64 = text[..text.len().min(15)].parse().unwrap_or(1.0);
+    let log10_x = lead.log10() + text.len() as f64 - text.len().min(15) as f64 - xf as f64;
+    let log10 = f64::from(e) * log10_x;
+    if log10 >= MAX_INTEGER_DIGITS as f64 {
+        return Err(SqlError::NumericOverflow);
+    }
+    let n = e.unsigned_abs();
+    let digits_needed = n as usize * xd.magnitude().to_str_radix(10).len();
+    if digits_needed > 200_000 {
+        // Too many digits to multiply out exactly: through ln and exp, with the sign of an
+        // odd power of a negative base.
+        let r = power_through_ln(xd, xf, &BigInt::from(e), 0, log10, rscale)?;
+        return Ok(
+            if xneg && e % 2 != 0 && r.bytes().any(|b| matches!(b, b'1'..=b'9')) {
+                format!("-{r}")
+            } else {
+                r
+            },
+        );
+    }
+    let mag = num_bigint::BigUint::pow(xd.magnitude(), n);
+    let negative = xneg && n % 2 == 1;
+    let scale = xf * n as usize;
+    let value = if e > 0 {
+        let v = BigInt::from_biguint(Sign::Plus, mag);
+        if scale >= rscale {
+            round_scaled(&v, scale, rscale)
+        } else {
+            v * pow10(rscale - scale)
+        }
+    } else {
+        // 1 / x^n = 10^scale / mag at rscale, rounded half away from zero.
+        let num = pow10(scale + rscale + 1);
+        let q = num / BigInt::from_biguint(Sign::Plus, mag);
+        round_scaled(&q, rscale + 1, rscale)
+    };
+    big_decimal(&if negative { -value } else { value }, rscale)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

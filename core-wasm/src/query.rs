@@ -1562,8 +1562,27 @@ fn eval_math(name: &str, args: &[Value]) -> Result<Value, SqlError> {
         Some(Value::Int(n)) => Some(*n as f64),
         _ => None,
     };
-    if let (Some(Value::Numeric(n)), "sqrt") = (args.first(), name) {
-        return Ok(Value::Numeric(crate::numeric::numeric_sqrt(n)?));
+    if let Some(Value::Numeric(n)) = args.first() {
+        let second = match args.get(1) {
+            Some(Value::Numeric(m)) => Some(m.as_str()),
+            Some(_) => return Ok(Value::Null),
+            None => None,
+        };
+        let r = match (name, second) {
+            ("sqrt", None) => Some(crate::numeric::numeric_sqrt(n)?),
+            ("ln", None) => Some(crate::numeric::numeric_ln(n)?),
+            ("exp", None) => Some(crate::numeric::numeric_exp(n)?),
+            ("log" | "log10", None) => Some(crate::numeric::numeric_log("10", n)?),
+            ("log", Some(x)) => Some(crate::numeric::numeric_log(n, x)?),
+            ("power", Some(y)) => Some(crate::numeric::numeric_power(n, y)?),
+            _ => None,
+        };
+        if let Some(r) = r {
+            return Ok(Value::Numeric(r));
+        }
+    }
+    if matches!(name, "log" | "power") && args.len() == 2 && args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
     }
     if let Some(Value::Numeric(n)) = args.first() {
         // sign(numeric): -1, 0 or 1 (NaN for NaN).
@@ -5305,6 +5324,8 @@ impl<'a, 'b> Binder<'a, 'b> {
     ) -> Option<Result<(BExpr, PgType), SqlError>> {
         let arity = match name {
             "pi" => 0,
+            // log(b, x) exists over numeric only.
+            "log" if types.len() == 2 => 2,
             "power" | "pow" | "atan2" | "mod" => 2,
             n if FLOAT_MATH.contains(&n) || n == "sign" => 1,
             _ => return None,
@@ -5350,16 +5371,15 @@ impl<'a, 'b> Binder<'a, 'b> {
                 name,
                 "sign" | "sqrt" | "exp" | "ln" | "log" | "log10" | "power" | "pow"
             );
-            if types.contains(&PgType::Numeric) && !float && numeric_form {
-                return match name {
-                    "sign" | "sqrt" => Ok((
-                        BExpr::Func(name.into(), std::mem::take(args)),
-                        PgType::Numeric,
-                    )),
-                    _ => Err(SqlError::feature(format!(
-                        "{name}(numeric) (cast the argument to double precision)"
-                    ))),
-                };
+            if (types.contains(&PgType::Numeric) && !float && numeric_form)
+                || arity == 2 && name == "log"
+            {
+                let numerics = std::mem::take(args)
+                    .into_iter()
+                    .map(|a| coerce_or_cast(a, PgType::Numeric))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let name = if name == "pow" { "power" } else { name };
+                return Ok((BExpr::Func(name.into(), numerics), PgType::Numeric));
             }
             let floats = std::mem::take(args)
                 .into_iter()

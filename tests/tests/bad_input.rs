@@ -357,6 +357,34 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // ln, exp, log, power over numeric: PostgreSQL's result scales, correctly rounded digits.
+    "select 2 ^ 0.5, 2.0 ^ 3, 2 ^ 3, 1.5 ^ 2",
+    "select ln(2.0), exp(1.0), power(2.0, 10), log(100.0), log(2.0, 8.0), log10(1000.0)",
+    "select ln(2), exp(1), power(2, 0.5), pow(2, 3), log(100), log10(1000)",
+    "select ln(0.0)",
+    "select ln(-1.0)",
+    "select power(0.0, -1)",
+    "select power(-8.0, 1.0/3)",
+    "select exp(1000.0)",
+    "select power(10, 20), power(2.5, 2), power(1.0001, 10000)",
+    "select ln(1.0), ln(1.05), ln(0.95), ln(1.0000001), ln(10), ln(123456789.123), ln(0.000012345), ln(1e-100), ln(1e100)",
+    "select exp(0.0), exp(-1.0), exp(2.302585), exp(-100.5), exp(10), exp(0.001), exp(50.123456)",
+    "select power(2.0, -2), power(1.5, 3), power(-2.0, 3), power(-2.0, -3), power(0.0, 0), power(3.0, 0.0), power(10.0, -20), power(1.1, 100), power(2.0, 0.5), power(100.0, 1.5), power(0.5, 0.5), power(7.0, -0.25)",
+    "select log(10, 100), log(2, 1024.0), log(3.0, 81.0), log(1.5, 2.25), log(10.0, 0.001), log10(2.0), log(0.5, 8)",
+    "select log(1.0, 10.0)",
+    "select log(0, 10.0)",
+    "select exp(10000.0)",
+    "select exp(-10000.0) = 0, power(10.0, 200000)",
+    "select power(1.000001, 1000000), power(0.999, 1234), power(12.34, 5.67), power(2, 100::numeric)",
+    "select round(power(1.05, 10), 2), ln(x), exp(x) from (values (0.5), (3.0)) t(x)",
+    "select power(-1.0, 0.5)",
+    "select power(0.0, -0.5)",
+    "select ln('NaN'::numeric), exp('NaN'::numeric), power('NaN'::numeric, 0)",
+    "select power(-1.000001, 1000001), power(0.9999, -1000000), power(1.00000001, 100000000)",
+    "select md5(exp(5999.0)::text), md5(ln(1e-1000)::text), md5(power(1.5, 20000)::text), exp(0.5 + 0.000000000000000000000000000000000000000000000000001), ln(1.000000000000000000000000000000000000000000000000001)",
+    "select power(9.99, 9999.5)",
+    "select md5(exp(-5999.0)::text), md5(power(0.5, 3000.5)::text), ln(9.999999999999999999), log(7, 49.0000000001), exp(-0.000000000000000001)",
+    "select power(2.0, 1000), md5(power(2.0, 100000)::text)",
     // Double precision functions take a numeric through PostgreSQL's implicit cast.
     "select degrees(1.5), radians(90.0), sin(0.5), cos(0.5), tan(0.5), asin(0.5), acos(0.5), atan(0.5), atan2(1.0, 2.0), atan2(1, 2.0)",
     // Array functions by name (anycompatiblearray): NULL found as IS NOT DISTINCT FROM.
