@@ -774,6 +774,116 @@ fn power_int(
     big_decimal(&if negative { -value } else { value }, rscale)
 }
 
+// ------------------------------------------------------------------ div, gcd, lcm, factorial, scales
+
+/// `div(a, b)`: the quotient truncated toward zero, scale 0.
+pub(crate) fn numeric_div_trunc(a: &str, b: &str) -> Result<String, SqlError> {
+    if !plain(a) || !plain(b) {
+        let (x, y) = (
+            a.parse::<f64>().unwrap_or(f64::NAN),
+            b.parse::<f64>().unwrap_or(f64::NAN),
+        );
+        if y == 0.0 && !x.is_nan() {
+            return Err(SqlError::DivisionByZero);
+        }
+        return Ok(from_f64((x / y).trunc()));
+    }
+    let (an, ad, af, _) = exact(a);
+    let (bn, bd, bf, bzero) = exact(b);
+    if bzero {
+        return Err(SqlError::DivisionByZero);
+    }
+    // a / b = (ad · 10^bf) / (bd · 10^af)
+    let q = (ad * pow10(bf)) / (bd * pow10(af));
+    big_decimal(&if an != bn { -q } else { q }, 0)
+}
+
+/// gcd / lcm of two integers of one width (`i32` range checks are the binder's types:
+/// both i64 here, checked against the width of the larger input by the caller's type).
+pub(crate) fn integer_gcd_lcm(x: i64, y: i64, lcm: bool) -> Result<i64, SqlError> {
+    let (mut p, mut q) = (i128::from(x).abs(), i128::from(y).abs());
+    while q != 0 {
+        (p, q) = (q, p % q);
+    }
+    let r = if !lcm {
+        p
+    } else if x == 0 || y == 0 {
+        0
+    } else {
+        (i128::from(x) / p * i128::from(y)).abs()
+    };
+    i64::try_from(r).map_err(|_| SqlError::IntegerOutOfRange {
+        type_name: "bigint",
+    })
+}
+
+/// gcd / lcm of two numerics, at the larger of their scales.
+pub(crate) fn numeric_gcd_lcm(a: &str, b: &str, lcm: bool) -> Result<String, SqlError> {
+    if !plain(a) || !plain(b) {
+        return Ok("NaN".into());
+    }
+    let (_, ad, af, azero) = exact(a);
+    let (_, bd, bf, bzero) = exact(b);
+    let scale = af.max(bf);
+    let x = ad * pow10(scale - af);
+    let y = bd * pow10(scale - bf);
+    let (mut p, mut q) = (x.clone(), y.clone());
+    while q.sign() != Sign::NoSign {
+        let r = &p % &q;
+        p = q;
+        q = r;
+    }
+    let r = if !lcm {
+        p
+    } else if azero || bzero {
+        BigInt::from(0u8)
+    } else {
+        x / &p * y
+    };
+    big_decimal(&r, scale)
+}
+
+/// `factorial(n)`: 22003 for a negative n (PostgreSQL's code for it) and past numeric's range.
+pub(crate) fn factorial(n: i64) -> Result<String, SqlError> {
+    if n < 0 {
+        return Err(SqlError::ArgumentOutOfRange {
+            message: "factorial of a negative number is undefined".into(),
+        });
+    }
+    // 32,177! is the first with more than 131,072 digits.
+    if n > 32_177 {
+        return Err(SqlError::NumericOverflow);
+    }
+    let mut r = num_bigint::BigUint::from(1u8);
+    for i in 2..=n as u64 {
+        r *= i;
+    }
+    big_decimal(&BigInt::from_biguint(Sign::Plus, r), 0)
+}
+
+/// `scale(numeric)`: its fraction digits; NULL for NaN and the infinities.
+pub(crate) fn scale_of(a: &str) -> Option<usize> {
+    plain(a).then(|| decimal_parts(a).2.len())
+}
+
+/// `min_scale(numeric)`: the fraction digits it needs; NULL for NaN and the infinities.
+pub(crate) fn min_scale(a: &str) -> Option<usize> {
+    plain(a).then(|| decimal_parts(a).2.trim_end_matches('0').len())
+}
+
+/// `trim_scale(numeric)`: without trailing fraction zeros.
+pub(crate) fn trim_scale(a: &str) -> String {
+    if !plain(a) || !a.contains('.') {
+        return a.to_string();
+    }
+    let t = a.trim_end_matches('0').trim_end_matches('.');
+    if t == "-0" || t.is_empty() {
+        "0".into()
+    } else {
+        t.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5859,6 +5859,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(bound) = bind_array_function(&name, &mut bargs, &types) {
             return bound;
         }
+        if let Some(bound) = bind_numeric_function(&name, &mut bargs, &types) {
+            return bound;
+        }
         match (name.as_str(), types.as_slice()) {
             ("inet_client_addr", []) => return Ok((BExpr::Func(name, bargs), PgType::Inet)),
             ("inet_client_port", []) => return Ok((BExpr::Func(name, bargs), PgType::Int4)),
@@ -6571,6 +6574,97 @@ fn bind_array_function(
         };
         Ok((BExpr::Func(name.to_string(), std::mem::take(args)), out))
     })())
+}
+
+/// `div`, `gcd`, `lcm`, `factorial`, `scale`, `min_scale`, `trim_scale` with PostgreSQL 15's
+/// signatures: `gcd` / `lcm` over integer, bigint (a mix is bigint) or numeric, the others
+/// over numeric (`factorial` over bigint). `None`: not one of them.
+fn bind_numeric_function(
+    name: &str,
+    args: &mut Vec<BExpr>,
+    types: &[PgType],
+) -> Option<Result<(BExpr, PgType), SqlError>> {
+    let arity = match name {
+        "div" | "gcd" | "lcm" => 2,
+        "factorial" | "scale" | "min_scale" | "trim_scale" => 1,
+        _ => return None,
+    };
+    Some((|| {
+        let numbers = types
+            .iter()
+            .all(|t| *t == PgType::Unknown || t.is_numeric_family() && !t.is_reg());
+        if types.len() != arity || !numbers || types.contains(&PgType::Oid) {
+            return Err(no_such_function(name, types));
+        }
+        // Double precision converts to numeric by assignment only: no candidate takes it.
+        if types
+            .iter()
+            .any(|t| matches!(t, PgType::Float4 | PgType::Float8))
+        {
+            return Err(no_such_function(name, types));
+        }
+        let (arg, out) = match name {
+            "gcd" | "lcm" if types.contains(&PgType::Numeric) => (PgType::Numeric, PgType::Numeric),
+            "gcd" | "lcm" if types.contains(&PgType::Int8) => (PgType::Int8, PgType::Int8),
+            "gcd" | "lcm" if types.contains(&PgType::Int4) => (PgType::Int4, PgType::Int4),
+            // Two smallints (or untyped literals) fit integer and bigint alike.
+            "gcd" | "lcm" => {
+                return Err(ambiguous(format!(
+                    "function {name}({}) is not unique",
+                    types
+                        .iter()
+                        .map(|t| t.sql_name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+            }
+            "factorial" if types.contains(&PgType::Numeric) => {
+                return Err(no_such_function(name, types))
+            }
+            "factorial" => (PgType::Int8, PgType::Numeric),
+            "scale" | "min_scale" => (PgType::Numeric, PgType::Int4),
+            _ => (PgType::Numeric, PgType::Numeric),
+        };
+        let bound = std::mem::take(args)
+            .into_iter()
+            .map(|a| coerce_or_cast(a, arg))
+            .collect::<Result<Vec<_>, _>>()?;
+        // gcd and lcm over integers check the result against their width.
+        let width = match out {
+            PgType::Int4 if name != "scale" && name != "min_scale" => "4",
+            PgType::Int8 => "8",
+            _ => "",
+        };
+        Ok((BExpr::Func(format!("numeric_fn:{name}{width}"), bound), out))
+    })())
+}
+
+/// Evaluates a call bound by [`bind_numeric_function`].
+fn eval_numeric_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
+    use crate::numeric as n;
+    if a.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let text = |i: usize| format_text(&a[i], PgType::Numeric).unwrap_or_default();
+    Ok(match (name, a) {
+        ("gcd4" | "lcm4" | "gcd8" | "lcm8", [Value::Int(x), Value::Int(y)]) => {
+            let r = n::integer_gcd_lcm(*x, *y, name.starts_with("lcm"))?;
+            if name.ends_with('4') {
+                fit_integer(r.into(), PgType::Int4)?
+            } else {
+                Value::Int(r)
+            }
+        }
+        ("gcd" | "lcm", _) => {
+            Value::Numeric(n::numeric_gcd_lcm(&text(0), &text(1), name == "lcm")?)
+        }
+        ("div", _) => Value::Numeric(n::numeric_div_trunc(&text(0), &text(1))?),
+        ("factorial", [Value::Int(x)]) => Value::Numeric(n::factorial(*x)?),
+        ("scale", _) => n::scale_of(&text(0)).map_or(Value::Null, |s| Value::Int(s as i64)),
+        ("min_scale", _) => n::min_scale(&text(0)).map_or(Value::Null, |s| Value::Int(s as i64)),
+        ("trim_scale", _) => Value::Numeric(n::trim_scale(&text(0))),
+        _ => return Err(SqlError::internal(format!("numeric function {name}"))),
+    })
 }
 
 /// PostgreSQL 15's signatures of the string functions, one letter per argument: `T` text (any
@@ -11004,6 +11098,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                 (Some(s), Some(f)) => Value::Bytes(crate::types::decode_bytes(&s, &f)?),
                 _ => Value::Null,
             },
+            other if other.starts_with("numeric_fn:") => {
+                eval_numeric_function(&other["numeric_fn:".len()..], &a)?
+            }
             other if other.contains(':') => eval_datetime_call(other, &a)?,
             other => {
                 return Err(SqlError::UndefinedFunction {

@@ -357,6 +357,23 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // div, gcd, lcm, factorial, scale, min_scale, trim_scale.
+    "select div(10, 3), div(-7.5, 2), div(9.9, 0.3), pg_typeof(div(10, 3))",
+    "select div(1, 0)",
+    "select gcd(12, 18), gcd(-12, 18), gcd(0, 0), lcm(4, 6), lcm(0, 5), gcd(12::bigint, 18), lcm(4::int2, 6::int2), pg_typeof(gcd(1::int2, 2::int2))",
+    "select gcd(1.5, 2.25), lcm(1.5, 2.25), gcd(0.0, 0.0)",
+    "select lcm(2147483647, 2147483646)",
+    "select gcd(-2147483648, 0)",
+    "select factorial(5), factorial(0), factorial(20), factorial(25), pg_typeof(factorial(3))",
+    "select factorial(-1)",
+    "select min_scale(1.500), min_scale(0.00), min_scale(123), trim_scale(1.500), trim_scale(100.000), trim_scale(0.00), trim_scale(-1.10)",
+    "select scale(1.230), scale(5), min_scale('NaN'::numeric), trim_scale('NaN'::numeric)",
+    "select gcd(12, 18), gcd(-12, 18), gcd(0, 0), lcm(4, 6), lcm(0, 5), gcd(12::bigint, 18), pg_typeof(gcd(1, 2::bigint))",
+    "select gcd((-9223372036854775807 - 1)::bigint, 0::bigint)",
+    "select lcm(9223372036854775807, 9223372036854775806)",
+    "select div(10, 3.5), div('NaN', 1), div(1, 'Infinity'::numeric), factorial(30)",
+    "select gcd(1.5, 2)",
+    "select scale(1.23::float8)",
     // ln, exp, log, power over numeric: PostgreSQL's result scales, correctly rounded digits.
     "select 2 ^ 0.5, 2.0 ^ 3, 2 ^ 3, 1.5 ^ 2",
     "select ln(2.0), exp(1.0), power(2.0, 10), log(100.0), log(2.0, 8.0), log10(1000.0)",
