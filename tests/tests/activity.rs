@@ -90,6 +90,26 @@ t.join()
 out.append(["copy", copied])
 run("SELECT count(*) FROM act_t", worker)
 
+# pg_terminate_backend ends a COPY waiting for its data at once: nothing of it is committed.
+copier = psycopg.connect(dsn, autocommit=True, application_name="copier")
+terminated_copy = {}
+def copy_then_wait():
+    try:
+        with copier.cursor() as cur:
+            with cur.copy("COPY act_t FROM STDIN") as cp:
+                cp.write_row((5,))
+                time.sleep(1.5)
+        terminated_copy["outcome"] = "copied"
+    except psycopg.Error as e:
+        terminated_copy["outcome"] = [type(e).__name__, copier.closed]
+t = threading.Thread(target=copy_then_wait)
+t.start()
+time.sleep(0.5)
+run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'copier'")
+t.join()
+out.append(["copy terminated", terminated_copy["outcome"]])
+run("SELECT count(*) FROM act_t WHERE a = 5")
+
 # pg_terminate_backend ends an idle session: its next statement finds the connection gone.
 run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'worker'")
 time.sleep(0.5)
@@ -124,6 +144,7 @@ fn activity_and_backend_signals_match_postgres() {
         "\"timeout\\\" must not be negative",
         "\"copy\",{\"outcome\":\"57014\"}",
         "\"terminated\",\"AdminShutdown\",true,true",
+        "[\"copy terminated\",[\"AdminShutdown\",true]]",
         "\"self\",\"57P01\",\"FATAL\"",
         "client backend",
         "[\"backend pid\",true,true]",

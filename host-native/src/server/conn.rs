@@ -1131,9 +1131,13 @@ impl<B: Backend> Conn<B> {
         sid: SessionId,
         cancel_rx: &mut Option<oneshot::Receiver<()>>,
     ) -> R<Reply> {
+        let slot = self.cancel.clone();
         loop {
-            // Wait for client data or a CancelRequest. Shutdown is not checked here: the copy
-            // runs to its end within the grace period, like any other running statement.
+            // Wait for client data, a CancelRequest or `pg_terminate_backend` (a COPY waiting
+            // for its client ends at once, its rows not committed, as in PostgreSQL).
+            // Shutdown is not checked here: the copy runs to its end within the grace period,
+            // like any other running statement.
+            let terminate_now = slot.as_ref().is_some_and(|s| s.is_terminating());
             let cancel_state = {
                 let wait_cancel = async {
                     match cancel_rx.as_mut() {
@@ -1141,8 +1145,21 @@ impl<B: Backend> Conn<B> {
                         None => std::future::pending().await,
                     }
                 };
+                let terminated = async {
+                    match &slot {
+                        Some(s) if !terminate_now => s.terminate.notified().await,
+                        _ if terminate_now => {}
+                        _ => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     biased;
+                    () = terminated => {
+                        let message = "terminating connection due to administrator command";
+                        let _ = backend.copy_in_fail(sid, message).await;
+                        self.fatal(fatal("57P01", message)).await?;
+                        return Err(Exit::Closed);
+                    }
                     fired = wait_cancel => Some(fired),
                     r = self.reader.fill_buf() => {
                         if r?.is_empty() {
