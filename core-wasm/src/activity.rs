@@ -167,9 +167,10 @@ fn row_of(s: &Session, me: bool, visible: bool, latest: u64) -> ActivityRow {
         ("active", Some(("Client", "ClientRead")))
     } else {
         let state = match txn {
+            // Between the Executes of a pipeline PostgreSQL reports no idle state.
+            Some(_) if s.until_sync => "active",
             Some(t) if t.explicit && t.failed => "idle in transaction (aborted)",
             Some(t) if t.explicit => "idle in transaction",
-            // Between the Executes of a pipeline PostgreSQL reports no idle state.
             Some(_) => "active",
             None => "idle",
         };
@@ -197,7 +198,12 @@ fn row_of(s: &Session, me: bool, visible: bool, latest: u64) -> ActivityRow {
         backend_xid: live
             .filter(|t| !t.pending.is_empty())
             .and_then(|t| xid(t.snapshot.unwrap_or(latest))),
-        backend_xmin: live.and_then(|t| t.snapshot).and_then(xid),
+        // The reader's statement reads a snapshot too (the latest commit, outside REPEATABLE
+        // READ).
+        backend_xmin: live
+            .and_then(|t| t.snapshot)
+            .or(if me { Some(latest) } else { None })
+            .and_then(xid),
         query: s.activity.query.clone(),
     }
 }

@@ -354,6 +354,7 @@ fn exact_moment(
     if numerator.starts_with('-') || numerator.bytes().all(|b| b == b'0' || b == b'.') {
         return Ok("0".into());
     }
+    let n = i128::from(n);
     let denominator = if sample { n * (n - 1) } else { n * n }.to_string();
     let var = numeric_div(&numerator, &denominator)?;
     if root {

@@ -8,14 +8,19 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// `inet`'s text input: `address[/prefix]`; `None` when it is not one.
+/// `inet`'s text input: `address[/prefix]`; `None` when it is not one. As PostgreSQL's: no
+/// surrounding spaces, IPv4 octets may have leading zeros, and with a prefix an IPv4
+/// address may give fewer octets (`10/8`).
 pub fn parse(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim();
     let (addr, bits) = match s.split_once('/') {
         Some((a, b)) => (a, Some(b)),
         None => (s, None),
     };
-    let addr: IpAddr = addr.parse().ok()?;
+    let addr: IpAddr = if addr.contains(':') {
+        addr.parse().ok()?
+    } else {
+        IpAddr::V4(parse_v4(addr, bits.is_some())?)
+    };
     let max = match addr {
         IpAddr::V4(_) => 32,
         IpAddr::V6(_) => 128,
@@ -29,6 +34,33 @@ pub fn parse(s: &str) -> Option<Vec<u8>> {
         None => max,
     };
     Some(encode(addr, bits))
+}
+
+/// Dotted decimal octets (up to three digits each); fewer than four only when `short`.
+fn parse_v4(s: &str, short: bool) -> Option<Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let parts: Vec<&str> = s.split('.').collect();
+    if parts.len() > 4 || (!short && parts.len() != 4) {
+        return None;
+    }
+    for (o, p) in octets.iter_mut().zip(&parts) {
+        if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *o = p.parse().ok()?;
+    }
+    Some(Ipv4Addr::from(octets))
+}
+
+/// An IPv6 address as PostgreSQL writes it: RFC 5952's compressed form, with the last 32
+/// bits as IPv4 after 96 zero bits (`::1.2.3.4`, not `::1` itself) or after `::ffff:`.
+fn format_v6(a: Ipv6Addr) -> String {
+    let w = a.segments();
+    if w[..6].iter().all(|x| *x == 0) && w[6] != 0 {
+        let o = a.octets();
+        return format!("::{}.{}.{}.{}", o[12], o[13], o[14], o[15]);
+    }
+    a.to_string()
 }
 
 fn encode(addr: IpAddr, bits: u8) -> Vec<u8> {
@@ -60,11 +92,18 @@ fn decode(b: &[u8]) -> Option<(IpAddr, u8)> {
     }
 }
 
+fn address_text(addr: IpAddr) -> String {
+    match addr {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => format_v6(a),
+    }
+}
+
 /// `inet`'s text output: the address, and `/prefix` unless it is a single host.
 pub fn format(b: &[u8]) -> String {
     match decode(b) {
-        Some((addr @ IpAddr::V4(_), 32)) | Some((addr @ IpAddr::V6(_), 128)) => addr.to_string(),
-        Some((addr, bits)) => format!("{addr}/{bits}"),
+        Some((addr @ IpAddr::V4(_), 32)) | Some((addr @ IpAddr::V6(_), 128)) => address_text(addr),
+        Some((addr, bits)) => format!("{}/{bits}", address_text(addr)),
         None => String::new(),
     }
 }
@@ -72,7 +111,7 @@ pub fn format(b: &[u8]) -> String {
 /// `inet` cast to text (PostgreSQL's `network_show`): always with the prefix length.
 pub fn show(b: &[u8]) -> String {
     match decode(b) {
-        Some((addr, bits)) => format!("{addr}/{bits}"),
+        Some((addr, bits)) => format!("{}/{bits}", address_text(addr)),
         None => String::new(),
     }
 }
@@ -121,7 +160,14 @@ mod tests {
             ("127.0.0.1", "127.0.0.1"),
             ("127.0.0.1/32", "127.0.0.1"),
             ("10.0.0.0/8", "10.0.0.0/8"),
-            (" 192.168.1.5/24 ", "192.168.1.5/24"),
+            ("192.168.1.5/24", "192.168.1.5/24"),
+            ("001.002.003.004", "1.2.3.4"),
+            ("10/8", "10.0.0.0/8"),
+            ("1.2.3.4/08", "1.2.3.4/8"),
+            ("::1.2.3.4", "::1.2.3.4"),
+            ("0:0:0:0:0:1:1.2.3.4", "::1:102:304"),
+            ("1:0:0:1:0:0:0:1", "1:0:0:1::1"),
+            ("::", "::"),
             ("::1", "::1"),
             ("::1/128", "::1"),
             ("2001:DB8::/32", "2001:db8::/32"),
@@ -137,6 +183,10 @@ mod tests {
         for bad in [
             "",
             "1.2.3",
+            "10",
+            " 1.2.3.4",
+            "1.2.3.4 ",
+            "256.1.1.1",
             "1.2.3.4/33",
             "::1/129",
             "1.2.3.4/",

@@ -5920,6 +5920,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                 .enumerate()
                 .map(|(i, (b, t))| match t {
                     PgType::Bpchar | PgType::Bool if i >= text_params => Ok(b),
+                    // Its output function (no `/32`), not its cast to text.
+                    PgType::Inet if i >= text_params => Ok(BExpr::Func("inet_out".into(), vec![b])),
                     t => cast_from(b, *t, PgType::Text),
                 })
                 .collect::<Result<_, _>>()?;
@@ -7409,7 +7411,13 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     // (PostgreSQL's `network_show`), where its output omits a host's.
     if from != to && (from == PgType::Inet || to == PgType::Inet) {
         if from == PgType::Inet && to.is_string() {
-            let text = BExpr::Func("inet_text".into(), vec![e]);
+            // Only text, varchar and char have `text(inet)`; name goes through the output.
+            let func = if to == PgType::Name {
+                "inet_out"
+            } else {
+                "inet_text"
+            };
+            let text = BExpr::Func(func.into(), vec![e]);
             return coerce_or_cast(text, to);
         }
         if !(from.is_string() || from == PgType::Unknown) {
@@ -10845,6 +10853,10 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "inet_text" => match a.first() {
                 Some(Value::Bytes(b)) => Value::text(crate::inet::show(b)),
+                _ => Value::Null,
+            },
+            "inet_out" => match a.first() {
+                Some(Value::Bytes(b)) => Value::text(crate::inet::format(b)),
                 _ => Value::Null,
             },
             "timestamp_text" => a

@@ -1419,6 +1419,8 @@ fn flatten(p: &Param, values: &[ast::Expr]) -> Result<Option<String>, SqlError> 
             ast::Expr::Value(v) => match &v.value {
                 ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
                 ast::Value::Number(n, _) => n.to_string(),
+                // A placeholder keeps the word as written; a built-in reads it as on/off.
+                ast::Value::Boolean(b) if p.is_custom() => b.to_string(),
                 ast::Value::Boolean(b) => on_off(*b),
                 _ => return Err(set_syntax(e)),
             },

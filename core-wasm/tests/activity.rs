@@ -183,3 +183,23 @@ fn signals_follow_postgres_rules_and_reach_the_host() {
     );
     assert_eq!(rows(&r), vec![vec![s("0")]]);
 }
+
+#[test]
+fn a_pipeline_between_its_executes_is_active_even_in_a_block() {
+    let kv = MemKv::new();
+    let mut engine = Engine::open(&kv).expect("open");
+    let admin = open(&mut engine, "postgres", false, 11, 1);
+    let piped = open(&mut engine, "postgres", false, 22, 2);
+    assert!(engine.query(&kv, piped, "BEGIN", 3).error.is_none());
+    assert!(engine.execute(&kv, piped, "SELECT 1", 4).error.is_none());
+    let state = "SELECT state FROM pg_stat_activity WHERE pid = 22";
+    assert_eq!(
+        rows(&engine.query(&kv, admin, state, 5)),
+        vec![vec![s("active")]]
+    );
+    assert!(engine.sync(&kv, piped, 6, false).error.is_none());
+    assert_eq!(
+        rows(&engine.query(&kv, admin, state, 7)),
+        vec![vec![s("idle in transaction")]]
+    );
+}

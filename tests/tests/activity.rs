@@ -54,8 +54,8 @@ run("COMMIT", worker)
 run(WORKER)
 # The reader's own row: running its own statement.
 run("SELECT application_name, state, query, wait_event, xact_start = now(), "
-    "client_addr = inet_client_addr(), client_port = inet_client_port() "
-    "FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+    "client_addr = inet_client_addr(), client_port = inet_client_port(), "
+    "backend_xmin IS NOT NULL FROM pg_stat_activity WHERE pid = pg_backend_pid()")
 run("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
 run("SELECT * FROM pg_stat_activity WHERE false")
 

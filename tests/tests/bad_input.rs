@@ -357,6 +357,14 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // inet input, output, casts; variance of numeric NaN and infinities.
+    "select var_samp(x), stddev_samp(x), var_pop(x) from (values ('NaN'::numeric)) t(x)",
+    "select var_samp(x), stddev(x) from (values ('Infinity'::numeric)) t(x)",
+    "select var_samp(x) from (values ('Infinity'::numeric), (1)) t(x)",
+    "select '001.002.003.004'::inet, '::1.2.3.4'::inet, '10/8'::inet, '1.2.3.4'::inet::name, '1.2.3.4'::inet::varchar, concat('x', '1.2.3.4'::inet), 'y' || '::1'::inet",
+    "select ' 1.2.3.4'::inet",
+    "select format('%s|%L', '10.0.0.1/8'::inet, '::1'::inet), concat_ws(',', '1.2.3.4'::inet, 'x')",
+    "select '1.2.3.4'::inet < '10.0.0.1', '::1'::inet > '255.255.255.255'::inet, '1.2.3.4'::inet = '1.2.3.4/32'",
     // div, gcd, lcm, factorial, scale, min_scale, trim_scale.
     "select div(10, 3), div(-7.5, 2), div(9.9, 0.3), pg_typeof(div(10, 3))",
     "select div(1, 0)",

@@ -161,7 +161,7 @@ for s in [
     "SELECT name FROM pg_settings WHERE name LIKE 'myapp%'",
     "SET a.b.c = 1", "SHOW a.b.c", "SET \"My App\".x = 2", "SET myapp = 1",
     "SET myapp.x = DEFAULT", "SHOW myapp.x", "SET myapp.w TO 'a', 'b'", "SHOW myapp.w",
-    "SET myapp.n = 1.5", "SHOW myapp.n", "SET myapp.o = on", "SHOW myapp.o",
+    "SET myapp.n = 1.5", "SHOW myapp.n", "SET myapp.o = on", "SHOW myapp.o", "SET myapp.b = true", "SHOW myapp.b",
     "SELECT set_config('bad name.x', '1', false)",
     "SET myapp.x = 'v1'", "BEGIN", "SET myapp.x = 'v2'", "SAVEPOINT s", "SET myapp.x = 'v3'",
     "ROLLBACK TO SAVEPOINT s", "SHOW myapp.x", "COMMIT", "SHOW myapp.x",
