@@ -142,16 +142,7 @@ fn decimal_parts(s: &str) -> (bool, &str, &str) {
 /// either input has). A divisor of more than 36 digits is divided in double precision.
 pub(crate) fn numeric_div(a: &str, b: &str) -> Result<String, SqlError> {
     if !plain(a) || !plain(b) {
-        // NaN and ±Infinity: PostgreSQL's rules for them are IEEE's, except that only NaN
-        // may be divided by zero.
-        let (x, y) = (
-            a.parse::<f64>().unwrap_or(f64::NAN),
-            b.parse::<f64>().unwrap_or(f64::NAN),
-        );
-        if y == 0.0 && !x.is_nan() {
-            return Err(SqlError::DivisionByZero);
-        }
-        return Ok(from_f64(x / y));
+        return special_quotient(a, b).map(from_f64);
     }
     let (neg_a, int_a, frac_a) = decimal_parts(a);
     let (neg_b, int_b, frac_b) = decimal_parts(b);
@@ -776,17 +767,23 @@ fn power_int(
 
 // ------------------------------------------------------------------ div, gcd, lcm, factorial, scales
 
+/// The quotient of two numerics of which one is NaN or ±Infinity: PostgreSQL's rules for them
+/// are IEEE's, except that only NaN may be divided by zero.
+fn special_quotient(a: &str, b: &str) -> Result<f64, SqlError> {
+    let (x, y) = (
+        a.parse::<f64>().unwrap_or(f64::NAN),
+        b.parse::<f64>().unwrap_or(f64::NAN),
+    );
+    if y == 0.0 && !x.is_nan() {
+        return Err(SqlError::DivisionByZero);
+    }
+    Ok(x / y)
+}
+
 /// `div(a, b)`: the quotient truncated toward zero, scale 0.
 pub(crate) fn numeric_div_trunc(a: &str, b: &str) -> Result<String, SqlError> {
     if !plain(a) || !plain(b) {
-        let (x, y) = (
-            a.parse::<f64>().unwrap_or(f64::NAN),
-            b.parse::<f64>().unwrap_or(f64::NAN),
-        );
-        if y == 0.0 && !x.is_nan() {
-            return Err(SqlError::DivisionByZero);
-        }
-        return Ok(from_f64((x / y).trunc()));
+        return special_quotient(a, b).map(|q| from_f64(q.trunc()));
     }
     let (an, ad, af, _) = exact(a);
     let (bn, bd, bf, bzero) = exact(b);

@@ -385,7 +385,7 @@ const FUNCTION_CORPUS: &[&str] = &[
     // ln, exp, log, power over numeric: PostgreSQL's result scales, correctly rounded digits.
     "select 2 ^ 0.5, 2.0 ^ 3, 2 ^ 3, 1.5 ^ 2",
     "select ln(2.0), exp(1.0), power(2.0, 10), log(100.0), log(2.0, 8.0), log10(1000.0)",
-    "select ln(2), exp(1), power(2, 0.5), pow(2, 3), log(100), log10(1000)",
+    "select ln(2), exp(1.0), power(2, 0.5), pow(2, 3), log(100), log10(1000)",
     "select ln(0.0)",
     "select ln(-1.0)",
     "select power(0.0, -1)",
