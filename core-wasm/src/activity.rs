@@ -20,7 +20,8 @@ const QUERY_BYTES: usize = 1023;
 #[derive(Debug, Clone, Default)]
 pub struct Activity {
     pub backend_pid: i32,
-    pub client_addr: Option<String>,
+    /// The client's address as an `inet` value (parsed once, when the session opens).
+    pub client_addr: Option<Vec<u8>>,
     pub client_port: Option<i32>,
     pub backend_start: i64,
     /// The latest request's text, cut at [`QUERY_BYTES`] on a character boundary.
@@ -31,15 +32,26 @@ pub struct Activity {
 }
 
 impl Activity {
-    pub fn new(opts: &SessionOptions) -> Activity {
-        Activity {
+    /// The session's connection facts; an address that is not an IP address is the host's
+    /// error (22P02), reported when the session opens.
+    pub fn new(opts: &SessionOptions) -> Result<Activity, SqlError> {
+        let client_addr = match &opts.client_addr {
+            Some(text) => Some(
+                crate::inet::parse(text).ok_or_else(|| SqlError::InvalidText {
+                    type_name: "inet".into(),
+                    input: text.clone(),
+                })?,
+            ),
+            None => None,
+        };
+        Ok(Activity {
             backend_pid: opts.backend_pid,
-            client_addr: opts.client_addr.clone(),
+            client_addr,
             client_port: opts.client_port,
             backend_start: opts.backend_start,
             query: String::new(),
             query_start: None,
-        }
+        })
     }
 
     /// A request with text `sql` starts at `now`.
@@ -64,7 +76,7 @@ pub struct ActivityRow {
     /// The reader may see the columns below (its own role's session, or it is a superuser);
     /// otherwise they are NULL and the query reads `<insufficient privilege>`.
     pub visible: bool,
-    pub client_addr: Option<String>,
+    pub client_addr: Option<Vec<u8>>,
     pub client_port: Option<i32>,
     pub backend_start: i64,
     pub xact_start: Option<i64>,

@@ -539,7 +539,12 @@ impl Engine {
     /// Opens a read-write session with the default settings (tools, tests).
     pub fn open_session(&mut self, user: &str, database: &str) -> SessionId {
         let opts = crate::api::SessionOptions::plain(user, database);
-        self.add_session(&opts, crate::settings::SessionSettings::default())
+        // No client address: nothing to refuse.
+        let activity = crate::activity::Activity {
+            backend_start: opts.backend_start,
+            ..Default::default()
+        };
+        self.add_session(&opts, crate::settings::SessionSettings::default(), activity)
             .id
     }
 
@@ -551,7 +556,8 @@ impl Engine {
     ) -> Result<crate::api::OpenedSession, PgError> {
         let settings = crate::settings::SessionSettings::new(&opts.settings, opts.read_only)
             .map_err(|e| e.to_pg())?;
-        Ok(self.add_session(opts, settings))
+        let activity = crate::activity::Activity::new(opts).map_err(|e| e.to_pg())?;
+        Ok(self.add_session(opts, settings, activity))
     }
 
     /// Registers a session whose settings are already checked.
@@ -559,6 +565,7 @@ impl Engine {
         &mut self,
         opts: &crate::api::SessionOptions,
         settings: crate::settings::SessionSettings,
+        activity: crate::activity::Activity,
     ) -> crate::api::OpenedSession {
         let id = SessionId(self.next_session);
         self.next_session += 1;
@@ -577,7 +584,7 @@ impl Engine {
             multi_statement: false,
             until_sync: false,
             prng: std::cell::Cell::new(None),
-            activity: crate::activity::Activity::new(opts),
+            activity,
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
         self.sessions.insert(id, sess);

@@ -733,7 +733,7 @@ fn power_int(
         return Err(SqlError::NumericOverflow);
     }
     let n = e.unsigned_abs();
-    let digits_needed = n as usize * xd.magnitude().to_str_radix(10).len();
+    let digits_needed = n as usize * text.len();
     if digits_needed > 200_000 {
         // Too many digits to multiply out exactly: through ln and exp, with the sign of an
         // odd power of a negative base.

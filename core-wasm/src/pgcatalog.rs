@@ -2293,10 +2293,24 @@ fn database_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         db(4, "template0", true, false, template_acl()),
         db(5, "postgres", false, true, NULL),
     ];
-    if !matches!(view.database, "template1" | "template0" | "postgres") {
+    // The reader's database, unless it is one of PostgreSQL's own.
+    if database_oid(view.database, "").is_none() {
         rows.push(db(CURRENT_DATABASE_OID, view.database, false, true, NULL));
     }
     rows
+}
+
+/// The OID `pg_database` gives database `name` when the reader's database is `current`:
+/// PostgreSQL's fixed ones for `template1`, `template0` and `postgres`; `None` for another
+/// database than the reader's, which RockLake's catalogs do not describe.
+fn database_oid(name: &str, current: &str) -> Option<u32> {
+    match name {
+        "template1" => Some(1),
+        "template0" => Some(4),
+        "postgres" => Some(5),
+        _ if name == current => Some(CURRENT_DATABASE_OID),
+        _ => None,
+    }
 }
 
 /// PostgreSQL 15's predefined roles (no login).
@@ -2327,13 +2341,7 @@ fn stat_activity_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     (view.activity)()
         .into_iter()
         .map(|r| {
-            let datid = match r.database.as_str() {
-                "template1" => oid(1),
-                "template0" => oid(4),
-                "postgres" => oid(5),
-                d if d == view.database => oid(CURRENT_DATABASE_OID),
-                _ => NULL,
-            };
+            let datid = database_oid(&r.database, view.database).map_or(NULL, oid);
             let usesysid = if r.user == view.user {
                 oid(SUPERUSER_OID)
             } else {
@@ -2350,10 +2358,7 @@ fn stat_activity_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             ];
             if r.visible {
                 row.extend([
-                    r.client_addr
-                        .as_deref()
-                        .and_then(crate::inet::parse)
-                        .map_or(NULL, Value::Bytes),
+                    r.client_addr.map_or(NULL, Value::Bytes),
                     NULL,
                     r.client_port.map_or(NULL, |p| int(p.into())),
                     Value::Timestamp(r.backend_start),

@@ -9502,6 +9502,11 @@ pub(crate) fn truthy(v: &Value) -> Option<bool> {
     }
 }
 
+/// [`value_key`] of one value: array elements compared as IS NOT DISTINCT FROM.
+fn element_key(v: &Value) -> Vec<u8> {
+    value_key(std::slice::from_ref(v))
+}
+
 /// A hashable, exact key for a row of values: equal values (in SQL's sense, across integer and
 /// numeric representations) give equal keys, unequal ones different keys. Only ever hashed and
 /// compared for equality (joins, GROUP BY, DISTINCT, IN sets), never ordered.
@@ -10110,11 +10115,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                     let keys: HashSet<Vec<u8>> = outer
                         .iter()
                         .filter(|v| !v.is_null())
-                        .map(|v| value_key(std::slice::from_ref(v)))
+                        .map(element_key)
                         .collect();
-                    let met = |v: &Value| {
-                        !v.is_null() && keys.contains(&value_key(std::slice::from_ref(v)))
-                    };
+                    let met = |v: &Value| !v.is_null() && keys.contains(&element_key(v));
                     Value::Bool(if name == "array_overlap" {
                         inner.iter().any(met)
                     } else {
@@ -10126,10 +10129,10 @@ impl<'a, 'b> Executor<'a, 'b> {
             // Elements are matched as IS NOT DISTINCT FROM (NULL finds NULL).
             "array_remove" => match a.first() {
                 Some(Value::Array(x)) => {
-                    let gone = value_key(std::slice::from_ref(a.get(1).unwrap_or(&Value::Null)));
+                    let gone = element_key(a.get(1).unwrap_or(&Value::Null));
                     Value::Array(
                         x.iter()
-                            .filter(|v| value_key(std::slice::from_ref(v)) != gone)
+                            .filter(|v| element_key(v) != gone)
                             .cloned()
                             .collect(),
                     )
@@ -10138,12 +10141,12 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "array_replace" => match a.first() {
                 Some(Value::Array(x)) => {
-                    let from = value_key(std::slice::from_ref(a.get(1).unwrap_or(&Value::Null)));
+                    let from = element_key(a.get(1).unwrap_or(&Value::Null));
                     let to = a.get(2).cloned().unwrap_or(Value::Null);
                     Value::Array(
                         x.iter()
                             .map(|v| {
-                                if value_key(std::slice::from_ref(v)) == from {
+                                if element_key(v) == from {
                                     to.clone()
                                 } else {
                                     v.clone()
@@ -10165,14 +10168,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                         Some(Value::Int(s)) => *s,
                         _ => 1,
                     };
-                    let wanted = value_key(std::slice::from_ref(a.get(1).unwrap_or(&Value::Null)));
+                    let wanted = element_key(a.get(1).unwrap_or(&Value::Null));
                     let mut hits = x
                         .iter()
                         .enumerate()
                         .map(|(i, v)| (i as i64 + 1, v))
-                        .filter(|(i, v)| {
-                            *i >= start && value_key(std::slice::from_ref(v)) == wanted
-                        })
+                        .filter(|(i, v)| *i >= start && element_key(v) == wanted)
                         .map(|(i, _)| Value::Int(i));
                     if name == "array_position" {
                         hits.next().unwrap_or(Value::Null)
@@ -10475,8 +10476,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .me
                 .activity
                 .client_addr
-                .as_deref()
-                .and_then(crate::inet::parse)
+                .clone()
                 .map_or(Value::Null, Value::Bytes),
             "inet_client_port" => self
                 .cx

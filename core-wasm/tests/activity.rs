@@ -203,3 +203,16 @@ fn a_pipeline_between_its_executes_is_active_even_in_a_block() {
         vec![vec![s("idle in transaction")]]
     );
 }
+
+#[test]
+fn a_client_address_that_is_no_ip_address_is_refused_at_open() {
+    let kv = MemKv::new();
+    let mut engine = Engine::open(&kv).expect("open");
+    let e = engine
+        .open_session_with(&SessionOptions {
+            client_addr: Some("not-an-address".into()),
+            ..SessionOptions::plain("u", "lake")
+        })
+        .expect_err("refused");
+    assert_eq!(e.code, "22P02", "{}", e.message);
+}

@@ -978,8 +978,8 @@ impl CatalogService {
         sid
     }
 
-    /// A client's session: fails when a start-up setting is unknown or invalid.
-    /// Opens a session; its `backend_start` is stamped here, from the service's clock.
+    /// A client's session: fails when a start-up setting is unknown or invalid. Its
+    /// `backend_start` is stamped here, from the service's clock.
     pub fn open_session_with(&self, options: &SessionOptions) -> Result<OpenedSession, PgError> {
         let options = SessionOptions {
             backend_start: self.inner.clock.now_pg_micros(),

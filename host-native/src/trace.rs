@@ -54,6 +54,15 @@ impl Enc {
     fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
+    fn opt_u32(&mut self, v: Option<u32>) {
+        match v {
+            None => self.u8(0),
+            Some(v) => {
+                self.u8(1);
+                self.u32(v);
+            }
+        }
+    }
     fn opt_str(&mut self, s: &Option<String>) {
         match s {
             None => self.u8(0),
@@ -299,6 +308,20 @@ impl<'a> Dec<'a> {
     fn str(&mut self) -> Result<String, TraceError> {
         String::from_utf8(self.bytes()?).map_err(|_| self.bad("invalid UTF-8"))
     }
+    fn opt_str(&mut self) -> Result<Option<String>, TraceError> {
+        Ok(if self.bool()? {
+            Some(self.str()?)
+        } else {
+            None
+        })
+    }
+    fn opt_u32(&mut self) -> Result<Option<u32>, TraceError> {
+        Ok(if self.bool()? {
+            Some(self.u32()?)
+        } else {
+            None
+        })
+    }
     fn pairs(&mut self) -> Result<Vec<(String, String)>, TraceError> {
         let n = self.u32()?;
         let mut out = Vec::new();
@@ -526,13 +549,7 @@ fn encode_call(e: &mut Enc, c: &Call) {
             e.pairs(&options.settings);
             e.u32(options.backend_pid as u32);
             e.opt_str(&options.client_addr);
-            match options.client_port {
-                None => e.u8(0),
-                Some(port) => {
-                    e.u8(1);
-                    e.u32(port as u32);
-                }
-            }
+            e.opt_u32(options.client_port.map(|p| p as u32));
             e.i64(options.backend_start);
         }
         Call::Query { sid, sql, now } => {
@@ -612,14 +629,8 @@ fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
                 read_only: d.bool()?,
                 settings: d.pairs()?,
                 backend_pid: d.u32()? as i32,
-                client_addr: match d.bool()? {
-                    false => None,
-                    true => Some(d.str()?),
-                },
-                client_port: match d.bool()? {
-                    false => None,
-                    true => Some(d.u32()? as i32),
-                },
+                client_addr: d.opt_str()?,
+                client_port: d.opt_u32()?.map(|p| p as i32),
                 backend_start: d.i64()?,
             },
         },

@@ -69,45 +69,38 @@ for sql in ["SELECT pg_cancel_backend(0)", "SELECT pg_terminate_backend(0)",
             "SELECT '10.1.2.300'::inet"]:
     run(sql)
 
+def while_copying(conn, value, during):
+    """Runs `during` (on the watcher) while `conn` is in a COPY FROM STDIN that has sent one
+    row and waits 1.5 s before finishing; returns how the COPY ended."""
+    outcome = {}
+    def copy_slowly():
+        try:
+            with conn.cursor() as cur:
+                with cur.copy("COPY act_t FROM STDIN") as cp:
+                    cp.write_row((value,))
+                    time.sleep(1.5)
+            outcome["end"] = "copied"
+        except psycopg.Error as e:
+            outcome["end"] = [type(e).__name__, e.sqlstate, conn.closed]
+    t = threading.Thread(target=copy_slowly)
+    t.start()
+    time.sleep(0.5)
+    for sql in during:
+        run(sql)
+    t.join()
+    return outcome["end"]
+
 # A COPY FROM STDIN waiting for its data is active, and pg_cancel_backend ends it with 57014.
-copied = {}
-def copy_slowly():
-    try:
-        with worker.cursor() as cur:
-            with cur.copy("COPY act_t FROM STDIN") as cp:
-                cp.write_row((1,))
-                time.sleep(1.5)
-        copied["outcome"] = "copied"
-    except psycopg.Error as e:
-        copied["outcome"] = e.sqlstate
-t = threading.Thread(target=copy_slowly)
-t.start()
-time.sleep(0.5)
-run("SELECT state, wait_event_type, wait_event, query FROM pg_stat_activity "
-    "WHERE application_name = 'worker'")
-run("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'worker'")
-t.join()
-out.append(["copy", copied])
+out.append(["copy", while_copying(worker, 1, [
+    "SELECT state, wait_event_type, wait_event, query FROM pg_stat_activity "
+    "WHERE application_name = 'worker'",
+    "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'worker'"])])
 run("SELECT count(*) FROM act_t", worker)
 
 # pg_terminate_backend ends a COPY waiting for its data at once: nothing of it is committed.
 copier = psycopg.connect(dsn, autocommit=True, application_name="copier")
-terminated_copy = {}
-def copy_then_wait():
-    try:
-        with copier.cursor() as cur:
-            with cur.copy("COPY act_t FROM STDIN") as cp:
-                cp.write_row((5,))
-                time.sleep(1.5)
-        terminated_copy["outcome"] = "copied"
-    except psycopg.Error as e:
-        terminated_copy["outcome"] = [type(e).__name__, copier.closed]
-t = threading.Thread(target=copy_then_wait)
-t.start()
-time.sleep(0.5)
-run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'copier'")
-t.join()
-out.append(["copy terminated", terminated_copy["outcome"]])
+out.append(["copy terminated", while_copying(copier, 5, [
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'copier'"])])
 run("SELECT count(*) FROM act_t WHERE a = 5")
 
 # pg_terminate_backend ends an idle session: its next statement finds the connection gone.
@@ -142,9 +135,9 @@ fn activity_and_backend_signals_match_postgres() {
         "ClientRead",
         "PID 0 is not a PostgreSQL backend process",
         "\"timeout\\\" must not be negative",
-        "\"copy\",{\"outcome\":\"57014\"}",
+        "[\"copy\",[\"QueryCanceled\",\"57014\",false]]",
         "\"terminated\",\"AdminShutdown\",true,true",
-        "[\"copy terminated\",[\"AdminShutdown\",true]]",
+        "[\"copy terminated\",[\"AdminShutdown\",\"57P01\",true]]",
         "\"self\",\"57P01\",\"FATAL\"",
         "client backend",
         "[\"backend pid\",true,true]",
