@@ -1239,9 +1239,13 @@ impl Engine {
             ));
         }
         for (id, n) in &p.tuple_counters {
+            // The highest number handed out so far, not this transaction's: another
+            // transaction may have taken higher ones and committed first, and the counter a
+            // later batch writes must not fall below them (a restart would hand them out again).
+            let highest = self.st.tuple_counters.get(id).copied().unwrap_or(0).max(*n);
             let mut k = keys::meta_key(META_TUPLE_PREFIX);
             k.extend_from_slice(&id.to_be_bytes());
-            puts.push((k, n.to_be_bytes().to_vec()));
+            puts.push((k, highest.to_be_bytes().to_vec()));
         }
         let mut deletes: Vec<Vec<u8>> = p.excise.clone();
         for (k, v) in &p.meta {

@@ -674,3 +674,30 @@ fn work_rolled_back_to_a_savepoint_leaves_no_definition_conflict() {
         vec![vec![v("1"), v("x"), None], vec![v("2"), v("y"), None]]
     );
 }
+
+#[test]
+fn tuple_counters_survive_reopen_when_commits_land_out_of_allocation_order() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE t (x int)");
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "INSERT INTO t VALUES (1)");
+    h.ok(b, "INSERT INTO t VALUES (2)");
+    // b took the higher tuple number and commits first; a's commit must not move the
+    // persisted counter back below it.
+    h.ok(b, "COMMIT");
+    h.ok(a, "COMMIT");
+    h.reopen();
+    let c = h.session();
+    h.ok(c, "INSERT INTO t VALUES (3)");
+    assert_eq!(
+        h.rows(c, "SELECT x, ctid FROM t ORDER BY x"),
+        vec![
+            vec![v("1"), v("(0,1)")],
+            vec![v("2"), v("(0,2)")],
+            vec![v("3"), v("(0,3)")],
+        ]
+    );
+}
