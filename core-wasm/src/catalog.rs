@@ -20,6 +20,56 @@ pub struct Column {
     pub not_null: bool,
     /// Default expression as SQL text.
     pub default_sql: Option<String>,
+    /// Set for an identity column (`GENERATED … AS IDENTITY`).
+    pub identity: Option<Identity>,
+}
+
+/// An identity column's generation and the sequence (its table id) its values come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    /// GENERATED ALWAYS (`attidentity = 'a'`); else BY DEFAULT (`'d'`).
+    pub always: bool,
+    pub sequence: u32,
+}
+
+/// A sequence's definition (`pg_sequence`). Its current value is not part of the definition:
+/// it lives outside MVCC (docs/decisions/0029).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SequenceDef {
+    /// `int2`, `int4` or `int8`.
+    pub ty: PgType,
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    pub cache: i64,
+    pub cycle: bool,
+    /// The column that owns it (table id, column name): dropping that column or table drops
+    /// the sequence.
+    pub owner: Option<(u32, String)>,
+    /// Owned as an identity column's sequence (`pg_depend.deptype = 'i'`, else `'a'`).
+    pub identity: bool,
+}
+
+impl SequenceDef {
+    /// The columns every sequence relation has, as PostgreSQL's.
+    pub fn columns() -> Vec<Column> {
+        [
+            ("last_value", PgType::Int8),
+            ("log_cnt", PgType::Int8),
+            ("is_called", PgType::Bool),
+        ]
+        .into_iter()
+        .map(|(name, ty)| Column {
+            name: name.into(),
+            ty,
+            typmod: -1,
+            not_null: true,
+            default_sql: None,
+            identity: None,
+        })
+        .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +94,8 @@ pub struct Table {
     /// they have kept the layout since creation, [`LAYOUT_THIS_COMMIT`] in the transaction
     /// that changes it. A snapshot older than it cannot read the rows by this definition.
     pub layout: u64,
+    /// Set when the relation is a sequence (`relkind = 'S'`).
+    pub sequence: Option<Arc<SequenceDef>>,
 }
 
 impl Table {
@@ -154,6 +206,8 @@ impl Table {
                     typmod: c.typmod,
                     not_null: c.not_null,
                     default_sql: c.default_sql.clone().unwrap_or_default(),
+                    identity_sequence: c.identity.map_or(0, |i| i.sequence),
+                    identity_always: c.identity.is_some_and(|i| i.always),
                 })
                 .collect(),
             primary_key: self.primary_key.iter().map(|i| *i as u32).collect(),
@@ -168,6 +222,18 @@ impl Table {
                     columns: ix.columns.iter().map(|c| *c as u32).collect(),
                 })
                 .collect(),
+            sequence: self.sequence.as_ref().map(|q| pb::SequenceDef {
+                type_name: q.ty.typname().to_string(),
+                start: q.start,
+                increment: q.increment,
+                min: q.min,
+                max: q.max,
+                cache: q.cache,
+                cycle: q.cycle,
+                owner_table: q.owner.as_ref().map_or(0, |o| o.0),
+                owner_column: q.owner.as_ref().map(|o| o.1.clone()).unwrap_or_default(),
+                identity: q.identity,
+            }),
         }
     }
 
@@ -188,6 +254,10 @@ impl Table {
                     } else {
                         Some(c.default_sql.clone())
                     },
+                    identity: (c.identity_sequence != 0).then_some(Identity {
+                        always: c.identity_always,
+                        sequence: c.identity_sequence,
+                    }),
                 })
             })
             .collect::<Result<Vec<_>, DecodeError>>()?;
@@ -225,6 +295,24 @@ impl Table {
             indexes,
             version: 0,
             layout: def.layout_seq,
+            sequence: match &def.sequence {
+                None => None,
+                Some(q) => Some(Arc::new(SequenceDef {
+                    ty: PgType::from_typname(&q.type_name)
+                        .filter(|t| matches!(t, PgType::Int2 | PgType::Int4 | PgType::Int8))
+                        .ok_or_else(|| DecodeError::Payload {
+                            message: format!("bad sequence type {}", q.type_name),
+                        })?,
+                    start: q.start,
+                    increment: q.increment,
+                    min: q.min,
+                    max: q.max,
+                    cache: q.cache,
+                    cycle: q.cycle,
+                    owner: (q.owner_table != 0).then(|| (q.owner_table, q.owner_column.clone())),
+                    identity: q.identity,
+                })),
+            },
         })
     }
 }

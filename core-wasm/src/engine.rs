@@ -2,7 +2,7 @@
 //! protocol. The host calls it serially; it never blocks: a COMMIT suspends the request with a
 //! [`CommitBatch`] that the host makes durable before calling [`Engine::commit_finished`].
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use rocklake_proto as pb;
@@ -21,6 +21,8 @@ pub const META_COMMIT_SEQ: &str = "commit_seq";
 const META_NEXT_TABLE_ID: &str = "next_table_id";
 const META_NEXT_OID: &str = "next_oid";
 const META_TUPLE_PREFIX: &str = "tuples/";
+/// Sequence values by table id ([`crate::sequence::SeqValue::encode`]).
+const META_SEQUENCE_PREFIX: &str = "sequences/";
 pub const SCAN_BATCH: usize = 4096;
 /// The first page of a [`visit_visible`] scan, and of each one after a seek.
 const FIRST_SCAN_PAGE: usize = 32;
@@ -122,6 +124,8 @@ pub struct Session {
     pub prng: std::cell::Cell<Option<crate::prng::Prng>>,
     /// What `pg_stat_activity` shows of the session.
     pub activity: crate::activity::Activity,
+    /// `currval` / `lastval` state, and whether the transaction drew a sequence value.
+    pub seqs: std::cell::RefCell<crate::sequence::SessionSeqs>,
 }
 
 impl Session {
@@ -185,6 +189,7 @@ impl Session {
     /// Ends the current transaction (`committed`: it committed, or will once durable): its
     /// cursors close, except WITH HOLD ones of a committed transaction.
     pub fn end_transaction(&mut self, committed: bool) {
+        self.seqs.get_mut().touched = false;
         if let Some(t) = self.txn.take() {
             self.cursors.end_transaction(t.serial, committed);
         }
@@ -255,6 +260,8 @@ pub struct Shared {
     /// Decoded rows of large scanned ranges at the newest commit point (the same validity);
     /// filled by reads, which see this state shared.
     pub scans: std::cell::RefCell<crate::scancache::ScanCache>,
+    /// Every sequence's value (outside MVCC; see [`crate::sequence`]).
+    pub sequences: std::cell::RefCell<crate::sequence::SeqStates>,
 }
 
 impl Shared {
@@ -453,6 +460,7 @@ impl Engine {
             excised_below: crate::lifecycle::excised_below(kv)?,
             copies: Default::default(),
             scans: Default::default(),
+            sequences: Default::default(),
         };
         for (name, oid) in BUILTIN_SCHEMAS {
             st.schemas.insert(
@@ -492,6 +500,18 @@ impl Engine {
             })?;
             st.tuple_counters
                 .insert(u32::from_be_bytes(id_bytes), decode_meta_u64(v)?);
+        }
+        let sp = keys::meta_key(META_SEQUENCE_PREFIX);
+        for (k, v) in &kv.scan(&sp, &keys::prefix_end(&sp), usize::MAX)? {
+            let bad = || DecodeError::Key {
+                message: "bad sequence value record".into(),
+            };
+            let id_bytes: [u8; 4] = k[sp.len()..].try_into().map_err(|_| bad())?;
+            let value = crate::sequence::SeqValue::decode(v).ok_or_else(bad)?;
+            st.sequences
+                .get_mut()
+                .values
+                .insert(u32::from_be_bytes(id_bytes), value);
         }
         Ok(Engine {
             st,
@@ -584,6 +604,7 @@ impl Engine {
             multi_statement: false,
             until_sync: false,
             prng: std::cell::Cell::new(None),
+            seqs: Default::default(),
             activity,
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
@@ -967,6 +988,7 @@ impl Engine {
         tag: Option<String>,
         txn: Txn,
     ) -> Result<Option<CommitBatch>, SqlError> {
+        let drew_sequence = std::mem::take(&mut sess.seqs.get_mut().touched);
         if txn.failed {
             // COMMIT of a failed block is a ROLLBACK, as in PostgreSQL.
             sess.outputs.push(Output::Command {
@@ -983,7 +1005,7 @@ impl Engine {
         for id in std::mem::take(&mut p.temporary) {
             p.forget_table(id);
         }
-        if p.is_empty() {
+        if p.is_empty() && !drew_sequence {
             sess.settings.commit(settings);
             if let Some(tag) = tag {
                 sess.outputs.push(Output::Command { tag });
@@ -1248,6 +1270,44 @@ impl Engine {
             puts.push((k, highest.to_be_bytes().to_vec()));
         }
         let mut deletes: Vec<Vec<u8>> = p.excise.clone();
+        {
+            // Sequence values: those changed since a commit last wrote them, of sequences
+            // that exist after this commit (the ones it creates among them), and the values
+            // of the sequences it creates; a dropped sequence's value goes with it. (A
+            // sequence another open transaction created is written by that one's commit.)
+            let seq_key = |id: u32| {
+                let mut k = keys::meta_key(META_SEQUENCE_PREFIX);
+                k.extend_from_slice(&id.to_be_bytes());
+                k
+            };
+            let states = self.st.sequences.get_mut();
+            let created = p.tables.values().filter(|t| t.sequence.is_some());
+            let ids: BTreeSet<u32> = std::mem::take(&mut states.unsaved)
+                .into_iter()
+                .chain(created.map(|t| t.id))
+                .collect();
+            for id in ids {
+                let exists = p.tables.get(&id).map_or_else(
+                    || {
+                        self.st
+                            .tables
+                            .get(&id)
+                            .is_some_and(|t| t.sequence.is_some())
+                            && !p.dropped.contains(&id)
+                    },
+                    |t| t.sequence.is_some(),
+                );
+                if let (true, Some(v)) = (exists, states.values.get(&id)) {
+                    puts.push((seq_key(id), v.encode()));
+                }
+            }
+            for id in &p.dropped {
+                if self.st.tables.get(id).is_some_and(|t| t.sequence.is_some()) {
+                    deletes.push(seq_key(*id));
+                    states.values.remove(id);
+                }
+            }
+        }
         for (k, v) in &p.meta {
             match v {
                 Some(v) => puts.push((k.clone(), v.clone())),

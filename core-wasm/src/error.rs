@@ -110,6 +110,9 @@ pub enum SqlError {
     /// DROP TABLE of a name no table has (PostgreSQL's wording for DROP).
     #[error("table \"{name}\" does not exist")]
     UndefinedTableToDrop { name: String },
+    /// DROP SEQUENCE of a name no relation has.
+    #[error("sequence \"{name}\" does not exist")]
+    UndefinedSequence { name: String },
     #[error("column \"{name}\" does not exist")]
     UndefinedColumn { name: String },
     /// A qualified name whose qualifier names nothing in FROM: add the table to FROM or fix
@@ -199,9 +202,34 @@ pub enum SqlError {
     /// lists them as PostgreSQL does, one per line.
     #[error("cannot drop schema {name} because other objects depend on it")]
     DependentObjects { name: String, detail: String },
+    /// DROP of another object (`kind`: "sequence") that others depend on.
+    #[error("cannot drop {kind} {name} because other objects depend on it")]
+    DependentObjectsOf {
+        kind: &'static str,
+        name: String,
+        detail: String,
+    },
     /// The same, for a DROP naming several objects.
     #[error("cannot drop desired object(s) because other objects depend on them")]
     DependentObjectsOfSeveral { detail: String },
+    /// DROP of a sequence an identity column requires: drop the column (`hint` names it).
+    #[error("{message}")]
+    RequiredByColumn { message: String, hint: String },
+    /// A sequence reached its MAXVALUE / MINVALUE without CYCLE: raise the bound
+    /// (ALTER SEQUENCE is not supported here: `setval` or a new sequence).
+    #[error("{message}")]
+    SequenceLimit { message: String },
+    /// `currval` / `lastval` before this session's first `nextval`: call `nextval` first.
+    #[error("{message}")]
+    NotYetDefined { message: String },
+    /// A value for a GENERATED ALWAYS identity column: leave it out, write DEFAULT, or add
+    /// `OVERRIDING SYSTEM VALUE` (`hint` says so where PostgreSQL does).
+    #[error("{message}")]
+    GeneratedAlways {
+        message: String,
+        detail: String,
+        hint: Option<String>,
+    },
     /// DROP of a schema PostgreSQL itself needs (`pg_catalog`).
     #[error("cannot drop schema {name} because it is required by the database system")]
     RequiredBySystem { name: String },
@@ -490,6 +518,9 @@ pub enum SqlError {
     Corrupt(DecodeError),
     #[error("internal error: {message}")]
     Internal { message: String },
+    /// A `regclass` given as a number that is no relation's OID (`nextval(99999)`).
+    #[error("could not open relation with OID {oid}")]
+    NoRelationWithOid { oid: i64 },
     /// See the variant's own documentation.
     #[error(transparent)]
     Lifecycle(crate::lifecycle::LifecycleError),
@@ -532,6 +563,7 @@ impl SqlError {
             SqlError::Syntax { .. } | SqlError::SyntaxHint { .. } => "42601",
             SqlError::UndefinedTable { .. }
             | SqlError::UndefinedTableToDrop { .. }
+            | SqlError::UndefinedSequence { .. }
             | SqlError::MissingFromEntry { .. }
             | SqlError::InvalidFromReference { .. } => "42P01",
             SqlError::InvalidLateralReference { .. }
@@ -619,14 +651,19 @@ impl SqlError {
             SqlError::NoSuchSavepoint { .. } => "3B001",
             SqlError::InvalidRegex { .. } => "2201B",
             SqlError::DependentObjects { .. }
+            | SqlError::DependentObjectsOf { .. }
             | SqlError::DependentObjectsOfSeveral { .. }
-            | SqlError::RequiredBySystem { .. } => "2BP01",
+            | SqlError::RequiredBySystem { .. }
+            | SqlError::RequiredByColumn { .. } => "2BP01",
+            SqlError::SequenceLimit { .. } => "2200H",
+            SqlError::NotYetDefined { .. } => "55000",
+            SqlError::GeneratedAlways { .. } => "428C9",
             SqlError::InvalidEncoding { .. } => "22021",
             SqlError::InCopy { error, .. } => error.sqlstate(),
             SqlError::Fenced => "57P04",
             SqlError::Storage(_) => "58030",
             SqlError::Corrupt(_) => "XX001",
-            SqlError::Internal { .. } => "XX000",
+            SqlError::Internal { .. } | SqlError::NoRelationWithOid { .. } => "XX000",
             SqlError::Lifecycle(e) => e.sqlstate(),
         }
     }
@@ -657,6 +694,7 @@ impl SqlError {
                 e.hint = Some("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.".into());
             }
             SqlError::DependentObjects { detail, .. }
+            | SqlError::DependentObjectsOf { detail, .. }
             | SqlError::DependentObjectsOfSeveral { detail } => {
                 if !detail.is_empty() {
                     e.detail = Some(detail.clone());
@@ -664,6 +702,11 @@ impl SqlError {
                 e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
             }
             SqlError::ReservedName { detail, .. } => e.detail = Some(detail.clone()),
+            SqlError::RequiredByColumn { hint, .. } => e.hint = Some(hint.clone()),
+            SqlError::GeneratedAlways { detail, hint, .. } => {
+                e.detail = Some(detail.clone());
+                e.hint = hint.clone();
+            }
             SqlError::DateFieldOverflow { .. } => {
                 e.hint = Some("Perhaps you need a different \"datestyle\" setting.".into());
             }

@@ -10,7 +10,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
 use crate::api::{CopyChunks, Describe, KvRead, Output, TextRows};
-use crate::catalog::{from_datum, to_datum, Column, Schema, Table, TableRef};
+use crate::catalog::{from_datum, to_datum, Column, Schema, SequenceDef, Table, TableRef};
 use crate::copyformat::{self, printout, CopySpec, LineReader};
 use crate::engine::{
     latest_version, scan_visible, visit_visible, CopyIn, Isolation, Session, Shared, Txn,
@@ -654,6 +654,10 @@ pub fn virtual_rows(
         cursors: &|| cx.cursors.infos(cx.txn_serial),
         activity: &|| cx.sessions.rows(),
         now: cx.now,
+        sequence_value: &|t| {
+            let def = t.sequence.as_deref()?;
+            Some(cx.st.sequences.borrow().value(t, def))
+        },
     };
     crate::pgcatalog::build_only(schema, name, &view, only, columns)
         .map(|v| v.rows)
@@ -762,6 +766,8 @@ impl<'a> Cx<'a> {
             },
             txn_serial: self.sess.txn.as_ref().map(|t| t.serial),
             prng: &self.sess.prng,
+            seqs: &self.sess.seqs,
+            writable: self.check_writable("").is_ok(),
         }
     }
 
@@ -903,6 +909,19 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             names,
             ..
         } => drop_tables(cx, names, *if_exists)?,
+        Statement::Drop {
+            object_type: ast::ObjectType::Sequence,
+            if_exists,
+            names,
+            cascade,
+            ..
+        } => drop_sequences(cx, names, *if_exists, *cascade)?,
+        Statement::CreateSequence {
+            temporary,
+            if_not_exists,
+            name,
+            sequence_options,
+        } => create_sequence(cx, name, *if_not_exists, *temporary, sequence_options)?,
         Statement::CreateSchema {
             schema_name,
             if_not_exists,
@@ -1765,6 +1784,8 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     let mut columns: Vec<Column> = Vec::new();
     let mut pk: Vec<usize> = Vec::new();
     let mut pk_name: Option<String> = None;
+    // The sequences of serial and identity columns: (column, definition, identity's ALWAYS).
+    let mut owned_sequences: Vec<(usize, SequenceDef, Option<bool>)> = Vec::new();
     for (i, cd) in ct.columns.iter().enumerate() {
         let cname =
             crate::query::object_name(&ast::ObjectName::from(vec![cd.name.clone()])).concat();
@@ -1772,20 +1793,52 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             return Err(SqlError::ColumnTwice { name: cname });
         }
         refuse_system_column_name(&cname)?;
-        let (ty, typmod) =
-            sql_type(&cd.data_type).map_err(|e| type_after(e, &cd.name, &cd.data_type))?;
+        let serial = serial_type(&cd.data_type);
+        let (ty, typmod) = match serial {
+            Some(t) => (t, -1),
+            None => sql_type(&cd.data_type).map_err(|e| type_after(e, &cd.name, &cd.data_type))?,
+        };
         let mut col = Column {
             name: cname,
             ty,
             typmod,
             not_null: false,
             default_sql: None,
+            identity: None,
         };
+        let mut identity: Option<(bool, &[ast::SequenceOptions])> = None;
         for opt in &cd.options {
             match &opt.option {
                 ast::ColumnOption::NotNull => col.not_null = true,
                 ast::ColumnOption::Null => col.not_null = false,
+                ast::ColumnOption::Default(_) if serial.is_some() || col.default_sql.is_some() => {
+                    return Err(SqlError::Syntax {
+                        message: format!(
+                            "multiple default values specified for column \"{}\" of table \"{name}\"",
+                            col.name
+                        ),
+                    })
+                }
                 ast::ColumnOption::Default(e) => col.default_sql = stored_default(e, ty),
+                ast::ColumnOption::Generated {
+                    generated_as: g @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    if identity.is_some() {
+                        return Err(SqlError::Syntax {
+                            message: format!(
+                                "multiple identity specifications for column \"{}\" of table \"{name}\"",
+                                col.name
+                            ),
+                        });
+                    }
+                    identity = Some((
+                        *g == ast::GeneratedAs::Always,
+                        sequence_options.as_deref().unwrap_or(&[]),
+                    ));
+                }
                 ast::ColumnOption::PrimaryKey(c) => {
                     if !pk.is_empty() {
                         return Err(multiple_primary_keys(&name));
@@ -1804,7 +1857,30 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
                 other => return Err(SqlError::feature(format!("column option {other}"))),
             }
         }
-        check_default(cx, &col)?;
+        if let Some((always, options)) = identity {
+            if serial.is_some() || col.default_sql.is_some() {
+                return Err(SqlError::Syntax {
+                    message: format!(
+                        "both default and identity specified for column \"{}\" of table \"{name}\"",
+                        col.name
+                    ),
+                });
+            }
+            if !matches!(ty, PgType::Int2 | PgType::Int4 | PgType::Int8) {
+                return Err(SqlError::InvalidParameter {
+                    message: "identity column type must be smallint, integer, or bigint".into(),
+                });
+            }
+            let (def, _) = crate::sequence::define(options, ty)?;
+            col.not_null = true;
+            owned_sequences.push((i, def, Some(always)));
+        } else if serial.is_some() {
+            let (def, _) = crate::sequence::define(&[], ty)?;
+            col.not_null = true;
+            owned_sequences.push((i, def, None));
+        } else {
+            check_default(cx, &col)?;
+        }
         columns.push(col);
     }
     for c in &ct.constraints {
@@ -1832,11 +1908,27 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             }
         }
     }
-    // The primary key's constraint and index: the name given, or PostgreSQL's choice
-    // (`t_pkey`, else `t_pkey1`, `t_pkey2`, … past names taken in the schema).
+    // The owned sequences' names, chosen first as PostgreSQL chooses them (`t_id_seq`, else
+    // `t_id_seq1`, …), then the primary key's constraint and index: the name given, or
+    // PostgreSQL's choice (`t_pkey`, else `t_pkey1`, `t_pkey2`, … past names taken in the
+    // schema).
+    let mut sequence_names: Vec<String> = Vec::new();
     let pkey_name = {
         let at = cx.read_point();
         let rcx = cx.reader(at);
+        for (ci, _, _) in &owned_sequences {
+            let base = format!("{name}_{}_seq", columns[*ci].name);
+            let taken = |n: &str, chosen: &[String]| {
+                relation_name_taken(&rcx, &schema, n) || n == name || chosen.iter().any(|c| c == n)
+            };
+            let mut n = base.clone();
+            let mut k = 0;
+            while taken(&n, &sequence_names) {
+                k += 1;
+                n = format!("{base}{k}");
+            }
+            sequence_names.push(n);
+        }
         if relation_name_taken(&rcx, &schema, &name) {
             drop(rcx);
             if ct.if_not_exists {
@@ -1849,7 +1941,10 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         }
         match pk_name {
             Some(n) if !pk.is_empty() => {
-                if relation_name_taken(&rcx, &schema, &n) || n == name {
+                if relation_name_taken(&rcx, &schema, &n)
+                    || n == name
+                    || sequence_names.contains(&n)
+                {
                     return Err(SqlError::DuplicateTable { name: n });
                 }
                 n
@@ -1858,7 +1953,11 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
                 let base = format!("{name}_pkey");
                 let mut n = base.clone();
                 let mut k = 0;
-                while !pk.is_empty() && (relation_name_taken(&rcx, &schema, &n) || n == name) {
+                while !pk.is_empty()
+                    && (relation_name_taken(&rcx, &schema, &n)
+                        || n == name
+                        || sequence_names.contains(&n))
+                {
                     k += 1;
                     n = format!("{base}{k}");
                 }
@@ -1868,6 +1967,24 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     };
     let id = cx.st.next_table_id;
     cx.st.next_table_id += 1;
+    // The sequences first, as PostgreSQL creates them (their OIDs come before the table's).
+    let mut sequences = Vec::with_capacity(owned_sequences.len());
+    for ((ci, mut def, always), seq_name) in owned_sequences.into_iter().zip(sequence_names) {
+        let col = &mut columns[ci];
+        def.owner = Some((id, col.name.clone()));
+        def.identity = always.is_some();
+        let seq = new_sequence(cx, &schema, &seq_name, def);
+        match always {
+            Some(always) => {
+                col.identity = Some(crate::catalog::Identity {
+                    always,
+                    sequence: seq.id,
+                })
+            }
+            None => col.default_sql = Some(serial_default(&schema, &seq_name)),
+        }
+        sequences.push(seq);
+    }
     let oid = cx.st.next_oid;
     cx.st.next_oid += 3;
     let table = Table {
@@ -1881,14 +1998,324 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         primary_key: pk,
         version: 0,
         layout: 0,
+        sequence: None,
     };
     let pending = cx.pending()?;
+    for s in sequences {
+        let sid = s.id;
+        pending.put_table(Arc::new(s), true)?;
+        if temporary {
+            pending.temporary.push(sid);
+        }
+    }
     pending.put_table(Arc::new(table), true)?;
     if temporary {
         pending.temporary.push(id);
     }
     Ok(Output::Command {
         tag: "CREATE TABLE".into(),
+    })
+}
+
+/// `serial`, `bigserial`, `smallserial` (or `serial4`, `serial8`, `serial2`): the column's
+/// type; `None` for any other type.
+fn serial_type(dt: &ast::DataType) -> Option<PgType> {
+    let ast::DataType::Custom(name, mods) = dt else {
+        return None;
+    };
+    let parts = object_name(name);
+    if !mods.is_empty() || parts.len() > 2 || parts.len() == 2 && parts[0] != "pg_catalog" {
+        return None;
+    }
+    match parts.last()?.as_str() {
+        "serial" | "serial4" => Some(PgType::Int4),
+        "bigserial" | "serial8" => Some(PgType::Int8),
+        "smallserial" | "serial2" => Some(PgType::Int2),
+        _ => None,
+    }
+}
+
+/// A serial column's default: `nextval('t_id_seq'::regclass)`, the sequence named as
+/// PostgreSQL shows it with the default search_path (qualified outside `public`).
+fn serial_default(schema: &str, seq: &str) -> String {
+    let q = crate::pgcatalog::quote_ident;
+    let name = if schema == "public" {
+        q(seq)
+    } else {
+        format!("{}.{}", q(schema), q(seq))
+    };
+    format!("nextval({}::regclass)", crate::format::quote_literal(&name))
+}
+
+/// A sequence relation with a fresh id and OID (not yet in the transaction).
+fn new_sequence(cx: &mut Cx<'_>, schema: &str, name: &str, def: SequenceDef) -> Table {
+    let id = cx.st.next_table_id;
+    cx.st.next_table_id += 1;
+    let oid = cx.st.next_oid;
+    cx.st.next_oid += 3;
+    Table {
+        id,
+        oid,
+        schema: schema.to_string(),
+        name: name.to_string(),
+        columns: SequenceDef::columns(),
+        primary_key: Vec::new(),
+        pkey_name: String::new(),
+        indexes: Vec::new(),
+        version: 0,
+        layout: 0,
+        sequence: Some(Arc::new(def)),
+    }
+}
+
+/// `CREATE SEQUENCE [IF NOT EXISTS] name [options]`.
+fn create_sequence(
+    cx: &mut Cx<'_>,
+    name: &ast::ObjectName,
+    if_not_exists: bool,
+    temporary: bool,
+    options: &[ast::SequenceOptions],
+) -> Result<Output, SqlError> {
+    cx.check_writable("CREATE SEQUENCE")?;
+    if temporary {
+        return Err(SqlError::feature("temporary sequences"));
+    }
+    let (schema, seq_name) = qualified(cx, &object_name(name))?;
+    if !schema_exists(cx, &schema) {
+        return Err(SqlError::UndefinedSchema { name: schema });
+    }
+    let taken = {
+        let at = cx.read_point();
+        relation_name_taken(&cx.reader(at), &schema, &seq_name)
+    };
+    let done = Output::Command {
+        tag: "CREATE SEQUENCE".into(),
+    };
+    if taken {
+        if if_not_exists {
+            cx.sess.notice(Notice::RelationExists { name: seq_name });
+            return Ok(done);
+        }
+        return Err(SqlError::DuplicateTable { name: seq_name });
+    }
+    let (mut def, owned) = crate::sequence::define(options, PgType::Int8)?;
+    if let Some(Some(owner)) = owned {
+        def.owner = Some(sequence_owner(cx, &owner, &schema)?);
+    }
+    let seq = new_sequence(cx, &schema, &seq_name, def);
+    cx.pending()?.put_table(Arc::new(seq), true)?;
+    Ok(done)
+}
+
+/// `OWNED BY table.column`: the table (in the sequence's schema) and column.
+fn sequence_owner(
+    cx: &mut Cx<'_>,
+    owner: &ast::ObjectName,
+    seq_schema: &str,
+) -> Result<(u32, String), SqlError> {
+    let mut parts = object_name(owner);
+    let Some(column) = parts.pop().filter(|_| !parts.is_empty()) else {
+        return Err(SqlError::SyntaxHint {
+            message: "invalid OWNED BY option".into(),
+            hint: "Specify OWNED BY table.column or OWNED BY NONE.",
+        });
+    };
+    let t = resolve_target(
+        cx,
+        &ast::ObjectName::from(
+            parts
+                .iter()
+                .map(|p| ast::Ident::new(p.clone()))
+                .collect::<Vec<_>>(),
+        ),
+    )?;
+    if t.sequence.is_some() {
+        return Err(SqlError::WrongObjectType {
+            message: format!(
+                "referenced relation \"{}\" is not a table or foreign table",
+                t.name
+            ),
+        });
+    }
+    if t.schema != seq_schema {
+        return Err(SqlError::NotYetDefined {
+            message: "sequence must be in same schema as table it is linked to".into(),
+        });
+    }
+    if t.column_index(&column).is_none() {
+        return Err(SqlError::UndefinedColumn {
+            name: format!("{column}\" of relation \"{}", t.name),
+        });
+    }
+    Ok((t.id, column))
+}
+
+/// The sequences owned by a column of table `table` (`column`: that column only).
+fn owned_sequences(cx: &mut Cx<'_>, table: u32, column: Option<&str>) -> Vec<TableRef> {
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    rcx.all_tables()
+        .iter()
+        .filter(|s| {
+            s.sequence.as_ref().is_some_and(|d| {
+                d.owner
+                    .as_ref()
+                    .is_some_and(|(t, c)| *t == table && column.is_none_or(|x| x == c))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// `DROP SEQUENCE [IF EXISTS] name, … [CASCADE | RESTRICT]`: a sequence a column's default
+/// calls needs CASCADE, which removes those defaults (PostgreSQL's `drop cascades to default
+/// value …`); an identity column's sequence goes only with its column.
+fn drop_sequences(
+    cx: &mut Cx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> Result<Output, SqlError> {
+    cx.check_writable("DROP SEQUENCE")?;
+    let mut found: Vec<TableRef> = Vec::new();
+    for n in names {
+        let parts = object_name(n);
+        match find_table(cx, &parts)? {
+            Some(t) if t.sequence.is_none() => {
+                return Err(SqlError::WrongObjectTypeHint {
+                    message: format!("\"{}\" is not a sequence", t.name),
+                    hint: "Use DROP TABLE to remove a table.".into(),
+                })
+            }
+            Some(t) => found.push(t),
+            None if if_exists => {
+                let notice = match split_name(&parts)? {
+                    (Some(schema), _) if !schema_exists(cx, &schema) => Notice::Missing {
+                        kind: "schema",
+                        name: schema,
+                    },
+                    (_, name) => Notice::Missing {
+                        kind: "sequence",
+                        name,
+                    },
+                };
+                cx.sess.notice(notice);
+            }
+            None => {
+                return Err(match split_name(&parts)? {
+                    (Some(schema), _) if !schema_exists(cx, &schema) => {
+                        SqlError::UndefinedSchema { name: schema }
+                    }
+                    (_, name) => SqlError::UndefinedSequence { name },
+                })
+            }
+        }
+    }
+    // Identity columns and defaults that need each sequence.
+    let tables = {
+        let at = cx.read_point();
+        cx.reader(at).all_tables()
+    };
+    let mut dependents: Vec<(String, TableRef, usize)> = Vec::new();
+    for s in &found {
+        let Some(def) = s.sequence.as_deref() else {
+            continue;
+        };
+        if let (true, Some((owner, column))) = (def.identity, def.owner.as_ref()) {
+            if let Some(t) = tables.iter().find(|t| t.id == *owner) {
+                if !found.iter().any(|f| f.id == t.id) {
+                    return Err(SqlError::RequiredByColumn {
+                        message: format!(
+                            "cannot drop sequence {} because column {column} of table {} requires it",
+                            s.name, t.name
+                        ),
+                        hint: format!("You can drop column {column} of table {} instead.", t.name),
+                    });
+                }
+            }
+        }
+        for t in tables.iter().filter(|t| t.sequence.is_none()) {
+            for (ci, c) in t.columns.iter().enumerate() {
+                let Some(sql) = &c.default_sql else { continue };
+                let calls = crate::sequence::default_references(&parse_default(sql)?);
+                let at = cx.read_point();
+                let rcx = cx.reader(at);
+                let hits = calls.iter().any(|name| {
+                    crate::query::name_parts(name)
+                        .and_then(|parts| split_name(&parts).ok())
+                        .and_then(|(schema, rel)| rcx.find_table(schema.as_deref(), &rel))
+                        .is_some_and(|x| x.id == s.id)
+                });
+                if hits {
+                    dependents.push((
+                        format!(
+                            "default value for column {} of table {} depends on sequence {}",
+                            c.name, t.name, s.name
+                        ),
+                        t.clone(),
+                        ci,
+                    ));
+                }
+            }
+        }
+    }
+    if !dependents.is_empty() {
+        if !cascade {
+            let detail = dependents
+                .iter()
+                .map(|d| d.0.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Err(match found.as_slice() {
+                [one] => SqlError::DependentObjectsOf {
+                    kind: "sequence",
+                    name: one.name.clone(),
+                    detail,
+                },
+                _ => SqlError::DependentObjectsOfSeveral { detail },
+            });
+        }
+        // PostgreSQL's notice names the dependent object, or counts them and lists them.
+        let lines: Vec<String> = dependents
+            .iter()
+            .map(|d| {
+                let object = d.0.split(" depends on").next().unwrap_or_default();
+                format!("drop cascades to {object}")
+            })
+            .collect();
+        cx.sess.notice(match lines.as_slice() {
+            [one] => Notice::Cascade {
+                message: one.clone(),
+                detail: None,
+            },
+            many => Notice::Cascade {
+                message: format!("drop cascades to {} other objects", many.len()),
+                detail: Some(many.join("\n")),
+            },
+        });
+        for (_, t, ci) in dependents {
+            // The table as this transaction has it now (an earlier default of it may be gone).
+            let at = cx.read_point();
+            let current = cx
+                .reader(at)
+                .find_table(Some(&t.schema), &t.name)
+                .unwrap_or(t);
+            let mut altered = (*current).clone();
+            if let Some(c) = altered.columns.get_mut(ci) {
+                c.default_sql = None;
+            }
+            let p = cx.pending()?;
+            p.uses_definition(&current);
+            p.put_table(Arc::new(altered), false)?;
+        }
+    }
+    for s in found {
+        let p = cx.pending()?;
+        p.uses_definition(&s);
+        p.drop_table(s.id)?;
+    }
+    Ok(Output::Command {
+        tag: "DROP SEQUENCE".into(),
     })
 }
 
@@ -1915,10 +2342,22 @@ fn drop_tables(
             }
         }
         match found {
+            Some(t) if t.sequence.is_some() => {
+                return Err(SqlError::WrongObjectTypeHint {
+                    message: format!("\"{}\" is not a table", t.name),
+                    hint: "Use DROP SEQUENCE to remove a sequence.".into(),
+                })
+            }
             Some(t) => {
+                // Its columns' sequences go with it.
+                let owned = owned_sequences(cx, t.id, None);
                 let p = cx.pending()?;
                 p.uses_definition(&t);
                 p.drop_table(t.id)?;
+                for s in owned {
+                    p.uses_definition(&s);
+                    p.drop_table(s.id)?;
+                }
             }
             None if if_exists => {
                 // PostgreSQL names what is missing: the schema of a qualified name first.
@@ -2332,6 +2771,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     typmod,
                     not_null: false,
                     default_sql: None,
+                    identity: None,
                 };
                 for opt in &column_def.options {
                     match &opt.option {
@@ -3198,6 +3638,11 @@ fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, S
     let t = find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable {
         name: parts.last().cloned().unwrap_or_default(),
     })?;
+    if t.sequence.is_some() {
+        return Err(SqlError::WrongObjectType {
+            message: format!("cannot change sequence \"{}\"", t.name),
+        });
+    }
     let at = cx.read_point();
     cx.reader(at).check_layout(&t)?;
     Ok(t)
@@ -3379,6 +3824,13 @@ fn insert(
     };
     let t = write_target(cx, name).map_err(|e| missing_table_at(e, name))?;
     let targets = insert_targets(&t, ins)?;
+    // Identity columns: a GENERATED ALWAYS one takes only DEFAULT unless OVERRIDING SYSTEM
+    // VALUE; OVERRIDING USER VALUE replaces the values given for any with the sequence's.
+    let system_override = ins.overriding == Some(ast::InsertOverriding::System);
+    let user_override = ins.overriding == Some(ast::InsertOverriding::User);
+    let always_identity =
+        |ci: usize| !system_override && t.columns[ci].identity.is_some_and(|i| i.always);
+    let takes_default = |ci: usize| user_override && t.columns[ci].identity.is_some();
 
     let at = cx.read_point();
     let defaults = column_defaults(cx, at, &t)?;
@@ -3411,7 +3863,16 @@ fn insert(
                 for r in &v.rows {
                     let mut vals = Vec::with_capacity(r.len());
                     for (e, ci) in r.iter().zip(&targets) {
-                        if crate::query::is_default_keyword(e) {
+                        let default = crate::query::is_default_keyword(e);
+                        if !default && always_identity(*ci) {
+                            return Err(insert_into_always_identity(&t.columns[*ci]));
+                        }
+                        if takes_default(*ci) {
+                            // The row's assembly below takes the sequence's value.
+                            vals.push(Value::Null);
+                            continue;
+                        }
+                        if default {
                             vals.push(match &defaults[*ci] {
                                 Some(d) => exec.eval(d, &env)?,
                                 None => Value::Null,
@@ -3437,6 +3898,13 @@ fn insert(
                 }
                 let bq = binder.bind_query(&q, None)?;
                 check_insert_width(bq.columns.len(), targets.len(), !ins.columns.is_empty())?;
+                if let Some(ci) = targets
+                    .iter()
+                    .take(bq.columns.len())
+                    .find(|ci| always_identity(**ci))
+                {
+                    return Err(insert_into_always_identity(&t.columns[*ci]));
+                }
                 for (c, ci) in bq.columns.iter().zip(&targets) {
                     check_assignable(&t.columns[*ci], c.ty, "expression")?;
                 }
@@ -3483,7 +3951,7 @@ fn insert(
                 let v = match targets
                     .iter()
                     .position(|x| *x == i)
-                    .filter(|p| *p < r.len())
+                    .filter(|p| *p < r.len() && !takes_default(i))
                 {
                     Some(p) => r[p].clone(),
                     None => match &defaults[i] {
@@ -3539,6 +4007,21 @@ fn insert(
         }
     }
     Returning::answer(returning, format!("INSERT 0 {n}"))
+}
+
+/// PostgreSQL's refusal of a value for a GENERATED ALWAYS identity column.
+fn insert_into_always_identity(c: &Column) -> SqlError {
+    SqlError::GeneratedAlways {
+        message: format!(
+            "cannot insert a non-DEFAULT value into column \"{}\"",
+            c.name
+        ),
+        detail: format!(
+            "Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+            c.name
+        ),
+        hint: Some("Use OVERRIDING SYSTEM VALUE to override.".into()),
+    }
 }
 
 /// Target rows, the matching joined rows, and the bound SET expressions.
@@ -4382,6 +4865,18 @@ fn refuse_in_expression(e: &ast::Expr, what: &str, columns: bool) -> Result<(), 
 
 /// A column's DEFAULT expression bound and converted to its type (`None`: no default).
 fn bind_default(binder: &mut Binder<'_, '_>, c: &Column) -> Result<Option<BExpr>, SqlError> {
+    if let Some(identity) = c.identity {
+        // `nextval` of the identity column's sequence, by its OID.
+        let oid = binder
+            .cx
+            .all_tables()
+            .iter()
+            .find(|t| t.id == identity.sequence)
+            .map(|t| t.oid)
+            .ok_or_else(|| SqlError::internal("identity column without its sequence"))?;
+        let call = BExpr::Func("nextval".into(), vec![BExpr::Const(Value::Int(oid.into()))]);
+        return crate::query::assignment(call, PgType::Int8, c.ty).map(Some);
+    }
     match &c.default_sql {
         Some(sql) => bind_default_expr(binder, c, &parse_default(sql)?).map(Some),
         None => Ok(None),

@@ -40,6 +40,7 @@ pub mod query;
 pub mod regex;
 pub mod rowdecode;
 pub mod scancache;
+pub mod sequence;
 pub mod settings;
 pub mod tochar;
 pub mod txn;

@@ -85,6 +85,8 @@ pub struct CatalogView<'a> {
     pub activity: &'a dyn Fn() -> Vec<crate::activity::ActivityRow>,
     /// The statement's time (`pg_timezone_names` shows each zone's offset then).
     pub now: i64,
+    /// A sequence's value now (`pg_sequences.last_value`).
+    pub sequence_value: &'a dyn Fn(&Table) -> Option<crate::sequence::SeqValue>,
 }
 
 // ------------------------------------------------------------------ relation directory
@@ -130,6 +132,9 @@ enum Which {
     IsConstraintColumnUsage,
     IsReferentialConstraints,
     IsCheckConstraints,
+    Sequence,
+    Sequences,
+    IsSequences,
 }
 
 type Spec = &'static [(&'static str, PgType)];
@@ -155,6 +160,7 @@ const BOOL: PgType = PgType::Bool;
 const CHAR: PgType = PgType::Char;
 const I2: PgType = PgType::Int2;
 const I4: PgType = PgType::Int4;
+const I8: PgType = PgType::Int8;
 const F4: PgType = PgType::Float4;
 const VARCHAR: PgType = PgType::Varchar;
 const TSTZ: PgType = PgType::Timestamptz;
@@ -607,6 +613,43 @@ const IS_CHECK_CONSTRAINTS_COLS: Spec = &[
     ("constraint_name", NAME),
     ("check_clause", VARCHAR),
 ];
+const SEQUENCE_COLS: Spec = &[
+    ("seqrelid", OID),
+    ("seqtypid", OID),
+    ("seqstart", I8),
+    ("seqincrement", I8),
+    ("seqmax", I8),
+    ("seqmin", I8),
+    ("seqcache", I8),
+    ("seqcycle", BOOL),
+];
+const SEQUENCES_COLS: Spec = &[
+    ("schemaname", NAME),
+    ("sequencename", NAME),
+    ("sequenceowner", NAME),
+    ("data_type", PgType::Regtype),
+    ("start_value", I8),
+    ("min_value", I8),
+    ("max_value", I8),
+    ("increment_by", I8),
+    ("cycle", BOOL),
+    ("cache_size", I8),
+    ("last_value", I8),
+];
+const IS_SEQUENCES_COLS: Spec = &[
+    ("sequence_catalog", NAME),
+    ("sequence_schema", NAME),
+    ("sequence_name", NAME),
+    ("data_type", VARCHAR),
+    ("numeric_precision", I4),
+    ("numeric_precision_radix", I4),
+    ("numeric_scale", I4),
+    ("start_value", VARCHAR),
+    ("minimum_value", VARCHAR),
+    ("maximum_value", VARCHAR),
+    ("increment", VARCHAR),
+    ("cycle_option", VARCHAR),
+];
 const IS_TABLES_COLS: Spec = &[
     ("table_catalog", NAME),
     ("table_schema", NAME),
@@ -976,6 +1019,33 @@ const RELATIONS: &[RelInfo] = &[
         IS_SCHEMATA_COLS,
     ),
     rel(
+        Which::Sequence,
+        "pg_catalog",
+        "pg_sequence",
+        2224,
+        10_105,
+        'r',
+        SEQUENCE_COLS,
+    ),
+    rel(
+        Which::Sequences,
+        "pg_catalog",
+        "pg_sequences",
+        12_048,
+        12_050,
+        'v',
+        SEQUENCES_COLS,
+    ),
+    rel(
+        Which::IsSequences,
+        "information_schema",
+        "sequences",
+        13_386,
+        13_388,
+        'v',
+        IS_SEQUENCES_COLS,
+    ),
+    rel(
         Which::IsTables,
         "information_schema",
         "tables",
@@ -1192,6 +1262,9 @@ pub fn build_only(
         Which::Tablespace => tablespace_rows(),
         Which::IsSchemata => is_schemata_rows(view),
         Which::IsTables => is_tables_rows(view),
+        Which::Sequence => sequence_rows(view, false),
+        Which::Sequences => sequence_rows(view, true),
+        Which::IsSequences => is_sequences_rows(view),
         Which::IsColumns => is_columns_rows(view),
         Which::IsTableConstraints => is_table_constraints_rows(view),
         Which::IsKeyColumnUsage => is_key_column_usage_rows(view, false),
@@ -1756,10 +1829,11 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<
             r.oid,
         ));
     }
+    // A sequence has no row type (`reltype` 0).
     for tb in view
         .tables
         .iter()
-        .filter(|tb| want(tb.rowtype_oid(), "", &tb.name))
+        .filter(|tb| tb.sequence.is_none() && want(tb.rowtype_oid(), "", &tb.name))
     {
         out.push(composite(
             tb.rowtype_oid(),
@@ -1921,7 +1995,26 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
             0 => view.txid,
             v => v,
         };
-        if want_table {
+        if want_table && tb.sequence.is_some() {
+            // A sequence: one page holding its one tuple, no access method, no row type.
+            rows.push(class_row(
+                need,
+                tb.oid,
+                &tb.name,
+                ns,
+                0,
+                0,
+                tb.oid,
+                0,
+                1,
+                1.0,
+                false,
+                false,
+                'S',
+                tb.columns.len(),
+                xmin,
+            ));
+        } else if want_table {
             rows.push(class_row(
                 need,
                 tb.oid,
@@ -2054,6 +2147,9 @@ fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) 
             not_null,
             c.default_sql.is_some(),
         ));
+        if let (Some(identity), Some(row)) = (c.identity, rows.last_mut()) {
+            row[16] = ch(if identity.always { 'a' } else { 'd' });
+        }
     }
 }
 
@@ -2076,6 +2172,76 @@ fn pkey_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
 }
 
 // ------------------------------------------------------------------ constraints and indexes
+
+/// `pg_sequence` (`view`: false) or `pg_sequences` (true): one row per sequence.
+fn sequence_rows(view: &CatalogView<'_>, as_view: bool) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for tb in view.tables {
+        let Some(def) = tb.sequence.as_deref() else {
+            continue;
+        };
+        let numbers = [def.start, def.min, def.max, def.increment];
+        rows.push(if as_view {
+            // `last_value` is NULL until a value has been drawn.
+            let last = (view.sequence_value)(tb)
+                .filter(|v| v.called)
+                .map_or(NULL, |v| int(v.last));
+            let mut row = vec![t(&tb.schema), t(&tb.name), t(view.user), oid(def.ty.oid())];
+            row.extend(numbers.iter().map(|n| int(*n)));
+            row.extend([b(def.cycle), int(def.cache), last]);
+            row
+        } else {
+            vec![
+                oid(tb.oid),
+                oid(def.ty.oid()),
+                int(def.start),
+                int(def.increment),
+                int(def.max),
+                int(def.min),
+                int(def.cache),
+                b(def.cycle),
+            ]
+        });
+    }
+    rows
+}
+
+/// `information_schema.sequences`: the sequences that are not an identity column's.
+fn is_sequences_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for tb in view.tables {
+        let Some(def) = tb.sequence.as_deref().filter(|d| !d.identity) else {
+            continue;
+        };
+        let bits = match def.ty {
+            PgType::Int2 => 16,
+            PgType::Int4 => 32,
+            _ => 64,
+        };
+        let text = |n: i64| Value::text(n.to_string());
+        rows.push(vec![
+            t(view.database),
+            t(&tb.schema),
+            t(&tb.name),
+            Value::text(crate::query::format_type(def.ty, -1)),
+            int(bits),
+            int(2),
+            int(0),
+            text(def.start),
+            text(def.min),
+            text(def.max),
+            text(def.increment),
+            t(if def.cycle { "YES" } else { "NO" }),
+        ]);
+    }
+    rows
+}
+
+/// The user relations that are tables (not sequences): what `pg_tables` and
+/// `information_schema`'s table views list.
+fn tables_only<'v>(view: &'v CatalogView<'_>) -> impl Iterator<Item = &'v TableRef> {
+    view.tables.iter().filter(|tb| tb.sequence.is_none())
+}
 
 fn pk_attnums(tb: &Table) -> Vec<i64> {
     tb.primary_key.iter().map(|i| *i as i64 + 1).collect()
@@ -2237,7 +2403,7 @@ fn tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             ]
         })
         .collect();
-    for tb in view.tables {
+    for tb in tables_only(view) {
         rows.push(vec![
             t(&tb.schema),
             t(&tb.name),
@@ -2610,11 +2776,7 @@ fn is_tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .iter()
         .map(|r| row(r.schema, r.name, r.kind == 'v'))
         .collect();
-    rows.extend(
-        view.tables
-            .iter()
-            .map(|tb| row(&tb.schema, &tb.name, false)),
-    );
+    rows.extend(tables_only(view).map(|tb| row(&tb.schema, &tb.name, false)));
     rows
 }
 
@@ -2655,7 +2817,7 @@ fn is_table_constraints_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         ]
     };
     let mut rows = Vec::new();
-    for tb in view.tables {
+    for tb in tables_only(view) {
         for (name, _) in not_null_checks(view, tb) {
             rows.push(row(tb, &name, "CHECK"));
         }
@@ -2697,8 +2859,7 @@ fn is_key_column_usage_rows(view: &CatalogView<'_>, usage: bool) -> Vec<Vec<Valu
 
 /// `information_schema.check_constraints`: the NOT NULL columns of the user tables.
 fn is_check_constraints_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
-    view.tables
-        .iter()
+    tables_only(view)
         .flat_map(|tb| {
             not_null_checks(view, tb).into_iter().map(|(name, column)| {
                 vec![
@@ -2840,7 +3001,7 @@ fn is_columns_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             ));
         }
     }
-    for tb in view.tables {
+    for tb in tables_only(view) {
         for (i, c) in tb.columns.iter().enumerate() {
             let Column {
                 name,
@@ -2848,7 +3009,15 @@ fn is_columns_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 typmod,
                 not_null,
                 default_sql,
+                identity,
             } = c;
+            let sequence = identity.and_then(|idn| {
+                view.tables
+                    .iter()
+                    .find(|s| s.id == idn.sequence)
+                    .and_then(|s| s.sequence.clone())
+                    .map(|def| (idn.always, def))
+            });
             let not_null = *not_null || tb.primary_key.contains(&i);
             rows.push(is_column_row(
                 view,
@@ -2862,6 +3031,15 @@ fn is_columns_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 default_sql.as_deref(),
                 true,
             ));
+            if let (Some((always, def)), Some(row)) = (sequence, rows.last_mut()) {
+                row[34] = t("YES");
+                row[35] = t(if always { "ALWAYS" } else { "BY DEFAULT" });
+                row[36] = Value::text(def.start.to_string());
+                row[37] = Value::text(def.increment.to_string());
+                row[38] = Value::text(def.max.to_string());
+                row[39] = Value::text(def.min.to_string());
+                row[40] = t(if def.cycle { "YES" } else { "NO" });
+            }
         }
     }
     rows
@@ -3067,6 +3245,7 @@ mod tests {
             typmod,
             not_null,
             default_sql: default_sql.map(str::to_string),
+            identity: None,
         }
     }
 
@@ -3091,6 +3270,7 @@ mod tests {
             indexes: vec![],
             version: 731,
             layout: 0,
+            sequence: None,
         }
     }
 
@@ -3124,6 +3304,7 @@ mod tests {
             indexes: vec![],
             version: 0,
             layout: 0,
+            sequence: None,
         }
     }
 
@@ -3162,6 +3343,7 @@ mod tests {
             cursors: &Vec::new,
             activity: &Vec::new,
             now: 0,
+            sequence_value: &|_| None,
         }
     }
 

@@ -577,6 +577,11 @@ pub struct ReadCx<'a> {
     pub txn_serial: Option<u64>,
     /// The session's `random()` generator.
     pub prng: &'a std::cell::Cell<Option<crate::prng::Prng>>,
+    /// The session's `currval` / `lastval` state.
+    pub seqs: &'a std::cell::RefCell<crate::sequence::SessionSeqs>,
+    /// Whether the statement may write (`nextval`, `setval`): not in a read-only transaction,
+    /// role or replica.
+    pub writable: bool,
 }
 
 /// See [`ReadCx::catalog`].
@@ -1910,6 +1915,58 @@ impl<'a, 'b> Binder<'a, 'b> {
         Ok(bq)
     }
 
+    /// `nextval(regclass)`, `currval(regclass)`, `setval(regclass, bigint [, boolean])`,
+    /// `lastval()`: bigint, evaluated per row (see [`crate::sequence`]).
+    fn bind_sequence_call(
+        &mut self,
+        name: String,
+        args: Vec<BExpr>,
+        types: &[PgType],
+    ) -> Result<(BExpr, PgType), SqlError> {
+        self.session_dependent = true;
+        if name != "currval" {
+            self.volatile_calls += 1;
+        }
+        let relation = |t: &PgType| {
+            t.is_string()
+                || matches!(
+                    t,
+                    PgType::Unknown
+                        | PgType::Regclass
+                        | PgType::Oid
+                        | PgType::Int2
+                        | PgType::Int4
+                        | PgType::Int8
+                )
+        };
+        let shape_ok = match (name.as_str(), types) {
+            ("lastval", []) => true,
+            ("nextval" | "currval", [r]) => relation(r),
+            ("setval", [r, v]) => relation(r) && (v.is_integer() || *v == PgType::Unknown),
+            ("setval", [r, v, c]) => {
+                relation(r)
+                    && (v.is_integer() || *v == PgType::Unknown)
+                    && matches!(c, PgType::Bool | PgType::Unknown)
+            }
+            _ => false,
+        };
+        if !shape_ok {
+            return Err(no_such_function(&name, types));
+        }
+        let mut out = Vec::with_capacity(args.len());
+        for (i, (a, t)) in args.into_iter().zip(types).enumerate() {
+            out.push(match i {
+                0 if t.is_string() || *t == PgType::Unknown => {
+                    BExpr::Func("regclass_in".into(), vec![a])
+                }
+                0 => a,
+                1 => coerce_or_cast(coerce_expr(a, PgType::Int8)?, PgType::Int8)?,
+                _ => coerce_expr(a, PgType::Bool)?,
+            });
+        }
+        Ok((BExpr::Func(name, out), PgType::Int8))
+    }
+
     /// `value` (an immutable expression evaluated over constants) as a constant, or `unfolded`
     /// with the error kept for [`Self::bind_query`] to raise.
     fn fold(&mut self, unfolded: BExpr, value: Result<Value, SqlError>) -> BExpr {
@@ -3160,6 +3217,34 @@ impl<'a, 'b> Binder<'a, 'b> {
             _ => self.cx.find_table(schema.as_deref(), &tname),
         };
         if let Some(t) = user_table {
+            if let Some(def) = t.sequence.as_deref() {
+                // A sequence reads as its one row: the value now (outside MVCC, as
+                // PostgreSQL's), `log_cnt` 0 (RockLake logs no values ahead).
+                self.session_dependent = true;
+                let v = self.cx.st.sequences.borrow().value(&t, def);
+                let row = vec![
+                    BExpr::Const(Value::Int(v.last)),
+                    BExpr::Const(Value::Int(0)),
+                    BExpr::Const(Value::Bool(v.called)),
+                    BExpr::Const(Value::Tid(0, 1)),
+                ];
+                let cols = table_scope(&t, &qual).cols;
+                self.next_id += 1;
+                let q = BQuery {
+                    id: self.next_id,
+                    outer_refs: Vec::new(),
+                    body: BSet::Values(vec![row]),
+                    order: Vec::new(),
+                    limit: None,
+                    offset: None,
+                    columns: cols.clone(),
+                    materialized: false,
+                };
+                return Ok((
+                    Source::Derived(Rc::new(q)),
+                    apply_alias_cols(cols, alias, "table")?,
+                ));
+            }
             self.cx.check_layout(&t)?;
             if schema.is_none() {
                 self.session_dependent = true;
@@ -5811,6 +5896,17 @@ impl<'a, 'b> Binder<'a, 'b> {
         if matches!(name.as_str(), "unnest" | "generate_series") {
             return self.bind_srf_call(name, bargs, &types);
         }
+        if matches!(name.as_str(), "nextval" | "currval" | "setval" | "lastval") {
+            return self.bind_sequence_call(name, bargs, &types);
+        }
+        if name == "pg_get_serial_sequence" {
+            if !matches!(types.as_slice(), [a, b] if [a, b].iter().all(|t| t.is_string() || **t == PgType::Unknown))
+            {
+                return Err(no_such_function(&name, &types));
+            }
+            self.session_dependent = true;
+            return Ok((BExpr::Func(name, bargs), PgType::Text));
+        }
         if matches!(name.as_str(), "random" | "gen_random_uuid" | "setseed") {
             self.volatile_calls += 1;
         }
@@ -7738,7 +7834,7 @@ pub(crate) fn points_at_type(err: &SqlError) -> bool {
 /// A possibly qualified name as PostgreSQL's `regclass`/`regnamespace` input reads it:
 /// unquoted parts folded to lower case, quoted ones kept as written (`""` is a quote), parts
 /// joined by dots. `None` when it does not parse.
-fn name_parts(s: &str) -> Option<Vec<String>> {
+pub(crate) fn name_parts(s: &str) -> Option<Vec<String>> {
     let mut parts = Vec::new();
     let mut chars = s.trim().chars().peekable();
     loop {
@@ -9662,6 +9758,85 @@ fn like_match(s: &str, p: &str, ci: bool) -> Result<bool, SqlError> {
 }
 
 impl<'a, 'b> Executor<'a, 'b> {
+    /// The sequence relation `oid` names (PostgreSQL's errors for a table or no relation).
+    fn sequence_of(&self, oid: i64) -> Result<TableRef, SqlError> {
+        let t = u32::try_from(oid)
+            .ok()
+            .and_then(|o| self.cx.relation_by_oid(o))
+            .ok_or(SqlError::NoRelationWithOid { oid })?;
+        match t {
+            (t, false) if t.sequence.is_some() => Ok(t),
+            (t, is_index) => Err(SqlError::WrongObjectType {
+                message: format!(
+                    "\"{}\" is not a sequence",
+                    if is_index { &t.pkey_name } else { &t.name }
+                ),
+            }),
+        }
+    }
+
+    /// `nextval`, `setval`, `currval`, `lastval` over bound arguments (NULL in, NULL out).
+    fn sequence_call(&self, name: &str, a: &[Value]) -> Result<Value, SqlError> {
+        if a.iter().any(Value::is_null) {
+            return Ok(Value::Null);
+        }
+        if matches!(name, "nextval" | "setval") && !self.cx.writable {
+            return Err(SqlError::ReadOnlyTransaction {
+                what: format!("{name}()"),
+            });
+        }
+        let int = |i: usize| match a.get(i) {
+            Some(Value::Int(n)) => Ok(*n),
+            _ => Err(SqlError::internal(format!(
+                "{name}: argument {i} is not bigint"
+            ))),
+        };
+        if name == "lastval" {
+            let sess = self.cx.seqs.borrow();
+            // The sequence must still exist (and be visible to this transaction).
+            let value = sess
+                .last_used
+                .filter(|id| {
+                    self.cx
+                        .all_tables()
+                        .iter()
+                        .any(|t| t.id == *id && t.sequence.is_some())
+                })
+                .and_then(|id| sess.current.get(&id));
+            return match value {
+                Some(v) => Ok(Value::Int(*v)),
+                None => Err(SqlError::NotYetDefined {
+                    message: "lastval is not yet defined in this session".into(),
+                }),
+            };
+        }
+        let t = self.sequence_of(int(0)?)?;
+        let Some(def) = t.sequence.as_deref() else {
+            return Err(SqlError::internal("sequence without definition"));
+        };
+        let mut states = self.cx.st.sequences.borrow_mut();
+        let mut sess = self.cx.seqs.borrow_mut();
+        let v = match name {
+            "nextval" => crate::sequence::nextval(&mut states, &mut sess, &t, def)?,
+            "setval" => {
+                let called = !matches!(a.get(2), Some(Value::Bool(false)));
+                crate::sequence::setval(&mut states, &mut sess, &t, def, int(1)?, called)?
+            }
+            _ => match sess.current.get(&t.id) {
+                Some(v) => *v,
+                None => {
+                    return Err(SqlError::NotYetDefined {
+                        message: format!(
+                            "currval of sequence \"{}\" is not yet defined in this session",
+                            t.name
+                        ),
+                    })
+                }
+            },
+        };
+        Ok(Value::Int(v))
+    }
+
     /// An executor for a plain query, whose caller applies the `set_config` calls it makes.
     pub(crate) fn with_set_config(cx: &'a ReadCx<'b>) -> Self {
         Executor {
@@ -10527,6 +10702,36 @@ impl<'a, 'b> Executor<'a, 'b> {
                     }
                 }
             }
+            "nextval" | "setval" | "currval" | "lastval" => {
+                return self.sequence_call(name, &a);
+            }
+            // The sequence a serial or identity column owns, schema-qualified.
+            "pg_get_serial_sequence" => match (text(0), text(1)) {
+                (Some(table), Some(column)) => {
+                    let oid = self.relation_named(&table)??;
+                    let Some((t, false)) = self.cx.relation_by_oid(oid) else {
+                        return Ok(Value::Null);
+                    };
+                    // The column name is read as an identifier (quotes keep case).
+                    let column = name_parts(&column)
+                        .and_then(|p| p.into_iter().next())
+                        .unwrap_or(column);
+                    if t.column_index(&column).is_none() {
+                        return Err(SqlError::UndefinedColumn {
+                            name: format!("{column}\" of relation \"{}", t.name),
+                        });
+                    }
+                    let owned = self.cx.all_tables().iter().find_map(|s| {
+                        let def = s.sequence.as_deref()?;
+                        (def.owner.as_ref() == Some(&(t.id, column.clone()))).then(|| {
+                            let q = crate::pgcatalog::quote_ident;
+                            format!("{}.{}", q(&s.schema), q(&s.name))
+                        })
+                    });
+                    owned.map_or(Value::Null, Value::text)
+                }
+                _ => Value::Null,
+            },
             "random" => {
                 let mut prng = match self.cx.prng.get() {
                     Some(p) => p,

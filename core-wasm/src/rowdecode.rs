@@ -332,6 +332,7 @@ mod tests {
                     typmod: -1,
                     not_null: false,
                     default_sql: None,
+                    identity: None,
                 })
                 .collect(),
             primary_key: Vec::new(),
@@ -339,6 +340,7 @@ mod tests {
             indexes: Vec::new(),
             version: 0,
             layout: 0,
+            sequence: None,
         }
     }
 

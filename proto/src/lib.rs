@@ -70,6 +70,11 @@ pub struct ColumnDef {
     pub not_null: bool,
     #[prost(string, tag = "5")]
     pub default_sql: ::prost::alloc::string::String,
+    /// The sequence (its table id) an identity column takes its values from; 0: none.
+    #[prost(uint32, tag = "6")]
+    pub identity_sequence: u32,
+    #[prost(bool, tag = "7")]
+    pub identity_always: bool,
 }
 
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -93,6 +98,36 @@ pub struct TableDef {
     /// The commit that last rewrote the rows into another column layout; 0: since creation.
     #[prost(uint64, tag = "9")]
     pub layout_seq: u64,
+    /// Set when the relation is a sequence.
+    #[prost(message, optional, tag = "10")]
+    pub sequence: ::core::option::Option<SequenceDef>,
+}
+
+/// A sequence's definition (its value lives outside MVCC, see docs/decisions/0029).
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct SequenceDef {
+    #[prost(string, tag = "1")]
+    pub type_name: ::prost::alloc::string::String,
+    #[prost(int64, tag = "2")]
+    pub start: i64,
+    #[prost(int64, tag = "3")]
+    pub increment: i64,
+    #[prost(int64, tag = "4")]
+    pub min: i64,
+    #[prost(int64, tag = "5")]
+    pub max: i64,
+    #[prost(int64, tag = "6")]
+    pub cache: i64,
+    #[prost(bool, tag = "7")]
+    pub cycle: bool,
+    /// The table whose column owns the sequence; 0: none.
+    #[prost(uint32, tag = "8")]
+    pub owner_table: u32,
+    #[prost(string, tag = "9")]
+    pub owner_column: ::prost::alloc::string::String,
+    /// Owned as an identity column's sequence.
+    #[prost(bool, tag = "10")]
+    pub identity: bool,
 }
 
 /// A secondary index RockLake keeps for a table (see docs/decisions/0008).
