@@ -222,17 +222,19 @@ impl Table {
                     columns: ix.columns.iter().map(|c| *c as u32).collect(),
                 })
                 .collect(),
-            sequence: self.sequence.as_ref().map(|q| pb::SequenceDef {
-                type_name: q.ty.typname().to_string(),
-                start: q.start,
-                increment: q.increment,
-                min: q.min,
-                max: q.max,
-                cache: q.cache,
-                cycle: q.cycle,
-                owner_table: q.owner.as_ref().map_or(0, |o| o.0),
-                owner_column: q.owner.as_ref().map(|o| o.1.clone()).unwrap_or_default(),
-                identity: q.identity,
+            sequence: self.sequence.as_ref().map(|q| {
+                Box::new(pb::SequenceDef {
+                    type_name: q.ty.typname().to_string(),
+                    start: q.start,
+                    increment: q.increment,
+                    min: q.min,
+                    max: q.max,
+                    cache: q.cache,
+                    cycle: q.cycle,
+                    owner_table: q.owner.as_ref().map_or(0, |o| o.0),
+                    owner_column: q.owner.as_ref().map(|o| o.1.clone()).unwrap_or_default(),
+                    identity: q.identity,
+                })
             }),
         }
     }

@@ -184,6 +184,10 @@ pub fn check_limits(sql: &str) -> Result<(), SqlError> {
 fn syntax_message(raw: &str) -> String {
     // sqlparser: "sql parser error: Expected: ..., found: X at Line: 1, Column: 5"
     let body = raw.trim_start_matches("sql parser error: ");
+    // sqlparser refuses a repeated sequence option itself; PostgreSQL's words for it.
+    if body.ends_with(" specified more than once") {
+        return "conflicting or redundant options".into();
+    }
     match body.split_once("found: ") {
         Some((_, rest)) => {
             let tok = rest.split(" at Line").next().unwrap_or(rest).trim();

@@ -701,3 +701,66 @@ fn tuple_counters_survive_reopen_when_commits_land_out_of_allocation_order() {
         ]
     );
 }
+
+#[test]
+fn sequence_values_survive_reopen_and_are_never_handed_out_twice() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE SEQUENCE s");
+    h.ok(a, "CREATE TABLE t (id serial PRIMARY KEY, v int)");
+    // A SELECT that draws a value commits it, like PostgreSQL's nextval writes WAL.
+    assert_eq!(h.rows(a, "SELECT nextval('s')"), vec![vec![v("1")]]);
+    // Two open transactions draw distinct values; the later draw commits first.
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "INSERT INTO t (v) VALUES (1)");
+    h.ok(b, "INSERT INTO t (v) VALUES (2)");
+    h.ok(b, "COMMIT");
+    h.ok(a, "COMMIT");
+    // A rolled-back draw is not taken back, and the next commit of anyone records it.
+    h.ok(a, "BEGIN");
+    assert_eq!(h.rows(a, "SELECT nextval('s')"), vec![vec![v("2")]]);
+    h.ok(a, "ROLLBACK");
+    h.ok(b, "CREATE TABLE other (x int)");
+    h.reopen();
+    let c = h.session();
+    assert_eq!(h.rows(c, "SELECT nextval('s')"), vec![vec![v("3")]]);
+    h.ok(c, "INSERT INTO t (v) VALUES (3)");
+    assert_eq!(
+        h.rows(c, "SELECT id, v FROM t ORDER BY id"),
+        vec![
+            vec![v("1"), v("1")],
+            vec![v("2"), v("2")],
+            vec![v("3"), v("3")],
+        ]
+    );
+    // A dropped sequence's value goes with it: a new one of the same name starts over.
+    h.ok(c, "DROP SEQUENCE s");
+    h.ok(c, "CREATE SEQUENCE s");
+    h.reopen();
+    let d = h.session();
+    assert_eq!(h.rows(d, "SELECT nextval('s')"), vec![vec![v("1")]]);
+    assert_eq!(h.err(d, "SELECT currval('t_id_seq')"), "55000");
+    // DROP TABLE drops the serial column's sequence.
+    h.ok(d, "DROP TABLE t");
+    assert_eq!(h.err(d, "SELECT nextval('t_id_seq')"), "42P01");
+}
+
+#[test]
+fn a_sequence_created_in_an_open_transaction_keeps_its_value_when_others_commit_first() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "BEGIN");
+    h.ok(a, "CREATE SEQUENCE mine START 40");
+    assert_eq!(
+        h.rows(a, "SELECT nextval('mine'), nextval('mine')"),
+        vec![vec![v("40"), v("41")]]
+    );
+    h.ok(b, "CREATE TABLE other (x int)");
+    h.ok(a, "COMMIT");
+    h.reopen();
+    let c = h.session();
+    assert_eq!(h.rows(c, "SELECT nextval('mine')"), vec![vec![v("42")]]);
+}

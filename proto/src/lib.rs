@@ -99,8 +99,8 @@ pub struct TableDef {
     #[prost(uint64, tag = "9")]
     pub layout_seq: u64,
     /// Set when the relation is a sequence.
-    #[prost(message, optional, tag = "10")]
-    pub sequence: ::core::option::Option<SequenceDef>,
+    #[prost(message, optional, boxed, tag = "10")]
+    pub sequence: ::core::option::Option<::prost::alloc::boxed::Box<SequenceDef>>,
 }
 
 /// A sequence's definition (its value lives outside MVCC, see docs/decisions/0029).

@@ -279,6 +279,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "activity",
             "--test",
+            "sequences",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",
