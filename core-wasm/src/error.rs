@@ -351,6 +351,9 @@ pub enum SqlError {
     /// The feature is outside what RockLake implements; see COMPAT.md.
     #[error("{what} is not supported")]
     FeatureNotSupported { what: String },
+    /// The same, with what to do instead (`hint`).
+    #[error("{what} is not supported")]
+    FeatureNotSupportedHint { what: String, hint: String },
     /// PostgreSQL refuses this too, as a feature it does not support (its own message): change
     /// the statement.
     #[error("{message}")]
@@ -388,6 +391,8 @@ pub enum SqlError {
     /// The same, with PostgreSQL's hint (an ORDER BY … USING operator that does not order).
     #[error("{message}")]
     WrongObjectTypeHint { message: String, hint: String },
+    #[error("{message}")]
+    WrongObjectTypeDetail { message: String, detail: String },
     #[error("frame {which} offset must not be negative")]
     WindowFrameOffset { which: &'static str },
     /// `ntile(0)`, `nth_value(x, 0)`.
@@ -585,7 +590,9 @@ impl SqlError {
             SqlError::Windowing { .. } => "42P20",
             SqlError::AggregateNesting { .. } => "42803",
             SqlError::UndefinedObject { .. } => "42704",
-            SqlError::WrongObjectType { .. } | SqlError::WrongObjectTypeHint { .. } => "42809",
+            SqlError::WrongObjectType { .. }
+            | SqlError::WrongObjectTypeHint { .. }
+            | SqlError::WrongObjectTypeDetail { .. } => "42809",
             SqlError::WindowFrameOffset { .. } => "22013",
             SqlError::WindowArgument { function: "ntile" } => "22014",
             SqlError::WindowArgument { .. } => "22016",
@@ -612,6 +619,7 @@ impl SqlError {
             SqlError::CardinalityViolation | SqlError::CardinalityViolationUpsert => "21000",
             SqlError::DivisionByZero => "22012",
             SqlError::FeatureNotSupported { .. }
+            | SqlError::FeatureNotSupportedHint { .. }
             | SqlError::UnsupportedByPostgres { .. }
             | SqlError::SetReturningMisplaced { .. } => "0A000",
             SqlError::InvalidRecursion { .. } => "42P19",
@@ -702,7 +710,8 @@ impl SqlError {
                 e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
             }
             SqlError::ReservedName { detail, .. } => e.detail = Some(detail.clone()),
-            SqlError::RequiredByColumn { hint, .. } => e.hint = Some(hint.clone()),
+            SqlError::RequiredByColumn { hint, .. }
+            | SqlError::FeatureNotSupportedHint { hint, .. } => e.hint = Some(hint.clone()),
             SqlError::GeneratedAlways { detail, hint, .. } => {
                 e.detail = Some(detail.clone());
                 e.hint = hint.clone();
@@ -820,6 +829,7 @@ impl SqlError {
                 e.hint = hint.clone();
             }
             SqlError::NumericFieldOverflow { detail }
+            | SqlError::WrongObjectTypeDetail { detail, .. }
             | SqlError::BadParameterDetail { detail, .. } => {
                 e.detail = Some(detail.clone());
             }

@@ -248,6 +248,21 @@ fn syntax_error(raw: &str, sql: &str) -> SqlError {
     } else {
         (syntax_message(raw), None)
     };
+    // sqlparser has no ALTER SEQUENCE: say so, and what serves instead, rather than a syntax
+    // error at a statement PostgreSQL takes.
+    let before = at
+        .and_then(|at| crate::errpos::char_position(sql, at))
+        .map(|p| sql.chars().take(p as usize - 1).collect::<String>());
+    if message.eq_ignore_ascii_case("syntax error at or near \"sequence\"")
+        && before.is_some_and(|b| b.trim_end().to_ascii_lowercase().ends_with("alter"))
+    {
+        return SqlError::FeatureNotSupportedHint {
+            what: "ALTER SEQUENCE".into(),
+            hint: "Set a sequence's value with setval(); for other options drop the sequence \
+                   and create it again."
+                .into(),
+        };
+    }
     let e = SqlError::Syntax { message };
     if let Some(spot) = spot {
         crate::errpos::note_parse(&e, spot);
@@ -2171,6 +2186,84 @@ fn owned_sequences(cx: &mut Cx<'_>, table: u32, column: Option<&str>) -> Vec<Tab
         .collect()
 }
 
+/// `ALTER TABLE` naming a sequence: only `RENAME TO` (PostgreSQL's other actions on a
+/// sequence through ALTER TABLE are ownership and storage, which RockLake does not have). The
+/// serial defaults that name the sequence are rewritten to the new name: RockLake keeps a
+/// default as text, where PostgreSQL keeps the sequence's OID.
+fn alter_sequence_as_table(
+    cx: &mut Cx<'_>,
+    seq: &TableRef,
+    ops: &[ast::AlterTableOperation],
+) -> Result<Output, SqlError> {
+    let [ast::AlterTableOperation::RenameTable {
+        table_name: ast::RenameTableNameKind::To(new),
+    }] = ops
+    else {
+        let action = ops
+            .first()
+            .map(|op| {
+                op.to_string()
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        return Err(SqlError::WrongObjectTypeDetail {
+            message: format!(
+                "ALTER action {} cannot be performed on relation \"{}\"",
+                action.to_uppercase(),
+                seq.name
+            ),
+            detail: "This operation is not supported for sequences.".into(),
+        });
+    };
+    let parts = object_name(new);
+    let [new_name] = parts.as_slice() else {
+        return Err(syntax_at("."));
+    };
+    let at = cx.read_point();
+    if relation_name_taken(&cx.reader(at), &seq.schema, new_name) {
+        return Err(SqlError::DuplicateTable {
+            name: new_name.clone(),
+        });
+    }
+    let old_default = serial_default(&seq.schema, &seq.name);
+    let new_default = serial_default(&seq.schema, new_name);
+    let tables = cx.reader(at).all_tables();
+    for t in tables.iter().filter(|t| t.sequence.is_none()) {
+        let mut altered: Option<Table> = None;
+        for (ci, c) in t.columns.iter().enumerate() {
+            let Some(sql) = &c.default_sql else { continue };
+            if *sql == old_default {
+                let a = altered.get_or_insert_with(|| (**t).clone());
+                a.columns[ci].default_sql = Some(new_default.clone());
+            } else if crate::sequence::default_references(&parse_default(sql)?)
+                .iter()
+                .any(|n| n.trim_matches('"') == seq.name)
+            {
+                return Err(SqlError::feature(format!(
+                    "renaming sequence \"{}\", which the default of column \"{}\" of table \"{}\" names in an expression",
+                    seq.name, c.name, t.name
+                )));
+            }
+        }
+        if let Some(a) = altered {
+            let p = cx.pending()?;
+            p.uses_definition(t);
+            p.put_table(Arc::new(a), false)?;
+        }
+    }
+    let mut renamed = (**seq).clone();
+    renamed.name = new_name.clone();
+    let p = cx.pending()?;
+    p.uses_definition(seq);
+    p.put_table(Arc::new(renamed), false)?;
+    Ok(Output::Command {
+        tag: "ALTER TABLE".into(),
+    })
+}
+
 /// `DROP SEQUENCE [IF EXISTS] name, … [CASCADE | RESTRICT]`: a sequence a column's default
 /// calls needs CASCADE, which removes those defaults (PostgreSQL's `drop cascades to default
 /// value …`); an identity column's sequence goes only with its column.
@@ -2493,16 +2586,31 @@ fn drop_schemas(
             .cloned()
             .collect();
         tables.sort_by_key(|t| t.oid);
-        // PostgreSQL names a table bare when search_path finds it by that name.
+        // PostgreSQL names a table bare when search_path finds it by that name. A sequence a
+        // column owns goes with its table, unnamed.
         let described: Vec<String> = tables
             .iter()
-            .map(|t| match rcx.relation_visible(t.oid) {
-                Some(true) => format!("table {}", crate::pgcatalog::quote_ident(&t.name)),
-                _ => format!(
-                    "table {}.{}",
-                    crate::pgcatalog::quote_ident(&t.schema),
-                    crate::pgcatalog::quote_ident(&t.name)
-                ),
+            .filter(|t| {
+                !t.sequence.as_ref().is_some_and(|d| {
+                    d.owner
+                        .as_ref()
+                        .is_some_and(|(o, _)| tables.iter().any(|x| x.id == *o))
+                })
+            })
+            .map(|t| {
+                let kind = if t.sequence.is_some() {
+                    "sequence"
+                } else {
+                    "table"
+                };
+                match rcx.relation_visible(t.oid) {
+                    Some(true) => format!("{kind} {}", crate::pgcatalog::quote_ident(&t.name)),
+                    _ => format!(
+                        "{kind} {}.{}",
+                        crate::pgcatalog::quote_ident(&t.schema),
+                        crate::pgcatalog::quote_ident(&t.name)
+                    ),
+                }
             })
             .collect();
         dependents.extend(
@@ -2581,6 +2689,9 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             name: parts.last().cloned().unwrap_or_default(),
         });
     };
+    if t.sequence.is_some() {
+        return alter_sequence_as_table(cx, &t, &at.operations);
+    }
     cx.pending()?.uses_definition(&t);
     let mut table = (*t).clone();
     // Added columns with a default, to fill into the rows already there.
@@ -2669,6 +2780,16 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         column: new,
                         table: table.name.clone(),
                     });
+                }
+                // The column's sequences follow it.
+                for s in owned_sequences(cx, table.id, Some(&table.columns[i].name)) {
+                    let mut moved = (*s).clone();
+                    if let Some(def) = moved.sequence.as_mut() {
+                        Arc::make_mut(def).owner = Some((table.id, new.clone()));
+                    }
+                    let p = cx.pending()?;
+                    p.uses_definition(&s);
+                    p.put_table(Arc::new(moved), false)?;
                 }
                 table.columns[i].name = new;
             }
@@ -2830,6 +2951,12 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         return Err(SqlError::feature(
                             "DROP COLUMN of a primary key or indexed column",
                         ));
+                    }
+                    // The column's sequences (serial, identity) go with it.
+                    for s in owned_sequences(cx, table.id, Some(&cname)) {
+                        let p = cx.pending()?;
+                        p.uses_definition(&s);
+                        p.drop_table(s.id)?;
                     }
                     table.columns.remove(i);
                     let shift = |c: &mut usize| {
@@ -4134,6 +4261,15 @@ fn bind_assignments(
                 sets.push((ci, d.unwrap_or(BExpr::Const(Value::Null))));
                 continue;
             }
+            if c.identity.is_some_and(|i| i.always) {
+                return Err(SqlError::GeneratedAlways {
+                    message: format!("column \"{name}\" can only be updated to DEFAULT"),
+                    detail: format!(
+                        "Column \"{name}\" is an identity column defined as GENERATED ALWAYS."
+                    ),
+                    hint: None,
+                });
+            }
             let (b, bt) = binder.bind_expr(value, scope, None)?;
             check_assignable(c, bt, "expression")?;
             sets.push((ci, crate::query::assignment(b, bt, c.ty)?));
@@ -4431,16 +4567,32 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
         return Err(syntax_at(token));
     }
     // Every table is found before any is emptied.
-    let tables = tr
-        .table_names
-        .iter()
-        .map(|t| resolve_target(cx, &t.name))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut tables = Vec::with_capacity(tr.table_names.len());
+    for t in &tr.table_names {
+        if let Some(s) = find_table(cx, &object_name(&t.name))?.filter(|s| s.sequence.is_some()) {
+            return Err(SqlError::WrongObjectType {
+                message: format!("\"{}\" is not a table", s.name),
+            });
+        }
+        tables.push(resolve_target(cx, &t.name)?);
+    }
+    let restart = matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart));
     for t in tables {
         run_generated_dml(
             cx,
             &format!("DELETE FROM {}.{}", quoted(&t.schema), quoted(&t.name)),
         )?;
+        if restart {
+            // The sequences of its serial and identity columns start over. Unlike
+            // PostgreSQL's, this is not undone if the transaction rolls back (as setval).
+            for s in owned_sequences(cx, t.id, None) {
+                if let Some(def) = s.sequence.as_deref() {
+                    let mut states = cx.st.sequences.borrow_mut();
+                    let mut mine = cx.sess.seqs.borrow_mut();
+                    crate::sequence::setval(&mut states, &mut mine, &s, def, def.start, false)?;
+                }
+            }
+        }
     }
     Ok(Output::Command {
         tag: "TRUNCATE TABLE".into(),
@@ -4625,6 +4777,13 @@ fn copy(
             table_name,
             columns,
         } => {
+            if let Some(s) =
+                find_table(cx, &object_name(table_name))?.filter(|t| t.sequence.is_some())
+            {
+                return Err(SqlError::WrongObjectType {
+                    message: format!("cannot copy from sequence \"{}\"", s.name),
+                });
+            }
             let star = parse_query_text(&format!("SELECT * FROM {table_name}"))?;
             let all: Vec<String> = {
                 let rcx = cx.reader(at);

@@ -135,6 +135,7 @@ enum Which {
     Sequence,
     Sequences,
     IsSequences,
+    Depend,
 }
 
 type Spec = &'static [(&'static str, PgType)];
@@ -623,6 +624,15 @@ const SEQUENCE_COLS: Spec = &[
     ("seqcache", I8),
     ("seqcycle", BOOL),
 ];
+const DEPEND_COLS: Spec = &[
+    ("classid", OID),
+    ("objid", OID),
+    ("objsubid", I4),
+    ("refclassid", OID),
+    ("refobjid", OID),
+    ("refobjsubid", I4),
+    ("deptype", CHAR),
+];
 const SEQUENCES_COLS: Spec = &[
     ("schemaname", NAME),
     ("sequencename", NAME),
@@ -1028,6 +1038,15 @@ const RELATIONS: &[RelInfo] = &[
         SEQUENCE_COLS,
     ),
     rel(
+        Which::Depend,
+        "pg_catalog",
+        "pg_depend",
+        2608,
+        10_051,
+        'r',
+        DEPEND_COLS,
+    ),
+    rel(
         Which::Sequences,
         "pg_catalog",
         "pg_sequences",
@@ -1263,6 +1282,7 @@ pub fn build_only(
         Which::IsSchemata => is_schemata_rows(view),
         Which::IsTables => is_tables_rows(view),
         Which::Sequence => sequence_rows(view, false),
+        Which::Depend => depend_rows(view),
         Which::Sequences => sequence_rows(view, true),
         Which::IsSequences => is_sequences_rows(view),
         Which::IsColumns => is_columns_rows(view),
@@ -2202,6 +2222,38 @@ fn sequence_rows(view: &CatalogView<'_>, as_view: bool) -> Vec<Vec<Value>> {
                 b(def.cycle),
             ]
         });
+    }
+    rows
+}
+
+/// `pg_depend`: the dependencies RockLake tracks — each owned sequence on its column
+/// (`'a'` for serial, `'i'` for identity), what psql's `\d` reads.
+fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    const PG_CLASS: u32 = 1259;
+    let mut rows = Vec::new();
+    for s in view.tables {
+        let Some((def, (owner, column))) = s
+            .sequence
+            .as_deref()
+            .and_then(|d| d.owner.as_ref().map(|o| (d, o)))
+        else {
+            continue;
+        };
+        let Some(t) = view.tables.iter().find(|t| t.id == *owner) else {
+            continue;
+        };
+        let Some(attnum) = t.column_index(column) else {
+            continue;
+        };
+        rows.push(vec![
+            oid(PG_CLASS),
+            oid(s.oid),
+            int(0),
+            oid(PG_CLASS),
+            oid(t.oid),
+            int(attnum as i64 + 1),
+            ch(if def.identity { 'i' } else { 'a' }),
+        ]);
     }
     rows
 }

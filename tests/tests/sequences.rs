@@ -119,6 +119,35 @@ for sql in [
     "BEGIN READ ONLY",
     "SELECT nextval('s4')",
     "ROLLBACK",
+    # What other statements do with a sequence and with owned sequences.
+    "CREATE TABLE w (id serial PRIMARY KEY, b int GENERATED ALWAYS AS IDENTITY, x text)",
+    "ALTER TABLE w_id_seq ADD COLUMN z int",
+    "ALTER TABLE w_id_seq RENAME TO w_id_renamed",
+    "SELECT column_default FROM information_schema.columns WHERE table_name = 'w' AND column_name = 'id'",
+    "INSERT INTO w (x) VALUES ('one') RETURNING *",
+    "UPDATE w SET b = 5",
+    "UPDATE w SET b = DEFAULT, x = 'two' RETURNING *",
+    "COPY w_id_renamed TO STDOUT",
+    "TRUNCATE w_id_renamed",
+    "TRUNCATE w RESTART IDENTITY",
+    "INSERT INTO w (x) VALUES ('after truncate') RETURNING *",
+    "ALTER TABLE w RENAME COLUMN b TO bb",
+    "SELECT pg_get_serial_sequence('w', 'bb')",
+    "SELECT pg_catalog.quote_ident(nspname) || '.' || pg_catalog.quote_ident(relname) || '.' || "
+    "pg_catalog.quote_ident(attname), d.deptype FROM pg_catalog.pg_class c "
+    "INNER JOIN pg_catalog.pg_depend d ON c.oid = d.refobjid "
+    "INNER JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "INNER JOIN pg_catalog.pg_attribute a ON (a.attrelid = c.oid AND a.attnum = d.refobjsubid) "
+    "WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+    "AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+    "AND d.objid IN ('w_bb_seq'::regclass, 'w_id_renamed'::regclass) AND d.deptype IN ('a', 'i') ORDER BY 2",
+    "ALTER TABLE w DROP COLUMN bb",
+    "SELECT relname FROM pg_class WHERE relkind = 'S' ORDER BY relname",
+    "CREATE SCHEMA sc",
+    "CREATE TABLE sc.u (id serial)",
+    "CREATE SEQUENCE sc.free",
+    "DROP SCHEMA sc",
+    "DROP SCHEMA sc CASCADE",
 ]:
     run(sql)
 
