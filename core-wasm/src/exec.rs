@@ -1876,29 +1876,9 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
                 other => return Err(SqlError::feature(format!("column option {other}"))),
             }
         }
-        if let Some((always, options)) = identity {
-            if serial.is_some() || col.default_sql.is_some() {
-                return Err(SqlError::Syntax {
-                    message: format!(
-                        "both default and identity specified for column \"{}\" of table \"{name}\"",
-                        col.name
-                    ),
-                });
-            }
-            if !matches!(ty, PgType::Int2 | PgType::Int4 | PgType::Int8) {
-                return Err(SqlError::InvalidParameter {
-                    message: "identity column type must be smallint, integer, or bigint".into(),
-                });
-            }
-            let (def, _) = crate::sequence::define(options, ty)?;
-            col.not_null = true;
-            owned_sequences.push((i, def, Some(always)));
-        } else if serial.is_some() {
-            let (def, _) = crate::sequence::define(&[], ty)?;
-            col.not_null = true;
-            owned_sequences.push((i, def, None));
-        } else {
-            check_default(cx, &col)?;
+        match column_sequence(&mut col, serial.is_some(), identity, &name)? {
+            Some((def, always)) => owned_sequences.push((i, def, always)),
+            None => check_default(cx, &col)?,
         }
         columns.push(col);
     }
@@ -1936,16 +1916,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         let at = cx.read_point();
         let rcx = cx.reader(at);
         for (ci, _, _) in &owned_sequences {
-            let base = format!("{name}_{}_seq", columns[*ci].name);
-            let taken = |n: &str, chosen: &[String]| {
-                relation_name_taken(&rcx, &schema, n) || n == name || chosen.iter().any(|c| c == n)
-            };
-            let mut n = base.clone();
-            let mut k = 0;
-            while taken(&n, &sequence_names) {
-                k += 1;
-                n = format!("{base}{k}");
-            }
+            let n = sequence_name(&rcx, &schema, &name, &columns[*ci].name, &sequence_names);
             sequence_names.push(n);
         }
         if relation_name_taken(&rcx, &schema, &name) {
@@ -1988,20 +1959,8 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     cx.st.next_table_id += 1;
     // The sequences first, as PostgreSQL creates them (their OIDs come before the table's).
     let mut sequences = Vec::with_capacity(owned_sequences.len());
-    for ((ci, mut def, always), seq_name) in owned_sequences.into_iter().zip(sequence_names) {
-        let col = &mut columns[ci];
-        def.owner = Some((id, col.name.clone()));
-        def.identity = always.is_some();
-        let seq = new_sequence(cx, &schema, &seq_name, def);
-        match always {
-            Some(always) => {
-                col.identity = Some(crate::catalog::Identity {
-                    always,
-                    sequence: seq.id,
-                })
-            }
-            None => col.default_sql = Some(serial_default(&schema, &seq_name)),
-        }
+    for ((ci, def, always), seq_name) in owned_sequences.into_iter().zip(sequence_names) {
+        let seq = link_sequence(cx, (&schema, id), &seq_name, &mut columns[ci], def, always);
         sequences.push(seq);
     }
     let oid = cx.st.next_oid;
@@ -2034,6 +1993,86 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     Ok(Output::Command {
         tag: "CREATE TABLE".into(),
     })
+}
+
+/// The sequence a serial column (`serial`) or an identity column (`identity`: ALWAYS, and its
+/// options) needs, after PostgreSQL's checks, with the column made NOT NULL; `None` for
+/// another column. The caller names, owns and links it.
+fn column_sequence(
+    col: &mut Column,
+    serial: bool,
+    identity: Option<(bool, &[ast::SequenceOptions])>,
+    table: &str,
+) -> Result<Option<(SequenceDef, Option<bool>)>, SqlError> {
+    let planned = match identity {
+        Some((always, options)) => {
+            if serial || col.default_sql.is_some() {
+                return Err(SqlError::Syntax {
+                    message: format!(
+                        "both default and identity specified for column \"{}\" of table \"{table}\"",
+                        col.name
+                    ),
+                });
+            }
+            if !matches!(col.ty, PgType::Int2 | PgType::Int4 | PgType::Int8) {
+                return Err(SqlError::InvalidParameter {
+                    message: "identity column type must be smallint, integer, or bigint".into(),
+                });
+            }
+            (crate::sequence::define(options, col.ty)?.0, Some(always))
+        }
+        None if serial => (crate::sequence::define(&[], col.ty)?.0, None),
+        None => return Ok(None),
+    };
+    col.not_null = true;
+    Ok(Some(planned))
+}
+
+/// The name PostgreSQL chooses for a column's sequence: `t_c_seq`, else `t_c_seq1`, … past
+/// the relations of the schema, the table's own name and the names `chosen` already.
+fn sequence_name(
+    rcx: &ReadCx<'_>,
+    schema: &str,
+    table: &str,
+    column: &str,
+    chosen: &[String],
+) -> String {
+    let base = format!("{table}_{column}_seq");
+    let taken = |n: &str| {
+        relation_name_taken(rcx, schema, n) || n == table || chosen.iter().any(|c| c == n)
+    };
+    let mut n = base.clone();
+    let mut k = 0;
+    while taken(&n) {
+        k += 1;
+        n = format!("{base}{k}");
+    }
+    n
+}
+
+/// Makes `def` the sequence of `col` (of table `table_id` in `schema`, named `table`):
+/// the sequence relation, owned by the column, and the column's default (serial) or identity.
+fn link_sequence(
+    cx: &mut Cx<'_>,
+    (schema, table_id): (&str, u32),
+    seq_name: &str,
+    col: &mut Column,
+    mut def: SequenceDef,
+    always: Option<bool>,
+) -> Table {
+    def.owner = Some((table_id, col.name.clone()));
+    def.identity = always.is_some();
+    let seq = new_sequence(cx, schema, seq_name, def);
+    match always {
+        Some(always) => {
+            col.identity = Some(crate::catalog::Identity {
+                always,
+                sequence: seq.id,
+            })
+        }
+        None => col.default_sql = Some(serial_default(schema, seq_name)),
+    }
+    seq
 }
 
 /// `serial`, `bigserial`, `smallserial` (or `serial4`, `serial8`, `serial2`): the column's
@@ -2285,27 +2324,9 @@ fn drop_sequences(
                 })
             }
             Some(t) => found.push(t),
-            None if if_exists => {
-                let notice = match split_name(&parts)? {
-                    (Some(schema), _) if !schema_exists(cx, &schema) => Notice::Missing {
-                        kind: "schema",
-                        name: schema,
-                    },
-                    (_, name) => Notice::Missing {
-                        kind: "sequence",
-                        name,
-                    },
-                };
-                cx.sess.notice(notice);
-            }
-            None => {
-                return Err(match split_name(&parts)? {
-                    (Some(schema), _) if !schema_exists(cx, &schema) => {
-                        SqlError::UndefinedSchema { name: schema }
-                    }
-                    (_, name) => SqlError::UndefinedSequence { name },
-                })
-            }
+            None => missing_to_drop(cx, &parts, if_exists, "sequence", |name| {
+                SqlError::UndefinedSequence { name }
+            })?,
         }
     }
     // Identity columns and defaults that need each sequence.
@@ -2456,33 +2477,42 @@ fn drop_tables(
                     p.drop_table(s.id)?;
                 }
             }
-            None if if_exists => {
-                // PostgreSQL names what is missing: the schema of a qualified name first.
-                let notice = match split_name(&parts)? {
-                    (Some(schema), _) if !schema_exists(cx, &schema) => Notice::Missing {
-                        kind: "schema",
-                        name: schema,
-                    },
-                    (_, name) => Notice::Missing {
-                        kind: "table",
-                        name,
-                    },
-                };
-                cx.sess.notice(notice);
-            }
-            None => {
-                return Err(match split_name(&parts)? {
-                    (Some(schema), _) if !schema_exists(cx, &schema) => {
-                        SqlError::UndefinedSchema { name: schema }
-                    }
-                    (_, name) => SqlError::UndefinedTableToDrop { name },
-                })
-            }
+            None => missing_to_drop(cx, &parts, if_exists, "table", |name| {
+                SqlError::UndefinedTableToDrop { name }
+            })?,
         }
     }
     Ok(Output::Command {
         tag: "DROP TABLE".into(),
     })
+}
+
+/// A DROP's name that finds nothing: with IF EXISTS PostgreSQL's notice, else its error —
+/// naming what is missing, the schema of a qualified name first (`kind`: "table",
+/// "sequence"; `missing` makes the error for the relation).
+fn missing_to_drop(
+    cx: &mut Cx<'_>,
+    parts: &[String],
+    if_exists: bool,
+    kind: &'static str,
+    missing: fn(String) -> SqlError,
+) -> Result<(), SqlError> {
+    let (schema, name) = split_name(parts)?;
+    let missing_schema = schema.filter(|s| !schema_exists(cx, s));
+    if !if_exists {
+        return Err(match missing_schema {
+            Some(name) => SqlError::UndefinedSchema { name },
+            None => missing(name),
+        });
+    }
+    cx.sess.notice(match missing_schema {
+        Some(name) => Notice::Missing {
+            kind: "schema",
+            name,
+        },
+        None => Notice::Missing { kind, name },
+    });
+    Ok(())
 }
 
 /// PostgreSQL's system columns: no user column may take their names.
@@ -2888,8 +2918,12 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         table: table.name.clone(),
                     });
                 }
-                let (ty, typmod) = sql_type(&column_def.data_type)
-                    .map_err(|e| type_after(e, &column_def.name, &column_def.data_type))?;
+                let serial = serial_type(&column_def.data_type);
+                let (ty, typmod) = match serial {
+                    Some(t) => (t, -1),
+                    None => sql_type(&column_def.data_type)
+                        .map_err(|e| type_after(e, &column_def.name, &column_def.data_type))?,
+                };
                 let mut col = Column {
                     name: cname,
                     ty,
@@ -2898,11 +2932,34 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     default_sql: None,
                     identity: None,
                 };
+                let mut identity: Option<(bool, &[ast::SequenceOptions])> = None;
                 for opt in &column_def.options {
                     match &opt.option {
                         ast::ColumnOption::NotNull => col.not_null = true,
                         ast::ColumnOption::Null => {}
+                        ast::ColumnOption::Default(_)
+                            if serial.is_some() || col.default_sql.is_some() =>
+                        {
+                            return Err(SqlError::Syntax {
+                                message: format!(
+                                    "multiple default values specified for column \"{}\" of table \"{}\"",
+                                    col.name, table.name
+                                ),
+                            })
+                        }
                         ast::ColumnOption::Default(e) => col.default_sql = stored_default(e, ty),
+                        ast::ColumnOption::Generated {
+                            generated_as:
+                                g @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                            sequence_options,
+                            generation_expr: None,
+                            ..
+                        } if identity.is_none() => {
+                            identity = Some((
+                                *g == ast::GeneratedAs::Always,
+                                sequence_options.as_deref().unwrap_or(&[]),
+                            ));
+                        }
                         other => {
                             return Err(SqlError::feature(format!(
                                 "column option {other} in ALTER TABLE"
@@ -2910,7 +2967,30 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         }
                     }
                 }
-                check_default(cx, &col)?;
+                match column_sequence(&mut col, serial.is_some(), identity, &table.name)? {
+                    Some((def, always)) => {
+                        // The sequence exists before the rows are filled from it, one value
+                        // per row already there.
+                        let seq_name = {
+                            let at = cx.read_point();
+                            let rcx = cx.reader(at);
+                            sequence_name(&rcx, &table.schema, &table.name, &col.name, &[])
+                        };
+                        let seq = link_sequence(
+                            cx,
+                            (&table.schema.clone(), table.id),
+                            &seq_name,
+                            &mut col,
+                            def,
+                            always,
+                        );
+                        cx.pending()?.put_table(Arc::new(seq), true)?;
+                        fills.push((col.name.clone(), "DEFAULT".into()));
+                        table.columns.push(col);
+                        continue;
+                    }
+                    None => check_default(cx, &col)?,
+                }
                 if col.not_null && col.default_sql.is_none() {
                     // Every row already there would hold NULL in it: only an empty table
                     // takes it (checked below, and again at commit).
@@ -3027,15 +3107,21 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // Rows already there read an added column's default, as in PostgreSQL (which keeps a
     // constant default as the column's "missing value" and rewrites the table for a volatile
     // one): here they are rewritten with it, in the same transaction, as an UPDATE would.
+    // One UPDATE for them all: each added NOT NULL column (a serial one) must hold its value
+    // when the row is checked.
     let filled = !fills.is_empty();
-    for (column, default) in fills {
+    if filled {
+        let sets: Vec<String> = fills
+            .iter()
+            .map(|(column, default)| format!("{} = {default}", quoted(column)))
+            .collect();
         run_generated_dml(
             cx,
             &format!(
-                "UPDATE {}.{} SET {} = {default}",
+                "UPDATE {}.{} SET {}",
                 quoted(&schema),
                 quoted(&name),
-                quoted(&column),
+                sets.join(", ")
             ),
         )?;
     }
