@@ -22,6 +22,9 @@ pub struct Column {
     pub default_sql: Option<String>,
     /// Set for an identity column (`GENERATED … AS IDENTITY`).
     pub identity: Option<Identity>,
+    /// A serial column's sequence (its table id): the default draws from it by id, as
+    /// PostgreSQL's default holds the sequence's OID; `default_sql` is its text for display.
+    pub serial: Option<u32>,
 }
 
 /// An identity column's generation and the sequence (its table id) its values come from.
@@ -67,6 +70,7 @@ impl SequenceDef {
             not_null: true,
             default_sql: None,
             identity: None,
+            serial: None,
         })
         .collect()
     }
@@ -208,6 +212,7 @@ impl Table {
                     default_sql: c.default_sql.clone().unwrap_or_default(),
                     identity_sequence: c.identity.map_or(0, |i| i.sequence),
                     identity_always: c.identity.is_some_and(|i| i.always),
+                    serial_sequence: c.serial.unwrap_or(0),
                 })
                 .collect(),
             primary_key: self.primary_key.iter().map(|i| *i as u32).collect(),
@@ -260,6 +265,7 @@ impl Table {
                         always: c.identity_always,
                         sequence: c.identity_sequence,
                     }),
+                    serial: (c.serial_sequence != 0).then_some(c.serial_sequence),
                 })
             })
             .collect::<Result<Vec<_>, DecodeError>>()?;

@@ -189,7 +189,7 @@ impl Session {
     /// Ends the current transaction (`committed`: it committed, or will once durable): its
     /// cursors close, except WITH HOLD ones of a committed transaction.
     pub fn end_transaction(&mut self, committed: bool) {
-        self.seqs.get_mut().touched = false;
+        self.seqs.get_mut().end_transaction(committed);
         if let Some(t) = self.txn.take() {
             self.cursors.end_transaction(t.serial, committed);
         }
@@ -214,6 +214,8 @@ struct InFlight {
     schemas: Vec<Schema>,
     dropped_schemas: Vec<String>,
     tuple_counters: BTreeMap<u32, u64>,
+    /// Sequences whose values the batch writes: changed again since, unless it lands.
+    sequences: Vec<u32>,
 }
 
 /// Write sets larger than this are not kept for the copy cache's check (a bulk load).
@@ -234,6 +236,9 @@ pub struct Shared {
     /// Ids of committed tables by their primary key's (index's) name, kept in step the same
     /// way: a relation name a new table or a rename may not take.
     pub table_ids_by_pkey_name: HashMap<String, Vec<u32>>,
+    /// Ids of the committed sequences (kept in step the same way): what owns one is found
+    /// without walking the registry.
+    pub sequence_ids: BTreeSet<u32>,
     pub schemas: BTreeMap<String, Schema>,
     pub next_table_id: u32,
     pub next_oid: u32,
@@ -272,6 +277,9 @@ impl Shared {
         if !t.primary_key.is_empty() {
             index_name(&mut self.table_ids_by_pkey_name, &t.pkey_name, t.id);
         }
+        if t.sequence.is_some() {
+            self.sequence_ids.insert(t.id);
+        }
         self.tables.insert(t.id, t);
     }
 
@@ -279,6 +287,7 @@ impl Shared {
         let Some(old) = self.tables.remove(&id) else {
             return;
         };
+        self.sequence_ids.remove(&id);
         unindex_name(&mut self.table_ids_by_name, &old.name, id);
         unindex_name(&mut self.table_ids_by_pkey_name, &old.pkey_name, id);
     }
@@ -448,6 +457,7 @@ impl Engine {
             tables: BTreeMap::new(),
             table_ids_by_name: HashMap::new(),
             table_ids_by_pkey_name: HashMap::new(),
+            sequence_ids: BTreeSet::new(),
             schemas: BTreeMap::new(),
             next_table_id: meta(META_NEXT_TABLE_ID)?.unwrap_or(1) as u32,
             next_oid: meta(META_NEXT_OID)?.unwrap_or(FIRST_USER_OID as u64) as u32,
@@ -626,7 +636,27 @@ impl Engine {
 
     /// Ends a session; an open transaction is rolled back (nothing of it was ever written).
     pub fn close_session(&mut self, sid: SessionId) {
-        self.sessions.remove(&sid);
+        if let Some(mut sess) = self.sessions.remove(&sid) {
+            // Its open transaction ends without committing.
+            sess.end_transaction(false);
+            Self::settle_sequences(&mut self.st, &mut sess);
+        }
+    }
+
+    /// Undoes the sequence restarts of the session's transactions that ended without
+    /// committing (see [`crate::sequence::restore`]).
+    fn settle_sequences(st: &mut Shared, sess: &mut Session) {
+        let seqs = sess.seqs.get_mut();
+        if seqs.to_restore.is_empty() {
+            return;
+        }
+        for (id, before) in std::mem::take(&mut seqs.to_restore) {
+            if let Some(t) = st.tables.get(&id) {
+                if let Some(def) = t.sequence.as_deref() {
+                    crate::sequence::restore(st.sequences.get_mut(), t, def, before);
+                }
+            }
+        }
     }
 
     pub fn session_count(&self) -> usize {
@@ -874,6 +904,7 @@ impl Engine {
             Some(t) if t.explicit => t.failed = true,
             _ => sess.end_transaction(false),
         }
+        Self::settle_sequences(&mut self.st, sess);
         Reply {
             outputs: std::mem::take(&mut sess.outputs),
             error: Some(e.to_pg()),
@@ -903,6 +934,7 @@ impl Engine {
                 };
                 crate::exec::execute(&mut cx, &stmt)
             };
+            Self::settle_sequences(&mut self.st, sess);
             match step {
                 Ok(crate::exec::Step::Output(o)) => {
                     let is_copy_in = matches!(o, Output::CopyIn { .. });
@@ -988,7 +1020,8 @@ impl Engine {
         tag: Option<String>,
         txn: Txn,
     ) -> Result<Option<CommitBatch>, SqlError> {
-        let drew_sequence = std::mem::take(&mut sess.seqs.get_mut().touched);
+        let drew_sequence = sess.seqs.get_mut().touched;
+        sess.seqs.get_mut().end_transaction(!txn.failed);
         if txn.failed {
             // COMMIT of a failed block is a ROLLBACK, as in PostgreSQL.
             sess.outputs.push(Output::Command {
@@ -1270,6 +1303,7 @@ impl Engine {
             puts.push((k, highest.to_be_bytes().to_vec()));
         }
         let mut deletes: Vec<Vec<u8>> = p.excise.clone();
+        let mut written_sequences: Vec<u32> = Vec::new();
         {
             // Sequence values: those changed since a commit last wrote them, of sequences
             // that exist after this commit (the ones it creates among them), and the values
@@ -1286,6 +1320,7 @@ impl Engine {
                 .into_iter()
                 .chain(created.map(|t| t.id))
                 .collect();
+            written_sequences.extend(ids.iter().copied());
             for id in ids {
                 let exists = p.tables.get(&id).map_or_else(
                     || {
@@ -1301,10 +1336,10 @@ impl Engine {
                     puts.push((seq_key(id), v.encode()));
                 }
             }
+            // (The value itself is forgotten once the drop lands.)
             for id in &p.dropped {
                 if self.st.tables.get(id).is_some_and(|t| t.sequence.is_some()) {
                     deletes.push(seq_key(*id));
-                    states.values.remove(id);
                 }
             }
         }
@@ -1347,6 +1382,7 @@ impl Engine {
                 schemas: p.schemas.clone(),
                 dropped_schemas: p.dropped_schemas.clone(),
                 tuple_counters: p.tuple_counters.clone(),
+                sequences: written_sequences,
             },
         );
         sess.awaiting = Some(AwaitingCommit {
@@ -1415,6 +1451,7 @@ impl Engine {
                     }
                     for id in f.dropped {
                         self.st.remove_table(id);
+                        self.st.sequences.get_mut().values.remove(&id);
                     }
                     for name in &f.dropped_schemas {
                         self.st.schemas.remove(name);
@@ -1431,6 +1468,11 @@ impl Engine {
                 self.run(kv, &mut sess)
             }
             Err(e) => {
+                // The values the batch carried are still to be written by a later commit.
+                if let Some(f) = flight {
+                    let states = self.st.sequences.get_mut();
+                    states.unsaved.extend(f.sequences);
+                }
                 sess.cursors.forget_transaction(aw.serial);
                 self.fail(&mut sess, e)
             }

@@ -774,7 +774,10 @@ impl SqlError {
             SqlError::BatchTooLarge => {
                 e.hint = Some("Split large operations into smaller transactions.".into());
             }
-            SqlError::SyntaxHint { hint, .. } => e.hint = Some((*hint).to_string()),
+            // (An empty hint is none: the same error with and without one.)
+            SqlError::SyntaxHint { hint, .. } => {
+                e.hint = (!hint.is_empty()).then(|| (*hint).to_string())
+            }
             SqlError::LayoutChanged { table } => {
                 e.detail = Some(format!(
                     "Table \"{table}\" was rewritten by a transaction that committed after this transaction's snapshot was taken."

@@ -926,8 +926,9 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             object_type: ast::ObjectType::Table,
             if_exists,
             names,
+            cascade,
             ..
-        } => drop_tables(cx, names, *if_exists)?,
+        } => drop_tables(cx, names, *if_exists, *cascade)?,
         Statement::Drop {
             object_type: ast::ObjectType::Sequence,
             if_exists,
@@ -991,17 +992,28 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
                 }
             }
         }
-        Statement::Discard { .. } => {
-            if cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
+        Statement::Discard { object_type } => {
+            let all = matches!(object_type, ast::DiscardObject::ALL);
+            if all && cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
                 return Err(SqlError::InvalidTransactionState {
                     message: "DISCARD ALL cannot run inside a transaction block".into(),
                 });
             }
-            // DISCARD ALL includes RESET ALL and CLOSE ALL.
-            crate::settings::reset(cx, None)?;
-            cx.sess.cursors.close(None, None)?;
+            if all {
+                // DISCARD ALL includes RESET ALL and CLOSE ALL.
+                crate::settings::reset(cx, None)?;
+                cx.sess.cursors.close(None, None)?;
+            }
+            if all || matches!(object_type, ast::DiscardObject::SEQUENCES) {
+                // What currval and lastval remember (a pooler's next client starts without).
+                let seqs = cx.sess.seqs.get_mut();
+                seqs.current.clear();
+                seqs.last_used = None;
+            }
+            // PLANS and TEMP: no cached plans, and temporary tables end with their
+            // transaction.
             Output::Command {
-                tag: "DISCARD ALL".into(),
+                tag: format!("DISCARD {object_type}"),
             }
         }
         Statement::Set(set) => {
@@ -1048,6 +1060,10 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             return Err(SqlError::feature(format!("statement {}", words.join(" "))));
         }
     };
+    // A statement that drew a sequence value commits, even a SELECT outside a block.
+    if cx.sess.seqs.get_mut().touched {
+        cx.ensure_txn();
+    }
     Ok(Step::Output(out))
 }
 
@@ -1824,6 +1840,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             not_null: false,
             default_sql: None,
             identity: None,
+            serial: None,
         };
         let mut identity: Option<(bool, &[ast::SequenceOptions])> = None;
         for opt in &cd.options {
@@ -2070,9 +2087,60 @@ fn link_sequence(
                 sequence: seq.id,
             })
         }
-        None => col.default_sql = Some(serial_default(schema, seq_name)),
+        None => {
+            col.default_sql = Some(serial_default(schema, seq_name));
+            col.serial = Some(seq.id);
+        }
     }
     seq
+}
+
+/// An identity column's sequence given the column's new type `ty` (PostgreSQL's
+/// `ALTER SEQUENCE … AS`): bounds that were the old type's become the new type's; 22023 for a
+/// type a sequence cannot have, or a bound outside it.
+fn retype_identity_sequence(cx: &mut Cx<'_>, seq_id: u32, ty: PgType) -> Result<(), SqlError> {
+    if !matches!(ty, PgType::Int2 | PgType::Int4 | PgType::Int8) {
+        return Err(SqlError::InvalidParameter {
+            message: "identity column type must be smallint, integer, or bigint".into(),
+        });
+    }
+    let seq = {
+        let at = cx.read_point();
+        cx.reader(at)
+            .sequences()
+            .into_iter()
+            .find(|s| s.id == seq_id)
+    };
+    let Some((seq, def)) = seq.and_then(|s| s.sequence.clone().map(|d| (s, d))) else {
+        return Err(SqlError::internal("identity column without its sequence"));
+    };
+    let range = |t: PgType| match t {
+        PgType::Int2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+        PgType::Int4 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        _ => (i64::MIN, i64::MAX),
+    };
+    let ((old_lo, old_hi), (lo, hi)) = (range(def.ty), range(ty));
+    let mut new = (*def).clone();
+    new.ty = ty;
+    if new.max == old_hi {
+        new.max = hi;
+    }
+    if new.min == old_lo {
+        new.min = lo;
+    }
+    let type_name = crate::query::format_type(ty, -1);
+    for (what, v) in [("MAXVALUE", new.max), ("MINVALUE", new.min)] {
+        if v < lo || v > hi {
+            return Err(SqlError::InvalidParameter {
+                message: format!("{what} ({v}) is out of range for sequence data type {type_name}"),
+            });
+        }
+    }
+    let mut altered = (*seq).clone();
+    altered.sequence = Some(Arc::new(new));
+    let p = cx.pending()?;
+    p.uses_definition(&seq);
+    p.put_table(Arc::new(altered), false)
 }
 
 /// `serial`, `bigserial`, `smallserial` (or `serial4`, `serial8`, `serial2`): the column's
@@ -2212,7 +2280,7 @@ fn sequence_owner(
 fn owned_sequences(cx: &mut Cx<'_>, table: u32, column: Option<&str>) -> Vec<TableRef> {
     let at = cx.read_point();
     let rcx = cx.reader(at);
-    rcx.all_tables()
+    rcx.sequences()
         .iter()
         .filter(|s| {
             s.sequence.as_ref().is_some_and(|d| {
@@ -2267,31 +2335,25 @@ fn alter_sequence_as_table(
             name: new_name.clone(),
         });
     }
-    let old_default = serial_default(&seq.schema, &seq.name);
     let new_default = serial_default(&seq.schema, new_name);
-    let tables = cx.reader(at).all_tables();
-    for t in tables.iter().filter(|t| t.sequence.is_none()) {
-        let mut altered: Option<Table> = None;
-        for (ci, c) in t.columns.iter().enumerate() {
-            let Some(sql) = &c.default_sql else { continue };
-            if *sql == old_default {
-                let a = altered.get_or_insert_with(|| (**t).clone());
-                a.columns[ci].default_sql = Some(new_default.clone());
-            } else if crate::sequence::default_references(&parse_default(sql)?)
-                .iter()
-                .any(|n| n.trim_matches('"') == seq.name)
-            {
-                return Err(SqlError::feature(format!(
-                    "renaming sequence \"{}\", which the default of column \"{}\" of table \"{}\" names in an expression",
-                    seq.name, c.name, t.name
-                )));
-            }
+    // A serial default shows the sequence's name: it follows. Another expression naming it
+    // by text would name nothing after the rename.
+    let mut altered: std::collections::BTreeMap<u32, Table> = Default::default();
+    for (_, t, ci) in default_dependents(cx, std::slice::from_ref(seq), &|_, _| false)? {
+        let c = &t.columns[ci];
+        if c.serial != Some(seq.id) {
+            return Err(SqlError::feature(format!(
+                "renaming sequence \"{}\", which the default of column \"{}\" of table \"{}\" names in an expression",
+                seq.name, c.name, t.name
+            )));
         }
-        if let Some(a) = altered {
-            let p = cx.pending()?;
-            p.uses_definition(t);
-            p.put_table(Arc::new(a), false)?;
-        }
+        let a = altered.entry(t.id).or_insert_with(|| (*t).clone());
+        a.columns[ci].default_sql = Some(new_default.clone());
+    }
+    for a in altered.into_values() {
+        let p = cx.pending()?;
+        p.uses_definition(&a);
+        p.put_table(Arc::new(a), false)?;
     }
     let mut renamed = (**seq).clone();
     renamed.name = new_name.clone();
@@ -2301,6 +2363,134 @@ fn alter_sequence_as_table(
     Ok(Output::Command {
         tag: "ALTER TABLE".into(),
     })
+}
+
+/// A relation's name as PostgreSQL's messages give it: bare when search_path finds it by that
+/// name, else qualified with its schema.
+fn name_in_message(rcx: &ReadCx<'_>, t: &Table) -> String {
+    match rcx.relation_visible(t.oid) {
+        Some(true) => t.name.clone(),
+        _ => format!("{}.{}", t.schema, t.name),
+    }
+}
+
+/// A column default that draws from one of the sequences being dropped: its description as
+/// PostgreSQL's messages give it, the table, the column.
+type Dependent = (String, TableRef, usize);
+
+/// The column defaults that draw from any of `seqs` — a serial column's by the sequence's id,
+/// any other `nextval('…')` by the name it gives — except the columns `skip` names (table id,
+/// column position: those going away with the sequences).
+fn default_dependents(
+    cx: &mut Cx<'_>,
+    seqs: &[TableRef],
+    skip: &dyn Fn(u32, usize) -> bool,
+) -> Result<Vec<Dependent>, SqlError> {
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut out = Vec::new();
+    for t in rcx.all_tables().iter().filter(|t| t.sequence.is_none()) {
+        for (ci, c) in t.columns.iter().enumerate() {
+            if skip(t.id, ci) {
+                continue;
+            }
+            let Some(sql) = c.default_sql.as_deref().filter(|d| d.contains("nextval")) else {
+                continue;
+            };
+            let named = match c.serial {
+                Some(id) => vec![id],
+                None => crate::sequence::default_references(&parse_default(sql)?)
+                    .iter()
+                    .filter_map(|name| {
+                        crate::query::name_parts(name)
+                            .and_then(|parts| split_name(&parts).ok())
+                            .and_then(|(schema, rel)| rcx.find_table(schema.as_deref(), &rel))
+                            .map(|x| x.id)
+                    })
+                    .collect(),
+            };
+            if let Some(s) = seqs.iter().find(|s| named.contains(&s.id)) {
+                out.push((
+                    format!(
+                        "default value for column {} of table {} depends on sequence {}",
+                        c.name,
+                        name_in_message(&rcx, t),
+                        name_in_message(&rcx, s)
+                    ),
+                    t.clone(),
+                    ci,
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Dropping sequences that column defaults use: without CASCADE PostgreSQL's 2BP01 (for the
+/// `kind` of object the statement drops, `name` when it names one, `several` otherwise);
+/// with it, the defaults are removed under PostgreSQL's notice.
+fn cascade_to_defaults(
+    cx: &mut Cx<'_>,
+    dependents: Vec<Dependent>,
+    cascade: bool,
+    several: bool,
+    kind: &'static str,
+    name: &str,
+) -> Result<(), SqlError> {
+    if dependents.is_empty() {
+        return Ok(());
+    }
+    if !cascade {
+        let detail = dependents
+            .iter()
+            .map(|d| d.0.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Err(if several {
+            SqlError::DependentObjectsOfSeveral { detail }
+        } else {
+            SqlError::DependentObjectsOf {
+                kind,
+                name: name.to_string(),
+                detail,
+            }
+        });
+    }
+    // PostgreSQL's notice names the dependent object, or counts them and lists them.
+    let lines: Vec<String> = dependents
+        .iter()
+        .map(|d| {
+            let object = d.0.split(" depends on").next().unwrap_or_default();
+            format!("drop cascades to {object}")
+        })
+        .collect();
+    cx.sess.notice(match lines.as_slice() {
+        [one] => Notice::Cascade {
+            message: one.clone(),
+            detail: None,
+        },
+        many => Notice::Cascade {
+            message: format!("drop cascades to {} other objects", many.len()),
+            detail: Some(many.join("\n")),
+        },
+    });
+    for (_, t, ci) in dependents {
+        // The table as this transaction has it now (an earlier default of it may be gone).
+        let at = cx.read_point();
+        let current = cx
+            .reader(at)
+            .find_table(Some(&t.schema), &t.name)
+            .unwrap_or(t);
+        let mut altered = (*current).clone();
+        if let Some(c) = altered.columns.get_mut(ci) {
+            c.default_sql = None;
+            c.serial = None;
+        }
+        let p = cx.pending()?;
+        p.uses_definition(&current);
+        p.put_table(Arc::new(altered), false)?;
+    }
+    Ok(())
 }
 
 /// `DROP SEQUENCE [IF EXISTS] name, … [CASCADE | RESTRICT]`: a sequence a column's default
@@ -2334,7 +2524,6 @@ fn drop_sequences(
         let at = cx.read_point();
         cx.reader(at).all_tables()
     };
-    let mut dependents: Vec<(String, TableRef, usize)> = Vec::new();
     for s in &found {
         let Some(def) = s.sequence.as_deref() else {
             continue;
@@ -2342,91 +2531,29 @@ fn drop_sequences(
         if let (true, Some((owner, column))) = (def.identity, def.owner.as_ref()) {
             if let Some(t) = tables.iter().find(|t| t.id == *owner) {
                 if !found.iter().any(|f| f.id == t.id) {
+                    let at = cx.read_point();
+                    let rcx = cx.reader(at);
+                    let (s_name, t_name) = (name_in_message(&rcx, s), name_in_message(&rcx, t));
                     return Err(SqlError::RequiredByColumn {
                         message: format!(
-                            "cannot drop sequence {} because column {column} of table {} requires it",
-                            s.name, t.name
+                            "cannot drop sequence {s_name} because column {column} of table {t_name} requires it"
                         ),
-                        hint: format!("You can drop column {column} of table {} instead.", t.name),
+                        hint: format!("You can drop column {column} of table {t_name} instead."),
                     });
                 }
             }
         }
-        for t in tables.iter().filter(|t| t.sequence.is_none()) {
-            for (ci, c) in t.columns.iter().enumerate() {
-                let Some(sql) = &c.default_sql else { continue };
-                let calls = crate::sequence::default_references(&parse_default(sql)?);
-                let at = cx.read_point();
-                let rcx = cx.reader(at);
-                let hits = calls.iter().any(|name| {
-                    crate::query::name_parts(name)
-                        .and_then(|parts| split_name(&parts).ok())
-                        .and_then(|(schema, rel)| rcx.find_table(schema.as_deref(), &rel))
-                        .is_some_and(|x| x.id == s.id)
-                });
-                if hits {
-                    dependents.push((
-                        format!(
-                            "default value for column {} of table {} depends on sequence {}",
-                            c.name, t.name, s.name
-                        ),
-                        t.clone(),
-                        ci,
-                    ));
-                }
-            }
-        }
     }
-    if !dependents.is_empty() {
-        if !cascade {
-            let detail = dependents
-                .iter()
-                .map(|d| d.0.as_str())
-                .collect::<Vec<_>>()
-                .join("\n");
-            return Err(match found.as_slice() {
-                [one] => SqlError::DependentObjectsOf {
-                    kind: "sequence",
-                    name: one.name.clone(),
-                    detail,
-                },
-                _ => SqlError::DependentObjectsOfSeveral { detail },
-            });
-        }
-        // PostgreSQL's notice names the dependent object, or counts them and lists them.
-        let lines: Vec<String> = dependents
-            .iter()
-            .map(|d| {
-                let object = d.0.split(" depends on").next().unwrap_or_default();
-                format!("drop cascades to {object}")
-            })
-            .collect();
-        cx.sess.notice(match lines.as_slice() {
-            [one] => Notice::Cascade {
-                message: one.clone(),
-                detail: None,
-            },
-            many => Notice::Cascade {
-                message: format!("drop cascades to {} other objects", many.len()),
-                detail: Some(many.join("\n")),
-            },
-        });
-        for (_, t, ci) in dependents {
-            // The table as this transaction has it now (an earlier default of it may be gone).
-            let at = cx.read_point();
-            let current = cx
-                .reader(at)
-                .find_table(Some(&t.schema), &t.name)
-                .unwrap_or(t);
-            let mut altered = (*current).clone();
-            if let Some(c) = altered.columns.get_mut(ci) {
-                c.default_sql = None;
-            }
-            let p = cx.pending()?;
-            p.uses_definition(&current);
-            p.put_table(Arc::new(altered), false)?;
-        }
-    }
+    let dependents = default_dependents(cx, &found, &|_, _| false)?;
+    let name = {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        found
+            .first()
+            .map(|s| name_in_message(&rcx, s))
+            .unwrap_or_default()
+    };
+    cascade_to_defaults(cx, dependents, cascade, found.len() > 1, "sequence", &name)?;
     for s in found {
         let p = cx.pending()?;
         p.uses_definition(&s);
@@ -2441,8 +2568,16 @@ fn drop_tables(
     cx: &mut Cx<'_>,
     names: &[ast::ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> Result<Output, SqlError> {
     cx.check_writable("DROP TABLE")?;
+    // The tables the statement drops: their own columns' defaults go with them.
+    let mut named: Vec<u32> = Vec::new();
+    for n in names {
+        if let Some(t) = find_table(cx, &object_name(n))? {
+            named.push(t.id);
+        }
+    }
     for n in names {
         let parts = object_name(n);
         let found = find_table(cx, &parts)?;
@@ -2467,8 +2602,17 @@ fn drop_tables(
                 })
             }
             Some(t) => {
-                // Its columns' sequences go with it.
+                // Its columns' sequences go with it; other tables' defaults that draw from
+                // them need CASCADE, which removes those defaults.
                 let owned = owned_sequences(cx, t.id, None);
+                if !owned.is_empty() {
+                    let deps = default_dependents(cx, &owned, &|tid, _| named.contains(&tid))?;
+                    let shown = {
+                        let at = cx.read_point();
+                        name_in_message(&cx.reader(at), &t)
+                    };
+                    cascade_to_defaults(cx, deps, cascade, names.len() > 1, "table", &shown)?;
+                }
                 let p = cx.pending()?;
                 p.uses_definition(&t);
                 p.drop_table(t.id)?;
@@ -2842,6 +2986,23 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                             validate_not_null.push(i);
                         }
                     }
+                    ast::AlterColumnOperation::DropNotNull
+                    | ast::AlterColumnOperation::SetDefault { .. }
+                    | ast::AlterColumnOperation::DropDefault
+                        if table.columns[i].identity.is_some() =>
+                    {
+                        return Err(SqlError::SyntaxHint {
+                            message: format!(
+                                "column \"{cname}\" of relation \"{}\" is an identity column",
+                                table.name
+                            ),
+                            hint: if matches!(op, ast::AlterColumnOperation::DropDefault) {
+                                "Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead."
+                            } else {
+                                ""
+                            },
+                        });
+                    }
                     ast::AlterColumnOperation::DropNotNull => {
                         if table.primary_key.contains(&i) {
                             return Err(SqlError::InvalidTableDefinition {
@@ -2852,11 +3013,14 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     }
                     ast::AlterColumnOperation::SetDefault { value } => {
                         let ty = table.columns[i].ty;
+                        // Another default replaces a serial column's (its sequence stays).
+                        table.columns[i].serial = None;
                         table.columns[i].default_sql = stored_default(value, ty);
                         check_default(cx, &table.columns[i])?;
                     }
                     ast::AlterColumnOperation::DropDefault => {
                         table.columns[i].default_sql = None;
+                        table.columns[i].serial = None;
                     }
                     ast::AlterColumnOperation::SetDataType {
                         data_type, using, ..
@@ -2870,6 +3034,10 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         }
                         let old = before_retype.get_or_insert_with(|| table.clone()).clone();
                         let (ty, typmod) = sql_type(data_type)?;
+                        if let Some(identity) = table.columns[i].identity {
+                            // The sequence takes the new type, as ALTER SEQUENCE … AS does.
+                            retype_identity_sequence(cx, identity.sequence, ty)?;
+                        }
                         let expr = retype_expr(cx, &old, i, ty, using.as_ref())?;
                         let c = &mut table.columns[i];
                         c.ty = ty;
@@ -2931,6 +3099,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     not_null: false,
                     default_sql: None,
                     identity: None,
+                    serial: None,
                 };
                 let mut identity: Option<(bool, &[ast::SequenceOptions])> = None;
                 for opt in &column_def.options {
@@ -3032,8 +3201,16 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                             "DROP COLUMN of a primary key or indexed column",
                         ));
                     }
-                    // The column's sequences (serial, identity) go with it.
-                    for s in owned_sequences(cx, table.id, Some(&cname)) {
+                    // The column's sequences (serial, identity) go with it; a default of
+                    // another column that draws from one stops the drop (2BP01).
+                    let owned = owned_sequences(cx, table.id, Some(&cname));
+                    if !owned.is_empty() {
+                        let (tid, ci) = (table.id, i);
+                        let deps = default_dependents(cx, &owned, &|t, c| t == tid && c == ci)?;
+                        let what = format!("{cname} of table {}", table.name);
+                        cascade_to_defaults(cx, deps, false, false, "column", &what)?;
+                    }
+                    for s in owned {
                         let p = cx.pending()?;
                         p.uses_definition(&s);
                         p.drop_table(s.id)?;
@@ -4671,11 +4848,15 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
         if restart {
             // The sequences of its serial and identity columns start over. Unlike
             // PostgreSQL's, this is not undone if the transaction rolls back (as setval).
+            // If the transaction does not commit, they go back (see SessionSeqs::restarts).
             for s in owned_sequences(cx, t.id, None) {
                 if let Some(def) = s.sequence.as_deref() {
-                    let mut states = cx.st.sequences.borrow_mut();
-                    let mut mine = cx.sess.seqs.borrow_mut();
-                    crate::sequence::setval(&mut states, &mut mine, &s, def, def.start, false)?;
+                    let states = cx.st.sequences.get_mut();
+                    let mine = cx.sess.seqs.get_mut();
+                    if !mine.restarts.iter().any(|(id, _)| *id == s.id) {
+                        mine.restarts.push((s.id, states.value(&s, def)));
+                    }
+                    crate::sequence::setval(states, mine, &s, def, def.start, false)?;
                 }
             }
         }
@@ -5114,15 +5295,15 @@ fn refuse_in_expression(e: &ast::Expr, what: &str, columns: bool) -> Result<(), 
 
 /// A column's DEFAULT expression bound and converted to its type (`None`: no default).
 fn bind_default(binder: &mut Binder<'_, '_>, c: &Column) -> Result<Option<BExpr>, SqlError> {
-    if let Some(identity) = c.identity {
-        // `nextval` of the identity column's sequence, by its OID.
+    if let Some(seq) = c.identity.map(|i| i.sequence).or(c.serial) {
+        // `nextval` of the identity or serial column's sequence, by its OID.
         let oid = binder
             .cx
-            .all_tables()
+            .sequences()
             .iter()
-            .find(|t| t.id == identity.sequence)
+            .find(|t| t.id == seq)
             .map(|t| t.oid)
-            .ok_or_else(|| SqlError::internal("identity column without its sequence"))?;
+            .ok_or_else(|| SqlError::internal("column without its sequence"))?;
         let call = BExpr::Func("nextval".into(), vec![BExpr::Const(Value::Int(oid.into()))]);
         return crate::query::assignment(call, PgType::Int8, c.ty).map(Some);
     }

@@ -1186,6 +1186,7 @@ pub fn depends_on_session(schema: Option<&str>, name: &str) -> bool {
             Which::Settings
                 | Which::Cursors
                 | Which::StatActivity
+                | Which::Sequences
                 | Which::TzNames
                 | Which::TzAbbrevs
         )
@@ -3062,6 +3063,7 @@ fn is_columns_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 not_null,
                 default_sql,
                 identity,
+                serial: _,
             } = c;
             let sequence = identity.and_then(|idn| {
                 view.tables
@@ -3298,6 +3300,7 @@ mod tests {
             not_null,
             default_sql: default_sql.map(str::to_string),
             identity: None,
+            serial: None,
         }
     }
 

@@ -729,6 +729,31 @@ impl ReadCx<'_> {
             .clone()
     }
 
+    /// The sequences the statement can see, found through the registry's sequence index and
+    /// the transaction's own definitions (not by walking every table).
+    pub fn sequences(&self) -> Vec<TableRef> {
+        let replaced = |id: u32| {
+            self.pending
+                .is_some_and(|p| p.dropped.contains(&id) || p.tables.contains_key(&id))
+        };
+        let mut out: Vec<TableRef> = self
+            .pending
+            .into_iter()
+            .flat_map(|p| p.tables.values())
+            .filter(|t| t.sequence.is_some())
+            .cloned()
+            .collect();
+        out.extend(
+            self.st
+                .sequence_ids
+                .iter()
+                .filter(|id| !replaced(**id))
+                .filter_map(|id| self.st.tables.get(id))
+                .cloned(),
+        );
+        out
+    }
+
     /// The table a `pg_class` OID names — the table itself or its primary-key index (then
     /// `true`) — among those the statement can see.
     pub fn relation_by_oid(&self, oid: u32) -> Option<(TableRef, bool)> {
@@ -9796,12 +9821,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             // The sequence must still exist (and be visible to this transaction).
             let value = sess
                 .last_used
-                .filter(|id| {
-                    self.cx
-                        .all_tables()
-                        .iter()
-                        .any(|t| t.id == *id && t.sequence.is_some())
-                })
+                .filter(|id| self.cx.sequences().iter().any(|t| t.id == *id))
                 .and_then(|id| sess.current.get(&id));
             return match value {
                 Some(v) => Ok(Value::Int(*v)),
@@ -10721,7 +10741,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                             name: format!("{column}\" of relation \"{}", t.name),
                         });
                     }
-                    let owned = self.cx.all_tables().iter().find_map(|s| {
+                    let owned = self.cx.sequences().iter().find_map(|s| {
                         let def = s.sequence.as_deref()?;
                         (def.owner.as_ref() == Some(&(t.id, column.clone()))).then(|| {
                             let q = crate::pgcatalog::quote_ident;

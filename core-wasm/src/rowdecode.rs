@@ -333,6 +333,7 @@ mod tests {
                     not_null: false,
                     default_sql: None,
                     identity: None,
+                    serial: None,
                 })
                 .collect(),
             primary_key: Vec::new(),

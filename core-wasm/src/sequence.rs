@@ -77,6 +77,45 @@ pub struct SessionSeqs {
     /// The running transaction changed a sequence's value: it commits (writes) even when it
     /// changed nothing else, as PostgreSQL's `nextval` makes a transaction write WAL.
     pub touched: bool,
+    /// Sequences the running transaction restarted (`TRUNCATE … RESTART IDENTITY`), with their
+    /// values before: put back if it ends without committing.
+    pub restarts: Vec<(u32, SeqValue)>,
+    /// Restarts of a transaction that ended without committing, for the engine to undo.
+    pub to_restore: Vec<(u32, SeqValue)>,
+}
+
+impl SessionSeqs {
+    /// The running transaction ended (`committed`: it commits, or will once durable).
+    pub fn end_transaction(&mut self, committed: bool) {
+        self.touched = false;
+        let restarts = std::mem::take(&mut self.restarts);
+        if !committed {
+            self.to_restore.extend(restarts);
+        }
+    }
+}
+
+/// Undoes the restarts of a transaction that did not commit: each sequence goes back to its
+/// value before, unless values drawn since went past it (then they stay: a value is never
+/// drawn twice).
+pub fn restore(states: &mut SeqStates, t: &Table, def: &SequenceDef, before: SeqValue) {
+    let now = states.value(t, def);
+    let past = |a: SeqValue, b: SeqValue| {
+        let (a, b) = (
+            if a.called { Some(a.last) } else { None },
+            if b.called { Some(b.last) } else { None },
+        );
+        match (a, b) {
+            (Some(a), Some(b)) if def.increment > 0 => a > b,
+            (Some(a), Some(b)) => a < b,
+            (Some(_), None) => true,
+            _ => false,
+        }
+    };
+    if !past(now, before) {
+        states.values.insert(t.id, before);
+        states.unsaved.insert(t.id);
+    }
 }
 
 /// PostgreSQL's `nextval`: the next value of `t` (a sequence), advancing the shared value.

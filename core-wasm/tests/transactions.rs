@@ -764,3 +764,15 @@ fn a_sequence_created_in_an_open_transaction_keeps_its_value_when_others_commit_
     let c = h.session();
     assert_eq!(h.rows(c, "SELECT nextval('mine')"), vec![vec![v("42")]]);
 }
+
+#[test]
+fn a_select_that_draws_a_value_commits_it() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE SEQUENCE s");
+    assert_eq!(h.rows(a, "SELECT nextval('s')"), vec![vec![v("1")]]);
+    // No other commit before the restart.
+    h.reopen();
+    let b = h.session();
+    assert_eq!(h.rows(b, "SELECT nextval('s')"), vec![vec![v("2")]]);
+}

@@ -75,6 +75,9 @@ pub struct ColumnDef {
     pub identity_sequence: u32,
     #[prost(bool, tag = "7")]
     pub identity_always: bool,
+    /// A serial column's sequence (its table id): the default draws from it; 0: none.
+    #[prost(uint32, tag = "8")]
+    pub serial_sequence: u32,
 }
 
 #[derive(Clone, PartialEq, ::prost::Message)]
