@@ -776,3 +776,37 @@ fn a_select_that_draws_a_value_commits_it() {
     let b = h.session();
     assert_eq!(h.rows(b, "SELECT nextval('s')"), vec![vec![v("2")]]);
 }
+
+#[test]
+fn sequence_values_a_failed_commit_carried_are_written_by_the_next() {
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE t (id serial PRIMARY KEY)");
+    h.ok(a, "CREATE TABLE other (x int)");
+    h.ok(a, "BEGIN");
+    h.ok(a, "INSERT INTO t DEFAULT VALUES");
+    // b's commit carries t_id_seq's value (drawn by a) and fails.
+    h.now += 1;
+    let r = h
+        .engine
+        .query(&h.kv, b, "INSERT INTO other VALUES (1)", h.now);
+    assert!(r.commit.is_some(), "auto-commit produced a batch");
+    let r = h.engine.commit_finished(
+        &h.kv,
+        b,
+        Err(CommitFailure {
+            fenced: false,
+            transient: true,
+            message: "store unavailable".into(),
+        }),
+    );
+    assert_eq!(r.error.map(|e| e.code), Some("58030".to_string()));
+    h.ok(a, "COMMIT");
+    h.reopen();
+    let c = h.session();
+    assert_eq!(
+        h.rows(c, "INSERT INTO t DEFAULT VALUES RETURNING id"),
+        vec![vec![v("2")]]
+    );
+}
