@@ -786,7 +786,11 @@ impl<'a> Cx<'a> {
             txn_serial: self.sess.txn.as_ref().map(|t| t.serial),
             prng: &self.sess.prng,
             seqs: &self.sess.seqs,
-            writable: self.check_writable("").is_ok(),
+            read_only: if self.st.read_only || self.sess.settings.read_only_role {
+                Some(true)
+            } else {
+                self.sess.txn.as_ref().map(|t| t.read_only)
+            },
         }
     }
 

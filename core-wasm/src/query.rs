@@ -579,9 +579,10 @@ pub struct ReadCx<'a> {
     pub prng: &'a std::cell::Cell<Option<crate::prng::Prng>>,
     /// The session's `currval` / `lastval` state.
     pub seqs: &'a std::cell::RefCell<crate::sequence::SessionSeqs>,
-    /// Whether the statement may write (`nextval`, `setval`): not in a read-only transaction,
-    /// role or replica.
-    pub writable: bool,
+    /// Whether the statement may not write (`nextval`, `setval`): a read-only transaction,
+    /// role or replica; `None` outside a transaction, where the session's default decides
+    /// (looked up only when asked: [`ReadCx::read_only`]).
+    pub read_only: Option<bool>,
 }
 
 /// See [`ReadCx::catalog`].
@@ -727,6 +728,12 @@ impl ReadCx<'_> {
                 out.into()
             })
             .clone()
+    }
+
+    /// Whether the statement may not write (see [`ReadCx::read_only`]'s field).
+    pub fn read_only(&self) -> bool {
+        self.read_only
+            .unwrap_or_else(|| self.settings.transaction_defaults().1)
     }
 
     /// The sequences the statement can see, found through the registry's sequence index and
@@ -9805,7 +9812,7 @@ impl<'a, 'b> Executor<'a, 'b> {
         if a.iter().any(Value::is_null) {
             return Ok(Value::Null);
         }
-        if matches!(name, "nextval" | "setval") && !self.cx.writable {
+        if matches!(name, "nextval" | "setval") && self.cx.read_only() {
             return Err(SqlError::ReadOnlyTransaction {
                 what: format!("{name}()"),
             });

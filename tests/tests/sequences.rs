@@ -119,6 +119,9 @@ for sql in [
     "BEGIN READ ONLY",
     "SELECT nextval('s4')",
     "ROLLBACK",
+    "SET default_transaction_read_only = on",
+    "SELECT setval('s4', 50)",
+    "RESET default_transaction_read_only",
     # What other statements do with a sequence and with owned sequences.
     "CREATE TABLE w (id serial PRIMARY KEY, b int GENERATED ALWAYS AS IDENTITY, x text)",
     "ALTER TABLE w_id_seq ADD COLUMN z int",
