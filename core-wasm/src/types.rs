@@ -1719,6 +1719,9 @@ fn local_timestamp(body: &str) -> Option<i64> {
 pub fn parse_interval(s: &str) -> Option<Interval> {
     let mut iv = Interval::default();
     let text = s.trim().trim_start_matches('@').trim();
+    if let Some(iso) = text.strip_prefix('P') {
+        return parse_iso_interval(iso);
+    }
     let tokens: Vec<&str> = text.split_whitespace().collect();
     let mut i = 0;
     let mut seen = false;
@@ -1746,6 +1749,84 @@ pub fn parse_interval(s: &str) -> Option<Interval> {
             "ms" | "us" => unit,
             _ => unit.trim_end_matches('s'),
         };
+        add_interval_unit(&mut iv, n, base)?;
+        i += 2;
+        seen = true;
+    }
+    if seen {
+        Some(iv)
+    } else {
+        None
+    }
+}
+
+/// ISO 8601 interval input after its `P`, as PostgreSQL reads it: designators
+/// (`1Y2M3DT4H5M6S`, `1W`, fractions and signs on any number) or the alternative format
+/// (`0001-02-03T04:05:06`).
+fn parse_iso_interval(s: &str) -> Option<Interval> {
+    let mut iv = Interval::default();
+    let (date, time) = match s.split_once('T') {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    // The alternative format: `Y-M-D` (no designators) before the T, `h:m:s` after it.
+    let undesignated = !date.is_empty() && !date.contains(|c: char| c.is_ascii_alphabetic());
+    if undesignated || time.is_some_and(|t| t.contains(':')) {
+        // Signed numbers separated by `-` (`-1-2` is -1 years 2 months).
+        let mut rest = date;
+        for unit in ["year", "mon", "day"] {
+            if rest.is_empty() {
+                break;
+            }
+            let sign = usize::from(rest.starts_with(['-', '+']));
+            let end = rest[sign..].find('-').map_or(rest.len(), |e| e + sign);
+            add_interval_unit(&mut iv, rest[..end].parse().ok()?, unit)?;
+            rest = match rest[end..].strip_prefix('-') {
+                Some(r) if !r.is_empty() => r,
+                Some(_) => return None,
+                None => "",
+            };
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+        if let Some(t) = time {
+            iv.micros = iv.micros.checked_add(parse_time_part_unbounded(t)?)?;
+        }
+        return Some(iv);
+    }
+    let mut seen = false;
+    for (part, units) in [(date, "YMWD"), (time.unwrap_or(""), "HMS")] {
+        let mut rest = part;
+        while !rest.is_empty() {
+            let end = rest.find(|c: char| c.is_ascii_alphabetic())?;
+            let n: f64 = rest[..end].parse().ok()?;
+            let designator = rest[end..].chars().next()?;
+            if !units.contains(designator) {
+                return None;
+            }
+            let unit = match (units, designator) {
+                ("YMWD", 'Y') => "year",
+                ("YMWD", 'M') => "mon",
+                ("YMWD", 'W') => "week",
+                ("YMWD", 'D') => "day",
+                (_, 'H') => "hour",
+                (_, 'M') => "minute",
+                _ => "second",
+            };
+            add_interval_unit(&mut iv, n, unit)?;
+            rest = &rest[end + 1..];
+            seen = true;
+        }
+    }
+    // `P` alone is no interval; `PT` is zero.
+    (seen || time.is_some()).then_some(iv)
+}
+
+/// Adds `n` of the unit `base` (singular, as [`parse_interval`] reads it) to `iv`, fractions
+/// cascading down as PostgreSQL's: a month is 30 days, a day 24 hours.
+fn add_interval_unit(iv: &mut Interval, n: f64, base: &str) -> Option<()> {
+    {
         let (months, days, secs) = match base {
             "year" | "yr" | "y" => (n * 12.0, 0.0, 0.0),
             "decade" => (n * 120.0, 0.0, 0.0),
@@ -1782,14 +1863,8 @@ pub fn parse_interval(s: &str) -> Option<Interval> {
         iv.months = iv.months.checked_add(whole_months as i32)?;
         iv.days = iv.days.checked_add(whole_days as i32)?;
         iv.micros = iv.micros.checked_add((secs * 1_000_000.0).round() as i64)?;
-        i += 2;
-        seen = true;
     }
-    if seen {
-        Some(iv)
-    } else {
-        None
-    }
+    Some(())
 }
 
 fn parse_time_part_unbounded(s: &str) -> Option<i64> {

@@ -357,6 +357,12 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // ISO 8601 interval input: designators (fractions, signs, weeks) and the alternative form.
+    "select 'P1Y2M3DT4H5M6S'::interval, 'P0001-02-03T04:05:06'::interval, 'PT1.5S'::interval, 'P1.5W'::interval, 'P1.5Y'::interval, 'P0.5M'::interval, 'PT-1H30M'::interval, 'P1Y-2M'::interval",
+    "select 'P1'::interval, 'P-1-2'::interval, 'P1--2-3'::interval, 'PT'::interval, 'P1DT'::interval, 'PT04:05'::interval, 'P0-0-1T-1:00:00'::interval",
+    "select 'P'::interval",
+    "select 'PT1D'::interval",
+    "select 'P1-2-3-4'::interval",
     // inet input, output, casts; variance of numeric NaN and infinities.
     "select var_samp(x), stddev_samp(x), var_pop(x) from (values ('NaN'::numeric)) t(x)",
     "select var_samp(x), stddev(x) from (values ('Infinity'::numeric)) t(x)",
