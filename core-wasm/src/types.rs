@@ -1405,7 +1405,9 @@ fn unrecognized_encoding(format: &str) -> SqlError {
 /// PostgreSQL's error for date/time text it cannot take: 22008 when the text has a date's
 /// shape but a field out of range (`2024-02-30`, month 13, hour 25), else 22007.
 fn datetime_invalid(ty: PgType, s: &str) -> SqlError {
-    let body = s.trim();
+    // A month written by name is judged by its numeric form (`Feb 30 2024`: out of range).
+    let numeric = month_name_date(s.trim());
+    let body = numeric.as_deref().unwrap_or(s.trim());
     let (date, time) = body.split_once([' ', 'T']).unwrap_or((body, ""));
     let nums = |part: &str, sep: char| -> Option<Vec<i64>> {
         part.split(sep)
@@ -1672,6 +1674,9 @@ fn timestamp_in(s: &str, with_tz: bool) -> Result<Option<i64>, SqlError> {
             }
         }
     }
+    if let Some(iso) = month_name_date(t) {
+        return timestamp_in(&iso, with_tz);
+    }
     let (body, zone) = split_zone(t)?.unwrap_or((t, GivenZone::Session));
     Ok(local_timestamp(body).map(|local| match zone {
         _ if !with_tz => local,
@@ -1701,6 +1706,107 @@ fn special_local_time(word: &str) -> Option<Special> {
     let now = crate::tz::statement_now()?;
     let today = crate::tz::session().to_local(now).div_euclid(USECS_PER_DAY);
     Some(Special::Midnight((today + shift) * USECS_PER_DAY))
+}
+
+/// A date written with its month's name — `January 8, 1999`, `8 Jan 1999`, `1999-Jan-08`,
+/// `Sat Jan 08 1999 04:05:06 PST` — rewritten with the date in ISO order (`1999-01-08`)
+/// and the rest (time, zone) after it as written; `None` for text without a month name or
+/// not one day and one year besides it. A field of more than two digits (or past 31) is the
+/// year, else the day comes first; a two-digit year is PostgreSQL's (70–99: 19xx, else 20xx).
+fn month_name_date(s: &str) -> Option<String> {
+    const MONTHS: [(&str, u32); 24] = [
+        ("jan", 1),
+        ("january", 1),
+        ("feb", 2),
+        ("february", 2),
+        ("mar", 3),
+        ("march", 3),
+        ("apr", 4),
+        ("april", 4),
+        ("may", 5),
+        ("jun", 6),
+        ("june", 6),
+        ("jul", 7),
+        ("july", 7),
+        ("aug", 8),
+        ("august", 8),
+        ("sep", 9),
+        ("sept", 9),
+        ("september", 9),
+        ("oct", 10),
+        ("october", 10),
+        ("nov", 11),
+        ("november", 11),
+        ("dec", 12),
+        ("december", 12),
+    ];
+    const WEEKDAYS: [&str; 14] = [
+        "sun",
+        "sunday",
+        "mon",
+        "monday",
+        "tue",
+        "tuesday",
+        "wed",
+        "wednesday",
+        "thu",
+        "thursday",
+        "fri",
+        "friday",
+        "sat",
+        "saturday",
+    ];
+    if !s.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    // (field, whether it stands alone: a part of `1999-Jan-08` must be a date field).
+    let mut fields: Vec<(&str, bool)> = Vec::new();
+    for tok in s
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+    {
+        let separated = tok.contains(['-', '/', '.']) && !tok.contains(':');
+        if separated && tok.bytes().any(|b| b.is_ascii_alphabetic()) {
+            fields.extend(tok.split(['-', '/', '.']).map(|p| (p, false)));
+        } else {
+            fields.push((tok, true));
+        }
+    }
+    let mut month = None;
+    let mut numbers: Vec<&str> = Vec::new();
+    let mut rest: Vec<&str> = Vec::new();
+    for (part, whole) in fields {
+        let lower = part.to_ascii_lowercase();
+        if let Some((_, m)) = MONTHS.iter().find(|(n, _)| *n == lower) {
+            if month.replace(*m).is_some() {
+                return None;
+            }
+        } else if WEEKDAYS.contains(&lower.as_str()) {
+            // A weekday name is read and ignored, as PostgreSQL does.
+        } else if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            numbers.push(part);
+        } else if whole {
+            rest.push(part);
+        } else {
+            return None;
+        }
+    }
+    let (m, [a, b]) = (month?, numbers.as_slice()) else {
+        return None;
+    };
+    let year_first = a.len() > 2 || a.parse::<u32>().ok()? > 31;
+    let (day, year) = if year_first { (b, a) } else { (a, b) };
+    let mut y: i64 = year.parse().ok()?;
+    if year.len() <= 2 {
+        y += if y >= 70 { 1900 } else { 2000 };
+    }
+    let d: u32 = day.parse().ok()?;
+    let mut out = format!("{y:04}-{m:02}-{d:02}");
+    for r in rest {
+        out.push(' ');
+        out.push_str(r);
+    }
+    Some(out)
 }
 
 /// A timestamp's text without its zone: local microseconds since 2000-01-01.

@@ -357,6 +357,14 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // Dates with month names (and a weekday name, ignored), in every field order PostgreSQL
+    // reads with DateStyle MDY.
+    "select 'January 8, 1999'::date, 'Jan 8 1999'::date, '8 January 1999'::date, '1999-Jan-08'::date, 'Jan-08-1999'::date, '08-Jan-1999'::date, 'Sat Jan 08 1999'::date, 'January 8, 99'::date, 'Sept 3 2020'::date, '08/Jan/1999'::date, '1999 Jan 8'::date, 'Jan 8 20'::date",
+    "select 'Jan 8 1999 04:05:06'::timestamp, '8 Jan 1999 04:05:06.5'::timestamp, 'january 8 1999'::timestamp",
+    "select 'Jan 8'::date",
+    "select 'Feb 30 2024'::date",
+    "select 'Janu 8 1999'::date",
+    "select 'Jan Feb 1999'::date",
     // ISO 8601 interval input: designators (fractions, signs, weeks) and the alternative form.
     "select 'P1Y2M3DT4H5M6S'::interval, 'P0001-02-03T04:05:06'::interval, 'PT1.5S'::interval, 'P1.5W'::interval, 'P1.5Y'::interval, 'P0.5M'::interval, 'PT-1H30M'::interval, 'P1Y-2M'::interval",
     "select 'P1'::interval, 'P-1-2'::interval, 'P1--2-3'::interval, 'PT'::interval, 'P1DT'::interval, 'PT04:05'::interval, 'P0-0-1T-1:00:00'::interval",
