@@ -149,6 +149,85 @@ pub fn from_binary(b: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
+/// `host(inet)`: the address alone, without the prefix length.
+pub fn host(b: &[u8]) -> Option<String> {
+    decode(b).map(|(addr, _)| address_text(addr))
+}
+
+/// `masklen(inet)`.
+pub fn masklen(b: &[u8]) -> Option<i64> {
+    decode(b).map(|(_, bits)| i64::from(bits))
+}
+
+/// `family(inet)`: 4 or 6.
+pub fn family(b: &[u8]) -> Option<i64> {
+    decode(b).map(|(addr, _)| if addr.is_ipv4() { 4 } else { 6 })
+}
+
+/// The address as one integer and its width in bits.
+fn as_bits(addr: IpAddr) -> (u128, u32) {
+    match addr {
+        IpAddr::V4(a) => (u128::from(u32::from(a)), 32),
+        IpAddr::V6(a) => (u128::from(a), 128),
+    }
+}
+
+fn from_bits(v: u128, width: u32) -> IpAddr {
+    if width == 32 {
+        // Only the low 32 bits are set for an IPv4 value.
+        IpAddr::V4(Ipv4Addr::from(v as u32))
+    } else {
+        IpAddr::V6(Ipv6Addr::from(v))
+    }
+}
+
+/// The network mask of `bits` leading ones in a `width`-bit address.
+fn mask(bits: u8, width: u32) -> u128 {
+    let all = if width == 128 {
+        u128::MAX
+    } else {
+        (1u128 << width) - 1
+    };
+    if bits == 0 {
+        0
+    } else {
+        all & !((1u128 << (width - u32::from(bits))) - 1) & all
+    }
+}
+
+/// `netmask(inet)`, `hostmask(inet)` (single hosts of the full width) and `broadcast(inet)`
+/// (the address with every host bit set, keeping the prefix length), as PostgreSQL's.
+pub fn derived(b: &[u8], which: &str) -> Option<Vec<u8>> {
+    let (addr, bits) = decode(b)?;
+    let (v, width) = as_bits(addr);
+    let net = mask(bits, width);
+    let all = if width == 128 {
+        u128::MAX
+    } else {
+        (1u128 << width) - 1
+    };
+    let full = width as u8;
+    Some(match which {
+        "netmask" => encode(from_bits(net, width), full),
+        "hostmask" => encode(from_bits(all & !net, width), full),
+        _ => encode(from_bits(v | (all & !net), width), bits),
+    })
+}
+
+/// `set_masklen(inet, n)`: the same address with prefix length `n` (-1: the full width);
+/// `None` for a length the family cannot have.
+pub fn set_masklen(b: &[u8], n: i64) -> Option<Option<Vec<u8>>> {
+    let (addr, _) = decode(b)?;
+    let width = if addr.is_ipv4() { 32 } else { 128 };
+    let n = if n == -1 { width } else { n };
+    Some(
+        u8::try_from(n)
+            .ok()
+            .filter(|n| i64::from(*n) <= width)
+            .map(|n| encode(addr, n)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

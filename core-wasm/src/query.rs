@@ -5990,6 +5990,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(bound) = bind_numeric_function(&name, &mut bargs, &types) {
             return bound;
         }
+        if let Some(bound) = bind_inet_function(&name, &mut bargs, &types) {
+            return bound;
+        }
         match (name.as_str(), types.as_slice()) {
             ("inet_client_addr", []) => return Ok((BExpr::Func(name, bargs), PgType::Inet)),
             ("inet_client_port", []) => return Ok((BExpr::Func(name, bargs), PgType::Int4)),
@@ -6704,6 +6707,75 @@ fn bind_array_function(
         };
         Ok((BExpr::Func(name.to_string(), std::mem::take(args)), out))
     })())
+}
+
+/// PostgreSQL's functions of `inet`: `host`, `text`, `abbrev`, `masklen`, `family`,
+/// `netmask`, `hostmask`, `broadcast`, `set_masklen` (an untyped literal read as inet).
+/// `None`: not one of them with an inet first argument.
+#[allow(clippy::type_complexity)]
+fn bind_inet_function(
+    name: &str,
+    args: &mut [BExpr],
+    types: &[PgType],
+) -> Option<Result<(BExpr, PgType), SqlError>> {
+    let out = match name {
+        "host" | "text" | "abbrev" => PgType::Text,
+        "masklen" | "family" => PgType::Int4,
+        "netmask" | "hostmask" | "broadcast" | "set_masklen" => PgType::Inet,
+        _ => return None,
+    };
+    let inet_first = |t: &PgType| *t == PgType::Inet || *t == PgType::Unknown && name != "text";
+    let shape_ok = match (name, types) {
+        ("set_masklen", [a, n]) => {
+            inet_first(a) && (matches!(n, PgType::Int2 | PgType::Int4) || *n == PgType::Unknown)
+        }
+        ("set_masklen", _) => false,
+        (_, [a]) => inet_first(a),
+        _ => false,
+    };
+    if !shape_ok {
+        // `text(x)` of another type is the cast, handled elsewhere.
+        return (name != "text").then(|| Err(no_such_function(name, types)));
+    }
+    let bound = args
+        .iter_mut()
+        .enumerate()
+        .map(|(i, a)| {
+            let x = std::mem::replace(a, BExpr::Const(Value::Null));
+            coerce_expr(x, if i == 0 { PgType::Inet } else { PgType::Int4 })
+        })
+        .collect::<Result<Vec<_>, _>>();
+    Some(bound.map(|b| (BExpr::Func(format!("inet_fn:{name}"), b), out)))
+}
+
+/// Evaluates [`bind_inet_function`]'s calls (NULL in, NULL out).
+fn eval_inet_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
+    let Some(Value::Bytes(b)) = a.first() else {
+        return Ok(Value::Null);
+    };
+    let text = |s: Option<String>| s.map_or(Value::Null, Value::text);
+    let int = |n: Option<i64>| n.map_or(Value::Null, Value::Int);
+    let inet = |v: Option<Vec<u8>>| v.map_or(Value::Null, Value::Bytes);
+    Ok(match name {
+        "host" => text(crate::inet::host(b)),
+        "text" => Value::text(crate::inet::show(b)),
+        "abbrev" => Value::text(crate::inet::format(b)),
+        "masklen" => int(crate::inet::masklen(b)),
+        "family" => int(crate::inet::family(b)),
+        "set_masklen" => match a.get(1) {
+            Some(Value::Int(n)) => match crate::inet::set_masklen(b, *n) {
+                Some(Some(v)) => Value::Bytes(v),
+                Some(None) => {
+                    return Err(SqlError::InvalidParameter {
+                        message: format!("invalid mask length: {n}"),
+                    })
+                }
+                None => Value::Null,
+            },
+            _ => Value::Null,
+        },
+        which => inet(crate::inet::derived(b, which)),
+    })
 }
 
 /// `div`, `gcd`, `lcm`, `factorial`, `scale`, `min_scale`, `trim_scale` with PostgreSQL 15's
@@ -11344,6 +11416,9 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             other if other.starts_with("numeric_fn:") => {
                 eval_numeric_function(&other["numeric_fn:".len()..], &a)?
+            }
+            other if other.starts_with("inet_fn:") => {
+                eval_inet_function(&other["inet_fn:".len()..], &a)?
             }
             other if other.contains(':') => eval_datetime_call(other, &a)?,
             other => {

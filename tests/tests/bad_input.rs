@@ -357,6 +357,15 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // inet's functions.
+    "select host('192.168.1.5/24'::inet), text('192.168.1.5/24'::inet), abbrev('192.168.1.5/24'::inet), masklen('192.168.1.5/24'::inet), family('192.168.1.5/24'::inet)",
+    "select netmask('192.168.1.5/24'::inet), hostmask('192.168.1.5/24'::inet), broadcast('192.168.1.5/24'::inet)",
+    "select host('::1'::inet), masklen('::1'), family('2001:db8::1/64'), netmask('2001:db8::1/64'::inet), hostmask('2001:db8::1/64'::inet), broadcast('2001:db8::1/64'::inet)",
+    "select netmask('10.0.0.1/0'::inet), broadcast('10.0.0.1/0'::inet), netmask('10.0.0.1'::inet), hostmask('10.0.0.1/32'::inet)",
+    "select set_masklen('10.1.2.3/8'::inet, 16), set_masklen('10.1.2.3'::inet, -1), set_masklen('::1'::inet, 64)",
+    "select set_masklen('10.1.2.3'::inet, 33)",
+    "select host(NULL::inet), masklen(NULL), pg_typeof(masklen('1.2.3.4')), pg_typeof(host('1.2.3.4'))",
+    "select host(42)",
     // Dates with month names (and a weekday name, ignored), in every field order PostgreSQL
     // reads with DateStyle MDY.
     "select 'January 8, 1999'::date, 'Jan 8 1999'::date, '8 January 1999'::date, '1999-Jan-08'::date, 'Jan-08-1999'::date, '08-Jan-1999'::date, 'Sat Jan 08 1999'::date, 'January 8, 99'::date, 'Sept 3 2020'::date, '08/Jan/1999'::date, '1999 Jan 8'::date, 'Jan 8 20'::date",
