@@ -36,6 +36,8 @@ fn table() -> Table {
                 typmod: -1,
                 not_null: false,
                 default_sql: None,
+                identity: None,
+                serial: None,
             })
             .collect(),
         primary_key: Vec::new(),
@@ -43,6 +45,7 @@ fn table() -> Table {
         indexes: Vec::new(),
         version: 0,
         layout: 0,
+        sequence: None,
     }
 }
 
