@@ -6174,7 +6174,21 @@ impl<'a, 'b> Binder<'a, 'b> {
             },
             "current_schemas" => PgType::NameArray,
             "txid_current" => PgType::Int8,
-            _ => return Err(no_such_function(&name, &types)),
+            // A type's name called with one argument is a cast to it, where the cast exists
+            // (PostgreSQL's function-style cast: `text(42)`, `int8('5')`, `float8(x)`).
+            _ => match (function_style_cast(&name), types.as_slice()) {
+                (Some(to), [from]) => {
+                    let arg = bargs
+                        .into_iter()
+                        .next()
+                        .unwrap_or(BExpr::Const(Value::Null));
+                    return match cast_from(arg, *from, to) {
+                        Err(SqlError::CannotCast { .. }) => Err(no_such_function(&name, &types)),
+                        other => other.map(|e| (e, to)),
+                    };
+                }
+                _ => return Err(no_such_function(&name, &types)),
+            },
         };
         // NULLIF is its first argument where PostgreSQL's `=` takes both as they are (a
         // cross-type operator: integers of two widths, the timestamp types and date): of its
@@ -7584,6 +7598,34 @@ fn eval_zone_conversion(func: &str, v: &Value) -> Value {
         Value::Timestamp(t) => Value::Timestamp(crate::tz::session().to_local(*t)),
         _ => Value::Null,
     }
+}
+
+/// The type a call of `name` with one argument converts to, when `name` is a type's own name
+/// (`pg_type.typname`) PostgreSQL accepts as a function-style cast. (`numeric`, `varchar`,
+/// `time`, `timestamp` and `interval` are keywords there: `numeric(5)` is a type, a syntax
+/// error in an expression; they stay unknown functions here.)
+fn function_style_cast(name: &str) -> Option<PgType> {
+    const NAMES: &[&str] = &[
+        "bool",
+        "int2",
+        "int4",
+        "int8",
+        "float4",
+        "float8",
+        "text",
+        "bpchar",
+        "name",
+        "bytea",
+        "uuid",
+        "timestamptz",
+        "date",
+        "oid",
+        "inet",
+    ];
+    NAMES
+        .contains(&name)
+        .then(|| PgType::from_typname(name))
+        .flatten()
 }
 
 /// An explicit conversion from `from` to `to`: as [`coerce_or_cast`], except that a

@@ -357,6 +357,13 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // A type's name called as a function is a cast to it.
+    "select text(42), text('x'), pg_typeof(text(42)), int8('5'), int4(2.7), int4(true), float8(1), float4(1.5)",
+    "select uuid('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), bool('t'), name('abc'), bytea('\\x01'), oid(5), inet('1.2.3.4'), date('2024-01-05'), bpchar('ab'), timestamptz('2024-01-05 10:00+00')",
+    "select date(42)",
+    "select int4('x')",
+    "select int2(40000)",
+    "select text(1, 2)",
     // inet's functions.
     "select host('192.168.1.5/24'::inet), text('192.168.1.5/24'::inet), abbrev('192.168.1.5/24'::inet), masklen('192.168.1.5/24'::inet), family('192.168.1.5/24'::inet)",
     "select netmask('192.168.1.5/24'::inet), hostmask('192.168.1.5/24'::inet), broadcast('192.168.1.5/24'::inet)",
