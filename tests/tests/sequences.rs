@@ -230,6 +230,21 @@ run("COMMIT", b)
 run("ROLLBACK", a)
 run("SELECT nextval('s4'), currval('s4')", b)
 run("SELECT currval('s4')", a)
+
+# COPY FROM fills serial and identity columns it is not given, and takes values for them
+# (even GENERATED ALWAYS) when it is.
+run("CREATE TABLE cp (id serial, g int GENERATED ALWAYS AS IDENTITY, x text)")
+for sql, rows in [("COPY cp (x) FROM STDIN", [["a"], ["b"]]),
+                  ("COPY cp (id, g, x) FROM STDIN", [[100, 200, "c"]])]:
+    try:
+        with a.cursor().copy(sql) as cp:
+            for r in rows:
+                cp.write_row(r)
+        out.append([sql, "ok"])
+    except psycopg.Error as e:
+        out.append([sql, "error", e.sqlstate, e.diag.message_primary])
+run("SELECT * FROM cp ORDER BY x")
+run("INSERT INTO cp (x) VALUES ('d') RETURNING *")
 print("RESULT " + json.dumps(out))
 "#;
 
