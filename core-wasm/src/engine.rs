@@ -22,7 +22,7 @@ const META_NEXT_TABLE_ID: &str = "next_table_id";
 const META_NEXT_OID: &str = "next_oid";
 const META_TUPLE_PREFIX: &str = "tuples/";
 /// Sequence values by table id ([`crate::sequence::SeqValue::encode`]).
-const META_SEQUENCE_PREFIX: &str = "sequences/";
+pub const META_SEQUENCE_PREFIX: &str = "sequences/";
 pub const SCAN_BATCH: usize = 4096;
 /// The first page of a [`visit_visible`] scan, and of each one after a seek.
 const FIRST_SCAN_PAGE: usize = 32;

@@ -272,6 +272,11 @@ pub fn check_meta_entry(name: &[u8], value: &[u8]) -> Option<String> {
     if name == EXCISE_CURSOR {
         return (value.len() < 9).then(|| "malformed excision cursor".to_string());
     }
+    if name.starts_with(crate::engine::META_SEQUENCE_PREFIX) {
+        return crate::sequence::SeqValue::decode(value)
+            .is_none()
+            .then(|| "malformed sequence value record".to_string());
+    }
     (value.len() != 8).then(|| format!("value has {} bytes, expected 8", value.len()))
 }
 

@@ -152,3 +152,18 @@ fn ducklake_invariants_are_checked() {
     lake.run("INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start) VALUES (7, 1, 1, 'g.parquet', true, 'parquet', 1, 100, 10, 1)");
     assert_eq!(lake.checks(), vec!["counters"]);
 }
+
+#[test]
+fn a_catalog_with_sequences_is_clean_and_a_bad_sequence_record_is_reported() {
+    let mut lake = Lake::new();
+    lake.run("CREATE SEQUENCE s; CREATE TABLE ids (id serial PRIMARY KEY, v int)");
+    lake.run("SELECT nextval('s'); INSERT INTO ids (v) VALUES (1), (2)");
+    let r = lake.verify();
+    assert!(r.violations.is_empty(), "{:#?}", r.violations);
+    // A sequence value record that is not 8 bytes and a flag.
+    let mut key = vec![0x01]; // the unversioned records' tag
+    key.extend_from_slice(b"sequences/");
+    key.extend_from_slice(&1u32.to_be_bytes());
+    lake.put_raw(key, vec![0; 8]);
+    assert_eq!(lake.checks(), vec!["meta"]);
+}
