@@ -4190,7 +4190,7 @@ fn select_of_srf_row(row: &[ast::Expr]) -> Result<Option<ast::Query>, SqlError> 
             ast::Expr::Function(f)
                 if matches!(
                     object_name(&f.name).last().map(String::as_str),
-                    Some("generate_series" | "unnest")
+                    Some("generate_series" | "unnest" | "generate_subscripts")
                 ) =>
             {
                 ControlFlow::Break(())

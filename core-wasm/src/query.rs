@@ -1465,6 +1465,19 @@ fn set_function_rows(
             )
         }
         ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
+        // Arrays have one dimension here, subscripts from 1: dimension 1's, or none.
+        ("generate_subscripts", [Value::Array(items), Value::Int(dim), rest @ ..]) => {
+            if *dim != 1 {
+                return Ok(vec![]);
+            }
+            let mut subscripts: Vec<Vec<Value>> = (1..=items.len() as i64)
+                .map(|i| vec![Value::Int(i)])
+                .collect();
+            if matches!(rest.first(), Some(Value::Bool(true))) {
+                subscripts.reverse();
+            }
+            Ok(subscripts)
+        }
         (
             "generate_series",
             [Value::Timestamp(start), Value::Timestamp(stop), Value::Interval(step), Value::Bool(tz)],
@@ -1763,6 +1776,24 @@ fn set_function_type(
         }
         ("unnest", [PgType::Unknown]) => Ok(PgType::Text),
         ("unnest", [a]) if a.is_array() => Ok(a.element().unwrap_or(PgType::Text)),
+        // generate_subscripts(anyarray, integer [, boolean]).
+        ("generate_subscripts", [a, d, rest @ ..])
+            if a.is_array()
+                && integer_or_unknown(d)
+                && matches!(rest, [] | [PgType::Bool | PgType::Unknown]) =>
+        {
+            let mut it = std::mem::take(args).into_iter();
+            let mut bound = Vec::with_capacity(3);
+            bound.extend(it.next());
+            if let Some(d) = it.next() {
+                bound.push(coerce_expr(d, PgType::Int4)?);
+            }
+            if let Some(r) = it.next() {
+                bound.push(coerce_expr(r, PgType::Bool)?);
+            }
+            *args = bound;
+            Ok(PgType::Int4)
+        }
         _ => Err(no_such_function(name, types)),
     }
 }
@@ -5925,7 +5956,10 @@ impl<'a, 'b> Binder<'a, 'b> {
         if DATETIME_FUNCTIONS.contains(&name.as_str()) {
             return self.bind_datetime_call(&name, bargs, &types);
         }
-        if matches!(name.as_str(), "unnest" | "generate_series") {
+        if matches!(
+            name.as_str(),
+            "unnest" | "generate_series" | "generate_subscripts"
+        ) {
             return self.bind_srf_call(name, bargs, &types);
         }
         if matches!(name.as_str(), "nextval" | "currval" | "setval" | "lastval") {

@@ -357,6 +357,13 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // generate_subscripts in the select list and in FROM.
+    "select generate_subscripts(array['a','b','c'], 1), pg_typeof(generate_subscripts(array[1], 1))",
+    "select * from generate_subscripts(array[10,20], 1, true) g",
+    "select s, (array['x','y'])[s] from generate_subscripts(array['x','y'], 1) s",
+    "select count(*) from generate_subscripts(array[1,2], 2)",
+    "select count(*) from generate_subscripts('{}'::int[], 1)",
+    "select generate_subscripts(1, 1)",
     // A type's name called as a function is a cast to it.
     "select text(42), text('x'), pg_typeof(text(42)), int8('5'), int4(2.7), int4(true), float8(1), float4(1.5)",
     "select uuid('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), bool('t'), name('abc'), bytea('\\x01'), oid(5), inet('1.2.3.4'), date('2024-01-05'), bpchar('ab'), timestamptz('2024-01-05 10:00+00')",
