@@ -1418,14 +1418,18 @@ fn datetime_invalid(ty: PgType, s: &str) -> SqlError {
         if !(1..=12).contains(m) || !(1..=31).contains(d));
     let date_range = date_fields
         || matches!(nums(date, '-').as_deref(), Some([_, _, _]) if parse_date_part(date).is_none());
+    // (An hour past 12 with AM/PM is out of range too.)
+    let (time, time_meridiem) = split_meridiem(time);
+    let (date_clock, date_meridiem) = split_meridiem(date);
+    let max_hour = |meridiem: Option<bool>| if meridiem.is_some() { 12 } else { 24 };
     let time_clock = time.split(['+', '-', 'Z', ' ']).next().unwrap_or("");
     let time_range = matches!(
         nums(time_clock.split('.').next().unwrap_or(""), ':').as_deref(),
-        Some([h, m, ..]) if *h > 24 || *m > 59
+        Some([h, m, ..]) if *h > max_hour(time_meridiem) || *m > 59
     );
     let whole_time = ty == PgType::Time
-        && matches!(nums(date.split('.').next().unwrap_or(""), ':').as_deref(),
-            Some([h, m, ..]) if *h > 24 || *m > 59);
+        && matches!(nums(date_clock.split('.').next().unwrap_or(""), ':').as_deref(),
+            Some([h, m, ..]) if *h > max_hour(date_meridiem.or(time_meridiem)) || *m > 59);
     // The time's fields are checked first (no hint then).
     if ty != PgType::Interval && date_fields && !time_range && !whole_time {
         return SqlError::DateFieldOverflow {
@@ -1554,8 +1558,15 @@ fn parse_date_part(s: &str) -> Option<i64> {
 }
 
 fn parse_time_part(s: &str) -> Option<i64> {
+    let (s, meridiem) = split_meridiem(s);
     let mut it = s.split(':');
     let h: i64 = it.next()?.trim().parse().ok()?;
+    // 12 AM is midnight, 1–11 PM the afternoon; AM/PM past 12 o'clock is no time.
+    let h = match meridiem {
+        None => h,
+        Some(_) if h > 12 => return None,
+        Some(pm) => h % 12 + if pm { 12 } else { 0 },
+    };
     let m: i64 = it.next().unwrap_or("0").parse().ok()?;
     let sec = it.next().unwrap_or("0");
     let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
@@ -1565,6 +1576,22 @@ fn parse_time_part(s: &str) -> Option<i64> {
         return None;
     }
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + us)
+}
+
+/// A time's text without its trailing `AM` / `PM` (any case, spaced or not), and whether it
+/// was `PM` (`None`: neither).
+fn split_meridiem(s: &str) -> (&str, Option<bool>) {
+    let t = s.trim_end();
+    let n = t.len();
+    if n >= 2 && t.is_char_boundary(n - 2) {
+        let (body, suffix) = t.split_at(n - 2);
+        match suffix.to_ascii_lowercase().as_str() {
+            "am" => return (body.trim_end(), Some(false)),
+            "pm" => return (body.trim_end(), Some(true)),
+            _ => {}
+        }
+    }
+    (s, None)
 }
 
 /// The digits after a seconds' point in microseconds, rounded to even past the sixth as

@@ -357,6 +357,11 @@ fn a_statement_over_the_memory_limit_fails_and_the_server_goes_on() {
 
 /// Scalar functions psql users and tools call: same values, types and errors as PostgreSQL.
 const FUNCTION_CORPUS: &[&str] = &[
+    // AM/PM in times and timestamps.
+    "select '1999-01-08 12:00 PM'::timestamp, '1999-01-08 12:00 AM'::timestamp, '1999-01-08 1:30 pm'::timestamp, '1999-01-08 01:30:15.5 AM'::timestamp, '1999-01-08 12:00PM'::timestamp, 'Jan 8 1999 11:59 PM'::timestamp",
+    "select '12:00 PM'::time, '1:05 am'::time, '00:30 AM'::time",
+    "select '1999-01-08 13:00 PM'::timestamp",
+    "select '13:00 pm'::time",
     // generate_subscripts in the select list and in FROM.
     "select generate_subscripts(array['a','b','c'], 1), pg_typeof(generate_subscripts(array[1], 1))",
     "select * from generate_subscripts(array[10,20], 1, true) g",
