@@ -219,9 +219,10 @@ pub enum SqlError {
     /// (ALTER SEQUENCE is not supported here: `setval` or a new sequence).
     #[error("{message}")]
     SequenceLimit { message: String },
-    /// `currval` / `lastval` before this session's first `nextval`: call `nextval` first.
+    /// An object not in the state the call needs (55000): `currval` / `lastval` before this
+    /// session's first `nextval` (call `nextval` first), `OWNED BY` a table of another schema.
     #[error("{message}")]
-    NotYetDefined { message: String },
+    NotInPrerequisiteState { message: String },
     /// A value for a GENERATED ALWAYS identity column: leave it out, write DEFAULT, or add
     /// `OVERRIDING SYSTEM VALUE` (`hint` says so where PostgreSQL does).
     #[error("{message}")]
@@ -664,7 +665,7 @@ impl SqlError {
             | SqlError::RequiredBySystem { .. }
             | SqlError::RequiredByColumn { .. } => "2BP01",
             SqlError::SequenceLimit { .. } => "2200H",
-            SqlError::NotYetDefined { .. } => "55000",
+            SqlError::NotInPrerequisiteState { .. } => "55000",
             SqlError::GeneratedAlways { .. } => "428C9",
             SqlError::InvalidEncoding { .. } => "22021",
             SqlError::InCopy { error, .. } => error.sqlstate(),

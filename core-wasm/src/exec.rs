@@ -2118,11 +2118,7 @@ fn retype_identity_sequence(cx: &mut Cx<'_>, seq_id: u32, ty: PgType) -> Result<
     let Some((seq, def)) = seq.and_then(|s| s.sequence.clone().map(|d| (s, d))) else {
         return Err(SqlError::internal("identity column without its sequence"));
     };
-    let range = |t: PgType| match t {
-        PgType::Int2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
-        PgType::Int4 => (i64::from(i32::MIN), i64::from(i32::MAX)),
-        _ => (i64::MIN, i64::MAX),
-    };
+    let range = crate::sequence::type_range;
     let ((old_lo, old_hi), (lo, hi)) = (range(def.ty), range(ty));
     let mut new = (*def).clone();
     new.ty = ty;
@@ -2268,7 +2264,7 @@ fn sequence_owner(
         });
     }
     if t.schema != seq_schema {
-        return Err(SqlError::NotYetDefined {
+        return Err(SqlError::NotInPrerequisiteState {
             message: "sequence must be in same schema as table it is linked to".into(),
         });
     }
@@ -2369,12 +2365,14 @@ fn alter_sequence_as_table(
     })
 }
 
-/// A relation's name as PostgreSQL's messages give it: bare when search_path finds it by that
-/// name, else qualified with its schema.
+/// A relation's name as PostgreSQL's messages give it (`getObjectDescription`): bare when
+/// search_path finds it by that name, else qualified with its schema, each part quoted where
+/// needed.
 fn name_in_message(rcx: &ReadCx<'_>, t: &Table) -> String {
+    let q = crate::pgcatalog::quote_ident;
     match rcx.relation_visible(t.oid) {
-        Some(true) => t.name.clone(),
-        _ => format!("{}.{}", t.schema, t.name),
+        Some(true) => q(&t.name),
+        _ => format!("{}.{}", q(&t.schema), q(&t.name)),
     }
 }
 
@@ -2764,8 +2762,8 @@ fn drop_schemas(
             .cloned()
             .collect();
         tables.sort_by_key(|t| t.oid);
-        // PostgreSQL names a table bare when search_path finds it by that name. A sequence a
-        // column owns goes with its table, unnamed.
+        // Named as PostgreSQL's messages name them ([`name_in_message`]). A sequence a column
+        // owns goes with its table, unnamed.
         let described: Vec<String> = tables
             .iter()
             .filter(|t| {
@@ -2781,14 +2779,7 @@ fn drop_schemas(
                 } else {
                     "table"
                 };
-                match rcx.relation_visible(t.oid) {
-                    Some(true) => format!("{kind} {}", crate::pgcatalog::quote_ident(&t.name)),
-                    _ => format!(
-                        "{kind} {}.{}",
-                        crate::pgcatalog::quote_ident(&t.schema),
-                        crate::pgcatalog::quote_ident(&t.name)
-                    ),
-                }
+                format!("{kind} {}", name_in_message(&rcx, t))
             })
             .collect();
         dependents.extend(

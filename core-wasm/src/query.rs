@@ -9980,7 +9980,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .and_then(|id| sess.current.get(&id));
             return match value {
                 Some(v) => Ok(Value::Int(*v)),
-                None => Err(SqlError::NotYetDefined {
+                None => Err(SqlError::NotInPrerequisiteState {
                     message: "lastval is not yet defined in this session".into(),
                 }),
             };
@@ -10000,7 +10000,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             _ => match sess.current.get(&t.id) {
                 Some(v) => *v,
                 None => {
-                    return Err(SqlError::NotYetDefined {
+                    return Err(SqlError::NotInPrerequisiteState {
                         message: format!(
                             "currval of sequence \"{}\" is not yet defined in this session",
                             t.name

@@ -204,7 +204,7 @@ pub fn setval(
 }
 
 /// The range of a sequence's data type.
-fn type_range(ty: PgType) -> (i64, i64) {
+pub fn type_range(ty: PgType) -> (i64, i64) {
     match ty {
         PgType::Int2 => (i16::MIN.into(), i16::MAX.into()),
         PgType::Int4 => (i32::MIN.into(), i32::MAX.into()),
