@@ -94,7 +94,7 @@ pub struct Table {
     /// or alters it is open. Not stored: it is the definition's version.
     pub version: u64,
     /// The commit that last rewrote the rows into another column layout (DROP COLUMN, a
-    /// column's TYPE); 0 when
+    /// column's TYPE) or moved them under other keys (ADD PRIMARY KEY); 0 when
     /// they have kept the layout since creation, [`LAYOUT_THIS_COMMIT`] in the transaction
     /// that changes it. A snapshot older than it cannot read the rows by this definition.
     pub layout: u64,

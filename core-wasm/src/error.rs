@@ -115,6 +115,9 @@ pub enum SqlError {
     UndefinedSequence { name: String },
     #[error("column \"{name}\" does not exist")]
     UndefinedColumn { name: String },
+    /// A key (PRIMARY KEY of CREATE TABLE) names a column the table does not have.
+    #[error("column \"{name}\" named in key does not exist")]
+    KeyColumnMissing { name: String },
     /// A qualified name whose qualifier names nothing in FROM: add the table to FROM or fix
     /// the qualifier.
     #[error("missing FROM-clause entry for table \"{table}\"")]
@@ -246,9 +249,21 @@ pub enum SqlError {
     /// Name each USING column once.
     #[error("column name \"{name}\" appears more than once in USING clause")]
     UsingColumnTwice { name: String },
+    /// Name each column of a key once.
+    #[error("column \"{name}\" appears twice in primary key constraint")]
+    ColumnTwiceInKey { name: String },
     /// Name each column once (a COPY or INSERT column list).
     #[error("column \"{name}\" specified more than once")]
     ColumnTwice { name: String },
+    /// Rows already there share a value of the key a constraint being added would make
+    /// unique: remove or change them first.
+    #[error("could not create unique index \"{index}\"")]
+    UniqueIndexDuplicates {
+        index: String,
+        schema: String,
+        table: String,
+        detail: String,
+    },
     /// Another row holds the key: retry the transaction with fresh ids (DuckLake does).
     #[error("duplicate key value violates unique constraint \"{constraint}\"")]
     UniqueViolation {
@@ -578,14 +593,16 @@ impl SqlError {
             SqlError::UndefinedColumn { .. }
             | SqlError::UnreachableColumn { .. }
             | SqlError::UndefinedQualifiedColumn { .. }
-            | SqlError::UsingColumnMissing { .. } => "42703",
+            | SqlError::UsingColumnMissing { .. }
+            | SqlError::KeyColumnMissing { .. } => "42703",
             SqlError::UndefinedSchema { .. } | SqlError::NoSchemaSelected => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",
             SqlError::DuplicateColumn { .. }
             | SqlError::ColumnTwice { .. }
+            | SqlError::ColumnTwiceInKey { .. }
             | SqlError::UsingColumnTwice { .. } => "42701",
-            SqlError::UniqueViolation { .. } => "23505",
+            SqlError::UniqueViolation { .. } | SqlError::UniqueIndexDuplicates { .. } => "23505",
             SqlError::NotNullViolation { .. } | SqlError::ColumnContainsNulls { .. } => "23502",
             SqlError::InvalidText { .. } | SqlError::MalformedArray { .. } => "22P02",
             SqlError::Windowing { .. } => "42P20",
@@ -749,6 +766,12 @@ impl SqlError {
             }
             SqlError::UniqueViolation {
                 constraint,
+                schema,
+                table,
+                detail,
+            }
+            | SqlError::UniqueIndexDuplicates {
+                index: constraint,
                 schema,
                 table,
                 detail,

@@ -959,6 +959,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             ..
         } => drop_schemas(cx, names, *if_exists, *cascade)?,
         Statement::AlterTable(at) => alter_table(cx, at)?,
+        Statement::AlterSchema(a) => alter_schema(cx, a)?,
         Statement::Copy {
             source,
             to,
@@ -1909,13 +1910,16 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
                 if !pk.is_empty() {
                     return Err(multiple_primary_keys(&name));
                 }
+                refuse_key_options(p)?;
                 pk_name = p.name.as_ref().map(crate::query::ident);
                 for col in &p.columns {
-                    let n = col.to_string().trim_matches('"').to_string();
-                    let idx = columns
-                        .iter()
-                        .position(|c| c.name == n)
-                        .ok_or_else(|| SqlError::UndefinedColumn { name: n.clone() })?;
+                    let n = key_column_name(col)?;
+                    let Some(idx) = columns.iter().position(|c| c.name == n) else {
+                        return Err(SqlError::KeyColumnMissing { name: n });
+                    };
+                    if pk.contains(&idx) {
+                        return Err(SqlError::ColumnTwiceInKey { name: n });
+                    }
                     columns[idx].not_null = true;
                     pk.push(idx);
                 }
@@ -1950,30 +1954,12 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             }
             return Err(SqlError::DuplicateTable { name });
         }
-        match pk_name {
-            Some(n) if !pk.is_empty() => {
-                if relation_name_taken(&rcx, &schema, &n)
-                    || n == name
-                    || sequence_names.contains(&n)
-                {
-                    return Err(SqlError::DuplicateTable { name: n });
-                }
-                n
-            }
-            _ => {
-                let base = format!("{name}_pkey");
-                let mut n = base.clone();
-                let mut k = 0;
-                while !pk.is_empty()
-                    && (relation_name_taken(&rcx, &schema, &n)
-                        || n == name
-                        || sequence_names.contains(&n))
-                {
-                    k += 1;
-                    n = format!("{base}{k}");
-                }
-                n
-            }
+        let mut taken = sequence_names.clone();
+        taken.push(name.clone());
+        if pk.is_empty() {
+            format!("{name}_pkey")
+        } else {
+            primary_key_name(&rcx, &schema, &name, pk_name, &taken)?
         }
     };
     let id = cx.st.next_table_id;
@@ -2302,6 +2288,12 @@ fn alter_sequence_as_table(
     seq: &TableRef,
     ops: &[ast::AlterTableOperation],
 ) -> Result<Output, SqlError> {
+    if let [ast::AlterTableOperation::OwnerTo { new_owner }] = ops {
+        check_new_owner(cx, new_owner)?;
+        return Ok(Output::Command {
+            tag: "ALTER TABLE".into(),
+        });
+    }
     let [ast::AlterTableOperation::RenameTable {
         table_name: ast::RenameTableNameKind::To(new),
     }] = ops
@@ -2841,6 +2833,35 @@ fn reported(lines: impl Iterator<Item = String>) -> String {
     out.join("\n")
 }
 
+/// `ALTER SCHEMA name OWNER TO role`, the one action pg_dump's output has (RockLake's single
+/// role owns every schema already).
+fn alter_schema(cx: &mut Cx<'_>, a: &ast::AlterSchema) -> Result<Output, SqlError> {
+    let [ast::AlterSchemaOperation::OwnerTo { owner }] = a.operations.as_slice() else {
+        return Err(SqlError::feature(format!(
+            "ALTER SCHEMA {}",
+            a.operations
+                .first()
+                .map(|op| crate::query::leading_words(&op.to_string(), 2))
+                .unwrap_or_default()
+        )));
+    };
+    if a.if_exists {
+        return Err(syntax_at("EXISTS"));
+    }
+    cx.check_writable("ALTER SCHEMA")?;
+    let [name] = object_name(&a.name)
+        .try_into()
+        .map_err(|_| syntax_at("."))?;
+    let system = matches!(name.as_str(), "pg_catalog" | "information_schema");
+    if !system && !schema_exists(cx, &name) {
+        return Err(SqlError::UndefinedSchema { name });
+    }
+    check_new_owner(cx, owner)?;
+    Ok(Output::Command {
+        tag: "ALTER SCHEMA".into(),
+    })
+}
+
 fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError> {
     cx.check_writable("ALTER TABLE")?;
     let parts = object_name(&at.name);
@@ -2874,6 +2895,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // `before_retype`.
     let mut retyped: Vec<(usize, BExpr)> = Vec::new();
     let mut before_retype: Option<Table> = None;
+    // ADD PRIMARY KEY: the rows move from their row ids to the new key.
+    let mut rekey = false;
     // PostgreSQL's grammar has RENAME only as the whole statement.
     let rename = |op: &ast::AlterTableOperation| {
         matches!(
@@ -3223,6 +3246,46 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     dropped.push(i);
                 }
             }
+            ast::AlterTableOperation::OwnerTo { new_owner } => check_new_owner(cx, new_owner)?,
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::PrimaryKey(p),
+                not_valid,
+            } => {
+                if *not_valid {
+                    return Err(SqlError::UnsupportedByPostgres {
+                        message: "PRIMARY KEY constraints cannot be marked NOT VALID".into(),
+                    });
+                }
+                refuse_key_options(p)?;
+                if !table.primary_key.is_empty() {
+                    return Err(multiple_primary_keys(&table.name));
+                }
+                let mut key = Vec::with_capacity(p.columns.len());
+                for col in &p.columns {
+                    let cname = key_column_name(col)?;
+                    let Some(i) = table.columns.iter().position(|c| c.name == cname) else {
+                        return Err(SqlError::UndefinedColumn {
+                            name: format!("{cname}\" of relation \"{}", table.name),
+                        });
+                    };
+                    if key.contains(&i) {
+                        return Err(SqlError::ColumnTwiceInKey { name: cname });
+                    }
+                    key.push(i);
+                }
+                for &i in &key {
+                    if !table.columns[i].not_null {
+                        table.columns[i].not_null = true;
+                        validate_not_null.push(i);
+                    }
+                }
+                let at = cx.read_point();
+                let given = p.name.as_ref().map(crate::query::ident);
+                table.pkey_name =
+                    primary_key_name(&cx.reader(at), &table.schema, &table.name, given, &[])?;
+                table.primary_key = key;
+                rekey = true;
+            }
             other => {
                 return Err(SqlError::feature(format!(
                     "ALTER TABLE {}",
@@ -3236,6 +3299,10 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // definition) lose the dropped columns' values, keeping their keys, row ids and ctids.
     let rewrite = !(dropped.is_empty() && retyped.is_empty());
     let table_id = table.id;
+    if rekey {
+        // A snapshot from before would look rows up by a key they are not stored under.
+        table.layout = crate::catalog::LAYOUT_THIS_COMMIT;
+    }
     if rewrite {
         table.layout = crate::catalog::LAYOUT_THIS_COMMIT;
         let rewritten = rewrite_rows(cx, &t, &dropped, before_retype.as_ref(), &retyped, &table)?;
@@ -3255,6 +3322,14 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
         }
     } else {
         cx.pending()?.put_table(Arc::new(table.clone()), false)?;
+    }
+    if rekey {
+        if rewrite {
+            return Err(SqlError::feature(
+                "ADD PRIMARY KEY together with DROP COLUMN or ALTER COLUMN TYPE",
+            ));
+        }
+        rekey_rows(cx, &t, &table)?;
     }
     // A column filled with its default below is checked by the fill (its NOT NULL).
     validate_not_null.retain(|i| {
@@ -3297,12 +3372,119 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             ),
         )?;
     }
-    if rewrite || filled || !validate_not_null.is_empty() {
+    if rewrite || filled || rekey || !validate_not_null.is_empty() {
         let at = cx.read_point();
         cx.pending()?.read_whole_table(table_id, at);
     }
     Ok(Output::Command {
         tag: "ALTER TABLE".into(),
+    })
+}
+
+/// ADD PRIMARY KEY: moves every row of `t` (keyed by row id, as this transaction sees them)
+/// under its key in `keyed`, the definition with the new primary key, after checking that no
+/// two rows with the key's columns all non-NULL share it (PostgreSQL builds the unique index
+/// first), then that no row has a NULL in them (its phase 3). The rows keep their row ids and
+/// tuples; the old keys get tombstones, so a snapshot from before reads the rows it read.
+fn rekey_rows(cx: &mut Cx<'_>, t: &Table, keyed: &Table) -> Result<(), SqlError> {
+    let at = cx.read_point();
+    let rows = {
+        let rcx = cx.reader(at);
+        rcx.check_layout(t)?;
+        visible_rows(&rcx, t)?
+    };
+    let mut moved: std::collections::BTreeMap<Vec<u8>, usize> = Default::default();
+    let mut duplicate: Option<Vec<u8>> = None;
+    // PostgreSQL's phase 3 checks each row's NOT NULL columns in column order.
+    let mut by_position = keyed.primary_key.clone();
+    by_position.sort_unstable();
+    let mut first_null: Option<usize> = None;
+    for (i, (_, row, _)) in rows.iter().enumerate() {
+        if let Some(&c) = by_position.iter().find(|&&c| datum_is_null(row, c)) {
+            first_null = first_null.or(Some(c));
+            continue;
+        }
+        let key = stored_row_key(keyed, row)?;
+        if moved.insert(key.clone(), i).is_some() && duplicate.as_ref().is_none_or(|d| key < *d) {
+            duplicate = Some(key);
+        }
+    }
+    if let Some(key) = duplicate {
+        let row = moved.get(&key).and_then(|&i| rows.get(i)).map(|r| &r.1);
+        let SqlError::UniqueViolation {
+            schema,
+            table,
+            detail,
+            ..
+        } = unique_violation(keyed, row)
+        else {
+            return Err(SqlError::internal("unique_violation"));
+        };
+        return Err(SqlError::UniqueIndexDuplicates {
+            index: keyed.pkey_name.clone(),
+            schema,
+            table,
+            detail: detail.replace(" already exists.", " is duplicated."),
+        });
+    }
+    if let Some(c) = first_null {
+        return Err(keyed.column_contains_nulls(c));
+    }
+    let table_id = t.id;
+    // Tombstones first: a new key may equal an old row id's key, and must end up holding
+    // the row.
+    for (lk, _, seq) in &rows {
+        cx.pending()?.put_row(
+            lk.clone(),
+            RowWrite {
+                table_id,
+                row: None,
+                base_seq: *seq,
+                inserted: false,
+            },
+            0,
+        )?;
+    }
+    for (key, i) in moved {
+        let Some((_, row, _)) = rows.get(i) else {
+            continue;
+        };
+        let size = buffered_size(row, keyed);
+        cx.pending()?.put_row(
+            key,
+            RowWrite {
+                table_id,
+                row: Some(row.clone()),
+                base_seq: None,
+                inserted: true,
+            },
+            size,
+        )?;
+    }
+    Ok(())
+}
+
+/// `OWNER TO`: RockLake has one login role, which owns everything. Giving an object to it is
+/// a no-op, as in PostgreSQL; to another role it cannot be represented.
+fn check_new_owner(cx: &Cx<'_>, owner: &ast::Owner) -> Result<(), SqlError> {
+    let ast::Owner::Ident(id) = owner else {
+        return Ok(());
+    };
+    let name = crate::query::ident(id);
+    if name == cx.sess.user {
+        return Ok(());
+    }
+    if crate::pgcatalog::predefined_role(&name) {
+        return Err(SqlError::FeatureNotSupportedHint {
+            what: format!("changing the owner to role \"{name}\""),
+            hint: format!(
+                "RockLake has one login role, \"{}\", which owns every object.",
+                cx.sess.user
+            ),
+        });
+    }
+    Err(SqlError::UndefinedObject {
+        message: format!("role \"{name}\" does not exist"),
     })
 }
 
@@ -3405,6 +3587,61 @@ fn retype_expr(
 /// Whether a relation of schema `schema` (a table or a primary-key index) is named `name`.
 fn relation_name_taken(rcx: &ReadCx<'_>, schema: &str, name: &str) -> bool {
     rcx.relation_named(schema, name) || crate::pgcatalog::columns(Some(schema), name).is_some()
+}
+
+/// The name of a new primary key's constraint and index: the one given (42P07 when a
+/// relation of the schema, or one in `taken`, has it), or PostgreSQL's choice: `t_pkey`, else
+/// `t_pkey1`, `t_pkey2`, … past the names taken.
+fn primary_key_name(
+    rcx: &ReadCx<'_>,
+    schema: &str,
+    table: &str,
+    given: Option<String>,
+    taken: &[String],
+) -> Result<String, SqlError> {
+    let used = |n: &String| relation_name_taken(rcx, schema, n) || taken.contains(n);
+    if let Some(n) = given {
+        if used(&n) {
+            return Err(SqlError::DuplicateTable { name: n });
+        }
+        return Ok(n);
+    }
+    let base = format!("{table}_pkey");
+    let mut n = base.clone();
+    let mut k = 0;
+    while used(&n) {
+        k += 1;
+        n = format!("{base}{k}");
+    }
+    Ok(n)
+}
+
+/// The column a key names (`PRIMARY KEY (a, b)`): a plain name, as PostgreSQL's grammar has it.
+fn key_column_name(col: &ast::IndexColumn) -> Result<String, SqlError> {
+    match &col.column.expr {
+        ast::Expr::Identifier(_) if col.operator_class.is_some() => {
+            Err(SqlError::feature("operator classes in a PRIMARY KEY"))
+        }
+        ast::Expr::Identifier(id) => Ok(crate::query::ident(id)),
+        other => Err(syntax_at(
+            other.to_string().split_whitespace().nth(1).unwrap_or("("),
+        )),
+    }
+}
+
+/// A primary key's index options: RockLake's key is the row order itself, checked at once.
+fn refuse_key_options(p: &ast::PrimaryKeyConstraint) -> Result<(), SqlError> {
+    if !p.include.is_empty()
+        || p.index_type.is_some()
+        || p.index_name.is_some()
+        || !p.index_options.is_empty()
+        || p.characteristics.is_some()
+    {
+        return Err(SqlError::feature(
+            "PRIMARY KEY with INCLUDE, USING, WITH or DEFERRABLE",
+        ));
+    }
+    Ok(())
 }
 
 fn multiple_primary_keys(table: &str) -> SqlError {

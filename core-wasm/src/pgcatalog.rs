@@ -2532,6 +2532,11 @@ fn database_oid(name: &str, current: &str) -> Option<u32> {
     }
 }
 
+/// Whether `name` is one of PostgreSQL 15's predefined roles, which `pg_roles` lists.
+pub fn predefined_role(name: &str) -> bool {
+    PREDEFINED_ROLES.iter().any(|(n, _)| *n == name)
+}
+
 /// PostgreSQL 15's predefined roles (no login).
 const PREDEFINED_ROLES: &[(&str, u32)] = &[
     ("pg_database_owner", PG_DATABASE_OWNER_OID),

@@ -104,11 +104,25 @@ pub fn verify(engine: &mut Engine, kv: &dyn KvRead) -> Result<Report, SqlError> 
     Ok(report)
 }
 
+/// The definition of table `id` a row version of commit `seq` was written by: the newest at or
+/// before it (else the oldest kept, when excision removed the older ones).
+fn def_at(defs: &BTreeMap<u32, Vec<(u64, Table)>>, id: u32, seq: u64) -> Option<&Table> {
+    let versions = defs.get(&id)?;
+    versions
+        .iter()
+        .find(|(at, _)| *at <= seq)
+        .or(versions.last())
+        .map(|(_, t)| t)
+}
+
 fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(), SqlError> {
     let latest = engine.st.latest;
-    // Table definitions of every version, newest first per id, so rows of dropped tables
-    // (still readable at older commits) are checked against their own definition.
-    let mut defs: BTreeMap<u32, Table> = BTreeMap::new();
+    // Table definitions of every version (commit, definition), newest first per id: each row
+    // version is checked against the definition its commit wrote it by (a dropped table's
+    // rows, still readable at older commits, against their own; rows from before ADD PRIMARY
+    // KEY moved them under their key, by row id).
+    let mut defs: BTreeMap<u32, Vec<(u64, Table)>> = BTreeMap::new();
+
     let mut max_tuple: HashMap<u32, u64> = HashMap::new();
     let mut cursor = vec![keys::TAG_META];
     let end = vec![0xFF; 1];
@@ -162,7 +176,7 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
             match (logical[0], env) {
                 (keys::TAG_TABLE_DEF, Envelope::TableDef(def)) => match Table::from_proto(&def) {
                     Ok(t) => {
-                        defs.entry(t.id).or_insert(t);
+                        defs.entry(t.id).or_default().push((seq, t));
                     }
                     Err(e) => bad("envelope", format!("table definition: {e}")),
                 },
@@ -176,7 +190,7 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
                         bad("key_row", "row key without table id".into());
                         continue;
                     };
-                    let Some(t) = defs.get(&id) else {
+                    let Some(t) = def_at(&defs, id, seq) else {
                         bad("key_row", format!("row of undefined table id {id}"));
                         continue;
                     };
@@ -218,7 +232,7 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
                             continue;
                         }
                     };
-                    let Some(t) = defs.get(&id).filter(|t| no < t.indexes.len()) else {
+                    let Some(t) = def_at(&defs, id, seq).filter(|t| no < t.indexes.len()) else {
                         bad(
                             "index",
                             format!(

@@ -282,3 +282,106 @@ fn alter_table_defaults_and_assignments_match_postgres() {
         assert!(text.contains(needle), "{needle} never seen: {text}");
     }
 }
+
+/// `ALTER TABLE … ADD [CONSTRAINT name] PRIMARY KEY (…)` over rows already there (what
+/// `pg_dump` writes after the data) and `OWNER TO` (tables, sequences, schemas): PostgreSQL's
+/// checks in its order (duplicates before NULLs), names and errors; the rows found by their key
+/// afterwards, a rollback restoring the table. (A snapshot from before the change: see
+/// `core-wasm/tests/transactions.rs`; PostgreSQL's lock makes the ALTER wait for it.)
+const PRIMARY_KEYS: &str = r#"
+import json, sys, psycopg
+dsn = sys.argv[1]
+out = []
+c = psycopg.connect(dsn, autocommit=True)
+def run(sql, conn=c):
+    try:
+        cur = conn.execute(sql)
+        res = [sql, cur.fetchall() if cur.description else cur.statusmessage]
+    except psycopg.Error as e:
+        res = [sql, "error", e.sqlstate, e.diag.message_primary, e.diag.message_hint,
+               e.diag.message_detail, e.diag.constraint_name, e.diag.table_name]
+    out.append(res + [conn.info.transaction_status.name])
+for s in [
+    "CREATE TABLE pk1 (a int, b text, c int)",
+    "INSERT INTO pk1 VALUES (1, 'x', 1), (1, 'y', 2), (2, 'z', 3), (2, 'w', 4), (3, 'v', 5)",
+    "ALTER TABLE pk1 ADD PRIMARY KEY (nope)",
+    "ALTER TABLE pk1 ADD PRIMARY KEY (a, a)",
+    "ALTER TABLE pk1 ADD PRIMARY KEY (a)",
+    "INSERT INTO pk1 VALUES (NULL, 'n', 6)",
+    "DELETE FROM pk1 WHERE b IN ('y', 'w')",
+    "ALTER TABLE pk1 ADD PRIMARY KEY (a)",
+    "DELETE FROM pk1 WHERE a IS NULL",
+    "ALTER TABLE pk1 ADD CONSTRAINT pk1 PRIMARY KEY (a)",
+    "ALTER TABLE pk1 ADD PRIMARY KEY (a) NOT VALID",
+    "SELECT conname FROM pg_constraint WHERE conrelid = 'pk1'::regclass",
+    "BEGIN",
+    "ALTER TABLE pk1 ADD CONSTRAINT pk1_b PRIMARY KEY (b)",
+    "SELECT * FROM pk1 WHERE b = 'z'",
+    "INSERT INTO pk1 VALUES (9, 'x', 9)",
+    "ROLLBACK",
+    "INSERT INTO pk1 VALUES (9, 'x', 9)",
+    "DELETE FROM pk1 WHERE a = 9",
+    "SELECT conname FROM pg_constraint WHERE conrelid = 'pk1'::regclass",
+    "CREATE TABLE pk1_pkey (x int)",
+    "ALTER TABLE ONLY pk1 ADD PRIMARY KEY (a)",
+    "SELECT conname, contype, conkey FROM pg_constraint WHERE conrelid = 'pk1'::regclass",
+    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'pk1'",
+    "SELECT column_name, is_nullable FROM information_schema.columns WHERE table_name = 'pk1' ORDER BY ordinal_position",
+    "SELECT * FROM pk1 WHERE a = 2",
+    "SELECT * FROM pk1 ORDER BY a",
+    "INSERT INTO pk1 VALUES (2, 'again', 0)",
+    "INSERT INTO pk1 VALUES (NULL, 'again', 0)",
+    "UPDATE pk1 SET a = 5 WHERE a = 1",
+    "SELECT a, b FROM pk1 ORDER BY a",
+    "ALTER TABLE pk1 ADD PRIMARY KEY (b)",
+    # A composite key, its name given.
+    "CREATE TABLE pk2 (a int, b int, c text)",
+    "INSERT INTO pk2 VALUES (1, 1, 'p'), (1, 2, 'q'), (2, 1, 'r'), (1, 1, 's')",
+    "ALTER TABLE pk2 ADD CONSTRAINT pk2_ab PRIMARY KEY (a, b)",
+    "DELETE FROM pk2 WHERE c = 's'",
+    "ALTER TABLE pk2 ADD CONSTRAINT pk2_ab PRIMARY KEY (a, b)",
+    "INSERT INTO pk2 VALUES (2, 1, 't')",
+    "SELECT * FROM pk2 WHERE a = 1 AND b = 2",
+    "CREATE TABLE pk3 (a int, PRIMARY KEY (b))",
+    "CREATE TABLE pk3 (a int, PRIMARY KEY (a, a))",
+    # OWNER TO the one role (a no-op), another one.
+    "ALTER TABLE pk1 OWNER TO postgres",
+    "ALTER TABLE pk1 OWNER TO CURRENT_USER",
+    "ALTER TABLE pk1 OWNER TO nobody",
+    "ALTER TABLE IF EXISTS nosuch OWNER TO postgres",
+    "CREATE SEQUENCE sq1",
+    "ALTER TABLE sq1 OWNER TO postgres",
+    "ALTER SCHEMA public OWNER TO postgres",
+    "ALTER SCHEMA public OWNER TO SESSION_USER",
+    "ALTER SCHEMA nosuch OWNER TO postgres",
+    "ALTER SCHEMA public OWNER TO nobody",
+    "SELECT tableowner FROM pg_tables WHERE tablename = 'pk1'",
+]:
+    run(s)
+for s in ["DROP TABLE pk1, pk2, pk1_pkey", "DROP SEQUENCE sq1"]:
+    run(s)
+print("RESULT", json.dumps(out, default=str))
+"#;
+
+#[test]
+fn add_primary_key_and_owner_to_match_postgres() {
+    let got = same_outcomes_as_postgres(PRIMARY_KEYS);
+    let text = serde_json::Value::Array(got).to_string();
+    for needle in [
+        "could not create unique index \\\"pk1_pkey\\\"",
+        "Key (a)=(1) is duplicated.",
+        "Key (a, b)=(1, 1) is duplicated.",
+        "column \\\"a\\\" of relation \\\"pk1\\\" contains null values",
+        "column \\\"a\\\" appears twice in primary key constraint",
+        "column \\\"nope\\\" of relation \\\"pk1\\\" does not exist",
+        "column \\\"b\\\" named in key does not exist",
+        "multiple primary keys for table \\\"pk1\\\" are not allowed",
+        "role \\\"nobody\\\" does not exist",
+        "duplicate key value violates unique constraint \\\"pk1_pkey1\\\"",
+        "[[2,\"z\",3]]",
+        "pk1_pkey1",
+        "ALTER SCHEMA",
+    ] {
+        assert!(text.contains(needle), "{needle} not reached: {text}");
+    }
+}

@@ -281,6 +281,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "sequences",
             "--test",
+            "pg_dump_restore",
+            "--test",
             "generated_queries_vs_postgres",
             "--test",
             "generated_lake_ops_vs_postgres",
