@@ -960,6 +960,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         } => drop_schemas(cx, names, *if_exists, *cascade)?,
         Statement::AlterTable(at) => alter_table(cx, at)?,
         Statement::AlterSchema(a) => alter_schema(cx, a)?,
+        Statement::Lock(l) => lock_tables(cx, l)?,
         Statement::Copy {
             source,
             to,
@@ -2831,6 +2832,47 @@ fn reported(lines: impl Iterator<Item = String>) -> String {
         ));
     }
     out.join("\n")
+}
+
+/// `LOCK [TABLE] name, … IN ACCESS SHARE MODE`, what pg_dump takes on every table it dumps:
+/// what a plain read takes, and RockLake's reads take no locks (the transaction's snapshot
+/// keeps what it reads). Stronger modes, taken to keep other writers out, are refused rather
+/// than granted without effect.
+fn lock_tables(cx: &mut Cx<'_>, l: &ast::Lock) -> Result<Output, SqlError> {
+    if !cx.sess.multi_statement && !cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
+        return Err(SqlError::NoTransactionBlock { what: "LOCK TABLE" });
+    }
+    for target in &l.tables {
+        let parts = object_name(&target.name);
+        let virtual_relation = match parts.as_slice() {
+            [schema, name] => crate::pgcatalog::is_virtual(Some(schema), name),
+            [name] => crate::pgcatalog::is_virtual(None, name),
+            _ => false,
+        };
+        if !virtual_relation && find_table(cx, &parts)?.is_none() {
+            return Err(SqlError::UndefinedTable {
+                name: parts.last().cloned().unwrap_or_default(),
+            });
+        }
+    }
+    match &l.lock_mode {
+        Some(ast::LockTableMode::AccessShare) => {}
+        mode => {
+            let mode = mode
+                .as_ref()
+                .map_or("ACCESS EXCLUSIVE".to_string(), |m| m.to_string());
+            return Err(SqlError::FeatureNotSupportedHint {
+                what: format!("LOCK TABLE … IN {mode} MODE"),
+                hint: "RockLake takes no table locks: a conflicting write fails at COMMIT with \
+                       40001 instead of waiting."
+                    .into(),
+            });
+        }
+    }
+    cx.ensure_txn();
+    Ok(Output::Command {
+        tag: "LOCK TABLE".into(),
+    })
 }
 
 /// `ALTER SCHEMA name OWNER TO role`, the one action pg_dump's output has (RockLake's single
