@@ -472,6 +472,7 @@ pub fn resolve_type_name(name: &str, args: &[i64]) -> Result<(PgType, i32), SqlE
         "regclass" => PgType::Regclass,
         "regtype" => PgType::Regtype,
         "regnamespace" => PgType::Regnamespace,
+        "regproc" => PgType::Regproc,
         "tid" => PgType::Tid,
         "xid" => PgType::Xid,
         "inet" => PgType::Inet,

@@ -126,6 +126,8 @@ pub struct Session {
     pub activity: crate::activity::Activity,
     /// `currval` / `lastval` state, and whether the transaction drew a sequence value.
     pub seqs: std::cell::RefCell<crate::sequence::SessionSeqs>,
+    /// `PREPARE`d statements.
+    pub prepared: crate::prepared::PreparedStatements,
 }
 
 impl Session {
@@ -610,6 +612,7 @@ impl Engine {
             copy_in: None,
             settings,
             cursors: Default::default(),
+            prepared: Default::default(),
             next_txn_serial: 0,
             multi_statement: false,
             until_sync: false,

@@ -249,6 +249,19 @@ pub enum SqlError {
     /// Name each USING column once.
     #[error("column name \"{name}\" appears more than once in USING clause")]
     UsingColumnTwice { name: String },
+    /// DEALLOCATE it first, or PREPARE under another name.
+    #[error("prepared statement \"{name}\" already exists")]
+    DuplicatePreparedStatement { name: String },
+    /// PREPARE it first (prepared statements belong to the session that made them).
+    #[error("prepared statement \"{name}\" does not exist")]
+    UndefinedPreparedStatement { name: String },
+    /// Give EXECUTE one value per parameter.
+    #[error("wrong number of parameters for prepared statement \"{name}\"")]
+    WrongParameterCount {
+        name: String,
+        expected: usize,
+        got: usize,
+    },
     /// Name each column of a key once.
     #[error("column \"{name}\" appears twice in primary key constraint")]
     ColumnTwiceInKey { name: String },
@@ -674,6 +687,9 @@ impl SqlError {
             SqlError::DuplicateCursor { .. } => "42P03",
             SqlError::CursorNoScroll => "55000",
             SqlError::NoTransactionBlock { .. } => "25P01",
+            SqlError::DuplicatePreparedStatement { .. } => "42P05",
+            SqlError::UndefinedPreparedStatement { .. } => "26000",
+            SqlError::WrongParameterCount { .. } => "42601",
             SqlError::NoSuchSavepoint { .. } => "3B001",
             SqlError::InvalidRegex { .. } => "2201B",
             SqlError::DependentObjects { .. }
@@ -790,6 +806,9 @@ impl SqlError {
                 e.detail = Some(detail.clone());
                 e.schema = Some(schema.clone());
                 e.table = Some(table.clone());
+            }
+            SqlError::WrongParameterCount { expected, got, .. } => {
+                e.detail = Some(format!("Expected {expected} parameters but got {got}."));
             }
             SqlError::ColumnContainsNulls { schema, table, .. } => {
                 e.schema = Some(schema.clone());

@@ -961,6 +961,24 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         Statement::AlterTable(at) => alter_table(cx, at)?,
         Statement::AlterSchema(a) => alter_schema(cx, a)?,
         Statement::Lock(l) => lock_tables(cx, l)?,
+        Statement::Prepare {
+            name,
+            data_types,
+            statement,
+        } => crate::prepared::prepare(cx, name, data_types, statement)?,
+        Statement::Execute {
+            name: Some(name),
+            parameters,
+            immediate: false,
+            into,
+            using,
+            output: false,
+            default: false,
+            ..
+        } if into.is_empty() && using.is_empty() => {
+            return crate::prepared::execute(cx, name, parameters)
+        }
+        Statement::Deallocate { name, .. } => crate::prepared::deallocate(cx, name)?,
         Statement::Copy {
             source,
             to,
@@ -1006,9 +1024,10 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
                 });
             }
             if all {
-                // DISCARD ALL includes RESET ALL and CLOSE ALL.
+                // DISCARD ALL includes RESET ALL, CLOSE ALL and DEALLOCATE ALL.
                 crate::settings::reset(cx, None)?;
                 cx.sess.cursors.close(None, None)?;
+                cx.sess.prepared.clear();
             }
             if all || matches!(object_type, ast::DiscardObject::SEQUENCES) {
                 // What currval and lastval remember (a pooler's next client starts without).

@@ -362,6 +362,7 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
         | PgType::Regclass
         | PgType::Regtype
         | PgType::Regnamespace
+        | PgType::Regproc
         | PgType::Xid => Value::Int(r.i64()?),
         PgType::Float4 | PgType::Float8 => {
             let enc = r.u64()?;

@@ -35,6 +35,7 @@ pub mod numeric;
 pub mod params;
 pub mod parsecache;
 pub mod pgcatalog;
+pub mod prepared;
 pub mod prng;
 pub mod query;
 pub mod regex;

@@ -133,6 +133,11 @@ fn type_name(oid: u32) -> Option<&'static str> {
     })
 }
 
+/// `sql` with each placeholder `$n` replaced by `with(n)`.
+pub fn replace_with(sql: &str, with: impl FnMut(usize) -> String) -> String {
+    replace(sql, with)
+}
+
 fn replace(sql: &str, mut with: impl FnMut(usize) -> String) -> String {
     let mut out = String::with_capacity(sql.len() + 16);
     let mut last = 0;

@@ -15,13 +15,15 @@
 //! * The virtual relations are themselves listed in `pg_class`/`pg_attribute`/`pg_type` (as real
 //!   catalogs are), so `\d pg_class` and the composite-type query work as against PostgreSQL.
 //! * Column types PostgreSQL declares with types RockLake has no [`PgType`] for are declared with
-//!   the closest one: `regproc` and `pg_node_tree` as `text`, `xid` as `oid`, `aclitem[]` and
+//!   the closest one: `regproc` (in the older relations; the catalogs RockLake keeps empty
+//!   have `regproc`) and `pg_node_tree` as `text`, `xid` as `oid`, `aclitem[]` and
 //!   `"char"[]` as `text[]` (`oid[]` columns are `oid[]`, so `oid = ANY(pg_policy.polroles)`
-//!   is checked as PostgreSQL checks it), `int2vector` as `int2[]`, the information_schema domains as their base
+//!   is checked as PostgreSQL checks it), the information_schema domains as their base
 //!   types (`sql_identifier` → `name`, `character_data`/`yes_or_no` → `varchar`,
-//!   `cardinal_number` → `int4`). `oidvector` columns (`pg_index.indclass`, `indcollation`) and
-//!   `anyarray` (`pg_attribute.attmissingval`) are left out; system columns (`ctid`, attnum < 0)
-//!   are not listed in `pg_attribute`.
+//!   `cardinal_number` → `int4`). `oidvector` columns are left out of `pg_index`
+//!   (`indclass`, `indcollation`) and `oid[]` in the empty catalogs; `anyarray`
+//!   (`pg_attribute.attmissingval`, always NULL) is `text[]`; system columns (`ctid`,
+//!   attnum < 0) are not listed in `pg_attribute`.
 //! * Every relation has the system column `tableoid` (its own OID), and `pg_class` one more,
 //!   `xmin`: the commit that wrote the table's definition
 //!   ([`crate::catalog::Table::version`]). It changes with every change of a definition, a
@@ -137,6 +139,7 @@ enum Which {
     Sequences,
     IsSequences,
     Depend,
+    InitPrivs,
     /// Always empty.
     Empty,
 }
@@ -170,6 +173,7 @@ const VARCHAR: PgType = PgType::Varchar;
 const TSTZ: PgType = PgType::Timestamptz;
 const TEXTS: PgType = PgType::TextArray;
 const I2S: PgType = PgType::Int2Array;
+const I2V: PgType = PgType::Int2Vector;
 const OIDS: PgType = PgType::OidArray;
 
 const DEFAULT_ACL_COLS: Spec = &[
@@ -188,7 +192,7 @@ const PROC_COLS: Spec = &[
     ("procost", F4),
     ("prorows", F4),
     ("provariadic", OID),
-    ("prosupport", TEXT),
+    ("prosupport", PgType::Regproc),
     ("prokind", CHAR),
     ("prosecdef", BOOL),
     ("proleakproof", BOOL),
@@ -247,7 +251,7 @@ const AMPROC_COLS: Spec = &[
     ("amproclefttype", OID),
     ("amprocrighttype", OID),
     ("amprocnum", I2),
-    ("amproc", TEXT),
+    ("amproc", PgType::Regproc),
 ];
 const CAST_COLS: Spec = &[
     ("oid", OID),
@@ -264,7 +268,7 @@ const CONVERSION_COLS: Spec = &[
     ("conowner", OID),
     ("conforencoding", I4),
     ("contoencoding", I4),
-    ("conproc", TEXT),
+    ("conproc", PgType::Regproc),
     ("condefault", BOOL),
 ];
 const LANGUAGE_COLS: Spec = &[
@@ -302,9 +306,9 @@ const OPERATOR_COLS: Spec = &[
     ("oprresult", OID),
     ("oprcom", OID),
     ("oprnegate", OID),
-    ("oprcode", TEXT),
-    ("oprrest", TEXT),
-    ("oprjoin", TEXT),
+    ("oprcode", PgType::Regproc),
+    ("oprrest", PgType::Regproc),
+    ("oprjoin", PgType::Regproc),
 ];
 const REWRITE_COLS: Spec = &[
     ("oid", OID),
@@ -331,7 +335,7 @@ const TRIGGER_COLS: Spec = &[
     ("tgdeferrable", BOOL),
     ("tginitdeferred", BOOL),
     ("tgnargs", I2),
-    ("tgattr", I2S),
+    ("tgattr", I2V),
     ("tgargs", PgType::Bytea),
     ("tgqual", TEXT),
     ("tgoldtable", NAME),
@@ -351,7 +355,7 @@ const PARTITIONED_TABLE_COLS: Spec = &[
     ("partstrat", CHAR),
     ("partnatts", I2),
     ("partdefid", OID),
-    ("partattrs", I2S),
+    ("partattrs", I2V),
     ("partclass", OIDS),
     ("partcollation", OIDS),
     ("partexprs", TEXT),
@@ -378,15 +382,15 @@ const RANGE_COLS: Spec = &[
     ("rngmultitypid", OID),
     ("rngcollation", OID),
     ("rngsubopc", OID),
-    ("rngcanonical", TEXT),
-    ("rngsubdiff", TEXT),
+    ("rngcanonical", PgType::Regproc),
+    ("rngsubdiff", PgType::Regproc),
 ];
 const TRANSFORM_COLS: Spec = &[
     ("oid", OID),
     ("trftype", OID),
     ("trflang", OID),
-    ("trffromsql", TEXT),
-    ("trftosql", TEXT),
+    ("trffromsql", PgType::Regproc),
+    ("trftosql", PgType::Regproc),
 ];
 const SECLABEL_COLS: Spec = &[
     ("objoid", OID),
@@ -407,11 +411,11 @@ const TS_PARSER_COLS: Spec = &[
     ("oid", OID),
     ("prsname", NAME),
     ("prsnamespace", OID),
-    ("prsstart", TEXT),
-    ("prstoken", TEXT),
-    ("prsend", TEXT),
-    ("prsheadline", TEXT),
-    ("prslextype", TEXT),
+    ("prsstart", PgType::Regproc),
+    ("prstoken", PgType::Regproc),
+    ("prsend", PgType::Regproc),
+    ("prsheadline", PgType::Regproc),
+    ("prslextype", PgType::Regproc),
 ];
 const TS_CONFIG_COLS: Spec = &[
     ("oid", OID),
@@ -424,8 +428,8 @@ const TS_TEMPLATE_COLS: Spec = &[
     ("oid", OID),
     ("tmplname", NAME),
     ("tmplnamespace", OID),
-    ("tmplinit", TEXT),
-    ("tmpllexize", TEXT),
+    ("tmplinit", PgType::Regproc),
+    ("tmpllexize", PgType::Regproc),
 ];
 const SUBSCRIPTION_COLS: Spec = &[
     ("oid", OID),
@@ -521,6 +525,8 @@ const ATTRIBUTE_COLS: Spec = &[
     ("attacl", TEXTS),
     ("attoptions", TEXTS),
     ("attfdwoptions", TEXTS),
+    // anyarray in PostgreSQL; always NULL: ADD COLUMN writes its value into the rows.
+    ("attmissingval", TEXTS),
 ];
 const TYPE_COLS: Spec = &[
     ("oid", OID),
@@ -600,8 +606,8 @@ const INDEX_COLS: Spec = &[
     ("indisready", BOOL),
     ("indislive", BOOL),
     ("indisreplident", BOOL),
-    ("indkey", I2S),
-    ("indoption", I2S),
+    ("indkey", I2V),
+    ("indoption", I2V),
     ("indexprs", TEXT),
     ("indpred", TEXT),
 ];
@@ -706,7 +712,7 @@ const VIEWS_COLS: Spec = &[
 const AM_COLS: Spec = &[
     ("oid", OID),
     ("amname", NAME),
-    ("amhandler", TEXT),
+    ("amhandler", PgType::Regproc),
     ("amtype", CHAR),
 ];
 const ATTRDEF_COLS: Spec = &[
@@ -817,7 +823,7 @@ const STATISTIC_EXT_COLS: Spec = &[
     ("stxnamespace", OID),
     ("stxowner", OID),
     ("stxstattarget", I4),
-    ("stxkeys", I2S),
+    ("stxkeys", I2V),
     ("stxkind", TEXTS),
     ("stxexprs", TEXT),
 ];
@@ -837,7 +843,7 @@ const PUBLICATION_REL_COLS: Spec = &[
     ("prpubid", OID),
     ("prrelid", OID),
     ("prqual", TEXT),
-    ("prattrs", I2S),
+    ("prattrs", I2V),
 ];
 const PUBLICATION_NAMESPACE_COLS: Spec = &[("oid", OID), ("pnpubid", OID), ("pnnspid", OID)];
 const IS_SCHEMATA_COLS: Spec = &[
@@ -1571,7 +1577,7 @@ const RELATIONS: &[RelInfo] = &[
         PARTITIONED_TABLE_COLS,
     ),
     rel(
-        Which::Empty,
+        Which::InitPrivs,
         "pg_catalog",
         "pg_init_privs",
         3394,
@@ -1833,8 +1839,21 @@ pub fn build_only(
         // RockLake has no foreign keys.
         Which::IsReferentialConstraints => Vec::new(),
         Which::IsCheckConstraints => is_check_constraints_rows(view),
-        Which::Description
-        | Which::Enum
+        Which::Description => SCHEMA_COMMENTS
+            .iter()
+            .map(|(o, text)| vec![oid(*o), oid(NAMESPACE_OID), int(0), t(text)])
+            .collect(),
+        // What initdb leaves the schemas with ACLs, which pg_dump compares them with.
+        Which::InitPrivs => namespace_rows(view)
+            .into_iter()
+            .filter(|r| matches!(r.first(), Some(Value::Int(11 | 2200))))
+            .map(|r| {
+                let acl = r.get(3).cloned().unwrap_or(NULL);
+                let o = r.first().cloned().unwrap_or(NULL);
+                vec![o, oid(NAMESPACE_OID), int(0), ch('i'), acl]
+            })
+            .collect(),
+        Which::Enum
         | Which::Inherits
         | Which::AuthMembers
         | Which::Policy
@@ -2202,6 +2221,35 @@ const BASE_TYPES: &[BaseType] = &[
     ),
     bt(
         2950, "uuid", 16, false, 'U', false, 2951, 'c', 'p', 0, "uuid_in", "-",
+    ),
+    // Their array types (`_regproc`, `_int2vector`) are not listed: RockLake has none.
+    bt(
+        24,
+        "regproc",
+        4,
+        true,
+        'N',
+        false,
+        0,
+        'i',
+        'p',
+        0,
+        "regprocin",
+        "-",
+    ),
+    bt(
+        22,
+        "int2vector",
+        -1,
+        false,
+        'A',
+        false,
+        0,
+        'i',
+        'p',
+        0,
+        "int2vectorin",
+        "-",
     ),
 ];
 
@@ -2661,6 +2709,7 @@ fn attribute_row(
         NULL,
         NULL,
         NULL,
+        NULL,
     ]
 }
 
@@ -2799,6 +2848,31 @@ fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             int(attnum as i64 + 1),
             ch(if def.identity { 'i' } else { 'a' }),
         ]);
+    }
+    // A serial column's default draws from its sequence (pg_dump then sets the default after
+    // creating the sequence).
+    const PG_ATTRDEF: u32 = 2604;
+    for t in view.tables {
+        for (i, c) in t.columns.iter().enumerate() {
+            let Some(seq) = c
+                .serial
+                .and_then(|id| view.tables.iter().find(|s| s.id == id))
+            else {
+                continue;
+            };
+            if c.default_sql.is_none() {
+                continue;
+            }
+            rows.push(vec![
+                oid(PG_ATTRDEF),
+                oid(attrdef_oid(t.oid, i + 1)),
+                int(0),
+                oid(PG_CLASS),
+                oid(seq.oid),
+                int(0),
+                ch('n'),
+            ]);
+        }
     }
     rows
 }
@@ -3076,6 +3150,67 @@ fn database_oid(name: &str, current: &str) -> Option<u32> {
     }
 }
 
+/// The built-in functions RockLake's catalogs name (`pg_am.amhandler`), with PostgreSQL 15's
+/// OIDs: what a `regproc` value can name, `pg_proc` listing no functions.
+const BUILTIN_PROCS: &[(u32, &str)] = &[
+    (3, "heap_tableam_handler"),
+    (330, "bthandler"),
+    (331, "hashhandler"),
+    (332, "gisthandler"),
+    (333, "ginhandler"),
+    (334, "spghandler"),
+    (335, "brinhandler"),
+];
+
+/// The name of built-in function `oid` ([`BUILTIN_PROCS`]).
+pub fn builtin_proc_name(oid: u32) -> Option<&'static str> {
+    BUILTIN_PROCS
+        .iter()
+        .find(|(o, _)| *o == oid)
+        .map(|(_, n)| *n)
+}
+
+/// The OID of built-in function `name` ([`BUILTIN_PROCS`]).
+pub fn builtin_proc_oid(name: &str) -> Option<u32> {
+    BUILTIN_PROCS
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(o, _)| *o)
+}
+
+/// PostgreSQL's `acldefault(kind, owner)`: the privileges an object of that kind has before
+/// any GRANT or REVOKE, as `aclitem` texts (`None`: not a kind PostgreSQL knows).
+pub fn acl_default(kind: char, owner: &str) -> Option<Vec<String>> {
+    let owner = quote_ident(owner);
+    let own = |privs: &str| format!("{owner}={privs}/{owner}");
+    let public = |privs: &str| format!("={privs}/{owner}");
+    Some(match kind {
+        'c' => vec![],
+        'r' => vec![own("arwdDxt")],
+        's' => vec![own("rwU")],
+        'd' => vec![public("Tc"), own("CTc")],
+        'f' => vec![public("X"), own("X")],
+        'l' => vec![public("U"), own("U")],
+        'L' => vec![own("rw")],
+        'n' => vec![own("UC")],
+        'p' => vec![own("sA")],
+        't' => vec![own("C")],
+        'F' | 'S' => vec![own("U")],
+        'T' => vec![public("U"), own("U")],
+        _ => return None,
+    })
+}
+
+/// `pg_namespace`'s OID (the `classoid` of a schema's comment or initial privileges).
+const NAMESPACE_OID: u32 = 2615;
+
+/// The comments initdb gives the built-in schemas (`pg_description`, `obj_description`).
+pub const SCHEMA_COMMENTS: &[(u32, &str)] = &[
+    (11, "system catalog schema"),
+    (99, "reserved schema for TOAST tables"),
+    (2200, "standard public schema"),
+];
+
 /// Whether `name` is one of PostgreSQL 15's predefined roles, which `pg_roles` lists.
 pub fn predefined_role(name: &str) -> bool {
     PREDEFINED_ROLES.iter().any(|(n, _)| *n == name)
@@ -3203,7 +3338,10 @@ fn am_rows() -> Vec<Vec<Value>> {
         (3580, "brin", "brinhandler", 'i'),
     ]
     .iter()
-    .map(|(o, n, h, k)| vec![oid(*o), t(n), t(h), ch(*k)])
+    .map(|(o, n, h, k)| {
+        let handler = builtin_proc_oid(h).unwrap_or(0);
+        vec![oid(*o), t(n), oid(handler), ch(*k)]
+    })
     .collect()
 }
 
@@ -4089,7 +4227,7 @@ mod tests {
                         (Value::Interval(_), t) => t == PgType::Interval,
                         (Value::Text(s), PgType::Char) => s.chars().count() <= 1,
                         (Value::Text(_), t) => t.is_string(),
-                        (Value::Array(items), PgType::Int2Array) => {
+                        (Value::Array(items), PgType::Int2Array | PgType::Int2Vector) => {
                             items.iter().all(|x| matches!(x, Value::Int(_)))
                         }
                         (Value::Array(items), PgType::TextArray) => {
@@ -4708,7 +4846,8 @@ mod tests {
         .iter()
         .map(|c| g(&idx, &idx.rows[0], c))
         .collect();
-        assert_eq!(got, ["17346", "17344", "1", "t", "t", "{1}"]);
+        // `indkey` is an int2vector, written with spaces as PostgreSQL writes it.
+        assert_eq!(got, ["17346", "17344", "1", "t", "t", "1"]);
 
         let ix = get(None, "pg_indexes", &f);
         assert_eq!(
@@ -4994,8 +5133,9 @@ mod tests {
         );
         let ts = get(None, "pg_tablespace", &f);
         assert_eq!(ts.rows.len(), 2);
+        let comments = get(None, "pg_description", &f);
+        assert_eq!(comments.rows.len(), 3, "the built-in schemas' comments");
         for empty in [
-            "pg_description",
             "pg_enum",
             "pg_inherits",
             "pg_auth_members",

@@ -829,6 +829,7 @@ impl ReadCx<'_> {
             PgType::Regclass => self.regclass_name(oid),
             PgType::Regtype => crate::types::any_type_by_oid(oid).map(|t| format_type(t, -1)),
             PgType::Regnamespace => self.schema_name(oid),
+            PgType::Regproc => crate::pgcatalog::builtin_proc_name(oid).map(str::to_string),
             _ => None,
         };
         name.unwrap_or_else(|| oid.to_string())
@@ -1465,6 +1466,16 @@ fn set_function_rows(
             )
         }
         ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
+        ("pg_options_to_table", [Value::Array(items)]) => Ok(items
+            .iter()
+            .filter_map(|v| match v {
+                Value::Text(s) => Some(match s.split_once('=') {
+                    Some((n, v)) => vec![Value::Text(n.into()), Value::Text(v.into())],
+                    None => vec![Value::Text(s.clone()), Value::Null],
+                }),
+                _ => None,
+            })
+            .collect()),
         // Arrays have one dimension here, subscripts from 1: dimension 1's, or none.
         ("generate_subscripts", [Value::Array(items), Value::Int(dim), rest @ ..]) => {
             if *dim != 1 {
@@ -3068,21 +3079,37 @@ impl<'a, 'b> Binder<'a, 'b> {
         let (bound, refs) = self.as_subquery(Some(left), |b| b.bind_table_function_args(args));
         let (mut bargs, types) = bound?;
         let lateral = LateralUse::of(&refs, left);
-        let ty = set_function_type(&fname, &mut bargs, &types)?;
         let col_name = alias
             .as_ref()
             .map(|a| ident(&a.name))
             .unwrap_or_else(|| fname.clone());
         let qual: Rc<str> = col_name.clone().into();
-        let mut cols = vec![ColMeta {
-            name: col_name.into(),
+        let column = |name: String, ty: PgType| ColMeta {
+            name: name.into(),
             ty,
             typmod: -1,
             table_oid: 0,
             attnum: 0,
             qual: Some(qual.clone()),
             hidden: false,
-        }];
+        };
+        let mut cols = if fname == "pg_options_to_table" {
+            // pg_options_to_table(text[]): the `name=value` options of a reloptions-style array.
+            if !matches!(types.as_slice(), [PgType::TextArray | PgType::Unknown]) {
+                return Err(no_such_function(&fname, &types));
+            }
+            if types == [PgType::Unknown] {
+                let x = bargs.pop().unwrap_or(BExpr::Const(Value::Null));
+                bargs.push(coerce_expr(x, PgType::TextArray)?);
+            }
+            vec![
+                column("option_name".into(), PgType::Text),
+                column("option_value".into(), PgType::Text),
+            ]
+        } else {
+            let ty = set_function_type(&fname, &mut bargs, &types)?;
+            vec![column(col_name.clone(), ty)]
+        };
         if ordinality {
             cols.push(ColMeta {
                 name: "ordinality".into(),
@@ -4333,6 +4360,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (i, _) = sub!(index);
                 let elem = match at.element() {
                     Some(elem) => elem,
+                    // A name is a fixed array of 64 characters (`typname[0] = '_'`).
+                    None if at == PgType::Name => {
+                        return Ok((
+                            BExpr::Func(
+                                "name_subscript".into(),
+                                vec![a, coerce_or_cast(i, PgType::Int4)?],
+                            ),
+                            PgType::Char,
+                        ));
+                    }
                     None => {
                         let other = at;
                         return Err(SqlError::DatatypeMismatch {
@@ -4344,11 +4381,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                         });
                     }
                 };
+                let subscript = if at == PgType::Int2Vector {
+                    "int2vector_subscript"
+                } else {
+                    "array_subscript"
+                };
                 (
-                    BExpr::Func(
-                        "array_subscript".into(),
-                        vec![a, coerce_or_cast(i, PgType::Int4)?],
-                    ),
+                    BExpr::Func(subscript.into(), vec![a, coerce_or_cast(i, PgType::Int4)?]),
                     elem,
                 )
             }
@@ -4391,6 +4430,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     let input = match ty {
                         PgType::Regclass => "regclass_in",
                         PgType::Regtype => "regtype_in",
+                        PgType::Regproc => "regproc_in",
                         _ => "regnamespace_in",
                     };
                     return Ok((BExpr::Func(input.into(), vec![x]), ty));
@@ -6207,6 +6247,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                 _ => PgType::Float8,
             },
             "current_schemas" => PgType::NameArray,
+            // aclitem[] is text[] here (pgcatalog's convention for ACL columns).
+            "acldefault" => PgType::TextArray,
+            "pg_get_triggerdef" | "pg_get_ruledef" | "pg_get_functiondef" => PgType::Text,
             "txid_current" => PgType::Int8,
             // A type's name called with one argument is a cast to it, where the cast exists
             // (PostgreSQL's function-style cast: `text(42)`, `int8('5')`, `float8(x)`).
@@ -7678,6 +7721,11 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     }
     if from == PgType::Float4 && to.is_string() {
         let text = BExpr::Func("float4_text".into(), vec![e]);
+        return coerce_or_cast(text, to);
+    }
+    // An int2vector is written with spaces, not as an array.
+    if from == PgType::Int2Vector && to.is_string() {
+        let text = BExpr::Func("int2vector_text".into(), vec![e]);
         return coerce_or_cast(text, to);
     }
     if through_zone(from, to) {
@@ -10376,6 +10424,39 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 None => Value::Null,
             },
+            // RockLake lists no functions in pg_proc: a name is found only among the few
+            // built-in functions its catalogs name (pg_am's handlers), a number is taken as is.
+            "regproc_in" => match text(0) {
+                Some(input) => {
+                    let trimmed = input.trim();
+                    if let Ok(n) = trimmed.parse::<u32>() {
+                        Value::Int(n.into())
+                    } else if trimmed == "-" {
+                        Value::Int(0)
+                    } else {
+                        let n = match name_parts(&input).as_deref() {
+                            Some([one]) | Some([_, one]) => one.clone(),
+                            Some(_) => {
+                                return Err(SqlError::Syntax {
+                                    message: "improper qualified name (too many dotted names)"
+                                        .into(),
+                                })
+                            }
+                            None => return Err(invalid_name_syntax()),
+                        };
+                        match crate::pgcatalog::builtin_proc_oid(&n) {
+                            Some(oid) => Value::Int(oid.into()),
+                            None => {
+                                return Err(SqlError::UndefinedFunction {
+                                    message: format!("function \"{input}\" does not exist"),
+                                    hint: None,
+                                })
+                            }
+                        }
+                    }
+                }
+                None => Value::Null,
+            },
             "regnamespace_in" | "to_regnamespace" => match text(0) {
                 Some(input) => {
                     let n = match name_parts(&input).as_deref() {
@@ -10424,9 +10505,35 @@ impl<'a, 'b> Executor<'a, 'b> {
             "pg_relation_is_publishable" => Value::Bool(false),
             // No extended statistics objects exist, so no OID names one.
             "pg_get_statisticsobjdef_columns" => Value::Null,
+            // The byte at 0-based `i` of a name, NUL (an empty "char") past its end up to
+            // NAMEDATALEN - 1, NULL outside.
+            "name_subscript" => match (a.first(), a.get(1)) {
+                (Some(Value::Text(s)), Some(Value::Int(i))) => match usize::try_from(*i) {
+                    Ok(i) if i < 64 => match s.as_bytes().get(i) {
+                        Some(&b) if b.is_ascii() => Value::Text((b as char).to_string().into()),
+                        Some(_) => return Err(SqlError::feature("subscripting a non-ASCII name")),
+                        None => Value::Text("".into()),
+                    },
+                    _ => Value::Null,
+                },
+                _ => Value::Null,
+            },
             "array_subscript" => match (a.first(), a.get(1)) {
                 (Some(Value::Array(items)), Some(Value::Int(i))) if *i >= 1 => {
                     items.get(*i as usize - 1).cloned().unwrap_or(Value::Null)
+                }
+                _ => Value::Null,
+            },
+            "int2vector_text" => match a.first() {
+                Some(v @ Value::Array(_)) => {
+                    Value::text(format_text(v, PgType::Int2Vector).unwrap_or_default())
+                }
+                _ => Value::Null,
+            },
+            // int2vector's subscripts start at 0.
+            "int2vector_subscript" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(items)), Some(Value::Int(i))) if *i >= 0 => {
+                    items.get(*i as usize).cloned().unwrap_or(Value::Null)
                 }
                 _ => Value::Null,
             },
@@ -10760,15 +10867,51 @@ impl<'a, 'b> Executor<'a, 'b> {
                 self.has_privilege(name, &a)?
             }
             "pg_is_in_recovery" => Value::Bool(false),
+            // No triggers, rules or functions of one's own exist to describe.
+            "pg_get_triggerdef" | "pg_get_ruledef" | "pg_get_functiondef" => Value::Null,
+            "acldefault" => match (a.first(), a.get(1)) {
+                (Some(kind), Some(Value::Int(owner))) if !kind.is_null() => {
+                    let kind = match kind {
+                        Value::Text(s) => s.chars().next().unwrap_or(' '),
+                        other => crate::types::format_text(other, PgType::Char)
+                            .and_then(|s| s.chars().next())
+                            .unwrap_or(' '),
+                    };
+                    let owner = u32::try_from(*owner).unwrap_or(0);
+                    let owner = if owner == crate::pgcatalog::SUPERUSER_OID {
+                        self.cx.user.to_string()
+                    } else {
+                        owner.to_string()
+                    };
+                    match crate::pgcatalog::acl_default(kind, &owner) {
+                        Some(items) => Value::Array(
+                            items
+                                .into_iter()
+                                .map(|i| Value::Text(i.into()))
+                                .collect::<Vec<_>>()
+                                .into(),
+                        ),
+                        None => {
+                            return Err(SqlError::internal(format!(
+                                "unrecognized object type abbreviation: {kind}"
+                            )))
+                        }
+                    }
+                }
+                _ => Value::Null,
+            },
             "obj_description" | "col_description" | "shobj_description" | "pg_get_expr" => {
                 match name {
                     "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
-                    // The one built-in comment of a fresh PostgreSQL database that psql shows.
-                    "obj_description"
-                        if matches!(a.first(), Some(Value::Int(2200)))
-                            && text(1).as_deref() == Some("pg_namespace") =>
-                    {
-                        Value::Text("standard public schema".into())
+                    // The built-in schemas' comments (pg_description's rows).
+                    "obj_description" if text(1).as_deref() == Some("pg_namespace") => {
+                        match a.first() {
+                            Some(Value::Int(o)) => crate::pgcatalog::SCHEMA_COMMENTS
+                                .iter()
+                                .find(|(c, _)| i64::from(*c) == *o)
+                                .map_or(Value::Null, |(_, text)| Value::Text((*text).into())),
+                            _ => Value::Null,
+                        }
                     }
                     _ => Value::Null,
                 }

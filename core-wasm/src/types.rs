@@ -33,6 +33,7 @@ pub enum PgType {
     Regclass,
     Regtype,
     Regnamespace,
+    Regproc,
     Tid,
     /// A transaction id (`xmin` of `pg_class` rows): only `=` / `<>` (also against integer)
     /// and casts from and to text, as in PostgreSQL.
@@ -43,6 +44,8 @@ pub enum PgType {
     // One-dimensional arrays of the element types clients aggregate and build most (an array
     // of another type is text[], its elements as text).
     Int2Array,
+    /// `int2vector`: an `int2` array written with spaces, subscripted from 0 (`pg_index.indkey`).
+    Int2Vector,
     TextArray,
     BoolArray,
     Int4Array,
@@ -80,6 +83,7 @@ impl PgType {
             PgType::Regclass => 2205,
             PgType::Regtype => 2206,
             PgType::Regnamespace => 4089,
+            PgType::Regproc => 24,
             PgType::Text => 25,
             PgType::Oid => 26,
             PgType::Tid => 27,
@@ -88,6 +92,7 @@ impl PgType {
             PgType::Float4 => 700,
             PgType::Float8 => 701,
             PgType::Int2Array => 1005,
+            PgType::Int2Vector => 22,
             PgType::TextArray => 1009,
             PgType::BoolArray => 1000,
             PgType::NameArray => 1003,
@@ -131,6 +136,7 @@ impl PgType {
             | PgType::Regclass
             | PgType::Regtype
             | PgType::Regnamespace
+            | PgType::Regproc
             | PgType::Date
             | PgType::Xid
             | PgType::Void => 4,
@@ -173,10 +179,12 @@ impl PgType {
             PgType::Regclass => "regclass",
             PgType::Regtype => "regtype",
             PgType::Regnamespace => "regnamespace",
+            PgType::Regproc => "regproc",
             PgType::Tid => "tid",
             PgType::Xid => "xid",
             PgType::Inet => "inet",
             PgType::Int2Array => "_int2",
+            PgType::Int2Vector => "int2vector",
             PgType::TextArray => "_text",
             PgType::BoolArray => "_bool",
             PgType::NameArray => "_name",
@@ -215,6 +223,7 @@ impl PgType {
             PgType::Timestamp => "timestamp without time zone",
             PgType::Time => "time without time zone",
             PgType::Int2Array => "smallint[]",
+            PgType::Int2Vector => "int2vector",
             PgType::TextArray => "text[]",
             PgType::BoolArray => "boolean[]",
             PgType::NameArray => "name[]",
@@ -263,10 +272,12 @@ impl PgType {
             "regclass" => PgType::Regclass,
             "regtype" => PgType::Regtype,
             "regnamespace" => PgType::Regnamespace,
+            "regproc" => PgType::Regproc,
             "tid" => PgType::Tid,
             "xid" => PgType::Xid,
             "inet" => PgType::Inet,
             "_int2" => PgType::Int2Array,
+            "int2vector" => PgType::Int2Vector,
             "_text" => PgType::TextArray,
             "_bool" => PgType::BoolArray,
             "_name" => PgType::NameArray,
@@ -300,7 +311,7 @@ impl PgType {
     pub fn is_reg(self) -> bool {
         matches!(
             self,
-            PgType::Regclass | PgType::Regtype | PgType::Regnamespace
+            PgType::Regclass | PgType::Regtype | PgType::Regnamespace | PgType::Regproc
         )
     }
     pub fn is_numeric_family(self) -> bool {
@@ -315,7 +326,7 @@ impl PgType {
     /// The element type of an array type.
     pub fn element(self) -> Option<PgType> {
         match self {
-            PgType::Int2Array => Some(PgType::Int2),
+            PgType::Int2Array | PgType::Int2Vector => Some(PgType::Int2),
             PgType::TextArray => Some(PgType::Text),
             PgType::BoolArray => Some(PgType::Bool),
             PgType::NameArray => Some(PgType::Name),
@@ -380,9 +391,12 @@ pub fn assignable(from: PgType, to: PgType) -> bool {
     match (from, to) {
         (_, Text | Varchar | Bpchar | Name) => true,
         (f, t) if f.is_numeric_family() && t.is_numeric_family() => true,
-        (Int2 | Int4 | Int8 | Regclass | Regtype | Regnamespace, Oid) => true,
-        (Oid | Regclass | Regtype | Regnamespace, Int4 | Int8) => true,
-        (Int2 | Int4 | Int8 | Oid | Text | Varchar, Regclass | Regtype | Regnamespace) => true,
+        (Int2 | Int4 | Int8 | Regclass | Regtype | Regnamespace | Regproc, Oid) => true,
+        (Oid | Regclass | Regtype | Regnamespace | Regproc, Int4 | Int8) => true,
+        (
+            Int2 | Int4 | Int8 | Oid | Text | Varchar,
+            Regclass | Regtype | Regnamespace | Regproc,
+        ) => true,
         (Text | Varchar | Bpchar, Char) => true,
         (Date, Timestamp | Timestamptz)
         | (Timestamp, Date | Time | Timestamptz)
@@ -397,6 +411,7 @@ pub fn assignable(from: PgType, to: PgType) -> bool {
 macro_rules! array_types {
     () => {
         $crate::types::PgType::Int2Array
+            | $crate::types::PgType::Int2Vector
             | $crate::types::PgType::TextArray
             | $crate::types::PgType::BoolArray
             | $crate::types::PgType::Int4Array
@@ -1193,6 +1208,11 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Time(t) => fmt_time(*t),
         Value::Interval(iv) => fmt_interval(iv),
         Value::Tid(b, o) => format!("({b},{o})"),
+        Value::Array(items) if ty == PgType::Int2Vector => items
+            .iter()
+            .map(|x| format_text(x, PgType::Int2).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(" "),
         Value::Array(items) => {
             // Each element as its own type writes it (a real's digits, a timestamp without
             // zone); text[] holds text.
@@ -2020,14 +2040,17 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         | PgType::Oid
         | PgType::Regclass
         | PgType::Regtype
-        | PgType::Regnamespace => {
+        | PgType::Regnamespace
+        | PgType::Regproc => {
             let v: i64 = s.trim().parse().map_err(|_| err())?;
             let (lo, hi) = match ty {
                 PgType::Int2 => (i16::MIN as i64, i16::MAX as i64),
                 PgType::Int4 => (i32::MIN as i64, i32::MAX as i64),
-                PgType::Oid | PgType::Regclass | PgType::Regtype | PgType::Regnamespace => {
-                    (0, u32::MAX as i64)
-                }
+                PgType::Oid
+                | PgType::Regclass
+                | PgType::Regtype
+                | PgType::Regnamespace
+                | PgType::Regproc => (0, u32::MAX as i64),
                 _ => (i64::MIN, i64::MAX),
             };
             if v < lo || v > hi {
@@ -2121,6 +2144,12 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         }
         PgType::Xid => Value::Int(xid_in(s).into()),
         PgType::Inet => Value::Bytes(crate::inet::parse(s).ok_or_else(err)?),
+        array_types!() if ty == PgType::Int2Vector => Value::Array(
+            s.split_ascii_whitespace()
+                .map(|x| parse_text(x, PgType::Int2))
+                .collect::<Result<Vec<_>, _>>()?
+                .into(),
+        ),
         array_types!() => {
             let inner = s
                 .trim()
@@ -2141,7 +2170,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 45] = [
+pub const ALL_TYPES: [PgType; 47] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -2165,10 +2194,12 @@ pub const ALL_TYPES: [PgType; 45] = [
     PgType::Regclass,
     PgType::Regtype,
     PgType::Regnamespace,
+    PgType::Regproc,
     PgType::Tid,
     PgType::Xid,
     PgType::Inet,
     PgType::Int2Array,
+    PgType::Int2Vector,
     PgType::TextArray,
     PgType::BoolArray,
     PgType::Int4Array,

@@ -119,7 +119,12 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
         (Value::Int(i), PgType::Int4) => out.extend_from_slice(&(*i as i32).to_be_bytes()),
         (
             Value::Int(i),
-            PgType::Oid | PgType::Regclass | PgType::Regtype | PgType::Regnamespace | PgType::Xid,
+            PgType::Oid
+            | PgType::Regclass
+            | PgType::Regtype
+            | PgType::Regnamespace
+            | PgType::Regproc
+            | PgType::Xid,
         ) => out.extend_from_slice(&(*i as u32).to_be_bytes()),
         (Value::Int(i), _) => out.extend_from_slice(&i.to_be_bytes()),
         (Value::Float(f), PgType::Float4) => out.extend_from_slice(&(*f as f32).to_be_bytes()),
@@ -187,9 +192,12 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
         PgType::Bool => Value::Bool(fixed::<1>(b, ty)?[0] != 0),
         PgType::Int2 => Value::Int(i16::from_be_bytes(fixed(b, ty)?) as i64),
         PgType::Int4 => Value::Int(i32::from_be_bytes(fixed(b, ty)?) as i64),
-        PgType::Oid | PgType::Regclass | PgType::Regtype | PgType::Regnamespace | PgType::Xid => {
-            Value::Int(u32::from_be_bytes(fixed(b, ty)?) as i64)
-        }
+        PgType::Oid
+        | PgType::Regclass
+        | PgType::Regtype
+        | PgType::Regnamespace
+        | PgType::Regproc
+        | PgType::Xid => Value::Int(u32::from_be_bytes(fixed(b, ty)?) as i64),
         PgType::Int8 => Value::Int(i64::from_be_bytes(fixed(b, ty)?)),
         PgType::Float4 => Value::Float(f32::from_be_bytes(fixed(b, ty)?) as f64),
         PgType::Float8 => Value::Float(f64::from_be_bytes(fixed(b, ty)?)),

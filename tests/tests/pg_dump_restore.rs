@@ -1,9 +1,11 @@
-//! Moving a DuckLake catalog from PostgreSQL to RockLake with PostgreSQL's own tools:
+//! Moving a DuckLake catalog between PostgreSQL and RockLake with PostgreSQL's own tools:
 //! `pg_dump` of a lake DuckDB made on PostgreSQL 15, restored into RockLake with `psql`
 //! (`ALTER TABLE … OWNER TO`, `COPY … FROM stdin`, then `ALTER TABLE ONLY … ADD CONSTRAINT …
 //! PRIMARY KEY`, which moves the rows already there under their key). DuckDB then reads the
 //! same lake from RockLake, writes to it as it writes to PostgreSQL's, and everything stays
-//! after a restart.
+//! after a restart. `pg_dump` of RockLake writes the same dump as of PostgreSQL (it reads
+//! every catalog: pg_class, pg_attribute, pg_depend, pg_init_privs, pg_proc, …), and that dump
+//! restored into a new PostgreSQL database is the same lake again.
 
 use std::process::Command;
 
@@ -61,6 +63,18 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
     out["keys"] = c.execute("SELECT conrelid::regclass::text, conname, contype, conkey FROM pg_constraint WHERE connamespace = 'public'::regnamespace AND contype = 'p' ORDER BY 1").fetchall()
 print("RESULT", json.dumps(out, default=str))
 "#;
+
+/// A dump's lines without those that differ between any two dumps of the same data: the
+/// `\restrict` key psql's restore checks, and the server version.
+fn comparable(dump: &str) -> Vec<&str> {
+    dump.lines()
+        .filter(|l| {
+            !l.starts_with("\\restrict")
+                && !l.starts_with("\\unrestrict")
+                && !l.starts_with("-- Dumped from database version")
+        })
+        .collect()
+}
 
 fn duckdb(script: &str, args: &[&str]) -> serde_json::Value {
     let (ok, out) = rocklake_tests::duckdb_python("155", script, args).expect("python");
@@ -123,6 +137,39 @@ fn pg_dump_of_a_postgres_lake_restores_into_rocklake() {
     );
     assert!(!restored.contains("ERROR"), "{restored}");
 
+    // pg_dump of RockLake: PostgreSQL's dump, line for line (but its one-off \\restrict key
+    // and the server version it names).
+    let back = dir.path().join("back.sql");
+    let back_path = back.to_str().expect("utf-8 path");
+    client("pg_dump", &["-d", &rl.dsn(), "-f", back_path]);
+    let again = std::fs::read_to_string(&back).expect("read the dump");
+    assert_eq!(
+        comparable(&again),
+        comparable(&text),
+        "pg_dump of RockLake differs"
+    );
+
+    // That dump into a new PostgreSQL database: the same lake once more.
+    client(
+        "psql",
+        &["-X", "-q", "-d", &pg.dsn(), "-c", "CREATE DATABASE lake2"],
+    );
+    let lake2 = pg.dsn().replace("dbname=lake", "dbname=lake2");
+    client(
+        "psql",
+        &[
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            &lake2,
+            "-f",
+            back_path,
+        ],
+    );
+    assert_eq!(duckdb(CATALOG, &[&lake2]), duckdb(CATALOG, &[&pg.dsn()]));
+
     // The catalog itself: the same definitions, primary keys and rows.
     let want = duckdb(CATALOG, &[&pg.dsn()]);
     let got = duckdb(CATALOG, &[&rl.dsn()]);
@@ -155,4 +202,111 @@ fn pg_dump_of_a_postgres_lake_restores_into_rocklake() {
     let (code, report) =
         rocklake_tests::verify_catalog(catalog.to_str().expect("utf-8 path"), &[]).expect("verify");
     assert_eq!(code, 0, "verify: {report}");
+}
+
+/// Tables of one's own beside the lake — serial and identity columns, a composite key,
+/// defaults, arrays, numerics with a typmod, bytea, dates, a sequence drawn from — made alike
+/// on PostgreSQL and RockLake: `pg_dump -n app` writes the same dump of both.
+#[test]
+fn pg_dump_of_tables_of_ones_own_matches_postgres() {
+    const APP: &str = "
+CREATE SCHEMA app;
+CREATE TABLE app.items (id serial PRIMARY KEY, name text NOT NULL DEFAULT 'x', price numeric(10,2), tags text[], created timestamptz DEFAULT now());
+CREATE TABLE app.orders (order_id bigint GENERATED ALWAYS AS IDENTITY, item_id int, qty int, PRIMARY KEY (order_id, item_id));
+CREATE TABLE app.kv (k varchar(20), v bytea, d date, b boolean DEFAULT true);
+INSERT INTO app.items (name, price, tags, created) VALUES ('a', 1.5, '{x,y}', '2024-01-01 00:00:00+00'), ('b''s', NULL, NULL, '2024-01-02 00:00:00+00');
+INSERT INTO app.orders (item_id, qty) VALUES (1, 2), (1, 3);
+INSERT INTO app.kv VALUES ('k1', '\\x0102', '2024-02-29', NULL), ('tab\there', NULL, NULL, false);
+CREATE SEQUENCE app.s1 START 100 INCREMENT 5;
+SELECT nextval('app.s1');
+";
+    let pg = Postgres::start().expect("postgres");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
+    let mut dumps = Vec::new();
+    for dsn in [pg.dsn(), rl.dsn()] {
+        client(
+            "psql",
+            &["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", &dsn, "-c", APP],
+        );
+        dumps.push(client("pg_dump", &["-d", &dsn, "-n", "app"]));
+    }
+    assert!(
+        dumps[0].contains("CREATE SEQUENCE app.items_id_seq")
+            && dumps[0].contains("ADD GENERATED ALWAYS AS IDENTITY")
+            && dumps[0].contains("SELECT pg_catalog.setval('app.s1', 100, true);"),
+        "not the dump this test is about:\n{}",
+        dumps[0]
+    );
+    assert_eq!(comparable(&dumps[1]), comparable(&dumps[0]));
+    rl.stop().expect("stop");
+}
+
+/// What pg_dump runs besides catalog queries, compared with PostgreSQL: SQL-level `PREPARE` /
+/// `EXECUTE` / `DEALLOCATE`, `LOCK TABLE … IN ACCESS SHARE MODE`, `acldefault`, and the
+/// catalogs it reads that hold nothing of one's own here.
+const TOOL_STATEMENTS: &str = r#"
+import json, sys, psycopg
+c = psycopg.connect(sys.argv[1], autocommit=True)
+out = []
+def run(sql):
+    try:
+        cur = c.execute(sql, prepare=False)
+        res = [sql, cur.fetchall() if cur.description else cur.statusmessage]
+    except psycopg.Error as e:
+        res = [sql, "error", e.sqlstate, e.diag.message_primary, e.diag.message_detail, e.diag.message_hint]
+    out.append(res + [c.info.transaction_status.name])
+for s in [
+    "CREATE TABLE pp (a int, b text)",
+    "INSERT INTO pp VALUES (1, 'one'), (2, 'two')",
+    "PREPARE q1(int) AS SELECT * FROM pp WHERE a = $1",
+    "EXECUTE q1(2)", "EXECUTE q1('1')", "EXECUTE q1", "EXECUTE q1(1, 2)", "EXECUTE nosuch(1)",
+    "PREPARE q1 AS SELECT 1",
+    "PREPARE q2 AS SELECT * FROM pp WHERE b = $1 ORDER BY a", "EXECUTE q2('one')",
+    "PREPARE q3(int, text) AS INSERT INTO pp VALUES ($1, $2)",
+    "EXECUTE q3(3, 'three')", "EXECUTE q3(4 + 1, 'fi' || 've')",
+    "SELECT * FROM pp ORDER BY a",
+    "PREPARE q4 AS SELECT * FROM nosuch",
+    "DEALLOCATE q1", "EXECUTE q1(1)", "DEALLOCATE q1", "DEALLOCATE PREPARE q2",
+    "DEALLOCATE ALL", "EXECUTE q3(9, 'x')",
+    "BEGIN", "PREPARE q6 AS SELECT 6", "ROLLBACK", "EXECUTE q6",
+    "DISCARD ALL", "EXECUTE q6",
+    "LOCK TABLE pp",
+    "BEGIN", "LOCK TABLE pp IN ACCESS SHARE MODE", "LOCK nosuch IN ACCESS SHARE MODE", "ROLLBACK",
+    "BEGIN", "LOCK pp, pg_class IN ACCESS SHARE MODE", "SELECT count(*) FROM pp", "COMMIT",
+    "SELECT acldefault('r', 10), acldefault('n', 10), acldefault('T', 10), acldefault('c', 10), acldefault('s', 10)",
+    "SELECT tableoid::regclass, count(*) FROM pg_namespace GROUP BY 1",
+    "SELECT description FROM pg_description WHERE classoid = 'pg_namespace'::regclass ORDER BY objoid",
+    "SELECT objoid::regnamespace, privtype, initprivs FROM pg_init_privs WHERE classoid = 'pg_namespace'::regclass ORDER BY 1",
+    "SELECT count(*) FROM pg_proc WHERE pronamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)",
+    "SELECT count(*) FROM pg_trigger", "SELECT count(*) FROM pg_rewrite WHERE ev_class >= 16384",
+    "SELECT relname, relkind FROM pg_class WHERE oid IN ('pg_proc'::regclass, 'pg_trigger'::regclass, 'pg_seclabels'::regclass) ORDER BY 1",
+    "SELECT amname, amhandler, amhandler::oid FROM pg_am ORDER BY oid",
+    "SELECT 'bthandler'::regproc, 330::regproc, 0::regproc, 'nosuch'::regproc",
+    "SELECT typname[0], typname[1], typname[100] FROM pg_type WHERE typname = '_int4'",
+    "CREATE TABLE pk (x int, y int, PRIMARY KEY (y, x))",
+    "SELECT indkey, indkey[0], indkey[1], indkey::text FROM pg_index WHERE indrelid = 'pk'::regclass",
+    "SELECT option_name, option_value FROM pg_options_to_table('{a=1,b=x=y,c}')",
+    "DROP TABLE pp, pk",
+]:
+    run(s)
+print("RESULT", json.dumps(out, default=str))
+"#;
+
+#[test]
+fn tool_statements_match_postgres() {
+    let got = rocklake_tests::same_outcomes_as_postgres(TOOL_STATEMENTS);
+    let text = serde_json::Value::Array(got).to_string();
+    for needle in [
+        "prepared statement \\\"q1\\\" already exists",
+        "Expected 1 parameters but got 0.",
+        "LOCK TABLE can only be used in transaction blocks",
+        "[5,\"five\"]",
+        "postgres=arwdDxt/postgres",
+        "standard public schema",
+        "bthandler",
+        "\"2 1\"",
+    ] {
+        assert!(text.contains(needle), "{needle} not reached: {text}");
+    }
 }

@@ -1006,20 +1006,19 @@ impl<B: Backend> Conn<B> {
         p.formats.contains(&1).then(|| p.formats.clone())
     }
 
-    /// `DEALLOCATE name | ALL` (the whole statement): prepared statements live in the
-    /// connection, not in the core. `None` when `sql` is something else.
+    /// `DEALLOCATE name | ALL` (the whole statement) of a statement the protocol's Parse
+    /// prepared: those live in the connection. `None` when `sql` is something else, or
+    /// names a statement SQL's PREPARE made (the core's, which answers for it, 26000 when it
+    /// has none either); `DEALLOCATE ALL` forgets the connection's and goes on to the core.
     fn deallocate(&mut self, sql: &str) -> Option<Result<&'static str, PgError>> {
-        Some(match deallocate_target(sql)? {
+        match deallocate_target(sql)? {
             None => {
                 self.statements.clear();
-                Ok("DEALLOCATE ALL")
+                None
             }
-            Some(name) if self.statements.remove(&name).is_some() => Ok("DEALLOCATE"),
-            Some(name) => Err(PgError::new(
-                "26000",
-                format!("prepared statement \"{name}\" does not exist"),
-            )),
-        })
+            Some(name) if self.statements.remove(&name).is_some() => Some(Ok("DEALLOCATE")),
+            Some(_) => None,
+        }
     }
 
     /// Send the outputs of a reply, running COPY FROM STDIN sub-protocols as they come, and
