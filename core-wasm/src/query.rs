@@ -6249,7 +6249,21 @@ impl<'a, 'b> Binder<'a, 'b> {
             "current_schemas" => PgType::NameArray,
             // aclitem[] is text[] here (pgcatalog's convention for ACL columns).
             "acldefault" => PgType::TextArray,
-            "pg_get_triggerdef" | "pg_get_ruledef" | "pg_get_functiondef" => PgType::Text,
+            "pg_get_triggerdef"
+            | "pg_get_ruledef"
+            | "pg_get_functiondef"
+            | "pg_get_function_result"
+            | "pg_get_function_arguments"
+            | "pg_get_function_identity_arguments" => PgType::Text,
+            // The catalogs these look in list nothing here (psql's \df, \do, \dF, \dAc).
+            "pg_operator_is_visible"
+            | "pg_opclass_is_visible"
+            | "pg_opfamily_is_visible"
+            | "pg_conversion_is_visible"
+            | "pg_ts_config_is_visible"
+            | "pg_ts_dict_is_visible"
+            | "pg_ts_parser_is_visible"
+            | "pg_ts_template_is_visible" => PgType::Bool,
             "txid_current" => PgType::Int8,
             // A type's name called with one argument is a cast to it, where the cast exists
             // (PostgreSQL's function-style cast: `text(42)`, `int8('5')`, `float8(x)`).
@@ -10868,7 +10882,20 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             "pg_is_in_recovery" => Value::Bool(false),
             // No triggers, rules or functions of one's own exist to describe.
-            "pg_get_triggerdef" | "pg_get_ruledef" | "pg_get_functiondef" => Value::Null,
+            "pg_get_triggerdef"
+            | "pg_get_ruledef"
+            | "pg_get_functiondef"
+            | "pg_get_function_result"
+            | "pg_get_function_arguments"
+            | "pg_get_function_identity_arguments"
+            | "pg_operator_is_visible"
+            | "pg_opclass_is_visible"
+            | "pg_opfamily_is_visible"
+            | "pg_conversion_is_visible"
+            | "pg_ts_config_is_visible"
+            | "pg_ts_dict_is_visible"
+            | "pg_ts_parser_is_visible"
+            | "pg_ts_template_is_visible" => Value::Null,
             "acldefault" => match (a.first(), a.get(1)) {
                 (Some(kind), Some(Value::Int(owner))) if !kind.is_null() => {
                     let kind = match kind {

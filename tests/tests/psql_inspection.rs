@@ -38,6 +38,10 @@ const SAME_AS_POSTGRES: &[&str] = &[
     r"\db",
     r"\dT",
     r"\dD",
+    r"\df",
+    r"\do",
+    r"\des",
+    r"\dy",
 ];
 
 fn psql(dsn: &str, args: &[&str]) -> String {
