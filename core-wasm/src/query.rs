@@ -1269,6 +1269,29 @@ fn fit_integer(i: i128, to: PgType) -> Result<Value, SqlError> {
 }
 
 /// Converts a value to another type (CAST / assignment).
+/// Functions over the objects of catalogs RockLake keeps empty (triggers, rules, functions,
+/// operators, …: decision 0030), which psql and pg_dump call: they bind, and would answer NULL
+/// for an OID that names nothing, as PostgreSQL's do.
+const OF_EMPTY_CATALOGS_TEXT: &[&str] = &[
+    "pg_get_triggerdef",
+    "pg_get_ruledef",
+    "pg_get_functiondef",
+    "pg_get_function_result",
+    "pg_get_function_arguments",
+    "pg_get_function_identity_arguments",
+];
+/// The visibility tests of the same catalogs (psql's `\df`, `\do`, `\dF`, `\dAc`).
+const OF_EMPTY_CATALOGS_BOOL: &[&str] = &[
+    "pg_operator_is_visible",
+    "pg_opclass_is_visible",
+    "pg_opfamily_is_visible",
+    "pg_conversion_is_visible",
+    "pg_ts_config_is_visible",
+    "pg_ts_dict_is_visible",
+    "pg_ts_parser_is_visible",
+    "pg_ts_template_is_visible",
+];
+
 pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
     if v.is_null() {
         return Ok(Value::Null);
@@ -6249,21 +6272,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             "current_schemas" => PgType::NameArray,
             // aclitem[] is text[] here (pgcatalog's convention for ACL columns).
             "acldefault" => PgType::TextArray,
-            "pg_get_triggerdef"
-            | "pg_get_ruledef"
-            | "pg_get_functiondef"
-            | "pg_get_function_result"
-            | "pg_get_function_arguments"
-            | "pg_get_function_identity_arguments" => PgType::Text,
-            // The catalogs these look in list nothing here (psql's \df, \do, \dF, \dAc).
-            "pg_operator_is_visible"
-            | "pg_opclass_is_visible"
-            | "pg_opfamily_is_visible"
-            | "pg_conversion_is_visible"
-            | "pg_ts_config_is_visible"
-            | "pg_ts_dict_is_visible"
-            | "pg_ts_parser_is_visible"
-            | "pg_ts_template_is_visible" => PgType::Bool,
+            n if OF_EMPTY_CATALOGS_TEXT.contains(&n) => PgType::Text,
+            n if OF_EMPTY_CATALOGS_BOOL.contains(&n) => PgType::Bool,
             "txid_current" => PgType::Int8,
             // A type's name called with one argument is a cast to it, where the cast exists
             // (PostgreSQL's function-style cast: `text(42)`, `int8('5')`, `float8(x)`).
@@ -10882,20 +10892,9 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             "pg_is_in_recovery" => Value::Bool(false),
             // No triggers, rules or functions of one's own exist to describe.
-            "pg_get_triggerdef"
-            | "pg_get_ruledef"
-            | "pg_get_functiondef"
-            | "pg_get_function_result"
-            | "pg_get_function_arguments"
-            | "pg_get_function_identity_arguments"
-            | "pg_operator_is_visible"
-            | "pg_opclass_is_visible"
-            | "pg_opfamily_is_visible"
-            | "pg_conversion_is_visible"
-            | "pg_ts_config_is_visible"
-            | "pg_ts_dict_is_visible"
-            | "pg_ts_parser_is_visible"
-            | "pg_ts_template_is_visible" => Value::Null,
+            n if OF_EMPTY_CATALOGS_TEXT.contains(&n) || OF_EMPTY_CATALOGS_BOOL.contains(&n) => {
+                Value::Null
+            }
             "acldefault" => match (a.first(), a.get(1)) {
                 (Some(kind), Some(Value::Int(owner))) if !kind.is_null() => {
                     let kind = match kind {

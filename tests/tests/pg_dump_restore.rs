@@ -64,6 +64,15 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
 print("RESULT", json.dumps(out, default=str))
 "#;
 
+/// Restores a plain-text dump with psql, stopping at the first error.
+fn restore(dsn: &str, dump: &str) {
+    let out = client(
+        "psql",
+        &["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-f", dump],
+    );
+    assert!(!out.contains("ERROR"), "{out}");
+}
+
 /// A dump's lines without those that differ between any two dumps of the same data: the
 /// `\restrict` key psql's restore checks, and the server version.
 fn comparable(dump: &str) -> Vec<&str> {
@@ -122,20 +131,7 @@ fn pg_dump_of_a_postgres_lake_restores_into_rocklake() {
 
     // RockLake's role is PostgreSQL's (`postgres`), so the dump's OWNER TO names it.
     let rl = Server::start(&catalog, "postgres", &[]).expect("rocklake");
-    let restored = client(
-        "psql",
-        &[
-            "-X",
-            "-q",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            &rl.dsn(),
-            "-f",
-            dump_path,
-        ],
-    );
-    assert!(!restored.contains("ERROR"), "{restored}");
+    restore(&rl.dsn(), dump_path);
 
     // pg_dump of RockLake: PostgreSQL's dump, line for line (but its one-off \\restrict key
     // and the server version it names).
@@ -155,19 +151,7 @@ fn pg_dump_of_a_postgres_lake_restores_into_rocklake() {
         &["-X", "-q", "-d", &pg.dsn(), "-c", "CREATE DATABASE lake2"],
     );
     let lake2 = pg.dsn().replace("dbname=lake", "dbname=lake2");
-    client(
-        "psql",
-        &[
-            "-X",
-            "-q",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            &lake2,
-            "-f",
-            back_path,
-        ],
-    );
+    restore(&lake2, back_path);
     assert_eq!(duckdb(CATALOG, &[&lake2]), duckdb(CATALOG, &[&pg.dsn()]));
 
     // The catalog itself: the same definitions, primary keys and rows.
