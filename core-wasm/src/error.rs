@@ -25,6 +25,8 @@ pub enum Notice {
     /// `DROP COLUMN IF EXISTS` of a column the table lacks.
     #[error("column \"{column}\" of relation \"{table}\" does not exist, skipping")]
     ColumnMissing { column: String, table: String },
+    #[error("constraint \"{constraint}\" of relation \"{table}\" does not exist, skipping")]
+    ConstraintMissing { constraint: String, table: String },
     /// `DROP SCHEMA … CASCADE` dropping the schema's tables (PostgreSQL's message names one, or
     /// counts several and lists them in the detail).
     #[error("{message}")]
@@ -52,9 +54,10 @@ impl Notice {
     /// The NoticeResponse: severity, SQLSTATE and message as PostgreSQL's.
     pub fn to_pg(&self) -> PgError {
         let (severity, code) = match self {
-            Notice::Missing { .. } | Notice::ColumnMissing { .. } | Notice::Cascade { .. } => {
-                ("NOTICE", "00000")
-            }
+            Notice::Missing { .. }
+            | Notice::ColumnMissing { .. }
+            | Notice::ConstraintMissing { .. }
+            | Notice::Cascade { .. } => ("NOTICE", "00000"),
             Notice::RelationExists { .. } => ("NOTICE", "42P07"),
             Notice::SchemaExists { .. } => ("NOTICE", "42P06"),
             Notice::ColumnExists { .. } => ("NOTICE", "42701"),

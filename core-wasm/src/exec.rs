@@ -3308,6 +3308,31 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 }
             }
             ast::AlterTableOperation::OwnerTo { new_owner } => check_new_owner(cx, new_owner)?,
+            // The primary key is the one named constraint a table has here: dropping it moves
+            // the rows back under row ids (its columns stay NOT NULL, as in PostgreSQL).
+            ast::AlterTableOperation::DropConstraint {
+                if_exists,
+                name: cname,
+                ..
+            } => {
+                let cname = crate::query::ident(cname);
+                if !table.primary_key.is_empty() && table.pkey_name == cname {
+                    table.primary_key.clear();
+                    rekey = true;
+                } else if *if_exists {
+                    cx.sess.notice(Notice::ConstraintMissing {
+                        constraint: cname,
+                        table: table.name.clone(),
+                    });
+                } else {
+                    return Err(SqlError::UndefinedObject {
+                        message: format!(
+                            "constraint \"{cname}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    });
+                }
+            }
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::PrimaryKey(p),
                 not_valid,
@@ -3724,6 +3749,8 @@ fn alter_pass(op: &ast::AlterTableOperation) -> u8 {
             _ => 10,
         },
         ast::AlterTableOperation::AddColumn { .. } => 4,
+        ast::AlterTableOperation::DropConstraint { .. } => 0,
+        ast::AlterTableOperation::AddConstraint { .. } => 6,
         _ => 10,
     }
 }

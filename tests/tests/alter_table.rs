@@ -344,6 +344,26 @@ for s in [
     "SELECT * FROM pk2 WHERE a = 1 AND b = 2",
     "CREATE TABLE pk3 (a int, PRIMARY KEY (b))",
     "CREATE TABLE pk3 (a int, PRIMARY KEY (a, a))",
+    # DROP CONSTRAINT of the primary key: the rows back under row ids, the columns NOT NULL.
+    "CREATE TABLE dc (a int PRIMARY KEY, b text)",
+    "INSERT INTO dc VALUES (1, 'x'), (2, 'y')",
+    "ALTER TABLE dc DROP CONSTRAINT nope",
+    "ALTER TABLE dc DROP CONSTRAINT IF EXISTS nope",
+    "ALTER TABLE dc DROP CONSTRAINT dc_pkey",
+    "SELECT conname FROM pg_constraint WHERE conrelid = 'dc'::regclass",
+    "SELECT column_name, is_nullable FROM information_schema.columns WHERE table_name = 'dc' ORDER BY 1",
+    "INSERT INTO dc VALUES (1, 'again')",
+    "SELECT * FROM dc ORDER BY a, b",
+    "ALTER TABLE dc ADD PRIMARY KEY (a)",
+    "DELETE FROM dc WHERE b = 'again'",
+    "ALTER TABLE dc ADD PRIMARY KEY (a)",
+    "ALTER TABLE dc DROP CONSTRAINT dc_pkey, ADD CONSTRAINT dc_b PRIMARY KEY (b)",
+    "SELECT conname, conkey FROM pg_constraint WHERE conrelid = 'dc'::regclass",
+    "SELECT * FROM dc WHERE b = 'y'",
+    "INSERT INTO dc VALUES (3, 'y')",
+    "ALTER TABLE IF EXISTS ONLY dc DROP CONSTRAINT IF EXISTS dc_b",
+    "ALTER TABLE IF EXISTS ONLY dc DROP CONSTRAINT IF EXISTS dc_b",
+    "DROP TABLE dc",
     # OWNER TO the one role (a no-op), another one.
     "ALTER TABLE pk1 OWNER TO postgres",
     "ALTER TABLE pk1 OWNER TO CURRENT_USER",
@@ -381,6 +401,8 @@ fn add_primary_key_and_owner_to_match_postgres() {
         "[[2,\"z\",3]]",
         "pk1_pkey1",
         "ALTER SCHEMA",
+        "constraint \\\"nope\\\" of relation \\\"dc\\\" does not exist",
+        "[[\"dc_b\",[2]]]",
     ] {
         assert!(text.contains(needle), "{needle} not reached: {text}");
     }

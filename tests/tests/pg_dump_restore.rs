@@ -3,7 +3,8 @@
 //! (`ALTER TABLE … OWNER TO`, `COPY … FROM stdin`, then `ALTER TABLE ONLY … ADD CONSTRAINT …
 //! PRIMARY KEY`, which moves the rows already there under their key). DuckDB then reads the
 //! same lake from RockLake, writes to it as it writes to PostgreSQL's, and everything stays
-//! after a restart. `pg_dump` of RockLake writes the same dump as of PostgreSQL (it reads
+//! after a restart; `pg_restore --clean` of a custom-format dump over it (DROP CONSTRAINT of
+//! each primary key first) too. `pg_dump` of RockLake writes the same dump as of PostgreSQL (it reads
 //! every catalog: pg_class, pg_attribute, pg_depend, pg_init_privs, pg_proc, …), and that dump
 //! restored into a new PostgreSQL database is the same lake again.
 
@@ -144,6 +145,26 @@ fn pg_dump_of_a_postgres_lake_restores_into_rocklake() {
         comparable(&text),
         "pg_dump of RockLake differs"
     );
+
+    // pg_restore of PostgreSQL's custom-format dump over it (`--clean --if-exists`: each
+    // primary key dropped, each table dropped and made again, two jobs at once): the same.
+    let custom = dir.path().join("lake.dump");
+    let custom_path = custom.to_str().expect("utf-8 path");
+    client("pg_dump", &["-Fc", "-d", &pg.dsn(), "-f", custom_path]);
+    client(
+        "pg_restore",
+        &[
+            "--clean",
+            "--if-exists",
+            "--exit-on-error",
+            "-j",
+            "2",
+            "-d",
+            &rl.dsn(),
+            custom_path,
+        ],
+    );
+    assert_eq!(duckdb(CATALOG, &[&rl.dsn()]), duckdb(CATALOG, &[&pg.dsn()]));
 
     // That dump into a new PostgreSQL database: the same lake once more.
     client(
