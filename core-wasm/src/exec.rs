@@ -1979,7 +1979,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         if pk.is_empty() {
             format!("{name}_pkey")
         } else {
-            primary_key_name(&rcx, &schema, &name, pk_name, &taken)?
+            primary_key_name(&rcx, &schema, &name, pk_name, &taken, None)?
         }
     };
     let id = cx.st.next_table_id;
@@ -2868,10 +2868,22 @@ fn lock_tables(cx: &mut Cx<'_>, l: &ast::Lock) -> Result<Output, SqlError> {
             [name] => crate::pgcatalog::is_virtual(None, name),
             _ => false,
         };
-        if !virtual_relation && find_table(cx, &parts)?.is_none() {
-            return Err(SqlError::UndefinedTable {
-                name: parts.last().cloned().unwrap_or_default(),
-            });
+        if virtual_relation {
+            continue;
+        }
+        match find_table(cx, &parts)? {
+            None => {
+                return Err(SqlError::UndefinedTable {
+                    name: parts.last().cloned().unwrap_or_default(),
+                })
+            }
+            Some(t) if t.sequence.is_some() => {
+                return Err(SqlError::WrongObjectTypeDetail {
+                    message: format!("cannot lock relation \"{}\"", t.name),
+                    detail: "This operation is not supported for sequences.".into(),
+                })
+            }
+            Some(_) => {}
         }
     }
     match &l.lock_mode {
@@ -2943,6 +2955,20 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     if t.sequence.is_some() {
         return alter_sequence_as_table(cx, &t, &at.operations);
     }
+    // OWNER TO alone changes nothing here: no new definition (which would make DuckDB reload
+    // the table and other writers' commits conflict).
+    let owner_only =
+        |op: &ast::AlterTableOperation| matches!(op, ast::AlterTableOperation::OwnerTo { .. });
+    if !at.operations.is_empty() && at.operations.iter().all(owner_only) {
+        for op in &at.operations {
+            if let ast::AlterTableOperation::OwnerTo { new_owner } = op {
+                check_new_owner(cx, new_owner)?;
+            }
+        }
+        return Ok(Output::Command {
+            tag: "ALTER TABLE".into(),
+        });
+    }
     cx.pending()?.uses_definition(&t);
     let mut table = (*t).clone();
     // Added columns with a default, to fill into the rows already there.
@@ -2956,8 +2982,10 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // `before_retype`.
     let mut retyped: Vec<(usize, BExpr)> = Vec::new();
     let mut before_retype: Option<Table> = None;
-    // ADD PRIMARY KEY: the rows move from their row ids to the new key.
+    // ADD PRIMARY KEY / DROP CONSTRAINT of the key: the rows move under their new key.
     let mut rekey = false;
+    // The key's name when this statement drops it: free for a key it adds.
+    let mut dropped_key_name: Option<String> = None;
     // PostgreSQL's grammar has RENAME only as the whole statement.
     let rename = |op: &ast::AlterTableOperation| {
         matches!(
@@ -3318,6 +3346,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 let cname = crate::query::ident(cname);
                 if !table.primary_key.is_empty() && table.pkey_name == cname {
                     table.primary_key.clear();
+                    dropped_key_name = Some(cname);
                     rekey = true;
                 } else if *if_exists {
                     cx.sess.notice(Notice::ConstraintMissing {
@@ -3359,16 +3388,20 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     }
                     key.push(i);
                 }
+                // NOT NULL, checked when the rows move (rekey_rows).
                 for &i in &key {
-                    if !table.columns[i].not_null {
-                        table.columns[i].not_null = true;
-                        validate_not_null.push(i);
-                    }
+                    table.columns[i].not_null = true;
                 }
                 let at = cx.read_point();
                 let given = p.name.as_ref().map(crate::query::ident);
-                table.pkey_name =
-                    primary_key_name(&cx.reader(at), &table.schema, &table.name, given, &[])?;
+                table.pkey_name = primary_key_name(
+                    &cx.reader(at),
+                    &table.schema,
+                    &table.name,
+                    given,
+                    &[],
+                    dropped_key_name.as_deref(),
+                )?;
                 table.primary_key = key;
                 rekey = true;
             }
@@ -3385,10 +3418,23 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     // definition) lose the dropped columns' values, keeping their keys, row ids and ctids.
     let rewrite = !(dropped.is_empty() && retyped.is_empty());
     let table_id = table.id;
-    if rekey {
+    // A changed key moves the rows last, once the statement's other changes (an added
+    // column's fill, which may be the new key) are in them under the old key.
+    let keyed = if rekey {
+        if rewrite {
+            return Err(SqlError::feature(
+                "changing the primary key together with DROP COLUMN or ALTER COLUMN TYPE",
+            ));
+        }
+        let mut keyed = table.clone();
         // A snapshot from before would look rows up by a key they are not stored under.
-        table.layout = crate::catalog::LAYOUT_THIS_COMMIT;
-    }
+        keyed.layout = crate::catalog::LAYOUT_THIS_COMMIT;
+        table.primary_key = t.primary_key.clone();
+        table.pkey_name = t.pkey_name.clone();
+        Some(keyed)
+    } else {
+        None
+    };
     if rewrite {
         table.layout = crate::catalog::LAYOUT_THIS_COMMIT;
         let rewritten = rewrite_rows(cx, &t, &dropped, before_retype.as_ref(), &retyped, &table)?;
@@ -3408,14 +3454,6 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
         }
     } else {
         cx.pending()?.put_table(Arc::new(table.clone()), false)?;
-    }
-    if rekey {
-        if rewrite {
-            return Err(SqlError::feature(
-                "ADD PRIMARY KEY together with DROP COLUMN or ALTER COLUMN TYPE",
-            ));
-        }
-        rekey_rows(cx, &t, &table)?;
     }
     // A column filled with its default below is checked by the fill (its NOT NULL).
     validate_not_null.retain(|i| {
@@ -3457,6 +3495,10 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 sets.join(", ")
             ),
         )?;
+    }
+    if let Some(keyed) = keyed {
+        rekey_rows(cx, &table, &keyed)?;
+        cx.pending()?.put_table(Arc::new(keyed), false)?;
     }
     if rewrite || filled || rekey || !validate_not_null.is_empty() {
         let at = cx.read_point();
@@ -3684,8 +3726,11 @@ fn primary_key_name(
     table: &str,
     given: Option<String>,
     taken: &[String],
+    freed: Option<&str>,
 ) -> Result<String, SqlError> {
-    let used = |n: &String| relation_name_taken(rcx, schema, n) || taken.contains(n);
+    let used = |n: &String| {
+        freed != Some(n.as_str()) && relation_name_taken(rcx, schema, n) || taken.contains(n)
+    };
     if let Some(n) = given {
         if used(&n) {
             return Err(SqlError::DuplicateTable { name: n });
@@ -3717,11 +3762,17 @@ fn key_column_name(col: &ast::IndexColumn) -> Result<String, SqlError> {
 
 /// A primary key's index options: RockLake's key is the row order itself, checked at once.
 fn refuse_key_options(p: &ast::PrimaryKeyConstraint) -> Result<(), SqlError> {
+    // NOT DEFERRABLE and INITIALLY IMMEDIATE restate what every key is.
+    let deferred = p.characteristics.as_ref().is_some_and(|c| {
+        c.deferrable == Some(true)
+            || c.initially == Some(ast::DeferrableInitial::Deferred)
+            || c.enforced == Some(false)
+    });
     if !p.include.is_empty()
         || p.index_type.is_some()
         || p.index_name.is_some()
         || !p.index_options.is_empty()
-        || p.characteristics.is_some()
+        || deferred
     {
         return Err(SqlError::feature(
             "PRIMARY KEY with INCLUDE, USING, WITH or DEFERRABLE",

@@ -85,8 +85,7 @@ pub fn execute(
     name: &ast::ObjectName,
     values: &[ast::Expr],
 ) -> Result<Step, SqlError> {
-    let name = name.to_string();
-    let name = crate::query::ident(&ast::Ident::new(name.trim_matches('"')));
+    let name = crate::query::object_name(name).pop().unwrap_or_default();
     let Some(p) = cx.sess.prepared.0.get(&name).cloned() else {
         return Err(SqlError::UndefinedPreparedStatement { name });
     };

@@ -1268,7 +1268,6 @@ fn fit_integer(i: i128, to: PgType) -> Result<Value, SqlError> {
         .map_err(|_| SqlError::IntegerOutOfRange { type_name })
 }
 
-/// Converts a value to another type (CAST / assignment).
 /// Functions over the objects of catalogs RockLake keeps empty (triggers, rules, functions,
 /// operators, …: decision 0030), which psql and pg_dump call: they bind, and would answer NULL
 /// for an OID that names nothing, as PostgreSQL's do.
@@ -1292,6 +1291,7 @@ const OF_EMPTY_CATALOGS_BOOL: &[&str] = &[
     "pg_ts_template_is_visible",
 ];
 
+/// Converts a value to another type (CAST / assignment).
 pub fn cast_value(v: Value, to: PgType) -> Result<Value, SqlError> {
     if v.is_null() {
         return Ok(Value::Null);
@@ -1499,12 +1499,17 @@ fn set_function_rows(
                 _ => None,
             })
             .collect()),
-        // Arrays have one dimension here, subscripts from 1: dimension 1's, or none.
+        // Arrays have one dimension here, subscripts from 1 (an int2vector's from 0, bound as
+        // a fourth argument): dimension 1's, or none.
         ("generate_subscripts", [Value::Array(items), Value::Int(dim), rest @ ..]) => {
             if *dim != 1 {
                 return Ok(vec![]);
             }
-            let mut subscripts: Vec<Vec<Value>> = (1..=items.len() as i64)
+            let lower = match rest.get(1) {
+                Some(Value::Int(l)) => *l,
+                _ => 1,
+            };
+            let mut subscripts: Vec<Vec<Value>> = (lower..lower + items.len() as i64)
                 .map(|i| vec![Value::Int(i)])
                 .collect();
             if matches!(rest.first(), Some(Value::Bool(true))) {
@@ -1824,6 +1829,12 @@ fn set_function_type(
             }
             if let Some(r) = it.next() {
                 bound.push(coerce_expr(r, PgType::Bool)?);
+            }
+            if *a == PgType::Int2Vector {
+                if bound.len() < 3 {
+                    bound.push(BExpr::Const(Value::Bool(false)));
+                }
+                bound.push(BExpr::Const(Value::Int(0)));
             }
             *args = bound;
             Ok(PgType::Int4)
@@ -6310,10 +6321,17 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             bargs
         };
-        let (ty, bargs) = match nullif_first {
+        let (ty, mut bargs) = match nullif_first {
             Some(first) => (types[0], bargs.into_iter().chain([first]).collect()),
             None => (ty, bargs),
         };
+        // An int2vector's subscripts start at 0: its lower bound as a third argument.
+        if matches!(name.as_str(), "array_lower" | "array_upper")
+            && types.first() == Some(&PgType::Int2Vector)
+            && bargs.len() == 2
+        {
+            bargs.push(BExpr::Const(Value::Int(0)));
+        }
         let narrow = name == "abs";
         let call = BExpr::Func(name, bargs);
         Ok((
@@ -6820,6 +6838,9 @@ fn bind_array_function(
             "array_dims" => PgType::Text,
             _ => ty,
         };
+        if name == "array_dims" && types.first() == Some(&PgType::Int2Vector) {
+            args.push(BExpr::Const(Value::Int(0)));
+        }
         Ok((BExpr::Func(name.to_string(), std::mem::take(args)), out))
     })())
 }
@@ -10561,12 +10582,17 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
+            // A third argument is the lower bound when it is not 1 (0: an int2vector's).
             "array_upper" | "array_lower" => match (a.first(), a.get(1)) {
                 (Some(Value::Array(items)), Some(Value::Int(1))) if !items.is_empty() => {
+                    let lower = match a.get(2) {
+                        Some(Value::Int(l)) => *l,
+                        _ => 1,
+                    };
                     Value::Int(if name == "array_upper" {
-                        items.len() as i64
+                        lower + items.len() as i64 - 1
                     } else {
-                        1
+                        lower
                     })
                 }
                 _ => Value::Null,
@@ -10669,7 +10695,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "array_dims" => match a.first() {
-                Some(Value::Array(x)) if !x.is_empty() => Value::text(format!("[1:{}]", x.len())),
+                Some(Value::Array(x)) if !x.is_empty() => {
+                    let lower = match a.get(1) {
+                        Some(Value::Int(l)) => *l,
+                        _ => 1,
+                    };
+                    Value::text(format!("[{lower}:{}]", lower + x.len() as i64 - 1))
+                }
                 _ => Value::Null,
             },
             "array_cat" => match (a.first(), a.get(1)) {

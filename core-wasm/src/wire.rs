@@ -151,7 +151,9 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
             out.extend_from_slice(&(i32::from(items.iter().any(Value::is_null))).to_be_bytes());
             out.extend_from_slice(&elem.oid().to_be_bytes());
             out.extend_from_slice(&(items.len() as i32).to_be_bytes());
-            out.extend_from_slice(&1i32.to_be_bytes());
+            // The lower bound: an int2vector's subscripts start at 0 (`int2vectorsend`).
+            let lower: i32 = if ty == PgType::Int2Vector { 0 } else { 1 };
+            out.extend_from_slice(&lower.to_be_bytes());
             for it in items.iter() {
                 if it.is_null() {
                     out.extend_from_slice(&(-1i32).to_be_bytes());

@@ -22,6 +22,15 @@ fn unsupported_clauses_are_refused_and_change_nothing() {
         ("CREATE TABLE c3 (a INT) PARTITION BY RANGE (a)", "0A000"),
         ("CREATE TABLE c4 (a INT) WITH (fillfactor = 70)", "0A000"),
         ("CREATE TABLE c5 (a INT) TABLESPACE other", "0A000"),
+        (
+            "CREATE TABLE c6 (a INT, PRIMARY KEY (a) DEFERRABLE)",
+            "0A000",
+        ),
+        ("ALTER TABLE r ADD PRIMARY KEY (a) INCLUDE (b)", "0A000"),
+        (
+            "ALTER TABLE r ADD PRIMARY KEY (a) INITIALLY DEFERRED",
+            "0A000",
+        ),
         ("CREATE TABLE c6 (a INT) ON COMMIT DELETE ROWS", "42P16"),
         // Making an existing column an identity column is not done here (ADD COLUMN of an
         // identity or serial column is).

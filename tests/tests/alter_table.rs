@@ -364,6 +364,18 @@ for s in [
     "ALTER TABLE IF EXISTS ONLY dc DROP CONSTRAINT IF EXISTS dc_b",
     "ALTER TABLE IF EXISTS ONLY dc DROP CONSTRAINT IF EXISTS dc_b",
     "DROP TABLE dc",
+    # A key over a column added in the same statement; a key's name freed by its drop;
+    # NOT DEFERRABLE restating the default.
+    "CREATE TABLE pk6 (x text)",
+    "INSERT INTO pk6 VALUES ('a'), ('b')",
+    "ALTER TABLE pk6 ADD COLUMN id serial, ADD PRIMARY KEY (id)",
+    "SELECT id, x FROM pk6 ORDER BY id",
+    "ALTER TABLE pk6 ADD COLUMN n int NOT NULL DEFAULT 0, DROP CONSTRAINT pk6_pkey, ADD PRIMARY KEY (x, n)",
+    "SELECT conname, conkey FROM pg_constraint WHERE conrelid = 'pk6'::regclass",
+    "SELECT * FROM pk6 WHERE x = 'b' AND n = 0",
+    "DROP TABLE pk6",
+    "CREATE TABLE pk7 (a int, PRIMARY KEY (a) NOT DEFERRABLE INITIALLY IMMEDIATE)",
+    "DROP TABLE pk7",
     # OWNER TO the one role (a no-op), another one.
     "ALTER TABLE pk1 OWNER TO postgres",
     "ALTER TABLE pk1 OWNER TO CURRENT_USER",
@@ -378,6 +390,11 @@ for s in [
     "SELECT tableowner FROM pg_tables WHERE tablename = 'pk1'",
 ]:
     run(s)
+# OWNER TO its owner writes nothing: pg_class.xmin stays.
+xmin = lambda: c.execute("SELECT xmin::text FROM pg_class WHERE relname = 'pk1'").fetchone()[0]
+before = xmin()
+run("ALTER TABLE pk1 OWNER TO postgres")
+out.append(["owner to keeps xmin", xmin() == before])
 for s in ["DROP TABLE pk1, pk2, pk1_pkey", "DROP SEQUENCE sq1"]:
     run(s)
 print("RESULT", json.dumps(out, default=str))
@@ -403,6 +420,8 @@ fn add_primary_key_and_owner_to_match_postgres() {
         "ALTER SCHEMA",
         "constraint \\\"nope\\\" of relation \\\"dc\\\" does not exist",
         "[[\"dc_b\",[2]]]",
+        "[[\"pk6_pkey\",[1,3]]]",
+        "[\"owner to keeps xmin\",true]",
     ] {
         assert!(text.contains(needle), "{needle} not reached: {text}");
     }

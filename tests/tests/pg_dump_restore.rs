@@ -291,6 +291,11 @@ for s in [
     "SELECT typname[0], typname[1], typname[100] FROM pg_type WHERE typname = '_int4'",
     "CREATE TABLE pk (x int, y int, PRIMARY KEY (y, x))",
     "SELECT indkey, indkey[0], indkey[1], indkey::text FROM pg_index WHERE indrelid = 'pk'::regclass",
+    "SELECT array_lower(indkey, 1), array_upper(indkey, 1), array_dims(indkey) FROM pg_index WHERE indrelid = 'pk'::regclass",
+    "SELECT s, indkey[s] FROM pg_index, generate_subscripts(indkey, 1) s WHERE indrelid = 'pk'::regclass ORDER BY s",
+    "CREATE SEQUENCE lsq", "BEGIN", "LOCK lsq IN ACCESS SHARE MODE", "ROLLBACK", "DROP SEQUENCE lsq",
+    "PREPARE \"Mixed\" AS SELECT 1", "EXECUTE \"Mixed\"", "EXECUTE mixed", "DEALLOCATE \"Mixed\"",
+    "PREPARE q7 AS SELECT 7", "BEGIN", "SELECT 1/0", "DEALLOCATE ALL", "ROLLBACK", "EXECUTE q7",
     "SELECT option_name, option_value FROM pg_options_to_table('{a=1,b=x=y,c}')",
     "DROP TABLE pp, pk",
 ]:
@@ -311,6 +316,9 @@ fn tool_statements_match_postgres() {
         "standard public schema",
         "bthandler",
         "\"2 1\"",
+        "[0:1]",
+        "cannot lock relation",
+        "[[7]]",
     ] {
         assert!(text.contains(needle), "{needle} not reached: {text}");
     }

@@ -975,11 +975,8 @@ impl<B: Backend> Conn<B> {
             Ok(s) => s,
             Err(e) => return self.simple_error(e).await,
         };
-        if let Some(done) = self.deallocate(&sql) {
-            match done {
-                Ok(tag) => self.out.command_complete(tag),
-                Err(e) => return self.simple_error(e).await,
-            }
+        if let Some(tag) = self.deallocate(&sql) {
+            self.out.command_complete(tag);
             self.out.ready(self.status);
             return self.flush().await;
         }
@@ -1010,13 +1007,17 @@ impl<B: Backend> Conn<B> {
     /// prepared: those live in the connection. `None` when `sql` is something else, or
     /// names a statement SQL's PREPARE made (the core's, which answers for it, 26000 when it
     /// has none either); `DEALLOCATE ALL` forgets the connection's and goes on to the core.
-    fn deallocate(&mut self, sql: &str) -> Option<Result<&'static str, PgError>> {
+    /// In a failed transaction block the core answers (25P02) and nothing is forgotten.
+    fn deallocate(&mut self, sql: &str) -> Option<&'static str> {
+        if self.status == TxnStatus::Failed {
+            return None;
+        }
         match deallocate_target(sql)? {
             None => {
                 self.statements.clear();
                 None
             }
-            Some(name) if self.statements.remove(&name).is_some() => Some(Ok("DEALLOCATE")),
+            Some(name) if self.statements.remove(&name).is_some() => Some("DEALLOCATE"),
             Some(_) => None,
         }
     }
@@ -1558,12 +1559,9 @@ impl<B: Backend> Conn<B> {
                 return Ok(());
             }
         };
-        if let Some(done) = self.deallocate(&sql) {
+        if let Some(tag) = self.deallocate(&sql) {
             self.portals.remove(name);
-            match done {
-                Ok(tag) => self.out.command_complete(tag),
-                Err(e) => self.ext_error(e),
-            }
+            self.out.command_complete(tag);
             return Ok(());
         }
         let backend = self.backend.clone();
