@@ -2434,7 +2434,10 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<
             0,
         )
     };
-    for r in RELATIONS.iter().filter(|r| want(r.rowtype, "", r.name)) {
+    for r in RELATIONS
+        .iter()
+        .filter(|r| listed(r) && want(r.rowtype, "", r.name))
+    {
         out.push(composite(
             r.rowtype,
             r.name,
@@ -2572,7 +2575,7 @@ type Want<'a> = &'a dyn Fn(u32, &'static str, &str) -> bool;
 
 fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
-    for r in RELATIONS {
+    for r in RELATIONS.iter().filter(|r| listed(r)) {
         if !want(r.oid, "", r.name) {
             continue;
         }
@@ -2715,7 +2718,7 @@ fn attribute_row(
 
 fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
-    for r in RELATIONS {
+    for r in RELATIONS.iter().filter(|r| listed(r)) {
         if !want(r.oid, "", r.name) {
             continue;
         }
@@ -3059,7 +3062,7 @@ fn tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     let u = view.user;
     let mut rows: Vec<Vec<Value>> = RELATIONS
         .iter()
-        .filter(|r| r.kind == 'r')
+        .filter(|r| r.kind == 'r' && listed(r))
         .map(|r| {
             let space = if r.shared { t("pg_global") } else { NULL };
             vec![
@@ -3093,7 +3096,7 @@ fn views_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     // RockLake has no user views; the virtual system views are listed without a definition.
     RELATIONS
         .iter()
-        .filter(|r| r.kind == 'v')
+        .filter(|r| r.kind == 'v' && listed(r))
         .map(|r| vec![t(r.schema), t(r.name), t(view.user), NULL])
         .collect()
 }
@@ -3210,6 +3213,14 @@ pub const SCHEMA_COMMENTS: &[(u32, &str)] = &[
     (99, "reserved schema for TOAST tables"),
     (2200, "standard public schema"),
 ];
+
+/// Whether the relation is listed in `pg_class`, `pg_attribute`, `pg_type`, `pg_tables`,
+/// `pg_views` and information_schema. The catalogs RockLake keeps empty are not (decision
+/// 0030): DuckDB's ATTACH reads the columns of every listed relation, and listing them made
+/// it ~10 ms slower. They are there for the queries that name them.
+fn listed(r: &RelInfo) -> bool {
+    !matches!(r.rel, Which::Empty)
+}
 
 /// Whether `name` is one of PostgreSQL 15's predefined roles, which `pg_roles` lists.
 pub fn predefined_role(name: &str) -> bool {
@@ -3514,6 +3525,7 @@ fn is_tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     };
     let mut rows: Vec<Vec<Value>> = RELATIONS
         .iter()
+        .filter(|r| listed(r))
         .map(|r| row(r.schema, r.name, r.kind == 'v'))
         .collect();
     rows.extend(tables_only(view).map(|tb| row(&tb.schema, &tb.name, false)));
@@ -3723,7 +3735,7 @@ fn is_column_row(
 
 fn is_columns_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
-    for r in RELATIONS {
+    for r in RELATIONS.iter().filter(|r| listed(r)) {
         let mut fixed_prefix = r.kind == 'r';
         for (i, (name, ty)) in r.cols.iter().enumerate() {
             fixed_prefix = fixed_prefix && ty.typlen() > 0;
@@ -4203,6 +4215,22 @@ mod tests {
             .iter()
             .filter(|r| txt(vt, r, name).as_deref() == Some(value))
             .collect()
+    }
+
+    /// The catalogs kept empty are not listed (DuckDB's ATTACH reads every listed relation's
+    /// columns), yet can be read by name.
+    #[test]
+    fn empty_catalogs_are_readable_but_not_listed() {
+        let f = fixture();
+        let class = get(None, "pg_class", &f);
+        assert!(rows_where(&class, "relname", "pg_proc").is_empty());
+        assert_eq!(rows_where(&class, "relname", "pg_class").len(), 1);
+        let tables = get(None, "pg_tables", &f);
+        assert!(rows_where(&tables, "tablename", "pg_trigger").is_empty());
+        let proc_ = get(None, "pg_proc", &f);
+        assert!(proc_.rows.is_empty());
+        assert!(proc_.columns.iter().any(|c| c.name == "proname"));
+        assert_eq!(relation_of(1255), Some(("pg_catalog", "pg_proc")));
     }
 
     /// Every relation: rows as wide as the column list, and every value of its column's type.

@@ -285,7 +285,7 @@ for s in [
     "SELECT objoid::regnamespace, privtype, initprivs FROM pg_init_privs WHERE classoid = 'pg_namespace'::regclass ORDER BY 1",
     "SELECT count(*) FROM pg_proc WHERE pronamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)",
     "SELECT count(*) FROM pg_trigger", "SELECT count(*) FROM pg_rewrite WHERE ev_class >= 16384",
-    "SELECT relname, relkind FROM pg_class WHERE oid IN ('pg_proc'::regclass, 'pg_trigger'::regclass, 'pg_seclabels'::regclass) ORDER BY 1",
+    "SELECT 'pg_proc'::regclass::oid, 'pg_trigger'::regclass::oid, 'pg_catalog.pg_seclabels'::regclass",
     "SELECT amname, amhandler, amhandler::oid FROM pg_am ORDER BY oid",
     "SELECT 'bthandler'::regproc, 330::regproc, 0::regproc, 'nosuch'::regproc",
     "SELECT typname[0], typname[1], typname[100] FROM pg_type WHERE typname = '_int4'",
