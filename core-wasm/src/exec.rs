@@ -3539,20 +3539,11 @@ fn rekey_rows(cx: &mut Cx<'_>, t: &Table, keyed: &Table) -> Result<(), SqlError>
     }
     if let Some(key) = duplicate {
         let row = moved.get(&key).and_then(|&i| rows.get(i)).map(|r| &r.1);
-        let SqlError::UniqueViolation {
-            schema,
-            table,
-            detail,
-            ..
-        } = unique_violation(keyed, row)
-        else {
-            return Err(SqlError::internal("unique_violation"));
-        };
         return Err(SqlError::UniqueIndexDuplicates {
             index: keyed.pkey_name.clone(),
-            schema,
-            table,
-            detail: detail.replace(" already exists.", " is duplicated."),
+            schema: keyed.schema.clone(),
+            table: keyed.name.clone(),
+            detail: format!("Key {} is duplicated.", key_text(keyed, row)),
         });
     }
     if let Some(c) = first_null {
@@ -3815,6 +3806,16 @@ pub fn datum_is_null(row: &pb::Row, i: usize) -> bool {
 // ------------------------------------------------------------------ DML
 
 pub fn unique_violation(t: &Table, row: Option<&pb::Row>) -> SqlError {
+    SqlError::UniqueViolation {
+        constraint: t.pkey_name.clone(),
+        schema: t.schema.clone(),
+        table: t.name.clone(),
+        detail: format!("Key {} already exists.", key_text(t, row)),
+    }
+}
+
+/// A row's primary key as PostgreSQL's unique-index details write it: `(a, b)=(1, x)`.
+fn key_text(t: &Table, row: Option<&pb::Row>) -> String {
     // Named as PostgreSQL's detail names them: quoted where the name needs it.
     let names: Vec<String> = t
         .primary_key
@@ -3835,16 +3836,7 @@ pub fn unique_violation(t: &Table, row: Option<&pb::Row>) -> SqlError {
             .collect(),
         None => vec![],
     };
-    SqlError::UniqueViolation {
-        constraint: t.pkey_name.clone(),
-        schema: t.schema.clone(),
-        table: t.name.clone(),
-        detail: format!(
-            "Key ({})=({}) already exists.",
-            names.join(", "),
-            vals.join(", ")
-        ),
-    }
+    format!("({})=({})", names.join(", "), vals.join(", "))
 }
 
 /// The logical key a stored row lives under: its primary key, or its row id.

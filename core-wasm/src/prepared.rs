@@ -63,12 +63,12 @@ pub fn prepare(
     let oids: Vec<u32> = types.iter().map(|t| t.oid()).collect();
     let described = crate::exec::describe(cx, &crate::params::for_describe(&sql, &oids))?;
     // Parameters past the declared ones take the types their context gives them.
-    for (i, oid) in described.param_types.iter().enumerate().skip(types.len()) {
-        let ty = crate::types::type_by_oid(*oid).unwrap_or(PgType::Text);
-        if i >= types.len() {
-            types.push(ty);
-        }
-    }
+    let inferred: Vec<PgType> = described.param_types
+        [types.len().min(described.param_types.len())..]
+        .iter()
+        .map(|oid| crate::types::type_by_oid(*oid).unwrap_or(PgType::Text))
+        .collect();
+    types.extend(inferred);
     let count = crate::params::numbers(&sql).into_iter().max().unwrap_or(0);
     while types.len() < count {
         types.push(PgType::Text);
