@@ -222,7 +222,7 @@ pub enum SqlError {
     #[error("{message}")]
     RequiredByColumn { message: String, hint: String },
     /// A sequence reached its MAXVALUE / MINVALUE without CYCLE: raise the bound
-    /// (ALTER SEQUENCE is not supported here: `setval` or a new sequence).
+    /// (`ALTER SEQUENCE … MAXVALUE`) or make it cycle.
     #[error("{message}")]
     SequenceLimit { message: String },
     /// An object not in the state the call needs (55000): `currval` / `lastval` before this
@@ -390,6 +390,9 @@ pub enum SqlError {
     /// the statement.
     #[error("{message}")]
     UnsupportedByPostgres { message: String },
+    /// The same, with PostgreSQL's detail (what the object is tied to).
+    #[error("{message}")]
+    UnsupportedByPostgresDetail { message: String, detail: String },
     /// A window function where none is allowed, nested, or with an impossible frame: fix the
     /// statement.
     #[error("{message}")]
@@ -655,6 +658,7 @@ impl SqlError {
             SqlError::FeatureNotSupported { .. }
             | SqlError::FeatureNotSupportedHint { .. }
             | SqlError::UnsupportedByPostgres { .. }
+            | SqlError::UnsupportedByPostgresDetail { .. }
             | SqlError::SetReturningMisplaced { .. } => "0A000",
             SqlError::InvalidRecursion { .. } => "42P19",
             SqlError::MathDomain { code, .. } => code,
@@ -746,7 +750,10 @@ impl SqlError {
                 }
                 e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
             }
-            SqlError::ReservedName { detail, .. } => e.detail = Some(detail.clone()),
+            SqlError::ReservedName { detail, .. }
+            | SqlError::UnsupportedByPostgresDetail { detail, .. } => {
+                e.detail = Some(detail.clone())
+            }
             SqlError::RequiredByColumn { hint, .. }
             | SqlError::FeatureNotSupportedHint { hint, .. } => e.hint = Some(hint.clone()),
             SqlError::GeneratedAlways { detail, hint, .. } => {

@@ -32,7 +32,7 @@ pub const MAX_STATEMENT_BYTES: usize = 64 * 1024 * 1024;
 /// PostgreSQL's MaxHeapTuplesPerPage for 8 KiB pages: tuple numbers map to ctids like heap slots.
 const TUPLES_PER_PAGE: u64 = 291;
 /// Nesting deeper than this is refused (stack safety in the recursive binder).
-const MAX_NESTING: usize = 200;
+pub(crate) const MAX_NESTING: usize = 200;
 
 pub struct Cx<'a> {
     pub kv: &'a dyn KvRead,
@@ -88,6 +88,10 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
                 p.next_token();
             }
             crate::cursor::parse_fetch(&mut p, is_move, syntax)?
+        } else if crate::seqparse::at_alter_sequence(&p) {
+            crate::seqparse::parse_alter_sequence(&mut p, syntax)?
+        } else if let Some(stmt) = crate::seqparse::parse_with_sequence_names(&mut p, syntax)? {
+            stmt
         } else {
             p.parse_statement().map_err(syntax)?
         };
@@ -248,21 +252,6 @@ fn syntax_error(raw: &str, sql: &str) -> SqlError {
     } else {
         (syntax_message(raw), None)
     };
-    // sqlparser has no ALTER SEQUENCE: say so, and what serves instead, rather than a syntax
-    // error at a statement PostgreSQL takes.
-    let before = at
-        .and_then(|at| crate::errpos::char_position(sql, at))
-        .map(|p| sql.chars().take(p as usize - 1).collect::<String>());
-    if message.eq_ignore_ascii_case("syntax error at or near \"sequence\"")
-        && before.is_some_and(|b| b.trim_end().to_ascii_lowercase().ends_with("alter"))
-    {
-        return SqlError::FeatureNotSupportedHint {
-            what: "ALTER SEQUENCE".into(),
-            hint: "Set a sequence's value with setval(); for other options drop the sequence \
-                   and create it again."
-                .into(),
-        };
-    }
     let e = SqlError::Syntax { message };
     if let Some(spot) = spot {
         crate::errpos::note_parse(&e, spot);
@@ -958,6 +947,9 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             cascade,
             ..
         } => drop_schemas(cx, names, *if_exists, *cascade)?,
+        Statement::AlterTable(at) if crate::seqparse::is_alter_sequence(at) => {
+            alter_sequence(cx, at)?
+        }
         Statement::AlterTable(at) => alter_table(cx, at)?,
         Statement::AlterSchema(a) => alter_schema(cx, a)?,
         Statement::Lock(l) => lock_tables(cx, l)?,
@@ -1845,7 +1837,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     let mut pk: Vec<usize> = Vec::new();
     let mut pk_name: Option<String> = None;
     // The sequences of serial and identity columns: (column, definition, identity's ALWAYS).
-    let mut owned_sequences: Vec<(usize, SequenceDef, Option<bool>)> = Vec::new();
+    let mut owned_sequences: Vec<(usize, PlannedSequence)> = Vec::new();
     for (i, cd) in ct.columns.iter().enumerate() {
         let cname =
             crate::query::object_name(&ast::ObjectName::from(vec![cd.name.clone()])).concat();
@@ -1919,8 +1911,11 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             }
         }
         match column_sequence(&mut col, serial.is_some(), identity, &name)? {
-            Some((def, always)) => owned_sequences.push((i, def, always)),
-            None => check_default(cx, &col)?,
+            Some(planned) => owned_sequences.push((i, planned)),
+            None => {
+                check_default(cx, &col)?;
+                bind_sequence_default(cx, &mut col)?;
+            }
         }
         columns.push(col);
     }
@@ -1957,13 +1952,20 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     // PostgreSQL's choice (`t_pkey`, else `t_pkey1`, `t_pkey2`, … past names taken in the
     // schema).
     let mut sequence_names: Vec<String> = Vec::new();
+    for (ci, planned) in &owned_sequences {
+        let n = match &planned.name {
+            Some(given) => named_sequence(cx, given, (&schema, &name), &sequence_names)?,
+            None => {
+                let at = cx.read_point();
+                let rcx = cx.reader(at);
+                sequence_name(&rcx, &schema, &name, &columns[*ci].name, &sequence_names)
+            }
+        };
+        sequence_names.push(n);
+    }
     let pkey_name = {
         let at = cx.read_point();
         let rcx = cx.reader(at);
-        for (ci, _, _) in &owned_sequences {
-            let n = sequence_name(&rcx, &schema, &name, &columns[*ci].name, &sequence_names);
-            sequence_names.push(n);
-        }
         if relation_name_taken(&rcx, &schema, &name) {
             drop(rcx);
             if ct.if_not_exists {
@@ -1986,8 +1988,15 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     cx.st.next_table_id += 1;
     // The sequences first, as PostgreSQL creates them (their OIDs come before the table's).
     let mut sequences = Vec::with_capacity(owned_sequences.len());
-    for ((ci, def, always), seq_name) in owned_sequences.into_iter().zip(sequence_names) {
-        let seq = link_sequence(cx, (&schema, id), &seq_name, &mut columns[ci], def, always);
+    for ((ci, planned), seq_name) in owned_sequences.into_iter().zip(sequence_names) {
+        let seq = link_sequence(
+            cx,
+            (&schema, id),
+            &seq_name,
+            &mut columns[ci],
+            planned.def,
+            planned.always,
+        );
         sequences.push(seq);
     }
     let oid = cx.st.next_oid;
@@ -2022,6 +2031,39 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     })
 }
 
+/// A column's sequence to be: its definition, the identity's ALWAYS (`None`: serial), and the
+/// name `SEQUENCE NAME` gave it.
+struct PlannedSequence {
+    def: SequenceDef,
+    always: Option<bool>,
+    name: Option<ast::ObjectName>,
+}
+
+/// The name `SEQUENCE NAME` gives a column's sequence, checked as PostgreSQL does when it
+/// creates the sequence and then makes the column own it: the schema exists, the name is free
+/// (`chosen`: names this statement takes), and the schema is the table's.
+fn named_sequence(
+    cx: &mut Cx<'_>,
+    name: &ast::ObjectName,
+    (table_schema, table): (&str, &str),
+    chosen: &[String],
+) -> Result<String, SqlError> {
+    let (schema, rel) = qualified(cx, &object_name(name))?;
+    if !schema_exists(cx, &schema) {
+        return Err(SqlError::UndefinedSchema { name: schema });
+    }
+    let at = cx.read_point();
+    if relation_name_taken(&cx.reader(at), &schema, &rel) || chosen.contains(&rel) || rel == table {
+        return Err(SqlError::DuplicateTable { name: rel });
+    }
+    if schema != table_schema {
+        return Err(SqlError::UndefinedTable {
+            name: format!("{schema}.{table}"),
+        });
+    }
+    Ok(rel)
+}
+
 /// The sequence a serial column (`serial`) or an identity column (`identity`: ALWAYS, and its
 /// options) needs, after PostgreSQL's checks, with the column made NOT NULL; `None` for
 /// another column. The caller names, owns and links it.
@@ -2030,7 +2072,7 @@ fn column_sequence(
     serial: bool,
     identity: Option<(bool, &[ast::SequenceOptions])>,
     table: &str,
-) -> Result<Option<(SequenceDef, Option<bool>)>, SqlError> {
+) -> Result<Option<PlannedSequence>, SqlError> {
     let planned = match identity {
         Some((always, options)) => {
             if serial || col.default_sql.is_some() {
@@ -2046,13 +2088,76 @@ fn column_sequence(
                     message: "identity column type must be smallint, integer, or bigint".into(),
                 });
             }
-            (crate::sequence::define(options, col.ty)?.0, Some(always))
+            let (options, name) = crate::seqparse::identity_sequence_name(options);
+            PlannedSequence {
+                def: crate::sequence::define(&options, col.ty)?.0,
+                always: Some(always),
+                name: name.cloned(),
+            }
         }
-        None if serial => (crate::sequence::define(&[], col.ty)?.0, None),
+        None if serial => PlannedSequence {
+            def: crate::sequence::define(&[], col.ty)?.0,
+            always: None,
+            name: None,
+        },
         None => return Ok(None),
     };
     col.not_null = true;
     Ok(Some(planned))
+}
+
+/// A default that is just `nextval('s')` or `nextval('s'::regclass)` (what pg_dump writes for
+/// a serial column) draws from that sequence by its id, as PostgreSQL's default holds the
+/// sequence's OID: it shows the sequence's current name, follows a rename, and gives
+/// `pg_depend` its row. Another expression naming a sequence keeps the name as text.
+fn bind_sequence_default(cx: &mut Cx<'_>, col: &mut Column) -> Result<(), SqlError> {
+    let Some(sql) = col.default_sql.as_deref().filter(|d| d.contains("nextval")) else {
+        return Ok(());
+    };
+    let e = parse_default(sql)?;
+    let ast::Expr::Function(f) = &e else {
+        return Ok(());
+    };
+    let fname = object_name(&f.name);
+    let is_nextval = match fname.as_slice() {
+        [n] => n == "nextval",
+        [s, n] => s == "pg_catalog" && n == "nextval",
+        _ => false,
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Ok(());
+    };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
+        return Ok(());
+    };
+    let literal = match arg {
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } if data_type.to_string().eq_ignore_ascii_case("regclass") => expr.as_ref(),
+        other => other,
+    };
+    let ast::Expr::Value(v) = literal else {
+        return Ok(());
+    };
+    let ast::Value::SingleQuotedString(name) = &v.value else {
+        return Ok(());
+    };
+    if !is_nextval || f.filter.is_some() || f.over.is_some() || !list.clauses.is_empty() {
+        return Ok(());
+    }
+    let Some((schema, rel)) = crate::query::name_parts(name).and_then(|p| split_name(&p).ok())
+    else {
+        return Ok(());
+    };
+    let seq = {
+        let at = cx.read_point();
+        cx.reader(at).find_table(schema.as_deref(), &rel)
+    };
+    if let Some(seq) = seq.filter(|s| s.sequence.is_some()) {
+        col.serial = Some(seq.id);
+        col.default_sql = Some(serial_default(&seq.schema, &seq.name));
+    }
+    Ok(())
 }
 
 /// The name PostgreSQL chooses for a column's sequence: `t_c_seq`, else `t_c_seq1`, … past
@@ -2297,6 +2402,82 @@ fn owned_sequences(cx: &mut Cx<'_>, table: u32, column: Option<&str>) -> Vec<Tab
         })
         .cloned()
         .collect()
+}
+
+/// `ALTER SEQUENCE [IF EXISTS] name …` ([`crate::seqparse`]): its options (a new definition,
+/// transactional as PostgreSQL's), `RESTART` (undone if the transaction does not commit),
+/// `OWNED BY`, or `OWNER TO` / `RENAME TO` as ALTER TABLE does them for a sequence.
+fn alter_sequence(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError> {
+    cx.check_writable("ALTER SEQUENCE")?;
+    let done = || Output::Command {
+        tag: "ALTER SEQUENCE".into(),
+    };
+    let parts = object_name(&at.name);
+    let Some(seq) = find_table(cx, &parts)? else {
+        let name = parts.last().cloned().unwrap_or_default();
+        if at.if_exists {
+            cx.sess.notice(Notice::Missing {
+                kind: "relation",
+                name,
+            });
+            return Ok(done());
+        }
+        return Err(SqlError::UndefinedTable { name });
+    };
+    let Some(def) = seq.sequence.clone() else {
+        return Err(SqlError::WrongObjectType {
+            message: format!("\"{}\" is not a sequence", seq.name),
+        });
+    };
+    if matches!(
+        at.operations.as_slice(),
+        [ast::AlterTableOperation::OwnerTo { .. } | ast::AlterTableOperation::RenameTable { .. }]
+    ) {
+        alter_sequence_as_table(cx, &seq, &at.operations)?;
+        return Ok(done());
+    }
+    let (options, restart) = crate::seqparse::alter_sequence_options(at)?;
+    let current = cx.st.sequences.get_mut().value(&seq, &def);
+    let altered = crate::sequence::alter(&def, options, restart, current)?;
+    let mut new = altered.def;
+    match altered.owned {
+        Some(_) if def.identity => {
+            let table = def.owner.as_ref().and_then(|(id, _)| {
+                let at = cx.read_point();
+                cx.reader(at)
+                    .all_tables()
+                    .iter()
+                    .find(|t| t.id == *id)
+                    .map(|t| t.name.clone())
+            });
+            return Err(SqlError::UnsupportedByPostgresDetail {
+                message: "cannot change ownership of identity sequence".into(),
+                detail: format!(
+                    "Sequence \"{}\" is linked to table \"{}\".",
+                    seq.name,
+                    table.unwrap_or_default()
+                ),
+            });
+        }
+        Some(Some(owner)) => new.owner = Some(sequence_owner(cx, &owner, &seq.schema)?),
+        Some(None) => new.owner = None,
+        None => {}
+    }
+    let mut table = (*seq).clone();
+    table.sequence = Some(Arc::new(new.clone()));
+    let p = cx.pending()?;
+    p.uses_definition(&seq);
+    p.put_table(Arc::new(table), false)?;
+    if let Some(value) = altered.restart {
+        let states = cx.st.sequences.get_mut();
+        let mine = cx.sess.seqs.get_mut();
+        // Undone if the transaction does not commit (see SessionSeqs::restarts).
+        if !mine.restarts.iter().any(|(id, _)| *id == seq.id) {
+            mine.restarts.push((seq.id, current));
+        }
+        crate::sequence::setval(states, mine, &seq, &new, value.last, value.called)?;
+    }
+    Ok(done())
 }
 
 /// `ALTER TABLE` naming a sequence: only `RENAME TO` (PostgreSQL's other actions on a
@@ -2986,6 +3167,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     let mut rekey = false;
     // The key's name when this statement drops it: free for a key it adds.
     let mut dropped_key_name: Option<String> = None;
+    // Names of the sequences this statement creates (not yet visible to its reads).
+    let mut chosen_sequences: Vec<String> = Vec::new();
     // PostgreSQL's grammar has RENAME only as the whole statement.
     let rename = |op: &ast::AlterTableOperation| {
         matches!(
@@ -3124,6 +3307,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         table.columns[i].serial = None;
                         table.columns[i].default_sql = stored_default(value, ty);
                         check_default(cx, &table.columns[i])?;
+                        bind_sequence_default(cx, &mut table.columns[i])?;
                     }
                     ast::AlterColumnOperation::DropDefault => {
                         table.columns[i].default_sql = None;
@@ -3163,6 +3347,74 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                             });
                         }
                         retyped.push((i, expr));
+                    }
+                    ast::AlterColumnOperation::AddGenerated {
+                        generated_as,
+                        sequence_options,
+                    } => {
+                        // PostgreSQL creates the sequence first (its options, its name), then
+                        // checks the column.
+                        let col = &table.columns[i];
+                        if !matches!(col.ty, PgType::Int2 | PgType::Int4 | PgType::Int8) {
+                            return Err(SqlError::InvalidParameter {
+                                message:
+                                    "identity column type must be smallint, integer, or bigint"
+                                        .into(),
+                            });
+                        }
+                        let (options, given) = crate::seqparse::identity_sequence_name(
+                            sequence_options.as_deref().unwrap_or(&[]),
+                        );
+                        let def = crate::sequence::define(&options, col.ty)?.0;
+                        let seq_name = match given {
+                            Some(given) => named_sequence(
+                                cx,
+                                given,
+                                (&table.schema, &table.name),
+                                &chosen_sequences,
+                            )?,
+                            None => {
+                                let at = cx.read_point();
+                                let rcx = cx.reader(at);
+                                sequence_name(
+                                    &rcx,
+                                    &table.schema,
+                                    &table.name,
+                                    &cname,
+                                    &chosen_sequences,
+                                )
+                            }
+                        };
+                        let refused = |what: &str| SqlError::NotInPrerequisiteState {
+                            message: format!(
+                                "column \"{cname}\" of relation \"{}\" {what}",
+                                table.name
+                            ),
+                        };
+                        if !col.not_null {
+                            return Err(refused(
+                                "must be declared NOT NULL before identity can be added",
+                            ));
+                        }
+                        if col.identity.is_some() {
+                            return Err(refused("is already an identity column"));
+                        }
+                        if col.default_sql.is_some() {
+                            return Err(refused("already has a default value"));
+                        }
+                        chosen_sequences.push(seq_name.clone());
+                        let always = !matches!(generated_as, Some(ast::GeneratedAs::ByDefault));
+                        let mut col = table.columns[i].clone();
+                        let seq = link_sequence(
+                            cx,
+                            (&table.schema.clone(), table.id),
+                            &seq_name,
+                            &mut col,
+                            def,
+                            Some(always),
+                        );
+                        table.columns[i] = col;
+                        cx.pending()?.put_table(Arc::new(seq), true)?;
                     }
                     other => {
                         return Err(SqlError::feature(format!(
@@ -3244,28 +3496,46 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     }
                 }
                 match column_sequence(&mut col, serial.is_some(), identity, &table.name)? {
-                    Some((def, always)) => {
+                    Some(planned) => {
                         // The sequence exists before the rows are filled from it, one value
                         // per row already there.
-                        let seq_name = {
-                            let at = cx.read_point();
-                            let rcx = cx.reader(at);
-                            sequence_name(&rcx, &table.schema, &table.name, &col.name, &[])
+                        let seq_name = match &planned.name {
+                            Some(given) => named_sequence(
+                                cx,
+                                given,
+                                (&table.schema, &table.name),
+                                &chosen_sequences,
+                            )?,
+                            None => {
+                                let at = cx.read_point();
+                                let rcx = cx.reader(at);
+                                sequence_name(
+                                    &rcx,
+                                    &table.schema,
+                                    &table.name,
+                                    &col.name,
+                                    &chosen_sequences,
+                                )
+                            }
                         };
+                        chosen_sequences.push(seq_name.clone());
                         let seq = link_sequence(
                             cx,
                             (&table.schema.clone(), table.id),
                             &seq_name,
                             &mut col,
-                            def,
-                            always,
+                            planned.def,
+                            planned.always,
                         );
                         cx.pending()?.put_table(Arc::new(seq), true)?;
                         fills.push((col.name.clone(), "DEFAULT".into()));
                         table.columns.push(col);
                         continue;
                     }
-                    None => check_default(cx, &col)?,
+                    None => {
+                        check_default(cx, &col)?;
+                        bind_sequence_default(cx, &mut col)?;
+                    }
                 }
                 if col.not_null && col.default_sql.is_none() {
                     // Every row already there would hold NULL in it: only an empty table
@@ -3949,6 +4219,20 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
     if let Some(fixed) = datetime_constant_default(e, ty) {
         return Some(fixed);
     }
+    // A string cast to the column's own string type, as PostgreSQL shows a string default
+    // (what pg_dump writes back): kept as that plain string would be.
+    let e = match e {
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } if matches!(ty, PgType::Varchar | PgType::Text)
+            && matches!(expr.as_ref(), ast::Expr::Value(v)
+                if matches!(v.value, ast::Value::SingleQuotedString(_)))
+            && sql_type(data_type).is_ok_and(|(t, _)| t == ty) =>
+        {
+            expr.as_ref()
+        }
+        other => other,
+    };
     let ast::Expr::Value(v) = e else {
         // PostgreSQL prints an operator expression in brackets.
         return Some(match e {
@@ -5209,9 +5493,8 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
             &format!("DELETE FROM {}.{}", quoted(&t.schema), quoted(&t.name)),
         )?;
         if restart {
-            // The sequences of its serial and identity columns start over. Unlike
-            // PostgreSQL's, this is not undone if the transaction rolls back (as setval).
-            // If the transaction does not commit, they go back (see SessionSeqs::restarts).
+            // The sequences of its serial and identity columns start over; if the
+            // transaction does not commit, they go back (see SessionSeqs::restarts).
             for s in owned_sequences(cx, t.id, None) {
                 if let Some(def) = s.sequence.as_deref() {
                     let states = cx.st.sequences.get_mut();

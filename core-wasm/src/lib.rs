@@ -41,6 +41,7 @@ pub mod query;
 pub mod regex;
 pub mod rowdecode;
 pub mod scancache;
+pub mod seqparse;
 pub mod sequence;
 pub mod settings;
 pub mod tochar;

@@ -363,6 +363,155 @@ pub fn define(
     ))
 }
 
+/// What `ALTER SEQUENCE` makes of a sequence: its new definition, the owner it names (as
+/// [`define`] returns it), and the value `RESTART` gives it.
+#[derive(Debug)]
+pub struct Altered {
+    pub def: SequenceDef,
+    pub owned: Option<Option<ast::ObjectName>>,
+    pub restart: Option<SeqValue>,
+}
+
+/// `ALTER SEQUENCE`'s options over `old` (whose value is `current`), checked as PostgreSQL's
+/// `init_params` for an existing sequence: an option not given keeps its value, except that
+/// bounds that were the old type's become the new type's under `AS`, and `NO MINVALUE` /
+/// `NO MAXVALUE` take the default for the (new) increment's direction. The value (restarted or
+/// current) must lie within the new bounds.
+pub fn alter(
+    old: &SequenceDef,
+    options: &[ast::SequenceOptions],
+    restart: Option<Option<&ast::Expr>>,
+    current: SeqValue,
+) -> Result<Altered, SqlError> {
+    let mut def = old.clone();
+    let (mut min, mut max, mut owned) = (None, None, None);
+    let (mut reset_min, mut reset_max) = (false, false);
+    for o in options {
+        match o {
+            ast::SequenceOptions::DataType(dt) => {
+                let ty = match crate::query::sql_type(dt)? {
+                    (t @ (PgType::Int2 | PgType::Int4 | PgType::Int8), _) => t,
+                    _ => {
+                        return Err(SqlError::InvalidParameter {
+                            message: "sequence type must be smallint, integer, or bigint".into(),
+                        })
+                    }
+                };
+                let (lo, hi) = type_range(old.ty);
+                reset_max |= old.max == hi;
+                reset_min |= old.min == lo;
+                def.ty = ty;
+            }
+            ast::SequenceOptions::IncrementBy(e, _) => {
+                def.increment = option_number(e)?;
+                if def.increment == 0 {
+                    return Err(SqlError::InvalidParameter {
+                        message: "INCREMENT must not be zero".into(),
+                    });
+                }
+            }
+            ast::SequenceOptions::MinValue(e) => {
+                reset_min = true;
+                min = e.as_ref().map(option_number).transpose()?;
+            }
+            ast::SequenceOptions::MaxValue(e) => {
+                reset_max = true;
+                max = e.as_ref().map(option_number).transpose()?;
+            }
+            ast::SequenceOptions::StartWith(e, _) => {
+                def.start = option_number(e)?;
+            }
+            ast::SequenceOptions::Cache(e) => def.cache = option_number(e)?,
+            ast::SequenceOptions::Cycle(no) => def.cycle = !*no,
+            ast::SequenceOptions::OwnedBy(name) => owned = Some(name.clone()),
+        }
+    }
+    let (lo, hi) = type_range(def.ty);
+    let type_name = crate::query::format_type(def.ty, -1);
+    if reset_max {
+        def.max = max.unwrap_or(if def.increment > 0 { hi } else { -1 });
+    }
+    if def.max < lo || def.max > hi {
+        return Err(SqlError::InvalidParameter {
+            message: format!(
+                "MAXVALUE ({}) is out of range for sequence data type {type_name}",
+                def.max
+            ),
+        });
+    }
+    if reset_min {
+        def.min = min.unwrap_or(if def.increment > 0 { 1 } else { lo });
+    }
+    if def.min < lo || def.min > hi {
+        return Err(SqlError::InvalidParameter {
+            message: format!(
+                "MINVALUE ({}) is out of range for sequence data type {type_name}",
+                def.min
+            ),
+        });
+    }
+    if def.min >= def.max {
+        return Err(SqlError::InvalidParameter {
+            message: format!(
+                "MINVALUE ({}) must be less than MAXVALUE ({})",
+                def.min, def.max
+            ),
+        });
+    }
+    if def.start < def.min {
+        return Err(SqlError::InvalidParameter {
+            message: format!(
+                "START value ({}) cannot be less than MINVALUE ({})",
+                def.start, def.min
+            ),
+        });
+    }
+    if def.start > def.max {
+        return Err(SqlError::InvalidParameter {
+            message: format!(
+                "START value ({}) cannot be greater than MAXVALUE ({})",
+                def.start, def.max
+            ),
+        });
+    }
+    let restart = restart
+        .map(|v| {
+            v.map(option_number).transpose().map(|v| SeqValue {
+                last: v.unwrap_or(def.start),
+                called: false,
+            })
+        })
+        .transpose()?;
+    // The value the sequence goes on from, restarted or not, must lie within the bounds.
+    let last = restart.unwrap_or(current).last;
+    if last < def.min {
+        return Err(SqlError::InvalidParameter {
+            message: format!(
+                "RESTART value ({last}) cannot be less than MINVALUE ({})",
+                def.min
+            ),
+        });
+    }
+    if last > def.max {
+        return Err(SqlError::InvalidParameter {
+            message: format!(
+                "RESTART value ({last}) cannot be greater than MAXVALUE ({})",
+                def.max
+            ),
+        });
+    }
+    if def.cache <= 0 {
+        return Err(SqlError::InvalidParameter {
+            message: format!("CACHE ({}) must be greater than zero", def.cache),
+        });
+    }
+    Ok(Altered {
+        def,
+        owned,
+        restart,
+    })
+}
+
 /// The names of the sequences a DEFAULT expression's `nextval('…')` calls name, as written.
 pub fn default_references(e: &ast::Expr) -> Vec<String> {
     use std::ops::ControlFlow;

@@ -1,0 +1,389 @@
+//! PostgreSQL's sequence grammar where sqlparser has none: `ALTER SEQUENCE`, and `SEQUENCE
+//! NAME n` among an identity column's sequence options (what `pg_dump` writes for every
+//! identity column: `ALTER TABLE t ALTER COLUMN c ADD GENERATED … AS IDENTITY (SEQUENCE NAME
+//! s …)`).
+//!
+//! Both are carried in sqlparser's own AST, so that the parse cache, the statement limits and
+//! the executor's dispatch see ordinary statements:
+//! * `ALTER SEQUENCE` is an [`ast::AlterTable`] marked by [`ALTER_SEQUENCE`] in its
+//!   `on_cluster` (a ClickHouse clause PostgreSQL's grammar never fills). Its options are an
+//!   `ALTER COLUMN` [`OPTIONS`] `ADD GENERATED` holding them as [`ast::SequenceOptions`], and
+//!   `RESTART [WITH n]` an `ALTER COLUMN` [`RESTART`] `SET DEFAULT n` (NULL: the start).
+//! * `SEQUENCE NAME s` becomes `OwnedBy(Some(s))` in the identity's option list: sqlparser
+//!   refuses `OWNED BY` there, so in an identity's options it can only be a sequence name.
+
+use sqlparser::ast::{self, Statement};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+
+use crate::error::SqlError;
+
+/// Marks an [`ast::AlterTable`] as `ALTER SEQUENCE` (in `on_cluster`; NUL cannot be in a name
+/// a client writes).
+pub const ALTER_SEQUENCE: &str = "\u{0}ALTER SEQUENCE";
+/// The pseudo-column whose `ADD GENERATED` carries an `ALTER SEQUENCE`'s options.
+pub const OPTIONS: &str = "\u{0}options";
+/// The pseudo-column whose `SET DEFAULT` carries `RESTART [WITH n]`.
+pub const RESTART: &str = "\u{0}restart";
+
+fn word_is(p: &Parser<'_>, n: usize, kw: Keyword) -> bool {
+    matches!(&p.peek_nth_token_ref(n).token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none())
+}
+
+/// Whether the parser stands at `ALTER SEQUENCE`.
+pub fn at_alter_sequence(p: &Parser<'_>) -> bool {
+    word_is(p, 0, Keyword::ALTER) && word_is(p, 1, Keyword::SEQUENCE)
+}
+
+fn conflicting() -> SqlError {
+    SqlError::Syntax {
+        message: "conflicting or redundant options".into(),
+    }
+}
+
+/// `ALTER SEQUENCE [IF EXISTS] name { option … | OWNER TO role | RENAME TO new }`, the parser
+/// standing at `ALTER`. Options: `AS type`, `INCREMENT [BY] n`, `[NO] MINVALUE n`,
+/// `[NO] MAXVALUE n`, `START [WITH] n`, `RESTART [[WITH] n]`, `CACHE n`, `[NO] CYCLE`,
+/// `OWNED BY t.c | NONE`.
+pub fn parse_alter_sequence(
+    p: &mut Parser<'_>,
+    syntax: &dyn Fn(ParserError) -> SqlError,
+) -> Result<Statement, SqlError> {
+    p.next_token();
+    p.next_token();
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = p.parse_object_name(false).map_err(syntax)?;
+    let mut operations = Vec::new();
+    if p.parse_keywords(&[Keyword::OWNER, Keyword::TO]) {
+        operations.push(ast::AlterTableOperation::OwnerTo {
+            new_owner: p.parse_owner().map_err(syntax)?,
+        });
+    } else if p.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
+        operations.push(ast::AlterTableOperation::RenameTable {
+            table_name: ast::RenameTableNameKind::To(p.parse_object_name(false).map_err(syntax)?),
+        });
+    } else if word_is(p, 0, Keyword::SET) {
+        return Err(SqlError::feature(
+            "ALTER SEQUENCE … SET SCHEMA / SET LOGGED / SET UNLOGGED",
+        ));
+    } else {
+        let mut options: Vec<ast::SequenceOptions> = Vec::new();
+        let mut restart: Option<ast::Expr> = None;
+        loop {
+            let option = if p.parse_keyword(Keyword::AS) {
+                ast::SequenceOptions::DataType(p.parse_data_type().map_err(syntax)?)
+            } else if p.parse_keyword(Keyword::INCREMENT) {
+                let by = p.parse_keyword(Keyword::BY);
+                ast::SequenceOptions::IncrementBy(p.parse_number().map_err(syntax)?, by)
+            } else if p.parse_keyword(Keyword::MINVALUE) {
+                ast::SequenceOptions::MinValue(Some(p.parse_number().map_err(syntax)?))
+            } else if p.parse_keywords(&[Keyword::NO, Keyword::MINVALUE]) {
+                ast::SequenceOptions::MinValue(None)
+            } else if p.parse_keyword(Keyword::MAXVALUE) {
+                ast::SequenceOptions::MaxValue(Some(p.parse_number().map_err(syntax)?))
+            } else if p.parse_keywords(&[Keyword::NO, Keyword::MAXVALUE]) {
+                ast::SequenceOptions::MaxValue(None)
+            } else if p.parse_keyword(Keyword::START) {
+                let with = p.parse_keyword(Keyword::WITH);
+                ast::SequenceOptions::StartWith(p.parse_number().map_err(syntax)?, with)
+            } else if p.parse_keyword(Keyword::RESTART) {
+                if restart.is_some() {
+                    return Err(conflicting());
+                }
+                let with = p.parse_keyword(Keyword::WITH);
+                let value = if with
+                    || matches!(
+                        p.peek_token_ref().token,
+                        Token::Number(..) | Token::Minus | Token::Plus
+                    ) {
+                    p.parse_number().map_err(syntax)?
+                } else {
+                    ast::Expr::value(ast::Value::Null)
+                };
+                restart = Some(value);
+                continue;
+            } else if p.parse_keyword(Keyword::CACHE) {
+                ast::SequenceOptions::Cache(p.parse_number().map_err(syntax)?)
+            } else if p.parse_keywords(&[Keyword::NO, Keyword::CYCLE]) {
+                ast::SequenceOptions::Cycle(true)
+            } else if p.parse_keyword(Keyword::CYCLE) {
+                ast::SequenceOptions::Cycle(false)
+            } else if p.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
+                let owner = p.parse_object_name(false).map_err(syntax)?;
+                let none = matches!(owner.0.as_slice(),
+                    [ast::ObjectNamePart::Identifier(i)]
+                        if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("none"));
+                ast::SequenceOptions::OwnedBy((!none).then_some(owner))
+            } else {
+                break;
+            };
+            if options
+                .iter()
+                .any(|o| std::mem::discriminant(o) == std::mem::discriminant(&option))
+            {
+                return Err(conflicting());
+            }
+            options.push(option);
+        }
+        if options.is_empty() && restart.is_none() {
+            let found = p.peek_token();
+            return Err(syntax(
+                p.expected::<()>("a sequence option", found)
+                    .err()
+                    .unwrap_or_else(|| ParserError::ParserError(String::new())),
+            ));
+        }
+        operations.push(pseudo_column(
+            OPTIONS,
+            ast::AlterColumnOperation::AddGenerated {
+                generated_as: None,
+                sequence_options: Some(options),
+            },
+        ));
+        if let Some(value) = restart {
+            operations.push(pseudo_column(
+                RESTART,
+                ast::AlterColumnOperation::SetDefault { value },
+            ));
+        }
+    }
+    Ok(Statement::AlterTable(ast::AlterTable {
+        name,
+        if_exists,
+        only: false,
+        operations,
+        location: None,
+        on_cluster: Some(ast::Ident::new(ALTER_SEQUENCE)),
+        table_type: None,
+        end_token: ast::helpers::attached_token::AttachedToken::empty(),
+    }))
+}
+
+fn pseudo_column(name: &str, op: ast::AlterColumnOperation) -> ast::AlterTableOperation {
+    ast::AlterTableOperation::AlterColumn {
+        column_name: ast::Ident::new(name),
+        op,
+    }
+}
+
+/// Whether `at` is an `ALTER SEQUENCE` ([`parse_alter_sequence`]).
+pub fn is_alter_sequence(at: &ast::AlterTable) -> bool {
+    at.on_cluster
+        .as_ref()
+        .is_some_and(|i| i.value == ALTER_SEQUENCE)
+}
+
+/// An `ALTER SEQUENCE`'s options and its `RESTART` (`Some(None)`: restart at the start).
+pub fn alter_sequence_options(
+    at: &ast::AlterTable,
+) -> Result<(&[ast::SequenceOptions], Option<Option<&ast::Expr>>), SqlError> {
+    let mut options: &[ast::SequenceOptions] = &[];
+    let mut restart = None;
+    for op in &at.operations {
+        match op {
+            ast::AlterTableOperation::AlterColumn {
+                column_name,
+                op:
+                    ast::AlterColumnOperation::AddGenerated {
+                        sequence_options: Some(o),
+                        ..
+                    },
+            } if column_name.value == OPTIONS => options = o,
+            ast::AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetDefault { value },
+            } if column_name.value == RESTART => {
+                restart = Some(match value {
+                    ast::Expr::Value(v) if v.value == ast::Value::Null => None,
+                    e => Some(e),
+                });
+            }
+            _ => {
+                return Err(SqlError::Internal {
+                    message: format!("unexpected ALTER SEQUENCE operation {op}"),
+                })
+            }
+        }
+    }
+    Ok((options, restart))
+}
+
+/// When the statement at the parser's position (an `ALTER` or `CREATE`) writes `SEQUENCE NAME
+/// s` among an identity's options, parses it without those words and puts each name into its
+/// option list as `OwnedBy(Some(s))` (see the module's notes). `None` (the parser untouched)
+/// for any other statement.
+pub fn parse_with_sequence_names(
+    p: &mut Parser<'_>,
+    syntax: &dyn Fn(ParserError) -> SqlError,
+) -> Result<Option<Statement>, SqlError> {
+    if !(word_is(p, 0, Keyword::ALTER) || word_is(p, 0, Keyword::CREATE)) {
+        return Ok(None);
+    }
+    // The statement's tokens, with the `SEQUENCE NAME s` of each identity's option list taken
+    // out; the names by option list, in order.
+    let mut kept: Vec<TokenWithSpan> = Vec::new();
+    let mut names: Vec<Option<ast::ObjectName>> = Vec::new();
+    // Tokens consumed (to step back over when there is nothing to take out), paren depth, and
+    // the depth inside an identity's option list while in one.
+    let (mut consumed, mut depth) = (0usize, 0usize);
+    let mut in_options: Option<usize> = None;
+    loop {
+        let t = p.peek_token_ref();
+        match &t.token {
+            Token::EOF => break,
+            Token::SemiColon if depth == 0 => break,
+            Token::LParen => {
+                depth += 1;
+                let after_identity = matches!(kept.last(),
+                    Some(TokenWithSpan { token: Token::Word(w), .. })
+                        if w.keyword == Keyword::IDENTITY && w.quote_style.is_none());
+                if after_identity && in_options.is_none() {
+                    in_options = Some(depth);
+                    names.push(None);
+                }
+            }
+            Token::RParen => {
+                if in_options == Some(depth) {
+                    in_options = None;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Token::Word(w)
+                if in_options == Some(depth)
+                    && w.keyword == Keyword::SEQUENCE
+                    && w.quote_style.is_none()
+                    && word_is(p, 1, Keyword::NAME) =>
+            {
+                p.next_token();
+                p.next_token();
+                consumed += 2;
+                let mut parts = Vec::new();
+                loop {
+                    let part = p.next_token();
+                    consumed += 1;
+                    let Token::Word(w) = part.token else {
+                        return Err(syntax(ParserError::ParserError(format!(
+                            "Expected: identifier, found: {}",
+                            part.token
+                        ))));
+                    };
+                    parts.push(ast::ObjectNamePart::Identifier(ast::Ident {
+                        value: w.value,
+                        quote_style: w.quote_style,
+                        span: part.span,
+                    }));
+                    if p.peek_token_ref().token != Token::Period {
+                        break;
+                    }
+                    p.next_token();
+                    consumed += 1;
+                }
+                let slot = names.last_mut().ok_or_else(conflicting)?;
+                if slot.is_some() {
+                    return Err(conflicting());
+                }
+                *slot = Some(ast::ObjectName(parts));
+                continue;
+            }
+            _ => {}
+        }
+        kept.push(p.next_token());
+        consumed += 1;
+    }
+    if names.iter().all(Option::is_none) {
+        for _ in 0..consumed {
+            p.prev_token();
+        }
+        return Ok(None);
+    }
+    let end = p.peek_token_ref().clone();
+    kept.push(TokenWithSpan {
+        token: Token::EOF,
+        span: end.span,
+    });
+    let mut sub = Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .with_recursion_limit(crate::exec::MAX_NESTING)
+        .with_tokens_with_locations(kept);
+    let mut stmt = sub.parse_statement().map_err(syntax)?;
+    if sub.peek_token_ref().token != Token::EOF {
+        let found = sub.peek_token();
+        return Err(syntax(
+            sub.expected::<()>("end of statement", found)
+                .err()
+                .unwrap_or_else(|| ParserError::ParserError(String::new())),
+        ));
+    }
+    // The identity option lists in the order they were written, each taking its name.
+    fn column_lists<'a>(
+        cd: &'a mut ast::ColumnDef,
+        out: &mut Vec<&'a mut Option<Vec<ast::SequenceOptions>>>,
+    ) {
+        for o in &mut cd.options {
+            if let ast::ColumnOption::Generated {
+                sequence_options,
+                generation_expr: None,
+                ..
+            } = &mut o.option
+            {
+                out.push(sequence_options);
+            }
+        }
+    }
+    let mut lists: Vec<&mut Option<Vec<ast::SequenceOptions>>> = Vec::new();
+    match &mut stmt {
+        Statement::AlterTable(at) => {
+            for op in &mut at.operations {
+                match op {
+                    ast::AlterTableOperation::AlterColumn {
+                        op:
+                            ast::AlterColumnOperation::AddGenerated {
+                                sequence_options, ..
+                            },
+                        ..
+                    } => lists.push(sequence_options),
+                    ast::AlterTableOperation::AddColumn { column_def, .. } => {
+                        column_lists(column_def, &mut lists)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Statement::CreateTable(ct) => {
+            for cd in &mut ct.columns {
+                column_lists(cd, &mut lists);
+            }
+        }
+        _ => {}
+    }
+    let mut lists = lists.into_iter().filter_map(|l| l.as_mut());
+    for name in names {
+        let list = lists.next().ok_or_else(|| {
+            SqlError::feature("SEQUENCE NAME outside an identity column's options")
+        })?;
+        if let Some(name) = name {
+            list.push(ast::SequenceOptions::OwnedBy(Some(name)));
+        }
+    }
+    Ok(Some(stmt))
+}
+
+/// The sequence name `SEQUENCE NAME` gave an identity ([`parse_with_sequence_names`]), and the
+/// options without it.
+pub fn identity_sequence_name(
+    options: &[ast::SequenceOptions],
+) -> (Vec<ast::SequenceOptions>, Option<&ast::ObjectName>) {
+    let mut name = None;
+    let rest = options
+        .iter()
+        .filter(|o| match o {
+            ast::SequenceOptions::OwnedBy(Some(n)) => {
+                name = Some(n);
+                false
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    (rest, name)
+}
