@@ -555,3 +555,67 @@ fn bench_core_insert_cycle_by_history() {
         println!(" {:>10.1}", sums.iter().map(per).sum::<f64>());
     }
 }
+
+/// Where the core's time in DuckDB's fresh ATTACH goes: the statements of
+/// [`fresh_attach_statements`] grouped by kind, each kind's total for one ATTACH (best of 15
+/// rounds, each round in a fresh engine over an empty store), native and component.
+#[test]
+#[ignore = "benchmark: cargo xtask bench core"]
+fn bench_core_fresh_attach_by_statement() {
+    let path = default_component_path()
+        .filter(|p| p.is_file())
+        .expect("the component must be built (cargo xtask component)");
+    let component = WasmComponent::load(&path).expect("load component");
+    let texts = fresh_attach_statements();
+    let kind = |sql: &str| -> &'static str {
+        if sql.starts_with("BEGIN") {
+            "the BEGIN string (catalog load)"
+        } else if sql.contains("namespace_id") {
+            "DuckDB's per-table column query"
+        } else if sql.starts_with("CREATE TABLE") {
+            "CREATE TABLE"
+        } else if sql == "COMMIT" {
+            "COMMIT"
+        } else {
+            "other (SELECT 1, DISCARD ALL, version, to_regclass)"
+        }
+    };
+    let kinds: Vec<&str> = {
+        let mut k: Vec<&str> = texts.iter().map(|t| kind(t)).collect();
+        k.sort_unstable();
+        k.dedup();
+        k
+    };
+    let mut best: Vec<(Duration, Duration, usize)> =
+        vec![(Duration::MAX, Duration::MAX, 0); kinds.len()];
+    for _ in 0..15 {
+        for native in [true, false] {
+            let (mut kv, mut core, sid) = fresh_core(&component, native);
+            let mut sums = vec![(Duration::ZERO, 0usize); kinds.len()];
+            for sql in &texts {
+                let i = kinds.binary_search(&kind(sql)).expect("kind");
+                let t = Instant::now();
+                run(core.as_mut(), &mut kv, sid, sql, 5);
+                sums[i].0 += t.elapsed();
+                sums[i].1 += 1;
+            }
+            for (b, (d, n)) in best.iter_mut().zip(sums) {
+                let slot = if native { &mut b.0 } else { &mut b.1 };
+                *slot = (*slot).min(d);
+                b.2 = n;
+            }
+        }
+    }
+    println!("\nDuckDB's fresh ATTACH in a fresh engine, by statement kind (best of 15 rounds, µs for all of a kind)");
+    println!(
+        "{:<52} {:>5} {:>10} {:>10}",
+        "kind", "count", "native", "component"
+    );
+    for (k, (n, w, count)) in kinds.iter().zip(&best) {
+        println!(
+            "{k:<52} {count:>5} {:>10.0} {:>10.0}",
+            n.as_secs_f64() * 1e6,
+            w.as_secs_f64() * 1e6
+        );
+    }
+}
