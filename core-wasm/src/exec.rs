@@ -54,10 +54,15 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     check_limits(sql)?;
     let syntax = |e: ParserError| syntax_error(&e.to_string(), sql);
     let syntax: &dyn Fn(ParserError) -> SqlError = &syntax;
-    let mut p = Parser::new(&PostgreSqlDialect {})
-        .with_recursion_limit(MAX_NESTING)
-        .try_with_sql(sql)
-        .map_err(syntax)?;
+    let p = Parser::new(&PostgreSqlDialect {}).with_recursion_limit(MAX_NESTING);
+    let mut p = if crate::seqparse::names_builtin_operator(sql) {
+        let tokens = sqlparser::tokenizer::Tokenizer::new(&PostgreSqlDialect {}, sql)
+            .tokenize_with_location()
+            .map_err(|e| syntax(e.into()))?;
+        p.with_tokens_with_locations(crate::seqparse::builtin_operators_before_any(tokens))
+    } else {
+        p.try_with_sql(sql).map_err(syntax)?
+    };
     // sqlparser's statement loop, with COPY read as PostgreSQL's grammar has it (copyparse).
     let mut stmts = Vec::new();
     let mut expecting_delimiter = false;

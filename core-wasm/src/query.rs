@@ -800,6 +800,27 @@ impl ReadCx<'_> {
         )
     }
 
+    /// PostgreSQL's deparsed text of a serial column's default (`pg_get_expr(adbin, adrelid)`):
+    /// `nextval('s'::regclass)` with the sequence named as `regclass` writes it under this
+    /// session's search_path (qualified under pg_dump's empty one). RockLake keeps the
+    /// default's text for the default search_path; the column's sequence id says which it is.
+    pub fn serial_default_text(&self, expr: &str, relid: u32) -> Option<String> {
+        let (t, false) = self.relation_by_oid(relid)? else {
+            return None;
+        };
+        let seq = t
+            .columns
+            .iter()
+            .find(|c| c.default_sql.as_deref() == Some(expr))?
+            .serial?;
+        let seq_oid = self.sequences().iter().find(|s| s.id == seq)?.oid;
+        let name = self.regclass_name(seq_oid)?;
+        Some(format!(
+            "nextval({}::regclass)",
+            crate::format::quote_literal(&name)
+        ))
+    }
+
     /// `regclass`'s text (PostgreSQL's `regclassout`): the relation's name, qualified with its
     /// schema when search_path would not find it, each part quoted where needed; `None` for an
     /// OID that names no relation (written as the number).
@@ -10960,7 +10981,13 @@ impl<'a, 'b> Executor<'a, 'b> {
             },
             "obj_description" | "col_description" | "shobj_description" | "pg_get_expr" => {
                 match name {
-                    "pg_get_expr" => a.first().cloned().unwrap_or(Value::Null),
+                    "pg_get_expr" => match (a.first(), a.get(1)) {
+                        (Some(Value::Text(e)), Some(Value::Int(relid))) => self
+                            .cx
+                            .serial_default_text(e, u32::try_from(*relid).unwrap_or(0))
+                            .map_or_else(|| Value::Text(e.clone()), Value::text),
+                        _ => a.first().cloned().unwrap_or(Value::Null),
+                    },
                     // The built-in schemas' comments (pg_description's rows).
                     "obj_description" if text(1).as_deref() == Some("pg_namespace") => {
                         match a.first() {

@@ -1,4 +1,4 @@
-//! PostgreSQL's sequence grammar where sqlparser has none: `ALTER SEQUENCE`, and `SEQUENCE
+//! PostgreSQL's grammar where sqlparser has none. Sequences: `ALTER SEQUENCE`, and `SEQUENCE
 //! NAME n` among an identity column's sequence options (what `pg_dump` writes for every
 //! identity column: `ALTER TABLE t ALTER COLUMN c ADD GENERATED … AS IDENTITY (SEQUENCE NAME
 //! s …)`).
@@ -386,4 +386,90 @@ pub fn identity_sequence_name(
         .cloned()
         .collect();
     (rest, name)
+}
+
+/// Whether `sql` may write `OPERATOR(pg_catalog.op)` (what pg_dump and psql write to name the
+/// built-in operators whatever the search_path).
+pub fn names_builtin_operator(sql: &str) -> bool {
+    sql.as_bytes()
+        .windows(9)
+        .any(|w| w.eq_ignore_ascii_case(b"operator("))
+}
+
+/// `x OPERATOR(pg_catalog.op) ANY (…)` (also ALL, SOME) as `x op ANY (…)`: sqlparser reads a
+/// quantified comparison only after a plain operator (pg_dump's `-t` pattern query writes
+/// `c.relkind OPERATOR(pg_catalog.=) ANY (array[…])`). `pg_catalog`'s operator is the plain
+/// one; other `OPERATOR(…)` forms are left to sqlparser.
+pub fn builtin_operators_before_any(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let significant: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let word = |i: usize, kw: Keyword| matches!(&tokens[i].token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
+    let mut drop = vec![false; tokens.len()];
+    let mut k = 0;
+    while k + 6 < significant.len() {
+        let at = |n: usize| significant[k + n];
+        let is_schema = matches!(&tokens[at(2)].token,
+            Token::Word(w) if w.value.eq_ignore_ascii_case("pg_catalog") && w.quote_style.is_none());
+        if word(at(0), Keyword::OPERATOR)
+            && tokens[at(1)].token == Token::LParen
+            && is_schema
+            && tokens[at(3)].token == Token::Period
+            && tokens[at(5)].token == Token::RParen
+            && (word(at(6), Keyword::ANY)
+                || word(at(6), Keyword::ALL)
+                || word(at(6), Keyword::SOME))
+        {
+            for n in [0, 1, 2, 3, 5] {
+                drop[at(n)] = true;
+            }
+            k += 6;
+        } else {
+            k += 1;
+        }
+    }
+    tokens
+        .into_iter()
+        .zip(drop)
+        .filter(|(_, d)| !d)
+        .map(|(t, _)| t)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::tokenizer::Tokenizer;
+
+    fn rewritten(sql: &str) -> String {
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
+            .tokenize_with_location()
+            .expect("tokens");
+        builtin_operators_before_any(tokens)
+            .iter()
+            .map(|t| t.token.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn builtin_operator_before_any_is_the_plain_operator() {
+        assert!(names_builtin_operator("x Operator(pg_catalog.=) y"));
+        assert!(!names_builtin_operator("SELECT operator FROM t"));
+        assert_eq!(
+            rewritten("c.k OPERATOR(pg_catalog.=) ANY (array['r'])"),
+            "c.k = ANY (array['r'])"
+        );
+        assert_eq!(rewritten("a OPERATOR(pg_catalog.<) ALL (b)"), "a < ALL (b)");
+        // Not before a quantifier, or another schema's operator: left for sqlparser.
+        for kept in [
+            "c.relname OPERATOR(pg_catalog.~) '^(t)$'",
+            "a OPERATOR(myschema.=) ANY (b)",
+        ] {
+            assert_eq!(rewritten(kept), kept);
+        }
+    }
 }
