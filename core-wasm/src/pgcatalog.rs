@@ -399,6 +399,14 @@ const SECLABEL_COLS: Spec = &[
     ("provider", TEXT),
     ("label", TEXT),
 ];
+const SHSECLABEL_COLS: Spec = &[
+    ("objoid", OID),
+    ("classoid", OID),
+    ("provider", TEXT),
+    ("label", TEXT),
+];
+const DB_ROLE_SETTING_COLS: Spec = &[("setdatabase", OID), ("setrole", OID), ("setconfig", TEXTS)];
+const SHDESCRIPTION_COLS: Spec = &[("objoid", OID), ("classoid", OID), ("description", TEXT)];
 const TS_DICT_COLS: Spec = &[
     ("oid", OID),
     ("dictname", NAME),
@@ -1656,6 +1664,21 @@ const RELATIONS: &[RelInfo] = &[
         10225,
         'r',
         TS_TEMPLATE_COLS,
+    ),
+    shared(Which::Empty, "pg_shseclabel", 3592, 4066, SHSECLABEL_COLS),
+    shared(
+        Which::Empty,
+        "pg_db_role_setting",
+        2964,
+        10054,
+        DB_ROLE_SETTING_COLS,
+    ),
+    shared(
+        Which::Empty,
+        "pg_shdescription",
+        2396,
+        10062,
+        SHDESCRIPTION_COLS,
     ),
     shared(
         Which::Empty,

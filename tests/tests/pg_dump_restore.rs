@@ -262,6 +262,20 @@ SELECT nextval('app.s1');
         tables[0]
     );
     assert_eq!(comparable(&tables[1]), comparable(&tables[0]));
+    // A custom-format archive (which also records the database's own properties: its
+    // settings, comments and security labels) says the same as PostgreSQL's.
+    let archives: Vec<String> = [pg.dsn(), rl.dsn()]
+        .iter()
+        .enumerate()
+        .map(|(i, dsn)| {
+            let file = dir.path().join(format!("app{i}.dump"));
+            let file = file.to_str().expect("path");
+            client("pg_dump", &["-d", dsn, "-n", "app", "-Fc", "-f", file]);
+            client("pg_restore", &["-f", "-", file])
+        })
+        .collect();
+    assert!(archives[0].contains("CREATE TABLE app.items"));
+    assert_eq!(comparable(&archives[1]), comparable(&archives[0]));
     assert!(
         dumps[0].contains("CREATE SEQUENCE app.items_id_seq")
             && dumps[0].contains("ADD GENERATED ALWAYS AS IDENTITY")
