@@ -70,6 +70,9 @@ pub struct Savepoint {
     pub cursors: Vec<String>,
     /// The transaction's access mode then (`SET TRANSACTION READ ONLY` after it is undone).
     pub read_only: bool,
+    /// How many sequence restarts the transaction had made then (those made since are undone
+    /// when it is rolled back to).
+    pub restarts: usize,
 }
 
 /// What the session does when the host reports the outcome of its commit.

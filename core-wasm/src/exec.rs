@@ -1110,6 +1110,7 @@ fn find_savepoint(txn: &Txn, name: &ast::Ident) -> Result<usize, SqlError> {
 fn savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, SqlError> {
     let serial = block(cx, "SAVEPOINT")?.serial;
     let cursors = cx.sess.cursors.declared_in(serial);
+    let restarts = cx.sess.seqs.get_mut().restarts.len();
     let txn = block(cx, "SAVEPOINT")?;
     let mark = txn.pending.mark();
     txn.savepoints.push(crate::engine::Savepoint {
@@ -1118,6 +1119,7 @@ fn savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, SqlError> {
         settings: txn.settings.clone(),
         cursors,
         read_only: txn.read_only,
+        restarts,
     });
     Ok(Output::Command {
         tag: "SAVEPOINT".into(),
@@ -1156,9 +1158,27 @@ fn rollback_to_savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, S
     txn.settings = sp.settings.clone();
     txn.read_only = sp.read_only;
     let kept = sp.cursors.clone();
+    let restarts_kept = sp.restarts;
     txn.pending.release(later);
     txn.failed = false;
     cx.sess.cursors.close_declared_since(serial, &kept);
+    // The sequences restarted since go back, last restart first.
+    let undone: Vec<_> = {
+        let mine = cx.sess.seqs.get_mut();
+        let keep = restarts_kept.min(mine.restarts.len());
+        mine.restarts.drain(keep..).rev().collect()
+    };
+    for (id, before) in undone {
+        let seq = {
+            let at = cx.read_point();
+            cx.reader(at).sequences().into_iter().find(|s| s.id == id)
+        };
+        if let Some(def) = seq.as_ref().and_then(|s| s.sequence.clone()) {
+            if let Some(s) = &seq {
+                crate::sequence::restore(cx.st.sequences.get_mut(), s, &def, before);
+            }
+        }
+    }
     Ok(Output::Command {
         tag: "ROLLBACK".into(),
     })
@@ -1919,7 +1939,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             Some(planned) => owned_sequences.push((i, planned)),
             None => {
                 check_default(cx, &col)?;
-                bind_sequence_default(cx, &mut col)?;
+                bind_sequence_default(cx, &schema, &mut col)?;
             }
         }
         columns.push(col);
@@ -1956,6 +1976,19 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     // `t_id_seq1`, …), then the primary key's constraint and index: the name given, or
     // PostgreSQL's choice (`t_pkey`, else `t_pkey1`, `t_pkey2`, … past names taken in the
     // schema).
+    let exists = {
+        let at = cx.read_point();
+        relation_name_taken(&cx.reader(at), &schema, &name)
+    };
+    if exists {
+        if ct.if_not_exists {
+            cx.sess.notice(Notice::RelationExists { name });
+            return Ok(Output::Command {
+                tag: "CREATE TABLE".into(),
+            });
+        }
+        return Err(SqlError::DuplicateTable { name });
+    }
     let mut sequence_names: Vec<String> = Vec::new();
     for (ci, planned) in &owned_sequences {
         let n = match &planned.name {
@@ -1971,16 +2004,6 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     let pkey_name = {
         let at = cx.read_point();
         let rcx = cx.reader(at);
-        if relation_name_taken(&rcx, &schema, &name) {
-            drop(rcx);
-            if ct.if_not_exists {
-                cx.sess.notice(Notice::RelationExists { name });
-                return Ok(Output::Command {
-                    tag: "CREATE TABLE".into(),
-                });
-            }
-            return Err(SqlError::DuplicateTable { name });
-        }
         let mut taken = sequence_names.clone();
         taken.push(name.clone());
         if pk.is_empty() {
@@ -2053,7 +2076,9 @@ fn named_sequence(
     (table_schema, table): (&str, &str),
     chosen: &[String],
 ) -> Result<String, SqlError> {
-    let (schema, rel) = qualified(cx, &object_name(name))?;
+    // Unqualified, it goes in the table's schema (PostgreSQL's generateSerialExtraStmts).
+    let (schema, rel) = split_name(&object_name(name))?;
+    let schema = schema.unwrap_or_else(|| table_schema.to_string());
     if !schema_exists(cx, &schema) {
         return Err(SqlError::UndefinedSchema { name: schema });
     }
@@ -2115,7 +2140,11 @@ fn column_sequence(
 /// a serial column) draws from that sequence by its id, as PostgreSQL's default holds the
 /// sequence's OID: it shows the sequence's current name, follows a rename, and gives
 /// `pg_depend` its row. Another expression naming a sequence keeps the name as text.
-fn bind_sequence_default(cx: &mut Cx<'_>, col: &mut Column) -> Result<(), SqlError> {
+fn bind_sequence_default(
+    cx: &mut Cx<'_>,
+    table_schema: &str,
+    col: &mut Column,
+) -> Result<(), SqlError> {
     let Some(sql) = col.default_sql.as_deref().filter(|d| d.contains("nextval")) else {
         return Ok(());
     };
@@ -2158,7 +2187,11 @@ fn bind_sequence_default(cx: &mut Cx<'_>, col: &mut Column) -> Result<(), SqlErr
         let at = cx.read_point();
         cx.reader(at).find_table(schema.as_deref(), &rel)
     };
-    if let Some(seq) = seq.filter(|s| s.sequence.is_some()) {
+    // A sequence of another schema stays named by text: DROP SCHEMA … CASCADE of its schema
+    // would otherwise leave the default bound to nothing.
+    if let Some(seq) = seq.filter(|s| s.sequence.is_some() && s.schema == table_schema) {
+        // A concurrent DROP SEQUENCE then conflicts with this transaction.
+        cx.pending()?.uses_definition(&seq);
         col.serial = Some(seq.id);
         col.default_sql = Some(serial_default(&seq.schema, &seq.name));
     }
@@ -2477,9 +2510,7 @@ fn alter_sequence(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlEr
         let states = cx.st.sequences.get_mut();
         let mine = cx.sess.seqs.get_mut();
         // Undone if the transaction does not commit (see SessionSeqs::restarts).
-        if !mine.restarts.iter().any(|(id, _)| *id == seq.id) {
-            mine.restarts.push((seq.id, current));
-        }
+        mine.restarts.push((seq.id, current));
         crate::sequence::setval(states, mine, &seq, &new, value.last, value.called)?;
     }
     Ok(done())
@@ -3312,7 +3343,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         table.columns[i].serial = None;
                         table.columns[i].default_sql = stored_default(value, ty);
                         check_default(cx, &table.columns[i])?;
-                        bind_sequence_default(cx, &mut table.columns[i])?;
+                        let schema = table.schema.clone();
+                        bind_sequence_default(cx, &schema, &mut table.columns[i])?;
                     }
                     ast::AlterColumnOperation::DropDefault => {
                         table.columns[i].default_sql = None;
@@ -3357,6 +3389,12 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         generated_as,
                         sequence_options,
                     } => {
+                        // PostgreSQL's grammar needs ALWAYS or BY DEFAULT here.
+                        if generated_as.is_none() {
+                            return Err(SqlError::Syntax {
+                                message: "syntax error at or near \"AS\"".into(),
+                            });
+                        }
                         // PostgreSQL creates the sequence first (its options, its name), then
                         // checks the column.
                         let col = &table.columns[i];
@@ -3539,7 +3577,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     }
                     None => {
                         check_default(cx, &col)?;
-                        bind_sequence_default(cx, &mut col)?;
+                        let schema = table.schema.clone();
+                        bind_sequence_default(cx, &schema, &mut col)?;
                     }
                 }
                 if col.not_null && col.default_sql.is_none() {
@@ -4225,16 +4264,26 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
         return Some(fixed);
     }
     // A string cast to the column's own string type, as PostgreSQL shows a string default
-    // (what pg_dump writes back): kept as that plain string would be.
+    // (what pg_dump writes back): kept as that plain string would be, or with its length as
+    // PostgreSQL names the type (`'abc'::character varying(3)`).
     let e = match e {
         ast::Expr::Cast {
             expr, data_type, ..
-        } if matches!(ty, PgType::Varchar | PgType::Text)
-            && matches!(expr.as_ref(), ast::Expr::Value(v)
-                if matches!(v.value, ast::Value::SingleQuotedString(_)))
-            && sql_type(data_type).is_ok_and(|(t, _)| t == ty) =>
-        {
-            expr.as_ref()
+        } if matches!(ty, PgType::Varchar | PgType::Text) => {
+            match (expr.as_ref(), sql_type(data_type)) {
+                (ast::Expr::Value(v), Ok((t, m))) if t == ty => match &v.value {
+                    ast::Value::SingleQuotedString(_) if m == -1 => expr.as_ref(),
+                    ast::Value::SingleQuotedString(text) => {
+                        return Some(format!(
+                            "'{}'::{}",
+                            text.replace('\'', "''"),
+                            crate::query::format_type(t, m)
+                        ))
+                    }
+                    _ => e,
+                },
+                _ => e,
+            }
         }
         other => other,
     };
@@ -5504,9 +5553,7 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
                 if let Some(def) = s.sequence.as_deref() {
                     let states = cx.st.sequences.get_mut();
                     let mine = cx.sess.seqs.get_mut();
-                    if !mine.restarts.iter().any(|(id, _)| *id == s.id) {
-                        mine.restarts.push((s.id, states.value(&s, def)));
-                    }
+                    mine.restarts.push((s.id, states.value(&s, def)));
                     crate::sequence::setval(states, mine, &s, def, def.start, false)?;
                 }
             }

@@ -111,9 +111,10 @@ pub fn parse_alter_sequence(
                 ast::SequenceOptions::Cycle(false)
             } else if p.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
                 let owner = p.parse_object_name(false).map_err(syntax)?;
+                // PostgreSQL compares the name read (folded unless quoted) with "none".
                 let none = matches!(owner.0.as_slice(),
                     [ast::ObjectNamePart::Identifier(i)]
-                        if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("none"));
+                        if crate::query::ident(i) == "none");
                 ast::SequenceOptions::OwnedBy((!none).then_some(owner))
             } else {
                 break;
@@ -223,6 +224,8 @@ pub fn parse_with_sequence_names(
     // The statement's tokens, with the `SEQUENCE NAME s` of each identity's option list taken
     // out; the names by option list, in order.
     let mut kept: Vec<TokenWithSpan> = Vec::new();
+    // One entry per `AS IDENTITY` (the identity columns in the order written): its
+    // `SEQUENCE NAME`, if any.
     let mut names: Vec<Option<ast::ObjectName>> = Vec::new();
     // Tokens consumed (to step back over when there is nothing to take out), paren depth, and
     // the depth inside an identity's option list while in one.
@@ -233,14 +236,22 @@ pub fn parse_with_sequence_names(
         match &t.token {
             Token::EOF => break,
             Token::SemiColon if depth == 0 => break,
+            Token::Word(w)
+                if w.keyword == Keyword::IDENTITY
+                    && w.quote_style.is_none()
+                    && matches!(kept.last(),
+                        Some(TokenWithSpan { token: Token::Word(a), .. })
+                            if a.keyword == Keyword::AS && a.quote_style.is_none()) =>
+            {
+                names.push(None);
+            }
             Token::LParen => {
                 depth += 1;
                 let after_identity = matches!(kept.last(),
                     Some(TokenWithSpan { token: Token::Word(w), .. })
                         if w.keyword == Keyword::IDENTITY && w.quote_style.is_none());
-                if after_identity && in_options.is_none() {
+                if after_identity && in_options.is_none() && !names.is_empty() {
                     in_options = Some(depth);
-                    names.push(None);
                 }
             }
             Token::RParen => {
@@ -314,13 +325,15 @@ pub fn parse_with_sequence_names(
                 .unwrap_or_else(|| ParserError::ParserError(String::new())),
         ));
     }
-    // The identity option lists in the order they were written, each taking its name.
+    // The identity columns' option lists in the order they were written, each taking its
+    // name (sqlparser gives a CREATE TABLE identity an empty list even without parentheses).
     fn column_lists<'a>(
         cd: &'a mut ast::ColumnDef,
         out: &mut Vec<&'a mut Option<Vec<ast::SequenceOptions>>>,
     ) {
         for o in &mut cd.options {
             if let ast::ColumnOption::Generated {
+                generated_as: ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault,
                 sequence_options,
                 generation_expr: None,
                 ..
@@ -356,13 +369,15 @@ pub fn parse_with_sequence_names(
         }
         _ => {}
     }
-    let mut lists = lists.into_iter().filter_map(|l| l.as_mut());
-    for name in names {
-        let list = lists.next().ok_or_else(|| {
-            SqlError::feature("SEQUENCE NAME outside an identity column's options")
-        })?;
+    if lists.len() != names.len() {
+        return Err(SqlError::feature(
+            "SEQUENCE NAME where the identity columns cannot be told apart",
+        ));
+    }
+    for (list, name) in lists.into_iter().zip(names) {
         if let Some(name) = name {
-            list.push(ast::SequenceOptions::OwnedBy(Some(name)));
+            list.get_or_insert_with(Vec::new)
+                .push(ast::SequenceOptions::OwnedBy(Some(name)));
         }
     }
     Ok(Some(stmt))

@@ -77,8 +77,9 @@ pub struct SessionSeqs {
     /// The running transaction changed a sequence's value: it commits (writes) even when it
     /// changed nothing else, as PostgreSQL's `nextval` makes a transaction write WAL.
     pub touched: bool,
-    /// Sequences the running transaction restarted (`TRUNCATE … RESTART IDENTITY`), with their
-    /// values before: put back if it ends without committing.
+    /// Sequences the running transaction restarted (`TRUNCATE … RESTART IDENTITY`, `ALTER
+    /// SEQUENCE … RESTART`), each restart with the value before it, in order: put back, last
+    /// first, if it ends without committing (or is rolled back to a savepoint before them).
     pub restarts: Vec<(u32, SeqValue)>,
     /// Restarts of a transaction that ended without committing, for the engine to undo.
     pub to_restore: Vec<(u32, SeqValue)>,
@@ -90,7 +91,7 @@ impl SessionSeqs {
         self.touched = false;
         let restarts = std::mem::take(&mut self.restarts);
         if !committed {
-            self.to_restore.extend(restarts);
+            self.to_restore.extend(restarts.into_iter().rev());
         }
     }
 }
@@ -385,7 +386,10 @@ pub fn alter(
 ) -> Result<Altered, SqlError> {
     let mut def = old.clone();
     let (mut min, mut max, mut owned) = (None, None, None);
-    let (mut reset_min, mut reset_max) = (false, false);
+    // Bounds given (`[NO] MINVALUE` / `[NO] MAXVALUE`), and bounds that were the old type's
+    // limits under `AS` (they become the new type's, whatever the direction).
+    let (mut given_min, mut given_max) = (false, false);
+    let (mut type_min, mut type_max) = (false, false);
     for o in options {
         match o {
             ast::SequenceOptions::DataType(dt) => {
@@ -398,8 +402,8 @@ pub fn alter(
                     }
                 };
                 let (lo, hi) = type_range(old.ty);
-                reset_max |= old.max == hi;
-                reset_min |= old.min == lo;
+                type_max = old.max == hi;
+                type_min = old.min == lo;
                 def.ty = ty;
             }
             ast::SequenceOptions::IncrementBy(e, _) => {
@@ -411,11 +415,11 @@ pub fn alter(
                 }
             }
             ast::SequenceOptions::MinValue(e) => {
-                reset_min = true;
+                given_min = true;
                 min = e.as_ref().map(option_number).transpose()?;
             }
             ast::SequenceOptions::MaxValue(e) => {
-                reset_max = true;
+                given_max = true;
                 max = e.as_ref().map(option_number).transpose()?;
             }
             ast::SequenceOptions::StartWith(e, _) => {
@@ -428,8 +432,14 @@ pub fn alter(
     }
     let (lo, hi) = type_range(def.ty);
     let type_name = crate::query::format_type(def.ty, -1);
-    if reset_max {
-        def.max = max.unwrap_or(if def.increment > 0 { hi } else { -1 });
+    if let Some(m) = max {
+        def.max = m;
+    } else if given_max || type_max {
+        def.max = if def.increment > 0 || type_max {
+            hi
+        } else {
+            -1
+        };
     }
     if def.max < lo || def.max > hi {
         return Err(SqlError::InvalidParameter {
@@ -439,8 +449,10 @@ pub fn alter(
             ),
         });
     }
-    if reset_min {
-        def.min = min.unwrap_or(if def.increment > 0 { 1 } else { lo });
+    if let Some(m) = min {
+        def.min = m;
+    } else if given_min || type_min {
+        def.min = if def.increment < 0 || type_min { lo } else { 1 };
     }
     if def.min < lo || def.min > hi {
         return Err(SqlError::InvalidParameter {
