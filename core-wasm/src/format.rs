@@ -242,3 +242,114 @@ mod tests {
         assert_eq!(e("%2000000000s", &[Some("x")]), "out of memory");
     }
 }
+
+/// PostgreSQL 15's server and client encodings, by number (`pg_encoding_to_char`).
+pub const ENCODINGS: [&str; 42] = [
+    "SQL_ASCII",
+    "EUC_JP",
+    "EUC_CN",
+    "EUC_KR",
+    "EUC_TW",
+    "EUC_JIS_2004",
+    "UTF8",
+    "MULE_INTERNAL",
+    "LATIN1",
+    "LATIN2",
+    "LATIN3",
+    "LATIN4",
+    "LATIN5",
+    "LATIN6",
+    "LATIN7",
+    "LATIN8",
+    "LATIN9",
+    "LATIN10",
+    "WIN1256",
+    "WIN1258",
+    "WIN866",
+    "WIN874",
+    "KOI8R",
+    "WIN1251",
+    "WIN1252",
+    "ISO_8859_5",
+    "ISO_8859_6",
+    "ISO_8859_7",
+    "ISO_8859_8",
+    "WIN1250",
+    "WIN1253",
+    "WIN1254",
+    "WIN1255",
+    "WIN1257",
+    "KOI8U",
+    "SJIS",
+    "BIG5",
+    "GBK",
+    "UHC",
+    "GB18030",
+    "JOHAB",
+    "SHIFT_JIS_2004",
+];
+
+/// The aliases PostgreSQL 15 reads besides the names (`encnames.c`), cleaned as it cleans a
+/// name (letters and digits only, lower case), with the encoding each means.
+const ENCODING_ALIASES: &[(&str, &str)] = &[
+    ("abc", "WIN1258"),
+    ("alt", "WIN866"),
+    ("iso88591", "LATIN1"),
+    ("iso885910", "LATIN6"),
+    ("iso885913", "LATIN7"),
+    ("iso885914", "LATIN8"),
+    ("iso885915", "LATIN9"),
+    ("iso885916", "LATIN10"),
+    ("iso88592", "LATIN2"),
+    ("iso88593", "LATIN3"),
+    ("iso88594", "LATIN4"),
+    ("iso88599", "LATIN5"),
+    ("koi8", "KOI8R"),
+    ("mskanji", "SJIS"),
+    ("shiftjis", "SJIS"),
+    ("tcvn", "WIN1258"),
+    ("tcvn5712", "WIN1258"),
+    ("unicode", "UTF8"),
+    ("vscii", "WIN1258"),
+    ("win", "WIN1251"),
+    ("win932", "SJIS"),
+    ("win936", "GBK"),
+    ("win949", "UHC"),
+    ("win950", "BIG5"),
+    ("windows1250", "WIN1250"),
+    ("windows1251", "WIN1251"),
+    ("windows1252", "WIN1252"),
+    ("windows1253", "WIN1253"),
+    ("windows1254", "WIN1254"),
+    ("windows1255", "WIN1255"),
+    ("windows1256", "WIN1256"),
+    ("windows1257", "WIN1257"),
+    ("windows1258", "WIN1258"),
+    ("windows866", "WIN866"),
+    ("windows874", "WIN874"),
+    ("windows932", "SJIS"),
+    ("windows936", "GBK"),
+    ("windows949", "UHC"),
+    ("windows950", "BIG5"),
+];
+
+/// PostgreSQL's `pg_char_to_encoding`: the number of the encoding `name` names (a name or an
+/// alias, compared without case and anything but letters and digits).
+pub fn encoding_number(name: &str) -> Option<i32> {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let wanted = clean(name);
+    let canonical = ENCODING_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == wanted)
+        .map(|(_, e)| clean(e))
+        .unwrap_or(wanted);
+    ENCODINGS
+        .iter()
+        .position(|e| clean(e) == canonical)
+        .and_then(|i| i32::try_from(i).ok())
+}

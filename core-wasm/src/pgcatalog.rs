@@ -405,6 +405,14 @@ const SHSECLABEL_COLS: Spec = &[
     ("provider", TEXT),
     ("label", TEXT),
 ];
+const USER_MAPPINGS_COLS: Spec = &[
+    ("umid", OID),
+    ("srvid", OID),
+    ("srvname", NAME),
+    ("umuser", OID),
+    ("usename", NAME),
+    ("umoptions", TEXTS),
+];
 const DB_ROLE_SETTING_COLS: Spec = &[("setdatabase", OID), ("setrole", OID), ("setconfig", TEXTS)];
 const SHDESCRIPTION_COLS: Spec = &[("objoid", OID), ("classoid", OID), ("description", TEXT)];
 const TS_DICT_COLS: Spec = &[
@@ -1457,6 +1465,15 @@ const RELATIONS: &[RelInfo] = &[
         10202,
         'r',
         FOREIGN_SERVER_COLS,
+    ),
+    rel(
+        Which::Empty,
+        "pg_catalog",
+        "pg_user_mappings",
+        12327,
+        12329,
+        'v',
+        USER_MAPPINGS_COLS,
     ),
     rel(
         Which::Empty,

@@ -1300,7 +1300,7 @@ const OF_EMPTY_CATALOGS_TEXT: &[&str] = &[
     "pg_get_function_arguments",
     "pg_get_function_identity_arguments",
 ];
-/// The visibility tests of the same catalogs (psql's `\df`, `\do`, `\dF`, `\dAc`).
+/// The visibility tests of the same catalogs (psql's `\df`, `\do`, `\dF`, `\dAc`, `\dX`).
 const OF_EMPTY_CATALOGS_BOOL: &[&str] = &[
     "pg_operator_is_visible",
     "pg_opclass_is_visible",
@@ -1310,6 +1310,7 @@ const OF_EMPTY_CATALOGS_BOOL: &[&str] = &[
     "pg_ts_dict_is_visible",
     "pg_ts_parser_is_visible",
     "pg_ts_template_is_visible",
+    "pg_statistics_obj_is_visible",
 ];
 
 /// Converts a value to another type (CAST / assignment).
@@ -6235,7 +6236,6 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "md5"
             | "current_setting"
             | "set_config"
-            | "pg_encoding_to_char"
             | "pg_size_pretty"
             | "split_part"
             | "left"
@@ -6247,7 +6247,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "lpad"
             | "rpad"
             | "chr" => PgType::Text,
-            "pg_client_encoding" if types.is_empty() => PgType::Name,
+            "pg_client_encoding" | "getdatabaseencoding" if types.is_empty() => PgType::Name,
+            "pg_encoding_to_char" => PgType::Name,
+            "pg_char_to_encoding" if types.len() == 1 => PgType::Int4,
             "to_regclass" => PgType::Regclass,
             "to_regtype" => PgType::Regtype,
             "to_regnamespace" => PgType::Regnamespace,
@@ -6267,6 +6269,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             "pg_table_is_visible"
             | "pg_type_is_visible"
             | "pg_function_is_visible"
+            | "pg_collation_is_visible"
             | "has_table_privilege"
             | "has_schema_privilege"
             | "has_database_privilege"
@@ -10940,6 +10943,11 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "pg_type_is_visible" | "pg_function_is_visible" => Value::Bool(true),
+            // RockLake's collations are pg_catalog's three, always on the search path.
+            "pg_collation_is_visible" => match a.first() {
+                Some(Value::Int(100 | 950 | 951)) => Value::Bool(true),
+                _ => Value::Null,
+            },
             "has_table_privilege" | "has_schema_privilege" | "has_database_privilege" => {
                 self.has_privilege(name, &a)?
             }
@@ -11042,7 +11050,22 @@ impl<'a, 'b> Executor<'a, 'b> {
                 calls.borrow_mut().push(call);
                 Value::text(shown)
             }
-            "pg_encoding_to_char" => Value::Text("UTF8".into()),
+            "pg_encoding_to_char" => match a.first() {
+                Some(Value::Int(n)) => Value::text(
+                    usize::try_from(*n)
+                        .ok()
+                        .and_then(|i| crate::format::ENCODINGS.get(i))
+                        .copied()
+                        .unwrap_or(""),
+                ),
+                _ => Value::Null,
+            },
+            "pg_char_to_encoding" => match text(0) {
+                Some(name) => {
+                    Value::Int(crate::format::encoding_number(&name).map_or(-1, i64::from))
+                }
+                None => Value::Null,
+            },
             "quote_ident" => text(0)
                 .map(|s| Value::text(crate::pgcatalog::quote_ident(&s)))
                 .unwrap_or(Value::Null),
@@ -11257,7 +11280,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Int(n)) => Value::text(format!("{n:x}")),
                 _ => Value::Null,
             },
-            "pg_client_encoding" => Value::text("UTF8"),
+            "pg_client_encoding" | "getdatabaseencoding" => Value::text("UTF8"),
             "cardinality" => match a.first() {
                 Some(Value::Array(x)) => Value::Int(x.len() as i64),
                 _ => Value::Null,

@@ -42,6 +42,9 @@ const SAME_AS_POSTGRES: &[&str] = &[
     r"\do",
     r"\des",
     r"\dy",
+    r"\dX",
+    r"\deu",
+    r"\dO",
 ];
 
 fn psql(dsn: &str, args: &[&str]) -> String {
