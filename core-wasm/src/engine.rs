@@ -272,6 +272,18 @@ pub struct Shared {
     pub scans: std::cell::RefCell<crate::scancache::ScanCache>,
     /// Every sequence's value (outside MVCC; see [`crate::sequence`]).
     pub sequences: std::cell::RefCell<crate::sequence::SeqStates>,
+    /// Snapshots exported by `pg_export_snapshot()`, by identifier: valid while the
+    /// transaction that exported one is open (pg_dump's parallel workers import its leader's).
+    pub exported_snapshots: HashMap<String, ExportedSnapshot>,
+}
+
+/// A snapshot `pg_export_snapshot()` named: the commit point it reads, and the transaction
+/// that exported it (the session and its transaction serial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportedSnapshot {
+    pub session: SessionId,
+    pub txn: u64,
+    pub point: u64,
 }
 
 impl Shared {
@@ -476,6 +488,7 @@ impl Engine {
             copies: Default::default(),
             scans: Default::default(),
             sequences: Default::default(),
+            exported_snapshots: HashMap::new(),
         };
         for (name, oid) in BUILTIN_SCHEMAS {
             st.schemas.insert(

@@ -1510,6 +1510,7 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
         match effect {
             crate::query::Effect::Signal { pid, terminate } => cx.sess.signal(pid, terminate),
             crate::query::Effect::Notice(n) => cx.sess.notice(n),
+            crate::query::Effect::ExportSnapshot { id, point } => export_snapshot(cx, id, point)?,
         }
     }
     if keep {
@@ -2440,6 +2441,89 @@ fn owned_sequences(cx: &mut Cx<'_>, table: u32, column: Option<&str>) -> Vec<Tab
         })
         .cloned()
         .collect()
+}
+
+/// Whether the transaction that exported `e` is still open.
+fn exported_snapshot_valid(cx: &Cx<'_>, e: &crate::engine::ExportedSnapshot) -> bool {
+    let open = |s: &crate::engine::Session| s.txn.as_ref().is_some_and(|t| t.serial == e.txn);
+    if e.session == cx.sess.id {
+        open(cx.sess)
+    } else {
+        cx.others.get(&e.session).is_some_and(open)
+    }
+}
+
+/// Records what `pg_export_snapshot()` named (forgetting the snapshots of transactions that
+/// have ended).
+fn export_snapshot(cx: &mut Cx<'_>, id: String, point: u64) -> Result<(), SqlError> {
+    let Some(txn) = cx.sess.txn.as_ref() else {
+        return Ok(());
+    };
+    if !txn.savepoints.is_empty() {
+        return Err(SqlError::ActiveTransaction {
+            message: "cannot export a snapshot from a subtransaction".into(),
+        });
+    }
+    let txn = txn.serial;
+    let stale: Vec<String> = cx
+        .st
+        .exported_snapshots
+        .iter()
+        .filter(|(_, e)| !exported_snapshot_valid(cx, e))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in stale {
+        cx.st.exported_snapshots.remove(&k);
+    }
+    let session = cx.sess.id;
+    cx.st.exported_snapshots.insert(
+        id,
+        crate::engine::ExportedSnapshot {
+            session,
+            txn,
+            point,
+        },
+    );
+    Ok(())
+}
+
+/// `SET TRANSACTION SNAPSHOT 'id'` in a transaction block: the transaction reads at the commit
+/// point another (still open) transaction exported, as PostgreSQL's pg_dump workers do.
+pub(crate) fn import_snapshot(cx: &mut Cx<'_>, id: &ast::Value) -> Result<(), SqlError> {
+    // Outside a block, the statement's own transaction (of the session's default isolation).
+    let (queried, isolation) = match cx.sess.txn.as_ref() {
+        Some(t) => (t.queried, t.isolation),
+        None => (false, cx.settings().transaction_defaults().0),
+    };
+    if queried {
+        return Err(SqlError::ActiveTransaction {
+            message: "SET TRANSACTION SNAPSHOT must be called before any query".into(),
+        });
+    }
+    if isolation == crate::engine::Isolation::ReadCommitted {
+        return Err(SqlError::UnsupportedByPostgres {
+            message: "a snapshot-importing transaction must have isolation level SERIALIZABLE or REPEATABLE READ".into(),
+        });
+    }
+    let text = match id {
+        ast::Value::SingleQuotedString(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let found = cx
+        .st
+        .exported_snapshots
+        .get(&text)
+        .copied()
+        .filter(|e| exported_snapshot_valid(cx, e));
+    let Some(e) = found else {
+        return Err(SqlError::InvalidParameter {
+            message: format!("invalid snapshot identifier: \"{text}\""),
+        });
+    };
+    if let Some(t) = cx.sess.txn.as_mut() {
+        t.snapshot = Some(e.point);
+    }
+    Ok(())
 }
 
 /// `ALTER SEQUENCE [IF EXISTS] name …` ([`crate::seqparse`]): its options (a new definition,

@@ -6090,6 +6090,13 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             _ => {}
         }
+        if name == "pg_export_snapshot" {
+            if !types.is_empty() {
+                return Err(no_such_function(&name, &types));
+            }
+            self.volatile_calls += 1;
+            return Ok((BExpr::Func(name, vec![]), PgType::Text));
+        }
         if matches!(name.as_str(), "pg_cancel_backend" | "pg_terminate_backend") {
             // pg_cancel_backend(integer), pg_terminate_backend(integer, bigint DEFAULT 0).
             let int = |t: &PgType, big: bool| {
@@ -9886,6 +9893,8 @@ pub(crate) enum Effect {
     Signal { pid: i32, terminate: bool },
     /// A WARNING sent before the statement's answer.
     Notice(crate::error::Notice),
+    /// `pg_export_snapshot()` named the commit point the statement reads.
+    ExportSnapshot { id: String, point: u64 },
 }
 
 pub(crate) fn truthy(v: &Value) -> Option<bool> {
@@ -11086,6 +11095,27 @@ impl<'a, 'b> Executor<'a, 'b> {
                 .activity
                 .client_port
                 .map_or(Value::Null, |p| Value::Int(p.into())),
+            // The statement's snapshot, named for `SET TRANSACTION SNAPSHOT` in other sessions
+            // while this transaction is open (PostgreSQL's id: backend, transaction, and here
+            // the commit point in place of a counter).
+            "pg_export_snapshot" => {
+                let Some(effects) = self.effects.as_ref() else {
+                    return Err(SqlError::feature(
+                        "pg_export_snapshot() outside a SELECT (in INSERT, UPDATE, DELETE or COPY)",
+                    ));
+                };
+                let id = format!(
+                    "{:08X}-{:08X}-{}",
+                    self.cx.sessions.me.activity.backend_pid,
+                    self.cx.txid(),
+                    self.cx.at
+                );
+                effects.borrow_mut().push(Effect::ExportSnapshot {
+                    id: id.clone(),
+                    point: self.cx.at,
+                });
+                Value::text(id)
+            }
             "pg_cancel_backend" | "pg_terminate_backend" => {
                 let terminate = name == "pg_terminate_backend";
                 let (Some(Value::Int(pid)), timeout) = (a.first(), a.get(1)) else {

@@ -1540,6 +1540,16 @@ pub(crate) fn set(cx: &mut crate::exec::Cx<'_>, set: &ast::Set) -> Result<(), Sq
             }
             Ok(())
         }
+        ast::Set::SetTransaction {
+            modes,
+            snapshot: Some(id),
+            session: false,
+        } if modes.is_empty() => {
+            // Outside a block PostgreSQL warns, then imports into the statement's own
+            // transaction (refused when that is READ COMMITTED).
+            warn_outside_block(cx, true, "SET TRANSACTION");
+            crate::exec::import_snapshot(cx, id)
+        }
         ast::Set::SetRole { role_name, .. } => match role_name {
             Some(r) if r.value != cx.sess.user => Err(SqlError::InsufficientPrivilege {
                 message: format!("permission denied to set role \"{}\"", r.value),
