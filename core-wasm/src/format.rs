@@ -190,59 +190,6 @@ pub fn format(fmt: &str, args: &[Option<String>]) -> Result<String, SqlError> {
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(v: &[Option<&str>]) -> Vec<Option<String>> {
-        v.iter().map(|a| a.map(str::to_string)).collect()
-    }
-
-    #[test]
-    fn specifiers_as_postgres_formats_them() {
-        let a = args(&[Some("a b"), None, Some("it's")]);
-        assert_eq!(format("%s|%s|%L", &a).expect("ok"), "a b||'it''s'");
-        assert_eq!(format("%I.%L", &a[..2]).expect("ok"), "\"a b\".NULL");
-        assert_eq!(format("%3$s %1$s %s", &a).expect("ok"), "it's a b ");
-        assert_eq!(
-            format("[%5s][%-5s]", &args(&[Some("x"), Some("y")])).expect("ok"),
-            "[    x][y    ]"
-        );
-        assert_eq!(
-            format("[%*s]", &args(&[Some("-3"), Some("x")])).expect("ok"),
-            "[x  ]"
-        );
-        assert_eq!(format("100%%", &[]).expect("ok"), "100%");
-        assert_eq!(quote_literal("a\\b'c"), "E'a\\\\b''c'");
-    }
-
-    #[test]
-    fn errors_as_postgres_reports_them() {
-        let e = |f: &str, a: &[Option<&str>]| format(f, &args(a)).expect_err(f).to_string();
-        assert_eq!(e("%s %s", &[Some("x")]), "too few arguments for format()");
-        assert_eq!(
-            e("%x", &[Some("x")]),
-            "unrecognized format() type specifier \"x\""
-        );
-        assert_eq!(e("abc %", &[]), "unterminated format() type specifier");
-        assert_eq!(
-            e("%0$s", &[Some("x")]),
-            "format specifies argument 0, but arguments are numbered from 1"
-        );
-        assert_eq!(
-            e("%I", &[None]),
-            "null values cannot be formatted as an SQL identifier"
-        );
-        // Widths are int4s; a result past PostgreSQL's value limit is refused, not built.
-        assert_eq!(e("%99999999999s", &[Some("x")]), "number is out of range");
-        assert_eq!(
-            e("%*s", &[Some("5000000000"), Some("x")]),
-            "value \"5000000000\" is out of range for type integer"
-        );
-        assert_eq!(e("%2000000000s", &[Some("x")]), "out of memory");
-    }
-}
-
 /// PostgreSQL 15's server and client encodings, by number (`pg_encoding_to_char`).
 pub const ENCODINGS: [&str; 42] = [
     "SQL_ASCII",
@@ -352,4 +299,57 @@ pub fn encoding_number(name: &str) -> Option<i32> {
         .iter()
         .position(|e| clean(e) == canonical)
         .and_then(|i| i32::try_from(i).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[Option<&str>]) -> Vec<Option<String>> {
+        v.iter().map(|a| a.map(str::to_string)).collect()
+    }
+
+    #[test]
+    fn specifiers_as_postgres_formats_them() {
+        let a = args(&[Some("a b"), None, Some("it's")]);
+        assert_eq!(format("%s|%s|%L", &a).expect("ok"), "a b||'it''s'");
+        assert_eq!(format("%I.%L", &a[..2]).expect("ok"), "\"a b\".NULL");
+        assert_eq!(format("%3$s %1$s %s", &a).expect("ok"), "it's a b ");
+        assert_eq!(
+            format("[%5s][%-5s]", &args(&[Some("x"), Some("y")])).expect("ok"),
+            "[    x][y    ]"
+        );
+        assert_eq!(
+            format("[%*s]", &args(&[Some("-3"), Some("x")])).expect("ok"),
+            "[x  ]"
+        );
+        assert_eq!(format("100%%", &[]).expect("ok"), "100%");
+        assert_eq!(quote_literal("a\\b'c"), "E'a\\\\b''c'");
+    }
+
+    #[test]
+    fn errors_as_postgres_reports_them() {
+        let e = |f: &str, a: &[Option<&str>]| format(f, &args(a)).expect_err(f).to_string();
+        assert_eq!(e("%s %s", &[Some("x")]), "too few arguments for format()");
+        assert_eq!(
+            e("%x", &[Some("x")]),
+            "unrecognized format() type specifier \"x\""
+        );
+        assert_eq!(e("abc %", &[]), "unterminated format() type specifier");
+        assert_eq!(
+            e("%0$s", &[Some("x")]),
+            "format specifies argument 0, but arguments are numbered from 1"
+        );
+        assert_eq!(
+            e("%I", &[None]),
+            "null values cannot be formatted as an SQL identifier"
+        );
+        // Widths are int4s; a result past PostgreSQL's value limit is refused, not built.
+        assert_eq!(e("%99999999999s", &[Some("x")]), "number is out of range");
+        assert_eq!(
+            e("%*s", &[Some("5000000000"), Some("x")]),
+            "value \"5000000000\" is out of range for type integer"
+        );
+        assert_eq!(e("%2000000000s", &[Some("x")]), "out of memory");
+    }
 }
