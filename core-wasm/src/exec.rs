@@ -1992,14 +1992,13 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     }
     let mut sequence_names: Vec<String> = Vec::new();
     for (ci, planned) in &owned_sequences {
-        let n = match &planned.name {
-            Some(given) => named_sequence(cx, given, (&schema, &name), &sequence_names)?,
-            None => {
-                let at = cx.read_point();
-                let rcx = cx.reader(at);
-                sequence_name(&rcx, &schema, &name, &columns[*ci].name, &sequence_names)
-            }
-        };
+        let n = column_sequence_name(
+            cx,
+            planned.name.as_ref(),
+            (&schema, &name),
+            &columns[*ci].name,
+            &sequence_names,
+        )?;
         sequence_names.push(n);
     }
     let pkey_name = {
@@ -2093,6 +2092,24 @@ fn named_sequence(
         });
     }
     Ok(rel)
+}
+
+/// The name of a column's new sequence: the one `SEQUENCE NAME` gave ([`named_sequence`]), or
+/// PostgreSQL's choice ([`sequence_name`]); `chosen`: names this statement already takes.
+fn column_sequence_name(
+    cx: &mut Cx<'_>,
+    given: Option<&ast::ObjectName>,
+    (schema, table): (&str, &str),
+    column: &str,
+    chosen: &[String],
+) -> Result<String, SqlError> {
+    match given {
+        Some(given) => named_sequence(cx, given, (schema, table), chosen),
+        None => {
+            let at = cx.read_point();
+            Ok(sequence_name(&cx.reader(at), schema, table, column, chosen))
+        }
+    }
 }
 
 /// The sequence a serial column (`serial`) or an identity column (`identity`: ALWAYS, and its
@@ -3493,25 +3510,13 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                             sequence_options.as_deref().unwrap_or(&[]),
                         );
                         let def = crate::sequence::define(&options, col.ty)?.0;
-                        let seq_name = match given {
-                            Some(given) => named_sequence(
-                                cx,
-                                given,
-                                (&table.schema, &table.name),
-                                &chosen_sequences,
-                            )?,
-                            None => {
-                                let at = cx.read_point();
-                                let rcx = cx.reader(at);
-                                sequence_name(
-                                    &rcx,
-                                    &table.schema,
-                                    &table.name,
-                                    &cname,
-                                    &chosen_sequences,
-                                )
-                            }
-                        };
+                        let seq_name = column_sequence_name(
+                            cx,
+                            given,
+                            (&table.schema, &table.name),
+                            &cname,
+                            &chosen_sequences,
+                        )?;
                         let refused = |what: &str| SqlError::NotInPrerequisiteState {
                             message: format!(
                                 "column \"{cname}\" of relation \"{}\" {what}",
@@ -3626,25 +3631,13 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     Some(planned) => {
                         // The sequence exists before the rows are filled from it, one value
                         // per row already there.
-                        let seq_name = match &planned.name {
-                            Some(given) => named_sequence(
-                                cx,
-                                given,
-                                (&table.schema, &table.name),
-                                &chosen_sequences,
-                            )?,
-                            None => {
-                                let at = cx.read_point();
-                                let rcx = cx.reader(at);
-                                sequence_name(
-                                    &rcx,
-                                    &table.schema,
-                                    &table.name,
-                                    &col.name,
-                                    &chosen_sequences,
-                                )
-                            }
-                        };
+                        let seq_name = column_sequence_name(
+                            cx,
+                            planned.name.as_ref(),
+                            (&table.schema, &table.name),
+                            &col.name,
+                            &chosen_sequences,
+                        )?;
                         chosen_sequences.push(seq_name.clone());
                         let seq = link_sequence(
                             cx,
