@@ -578,9 +578,13 @@ impl Engine {
         }
         let fresh = Engine::open(kv).map_err(|e| e.to_pg())?;
         let (read_only, limit) = (self.st.read_only, self.st.statement_memory_limit);
+        // Snapshots exported by transactions still open stay importable (a replica refreshes
+        // at every commit of its writer, between pg_dump's leader and its workers).
+        let exported = std::mem::take(&mut self.st.exported_snapshots);
         self.st = fresh.st;
         self.st.read_only = read_only;
         self.st.statement_memory_limit = limit;
+        self.st.exported_snapshots = exported;
         Ok(())
     }
 
@@ -682,11 +686,25 @@ impl Engine {
         self.sessions.len()
     }
 
-    /// Oldest commit point any open transaction still reads (for GC safety).
+    /// Oldest commit point any open transaction still reads, or may still be imported by
+    /// another (`pg_export_snapshot()`, even under READ COMMITTED), for GC safety.
     pub fn oldest_pinned_snapshot(&self) -> Option<u64> {
+        let exporter_open = |e: &ExportedSnapshot| {
+            self.sessions
+                .get(&e.session)
+                .and_then(|s| s.txn.as_ref())
+                .is_some_and(|t| t.serial == e.txn)
+        };
         self.sessions
             .values()
             .filter_map(|s| s.txn.as_ref().and_then(|t| t.snapshot))
+            .chain(
+                self.st
+                    .exported_snapshots
+                    .values()
+                    .filter(|e| exporter_open(e))
+                    .map(|e| e.point),
+            )
             .min()
     }
 

@@ -2508,11 +2508,12 @@ fn export_snapshot(cx: &mut Cx<'_>, id: String, point: u64) -> Result<(), SqlErr
 /// point another (still open) transaction exported, as PostgreSQL's pg_dump workers do.
 pub(crate) fn import_snapshot(cx: &mut Cx<'_>, id: &ast::Value) -> Result<(), SqlError> {
     // Outside a block, the statement's own transaction (of the session's default isolation).
-    let (queried, isolation) = match cx.sess.txn.as_ref() {
-        Some(t) => (t.queried, t.isolation),
-        None => (false, cx.settings().transaction_defaults().0),
+    let (queried, in_savepoint, isolation) = match cx.sess.txn.as_ref() {
+        Some(t) => (t.queried, !t.savepoints.is_empty(), t.isolation),
+        None => (false, false, cx.settings().transaction_defaults().0),
     };
-    if queried {
+    // A SAVEPOINT already took the transaction's snapshot in PostgreSQL.
+    if queried || in_savepoint {
         return Err(SqlError::ActiveTransaction {
             message: "SET TRANSACTION SNAPSHOT must be called before any query".into(),
         });
@@ -2537,10 +2538,13 @@ pub(crate) fn import_snapshot(cx: &mut Cx<'_>, id: &ast::Value) -> Result<(), Sq
             message: format!("invalid snapshot identifier: \"{text}\""),
         });
     };
+    // The transaction now has its snapshot, as after a first query: its isolation, or
+    // another import, can no longer change it.
     if let Some(t) = cx.sess.txn.as_mut() {
         t.snapshot = Some(e.point);
+        t.queried = true;
     }
-    Ok(())
+    cx.check_snapshot_age()
 }
 
 /// `ALTER SEQUENCE [IF EXISTS] name …` ([`crate::seqparse`]): its options (a new definition,

@@ -761,6 +761,20 @@ impl ReadCx<'_> {
         out
     }
 
+    /// The table or sequence of id `id`, as [`Self::sequences`] sees them (the transaction's
+    /// own definitions first).
+    pub fn table_by_id(&self, id: u32) -> Option<TableRef> {
+        if let Some(p) = self.pending {
+            if p.dropped.contains(&id) {
+                return None;
+            }
+            if let Some(t) = p.tables.get(&id) {
+                return Some(t.clone());
+            }
+        }
+        self.st.tables.get(&id).cloned()
+    }
+
     /// The table a `pg_class` OID names — the table itself or its primary-key index (then
     /// `true`) — among those the statement can see.
     pub fn relation_by_oid(&self, oid: u32) -> Option<(TableRef, bool)> {
@@ -813,7 +827,7 @@ impl ReadCx<'_> {
             .iter()
             .find(|c| c.default_sql.as_deref() == Some(expr))?
             .serial?;
-        let seq_oid = self.sequences().iter().find(|s| s.id == seq)?.oid;
+        let seq_oid = self.table_by_id(seq)?.oid;
         let name = self.regclass_name(seq_oid)?;
         Some(format!(
             "nextval({}::regclass)",

@@ -414,7 +414,9 @@ pub fn names_builtin_operator(sql: &str) -> bool {
 /// `x OPERATOR(pg_catalog.op) ANY (…)` (also ALL, SOME) as `x op ANY (…)`: sqlparser reads a
 /// quantified comparison only after a plain operator (pg_dump's `-t` pattern query writes
 /// `c.relkind OPERATOR(pg_catalog.=) ANY (array[…])`). `pg_catalog`'s operator is the plain
-/// one; other `OPERATOR(…)` forms are left to sqlparser.
+/// one; but `OPERATOR(…)` binds tighter than a plain comparison, so this is done only for a
+/// comparison operator whose left operand is a column reference standing alone (after `(`,
+/// `,` or a keyword). Other `OPERATOR(…)` forms are left to sqlparser.
 pub fn builtin_operators_before_any(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let significant: Vec<usize> = tokens
         .iter()
@@ -429,7 +431,43 @@ pub fn builtin_operators_before_any(tokens: Vec<TokenWithSpan>) -> Vec<TokenWith
         let at = |n: usize| significant[k + n];
         let is_schema = matches!(&tokens[at(2)].token,
             Token::Word(w) if w.value.eq_ignore_ascii_case("pg_catalog") && w.quote_style.is_none());
+        // The left operand: `name` or `qualifier.name`, after `(`, `,` or a keyword.
+        let operand_alone = || {
+            let before = |n: usize| k.checked_sub(n).map(|i| &tokens[significant[i]].token);
+            let ident = |t: Option<&Token>| matches!(t, Some(Token::Word(_)));
+            let start = match (before(1), before(2)) {
+                (t, Some(Token::Period)) if ident(t) && ident(before(3)) => 4,
+                (t, _) if ident(t) => 2,
+                _ => return false,
+            };
+            match before(start) {
+                Some(Token::LParen | Token::Comma) => true,
+                Some(Token::Word(w)) => {
+                    w.quote_style.is_none()
+                        && matches!(
+                            w.keyword,
+                            Keyword::WHERE
+                                | Keyword::AND
+                                | Keyword::OR
+                                | Keyword::ON
+                                | Keyword::NOT
+                                | Keyword::WHEN
+                                | Keyword::THEN
+                                | Keyword::ELSE
+                                | Keyword::SELECT
+                                | Keyword::HAVING
+                        )
+                }
+                _ => false,
+            }
+        };
+        let comparison = matches!(
+            tokens[at(4)].token,
+            Token::Eq | Token::Neq | Token::Lt | Token::Gt | Token::LtEq | Token::GtEq
+        );
         if word(at(0), Keyword::OPERATOR)
+            && comparison
+            && operand_alone()
             && tokens[at(1)].token == Token::LParen
             && is_schema
             && tokens[at(3)].token == Token::Period
@@ -475,14 +513,26 @@ mod tests {
         assert!(names_builtin_operator("x Operator(pg_catalog.=) y"));
         assert!(!names_builtin_operator("SELECT operator FROM t"));
         assert_eq!(
-            rewritten("c.k OPERATOR(pg_catalog.=) ANY (array['r'])"),
-            "c.k = ANY (array['r'])"
+            rewritten("WHERE c.k OPERATOR(pg_catalog.=) ANY (array['r'])"),
+            "WHERE c.k = ANY (array['r'])"
         );
-        assert_eq!(rewritten("a OPERATOR(pg_catalog.<) ALL (b)"), "a < ALL (b)");
-        // Not before a quantifier, or another schema's operator: left for sqlparser.
+        assert_eq!(
+            rewritten("(a OPERATOR(pg_catalog.<) ALL (b))"),
+            "(a < ALL (b))"
+        );
+        assert_eq!(
+            rewritten("AND c.name OPERATOR(pg_catalog.<>) SOME (b)"),
+            "AND c.name <> SOME (b)"
+        );
+        // Not before a quantifier, another schema's operator, an operator that is not a
+        // comparison, or a left operand that is not a lone column (OPERATOR() binds tighter
+        // than the plain comparison would): left for sqlparser.
         for kept in [
-            "c.relname OPERATOR(pg_catalog.~) '^(t)$'",
-            "a OPERATOR(myschema.=) ANY (b)",
+            "WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$'",
+            "WHERE a OPERATOR(myschema.=) ANY (b)",
+            "WHERE a OPERATOR(pg_catalog.~~) ANY (b)",
+            "SELECT true < false OPERATOR(pg_catalog.=) ANY (b)",
+            "SELECT 1 + a OPERATOR(pg_catalog.=) ANY (b)",
         ] {
             assert_eq!(rewritten(kept), kept);
         }

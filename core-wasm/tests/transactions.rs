@@ -871,3 +871,37 @@ fn add_primary_key_moves_rows_under_their_key() {
     let report = rocklake_core::verify::verify(&mut h.engine, &h.kv).expect("verify");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }
+
+/// A snapshot `pg_export_snapshot()` named stays pinned (garbage collection and excision keep
+/// what it reads) while the exporting transaction is open, even under READ COMMITTED, whose
+/// own statements pin nothing; an importer then reads it.
+#[test]
+fn an_exported_snapshot_is_pinned_while_its_exporter_is_open() {
+    let mut h = Harness::new();
+    let (a, b, c) = (h.session(), h.session(), h.session());
+    h.ok(a, "CREATE TABLE t (x int)");
+    h.ok(a, "INSERT INTO t VALUES (1)");
+    h.ok(a, "BEGIN");
+    let id = h.rows(a, "SELECT pg_export_snapshot()")[0][0]
+        .clone()
+        .expect("an id");
+    let pinned = h
+        .engine
+        .oldest_pinned_snapshot()
+        .expect("pinned by the export");
+    h.ok(b, "INSERT INTO t VALUES (2)");
+    h.ok(b, "INSERT INTO t VALUES (3)");
+    assert_eq!(h.engine.oldest_pinned_snapshot(), Some(pinned));
+    h.ok(c, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    h.ok(c, &format!("SET TRANSACTION SNAPSHOT '{id}'"));
+    assert_eq!(
+        h.rows(c, "SELECT count(*) FROM t"),
+        vec![vec![Some("1".into())]]
+    );
+    h.ok(c, "COMMIT");
+    h.ok(a, "COMMIT");
+    assert_eq!(h.engine.oldest_pinned_snapshot(), None);
+    h.ok(c, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    let gone = h.q(c, &format!("SET TRANSACTION SNAPSHOT '{id}'"));
+    assert_eq!(gone.error.expect("the exporter ended").code, "22023");
+}
