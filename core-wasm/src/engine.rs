@@ -286,6 +286,15 @@ pub struct ExportedSnapshot {
     pub point: u64,
 }
 
+impl ExportedSnapshot {
+    /// Whether the exporting transaction is still open (`exporter`: its session, if any).
+    pub fn exporter_open(&self, exporter: Option<&Session>) -> bool {
+        exporter
+            .and_then(|s| s.txn.as_ref())
+            .is_some_and(|t| t.serial == self.txn)
+    }
+}
+
 impl Shared {
     /// Adds or replaces a committed table (a rename moves its name entry).
     pub fn put_table(&mut self, t: Arc<Table>) {
@@ -673,8 +682,11 @@ impl Engine {
         if seqs.to_restore.is_empty() {
             return;
         }
+        let pending = sess.txn.as_ref().map(|t| &t.pending.tables);
         for (id, before) in std::mem::take(&mut seqs.to_restore) {
-            if let Some(t) = st.tables.get(&id) {
+            // Rolled back to a savepoint, a sequence may be the transaction's own.
+            let own = pending.and_then(|p| p.get(&id));
+            if let Some(t) = own.or_else(|| st.tables.get(&id)) {
                 if let Some(def) = t.sequence.as_deref() {
                     crate::sequence::restore(st.sequences.get_mut(), t, def, before);
                 }
@@ -689,12 +701,6 @@ impl Engine {
     /// Oldest commit point any open transaction still reads, or may still be imported by
     /// another (`pg_export_snapshot()`, even under READ COMMITTED), for GC safety.
     pub fn oldest_pinned_snapshot(&self) -> Option<u64> {
-        let exporter_open = |e: &ExportedSnapshot| {
-            self.sessions
-                .get(&e.session)
-                .and_then(|s| s.txn.as_ref())
-                .is_some_and(|t| t.serial == e.txn)
-        };
         self.sessions
             .values()
             .filter_map(|s| s.txn.as_ref().and_then(|t| t.snapshot))
@@ -702,7 +708,7 @@ impl Engine {
                 self.st
                     .exported_snapshots
                     .values()
-                    .filter(|e| exporter_open(e))
+                    .filter(|e| e.exporter_open(self.sessions.get(&e.session)))
                     .map(|e| e.point),
             )
             .min()

@@ -63,6 +63,7 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     } else {
         p.try_with_sql(sql).map_err(syntax)?
     };
+    let identity = crate::seqparse::mentions_identity(sql);
     // sqlparser's statement loop, with COPY read as PostgreSQL's grammar has it (copyparse).
     let mut stmts = Vec::new();
     let mut expecting_delimiter = false;
@@ -95,7 +96,11 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             crate::cursor::parse_fetch(&mut p, is_move, syntax)?
         } else if crate::seqparse::at_alter_sequence(&p) {
             crate::seqparse::parse_alter_sequence(&mut p, syntax)?
-        } else if let Some(stmt) = crate::seqparse::parse_with_sequence_names(&mut p, syntax)? {
+        } else if let Some(stmt) = identity
+            .then(|| crate::seqparse::parse_with_sequence_names(&mut p, syntax))
+            .transpose()?
+            .flatten()
+        {
             stmt
         } else {
             p.parse_statement().map_err(syntax)?
@@ -1162,23 +1167,12 @@ fn rollback_to_savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, S
     txn.pending.release(later);
     txn.failed = false;
     cx.sess.cursors.close_declared_since(serial, &kept);
-    // The sequences restarted since go back, last restart first.
-    let undone: Vec<_> = {
-        let mine = cx.sess.seqs.get_mut();
-        let keep = restarts_kept.min(mine.restarts.len());
-        mine.restarts.drain(keep..).rev().collect()
-    };
-    for (id, before) in undone {
-        let seq = {
-            let at = cx.read_point();
-            cx.reader(at).sequences().into_iter().find(|s| s.id == id)
-        };
-        if let Some(def) = seq.as_ref().and_then(|s| s.sequence.clone()) {
-            if let Some(s) = &seq {
-                crate::sequence::restore(cx.st.sequences.get_mut(), s, &def, before);
-            }
-        }
-    }
+    // The sequences restarted since go back, last restart first, as when a transaction
+    // ends without committing (the engine settles them after the statement).
+    let mine = cx.sess.seqs.get_mut();
+    let keep = restarts_kept.min(mine.restarts.len());
+    let undone: Vec<_> = mine.restarts.drain(keep..).rev().collect();
+    mine.to_restore.extend(undone);
     Ok(Output::Command {
         tag: "ROLLBACK".into(),
     })
@@ -2166,38 +2160,10 @@ fn bind_sequence_default(
     let Some(sql) = col.default_sql.as_deref().filter(|d| d.contains("nextval")) else {
         return Ok(());
     };
-    let e = parse_default(sql)?;
-    let ast::Expr::Function(f) = &e else {
+    let Some(name) = crate::sequence::sole_nextval(&parse_default(sql)?) else {
         return Ok(());
     };
-    let fname = object_name(&f.name);
-    let is_nextval = match fname.as_slice() {
-        [n] => n == "nextval",
-        [s, n] => s == "pg_catalog" && n == "nextval",
-        _ => false,
-    };
-    let ast::FunctionArguments::List(list) = &f.args else {
-        return Ok(());
-    };
-    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
-        return Ok(());
-    };
-    let literal = match arg {
-        ast::Expr::Cast {
-            expr, data_type, ..
-        } if data_type.to_string().eq_ignore_ascii_case("regclass") => expr.as_ref(),
-        other => other,
-    };
-    let ast::Expr::Value(v) = literal else {
-        return Ok(());
-    };
-    let ast::Value::SingleQuotedString(name) = &v.value else {
-        return Ok(());
-    };
-    if !is_nextval || f.filter.is_some() || f.over.is_some() || !list.clauses.is_empty() {
-        return Ok(());
-    }
-    let Some((schema, rel)) = crate::query::name_parts(name).and_then(|p| split_name(&p).ok())
+    let Some((schema, rel)) = crate::query::name_parts(&name).and_then(|p| split_name(&p).ok())
     else {
         return Ok(());
     };
@@ -2266,9 +2232,9 @@ fn link_sequence(
     seq
 }
 
-/// An identity column's sequence given the column's new type `ty` (PostgreSQL's
-/// `ALTER SEQUENCE … AS`): bounds that were the old type's become the new type's; 22023 for a
-/// type a sequence cannot have, or a bound outside it.
+/// An identity column's sequence given the column's new type `ty`, as PostgreSQL runs `ALTER
+/// SEQUENCE … AS` for it ([`crate::sequence::retyped`]); 22023 for a type a sequence cannot
+/// have.
 fn retype_identity_sequence(cx: &mut Cx<'_>, seq_id: u32, ty: PgType) -> Result<(), SqlError> {
     if !matches!(ty, PgType::Int2 | PgType::Int4 | PgType::Int8) {
         return Err(SqlError::InvalidParameter {
@@ -2285,24 +2251,8 @@ fn retype_identity_sequence(cx: &mut Cx<'_>, seq_id: u32, ty: PgType) -> Result<
     let Some((seq, def)) = seq.and_then(|s| s.sequence.clone().map(|d| (s, d))) else {
         return Err(SqlError::internal("identity column without its sequence"));
     };
-    let range = crate::sequence::type_range;
-    let ((old_lo, old_hi), (lo, hi)) = (range(def.ty), range(ty));
-    let mut new = (*def).clone();
-    new.ty = ty;
-    if new.max == old_hi {
-        new.max = hi;
-    }
-    if new.min == old_lo {
-        new.min = lo;
-    }
-    let type_name = crate::query::format_type(ty, -1);
-    for (what, v) in [("MAXVALUE", new.max), ("MINVALUE", new.min)] {
-        if v < lo || v > hi {
-            return Err(SqlError::InvalidParameter {
-                message: format!("{what} ({v}) is out of range for sequence data type {type_name}"),
-            });
-        }
-    }
+    let current = cx.st.sequences.get_mut().value(&seq, &def);
+    let new = crate::sequence::retyped(&def, ty, current)?;
     let mut altered = (*seq).clone();
     altered.sequence = Some(Arc::new(new));
     let p = cx.pending()?;
@@ -2462,12 +2412,12 @@ fn owned_sequences(cx: &mut Cx<'_>, table: u32, column: Option<&str>) -> Vec<Tab
 
 /// Whether the transaction that exported `e` is still open.
 fn exported_snapshot_valid(cx: &Cx<'_>, e: &crate::engine::ExportedSnapshot) -> bool {
-    let open = |s: &crate::engine::Session| s.txn.as_ref().is_some_and(|t| t.serial == e.txn);
-    if e.session == cx.sess.id {
-        open(cx.sess)
+    let exporter = if e.session == cx.sess.id {
+        Some(&*cx.sess)
     } else {
-        cx.others.get(&e.session).is_some_and(open)
-    }
+        cx.others.get(&e.session)
+    };
+    e.exporter_open(exporter)
 }
 
 /// Records what `pg_export_snapshot()` named (forgetting the snapshots of transactions that
@@ -2587,11 +2537,7 @@ fn alter_sequence(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlEr
         Some(_) if def.identity => {
             let table = def.owner.as_ref().and_then(|(id, _)| {
                 let at = cx.read_point();
-                cx.reader(at)
-                    .all_tables()
-                    .iter()
-                    .find(|t| t.id == *id)
-                    .map(|t| t.name.clone())
+                cx.reader(at).table_by_id(*id).map(|t| t.name.clone())
             });
             return Err(SqlError::UnsupportedByPostgresDetail {
                 message: "cannot change ownership of identity sequence".into(),
@@ -2621,8 +2567,9 @@ fn alter_sequence(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlEr
     Ok(done())
 }
 
-/// `ALTER TABLE` naming a sequence: only `RENAME TO` (PostgreSQL's other actions on a
-/// sequence through ALTER TABLE are ownership and storage, which RockLake does not have). The
+/// `ALTER TABLE` (or `ALTER SEQUENCE`) naming a sequence: `OWNER TO` the server's role (a
+/// no-op) and `RENAME TO` (PostgreSQL's other actions on a sequence through ALTER TABLE are
+/// storage, which RockLake does not have). The
 /// serial defaults that name the sequence are rewritten to the new name: RockLake keeps a
 /// default as text, where PostgreSQL keeps the sequence's OID.
 fn alter_sequence_as_table(

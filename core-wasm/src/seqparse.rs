@@ -406,9 +406,20 @@ pub fn identity_sequence_name(
 /// Whether `sql` may write `OPERATOR(pg_catalog.op)` (what pg_dump and psql write to name the
 /// built-in operators whatever the search_path).
 pub fn names_builtin_operator(sql: &str) -> bool {
+    mentions(sql, b"operator(")
+}
+
+/// Whether `sql` may write an identity column (and so `SEQUENCE NAME` among its options):
+/// [`parse_with_sequence_names`] scans a statement's tokens only then.
+pub fn mentions_identity(sql: &str) -> bool {
+    mentions(sql, b"identity")
+}
+
+/// Whether `sql` holds `word`, ASCII case ignored.
+fn mentions(sql: &str, word: &[u8]) -> bool {
     sql.as_bytes()
-        .windows(9)
-        .any(|w| w.eq_ignore_ascii_case(b"operator("))
+        .windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// `x OPERATOR(pg_catalog.op) ANY (…)` (also ALL, SOME) as `x op ANY (…)`: sqlparser reads a

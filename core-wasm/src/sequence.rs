@@ -524,28 +524,58 @@ pub fn alter(
     })
 }
 
+/// `ALTER SEQUENCE … AS ty` over `old` (an identity column's type change): [`alter`] with that
+/// one option.
+pub fn retyped(old: &SequenceDef, ty: PgType, current: SeqValue) -> Result<SequenceDef, SqlError> {
+    let dt = match ty {
+        PgType::Int2 => ast::DataType::SmallInt(None),
+        PgType::Int4 => ast::DataType::Integer(None),
+        _ => ast::DataType::BigInt(None),
+    };
+    Ok(alter(old, &[ast::SequenceOptions::DataType(dt)], None, current)?.def)
+}
+
 /// The names of the sequences a DEFAULT expression's `nextval('…')` calls name, as written.
 pub fn default_references(e: &ast::Expr) -> Vec<String> {
     use std::ops::ControlFlow;
     let mut out = Vec::new();
     let _ = ast::visit_expressions(e, |x| {
         if let ast::Expr::Function(f) = x {
-            let fname = f.name.to_string().to_ascii_lowercase();
-            if fname == "nextval" {
-                if let ast::FunctionArguments::List(l) = &f.args {
-                    if let Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))) =
-                        l.args.first()
-                    {
-                        if let Some(s) = string_of(a) {
-                            out.push(s);
-                        }
-                    }
-                }
-            }
+            out.extend(nextval_argument(f));
         }
         ControlFlow::<()>::Continue(())
     });
     out
+}
+
+/// The sequence a DEFAULT expression that is nothing but `nextval('s')` (or
+/// `nextval('s'::regclass)`, `pg_catalog.nextval(…)`) names, as written.
+pub fn sole_nextval(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::Function(f) if f.filter.is_none() && f.over.is_none() => nextval_argument(f),
+        _ => None,
+    }
+}
+
+/// The sequence name a `nextval('…')` call gives as a literal (under casts).
+fn nextval_argument(f: &ast::Function) -> Option<String> {
+    let name = crate::query::object_name(&f.name);
+    let is_nextval = match name.as_slice() {
+        [n] => n == "nextval",
+        [s, n] => s == "pg_catalog" && n == "nextval",
+        _ => false,
+    };
+    let ast::FunctionArguments::List(l) = &f.args else {
+        return None;
+    };
+    match l.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))]
+            if is_nextval && l.clauses.is_empty() =>
+        {
+            string_of(a)
+        }
+        _ => None,
+    }
 }
 
 /// The string literal under casts (`'s'::regclass`).

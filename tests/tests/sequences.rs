@@ -7,7 +7,9 @@
 
 use rocklake_tests::same_outcomes_as_postgres;
 
-const SCRIPT: &str = r#"
+/// What both scripts run on: two autocommit connections, and `run`, which records a
+/// statement's columns and rows (or its error) with the notices it raised.
+const HARNESS: &str = r#"
 import sys, json, psycopg
 dsn = sys.argv[1]
 out = []
@@ -30,6 +32,9 @@ def run(sql, conn=a):
                e.diag.message_hint]
     res.append(list(notices))
     out.append(res)
+"#;
+
+const SCRIPT: &str = r#"
 
 for sql in [
     "CREATE SEQUENCE s",
@@ -250,7 +255,7 @@ print("RESULT " + json.dumps(out))
 
 #[test]
 fn sequences_match_postgres() {
-    let got = same_outcomes_as_postgres(SCRIPT);
+    let got = same_outcomes_as_postgres(&format!("{HARNESS}{SCRIPT}"));
     // The script ran to its end and the sequences did draw values (not all outcomes errors).
     let nextvals = got
         .iter()
@@ -263,28 +268,6 @@ fn sequences_match_postgres() {
 /// pg_dump writes identity columns), and defaults that are just `nextval('s')`, against
 /// PostgreSQL 15: same outcomes, values, catalog rows, notices and errors.
 const ALTER_SCRIPT: &str = r#"
-import sys, json, psycopg
-dsn = sys.argv[1]
-out = []
-notices = []
-a = psycopg.connect(dsn, autocommit=True)
-b = psycopg.connect(dsn, autocommit=True)
-for c in (a, b):
-    c.add_notice_handler(lambda d: notices.append([d.severity, d.sqlstate, d.message_primary, d.message_detail]))
-
-def run(sql, conn=a):
-    notices.clear()
-    try:
-        cur = conn.execute(sql)
-        rows = cur.fetchall() if cur.description else cur.statusmessage
-        res = [sql, [(d.name, d.type_code) for d in cur.description] if cur.description else None,
-               [[str(v) if v is not None else None for v in r] for r in rows]
-               if isinstance(rows, list) else rows]
-    except psycopg.Error as e:
-        res = [sql, "error", e.sqlstate, e.diag.message_primary, e.diag.message_detail,
-               e.diag.message_hint]
-    res.append(list(notices))
-    out.append(res)
 
 SEQ = "SELECT seqtypid::regtype, seqstart, seqincrement, seqmax, seqmin, seqcache, seqcycle FROM pg_sequence WHERE seqrelid = '{}'::regclass"
 for sql in [
@@ -409,6 +392,16 @@ for sql in [
     "ROLLBACK TO a",
     "COMMIT",
     "SELECT nextval('sa')",
+    # Also of a sequence the transaction made itself.
+    "BEGIN",
+    "CREATE SEQUENCE sv",
+    "SELECT nextval('sv')",
+    "SAVEPOINT a",
+    "ALTER SEQUENCE sv RESTART WITH 50",
+    "ROLLBACK TO a",
+    "SELECT nextval('sv')",
+    "COMMIT",
+    "DROP SEQUENCE sv",
     # A default cast to a sized string type keeps the cast.
     "CREATE TABLE vc (v varchar(10) DEFAULT 'abcdef'::varchar(3), w text DEFAULT 'x'::text)",
     "INSERT INTO vc DEFAULT VALUES RETURNING *",
@@ -423,7 +416,7 @@ print("RESULT " + json.dumps(out))
 
 #[test]
 fn alter_sequence_and_add_identity_match_postgres() {
-    let got = same_outcomes_as_postgres(ALTER_SCRIPT);
+    let got = same_outcomes_as_postgres(&format!("{HARNESS}{ALTER_SCRIPT}"));
     // The statements under test did run (not all outcomes errors).
     let altered = got
         .iter()
