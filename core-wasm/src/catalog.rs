@@ -25,6 +25,8 @@ pub struct Column {
     /// A serial column's sequence (its table id): the default draws from it by id, as
     /// PostgreSQL's default holds the sequence's OID; `default_sql` is its text for display.
     pub serial: Option<u32>,
+    /// `COMMENT ON COLUMN` (`pg_description`, `col_description`); never empty.
+    pub comment: Option<String>,
 }
 
 /// An identity column's generation and the sequence (its table id) its values come from.
@@ -71,6 +73,7 @@ impl SequenceDef {
             default_sql: None,
             identity: None,
             serial: None,
+            comment: None,
         })
         .collect()
     }
@@ -100,6 +103,10 @@ pub struct Table {
     pub layout: u64,
     /// Set when the relation is a sequence (`relkind = 'S'`).
     pub sequence: Option<Arc<SequenceDef>>,
+    /// `COMMENT ON TABLE` / `SEQUENCE`, and `COMMENT ON INDEX` of the primary key's index;
+    /// never empty.
+    pub comment: Option<String>,
+    pub pkey_comment: Option<String>,
 }
 
 impl Table {
@@ -213,6 +220,7 @@ impl Table {
                     identity_sequence: c.identity.map_or(0, |i| i.sequence),
                     identity_always: c.identity.is_some_and(|i| i.always),
                     serial_sequence: c.serial.unwrap_or(0),
+                    comment: c.comment.clone().unwrap_or_default(),
                 })
                 .collect(),
             primary_key: self.primary_key.iter().map(|i| *i as u32).collect(),
@@ -241,6 +249,8 @@ impl Table {
                     identity: q.identity,
                 })
             }),
+            comment: self.comment.clone().unwrap_or_default(),
+            pkey_comment: self.pkey_comment.clone().unwrap_or_default(),
         }
     }
 
@@ -266,6 +276,7 @@ impl Table {
                         sequence: c.identity_sequence,
                     }),
                     serial: (c.serial_sequence != 0).then_some(c.serial_sequence),
+                    comment: non_empty(&c.comment),
                 })
             })
             .collect::<Result<Vec<_>, DecodeError>>()?;
@@ -321,8 +332,15 @@ impl Table {
                     identity: q.identity,
                 })),
             },
+            comment: non_empty(&def.comment),
+            pkey_comment: non_empty(&def.pkey_comment),
         })
     }
+}
+
+/// A stored text that is empty when absent (a comment).
+pub fn non_empty(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
 }
 
 /// A schema (namespace).
@@ -330,6 +348,8 @@ impl Table {
 pub struct Schema {
     pub name: String,
     pub oid: u32,
+    /// `COMMENT ON SCHEMA`; never empty.
+    pub comment: Option<String>,
 }
 
 /// OID of schema `name`: a built-in one, else the first of `schemas` so named; 0 when none is.

@@ -505,6 +505,10 @@ impl Engine {
                 Schema {
                     name: name.to_string(),
                     oid,
+                    comment: crate::pgcatalog::SCHEMA_COMMENTS
+                        .iter()
+                        .find(|(o, _)| *o == oid)
+                        .map(|(_, c)| c.to_string()),
                 },
             );
         }
@@ -514,6 +518,7 @@ impl Engine {
                 st.schemas.insert(
                     s.name.clone(),
                     Schema {
+                        comment: crate::catalog::non_empty(&s.comment),
                         name: s.name,
                         oid: s.oid,
                     },
@@ -1214,6 +1219,19 @@ impl Engine {
                 });
             }
         }
+        // A schema whose definition this transaction changed must not have been dropped since
+        // (its new definition would bring it back).
+        for name in &p.altered_schemas {
+            let dropping = self
+                .st
+                .in_flight
+                .values()
+                .any(|f| f.dropped_schemas.contains(name));
+            let oid = p.schemas.iter().find(|s| &s.name == name).map(|s| s.oid);
+            if dropping || self.st.schemas.get(name).map(|s| s.oid) != oid {
+                return Err(SqlError::SerializationFailure);
+            }
+        }
         // Lifecycle records are read at the latest commit; another commit in flight that
         // changes the same record would make this one's checks stale.
         if p.meta.keys().any(|k| in_flight_keys.contains(k)) {
@@ -1332,6 +1350,7 @@ impl Engine {
                 Envelope::SchemaDef(pb::SchemaDef {
                     name: s.name.clone(),
                     oid: s.oid,
+                    comment: s.comment.clone().unwrap_or_default(),
                 })
                 .encode(),
             ));

@@ -717,7 +717,7 @@ impl<'a> Cx<'a> {
 
     /// The commit point this statement reads at (fixing the snapshot of a repeatable-read
     /// transaction at its first statement, as PostgreSQL does).
-    fn read_point(&mut self) -> u64 {
+    pub(crate) fn read_point(&mut self) -> u64 {
         let latest = self.st.latest;
         match self.sess.txn.as_mut() {
             Some(t) => {
@@ -762,7 +762,7 @@ impl<'a> Cx<'a> {
             .unwrap_or(self.st.now)
     }
 
-    fn reader(&self, at: u64) -> ReadCx<'_> {
+    pub(crate) fn reader(&self, at: u64) -> ReadCx<'_> {
         let now = self.txn_now();
         ReadCx {
             kv: self.kv,
@@ -962,6 +962,18 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         }
         Statement::AlterTable(at) => alter_table(cx, at)?,
         Statement::AlterSchema(a) => alter_schema(cx, a)?,
+        Statement::Comment {
+            object_type,
+            object_name,
+            comment,
+            if_exists,
+        } => crate::comment::comment_on(
+            cx,
+            object_type,
+            object_name,
+            comment.as_deref(),
+            *if_exists,
+        )?,
         Statement::Lock(l) => lock_tables(cx, l)?,
         Statement::Prepare {
             name,
@@ -1749,7 +1761,7 @@ fn qualified(cx: &mut Cx<'_>, parts: &[String]) -> Result<(String, String), SqlE
     schema.map(|s| (s, n)).ok_or(SqlError::NoSchemaSelected)
 }
 
-fn schema_exists(cx: &Cx<'_>, name: &str) -> bool {
+pub(crate) fn schema_exists(cx: &Cx<'_>, name: &str) -> bool {
     let pending = cx.sess.txn.as_ref().map(|t| &t.pending);
     let dropped = pending.is_some_and(|p| p.dropped_schemas.iter().any(|d| d == name));
     (cx.st.schemas.contains_key(name) && !dropped)
@@ -1878,6 +1890,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             default_sql: None,
             identity: None,
             serial: None,
+            comment: None,
         };
         let mut identity: Option<(bool, &[ast::SequenceOptions])> = None;
         for opt in &cd.options {
@@ -2035,6 +2048,8 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         version: 0,
         layout: 0,
         sequence: None,
+        comment: None,
+        pkey_comment: None,
     };
     let pending = cx.pending()?;
     for s in sequences {
@@ -2308,6 +2323,8 @@ fn new_sequence(cx: &mut Cx<'_>, schema: &str, name: &str, def: SequenceDef) -> 
         version: 0,
         layout: 0,
         sequence: Some(Arc::new(def)),
+        comment: None,
+        pkey_comment: None,
     }
 }
 
@@ -2943,7 +2960,7 @@ fn missing_to_drop(
 }
 
 /// PostgreSQL's system columns: no user column may take their names.
-const SYSTEM_COLUMNS: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
+pub(crate) const SYSTEM_COLUMNS: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
 
 fn refuse_system_column_name(name: &str) -> Result<(), SqlError> {
     if SYSTEM_COLUMNS.contains(&name) {
@@ -2981,7 +2998,11 @@ fn create_schema(
     }
     let oid = cx.st.next_oid;
     cx.st.next_oid += 1;
-    cx.pending()?.create_schema(Schema { name: n, oid })?;
+    cx.pending()?.create_schema(Schema {
+        name: n,
+        oid,
+        comment: None,
+    })?;
     Ok(Output::Command {
         tag: "CREATE SCHEMA".into(),
     })
@@ -3542,6 +3563,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     default_sql: None,
                     identity: None,
                     serial: None,
+                    comment: None,
                 };
                 let mut identity: Option<(bool, &[ast::SequenceOptions])> = None;
                 for opt in &column_def.options {
@@ -3688,6 +3710,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 let cname = crate::query::ident(cname);
                 if !table.primary_key.is_empty() && table.pkey_name == cname {
                     table.primary_key.clear();
+                    // The key's index goes, and its comment with it.
+                    table.pkey_comment = None;
                     dropped_key_name = Some(cname);
                     rekey = true;
                 } else if *if_exists {
@@ -4839,7 +4863,7 @@ fn first_present(clauses: &[(bool, &'static str)]) -> Option<&'static str> {
         .map(|(_, n)| *n)
 }
 
-fn syntax_at(token: &str) -> SqlError {
+pub(crate) fn syntax_at(token: &str) -> SqlError {
     SqlError::Syntax {
         message: format!("syntax error at or near \"{token}\""),
     }

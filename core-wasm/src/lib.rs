@@ -9,6 +9,7 @@ pub mod activity;
 pub mod aggregate;
 pub mod api;
 pub mod catalog;
+pub mod comment;
 pub mod copycache;
 pub mod copyformat;
 pub mod copyparse;

@@ -1715,6 +1715,11 @@ const RELATIONS: &[RelInfo] = &[
     ),
 ];
 
+/// An emulated catalog relation's `relkind` ('r' or 'v'), whether listed or not.
+pub fn relation_kind(schema: Option<&str>, name: &str) -> Option<char> {
+    find(schema, name).map(|r| r.kind)
+}
+
 fn find(schema: Option<&str>, name: &str) -> Option<&'static RelInfo> {
     // Without a schema, the search path is pg_catalog then public; public holds no virtual relation.
     let schema = schema.unwrap_or("pg_catalog");
@@ -1879,10 +1884,7 @@ pub fn build_only(
         // RockLake has no foreign keys.
         Which::IsReferentialConstraints => Vec::new(),
         Which::IsCheckConstraints => is_check_constraints_rows(view),
-        Which::Description => SCHEMA_COMMENTS
-            .iter()
-            .map(|(o, text)| vec![oid(*o), oid(NAMESPACE_OID), int(0), t(text)])
-            .collect(),
+        Which::Description => description_rows(view),
         // What initdb leaves the schemas with ACLs, which pg_dump compares them with.
         Which::InitPrivs => namespace_rows(view)
             .into_iter()
@@ -3246,6 +3248,48 @@ pub fn acl_default(kind: char, owner: &str) -> Option<Vec<String>> {
 
 /// `pg_namespace`'s OID (the `classoid` of a schema's comment or initial privileges).
 const NAMESPACE_OID: u32 = 2615;
+/// `pg_class`'s OID (the `classoid` of a relation's or a column's comment).
+const CLASS_OID: u32 = 1259;
+
+/// A schema's comment: its definition's, or initdb's for a built-in schema the view does
+/// not carry.
+pub fn schema_comment<'v>(view_schemas: &'v [Schema], name: &str, o: u32) -> Option<&'v str> {
+    match view_schemas.iter().find(|s| s.name == name) {
+        Some(s) => s.comment.as_deref(),
+        None => SCHEMA_COMMENTS
+            .iter()
+            .find(|(c, _)| *c == o)
+            .map(|(_, text)| *text),
+    }
+}
+
+/// `pg_description`: the comments of schemas, relations, columns and primary-key indexes
+/// (`COMMENT ON`, decision 0032).
+fn description_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    let mut row = |objoid: u32, classoid: u32, sub: usize, text: &str| {
+        rows.push(vec![oid(objoid), oid(classoid), int(sub as i64), t(text)]);
+    };
+    for (name, o) in all_schemas(view) {
+        if let Some(c) = schema_comment(view.schemas, &name, o) {
+            row(o, NAMESPACE_OID, 0, c);
+        }
+    }
+    for tb in view.tables {
+        if let Some(c) = &tb.comment {
+            row(tb.oid, CLASS_OID, 0, c);
+        }
+        for (i, col) in tb.columns.iter().enumerate() {
+            if let Some(c) = &col.comment {
+                row(tb.oid, CLASS_OID, i + 1, c);
+            }
+        }
+        if let (Some(c), false) = (&tb.pkey_comment, tb.primary_key.is_empty()) {
+            row(tb.pkey_oid(), CLASS_OID, 0, c);
+        }
+    }
+    rows
+}
 
 /// The comments initdb gives the built-in schemas (`pg_description`, `obj_description`).
 pub const SCHEMA_COMMENTS: &[(u32, &str)] = &[
@@ -3803,6 +3847,7 @@ fn is_columns_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 default_sql,
                 identity,
                 serial: _,
+                comment: _,
             } = c;
             let sequence = identity.and_then(|idn| {
                 view.tables
@@ -4040,6 +4085,7 @@ mod tests {
             default_sql: default_sql.map(str::to_string),
             identity: None,
             serial: None,
+            comment: None,
         }
     }
 
@@ -4065,6 +4111,8 @@ mod tests {
             version: 731,
             layout: 0,
             sequence: None,
+            comment: None,
+            pkey_comment: None,
         }
     }
 
@@ -4099,6 +4147,8 @@ mod tests {
             version: 0,
             layout: 0,
             sequence: None,
+            comment: None,
+            pkey_comment: None,
         }
     }
 
@@ -4112,6 +4162,7 @@ mod tests {
             schemas: vec![Schema {
                 name: "dlmeta".into(),
                 oid: DLMETA_OID,
+                comment: None,
             }],
             tables: vec![Arc::new(snapshot()), Arc::new(inlined())],
         }

@@ -814,6 +814,33 @@ impl ReadCx<'_> {
         )
     }
 
+    /// The comment of the relation (table, sequence or primary-key index) of `pg_class` OID
+    /// `oid` (`obj_description`).
+    pub fn relation_comment(&self, oid: u32) -> Option<String> {
+        let (t, index) = self.relation_by_oid(oid)?;
+        if index { &t.pkey_comment } else { &t.comment }.clone()
+    }
+
+    /// The comment of column `attnum` of the table of OID `oid` (`col_description`; number 0
+    /// is the relation's own, as in `pg_description`).
+    pub fn column_comment(&self, oid: u32, attnum: i64) -> Option<String> {
+        if attnum == 0 {
+            return self.relation_comment(oid);
+        }
+        let (t, false) = self.relation_by_oid(oid)? else {
+            return None;
+        };
+        let i = usize::try_from(attnum.checked_sub(1)?).ok()?;
+        t.columns.get(i)?.comment.clone()
+    }
+
+    /// The comment of the schema of OID `oid` (`obj_description(oid, 'pg_namespace')`).
+    pub fn schema_comment(&self, oid: u32) -> Option<String> {
+        let schemas = self.all_schemas();
+        let s = schemas.iter().find(|s| s.oid == oid)?;
+        crate::pgcatalog::schema_comment(&schemas, &s.name, oid).map(str::to_string)
+    }
+
     /// PostgreSQL's deparsed text of a serial column's default (`pg_get_expr(adbin, adrelid)`):
     /// `nextval('s'::regclass)` with the sequence named as `regclass` writes it under this
     /// session's search_path (qualified under pg_dump's empty one). RockLake keeps the
@@ -931,7 +958,11 @@ impl ReadCx<'_> {
                 let mut out: Vec<crate::catalog::Schema> =
                     self.st.schemas.values().cloned().collect();
                 if let Some(p) = self.pending {
-                    out.retain(|s| !p.dropped_schemas.contains(&s.name));
+                    // Dropped, or replaced by the transaction's own definition.
+                    out.retain(|s| {
+                        !p.dropped_schemas.contains(&s.name)
+                            && !p.schemas.iter().any(|x| x.name == s.name)
+                    });
                     out.extend(p.schemas.iter().cloned());
                 }
                 out.into()
@@ -11019,15 +11050,34 @@ impl<'a, 'b> Executor<'a, 'b> {
                             .map_or_else(|| Value::Text(e.clone()), Value::text),
                         _ => a.first().cloned().unwrap_or(Value::Null),
                     },
-                    // The built-in schemas' comments (pg_description's rows).
-                    "obj_description" if text(1).as_deref() == Some("pg_namespace") => {
-                        match a.first() {
-                            Some(Value::Int(o)) => crate::pgcatalog::SCHEMA_COMMENTS
-                                .iter()
-                                .find(|(c, _)| i64::from(*c) == *o)
-                                .map_or(Value::Null, |(_, text)| Value::Text((*text).into())),
-                            _ => Value::Null,
-                        }
+                    // pg_description's rows (COMMENT ON): a relation's or a schema's by the
+                    // catalog named (either, without one), a column's by its number.
+                    "obj_description" | "col_description" => {
+                        let Some(Value::Int(o)) = a.first() else {
+                            return Ok(Value::Null);
+                        };
+                        let o = u32::try_from(*o).unwrap_or(0);
+                        let comment = if name == "col_description" {
+                            match a.get(1) {
+                                Some(Value::Int(n)) => self.cx.column_comment(o, *n),
+                                _ => None,
+                            }
+                        } else {
+                            match a.get(1).map(|_| text(1)) {
+                                None => self
+                                    .cx
+                                    .relation_comment(o)
+                                    .or_else(|| self.cx.schema_comment(o)),
+                                Some(c) if c.as_deref() == Some("pg_class") => {
+                                    self.cx.relation_comment(o)
+                                }
+                                Some(c) if c.as_deref() == Some("pg_namespace") => {
+                                    self.cx.schema_comment(o)
+                                }
+                                Some(_) => None,
+                            }
+                        };
+                        comment.map_or(Value::Null, Value::text)
                     }
                     _ => Value::Null,
                 }

@@ -334,6 +334,7 @@ mod tests {
                     default_sql: None,
                     identity: None,
                     serial: None,
+                    comment: None,
                 })
                 .collect(),
             primary_key: Vec::new(),
@@ -342,6 +343,8 @@ mod tests {
             version: 0,
             layout: 0,
             sequence: None,
+            comment: None,
+            pkey_comment: None,
         }
     }
 

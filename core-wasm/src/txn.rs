@@ -75,6 +75,9 @@ pub struct PendingCatalogTxn {
     pub schemas: Vec<Schema>,
     /// Committed schemas this transaction dropped.
     pub dropped_schemas: Vec<String>,
+    /// Committed schemas whose definition this transaction changed (a comment; the new one
+    /// is in `schemas`): the commit fails (40001) if another commit dropped one meanwhile.
+    pub altered_schemas: Vec<String>,
     /// Highest tuple number used per table (persisted as the table's counter at commit).
     pub tuple_counters: BTreeMap<u32, u64>,
     /// Unversioned lifecycle records: `Some` writes the value, `None` removes the key.
@@ -114,6 +117,7 @@ pub struct Mark {
     dropped: Vec<u32>,
     schemas: Vec<Schema>,
     dropped_schemas: Vec<String>,
+    altered_schemas: Vec<String>,
     meta: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
     temporary: Vec<u32>,
@@ -252,6 +256,7 @@ impl PendingCatalogTxn {
             dropped: self.dropped.clone(),
             schemas: self.schemas.clone(),
             dropped_schemas: self.dropped_schemas.clone(),
+            altered_schemas: self.altered_schemas.clone(),
             meta: self.meta.clone(),
             index_fixes: self.index_fixes.clone(),
             temporary: self.temporary.clone(),
@@ -284,6 +289,7 @@ impl PendingCatalogTxn {
         self.dropped = mark.dropped.clone();
         self.schemas = mark.schemas.clone();
         self.dropped_schemas = mark.dropped_schemas.clone();
+        self.altered_schemas = mark.altered_schemas.clone();
         self.meta = mark.meta.clone();
         self.index_fixes = mark.index_fixes.clone();
         self.temporary = mark.temporary.clone();
@@ -311,6 +317,21 @@ impl PendingCatalogTxn {
         Ok(())
     }
 
+    /// Replaces a schema's definition (its comment): one this transaction made in place, a
+    /// committed one at commit.
+    pub fn alter_schema(&mut self, schema: Schema, committed: bool) -> Result<(), SqlError> {
+        self.charge(64 + schema.comment.as_ref().map_or(0, String::len))?;
+        self.ops.push(BufferedOp::CreateSchema {
+            name: schema.name.clone(),
+        });
+        if committed && !self.altered_schemas.contains(&schema.name) {
+            self.altered_schemas.push(schema.name.clone());
+        }
+        self.schemas.retain(|s| s.name != schema.name);
+        self.schemas.push(schema);
+        Ok(())
+    }
+
     /// Drops schema `name` (its tables are dropped first, by the caller): one this transaction
     /// made is forgotten, a committed one is removed at commit.
     pub fn drop_schema(&mut self, name: &str, committed: bool) -> Result<(), SqlError> {
@@ -319,6 +340,7 @@ impl PendingCatalogTxn {
             name: name.to_string(),
         });
         self.schemas.retain(|s| s.name != name);
+        self.altered_schemas.retain(|s| s != name);
         if committed && !self.dropped_schemas.iter().any(|d| d == name) {
             self.dropped_schemas.push(name.to_string());
         }

@@ -905,3 +905,64 @@ fn an_exported_snapshot_is_pinned_while_its_exporter_is_open() {
     let gone = h.q(c, &format!("SET TRANSACTION SNAPSHOT '{id}'"));
     assert_eq!(gone.error.expect("the exporter ended").code, "22023");
 }
+
+/// Comments (`COMMENT ON`, decision 0032) are stored with their objects: they survive a
+/// restart, the built-in schema `public` keeps one schema row, and a comment on a schema
+/// another transaction dropped meanwhile, or on a table another changed, fails its commit
+/// (40001) rather than bringing the schema back or losing the other change.
+#[test]
+fn comments_are_durable_and_conflict_like_definitions() {
+    let mut h = Harness::new();
+    let (a, b) = (h.session(), h.session());
+    h.ok(a, "CREATE SCHEMA sc");
+    h.ok(a, "CREATE TABLE sc.t (x int PRIMARY KEY, y text)");
+    h.ok(a, "COMMENT ON TABLE sc.t IS 'table'");
+    h.ok(a, "COMMENT ON COLUMN sc.t.y IS 'column'");
+    h.ok(a, "COMMENT ON INDEX sc.t_pkey IS 'index'");
+    h.ok(a, "COMMENT ON SCHEMA sc IS 'schema'");
+    h.ok(a, "COMMENT ON SCHEMA public IS 'mine'");
+    let described = "SELECT objsubid, description FROM pg_description ORDER BY description";
+    let want = vec![
+        vec![v("2"), v("column")],
+        vec![v("0"), v("index")],
+        vec![v("0"), v("mine")],
+        vec![v("0"), v("reserved schema for TOAST tables")],
+        vec![v("0"), v("schema")],
+        vec![v("0"), v("system catalog schema")],
+        vec![v("0"), v("table")],
+    ];
+    assert_eq!(h.rows(a, described), want);
+    h.reopen();
+    let (a, b) = (h.session(), h.session());
+    assert_eq!(h.rows(a, described), want, "after a restart");
+    assert_eq!(
+        h.rows(
+            a,
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'public'"
+        ),
+        vec![vec![v("1")]]
+    );
+
+    // A schema dropped while another transaction comments on it.
+    let b2 = h.session();
+    h.ok(b2, "BEGIN");
+    h.ok(b2, "COMMENT ON SCHEMA sc IS 'late'");
+    h.ok(a, "DROP SCHEMA sc CASCADE");
+    assert_eq!(h.err(b2, "COMMIT"), "40001");
+    assert_eq!(
+        h.rows(a, "SELECT count(*) FROM pg_namespace WHERE nspname = 'sc'"),
+        vec![vec![v("0")]],
+        "the dropped schema stays dropped"
+    );
+
+    // Two comments on one table: the later commit fails.
+    h.ok(a, "CREATE TABLE u (x int)");
+    h.ok(a, "BEGIN");
+    h.ok(a, "COMMENT ON TABLE u IS 'first'");
+    h.ok(b, "COMMENT ON TABLE u IS 'second'");
+    assert_eq!(h.err(a, "COMMIT"), "40001");
+    assert_eq!(
+        h.rows(b, "SELECT obj_description('u'::regclass, 'pg_class')"),
+        vec![vec![v("second")]]
+    );
+}

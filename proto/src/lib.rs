@@ -78,6 +78,9 @@ pub struct ColumnDef {
     /// A serial column's sequence (its table id): the default draws from it; 0: none.
     #[prost(uint32, tag = "8")]
     pub serial_sequence: u32,
+    /// COMMENT ON COLUMN; empty when none.
+    #[prost(string, tag = "9")]
+    pub comment: ::prost::alloc::string::String,
 }
 
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -104,6 +107,12 @@ pub struct TableDef {
     /// Set when the relation is a sequence.
     #[prost(message, optional, boxed, tag = "10")]
     pub sequence: ::core::option::Option<::prost::alloc::boxed::Box<SequenceDef>>,
+    /// COMMENT ON TABLE / SEQUENCE; empty when none.
+    #[prost(string, tag = "11")]
+    pub comment: ::prost::alloc::string::String,
+    /// COMMENT ON INDEX of the primary key's index; empty when none.
+    #[prost(string, tag = "12")]
+    pub pkey_comment: ::prost::alloc::string::String,
 }
 
 /// A sequence's definition (its value lives outside MVCC, see docs/decisions/0029).
@@ -148,4 +157,7 @@ pub struct SchemaDef {
     pub name: ::prost::alloc::string::String,
     #[prost(uint32, tag = "2")]
     pub oid: u32,
+    /// COMMENT ON SCHEMA; empty when none.
+    #[prost(string, tag = "3")]
+    pub comment: ::prost::alloc::string::String,
 }

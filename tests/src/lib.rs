@@ -557,6 +557,34 @@ pub fn result_json(out: &str) -> serde_json::Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("RESULT is not JSON ({e}): {line}"))
 }
 
+/// A psycopg script's start for [`same_outcomes_as_postgres`]: two autocommit connections,
+/// and `run`, which records a statement's columns and rows (or its error) with the notices
+/// it raised.
+pub const PSYCOPG_HARNESS: &str = r#"
+import sys, json, psycopg
+dsn = sys.argv[1]
+out = []
+notices = []
+a = psycopg.connect(dsn, autocommit=True)
+b = psycopg.connect(dsn, autocommit=True)
+for c in (a, b):
+    c.add_notice_handler(lambda d: notices.append([d.severity, d.sqlstate, d.message_primary, d.message_detail]))
+
+def run(sql, conn=a):
+    notices.clear()
+    try:
+        cur = conn.execute(sql)
+        rows = cur.fetchall() if cur.description else cur.statusmessage
+        res = [sql, [(d.name, d.type_code) for d in cur.description] if cur.description else None,
+               [[str(v) if v is not None else None for v in r] for r in rows]
+               if isinstance(rows, list) else rows]
+    except psycopg.Error as e:
+        res = [sql, "error", e.sqlstate, e.diag.message_primary, e.diag.message_detail,
+               e.diag.message_hint]
+    res.append(list(notices))
+    out.append(res)
+"#;
+
 /// Runs a Python script (DuckDB 1.5's venv, which has psycopg) against a fresh PostgreSQL 15
 /// and a fresh RockLake, its DSN as the one argument, and asserts that both printed the same
 /// `RESULT` list, item by item. Returns RockLake's list, for checks that the comparison

@@ -422,8 +422,8 @@ fn duckdb_staleness_check_reloads_as_on_postgres() {
 
 /// The catalog database attached by DuckDB's `postgres` extension itself (`TYPE postgres`), as
 /// a user inspects or edits it, under one setting that changes how the extension reads:
-/// introspection, scans with filters pushed down, `postgres_query`, and a table DuckDB creates,
-/// updates and deletes from. Rows of `public` only (the system catalogs listed differ by
+/// introspection (with comments set through it), scans with filters pushed down,
+/// `postgres_query`, and a table DuckDB creates, updates and deletes from. Rows of `public` only (the system catalogs listed differ by
 /// decision record 0021) and no times.
 const PLAIN_ATTACH: &str = r#"
 import sys, json, dlconn
@@ -433,6 +433,11 @@ if setting == "make":
     con.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS lake (DATA_PATH '{data}')")
     con.execute("CREATE TABLE lake.t (i INTEGER, s VARCHAR)")
     con.execute("INSERT INTO lake.t VALUES (1, 'a'), (2, 'b')")
+    # Comments set through DuckDB's postgres extension (its COMMENT ON only alters DuckDB's own
+    # catalog entries; postgres_execute runs it on the server).
+    con.execute(f"ATTACH '{dsn}' AS pg (TYPE postgres)")
+    con.execute("CALL postgres_execute('pg', 'COMMENT ON TABLE ducklake_snapshot IS ''one row per snapshot''')")
+    con.execute("CALL postgres_execute('pg', 'COMMENT ON COLUMN ducklake_snapshot.snapshot_id IS ''the key''')")
     sys.exit(0)
 con = dlconn.connect(exts=("postgres",))
 if setting:
@@ -446,6 +451,8 @@ def q(k, sql):
         out[k] = "error " + type(e).__name__ + ": " + str(e)[:300]
 q("tables", "SELECT table_name FROM duckdb_tables() WHERE database_name = 'pg' AND schema_name = 'public' ORDER BY ALL")
 q("columns", "SELECT table_name, column_name, data_type, is_nullable FROM duckdb_columns() WHERE database_name = 'pg' AND schema_name = 'public' ORDER BY ALL")
+q("comments", "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = 'pg' AND comment IS NOT NULL ORDER BY ALL")
+q("column comments", "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE database_name = 'pg' AND comment IS NOT NULL ORDER BY ALL")
 q("snapshots", "SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM pg.public.ducklake_snapshot ORDER BY ALL")
 q("columns of t", "SELECT column_id, column_name, column_type, nulls_allowed FROM pg.public.ducklake_column ORDER BY ALL")
 q("filtered", "SELECT count(*), min(column_name) FROM pg.public.ducklake_column WHERE column_id > 0 AND column_name LIKE 'i%'")
@@ -491,6 +498,14 @@ fn duckdb_postgres_attach_under_its_settings_as_on_postgres() {
             .collect();
         let read = outs[0]["read"].as_array().map(Vec::len);
         assert_eq!(read, Some(41), "[{setting}] PostgreSQL's outcome changed");
+        // (Read from pg_description; information_schema introspection reads no comments.)
+        if setting.is_empty() {
+            assert_eq!(
+                outs[0]["column comments"].as_array().map(Vec::len),
+                Some(1),
+                "PostgreSQL's outcome changed"
+            );
+        }
         assert_eq!(outs[1], outs[0], "[{setting}] DuckDB's answers differ");
     }
     pair.stop();

@@ -18,6 +18,11 @@ CREATE TABLE dlmeta.ducklake_metadata(key VARCHAR NOT NULL, value VARCHAR NOT NU
 INSERT INTO ducklake_snapshot VALUES (0, NOW(), 0, 1, 0), (1, NOW(), 1, 2, 0);
 INSERT INTO ducklake_table VALUES (1, '8e4fd7a2-63a4-4a8c-8a1e-63fb7e0c37a4', 1, NULL, 0, 't', 't/', true);
 INSERT INTO dlmeta.ducklake_metadata VALUES ('version', '1.0', NULL, NULL);
+COMMENT ON SCHEMA dlmeta IS 'DuckLake''s metadata';
+COMMENT ON TABLE ducklake_table IS 'one row per table version';
+COMMENT ON COLUMN ducklake_table.path IS 'relative to the data path';
+COMMENT ON COLUMN ducklake_snapshot.snapshot_id IS 'the key';
+COMMENT ON INDEX ducklake_snapshot_pkey IS 'by snapshot';
 ";
 
 /// Commands whose whole output must match PostgreSQL's.
@@ -27,6 +32,8 @@ const SAME_AS_POSTGRES: &[&str] = &[
     r"\dt",
     r"\dt dlmeta.*",
     r"\d ducklake_snapshot",
+    r"\d+ ducklake_snapshot",
+    r"\dd",
     r"\d ducklake_data_file",
     r"\d+ ducklake_table",
     r"\d dlmeta.ducklake_metadata",
@@ -114,6 +121,14 @@ fn psql_describe_commands_match_postgres() {
             .to_string()
     };
     assert_eq!(size_of("ducklake_data_file"), "0 bytes", "{sizes}");
+    // And the table's comment, last.
+    assert!(
+        sizes
+            .lines()
+            .any(|l| l.starts_with("public|ducklake_table|")
+                && l.ends_with("|one row per table version")),
+        "{sizes}"
+    );
     let snap: u64 = size_of("ducklake_snapshot")
         .trim_end_matches(" bytes")
         .parse()

@@ -5,34 +5,7 @@
 //! `information_schema`, `pg_get_serial_sequence`, psql's `\d`) — same rows, types, notices
 //! and errors (SQLSTATE, message, detail, hint).
 
-use rocklake_tests::same_outcomes_as_postgres;
-
-/// What both scripts run on: two autocommit connections, and `run`, which records a
-/// statement's columns and rows (or its error) with the notices it raised.
-const HARNESS: &str = r#"
-import sys, json, psycopg
-dsn = sys.argv[1]
-out = []
-notices = []
-a = psycopg.connect(dsn, autocommit=True)
-b = psycopg.connect(dsn, autocommit=True)
-for c in (a, b):
-    c.add_notice_handler(lambda d: notices.append([d.severity, d.sqlstate, d.message_primary, d.message_detail]))
-
-def run(sql, conn=a):
-    notices.clear()
-    try:
-        cur = conn.execute(sql)
-        rows = cur.fetchall() if cur.description else cur.statusmessage
-        res = [sql, [(d.name, d.type_code) for d in cur.description] if cur.description else None,
-               [[str(v) if v is not None else None for v in r] for r in rows]
-               if isinstance(rows, list) else rows]
-    except psycopg.Error as e:
-        res = [sql, "error", e.sqlstate, e.diag.message_primary, e.diag.message_detail,
-               e.diag.message_hint]
-    res.append(list(notices))
-    out.append(res)
-"#;
+use rocklake_tests::{same_outcomes_as_postgres, PSYCOPG_HARNESS as HARNESS};
 
 const SCRIPT: &str = r#"
 

@@ -281,6 +281,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "sequences",
             "--test",
+            "comments",
+            "--test",
             "pg_dump_restore",
             "--test",
             "generated_queries_vs_postgres",

@@ -1,0 +1,262 @@
+//! `COMMENT ON TABLE | COLUMN | SEQUENCE | INDEX | SCHEMA … IS 'text' | NULL` (decision
+//! 0032). A comment is part of its object's definition: stored with it, gone with it, undone
+//! with its transaction, kept by a rename or a type change. `pg_description`,
+//! `obj_description` and `col_description` show it, so psql's `\d+`, pg_dump and DuckDB's
+//! `postgres` extension see it as on PostgreSQL.
+
+use std::sync::Arc;
+
+use sqlparser::ast::{CommentObject, ObjectName};
+
+use crate::api::Output;
+use crate::catalog::{Schema, TableRef};
+use crate::error::SqlError;
+use crate::exec::{schema_exists, syntax_at, Cx, SYSTEM_COLUMNS};
+use crate::query::object_name;
+
+/// A relation a COMMENT names.
+enum Relation {
+    /// A table or sequence of the registry.
+    Table(TableRef),
+    /// A table's primary-key index.
+    KeyIndex(TableRef),
+    /// One of the emulated system catalogs: `relkind` ('r' or 'v'), schema, name.
+    Catalog(char, String, String),
+}
+
+impl Relation {
+    fn name(&self) -> &str {
+        match self {
+            Relation::Table(t) => &t.name,
+            Relation::KeyIndex(t) => &t.pkey_name,
+            Relation::Catalog(_, _, n) => n,
+        }
+    }
+
+    /// `pg_class.relkind`.
+    fn kind(&self) -> char {
+        match self {
+            Relation::Table(t) if t.sequence.is_some() => 'S',
+            Relation::Table(_) => 'r',
+            Relation::KeyIndex(_) => 'i',
+            Relation::Catalog(k, _, _) => *k,
+        }
+    }
+}
+
+pub(crate) fn comment_on(
+    cx: &mut Cx<'_>,
+    object_type: &CommentObject,
+    name: &ObjectName,
+    comment: Option<&str>,
+    if_exists: bool,
+) -> Result<Output, SqlError> {
+    if if_exists {
+        // sqlparser reads Snowflake's `COMMENT IF EXISTS`; PostgreSQL's grammar has none.
+        return Err(syntax_at("IF"));
+    }
+    cx.check_writable("COMMENT")?;
+    let parts = object_name(name);
+    // PostgreSQL removes a comment set to the empty string.
+    let comment = comment.filter(|c| !c.is_empty()).map(str::to_string);
+    match object_type {
+        CommentObject::Schema => comment_on_schema(cx, &parts, comment)?,
+        CommentObject::Column => comment_on_column(cx, &parts, comment)?,
+        CommentObject::Table
+        | CommentObject::Sequence
+        | CommentObject::Index
+        | CommentObject::View
+        | CommentObject::MaterializedView
+        | CommentObject::ForeignTable => {
+            let rel = relation(cx, &parts)?;
+            let (want, what) = match object_type {
+                CommentObject::Table => ('r', "a table"),
+                CommentObject::Sequence => ('S', "a sequence"),
+                CommentObject::Index => ('i', "an index"),
+                CommentObject::View => ('v', "a view"),
+                CommentObject::MaterializedView => ('m', "a materialized view"),
+                _ => ('f', "a foreign table"),
+            };
+            if rel.kind() != want {
+                return Err(SqlError::WrongObjectType {
+                    message: format!("\"{}\" is not {what}", rel.name()),
+                });
+            }
+            match rel {
+                Relation::Table(t) => set(cx, &t, |d| d.comment = comment)?,
+                Relation::KeyIndex(t) => set(cx, &t, |d| d.pkey_comment = comment)?,
+                Relation::Catalog(..) => return Err(system_catalog()),
+            }
+        }
+        other => {
+            return Err(SqlError::FeatureNotSupportedHint {
+                what: format!("COMMENT ON {other}"),
+                hint: "RockLake keeps comments on tables, columns, sequences, primary-key \
+                       indexes and schemas."
+                    .into(),
+            })
+        }
+    }
+    Ok(Output::Command {
+        tag: "COMMENT".into(),
+    })
+}
+
+fn system_catalog() -> SqlError {
+    SqlError::FeatureNotSupportedHint {
+        what: "COMMENT ON a system catalog".into(),
+        hint: "RockLake's system catalogs are derived from its own tables and keep no comments."
+            .into(),
+    }
+}
+
+/// Stores an altered copy of `t`'s definition.
+fn set(
+    cx: &mut Cx<'_>,
+    t: &TableRef,
+    change: impl FnOnce(&mut crate::catalog::Table),
+) -> Result<(), SqlError> {
+    let mut altered = (**t).clone();
+    change(&mut altered);
+    let p = cx.pending()?;
+    p.uses_definition(t);
+    p.put_table(Arc::new(altered), false)
+}
+
+/// The relation `parts` names, found as PostgreSQL's `RangeVarGetRelid` finds it: the
+/// system catalogs first for a bare name, then the schemas of search_path.
+fn relation(cx: &mut Cx<'_>, parts: &[String]) -> Result<Relation, SqlError> {
+    let (schema, name) = match parts {
+        [n] => (None, n.clone()),
+        [s, n] => (Some(s.clone()), n.clone()),
+        [d, s, n] if *d == cx.sess.database => (Some(s.clone()), n.clone()),
+        [_, _, _] => {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: format!(
+                    "cross-database references are not implemented: \"{}\"",
+                    parts.join(".")
+                ),
+            })
+        }
+        _ => {
+            return Err(SqlError::Syntax {
+                message: format!(
+                    "improper relation name (too many dotted names): {}",
+                    parts.join(".")
+                ),
+            })
+        }
+    };
+    if let Some(s) = &schema {
+        if !schema_exists(cx, s) {
+            return Err(SqlError::UndefinedSchema { name: s.clone() });
+        }
+    }
+    let catalog = |s: &str| {
+        crate::pgcatalog::relation_kind(Some(s), &name)
+            .map(|k| Relation::Catalog(k, s.to_string(), name.clone()))
+    };
+    if schema.is_none() {
+        if let Some(r) = catalog("pg_catalog") {
+            return Ok(r);
+        }
+    }
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let schemas = match &schema {
+        Some(s) => vec![s.clone()],
+        None => rcx.existing_search_path(),
+    };
+    for s in &schemas {
+        if let Some(t) = rcx.find_table(Some(s), &name) {
+            return Ok(Relation::Table(t));
+        }
+        let tables = rcx.all_tables();
+        if let Some(t) = tables
+            .iter()
+            .find(|t| !t.primary_key.is_empty() && t.pkey_name == name && &t.schema == s)
+        {
+            return Ok(Relation::KeyIndex(t.clone()));
+        }
+        if let Some(r) = catalog(s) {
+            return Ok(r);
+        }
+    }
+    Err(SqlError::UndefinedTable {
+        name: match schema {
+            Some(s) => format!("{s}.{name}"),
+            None => name,
+        },
+    })
+}
+
+fn comment_on_column(
+    cx: &mut Cx<'_>,
+    parts: &[String],
+    comment: Option<String>,
+) -> Result<(), SqlError> {
+    let Some((column, rel_parts)) = parts.split_last().filter(|(_, r)| !r.is_empty()) else {
+        return Err(SqlError::Syntax {
+            message: "column name must be qualified".into(),
+        });
+    };
+    let rel = relation(cx, rel_parts)?;
+    let missing = || SqlError::UndefinedColumn {
+        name: format!("{column}\" of relation \"{}", rel.name()),
+    };
+    let position = match &rel {
+        Relation::Table(t) => t.column_index(column),
+        Relation::KeyIndex(t) => t
+            .primary_key
+            .iter()
+            .position(|i| t.columns.get(*i).is_some_and(|c| &c.name == column)),
+        Relation::Catalog(_, s, n) => crate::pgcatalog::columns(Some(s), n)
+            .and_then(|(_, cols)| cols.iter().position(|c| c.name == column)),
+    };
+    let Some(i) = position else {
+        if SYSTEM_COLUMNS.contains(&column.as_str()) {
+            return Err(SqlError::feature("COMMENT ON a system column"));
+        }
+        return Err(missing());
+    };
+    let relname = rel.name().to_string();
+    let not_for = |what: &str| SqlError::WrongObjectTypeDetail {
+        message: format!("cannot set comment on relation \"{relname}\""),
+        detail: format!("This operation is not supported for {what}."),
+    };
+    match rel {
+        Relation::Table(t) if t.sequence.is_some() => Err(not_for("sequences")),
+        Relation::Table(t) => set(cx, &t, |d| d.columns[i].comment = comment),
+        Relation::KeyIndex(_) => Err(not_for("indexes")),
+        Relation::Catalog(..) => Err(system_catalog()),
+    }
+}
+
+fn comment_on_schema(
+    cx: &mut Cx<'_>,
+    parts: &[String],
+    comment: Option<String>,
+) -> Result<(), SqlError> {
+    let [name] = parts else {
+        return Err(syntax_at("."));
+    };
+    if !schema_exists(cx, name) {
+        return Err(SqlError::UndefinedSchema { name: name.clone() });
+    }
+    let at = cx.read_point();
+    let current: Option<Schema> = cx
+        .reader(at)
+        .all_schemas()
+        .iter()
+        .find(|s| &s.name == name)
+        .cloned();
+    let Some(mut schema) = current else {
+        return Err(SqlError::UndefinedSchema { name: name.clone() });
+    };
+    schema.comment = comment;
+    let p = cx.pending()?;
+    // Made by this transaction (not a committed one it altered or dropped and made again):
+    // the new definition simply replaces it.
+    let made_here = p.schemas.iter().any(|s| &s.name == name) && !p.altered_schemas.contains(name);
+    p.alter_schema(schema, !made_here)
+}
