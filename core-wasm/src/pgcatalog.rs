@@ -1833,7 +1833,7 @@ pub fn build_only(
     // Whether an object with this OID (and name) has rows the caller needs, for the builders
     // that test before they build; the rest are filtered below.
     let want = |oid_: u32, prefix: &'static str, name: &str| match (only, column) {
-        (Some(o), Some("oid" | "attrelid")) => (o.keep)(Probe::Oid(oid_)),
+        (Some(o), Some("oid" | "attrelid" | "objoid")) => (o.keep)(Probe::Oid(oid_)),
         (Some(o), Some("relname" | "typname")) => (o.keep)(Probe::Name(prefix, name)),
         _ => true,
     };
@@ -1884,7 +1884,7 @@ pub fn build_only(
         // RockLake has no foreign keys.
         Which::IsReferentialConstraints => Vec::new(),
         Which::IsCheckConstraints => is_check_constraints_rows(view),
-        Which::Description => description_rows(view),
+        Which::Description => description_rows(view, &want),
         // What initdb leaves the schemas with ACLs, which pg_dump compares them with.
         Which::InitPrivs => namespace_rows(view)
             .into_iter()
@@ -3265,17 +3265,26 @@ pub fn schema_comment<'v>(view_schemas: &'v [Schema], name: &str, o: u32) -> Opt
 
 /// `pg_description`: the comments of schemas, relations, columns and primary-key indexes
 /// (`COMMENT ON`, decision 0032).
-fn description_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+fn description_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     let mut row = |objoid: u32, classoid: u32, sub: usize, text: &str| {
         rows.push(vec![oid(objoid), oid(classoid), int(sub as i64), t(text)]);
     };
     for (name, o) in all_schemas(view) {
+        if !want(o, "", &name) {
+            continue;
+        }
         if let Some(c) = schema_comment(view.schemas, &name, o) {
             row(o, NAMESPACE_OID, 0, c);
         }
     }
     for tb in view.tables {
+        if !want(tb.oid, "", &tb.name) {
+            if let (Some(c), true) = (&tb.pkey_comment, want(tb.pkey_oid(), "", &tb.pkey_name)) {
+                row(tb.pkey_oid(), CLASS_OID, 0, c);
+            }
+            continue;
+        }
         if let Some(c) = &tb.comment {
             row(tb.oid, CLASS_OID, 0, c);
         }
