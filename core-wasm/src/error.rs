@@ -27,6 +27,9 @@ pub enum Notice {
     ColumnMissing { column: String, table: String },
     #[error("constraint \"{constraint}\" of relation \"{table}\" does not exist, skipping")]
     ConstraintMissing { constraint: String, table: String },
+    /// `ALTER COLUMN … DROP IDENTITY IF EXISTS` of a column that is not one.
+    #[error("column \"{column}\" of relation \"{table}\" is not an identity column, skipping")]
+    NotIdentity { column: String, table: String },
     /// `DROP SCHEMA … CASCADE` dropping the schema's tables (PostgreSQL's message names one, or
     /// counts several and lists them in the detail).
     #[error("{message}")]
@@ -57,6 +60,7 @@ impl Notice {
             Notice::Missing { .. }
             | Notice::ColumnMissing { .. }
             | Notice::ConstraintMissing { .. }
+            | Notice::NotIdentity { .. }
             | Notice::Cascade { .. } => ("NOTICE", "00000"),
             Notice::RelationExists { .. } => ("NOTICE", "42P07"),
             Notice::SchemaExists { .. } => ("NOTICE", "42P06"),

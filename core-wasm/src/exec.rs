@@ -55,11 +55,19 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     let syntax = |e: ParserError| syntax_error(&e.to_string(), sql);
     let syntax: &dyn Fn(ParserError) -> SqlError = &syntax;
     let p = Parser::new(&PostgreSqlDialect {}).with_recursion_limit(MAX_NESTING);
-    let mut p = if crate::seqparse::names_builtin_operator(sql) {
-        let tokens = sqlparser::tokenizer::Tokenizer::new(&PostgreSqlDialect {}, sql)
+    let operators = crate::seqparse::names_builtin_operator(sql);
+    let identity_changes = crate::seqparse::mentions_identity_change(sql);
+    let mut p = if operators || identity_changes {
+        let mut tokens = sqlparser::tokenizer::Tokenizer::new(&PostgreSqlDialect {}, sql)
             .tokenize_with_location()
             .map_err(|e| syntax(e.into()))?;
-        p.with_tokens_with_locations(crate::seqparse::builtin_operators_before_any(tokens))
+        if operators {
+            tokens = crate::seqparse::builtin_operators_before_any(tokens);
+        }
+        if identity_changes {
+            tokens = crate::seqparse::identity_changes(tokens)?;
+        }
+        p.with_tokens_with_locations(tokens)
     } else {
         p.try_with_sql(sql).map_err(syntax)?
     };
@@ -2547,8 +2555,21 @@ fn alter_sequence(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlEr
         return Ok(done());
     }
     let (options, restart) = crate::seqparse::alter_sequence_options(at)?;
-    let current = cx.st.sequences.get_mut().value(&seq, &def);
-    let altered = crate::sequence::alter(&def, options, restart, current)?;
+    change_sequence(cx, &seq, &def, options, restart)?;
+    Ok(done())
+}
+
+/// Applies `ALTER SEQUENCE`'s options and RESTART to sequence `seq` (also an identity
+/// column's, through `ALTER COLUMN … SET …` / `RESTART`).
+fn change_sequence(
+    cx: &mut Cx<'_>,
+    seq: &TableRef,
+    def: &SequenceDef,
+    options: &[ast::SequenceOptions],
+    restart: Option<Option<&ast::Expr>>,
+) -> Result<(), SqlError> {
+    let current = cx.st.sequences.get_mut().value(seq, def);
+    let altered = crate::sequence::alter(def, options, restart, current)?;
     let mut new = altered.def;
     match altered.owned {
         Some(_) if def.identity => {
@@ -2569,19 +2590,108 @@ fn alter_sequence(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlEr
         Some(None) => new.owner = None,
         None => {}
     }
-    let mut table = (*seq).clone();
+    let mut table = (**seq).clone();
     table.sequence = Some(Arc::new(new.clone()));
     let p = cx.pending()?;
-    p.uses_definition(&seq);
+    p.uses_definition(seq);
     p.put_table(Arc::new(table), false)?;
     if let Some(value) = altered.restart {
         let states = cx.st.sequences.get_mut();
         let mine = cx.sess.seqs.get_mut();
         // Undone if the transaction does not commit (see SessionSeqs::restarts).
         mine.restarts.push((seq.id, current));
-        crate::sequence::setval(states, mine, &seq, &new, value.last, value.called)?;
+        crate::sequence::setval(states, mine, seq, &new, value.last, value.called)?;
     }
-    Ok(done())
+    Ok(())
+}
+
+/// `ALTER [COLUMN] c DROP IDENTITY [IF EXISTS]`, or an identity column's option list (`SET
+/// GENERATED …`, `SET option`, `RESTART`), read as [`crate::seqparse::IdentityChange`] says.
+fn alter_identity(
+    cx: &mut Cx<'_>,
+    table: &mut Table,
+    i: usize,
+    change: crate::seqparse::IdentityChange,
+    op: &ast::AlterColumnOperation,
+    restart: &mut Option<Option<ast::Expr>>,
+) -> Result<(), SqlError> {
+    use crate::seqparse::IdentityChange;
+    let column = table.columns[i].name.clone();
+    let Some(identity) = table.columns[i].identity else {
+        if change == (IdentityChange::Drop { if_exists: true }) {
+            cx.sess.notice(Notice::NotIdentity {
+                column,
+                table: table.name.clone(),
+            });
+            return Ok(());
+        }
+        return Err(SqlError::NotInPrerequisiteState {
+            message: format!(
+                "column \"{column}\" of relation \"{}\" is not an identity column",
+                table.name
+            ),
+        });
+    };
+    let at = cx.read_point();
+    let seq = cx.reader(at).table_by_id(identity.sequence);
+    match (change, op) {
+        (IdentityChange::Drop { .. }, _) => {
+            // The column keeps its values and NOT NULL; its sequence goes.
+            table.columns[i].identity = None;
+            if let Some(seq) = seq {
+                let p = cx.pending()?;
+                p.uses_definition(&seq);
+                p.drop_table(seq.id)?;
+            }
+        }
+        (IdentityChange::Restart, ast::AlterColumnOperation::SetDefault { value }) => {
+            *restart = Some(match value {
+                ast::Expr::Value(v) if v.value == ast::Value::Null => None,
+                e => Some(e.clone()),
+            });
+        }
+        (
+            IdentityChange::Set,
+            ast::AlterColumnOperation::AddGenerated {
+                generated_as,
+                sequence_options,
+            },
+        ) => {
+            match generated_as {
+                Some(ast::GeneratedAs::ByDefault) => {
+                    table.columns[i].identity = Some(crate::catalog::Identity {
+                        always: false,
+                        ..identity
+                    })
+                }
+                Some(_) => {
+                    table.columns[i].identity = Some(crate::catalog::Identity {
+                        always: true,
+                        ..identity
+                    })
+                }
+                None => {}
+            }
+            let options = sequence_options.as_deref().unwrap_or(&[]);
+            let restart = restart.take();
+            if !options.is_empty() || restart.is_some() {
+                let seq = seq.ok_or_else(|| SqlError::internal("identity without its sequence"))?;
+                let def = seq
+                    .sequence
+                    .clone()
+                    .ok_or_else(|| SqlError::internal("identity sequence without a definition"))?;
+                change_sequence(
+                    cx,
+                    &seq,
+                    &def,
+                    options,
+                    restart.as_ref().map(Option::as_ref),
+                )?;
+            }
+        }
+        _ => return Err(SqlError::internal("unexpected identity alteration")),
+    }
+    Ok(())
 }
 
 /// `ALTER TABLE` (or `ALTER SEQUENCE`) naming a sequence: `OWNER TO` the server's role (a
@@ -3278,6 +3388,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     let mut dropped_key_name: Option<String> = None;
     // Names of the sequences this statement creates (not yet visible to its reads).
     let mut chosen_sequences: Vec<String> = Vec::new();
+    // An identity column's `RESTART`, for the option list that follows it.
+    let mut identity_restart: Option<Option<ast::Expr>> = None;
     // PostgreSQL's grammar has RENAME only as the whole statement.
     let rename = |op: &ast::AlterTableOperation| {
         matches!(
@@ -3367,7 +3479,12 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 table.columns[i].name = new;
             }
             ast::AlterTableOperation::AlterColumn { column_name, op } => {
-                let cname = crate::query::ident(column_name);
+                let mut cname = crate::query::ident(column_name);
+                let change =
+                    crate::seqparse::identity_change(&cname).map(|(c, n)| (c, n.to_string()));
+                if let Some((_, n)) = &change {
+                    cname = n.clone();
+                }
                 let Some(i) = table.columns.iter().position(|c| c.name == cname) else {
                     if SYSTEM_COLUMNS.contains(&cname.as_str()) {
                         return Err(SqlError::UnsupportedByPostgres {
@@ -3378,6 +3495,10 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         name: format!("{cname}\" of relation \"{}", table.name),
                     });
                 };
+                if let Some((change, _)) = change {
+                    alter_identity(cx, &mut table, i, change, op, &mut identity_restart)?;
+                    continue;
+                }
                 match op {
                     ast::AlterColumnOperation::SetNotNull => {
                         if !table.columns[i].not_null {

@@ -503,6 +503,235 @@ pub fn builtin_operators_before_any(tokens: Vec<TokenWithSpan>) -> Vec<TokenWith
         .collect()
 }
 
+/// How an identity column is altered (`ALTER TABLE … ALTER [COLUMN] c …`), carried in the
+/// name of the subcommand's pseudo-column: the marker, then the column's name.
+/// `DROP IDENTITY [IF EXISTS]` is that column's `DROP DEFAULT`; `SET GENERATED …` and `SET
+/// option` an `ADD GENERATED [ALWAYS | BY DEFAULT] AS IDENTITY [(options)]`; `RESTART [[WITH]
+/// n]` a `SET DEFAULT n` (NULL: the start) just before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdentityChange {
+    Drop { if_exists: bool },
+    Restart,
+    Set,
+}
+
+const IDENTITY_MARKERS: [(&str, IdentityChange); 4] = [
+    (
+        "\u{0}drop identity\u{0}",
+        IdentityChange::Drop { if_exists: false },
+    ),
+    (
+        "\u{0}drop identity if exists\u{0}",
+        IdentityChange::Drop { if_exists: true },
+    ),
+    ("\u{0}restart identity\u{0}", IdentityChange::Restart),
+    ("\u{0}set identity\u{0}", IdentityChange::Set),
+];
+
+/// The identity alteration a subcommand's column name carries, and the column's name.
+pub fn identity_change(column: &str) -> Option<(IdentityChange, &str)> {
+    IDENTITY_MARKERS
+        .iter()
+        .find_map(|(m, c)| column.strip_prefix(m).map(|name| (*c, name)))
+}
+
+/// Whether `sql` may alter an identity column ([`identity_changes`] scans its tokens only
+/// then).
+pub fn mentions_identity_change(sql: &str) -> bool {
+    mentions(sql, b"alter")
+        && [&b"identity"[..], b"restart", b"set"]
+            .iter()
+            .any(|w| mentions(sql, w))
+}
+
+/// Rewrites PostgreSQL's identity alterations, which sqlparser does not read, inside `ALTER
+/// TABLE` statements into subcommands it does (see [`IdentityChange`]): `ALTER [COLUMN] c DROP
+/// IDENTITY [IF EXISTS]`, and `ALTER [COLUMN] c` followed by any of `SET GENERATED { ALWAYS |
+/// BY DEFAULT }`, `RESTART [[WITH] n]`, `SET sequence_option`. Every other token stays.
+pub fn identity_changes(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>, SqlError> {
+    let sig: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let tok = |k: usize| sig.get(k).map_or(&Token::EOF, |i| &tokens[*i].token);
+    let is = |k: usize, kw: Keyword| matches!(tok(k), Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
+    // Replacements: (first significant index, one past the last, new tokens).
+    let mut edits: Vec<(usize, usize, Vec<Token>)> = Vec::new();
+    let (mut k, mut depth, mut in_alter_table, mut statement_start) = (0, 0usize, false, true);
+    while k < sig.len() {
+        match tok(k) {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::SemiColon if depth == 0 => {
+                in_alter_table = false;
+                statement_start = true;
+                k += 1;
+                continue;
+            }
+            _ => {}
+        }
+        if statement_start {
+            in_alter_table = is(k, Keyword::ALTER) && is(k + 1, Keyword::TABLE);
+            statement_start = false;
+            k += 1;
+            continue;
+        }
+        if !(in_alter_table && depth == 0 && is(k, Keyword::ALTER)) {
+            k += 1;
+            continue;
+        }
+        let mut i = k + 1;
+        if is(i, Keyword::COLUMN) {
+            i += 1;
+        }
+        let Token::Word(col) = tok(i) else {
+            k += 1;
+            continue;
+        };
+        let column = crate::query::ident(&ast::Ident {
+            value: col.value.clone(),
+            quote_style: col.quote_style,
+            span: sqlparser::tokenizer::Span::empty(),
+        });
+        i += 1;
+        let named = |marker: IdentityChange| {
+            let m = IDENTITY_MARKERS
+                .iter()
+                .find(|(_, c)| *c == marker)
+                .map_or("", |(m, _)| *m);
+            vec![
+                Token::make_keyword("ALTER"),
+                Token::make_keyword("COLUMN"),
+                Token::make_word(&format!("{m}{column}"), Some('"')),
+            ]
+        };
+        if is(i, Keyword::DROP) && is(i + 1, Keyword::IDENTITY) {
+            let if_exists = is(i + 2, Keyword::IF) && is(i + 3, Keyword::EXISTS);
+            let mut new = named(IdentityChange::Drop { if_exists });
+            new.extend([Token::make_keyword("DROP"), Token::make_keyword("DEFAULT")]);
+            let end = if if_exists { i + 4 } else { i + 2 };
+            edits.push((k, end, new));
+            k = end;
+            continue;
+        }
+        // The identity's option list: each element's tokens.
+        let mut generated: Option<Vec<Token>> = None;
+        let mut restart: Option<Vec<Token>> = None;
+        let mut options: Vec<Token> = Vec::new();
+        let mut found = false;
+        loop {
+            if is(i, Keyword::SET) && is(i + 1, Keyword::GENERATED) {
+                let when = if is(i + 2, Keyword::ALWAYS) {
+                    i += 3;
+                    vec![Token::make_keyword("ALWAYS")]
+                } else if is(i + 2, Keyword::BY) && is(i + 3, Keyword::DEFAULT) {
+                    i += 4;
+                    vec![Token::make_keyword("BY"), Token::make_keyword("DEFAULT")]
+                } else {
+                    break;
+                };
+                if generated.replace(when).is_some() {
+                    return Err(conflicting());
+                }
+            } else if is(i, Keyword::RESTART) {
+                i += 1;
+                if is(i, Keyword::WITH) {
+                    i += 1;
+                }
+                let mut value = Vec::new();
+                if matches!(tok(i), Token::Minus | Token::Plus) {
+                    value.push(tok(i).clone());
+                    i += 1;
+                }
+                if matches!(tok(i), Token::Number(..)) {
+                    value.push(tok(i).clone());
+                    i += 1;
+                } else if !value.is_empty() {
+                    break;
+                } else {
+                    value.push(Token::make_keyword("NULL"));
+                }
+                if restart.replace(value).is_some() {
+                    return Err(conflicting());
+                }
+            } else if is(i, Keyword::SET) {
+                let Token::Word(w) = tok(i + 1) else { break };
+                let option = w.value.to_ascii_lowercase();
+                match option.as_str() {
+                    "increment" | "start" | "minvalue" | "maxvalue" | "no" | "cache" | "cycle" => {}
+                    "as" | "owned" | "sequence" if w.quote_style.is_none() => {
+                        let name = match option.as_str() {
+                            "owned" => "owned_by",
+                            "sequence" => "sequence_name",
+                            o => o,
+                        };
+                        return Err(SqlError::Syntax {
+                            message: format!("sequence option \"{name}\" not supported here"),
+                        });
+                    }
+                    _ => break,
+                }
+                i += 1;
+                while !matches!(tok(i), Token::EOF | Token::SemiColon | Token::Comma)
+                    && !is(i, Keyword::SET)
+                    && !is(i, Keyword::RESTART)
+                {
+                    options.push(tok(i).clone());
+                    i += 1;
+                }
+            } else {
+                break;
+            }
+            found = true;
+        }
+        if !found {
+            k += 1;
+            continue;
+        }
+        let mut new = Vec::new();
+        if let Some(value) = restart {
+            new.extend(named(IdentityChange::Restart));
+            new.extend([Token::make_keyword("SET"), Token::make_keyword("DEFAULT")]);
+            new.extend(value);
+            new.push(Token::Comma);
+        }
+        new.extend(named(IdentityChange::Set));
+        new.extend([Token::make_keyword("ADD"), Token::make_keyword("GENERATED")]);
+        new.extend(generated.unwrap_or_default());
+        new.extend([Token::make_keyword("AS"), Token::make_keyword("IDENTITY")]);
+        if !options.is_empty() {
+            new.push(Token::LParen);
+            new.extend(options);
+            new.push(Token::RParen);
+        }
+        edits.push((k, i, new));
+        k = i;
+    }
+    if edits.is_empty() {
+        return Ok(tokens);
+    }
+    let space = || Token::Whitespace(sqlparser::tokenizer::Whitespace::Space);
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut next = 0;
+    for (from, to, new) in edits {
+        let (first, end) = (sig[from], sig.get(to).copied().unwrap_or(tokens.len()));
+        out.extend(tokens[next..first].iter().cloned());
+        let span = tokens[first].span;
+        for t in new {
+            out.push(TokenWithSpan { token: t, span });
+            out.push(TokenWithSpan {
+                token: space(),
+                span,
+            });
+        }
+        next = end;
+    }
+    out.extend(tokens[next..].iter().cloned());
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,6 +746,62 @@ mod tests {
             .iter()
             .map(|t| t.token.to_string())
             .collect()
+    }
+
+    fn identity_rewritten(sql: &str) -> String {
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
+            .tokenize_with_location()
+            .expect("tokens");
+        identity_changes(tokens)
+            .expect("rewritten")
+            .iter()
+            .map(|t| t.token.to_string())
+            .collect::<String>()
+            .replace('\u{0}', "~")
+    }
+
+    #[test]
+    fn identity_alterations_become_marked_subcommands() {
+        assert_eq!(
+            identity_rewritten("ALTER TABLE t ALTER COLUMN Id DROP IDENTITY IF EXISTS, ADD x int"),
+            "ALTER TABLE t ALTER COLUMN \"~drop identity if exists~id\" DROP DEFAULT , ADD x int"
+        );
+        assert_eq!(
+            identity_rewritten(
+                "ALTER TABLE t ALTER \"Id\" SET GENERATED BY DEFAULT SET INCREMENT BY 2 RESTART WITH -3"
+            ),
+            "ALTER TABLE t ALTER COLUMN \"~restart identity~Id\" SET DEFAULT - 3 , ALTER COLUMN \
+             \"~set identity~Id\" ADD GENERATED BY DEFAULT AS IDENTITY ( INCREMENT BY 2 ) "
+        );
+        assert_eq!(
+            identity_rewritten("alter table t alter c restart"),
+            "alter table t ALTER COLUMN \"~restart identity~c\" SET DEFAULT NULL , ALTER COLUMN \
+             \"~set identity~c\" ADD GENERATED AS IDENTITY "
+        );
+        // Other subcommands, and other statements, stay as they were.
+        for kept in [
+            "ALTER TABLE t ALTER COLUMN c SET DEFAULT 1, ALTER c SET NOT NULL",
+            "ALTER TABLE t ALTER COLUMN c SET DATA TYPE bigint",
+            "ALTER SEQUENCE s RESTART",
+            "SELECT 1; ALTER TABLE t ALTER COLUMN c DROP DEFAULT",
+            "ALTER TABLE t ALTER COLUMN c ADD GENERATED ALWAYS AS IDENTITY (START 2)",
+        ] {
+            assert_eq!(identity_rewritten(kept), kept);
+        }
+        let refused = |sql: &str| {
+            let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
+                .tokenize_with_location()
+                .expect("tokens");
+            identity_changes(tokens).err().map(|e| e.to_string())
+        };
+        assert_eq!(
+            refused("ALTER TABLE t ALTER c RESTART 1 RESTART 2").as_deref(),
+            Some("conflicting or redundant options")
+        );
+        assert_eq!(
+            refused("ALTER TABLE t ALTER c SET OWNED BY NONE").as_deref(),
+            Some("sequence option \"owned_by\" not supported here")
+        );
     }
 
     #[test]

@@ -913,7 +913,7 @@ fn an_exported_snapshot_is_pinned_while_its_exporter_is_open() {
 #[test]
 fn comments_are_durable_and_conflict_like_definitions() {
     let mut h = Harness::new();
-    let (a, b) = (h.session(), h.session());
+    let a = h.session();
     h.ok(a, "CREATE SCHEMA sc");
     h.ok(a, "CREATE TABLE sc.t (x int PRIMARY KEY, y text)");
     h.ok(a, "COMMENT ON TABLE sc.t IS 'table'");
