@@ -171,12 +171,8 @@ fn relation(cx: &mut Cx<'_>, parts: &[String]) -> Result<Relation, SqlError> {
         if let Some(t) = rcx.find_table(Some(s), &name) {
             return Ok(Relation::Table(t));
         }
-        let tables = rcx.all_tables();
-        if let Some(t) = tables
-            .iter()
-            .find(|t| !t.primary_key.is_empty() && t.pkey_name == name && &t.schema == s)
-        {
-            return Ok(Relation::KeyIndex(t.clone()));
+        if let Some(t) = rcx.key_index_table(Some(s), &name) {
+            return Ok(Relation::KeyIndex(t));
         }
         if let Some(r) = catalog(s) {
             return Ok(r);
@@ -240,9 +236,6 @@ fn comment_on_schema(
     let [name] = parts else {
         return Err(syntax_at("."));
     };
-    if !schema_exists(cx, name) {
-        return Err(SqlError::UndefinedSchema { name: name.clone() });
-    }
     let at = cx.read_point();
     let current: Option<Schema> = cx
         .reader(at)
@@ -254,9 +247,5 @@ fn comment_on_schema(
         return Err(SqlError::UndefinedSchema { name: name.clone() });
     };
     schema.comment = comment;
-    let p = cx.pending()?;
-    // Made by this transaction (not a committed one it altered or dropped and made again):
-    // the new definition simply replaces it.
-    let made_here = p.schemas.iter().any(|s| &s.name == name) && !p.altered_schemas.contains(name);
-    p.alter_schema(schema, !made_here)
+    cx.pending()?.alter_schema(schema)
 }

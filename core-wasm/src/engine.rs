@@ -505,10 +505,7 @@ impl Engine {
                 Schema {
                     name: name.to_string(),
                     oid,
-                    comment: crate::pgcatalog::SCHEMA_COMMENTS
-                        .iter()
-                        .find(|(o, _)| *o == oid)
-                        .map(|(_, c)| c.to_string()),
+                    comment: crate::pgcatalog::initdb_schema_comment(oid).map(str::to_string),
                 },
             );
         }
@@ -1222,12 +1219,14 @@ impl Engine {
         // A schema whose definition this transaction changed must not have been dropped since
         // (its new definition would bring it back).
         for name in &p.altered_schemas {
-            let dropping = self
-                .st
-                .in_flight
-                .values()
-                .any(|f| f.dropped_schemas.contains(name));
             let oid = p.schemas.iter().find(|s| &s.name == name).map(|s| s.oid);
+            // Dropped (and perhaps made again) by a commit still in flight.
+            let dropping = self.st.in_flight.values().any(|f| {
+                f.dropped_schemas.contains(name)
+                    || f.schemas
+                        .iter()
+                        .any(|s| &s.name == name && Some(s.oid) != oid)
+            });
             if dropping || self.st.schemas.get(name).map(|s| s.oid) != oid {
                 return Err(SqlError::SerializationFailure);
             }

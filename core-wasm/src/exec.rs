@@ -2613,7 +2613,7 @@ fn alter_identity(
     i: usize,
     change: crate::seqparse::IdentityChange,
     op: &ast::AlterColumnOperation,
-    restart: &mut Option<Option<ast::Expr>>,
+    restarts: &mut std::collections::BTreeMap<String, Option<ast::Expr>>,
 ) -> Result<(), SqlError> {
     use crate::seqparse::IdentityChange;
     let column = table.columns[i].name.clone();
@@ -2636,19 +2636,23 @@ fn alter_identity(
     let seq = cx.reader(at).table_by_id(identity.sequence);
     match (change, op) {
         (IdentityChange::Drop { .. }, _) => {
-            // The column keeps its values and NOT NULL; its sequence goes.
+            // The column keeps its values and NOT NULL; its sequence goes, unless another
+            // default draws from it (2BP01, as PostgreSQL's DROP SEQUENCE).
             table.columns[i].identity = None;
             if let Some(seq) = seq {
+                let deps = default_dependents(cx, std::slice::from_ref(&seq), &|_, _| false)?;
+                cascade_to_defaults(cx, deps, false, false, "sequence", &seq.name)?;
                 let p = cx.pending()?;
                 p.uses_definition(&seq);
                 p.drop_table(seq.id)?;
             }
         }
         (IdentityChange::Restart, ast::AlterColumnOperation::SetDefault { value }) => {
-            *restart = Some(match value {
+            let value = match value {
                 ast::Expr::Value(v) if v.value == ast::Value::Null => None,
                 e => Some(e.clone()),
-            });
+            };
+            restarts.insert(column, value);
         }
         (
             IdentityChange::Set,
@@ -2657,23 +2661,12 @@ fn alter_identity(
                 sequence_options,
             },
         ) => {
-            match generated_as {
-                Some(ast::GeneratedAs::ByDefault) => {
-                    table.columns[i].identity = Some(crate::catalog::Identity {
-                        always: false,
-                        ..identity
-                    })
-                }
-                Some(_) => {
-                    table.columns[i].identity = Some(crate::catalog::Identity {
-                        always: true,
-                        ..identity
-                    })
-                }
-                None => {}
+            if let Some(g) = generated_as {
+                let always = !matches!(g, ast::GeneratedAs::ByDefault);
+                table.columns[i].identity = Some(crate::catalog::Identity { always, ..identity });
             }
             let options = sequence_options.as_deref().unwrap_or(&[]);
-            let restart = restart.take();
+            let restart = restarts.remove(&column);
             if !options.is_empty() || restart.is_some() {
                 let seq = seq.ok_or_else(|| SqlError::internal("identity without its sequence"))?;
                 let def = seq
@@ -3388,8 +3381,9 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     let mut dropped_key_name: Option<String> = None;
     // Names of the sequences this statement creates (not yet visible to its reads).
     let mut chosen_sequences: Vec<String> = Vec::new();
-    // An identity column's `RESTART`, for the option list that follows it.
-    let mut identity_restart: Option<Option<ast::Expr>> = None;
+    // Identity columns' `RESTART`s (by column), for the option lists that follow them.
+    let mut identity_restarts: std::collections::BTreeMap<String, Option<ast::Expr>> =
+        Default::default();
     // PostgreSQL's grammar has RENAME only as the whole statement.
     let rename = |op: &ast::AlterTableOperation| {
         matches!(
@@ -3496,7 +3490,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     });
                 };
                 if let Some((change, _)) = change {
-                    alter_identity(cx, &mut table, i, change, op, &mut identity_restart)?;
+                    alter_identity(cx, &mut table, i, change, op, &mut identity_restarts)?;
                     continue;
                 }
                 match op {

@@ -3256,11 +3256,16 @@ const CLASS_OID: u32 = 1259;
 pub fn schema_comment<'v>(view_schemas: &'v [Schema], name: &str, o: u32) -> Option<&'v str> {
     match view_schemas.iter().find(|s| s.name == name) {
         Some(s) => s.comment.as_deref(),
-        None => SCHEMA_COMMENTS
-            .iter()
-            .find(|(c, _)| *c == o)
-            .map(|(_, text)| *text),
+        None => initdb_schema_comment(o),
     }
+}
+
+/// The comment initdb gives the built-in schema of OID `o`.
+pub fn initdb_schema_comment(o: u32) -> Option<&'static str> {
+    SCHEMA_COMMENTS
+        .iter()
+        .find(|(c, _)| *c == o)
+        .map(|(_, text)| *text)
 }
 
 /// `pg_description`: the comments of schemas, relations, columns and primary-key indexes

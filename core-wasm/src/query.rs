@@ -836,9 +836,27 @@ impl ReadCx<'_> {
 
     /// The comment of the schema of OID `oid` (`obj_description(oid, 'pg_namespace')`).
     pub fn schema_comment(&self, oid: u32) -> Option<String> {
-        let schemas = self.all_schemas();
-        let s = schemas.iter().find(|s| s.oid == oid)?;
-        crate::pgcatalog::schema_comment(&schemas, &s.name, oid).map(str::to_string)
+        self.all_schemas()
+            .iter()
+            .find(|s| s.oid == oid)?
+            .comment
+            .clone()
+    }
+
+    /// The table whose primary-key index is named `name`, in `schema` or else the first
+    /// schema of search_path holding one (indexes are relations too).
+    pub fn key_index_table(&self, schema: Option<&str>, name: &str) -> Option<TableRef> {
+        let tables = self.all_tables();
+        let named = |s: &str| {
+            tables
+                .iter()
+                .find(|t| !t.primary_key.is_empty() && t.pkey_name == name && t.schema == s)
+                .cloned()
+        };
+        match schema {
+            Some(s) => named(s),
+            None => self.existing_search_path().iter().find_map(|s| named(s)),
+        }
     }
 
     /// PostgreSQL's deparsed text of a serial column's default (`pg_get_expr(adbin, adrelid)`):
@@ -11948,17 +11966,7 @@ impl<'a, 'b> Executor<'a, 'b> {
     }
 
     fn primary_key_index(&self, schema: Option<&str>, name: &str) -> Option<u32> {
-        let tables = self.cx.all_tables();
-        let named = |s: &str| {
-            tables
-                .iter()
-                .find(|t| !t.primary_key.is_empty() && t.pkey_name == name && t.schema == s)
-        };
-        match schema {
-            Some(s) => named(s),
-            None => self.cx.existing_search_path().iter().find_map(|s| named(s)),
-        }
-        .map(|t| t.pkey_oid())
+        self.cx.key_index_table(schema, name).map(|t| t.pkey_oid())
     }
 
     /// Raw bytes (keys and values, every version) stored under a key prefix; empty = all.

@@ -637,19 +637,26 @@ pub fn identity_changes(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>
                 }
             } else if is(i, Keyword::RESTART) {
                 i += 1;
-                if is(i, Keyword::WITH) {
+                let with = is(i, Keyword::WITH);
+                if with {
                     i += 1;
                 }
                 let mut value = Vec::new();
-                if matches!(tok(i), Token::Minus | Token::Plus) {
+                let signed = matches!(tok(i), Token::Minus | Token::Plus);
+                if signed {
                     value.push(tok(i).clone());
                     i += 1;
                 }
                 if matches!(tok(i), Token::Number(..)) {
                     value.push(tok(i).clone());
                     i += 1;
-                } else if !value.is_empty() {
-                    break;
+                } else if signed || with {
+                    return Err(SqlError::Syntax {
+                        message: match tok(i) {
+                            Token::EOF => "syntax error at end of input".into(),
+                            t => format!("syntax error at or near \"{t}\""),
+                        },
+                    });
                 } else {
                     value.push(Token::make_keyword("NULL"));
                 }
@@ -661,11 +668,16 @@ pub fn identity_changes(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>
                 let option = w.value.to_ascii_lowercase();
                 match option.as_str() {
                     "increment" | "start" | "minvalue" | "maxvalue" | "no" | "cache" | "cycle" => {}
-                    "as" | "owned" | "sequence" if w.quote_style.is_none() => {
-                        let name = match option.as_str() {
-                            "owned" => "owned_by",
-                            "sequence" => "sequence_name",
-                            o => o,
+                    "sequence" if w.quote_style.is_none() => {
+                        return Err(SqlError::Syntax {
+                            message: "invalid sequence option SEQUENCE NAME".into(),
+                        });
+                    }
+                    "as" | "owned" | "restart" if w.quote_style.is_none() => {
+                        let name = if option == "owned" {
+                            "owned_by"
+                        } else {
+                            &option
                         };
                         return Err(SqlError::Syntax {
                             message: format!("sequence option \"{name}\" not supported here"),

@@ -317,14 +317,14 @@ impl PendingCatalogTxn {
         Ok(())
     }
 
-    /// Replaces a schema's definition (its comment): one this transaction made in place, a
-    /// committed one at commit.
-    pub fn alter_schema(&mut self, schema: Schema, committed: bool) -> Result<(), SqlError> {
+    /// Replaces a schema's definition (its comment): one this transaction made (or dropped
+    /// and made again, or altered before) in place, a committed one at commit.
+    pub fn alter_schema(&mut self, schema: Schema) -> Result<(), SqlError> {
         self.charge(64 + schema.comment.as_ref().map_or(0, String::len))?;
         self.ops.push(BufferedOp::CreateSchema {
             name: schema.name.clone(),
         });
-        if committed && !self.altered_schemas.contains(&schema.name) {
+        if !self.schemas.iter().any(|s| s.name == schema.name) {
             self.altered_schemas.push(schema.name.clone());
         }
         self.schemas.retain(|s| s.name != schema.name);

@@ -955,6 +955,33 @@ fn comments_are_durable_and_conflict_like_definitions() {
         "the dropped schema stays dropped"
     );
 
+    // The same while the DROP (and a CREATE of the same name) is still in flight: the
+    // comment's commit must not bring back the old schema under its old OID.
+    h.ok(a, "CREATE SCHEMA sc");
+    h.ok(b2, "BEGIN");
+    h.ok(b2, "COMMENT ON SCHEMA sc IS 'late'");
+    h.ok(a, "BEGIN");
+    h.ok(a, "DROP SCHEMA sc");
+    h.ok(a, "CREATE SCHEMA sc");
+    let planned = h.engine.query(&h.kv, a, "COMMIT", 100);
+    let batch = planned.commit.expect("the DROP and CREATE are planned");
+    let late = h.engine.query(&h.kv, b2, "COMMIT", 101);
+    assert!(
+        late.commit.is_none(),
+        "the comment must not be planned beside it"
+    );
+    assert_eq!(late.error.map(|e| e.code).as_deref(), Some("40001"));
+    h.kv.apply(&batch);
+    let done = h.engine.commit_finished(&h.kv, a, Ok(()));
+    assert!(done.error.is_none(), "{:?}", done.error);
+    assert_eq!(
+        h.rows(
+            a,
+            "SELECT obj_description('sc'::regnamespace, 'pg_namespace')"
+        ),
+        vec![vec![None]]
+    );
+
     // Two comments on one table: the later commit fails.
     h.ok(a, "CREATE TABLE u (x int)");
     h.ok(a, "BEGIN");
