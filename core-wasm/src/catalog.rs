@@ -107,6 +107,9 @@ pub struct Table {
     /// never empty.
     pub comment: Option<String>,
     pub pkey_comment: Option<String>,
+    /// The commit whose definition this one's columns, keys and indexes are, when only
+    /// comments changed since (decision 0032); 0: this definition's own ([`Self::version`]).
+    pub shape: u64,
 }
 
 impl Table {
@@ -186,6 +189,16 @@ pub fn default_indexes(name: &str, columns: &[Column], primary_key: &[usize]) ->
 pub type TableRef = Arc<Table>;
 
 impl Table {
+    /// The commit whose columns, keys and indexes this definition has (see [`Self::shape`]);
+    /// 0 while this transaction's own change is not committed.
+    pub fn shape_version(&self) -> u64 {
+        if self.shape == 0 {
+            self.version
+        } else {
+            self.shape
+        }
+    }
+
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
@@ -251,6 +264,7 @@ impl Table {
             }),
             comment: self.comment.clone().unwrap_or_default(),
             pkey_comment: self.pkey_comment.clone().unwrap_or_default(),
+            shape_seq: self.shape,
         }
     }
 
@@ -334,6 +348,7 @@ impl Table {
             },
             comment: non_empty(&def.comment),
             pkey_comment: non_empty(&def.pkey_comment),
+            shape: def.shape_seq,
         })
     }
 }

@@ -120,7 +120,7 @@ fn set(
     change(&mut altered);
     let p = cx.pending()?;
     p.uses_definition(t);
-    p.put_table(Arc::new(altered), false)
+    p.put_commented_table(Arc::new(altered))
 }
 
 /// The relation `parts` names, found as PostgreSQL's `RangeVarGetRelid` finds it: the

@@ -1145,13 +1145,18 @@ impl Engine {
         // read by the wrong layout, and one of two ALTERs would be lost. PostgreSQL makes the
         // later one wait for the earlier's lock; here the later commit is refused.
         for (id, base) in &p.def_bases {
-            let current = self.st.tables.get(id).map(|t| t.version);
-            let changing = self
+            // A definition whose columns, keys and indexes are the base's (only comments
+            // changed) is the same to a writer of rows (decision 0032).
+            let same_shape = |t: &Table| base.rows_only && t.shape != 0 && t.shape == base.shape;
+            let stands = self
                 .st
-                .in_flight
-                .values()
-                .any(|f| f.dropped.contains(id) || f.tables.iter().any(|t| t.id == *id));
-            if changing || current != Some(*base) {
+                .tables
+                .get(id)
+                .is_some_and(|t| t.version == base.version || same_shape(t));
+            let changing = self.st.in_flight.values().any(|f| {
+                f.dropped.contains(id) || f.tables.iter().any(|t| t.id == *id && !same_shape(t))
+            });
+            if changing || !stands {
                 return Err(SqlError::SerializationFailure);
             }
         }

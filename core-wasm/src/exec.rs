@@ -2058,6 +2058,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         sequence: None,
         comment: None,
         pkey_comment: None,
+        shape: 0,
     };
     let pending = cx.pending()?;
     for s in sequences {
@@ -2333,6 +2334,7 @@ fn new_sequence(cx: &mut Cx<'_>, schema: &str, name: &str, def: SequenceDef) -> 
         sequence: Some(Arc::new(def)),
         comment: None,
         pkey_comment: None,
+        shape: 0,
     }
 }
 
@@ -4927,7 +4929,7 @@ fn missing_table_at(err: SqlError, name: &ast::ObjectName) -> SqlError {
 /// The table a statement writes rows into, its definition recorded for the commit's check.
 fn write_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
     let t = resolve_target(cx, name)?;
-    cx.pending()?.uses_definition(&t);
+    cx.pending()?.writes_rows_by(&t);
     Ok(t)
 }
 
@@ -5556,7 +5558,7 @@ fn delete_dml<'s>(
 fn update(cx: &mut Cx<'_>, u: &ast::Update, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("UPDATE")?;
     let dml = update_dml(cx, u, with)?;
-    cx.pending()?.uses_definition(&dml.table);
+    cx.pending()?.writes_rows_by(&dml.table);
     let mut returning = dml_returning(cx, &dml, u.returning.as_deref())?;
     let (targets, hits, sets) = matching_rows(cx, &dml)?;
     let at = cx.read_point();
@@ -5734,7 +5736,7 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
 fn delete(cx: &mut Cx<'_>, d: &ast::Delete, with: Option<&ast::With>) -> Result<Output, SqlError> {
     cx.check_writable("DELETE")?;
     let dml = delete_dml(cx, d, with)?;
-    cx.pending()?.uses_definition(&dml.table);
+    cx.pending()?.writes_rows_by(&dml.table);
     let mut returning = dml_returning(cx, &dml, d.returning.as_deref())?;
     let (targets, hits, _) = matching_rows(cx, &dml)?;
     let at = cx.read_point();

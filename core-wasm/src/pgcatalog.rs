@@ -4127,6 +4127,7 @@ mod tests {
             sequence: None,
             comment: None,
             pkey_comment: None,
+            shape: 0,
         }
     }
 
@@ -4163,6 +4164,7 @@ mod tests {
             sequence: None,
             comment: None,
             pkey_comment: None,
+            shape: 0,
         }
     }
 

@@ -62,6 +62,18 @@ pub struct RowWrite {
     pub inserted: bool,
 }
 
+/// The committed definition a transaction planned against ([`PendingCatalogTxn::def_bases`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DefBase {
+    /// The definition's version ([`Table::version`]).
+    pub version: u64,
+    /// Its columns', keys' and indexes' version ([`Table::shape_version`]).
+    pub shape: u64,
+    /// Only rows were written by it: a later definition that changed nothing but comments
+    /// (the same shape) does not conflict.
+    pub rows_only: bool,
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct PendingCatalogTxn {
     pub ops: Vec<BufferedOp>,
@@ -89,10 +101,11 @@ pub struct PendingCatalogTxn {
     pub index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
     /// Temporary tables `ON COMMIT DROP` created in this transaction: forgotten at commit.
     pub temporary: Vec<u32>,
-    /// The committed definition (its version) each table this transaction writes rows into,
-    /// alters or drops was first used at: the commit fails (40001) if another commit changed
-    /// or dropped it meanwhile, as its rows or its altered copy follow the old layout.
-    pub def_bases: BTreeMap<u32, u64>,
+    /// The committed definition each table this transaction writes rows into, alters or
+    /// drops was first used at: the commit fails (40001) if another commit changed or dropped
+    /// it meanwhile, as its rows or its altered copy follow the old layout — for a table it
+    /// only wrote rows into, unless that commit changed only comments.
+    pub def_bases: BTreeMap<u32, DefBase>,
     /// Tables whose every row an ALTER TABLE of this transaction read (to rewrite them into
     /// another layout, fill an added column's default, or check a NOT NULL), with the read
     /// point: rows another transaction commits into them after it fail the commit (40001),
@@ -121,7 +134,7 @@ pub struct Mark {
     meta: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     index_fixes: BTreeMap<Vec<u8>, Option<pb::Row>>,
     temporary: Vec<u32>,
-    def_bases: BTreeMap<u32, u64>,
+    def_bases: BTreeMap<u32, DefBase>,
     whole_table_reads: BTreeMap<u32, u64>,
 }
 
@@ -167,6 +180,22 @@ impl PendingCatalogTxn {
     }
 
     pub fn put_table(&mut self, mut table: Arc<Table>, created: bool) -> Result<(), SqlError> {
+        if table.shape != 0 {
+            // Its columns, keys or indexes may have changed: their version is this one's.
+            Arc::make_mut(&mut table).shape = 0;
+        }
+        self.put_definition(table, created)
+    }
+
+    /// Stores an altered copy of a definition whose columns, keys and indexes stay as they
+    /// were (only comments changed): writers of rows by the old one do not conflict with it.
+    pub fn put_commented_table(&mut self, mut table: Arc<Table>) -> Result<(), SqlError> {
+        let shape = table.shape_version();
+        Arc::make_mut(&mut table).shape = shape;
+        self.put_definition(table, false)
+    }
+
+    fn put_definition(&mut self, mut table: Arc<Table>, created: bool) -> Result<(), SqlError> {
         self.charge(256 + table.columns.len() * 64)?;
         if table.version != 0 {
             // An altered copy of a committed definition: its version is this transaction's.
@@ -186,9 +215,25 @@ impl PendingCatalogTxn {
     /// Records the committed definition a write, ALTER or DROP of `t` is planned against (see
     /// [`Self::def_bases`]); the transaction's own definitions (version 0) are not committed.
     pub fn uses_definition(&mut self, t: &Table) {
-        if t.version != 0 {
-            self.def_bases.entry(t.id).or_insert(t.version);
+        self.base(t, false);
+    }
+
+    /// As [`Self::uses_definition`], for a statement that only writes rows by `t`.
+    pub fn writes_rows_by(&mut self, t: &Table) {
+        self.base(t, true);
+    }
+
+    fn base(&mut self, t: &Table, rows_only: bool) {
+        if t.version == 0 {
+            return;
         }
+        let base = self.def_bases.entry(t.id).or_insert(DefBase {
+            version: t.version,
+            shape: t.shape_version(),
+            rows_only,
+        });
+        // Altered or dropped as well: the whole definition must stay.
+        base.rows_only &= rows_only;
     }
 
     /// Records that an ALTER TABLE read every row of a table at read point `at` (see

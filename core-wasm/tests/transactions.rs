@@ -982,6 +982,53 @@ fn comments_are_durable_and_conflict_like_definitions() {
         vec![vec![None]]
     );
 
+    // A writer of rows does not conflict with a comment on its table, committed or in
+    // flight (PostgreSQL's COMMENT does not block writers); an ALTER still fails it.
+    h.ok(a, "CREATE TABLE w (x int PRIMARY KEY, y text)");
+    h.ok(a, "INSERT INTO w VALUES (1, 'a')");
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO w VALUES (2, 'b')");
+    h.ok(b, "UPDATE w SET y = 'c' WHERE x = 1");
+    h.ok(a, "COMMENT ON TABLE w IS 'commented'");
+    h.ok(a, "COMMENT ON COLUMN w.y IS 'commented too'");
+    h.ok(b, "DELETE FROM w WHERE x = 2");
+    h.ok(b, "INSERT INTO w VALUES (3, 'd')");
+    h.ok(b, "COMMIT");
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO w VALUES (4, 'e')");
+    h.ok(a, "BEGIN");
+    h.ok(a, "COMMENT ON INDEX w_pkey IS 'in flight'");
+    let planned = h.engine.query(&h.kv, a, "COMMIT", 200);
+    let batch = planned.commit.expect("the comment is planned");
+    let writer = h.engine.query(&h.kv, b, "COMMIT", 201);
+    assert!(writer.error.is_none(), "{:?}", writer.error);
+    h.kv.apply(&batch);
+    let done = h.engine.commit_finished(&h.kv, a, Ok(()));
+    assert!(done.error.is_none(), "{:?}", done.error);
+    if let Some(batch) = writer.commit {
+        h.kv.apply(&batch);
+        let done = h.engine.commit_finished(&h.kv, b, Ok(()));
+        assert!(done.error.is_none(), "{:?}", done.error);
+    }
+    assert_eq!(
+        h.rows(a, "SELECT x, y FROM w ORDER BY x"),
+        vec![
+            vec![v("1"), v("c")],
+            vec![v("3"), v("d")],
+            vec![v("4"), v("e")]
+        ]
+    );
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO w VALUES (5, 'f')");
+    h.ok(a, "ALTER TABLE w ADD COLUMN z int");
+    assert_eq!(h.err(b, "COMMIT"), "40001", "an ALTER still conflicts");
+    h.reopen();
+    let (a, b) = (h.session(), h.session());
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO w VALUES (6, 'g', NULL)");
+    h.ok(a, "COMMENT ON COLUMN w.z IS 'after a restart'");
+    h.ok(b, "COMMIT");
+
     // Two comments on one table: the later commit fails.
     h.ok(a, "CREATE TABLE u (x int)");
     h.ok(a, "BEGIN");

@@ -113,6 +113,10 @@ pub struct TableDef {
     /// COMMENT ON INDEX of the primary key's index; empty when none.
     #[prost(string, tag = "12")]
     pub pkey_comment: ::prost::alloc::string::String,
+    /// The commit whose columns, keys and indexes this definition has, when only comments
+    /// changed since; 0: its own commit.
+    #[prost(uint64, tag = "13")]
+    pub shape_seq: u64,
 }
 
 /// A sequence's definition (its value lives outside MVCC, see docs/decisions/0029).
