@@ -107,6 +107,9 @@ pub struct Table {
     /// never empty.
     pub comment: Option<String>,
     pub pkey_comment: Option<String>,
+    /// `COMMENT ON CONSTRAINT` of the primary key (PostgreSQL keeps it apart from its
+    /// index's).
+    pub pkey_constraint_comment: Option<String>,
     /// The commit whose definition this one's columns, keys and indexes are, when only
     /// comments changed since (decision 0032); 0: this definition's own ([`Self::version`]).
     pub shape: u64,
@@ -265,6 +268,7 @@ impl Table {
             comment: self.comment.clone().unwrap_or_default(),
             pkey_comment: self.pkey_comment.clone().unwrap_or_default(),
             shape_seq: self.shape,
+            pkey_constraint_comment: self.pkey_constraint_comment.clone().unwrap_or_default(),
         }
     }
 
@@ -349,6 +353,7 @@ impl Table {
             comment: non_empty(&def.comment),
             pkey_comment: non_empty(&def.pkey_comment),
             shape: def.shape_seq,
+            pkey_constraint_comment: non_empty(&def.pkey_constraint_comment),
         })
     }
 }

@@ -6,7 +6,10 @@
 
 use std::sync::Arc;
 
-use sqlparser::ast::{CommentObject, ObjectName};
+use sqlparser::ast::{self, CommentObject, ObjectName, Statement};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
 
 use crate::api::Output;
 use crate::catalog::{Schema, TableRef};
@@ -44,6 +47,54 @@ impl Relation {
     }
 }
 
+/// Marks the last part of a `COMMENT ON CONSTRAINT`'s object name: the constraint's name,
+/// after the table's (sqlparser has no such statement; see [`parse_comment_on_constraint`]).
+const CONSTRAINT: &str = "\u{0}constraint\u{0}";
+
+/// Whether the parser stands at `COMMENT ON CONSTRAINT`.
+pub fn at_comment_on_constraint(p: &Parser<'_>) -> bool {
+    let word = |n: usize, kw: Keyword| matches!(&p.peek_nth_token_ref(n).token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
+    word(0, Keyword::COMMENT) && word(1, Keyword::ON) && word(2, Keyword::CONSTRAINT)
+}
+
+/// `COMMENT ON CONSTRAINT name ON [DOMAIN] table IS 'text' | NULL` (what pg_dump writes for a
+/// constraint's comment), the parser standing at `COMMENT`: carried as sqlparser's `COMMENT ON
+/// TABLE` (`DOMAIN` for a domain's) of the table's name followed by the marked constraint name.
+pub fn parse_comment_on_constraint(
+    p: &mut Parser<'_>,
+    syntax: &dyn Fn(ParserError) -> SqlError,
+) -> Result<Statement, SqlError> {
+    for _ in 0..3 {
+        p.next_token();
+    }
+    let name = p.parse_identifier().map_err(syntax)?;
+    p.expect_keyword_is(Keyword::ON).map_err(syntax)?;
+    let domain = p.parse_keyword(Keyword::DOMAIN);
+    let mut object_name = p.parse_object_name(false).map_err(syntax)?;
+    p.expect_keyword_is(Keyword::IS).map_err(syntax)?;
+    let comment = if p.parse_keyword(Keyword::NULL) {
+        None
+    } else {
+        Some(p.parse_literal_string().map_err(syntax)?)
+    };
+    let marked = format!("{CONSTRAINT}{}", crate::query::ident(&name));
+    object_name
+        .0
+        .push(ast::ObjectNamePart::Identifier(ast::Ident::with_quote(
+            '"', marked,
+        )));
+    Ok(Statement::Comment {
+        object_type: if domain {
+            CommentObject::Domain
+        } else {
+            CommentObject::Table
+        },
+        object_name,
+        comment,
+        if_exists: false,
+    })
+}
+
 pub(crate) fn comment_on(
     cx: &mut Cx<'_>,
     object_type: &CommentObject,
@@ -59,6 +110,15 @@ pub(crate) fn comment_on(
     let parts = object_name(name);
     // PostgreSQL removes a comment set to the empty string.
     let comment = comment.filter(|c| !c.is_empty()).map(str::to_string);
+    if let Some((last, table)) = parts.split_last() {
+        if let Some(constraint) = last.strip_prefix(CONSTRAINT) {
+            let domain = matches!(object_type, CommentObject::Domain);
+            comment_on_constraint(cx, table, constraint, domain, comment)?;
+            return Ok(Output::Command {
+                tag: "COMMENT".into(),
+            });
+        }
+    }
     match object_type {
         CommentObject::Schema => comment_on_schema(cx, &parts, comment)?,
         CommentObject::Column => comment_on_column(cx, &parts, comment)?,
@@ -225,6 +285,41 @@ fn comment_on_column(
         Relation::Table(t) => set(cx, &t, |d| d.columns[i].comment = comment),
         Relation::KeyIndex(_) => Err(not_for("indexes")),
         Relation::Catalog(..) => Err(system_catalog()),
+    }
+}
+
+/// A constraint's comment: RockLake's one constraint is a table's primary key.
+fn comment_on_constraint(
+    cx: &mut Cx<'_>,
+    table: &[String],
+    constraint: &str,
+    domain: bool,
+    comment: Option<String>,
+) -> Result<(), SqlError> {
+    let found = relation(cx, table);
+    if domain {
+        // RockLake has no domains; a relation's row type is a type, but not a domain.
+        return Err(match found {
+            Ok(rel) => SqlError::WrongObjectType {
+                message: format!("\"{}\" is not a domain", rel.name()),
+            },
+            Err(_) => SqlError::UndefinedObject {
+                message: format!("type \"{}\" does not exist", table.join(".")),
+            },
+        });
+    }
+    match found? {
+        Relation::Table(t)
+            if t.sequence.is_none() && !t.primary_key.is_empty() && t.pkey_name == constraint =>
+        {
+            set(cx, &t, |d| d.pkey_constraint_comment = comment)
+        }
+        rel => Err(SqlError::UndefinedObject {
+            message: format!(
+                "constraint \"{constraint}\" for table \"{}\" does not exist",
+                rel.name()
+            ),
+        }),
     }
 }
 

@@ -104,6 +104,8 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             crate::cursor::parse_fetch(&mut p, is_move, syntax)?
         } else if crate::seqparse::at_alter_sequence(&p) {
             crate::seqparse::parse_alter_sequence(&mut p, syntax)?
+        } else if crate::comment::at_comment_on_constraint(&p) {
+            crate::comment::parse_comment_on_constraint(&mut p, syntax)?
         } else if let Some(stmt) = identity
             .then(|| crate::seqparse::parse_with_sequence_names(&mut p, syntax))
             .transpose()?
@@ -2058,6 +2060,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         sequence: None,
         comment: None,
         pkey_comment: None,
+        pkey_constraint_comment: None,
         shape: 0,
     };
     let pending = cx.pending()?;
@@ -2334,6 +2337,7 @@ fn new_sequence(cx: &mut Cx<'_>, schema: &str, name: &str, def: SequenceDef) -> 
         sequence: Some(Arc::new(def)),
         comment: None,
         pkey_comment: None,
+        pkey_constraint_comment: None,
         shape: 0,
     }
 }
@@ -3827,8 +3831,9 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 let cname = crate::query::ident(cname);
                 if !table.primary_key.is_empty() && table.pkey_name == cname {
                     table.primary_key.clear();
-                    // The key's index goes, and its comment with it.
+                    // The key's index goes, and its comments with it.
                     table.pkey_comment = None;
+                    table.pkey_constraint_comment = None;
                     dropped_key_name = Some(cname);
                     rekey = true;
                 } else if *if_exists {

@@ -3250,6 +3250,8 @@ pub fn acl_default(kind: char, owner: &str) -> Option<Vec<String>> {
 const NAMESPACE_OID: u32 = 2615;
 /// `pg_class`'s OID (the `classoid` of a relation's or a column's comment).
 const CLASS_OID: u32 = 1259;
+/// `pg_constraint`'s OID (the `classoid` of a constraint's comment).
+const CONSTRAINT_OID: u32 = 2606;
 
 /// A schema's comment: its definition's, or initdb's for a built-in schema the view does
 /// not carry.
@@ -3284,10 +3286,16 @@ fn description_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
         }
     }
     for tb in view.tables {
-        if !want(tb.oid, "", &tb.name) {
-            if let (Some(c), true) = (&tb.pkey_comment, want(tb.pkey_oid(), "", &tb.pkey_name)) {
+        let keyed = !tb.primary_key.is_empty();
+        if keyed && want(tb.pkey_oid(), "", &tb.pkey_name) {
+            if let Some(c) = &tb.pkey_comment {
                 row(tb.pkey_oid(), CLASS_OID, 0, c);
             }
+            if let Some(c) = &tb.pkey_constraint_comment {
+                row(tb.pkey_oid(), CONSTRAINT_OID, 0, c);
+            }
+        }
+        if !want(tb.oid, "", &tb.name) {
             continue;
         }
         if let Some(c) = &tb.comment {
@@ -3297,9 +3305,6 @@ fn description_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
             if let Some(c) = &col.comment {
                 row(tb.oid, CLASS_OID, i + 1, c);
             }
-        }
-        if let (Some(c), false) = (&tb.pkey_comment, tb.primary_key.is_empty()) {
-            row(tb.pkey_oid(), CLASS_OID, 0, c);
         }
     }
     rows
@@ -4127,6 +4132,7 @@ mod tests {
             sequence: None,
             comment: None,
             pkey_comment: None,
+            pkey_constraint_comment: None,
             shape: 0,
         }
     }
@@ -4164,6 +4170,7 @@ mod tests {
             sequence: None,
             comment: None,
             pkey_comment: None,
+            pkey_constraint_comment: None,
             shape: 0,
         }
     }

@@ -821,6 +821,14 @@ impl ReadCx<'_> {
         if index { &t.pkey_comment } else { &t.comment }.clone()
     }
 
+    /// The comment of the constraint of OID `oid` (a primary key's).
+    pub fn constraint_comment(&self, oid: u32) -> Option<String> {
+        let (t, true) = self.relation_by_oid(oid)? else {
+            return None;
+        };
+        t.pkey_constraint_comment.clone()
+    }
+
     /// The comment of column `attnum` of the table of OID `oid` (`col_description`; number 0
     /// is the relation's own, as in `pg_description`).
     pub fn column_comment(&self, oid: u32, attnum: i64) -> Option<String> {
@@ -11091,6 +11099,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                                 }
                                 Some(c) if c.as_deref() == Some("pg_namespace") => {
                                     self.cx.schema_comment(o)
+                                }
+                                Some(c) if c.as_deref() == Some("pg_constraint") => {
+                                    self.cx.constraint_comment(o)
                                 }
                                 Some(_) => None,
                             }

@@ -345,6 +345,7 @@ mod tests {
             sequence: None,
             comment: None,
             pkey_comment: None,
+            pkey_constraint_comment: None,
             shape: 0,
         }
     }

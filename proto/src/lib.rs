@@ -117,6 +117,9 @@ pub struct TableDef {
     /// changed since; 0: its own commit.
     #[prost(uint64, tag = "13")]
     pub shape_seq: u64,
+    /// COMMENT ON CONSTRAINT of the primary key; empty when none.
+    #[prost(string, tag = "14")]
+    pub pkey_constraint_comment: ::prost::alloc::string::String,
 }
 
 /// A sequence's definition (its value lives outside MVCC, see docs/decisions/0029).

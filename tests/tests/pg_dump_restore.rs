@@ -234,6 +234,7 @@ COMMENT ON SCHEMA app IS 'the application''s schema';
 COMMENT ON TABLE app.items IS 'items for sale';
 COMMENT ON COLUMN app.items.price IS 'in euros';
 COMMENT ON INDEX app.items_pkey IS 'by id';
+COMMENT ON CONSTRAINT orders_pkey ON app.orders IS 'one row per order and item';
 COMMENT ON SEQUENCE app.s1 IS 'a free sequence';
 COMMENT ON COLUMN public.pubser.v IS 'a value';
 ";
@@ -297,7 +298,10 @@ SELECT nextval('app.s1');
             && dumps[0].contains("SET DEFAULT nextval('app.small_b_seq'::regclass);")
             && dumps[0].contains("COMMENT ON SCHEMA app IS 'the application''s schema';")
             && dumps[0].contains("COMMENT ON COLUMN app.items.price IS 'in euros';")
-            && dumps[0].contains("COMMENT ON INDEX app.items_pkey IS 'by id';"),
+            && dumps[0].contains("COMMENT ON INDEX app.items_pkey IS 'by id';")
+            && dumps[0].contains(
+                "COMMENT ON CONSTRAINT orders_pkey ON app.orders IS 'one row per order and item';"
+            ),
         "not the dump this test is about:\n{}",
         dumps[0]
     );

@@ -23,6 +23,7 @@ COMMENT ON TABLE ducklake_table IS 'one row per table version';
 COMMENT ON COLUMN ducklake_table.path IS 'relative to the data path';
 COMMENT ON COLUMN ducklake_snapshot.snapshot_id IS 'the key';
 COMMENT ON INDEX ducklake_snapshot_pkey IS 'by snapshot';
+COMMENT ON CONSTRAINT ducklake_data_file_pkey ON ducklake_data_file IS 'one row per file';
 ";
 
 /// Commands whose whole output must match PostgreSQL's.
