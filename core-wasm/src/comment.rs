@@ -67,11 +67,29 @@ pub fn parse_comment_on_constraint(
     for _ in 0..3 {
         p.next_token();
     }
+    // A name (sqlparser's parse_identifier would also take a quoted string).
+    if !matches!(p.peek_token_ref().token, Token::Word(_)) {
+        let found = p.peek_token();
+        return Err(syntax(
+            p.expected::<()>("identifier", found)
+                .err()
+                .unwrap_or_else(|| ParserError::ParserError(String::new())),
+        ));
+    }
     let name = p.parse_identifier().map_err(syntax)?;
     p.expect_keyword_is(Keyword::ON).map_err(syntax)?;
-    let domain = p.parse_keyword(Keyword::DOMAIN);
+    // DOMAIN is an unreserved word: a table may be named so.
+    let domain = matches!(&p.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::DOMAIN && w.quote_style.is_none())
+        && !matches!(&p.peek_nth_token_ref(1).token, Token::Period)
+        && !matches!(&p.peek_nth_token_ref(1).token, Token::Word(w) if w.keyword == Keyword::IS && w.quote_style.is_none());
+    if domain {
+        p.next_token();
+    }
     let mut object_name = p.parse_object_name(false).map_err(syntax)?;
     p.expect_keyword_is(Keyword::IS).map_err(syntax)?;
+    if let Some(e) = not_comment_text(p, 0) {
+        return Err(e);
+    }
     let comment = if p.parse_keyword(Keyword::NULL) {
         None
     } else {
@@ -93,6 +111,41 @@ pub fn parse_comment_on_constraint(
         comment,
         if_exists: false,
     })
+}
+
+/// The error for a `COMMENT ON … IS x` whose `x` is neither a string nor NULL, the parser
+/// standing at `COMMENT` (sqlparser's COMMENT would take a bare or double-quoted word as the
+/// text); `None` for any other statement.
+pub fn unquoted_comment_text(p: &Parser<'_>) -> Option<SqlError> {
+    let word = |n: usize, kw: Keyword| matches!(&p.peek_nth_token_ref(n).token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
+    if !(word(0, Keyword::COMMENT) && (word(1, Keyword::ON) || word(1, Keyword::IF))) {
+        return None;
+    }
+    // The first IS of the statement: names before it are identifiers, never IS itself.
+    let mut n = 2;
+    loop {
+        match &p.peek_nth_token_ref(n).token {
+            Token::EOF | Token::SemiColon => return None,
+            _ if word(n, Keyword::IS) => return not_comment_text(p, n + 1),
+            _ => n += 1,
+        }
+    }
+}
+
+/// The syntax error for the token `n` ahead when it is neither a string nor NULL.
+fn not_comment_text(p: &Parser<'_>, n: usize) -> Option<SqlError> {
+    match &p.peek_nth_token_ref(n).token {
+        Token::SingleQuotedString(_)
+        | Token::EscapedStringLiteral(_)
+        | Token::UnicodeStringLiteral(_) => None,
+        Token::Word(w) if w.keyword == Keyword::NULL && w.quote_style.is_none() => None,
+        Token::EOF => Some(SqlError::Syntax {
+            message: "syntax error at end of input".into(),
+        }),
+        t => Some(SqlError::Syntax {
+            message: format!("syntax error at or near \"{t}\""),
+        }),
+    }
 }
 
 pub(crate) fn comment_on(
@@ -298,14 +351,18 @@ fn comment_on_constraint(
 ) -> Result<(), SqlError> {
     let found = relation(cx, table);
     if domain {
-        // RockLake has no domains; a relation's row type is a type, but not a domain.
+        // RockLake has no domains; a table's row type is a type, but not a domain (an index
+        // has none).
         return Err(match found {
+            Ok(Relation::KeyIndex(_)) | Err(SqlError::UndefinedTable { .. }) => {
+                SqlError::UndefinedObject {
+                    message: format!("type \"{}\" does not exist", table.join(".")),
+                }
+            }
             Ok(rel) => SqlError::WrongObjectType {
                 message: format!("\"{}\" is not a domain", rel.name()),
             },
-            Err(_) => SqlError::UndefinedObject {
-                message: format!("type \"{}\" does not exist", table.join(".")),
-            },
+            Err(e) => e,
         });
     }
     match found? {

@@ -106,6 +106,8 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             crate::seqparse::parse_alter_sequence(&mut p, syntax)?
         } else if crate::comment::at_comment_on_constraint(&p) {
             crate::comment::parse_comment_on_constraint(&mut p, syntax)?
+        } else if let Some(e) = crate::comment::unquoted_comment_text(&p) {
+            return Err(e);
         } else if let Some(stmt) = identity
             .then(|| crate::seqparse::parse_with_sequence_names(&mut p, syntax))
             .transpose()?
@@ -200,6 +202,13 @@ pub fn check_limits(sql: &str) -> Result<(), SqlError> {
     if depth.1 > MAX_NESTING {
         return Err(SqlError::ProgramLimit {
             message: "statement is too deeply nested".into(),
+        });
+    }
+    // PostgreSQL's texts cannot hold NUL (the wire protocol ends strings with it); the
+    // parser's NUL-marked names (seqparse, comment) rely on that whatever the host.
+    if sql.contains('\0') {
+        return Err(SqlError::InvalidEncoding {
+            bytes: "0x00".into(),
         });
     }
     Ok(())

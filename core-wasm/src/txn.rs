@@ -232,8 +232,14 @@ impl PendingCatalogTxn {
             shape: t.shape_version(),
             rows_only,
         });
-        // Altered or dropped as well: the whole definition must stay.
-        base.rows_only &= rows_only;
+        if base.rows_only && !rows_only {
+            // Altered or dropped as well: the whole definition must stay — the one planned
+            // against now, when a comment is all that changed since the rows were written.
+            if t.shape_version() == base.shape {
+                base.version = t.version;
+            }
+            base.rows_only = false;
+        }
     }
 
     /// Records that an ALTER TABLE read every row of a table at read point `at` (see

@@ -1018,6 +1018,21 @@ fn comments_are_durable_and_conflict_like_definitions() {
             vec![v("4"), v("e")]
         ]
     );
+    // Rows written, a comment committed by another, then a comment of one's own on the
+    // table as it is now: planned against the commented definition, it commits.
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO w VALUES (7, 'h')");
+    h.ok(a, "COMMENT ON TABLE w IS 'by a'");
+    h.ok(b, "COMMENT ON COLUMN w.x IS 'by b'");
+    h.ok(b, "COMMIT");
+    assert_eq!(
+        h.rows(
+            a,
+            "SELECT obj_description('w'::regclass, 'pg_class'), col_description('w'::regclass, 1)"
+        ),
+        vec![vec![v("by a"), v("by b")]]
+    );
+    h.ok(a, "DELETE FROM w WHERE x = 7");
     h.ok(b, "BEGIN");
     h.ok(b, "INSERT INTO w VALUES (5, 'f')");
     h.ok(a, "ALTER TABLE w ADD COLUMN z int");
