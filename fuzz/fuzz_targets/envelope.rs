@@ -38,6 +38,7 @@ fn table() -> Table {
                 default_sql: None,
                 identity: None,
                 serial: None,
+                comment: None,
             })
             .collect(),
         primary_key: Vec::new(),
@@ -46,6 +47,10 @@ fn table() -> Table {
         version: 0,
         layout: 0,
         sequence: None,
+        comment: None,
+        pkey_comment: None,
+        pkey_constraint_comment: None,
+        shape: 0,
     }
 }
 
