@@ -14,7 +14,7 @@ use sqlparser::tokenizer::Token;
 use crate::api::Output;
 use crate::catalog::{Schema, TableRef};
 use crate::error::SqlError;
-use crate::exec::{schema_exists, syntax_at, Cx, SYSTEM_COLUMNS};
+use crate::exec::{schema_exists, syntax_at, syntax_near, Cx, SYSTEM_COLUMNS};
 use crate::query::object_name;
 
 /// A relation a COMMENT names.
@@ -139,12 +139,7 @@ fn not_comment_text(p: &Parser<'_>, n: usize) -> Option<SqlError> {
         | Token::EscapedStringLiteral(_)
         | Token::UnicodeStringLiteral(_) => None,
         Token::Word(w) if w.keyword == Keyword::NULL && w.quote_style.is_none() => None,
-        Token::EOF => Some(SqlError::Syntax {
-            message: "syntax error at end of input".into(),
-        }),
-        t => Some(SqlError::Syntax {
-            message: format!("syntax error at or near \"{t}\""),
-        }),
+        t => Some(syntax_near(t)),
     }
 }
 
@@ -163,25 +158,38 @@ pub(crate) fn comment_on(
     let parts = object_name(name);
     // PostgreSQL removes a comment set to the empty string.
     let comment = comment.filter(|c| !c.is_empty()).map(str::to_string);
-    if let Some((last, table)) = parts.split_last() {
-        if let Some(constraint) = last.strip_prefix(CONSTRAINT) {
+    let constraint = parts
+        .split_last()
+        .and_then(|(last, table)| Some((last.strip_prefix(CONSTRAINT)?, table)));
+    match constraint {
+        Some((name, table)) => {
             let domain = matches!(object_type, CommentObject::Domain);
-            comment_on_constraint(cx, table, constraint, domain, comment)?;
-            return Ok(Output::Command {
-                tag: "COMMENT".into(),
-            });
+            comment_on_constraint(cx, table, name, domain, comment)?
         }
+        None => comment_on_object(cx, object_type, &parts, comment)?,
     }
+    Ok(Output::Command {
+        tag: "COMMENT".into(),
+    })
+}
+
+/// `COMMENT ON` a table, column, sequence, index or schema (any other kind is refused).
+fn comment_on_object(
+    cx: &mut Cx<'_>,
+    object_type: &CommentObject,
+    parts: &[String],
+    comment: Option<String>,
+) -> Result<(), SqlError> {
     match object_type {
-        CommentObject::Schema => comment_on_schema(cx, &parts, comment)?,
-        CommentObject::Column => comment_on_column(cx, &parts, comment)?,
+        CommentObject::Schema => comment_on_schema(cx, parts, comment),
+        CommentObject::Column => comment_on_column(cx, parts, comment),
         CommentObject::Table
         | CommentObject::Sequence
         | CommentObject::Index
         | CommentObject::View
         | CommentObject::MaterializedView
         | CommentObject::ForeignTable => {
-            let rel = relation(cx, &parts)?;
+            let rel = relation(cx, parts)?;
             let (want, what) = match object_type {
                 CommentObject::Table => ('r', "a table"),
                 CommentObject::Sequence => ('S', "a sequence"),
@@ -196,23 +204,18 @@ pub(crate) fn comment_on(
                 });
             }
             match rel {
-                Relation::Table(t) => set(cx, &t, |d| d.comment = comment)?,
-                Relation::KeyIndex(t) => set(cx, &t, |d| d.pkey_comment = comment)?,
-                Relation::Catalog(..) => return Err(system_catalog()),
+                Relation::Table(t) => set(cx, &t, |d| d.comment = comment),
+                Relation::KeyIndex(t) => set(cx, &t, |d| d.pkey_comment = comment),
+                Relation::Catalog(..) => Err(system_catalog()),
             }
         }
-        other => {
-            return Err(SqlError::FeatureNotSupportedHint {
-                what: format!("COMMENT ON {other}"),
-                hint: "RockLake keeps comments on tables, columns, sequences, primary-key \
-                       indexes and schemas."
-                    .into(),
-            })
-        }
+        other => Err(SqlError::FeatureNotSupportedHint {
+            what: format!("COMMENT ON {other}"),
+            hint: "RockLake keeps comments on tables, columns, sequences, primary-key indexes, \
+                   primary-key constraints and schemas."
+                .into(),
+        }),
     }
-    Ok(Output::Command {
-        tag: "COMMENT".into(),
-    })
 }
 
 fn system_catalog() -> SqlError {

@@ -1147,7 +1147,7 @@ impl Engine {
         for (id, base) in &p.def_bases {
             // A definition whose columns, keys and indexes are the base's (only comments
             // changed) is the same to a writer of rows (decision 0032).
-            let same_shape = |t: &Table| base.rows_only && t.shape != 0 && t.shape == base.shape;
+            let same_shape = |t: &Table| base.rows_only && t.shape_version() == base.shape;
             let stands = self
                 .st
                 .tables

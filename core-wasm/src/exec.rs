@@ -2657,16 +2657,11 @@ fn alter_identity(
             if let Some(seq) = seq {
                 let deps = default_dependents(cx, std::slice::from_ref(&seq), &|_, _| false)?;
                 cascade_to_defaults(cx, deps, false, false, "sequence", &seq.name)?;
-                let p = cx.pending()?;
-                p.uses_definition(&seq);
-                p.drop_table(seq.id)?;
+                cx.pending()?.drop_definition(&seq)?;
             }
         }
         (IdentityChange::Restart, ast::AlterColumnOperation::SetDefault { value }) => {
-            let value = match value {
-                ast::Expr::Value(v) if v.value == ast::Value::Null => None,
-                e => Some(e.clone()),
-            };
+            let value = crate::seqparse::restart_value(value).cloned();
             restarts.insert(column, value);
         }
         (
@@ -2973,9 +2968,7 @@ fn drop_sequences(
     };
     cascade_to_defaults(cx, dependents, cascade, found.len() > 1, "sequence", &name)?;
     for s in found {
-        let p = cx.pending()?;
-        p.uses_definition(&s);
-        p.drop_table(s.id)?;
+        cx.pending()?.drop_definition(&s)?;
     }
     Ok(Output::Command {
         tag: "DROP SEQUENCE".into(),
@@ -3032,11 +3025,9 @@ fn drop_tables(
                     cascade_to_defaults(cx, deps, cascade, names.len() > 1, "table", &shown)?;
                 }
                 let p = cx.pending()?;
-                p.uses_definition(&t);
-                p.drop_table(t.id)?;
+                p.drop_definition(&t)?;
                 for s in owned {
-                    p.uses_definition(&s);
-                    p.drop_table(s.id)?;
+                    p.drop_definition(&s)?;
                 }
             }
             None => missing_to_drop(cx, &parts, if_exists, "table", |name| {
@@ -3237,8 +3228,7 @@ fn drop_schemas(
         let committed = cx.st.schemas.contains_key(&name);
         let p = cx.pending()?;
         for t in tables {
-            p.uses_definition(&t);
-            p.drop_table(t.id)?;
+            p.drop_definition(&t)?;
         }
         p.drop_schema(&name, committed)?;
     }
@@ -3488,12 +3478,12 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                 table.columns[i].name = new;
             }
             ast::AlterTableOperation::AlterColumn { column_name, op } => {
-                let mut cname = crate::query::ident(column_name);
-                let change =
-                    crate::seqparse::identity_change(&cname).map(|(c, n)| (c, n.to_string()));
-                if let Some((_, n)) = &change {
-                    cname = n.clone();
-                }
+                // An identity alteration rides on a marked pseudo-column (seqparse).
+                let written = crate::query::ident(column_name);
+                let (change, cname) = match crate::seqparse::identity_change(&written) {
+                    Some((c, n)) => (Some(c), n.to_string()),
+                    None => (None, written),
+                };
                 let Some(i) = table.columns.iter().position(|c| c.name == cname) else {
                     if SYSTEM_COLUMNS.contains(&cname.as_str()) {
                         return Err(SqlError::UnsupportedByPostgres {
@@ -3504,7 +3494,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         name: format!("{cname}\" of relation \"{}", table.name),
                     });
                 };
-                if let Some((change, _)) = change {
+                if let Some(change) = change {
                     alter_identity(cx, &mut table, i, change, op, &mut identity_restarts)?;
                     continue;
                 }
@@ -3812,9 +3802,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                         cascade_to_defaults(cx, deps, false, false, "column", &what)?;
                     }
                     for s in owned {
-                        let p = cx.pending()?;
-                        p.uses_definition(&s);
-                        p.drop_table(s.id)?;
+                        cx.pending()?.drop_definition(&s)?;
                     }
                     table.columns.remove(i);
                     let shift = |c: &mut usize| {
@@ -4997,6 +4985,16 @@ fn first_present(clauses: &[(bool, &'static str)]) -> Option<&'static str> {
 pub(crate) fn syntax_at(token: &str) -> SqlError {
     SqlError::Syntax {
         message: format!("syntax error at or near \"{token}\""),
+    }
+}
+
+/// PostgreSQL's syntax error at `token` (at the end of the text for EOF).
+pub(crate) fn syntax_near(token: &Token) -> SqlError {
+    match token {
+        Token::EOF => SqlError::Syntax {
+            message: "syntax error at end of input".into(),
+        },
+        t => syntax_at(&t.to_string()),
     }
 }
 

@@ -175,6 +175,15 @@ pub fn is_alter_sequence(at: &ast::AlterTable) -> bool {
         .is_some_and(|i| i.value == ALTER_SEQUENCE)
 }
 
+/// The value a `RESTART` pseudo-column's `SET DEFAULT` carries: `None` (NULL) restarts at the
+/// sequence's start.
+pub fn restart_value(value: &ast::Expr) -> Option<&ast::Expr> {
+    match value {
+        ast::Expr::Value(v) if v.value == ast::Value::Null => None,
+        e => Some(e),
+    }
+}
+
 /// An `ALTER SEQUENCE`'s options and its `RESTART` (`Some(None)`: restart at the start).
 pub fn alter_sequence_options(
     at: &ast::AlterTable,
@@ -195,10 +204,7 @@ pub fn alter_sequence_options(
                 column_name,
                 op: ast::AlterColumnOperation::SetDefault { value },
             } if column_name.value == RESTART => {
-                restart = Some(match value {
-                    ast::Expr::Value(v) if v.value == ast::Value::Null => None,
-                    e => Some(e),
-                });
+                restart = Some(restart_value(value));
             }
             _ => {
                 return Err(SqlError::Internal {
@@ -651,12 +657,7 @@ pub fn identity_changes(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>
                     value.push(tok(i).clone());
                     i += 1;
                 } else if signed || with {
-                    return Err(SqlError::Syntax {
-                        message: match tok(i) {
-                            Token::EOF => "syntax error at end of input".into(),
-                            t => format!("syntax error at or near \"{t}\""),
-                        },
-                    });
+                    return Err(crate::exec::syntax_near(tok(i)));
                 } else {
                     value.push(Token::make_keyword("NULL"));
                 }

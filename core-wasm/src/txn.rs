@@ -248,6 +248,13 @@ impl PendingCatalogTxn {
         self.whole_table_reads.entry(table_id).or_insert(at);
     }
 
+    /// Drops a table or sequence planned against its definition `t` (see
+    /// [`Self::uses_definition`]).
+    pub fn drop_definition(&mut self, t: &Table) -> Result<(), SqlError> {
+        self.uses_definition(t);
+        self.drop_table(t.id)
+    }
+
     pub fn drop_table(&mut self, table_id: u32) -> Result<(), SqlError> {
         self.charge(32)?;
         self.ops.push(BufferedOp::DropTable { table_id });
