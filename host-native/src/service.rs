@@ -1,8 +1,8 @@
 //! The catalog service: runs the core engine for every session and drives its commits through
 //! the store, in commit-sequence order, each durable before the client hears about it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use rocklake_core::api::{
@@ -402,7 +402,7 @@ impl Inner {
                 let interrupt = interrupt.clone();
                 tokio::task::spawn_blocking(move || {
                     let mut eng = inner.engine();
-                    inner.engine_call(&mut eng, &interrupt, call)
+                    inner.engine_call(&mut eng, &interrupt, None, call)
                 })
                 .await
                 .unwrap_or_else(|e| internal_reply(&format!("engine call failed: {e}")))
@@ -410,25 +410,35 @@ impl Inner {
         }
     }
 
-    /// [`EngineCalls::InPlace`]: runs `call` on this thread inside `block_in_place`, which
-    /// hands this worker's other tasks and the I/O driver to another thread meanwhile. (Running
-    /// it without that hand-off was measured faster, 138 against 180 µs a `SELECT 1`, but a
-    /// long statement then stalled every socket and timer of the server: the idle worker
-    /// does not take over the I/O driver.)
+    /// [`EngineCalls::InPlace`]: runs `call` on this thread. When the engine is free and the
+    /// runtime has another worker, directly: most calls are short, and handing this worker's
+    /// core to another thread first (`block_in_place`) cost a thread wake-up per statement, 5
+    /// of the ~14 ms of statement time in DuckDB's fresh ATTACH. A call that runs long wakes
+    /// another worker to serve the sockets and timers meanwhile ([`LongCall`]). Otherwise
+    /// (the engine is busy, or there is no other worker) inside `block_in_place`, which hands
+    /// this worker's other tasks and the I/O driver to another thread first.
     fn engine_call_in_place<F>(&self, interrupt: &Interrupt, call: F) -> Reply
     where
         F: FnOnce(&mut dyn Core, &dyn KvRead, i64) -> Reply,
     {
+        if another_worker() {
+            if let Some(mut eng) = self.try_engine() {
+                let long = LongCall::start();
+                return self.engine_call(&mut eng, interrupt, Some(&long), call);
+            }
+        }
         tokio::task::block_in_place(|| {
             let mut eng = self.engine();
-            self.engine_call(&mut eng, interrupt, call)
+            self.engine_call(&mut eng, interrupt, None, call)
         })
     }
 
+    /// Runs `call` on the engine; `long` when it runs directly on a runtime worker.
     fn engine_call<F>(
         &self,
         eng: &mut MutexGuard<'_, Box<dyn Core>>,
         interrupt: &Interrupt,
+        long: Option<&LongCall>,
         call: F,
     ) -> Reply
     where
@@ -439,15 +449,35 @@ impl Inner {
         let kv = RequestKv {
             inner: &reader,
             interrupt,
+            long,
         };
         self.refresh_if_pending(eng);
         call(&mut ***eng, &kv, now)
     }
 
+    /// The engine, waiting for it if another request holds it. On a runtime worker the wait
+    /// happens inside `block_in_place`: a worker blocked here while another runs a long call
+    /// directly would leave no worker to serve the sockets and timers.
     fn engine(&self) -> MutexGuard<'_, Box<dyn Core>> {
-        // A panic while holding the lock is a bug; the engine's state is still consistent
-        // because every mutation completes before it returns, so keep serving.
-        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+        if let Some(eng) = self.try_engine() {
+            return eng;
+        }
+        let wait = || self.engine.lock().unwrap_or_else(|p| p.into_inner());
+        match EngineCalls::now() {
+            EngineCalls::InPlace => tokio::task::block_in_place(wait),
+            EngineCalls::BlockingPool => wait(),
+        }
+    }
+
+    /// The engine if no other request holds it.
+    fn try_engine(&self) -> Option<MutexGuard<'_, Box<dyn Core>>> {
+        match self.engine.try_lock() {
+            Ok(eng) => Some(eng),
+            // A panic while holding the lock is a bug; the engine's state is still consistent
+            // because every mutation completes before it returns, so keep serving.
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Applies `batch` in sequence order and continues the suspended request until it needs
@@ -465,6 +495,7 @@ impl Inner {
                 let kv = RequestKv {
                     inner: &reader,
                     interrupt,
+                    long: None,
                 };
                 let mut r = eng.commit_finished(&kv, sid, outcome);
                 self.done.store(batch.seq.0, Ordering::SeqCst);
@@ -1202,8 +1233,9 @@ impl Request {
 /// Where an async task runs an engine call.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum EngineCalls {
-    /// On the task's own thread, in `block_in_place` (multi-threaded runtimes only). The
-    /// connection's task cannot poll its timer or cancel trigger meanwhile, so a CancelRequest
+    /// On the task's own thread, directly or in `block_in_place` (multi-threaded runtimes
+    /// only; [`Inner::engine_call_in_place`]). The connection's task cannot poll its timer or
+    /// cancel trigger meanwhile, so a CancelRequest
     /// reaches the running request directly, as does its statement timeout
     /// ([`Interrupt::reason`]).
     InPlace,
@@ -1254,6 +1286,51 @@ impl Interrupt {
 struct RequestKv<'a> {
     inner: &'a dyn KvRead,
     interrupt: &'a Interrupt,
+    long: Option<&'a LongCall>,
+}
+
+/// Whether this thread is a worker of a multi-threaded runtime with another worker, which can
+/// serve the runtime's sockets and timers while this one runs an engine call directly.
+fn another_worker() -> bool {
+    tokio::runtime::Handle::try_current().is_ok_and(|h| {
+        h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+            && h.metrics().num_workers() > 1
+    })
+}
+
+/// An engine call running directly on a runtime worker ([`Inner::engine_call_in_place`]).
+/// That worker polls no socket or timer until the call returns, and when the other workers
+/// are parked none may poll them either: a worker takes tokio's I/O driver only when it
+/// parks, and one woken by I/O runs its task without waking another. So a call that runs
+/// past [`LongCall::AFTER`] wakes a parked worker, which runs an empty task and then parks on
+/// the free driver: a CancelRequest, `/metrics` and the other sessions' traffic are served
+/// meanwhile. The core asks [`KvRead::interrupted`] every 4,096 rows of work, which is
+/// where the time is checked.
+struct LongCall {
+    started: Instant,
+    woke: AtomicBool,
+}
+
+impl LongCall {
+    /// Far above most statements (tens to hundreds of µs), far below a noticeable stall.
+    const AFTER: Duration = Duration::from_millis(2);
+
+    fn start() -> LongCall {
+        LongCall {
+            started: Instant::now(),
+            woke: AtomicBool::new(false),
+        }
+    }
+
+    fn check(&self) {
+        if self.woke.load(Ordering::Relaxed) || self.started.elapsed() < Self::AFTER {
+            return;
+        }
+        self.woke.store(true, Ordering::Relaxed);
+        // Spawned from a worker, a task would wait in this worker's own queue; from a
+        // blocking-pool thread it is scheduled remotely, which unparks an idle worker.
+        drop(tokio::task::spawn_blocking(|| drop(tokio::spawn(async {}))));
+    }
 }
 
 impl KvRead for RequestKv<'_> {
@@ -1277,6 +1354,9 @@ impl KvRead for RequestKv<'_> {
         self.inner.scan_rev(start, end, limit)
     }
     fn interrupted(&self) -> Option<String> {
+        if let Some(long) = self.long {
+            long.check();
+        }
         self.interrupt.reason().map(|e| e.message)
     }
     /// The OS's generator; `None` only if it fails, which the statement reports.
