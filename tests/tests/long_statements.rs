@@ -38,8 +38,7 @@ fn a_long_statement_leaves_metrics_and_cancel_served() {
     let (server, mport) =
         Server::start_with_metrics(&dir.path().join("catalog"), "rocklake").expect("server");
     let metrics = format!("http://127.0.0.1:{mport}/metrics");
-    let (ok, out) =
-        duckdb_python_quiet("155", SCRIPT, &[&server.dsn(), &metrics]).expect("python");
+    let (ok, out) = duckdb_python_quiet("155", SCRIPT, &[&server.dsn(), &metrics]).expect("python");
     assert!(ok, "script failed: {out}");
     let line = out
         .lines()
