@@ -1,7 +1,7 @@
 //! The catalog service: runs the core engine for every session and drives its commits through
 //! the store, in commit-sequence order, each durable before the client hears about it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -148,10 +148,11 @@ struct Inner {
     slow_statement: Option<std::time::Duration>,
     /// Recovering from a failed object store without a restart (see [`Inner::start_group`]).
     recovery: Mutex<Recovery>,
+    /// Engine calls running directly on a runtime worker, and their watcher.
+    direct: Arc<DirectCalls>,
+    watcher: std::sync::OnceLock<()>,
 }
 
-/// How long a commit whose outcome is unknown keeps reopening the store to find out whether it
-/// landed, before it is reported as unknown (58030).
 /// Stack of every thread that runs the core (the runtime's workers and blocking threads):
 /// binding and evaluating a statement recurse as deep as it nests, up to the core's limit
 /// (`rocklake_core::depth::MAX_EXPR_DEPTH`). A release build needs a few MiB for that; an
@@ -165,6 +166,8 @@ pub const ENGINE_THREAD_STACK: usize = if cfg!(debug_assertions) {
 /// How much of that stack the WebAssembly core may use (the rest is the host's frames).
 pub const ENGINE_WASM_STACK: usize = 32 << 20;
 
+/// How long a commit whose outcome is unknown keeps reopening the store to find out whether it
+/// landed, before it is reported as unknown (58030).
 const RESOLVE_WITHIN: Duration = Duration::from_secs(3);
 /// Pause between those attempts.
 const RESOLVE_RETRY: Duration = Duration::from_millis(250);
@@ -402,7 +405,7 @@ impl Inner {
                 let interrupt = interrupt.clone();
                 tokio::task::spawn_blocking(move || {
                     let mut eng = inner.engine();
-                    inner.engine_call(&mut eng, &interrupt, None, call)
+                    inner.engine_call(&mut eng, &interrupt, call)
                 })
                 .await
                 .unwrap_or_else(|e| internal_reply(&format!("engine call failed: {e}")))
@@ -412,33 +415,49 @@ impl Inner {
 
     /// [`EngineCalls::InPlace`]: runs `call` on this thread. When the engine is free and the
     /// runtime has another worker, directly: most calls are short, and handing this worker's
-    /// core to another thread first (`block_in_place`) cost a thread wake-up per statement, 5
-    /// of the ~14 ms of statement time in DuckDB's fresh ATTACH. A call that runs long wakes
-    /// another worker to serve the sockets and timers meanwhile ([`LongCall`]). Otherwise
-    /// (the engine is busy, or there is no other worker) inside `block_in_place`, which hands
-    /// this worker's other tasks and the I/O driver to another thread first.
+    /// core to another thread first (`block_in_place`) cost a thread wake-up per statement,
+    /// about 1–2 of the 12–14 ms of statement time in DuckDB's fresh ATTACH. A call that runs
+    /// long gets another worker woken to serve the sockets and timers meanwhile
+    /// ([`DirectCalls`]). Otherwise (the engine is busy, or there is no other worker) inside
+    /// `block_in_place`, which hands this worker's other tasks and the I/O driver to another
+    /// thread first.
     fn engine_call_in_place<F>(&self, interrupt: &Interrupt, call: F) -> Reply
     where
         F: FnOnce(&mut dyn Core, &dyn KvRead, i64) -> Reply,
     {
         if another_worker() {
             if let Some(mut eng) = self.try_engine() {
-                let long = LongCall::start();
-                return self.engine_call(&mut eng, interrupt, Some(&long), call);
+                let _direct = self.direct_call();
+                return self.engine_call(&mut eng, interrupt, call);
             }
         }
         tokio::task::block_in_place(|| {
             let mut eng = self.engine();
-            self.engine_call(&mut eng, interrupt, None, call)
+            self.engine_call(&mut eng, interrupt, call)
         })
     }
 
-    /// Runs `call` on the engine; `long` when it runs directly on a runtime worker.
+    /// Marks a call running directly on this runtime worker until the guard drops, starting
+    /// the watcher with the first one.
+    fn direct_call(&self) -> DirectCall<'_> {
+        self.watcher.get_or_init(|| {
+            let calls = Arc::downgrade(&self.direct);
+            let runtime = tokio::runtime::Handle::current();
+            let started = std::thread::Builder::new()
+                .name("rocklake-watch".into())
+                .spawn(move || watch_direct_calls(&calls, &runtime));
+            if let Err(e) = started {
+                tracing::warn!(error = %e, "no watcher for long engine calls");
+            }
+        });
+        self.direct.begin();
+        DirectCall(&self.direct)
+    }
+
     fn engine_call<F>(
         &self,
         eng: &mut MutexGuard<'_, Box<dyn Core>>,
         interrupt: &Interrupt,
-        long: Option<&LongCall>,
         call: F,
     ) -> Reply
     where
@@ -449,7 +468,6 @@ impl Inner {
         let kv = RequestKv {
             inner: &reader,
             interrupt,
-            long,
         };
         self.refresh_if_pending(eng);
         call(&mut ***eng, &kv, now)
@@ -495,7 +513,6 @@ impl Inner {
                 let kv = RequestKv {
                     inner: &reader,
                     interrupt,
-                    long: None,
                 };
                 let mut r = eng.commit_finished(&kv, sid, outcome);
                 self.done.store(batch.seq.0, Ordering::SeqCst);
@@ -989,6 +1006,8 @@ impl CatalogService {
                 durable: done,
                 ..Recovery::default()
             }),
+            direct: Arc::new(DirectCalls::new()),
+            watcher: std::sync::OnceLock::new(),
         });
         if let Some(poll) = config.replica_poll {
             tokio::spawn(follow_writer(Arc::downgrade(&inner), poll));
@@ -1286,7 +1305,6 @@ impl Interrupt {
 struct RequestKv<'a> {
     inner: &'a dyn KvRead,
     interrupt: &'a Interrupt,
-    long: Option<&'a LongCall>,
 }
 
 /// Whether this thread is a worker of a multi-threaded runtime with another worker, which can
@@ -1298,38 +1316,89 @@ fn another_worker() -> bool {
     })
 }
 
-/// An engine call running directly on a runtime worker ([`Inner::engine_call_in_place`]).
-/// That worker polls no socket or timer until the call returns, and when the other workers
-/// are parked none may poll them either: a worker takes tokio's I/O driver only when it
-/// parks, and one woken by I/O runs its task without waking another. So a call that runs
-/// past [`LongCall::AFTER`] wakes a parked worker, which runs an empty task and then parks on
-/// the free driver: a CancelRequest, `/metrics` and the other sessions' traffic are served
-/// meanwhile. The core asks [`KvRead::interrupted`] every 4,096 rows of work, which is
-/// where the time is checked.
-struct LongCall {
-    started: Instant,
-    woke: AtomicBool,
+/// Engine calls running directly on a runtime worker ([`Inner::engine_call_in_place`]; one
+/// at a time, under the engine's lock). Such a worker polls no socket or timer until the call
+/// returns, and when the other workers are parked none may poll them either: a worker takes
+/// tokio's I/O driver only when it parks, and one woken by I/O runs its task without waking
+/// another. So a thread of its own ([`watch_direct_calls`]) wakes a parked worker once a call
+/// has run for [`DirectCalls::LONG`]; that worker runs an empty task and then parks on the
+/// free driver, and a CancelRequest, `/metrics` and the other sessions' traffic are served
+/// meanwhile. A thread rather than the core's periodic `interrupted` question: some long
+/// calls never ask it (planning a large commit, a large COPY's rows).
+struct DirectCalls {
+    epoch: Instant,
+    /// When the call in progress started (ns after `epoch`, at least 1); 0 when none runs.
+    running_since: AtomicU64,
+    /// Calls started so far: the watcher looks often only while they keep coming.
+    started: AtomicU64,
 }
 
-impl LongCall {
+impl DirectCalls {
     /// Far above most statements (tens to hundreds of µs), far below a noticeable stall.
-    const AFTER: Duration = Duration::from_millis(2);
+    const LONG: Duration = Duration::from_millis(2);
+    /// How often the watcher looks while calls come, and otherwise: a long call after a quiet
+    /// spell gets its worker woken within about 100 ms, and an idle server is woken 10 times a
+    /// second.
+    const BUSY_LOOK: Duration = Duration::from_millis(2);
+    const IDLE_LOOK: Duration = Duration::from_millis(100);
+    /// How long after the last call started the watcher keeps looking often.
+    const BUSY_FOR: Duration = Duration::from_secs(1);
 
-    fn start() -> LongCall {
-        LongCall {
-            started: Instant::now(),
-            woke: AtomicBool::new(false),
+    fn new() -> DirectCalls {
+        DirectCalls {
+            epoch: Instant::now(),
+            running_since: AtomicU64::new(0),
+            started: AtomicU64::new(0),
         }
     }
 
-    fn check(&self) {
-        if self.woke.load(Ordering::Relaxed) || self.started.elapsed() < Self::AFTER {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn begin(&self) {
+        self.started.fetch_add(1, Ordering::Relaxed);
+        self.running_since
+            .store(self.now().max(1), Ordering::Relaxed);
+    }
+}
+
+/// A call of [`DirectCalls`] in progress; ends it when dropped (also on unwinding).
+struct DirectCall<'a>(&'a DirectCalls);
+
+impl Drop for DirectCall<'_> {
+    fn drop(&mut self) {
+        self.0.running_since.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The watcher of [`DirectCalls`]; ends when the service is dropped.
+fn watch_direct_calls(calls: &std::sync::Weak<DirectCalls>, runtime: &tokio::runtime::Handle) {
+    let (mut seen, mut woken) = (0, 0);
+    let mut busy_until = Instant::now();
+    loop {
+        let Some(c) = calls.upgrade() else {
             return;
+        };
+        let started = c.started.load(Ordering::Relaxed);
+        if started != seen {
+            seen = started;
+            busy_until = Instant::now() + DirectCalls::BUSY_FOR;
         }
-        self.woke.store(true, Ordering::Relaxed);
-        // Spawned from a worker, a task would wait in this worker's own queue; from a
-        // blocking-pool thread it is scheduled remotely, which unparks an idle worker.
-        drop(tokio::task::spawn_blocking(|| drop(tokio::spawn(async {}))));
+        let since = c.running_since.load(Ordering::Relaxed);
+        let long = u64::try_from(DirectCalls::LONG.as_nanos()).unwrap_or(u64::MAX);
+        if since != 0 && since != woken && c.now().saturating_sub(since) >= long {
+            woken = since;
+            // Spawned from outside the runtime, a task is scheduled remotely, which unparks an
+            // idle worker.
+            drop(runtime.spawn(async {}));
+        }
+        drop(c);
+        std::thread::sleep(if Instant::now() < busy_until {
+            DirectCalls::BUSY_LOOK
+        } else {
+            DirectCalls::IDLE_LOOK
+        });
     }
 }
 
@@ -1354,9 +1423,6 @@ impl KvRead for RequestKv<'_> {
         self.inner.scan_rev(start, end, limit)
     }
     fn interrupted(&self) -> Option<String> {
-        if let Some(long) = self.long {
-            long.check();
-        }
         self.interrupt.reason().map(|e| e.message)
     }
     /// The OS's generator; `None` only if it fails, which the statement reports.
