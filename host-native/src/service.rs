@@ -150,7 +150,8 @@ struct Inner {
     recovery: Mutex<Recovery>,
     /// Engine calls running directly on a runtime worker, and their watcher.
     direct: Arc<DirectCalls>,
-    watcher: std::sync::OnceLock<()>,
+    /// Whether the watcher of `direct` runs (started by the first direct call).
+    watcher: std::sync::OnceLock<bool>,
 }
 
 /// Stack of every thread that runs the core (the runtime's workers and blocking threads):
@@ -413,21 +414,23 @@ impl Inner {
         }
     }
 
-    /// [`EngineCalls::InPlace`]: runs `call` on this thread. When the engine is free and the
-    /// runtime has another worker, directly: most calls are short, and handing this worker's
-    /// core to another thread first (`block_in_place`) cost a thread wake-up per statement,
-    /// about 1–2 of the 12–14 ms of statement time in DuckDB's fresh ATTACH. A call that runs
-    /// long gets another worker woken to serve the sockets and timers meanwhile
-    /// ([`DirectCalls`]). Otherwise (the engine is busy, or there is no other worker) inside
+    /// [`EngineCalls::InPlace`]: runs `call` on this thread. When the engine is free and a
+    /// long call can be watched ([`Inner::direct_call`]), directly: most calls are short, and
+    /// handing this worker's core to another thread first (`block_in_place`) cost a thread
+    /// wake-up per statement, about 1–2 of the 12–14 ms of statement time in DuckDB's fresh
+    /// ATTACH. Otherwise (the engine is busy, or no other worker could take over) inside
     /// `block_in_place`, which hands this worker's other tasks and the I/O driver to another
     /// thread first.
     fn engine_call_in_place<F>(&self, interrupt: &Interrupt, call: F) -> Reply
     where
         F: FnOnce(&mut dyn Core, &dyn KvRead, i64) -> Reply,
     {
-        if another_worker() {
-            if let Some(mut eng) = self.try_engine() {
-                let _direct = self.direct_call();
+        if self.can_watch() {
+            if let Some(eng) = self.try_engine() {
+                let mut eng = EngineGuard {
+                    _direct: self.direct_call(),
+                    eng,
+                };
                 return self.engine_call(&mut eng, interrupt, call);
             }
         }
@@ -437,29 +440,34 @@ impl Inner {
         })
     }
 
-    /// Marks a call running directly on this runtime worker until the guard drops, starting
-    /// the watcher with the first one.
-    fn direct_call(&self) -> DirectCall<'_> {
-        self.watcher.get_or_init(|| {
-            let calls = Arc::downgrade(&self.direct);
-            let runtime = tokio::runtime::Handle::current();
-            let started = std::thread::Builder::new()
-                .name("rocklake-watch".into())
-                .spawn(move || watch_direct_calls(&calls, &runtime));
-            if let Err(e) = started {
-                tracing::warn!(error = %e, "no watcher for long engine calls");
-            }
-        });
-        self.direct.begin();
-        DirectCall(&self.direct)
+    /// Whether a call running directly on this thread can be watched: this is a worker of a
+    /// multi-threaded runtime with another worker to take over, and the watcher runs (started
+    /// with the first call).
+    fn can_watch(&self) -> bool {
+        another_worker()
+            && *self.watcher.get_or_init(|| {
+                let calls = Arc::downgrade(&self.direct);
+                let runtime = tokio::runtime::Handle::current();
+                let started = std::thread::Builder::new()
+                    .name("rocklake-watch".into())
+                    .spawn(move || watch_direct_calls(&calls, &runtime));
+                if let Err(e) = &started {
+                    tracing::warn!(error = %e, "no watcher for long engine calls: every call hands its worker off first");
+                }
+                started.is_ok()
+            })
     }
 
-    fn engine_call<F>(
-        &self,
-        eng: &mut MutexGuard<'_, Box<dyn Core>>,
-        interrupt: &Interrupt,
-        call: F,
-    ) -> Reply
+    /// Marks a call running directly on this thread until the mark drops, when it can be
+    /// watched.
+    fn direct_call(&self) -> Option<DirectCall<'_>> {
+        self.can_watch().then(|| {
+            self.direct.begin();
+            DirectCall(&self.direct)
+        })
+    }
+
+    fn engine_call<F>(&self, eng: &mut EngineGuard<'_>, interrupt: &Interrupt, call: F) -> Reply
     where
         F: FnOnce(&mut dyn Core, &dyn KvRead, i64) -> Reply,
     {
@@ -475,16 +483,22 @@ impl Inner {
 
     /// The engine, waiting for it if another request holds it. On a runtime worker the wait
     /// happens inside `block_in_place`: a worker blocked here while another runs a long call
-    /// directly would leave no worker to serve the sockets and timers.
-    fn engine(&self) -> MutexGuard<'_, Box<dyn Core>> {
+    /// directly would leave no worker to serve the sockets and timers. Taken at once, it is
+    /// used on this thread, watched like [`Inner::engine_call_in_place`]'s direct calls (the
+    /// rest of a query string after its first COMMIT runs in `commit_finished`).
+    fn engine(&self) -> EngineGuard<'_> {
         if let Some(eng) = self.try_engine() {
-            return eng;
+            return EngineGuard {
+                _direct: self.direct_call(),
+                eng,
+            };
         }
         let wait = || self.engine.lock().unwrap_or_else(|p| p.into_inner());
-        match EngineCalls::now() {
+        let eng = match EngineCalls::now() {
             EngineCalls::InPlace => tokio::task::block_in_place(wait),
             EngineCalls::BlockingPool => wait(),
-        }
+        };
+        EngineGuard { _direct: None, eng }
     }
 
     /// The engine if no other request holds it.
@@ -1307,6 +1321,26 @@ struct RequestKv<'a> {
     interrupt: &'a Interrupt,
 }
 
+/// The engine, held ([`Inner::engine`]).
+struct EngineGuard<'a> {
+    /// Ends before the lock is released (fields drop in order).
+    _direct: Option<DirectCall<'a>>,
+    eng: MutexGuard<'a, Box<dyn Core>>,
+}
+
+impl std::ops::Deref for EngineGuard<'_> {
+    type Target = Box<dyn Core>;
+    fn deref(&self) -> &Box<dyn Core> {
+        &self.eng
+    }
+}
+
+impl std::ops::DerefMut for EngineGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Box<dyn Core> {
+        &mut self.eng
+    }
+}
+
 /// Whether this thread is a worker of a multi-threaded runtime with another worker, which can
 /// serve the runtime's sockets and timers while this one runs an engine call directly.
 fn another_worker() -> bool {
@@ -1319,12 +1353,15 @@ fn another_worker() -> bool {
 /// Engine calls running directly on a runtime worker ([`Inner::engine_call_in_place`]; one
 /// at a time, under the engine's lock). Such a worker polls no socket or timer until the call
 /// returns, and when the other workers are parked none may poll them either: a worker takes
-/// tokio's I/O driver only when it parks, and one woken by I/O runs its task without waking
-/// another. So a thread of its own ([`watch_direct_calls`]) wakes a parked worker once a call
+/// tokio's I/O driver only when it parks, and one woken by I/O with a single task to run
+/// wakes no other. So a thread of its own ([`watch_direct_calls`]) wakes a parked worker once a call
 /// has run for [`DirectCalls::LONG`]; that worker runs an empty task and then parks on the
 /// free driver, and a CancelRequest, `/metrics` and the other sessions' traffic are served
 /// meanwhile. A thread rather than the core's periodic `interrupted` question: some long
-/// calls never ask it (planning a large commit, a large COPY's rows).
+/// calls never ask it (planning a large commit, a large COPY's rows). Not served meanwhile:
+/// the tasks this worker itself holds back, which `block_in_place` would have released first
+/// (its LIFO slot, and tasks that yielded on tokio's cooperative budget, such as a connection
+/// that wrote a large result in many pieces); they resume when the call returns.
 struct DirectCalls {
     epoch: Instant,
     /// When the call in progress started (ns after `epoch`, at least 1); 0 when none runs.
