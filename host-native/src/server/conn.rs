@@ -1627,6 +1627,11 @@ fn binary_rows(rows: TextRows, fields: &[FieldDesc], formats: &[i16]) -> Result<
 
 /// `DEALLOCATE [PREPARE] name | ALL` as the whole query: `Some(None)` for ALL, `Some(name)`.
 fn deallocate_target(sql: &str) -> Option<Option<String>> {
+    // Every query comes here: look at its first word before splitting the whole text.
+    let head = sql.trim_start().get(..10)?;
+    if !head.eq_ignore_ascii_case("deallocate") {
+        return None;
+    }
     let words: Vec<&str> = sql
         .trim()
         .trim_end_matches(';')
