@@ -292,6 +292,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "concurrent_lake_invariants",
             "--test",
             "replica",
+            "--test",
+            "long_statements",
             "--",
             "--test-threads",
             "2",
