@@ -1268,9 +1268,8 @@ impl Request {
 enum EngineCalls {
     /// On the task's own thread, directly or in `block_in_place` (multi-threaded runtimes
     /// only; [`Inner::engine_call_in_place`]). The connection's task cannot poll its timer or
-    /// cancel trigger meanwhile, so a CancelRequest
-    /// reaches the running request directly, as does its statement timeout
-    /// ([`Interrupt::reason`]).
+    /// cancel trigger meanwhile, so a CancelRequest reaches the running request directly, as
+    /// does its statement timeout ([`Interrupt::reason`]).
     InPlace,
     /// On tokio's blocking pool (single-threaded runtimes).
     BlockingPool,
@@ -1353,15 +1352,16 @@ fn another_worker() -> bool {
 /// Engine calls running directly on a runtime worker ([`Inner::engine_call_in_place`]; one
 /// at a time, under the engine's lock). Such a worker polls no socket or timer until the call
 /// returns, and when the other workers are parked none may poll them either: a worker takes
-/// tokio's I/O driver only when it parks, and one woken by I/O with a single task to run
-/// wakes no other. So a thread of its own ([`watch_direct_calls`]) wakes a parked worker once a call
-/// has run for [`DirectCalls::LONG`]; that worker runs an empty task and then parks on the
-/// free driver, and a CancelRequest, `/metrics` and the other sessions' traffic are served
-/// meanwhile. A thread rather than the core's periodic `interrupted` question: some long
-/// calls never ask it (planning a large commit, a large COPY's rows). Not served meanwhile:
-/// the tasks this worker itself holds back, which `block_in_place` would have released first
-/// (its LIFO slot, and tasks that yielded on tokio's cooperative budget, such as a connection
-/// that wrote a large result in many pieces); they resume when the call returns.
+/// tokio's I/O driver only when it parks, and one woken by I/O with a single task to run wakes
+/// no other. So a thread of its own ([`watch_direct_calls`]) wakes a parked worker once a
+/// call has run for [`DirectCalls::LONG`]; that worker runs an empty task and then parks on
+/// the free driver, and a CancelRequest, `/metrics` and the other sessions' traffic are
+/// served meanwhile. A thread rather than the core's periodic `interrupted` question: some
+/// long calls never ask it (planning a large commit, a large COPY's rows). Not served
+/// meanwhile: the tasks this worker itself holds back, which `block_in_place` would have
+/// released first (its LIFO slot, and tasks that yielded on tokio's cooperative budget, such
+/// as a connection that wrote a large result in many pieces); they resume when the call
+/// returns. Decision record 0033.
 struct DirectCalls {
     epoch: Instant,
     /// When the call in progress started (ns after `epoch`, at least 1); 0 when none runs.
