@@ -16,6 +16,7 @@ use crate::catalog::{Schema, TableRef};
 use crate::error::SqlError;
 use crate::exec::{schema_exists, syntax_at, syntax_near, Cx, SYSTEM_COLUMNS};
 use crate::query::object_name;
+use crate::seqparse::word_is;
 
 /// A relation a COMMENT names.
 enum Relation {
@@ -53,8 +54,9 @@ const CONSTRAINT: &str = "\u{0}constraint\u{0}";
 
 /// Whether the parser stands at `COMMENT ON CONSTRAINT`.
 pub fn at_comment_on_constraint(p: &Parser<'_>) -> bool {
-    let word = |n: usize, kw: Keyword| matches!(&p.peek_nth_token_ref(n).token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
-    word(0, Keyword::COMMENT) && word(1, Keyword::ON) && word(2, Keyword::CONSTRAINT)
+    word_is(p, 0, Keyword::COMMENT)
+        && word_is(p, 1, Keyword::ON)
+        && word_is(p, 2, Keyword::CONSTRAINT)
 }
 
 /// `COMMENT ON CONSTRAINT name ON [DOMAIN] table IS 'text' | NULL` (what pg_dump writes for a
@@ -69,19 +71,14 @@ pub fn parse_comment_on_constraint(
     }
     // A name (sqlparser's parse_identifier would also take a quoted string).
     if !matches!(p.peek_token_ref().token, Token::Word(_)) {
-        let found = p.peek_token();
-        return Err(syntax(
-            p.expected::<()>("identifier", found)
-                .err()
-                .unwrap_or_else(|| ParserError::ParserError(String::new())),
-        ));
+        return Err(syntax_near(&p.peek_token_ref().token));
     }
     let name = p.parse_identifier().map_err(syntax)?;
     p.expect_keyword_is(Keyword::ON).map_err(syntax)?;
     // DOMAIN is an unreserved word: a table may be named so.
-    let domain = matches!(&p.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::DOMAIN && w.quote_style.is_none())
+    let domain = word_is(p, 0, Keyword::DOMAIN)
         && !matches!(&p.peek_nth_token_ref(1).token, Token::Period)
-        && !matches!(&p.peek_nth_token_ref(1).token, Token::Word(w) if w.keyword == Keyword::IS && w.quote_style.is_none());
+        && !word_is(p, 1, Keyword::IS);
     if domain {
         p.next_token();
     }
@@ -117,8 +114,9 @@ pub fn parse_comment_on_constraint(
 /// standing at `COMMENT` (sqlparser's COMMENT would take a bare or double-quoted word as the
 /// text); `None` for any other statement.
 pub fn unquoted_comment_text(p: &Parser<'_>) -> Option<SqlError> {
-    let word = |n: usize, kw: Keyword| matches!(&p.peek_nth_token_ref(n).token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
-    if !(word(0, Keyword::COMMENT) && (word(1, Keyword::ON) || word(1, Keyword::IF))) {
+    if !(word_is(p, 0, Keyword::COMMENT)
+        && (word_is(p, 1, Keyword::ON) || word_is(p, 1, Keyword::IF)))
+    {
         return None;
     }
     // The first IS of the statement: names before it are identifiers, never IS itself.
@@ -126,7 +124,7 @@ pub fn unquoted_comment_text(p: &Parser<'_>) -> Option<SqlError> {
     loop {
         match &p.peek_nth_token_ref(n).token {
             Token::EOF | Token::SemiColon => return None,
-            _ if word(n, Keyword::IS) => return not_comment_text(p, n + 1),
+            _ if word_is(p, n, Keyword::IS) => return not_comment_text(p, n + 1),
             _ => n += 1,
         }
     }
@@ -138,7 +136,7 @@ fn not_comment_text(p: &Parser<'_>, n: usize) -> Option<SqlError> {
         Token::SingleQuotedString(_)
         | Token::EscapedStringLiteral(_)
         | Token::UnicodeStringLiteral(_) => None,
-        Token::Word(w) if w.keyword == Keyword::NULL && w.quote_style.is_none() => None,
+        _ if word_is(p, n, Keyword::NULL) => None,
         t => Some(syntax_near(t)),
     }
 }

@@ -27,7 +27,8 @@ pub const OPTIONS: &str = "\u{0}options";
 /// The pseudo-column whose `SET DEFAULT` carries `RESTART [WITH n]`.
 pub const RESTART: &str = "\u{0}restart";
 
-fn word_is(p: &Parser<'_>, n: usize, kw: Keyword) -> bool {
+/// Whether the token `n` ahead is the unquoted keyword `kw`.
+pub(crate) fn word_is(p: &Parser<'_>, n: usize, kw: Keyword) -> bool {
     matches!(&p.peek_nth_token_ref(n).token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none())
 }
 
