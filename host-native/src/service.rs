@@ -415,7 +415,7 @@ impl Inner {
     }
 
     /// [`EngineCalls::InPlace`]: runs `call` on this thread. When the engine is free and a
-    /// long call can be watched ([`Inner::direct_call`]), directly: most calls are short, and
+    /// long call can be watched ([`Inner::can_watch`]), directly: most calls are short, and
     /// handing this worker's core to another thread first (`block_in_place`) cost a thread
     /// wake-up per statement, about 1–2 of the 12–14 ms of statement time in DuckDB's fresh
     /// ATTACH. Otherwise (the engine is busy, or no other worker could take over) inside
@@ -428,14 +428,18 @@ impl Inner {
         if self.can_watch() {
             if let Some(eng) = self.try_engine() {
                 let mut eng = EngineGuard {
-                    _direct: self.direct_call(),
+                    _direct: Some(self.direct.begin()),
                     eng,
                 };
                 return self.engine_call(&mut eng, interrupt, call);
             }
         }
         tokio::task::block_in_place(|| {
-            let mut eng = self.engine();
+            // Handed off: nothing to watch.
+            let mut eng = EngineGuard {
+                _direct: None,
+                eng: self.lock_engine(),
+            };
             self.engine_call(&mut eng, interrupt, call)
         })
     }
@@ -456,15 +460,6 @@ impl Inner {
                 }
                 started.is_ok()
             })
-    }
-
-    /// Marks a call running directly on this thread until the mark drops, when it can be
-    /// watched.
-    fn direct_call(&self) -> Option<DirectCall<'_>> {
-        self.can_watch().then(|| {
-            self.direct.begin();
-            DirectCall(&self.direct)
-        })
     }
 
     fn engine_call<F>(&self, eng: &mut EngineGuard<'_>, interrupt: &Interrupt, call: F) -> Reply
@@ -489,16 +484,21 @@ impl Inner {
     fn engine(&self) -> EngineGuard<'_> {
         if let Some(eng) = self.try_engine() {
             return EngineGuard {
-                _direct: self.direct_call(),
+                _direct: self.can_watch().then(|| self.direct.begin()),
                 eng,
             };
         }
-        let wait = || self.engine.lock().unwrap_or_else(|p| p.into_inner());
         let eng = match EngineCalls::now() {
-            EngineCalls::InPlace => tokio::task::block_in_place(wait),
-            EngineCalls::BlockingPool => wait(),
+            EngineCalls::InPlace => tokio::task::block_in_place(|| self.lock_engine()),
+            EngineCalls::BlockingPool => self.lock_engine(),
         };
         EngineGuard { _direct: None, eng }
+    }
+
+    /// The engine, waiting on this thread for as long as another request holds it.
+    fn lock_engine(&self) -> MutexGuard<'_, Box<dyn Core>> {
+        // As in `try_engine`: a poisoned lock still guards a consistent engine.
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The engine if no other request holds it.
@@ -1354,7 +1354,7 @@ fn another_worker() -> bool {
 /// returns, and when the other workers are parked none may poll them either: a worker takes
 /// tokio's I/O driver only when it parks, and one woken by I/O with a single task to run wakes
 /// no other. So a thread of its own ([`watch_direct_calls`]) wakes a parked worker once a
-/// call has run for [`DirectCalls::LONG`]; that worker runs an empty task and then parks on
+/// call has run for [`DirectCalls::LONG_NS`]; that worker runs an empty task and then parks on
 /// the free driver, and a CancelRequest, `/metrics` and the other sessions' traffic are
 /// served meanwhile. A thread rather than the core's periodic `interrupted` question: some
 /// long calls never ask it (planning a large commit, a large COPY's rows). Not served
@@ -1371,8 +1371,8 @@ struct DirectCalls {
 }
 
 impl DirectCalls {
-    /// Far above most statements (tens to hundreds of µs), far below a noticeable stall.
-    const LONG: Duration = Duration::from_millis(2);
+    /// Far above most statements (tens to hundreds of µs), far below a noticeable stall (ns).
+    const LONG_NS: u64 = 2_000_000;
     /// How often the watcher looks while calls come, and otherwise: a long call after a quiet
     /// spell gets its worker woken within about 100 ms, and an idle server is woken 10 times a
     /// second.
@@ -1393,10 +1393,13 @@ impl DirectCalls {
         u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    fn begin(&self) {
+    /// Marks a call running directly on this thread until the mark drops. Only while
+    /// holding the engine: one call at a time.
+    fn begin(&self) -> DirectCall<'_> {
         self.started.fetch_add(1, Ordering::Relaxed);
         self.running_since
             .store(self.now().max(1), Ordering::Relaxed);
+        DirectCall(self)
     }
 }
 
@@ -1423,8 +1426,7 @@ fn watch_direct_calls(calls: &std::sync::Weak<DirectCalls>, runtime: &tokio::run
             busy_until = Instant::now() + DirectCalls::BUSY_FOR;
         }
         let since = c.running_since.load(Ordering::Relaxed);
-        let long = u64::try_from(DirectCalls::LONG.as_nanos()).unwrap_or(u64::MAX);
-        if since != 0 && since != woken && c.now().saturating_sub(since) >= long {
+        if since != 0 && since != woken && c.now().saturating_sub(since) >= DirectCalls::LONG_NS {
             woken = since;
             // Spawned from outside the runtime, a task is scheduled remotely, which unparks an
             // idle worker.

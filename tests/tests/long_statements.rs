@@ -3,9 +3,11 @@
 //! serve the sockets meanwhile. So while one session runs a statement far too long to finish,
 //! the server still answers `/metrics` and reads a CancelRequest, which stops the statement;
 //! and the same holds for a long statement that never asks the host whether to stop (a large
-//! `INSERT … VALUES`), also where it runs after a COMMIT earlier in its query string.
-//! Asserted by order of events (what finished first), not by time limits: a statement that
-//! finished before `/metrics` was even asked is retried twice as large.
+//! `INSERT … VALUES`). Asserted by order of events (what finished first), not by time
+//! limits: a statement that finished before `/metrics` was even asked is retried twice as
+//! large. Each case fails with the watcher's wake-up removed. (The rest of a query string
+//! after a COMMIT in it is watched too, but not tested here: on local storage it runs on a
+//! worker woken from outside, while another holds the I/O driver, so it passes either way.)
 
 use rocklake_tests::{duckdb_python_quiet, Server};
 
@@ -48,28 +50,25 @@ c.cancel_safe()
 t.join()
 outcome["session works after"] = c.execute("SELECT 41 + 1").fetchone()[0]
 
-# Statements that never ask: a large INSERT text in an open block, run by the request itself
-# and, after a COMMIT earlier in the same string, by the commit's continuation. Each must
-# still run when /metrics is asked (else it is retried twice as large) and must not have
-# returned when /metrics answers.
-def served_while_inserting(label, prefix):
+# A statement that never asks: a large INSERT text in an open block. It must still run when
+# /metrics is asked (else it is retried twice as large) and must not have returned when
+# /metrics answers.
+def served_while_inserting(label):
     n = 200000
     for attempt in range(5):
         c.execute("DROP TABLE IF EXISTS wide")
         c.execute("CREATE TABLE wide (a int PRIMARY KEY, b text)")
-        big = prefix + "BEGIN; INSERT INTO wide VALUES " + ",".join(f"({i},'x{i}')" for i in range(n))
+        big = "BEGIN; INSERT INTO wide VALUES " + ",".join(f"({i},'x{i}')" for i in range(n))
         t, times = ask_metrics_during(lambda: c.execute(big))
         t.join()
-        rows = c.execute("SELECT count(*) FROM wide WHERE a >= 0").fetchone()[0]
+        rows = c.execute("SELECT count(*) FROM wide").fetchone()[0]
         c.execute("ROLLBACK")
         if times["ended"] > times["sent"]:
             outcome[label] = [times["answered"] < times["ended"], rows == n]
             return
         n *= 2
     outcome[label] = "always finished before /metrics was asked"
-served_while_inserting("metrics answered while inserting", "")
-served_while_inserting("metrics answered while inserting after a COMMIT",
-                       "BEGIN; INSERT INTO wide VALUES (-1, 'a'); COMMIT; ")
+served_while_inserting("metrics answered while inserting")
 print("RESULT", json.dumps(outcome, sort_keys=True))
 "#;
 
@@ -92,7 +91,6 @@ fn long_statements_leave_metrics_and_cancel_served() {
             "long": "57014",
             "metrics answered while running": true,
             "metrics answered while inserting": [true, true],
-            "metrics answered while inserting after a COMMIT": [true, true],
             "metrics has statements": true,
             "session works after": 42,
         }),
