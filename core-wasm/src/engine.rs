@@ -131,6 +131,9 @@ pub struct Session {
     pub seqs: std::cell::RefCell<crate::sequence::SessionSeqs>,
     /// `PREPARE`d statements.
     pub prepared: crate::prepared::PreparedStatements,
+    /// While a text of one query runs: its shape key (see [`ParseCache::last_shape`]) and
+    /// that query, which alone may use it (see [`crate::plancache`]).
+    pub plan_shape: Option<crate::plancache::ShapeOf>,
 }
 
 impl Session {
@@ -650,6 +653,7 @@ impl Engine {
             prng: std::cell::Cell::new(None),
             seqs: Default::default(),
             activity,
+            plan_shape: None,
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
         self.sessions.insert(id, sess);
@@ -798,6 +802,7 @@ impl Engine {
         crate::errpos::clear();
         let seen = self.parsed.stats();
         let parsed = self.parsed.parse(sql);
+        let shape = self.parsed.last_shape();
         // A tree made from another text of the same shape (or read without the parser) has
         // that text's positions.
         let now_seen = self.parsed.stats();
@@ -825,7 +830,13 @@ impl Engine {
                     .ensure_txn();
                 }
                 sess.queue = stmts.iter().cloned().collect();
-                self.run(kv, &mut sess)
+                sess.plan_shape = match (&*stmts, shape) {
+                    ([one], Some(key)) => crate::plancache::ShapeOf::new(key, one),
+                    _ => None,
+                };
+                let reply = self.run(kv, &mut sess);
+                sess.plan_shape = None;
+                reply
             }
             Err(e) => {
                 // A parse error fails the transaction block like any other error.

@@ -71,6 +71,15 @@ pub fn clear() {
     NOTED.with(|n| n.borrow_mut().take());
 }
 
+/// Runs `f` and puts back the note there was before it: errors `f` makes and discards
+/// (trial bindings) leave no note behind.
+pub fn preserved<T>(f: impl FnOnce() -> T) -> T {
+    let before = NOTED.with(|n| n.borrow_mut().take());
+    let out = f();
+    NOTED.with(|n| *n.borrow_mut() = before);
+    out
+}
+
 /// Where a parse error at the end of the input points: one past the last character.
 pub const END_OF_INPUT: Location = Location {
     line: u64::MAX,

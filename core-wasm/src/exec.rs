@@ -1506,15 +1506,15 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
         }
     }
     let reads = crate::copycache::ReadSet::new(cx.kv);
+    let shape = cx.sess.plan_shape.take();
     let mut rcx = cx.reader(at);
-    let mut binder = Binder::new(&rcx);
-    let bq = binder.bind_query(q, None)?;
+    let (bq, catalog_only) = crate::plancache::bind(&rcx, q, shape.as_ref())?;
     // Binding reads the registry, not the store: only a result that may be kept notes the
     // ranges its execution reads.
     // A regclass (regtype, regnamespace) column is written as names, which depend on
     // search_path too.
     let names_oids = bq.columns.iter().any(|c| c.ty.is_reg());
-    let may_keep = shareable && binder.reads_only_catalog_and_committed_tables() && !names_oids;
+    let may_keep = shareable && catalog_only && !names_oids;
     if may_keep {
         rcx.kv = &reads;
     }

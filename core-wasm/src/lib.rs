@@ -36,6 +36,7 @@ pub mod numeric;
 pub mod params;
 pub mod parsecache;
 pub mod pgcatalog;
+pub mod plancache;
 pub mod prepared;
 pub mod prng;
 pub mod query;

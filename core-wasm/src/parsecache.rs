@@ -51,9 +51,13 @@ pub struct ParseStats {
 /// is exactly what parsing again would give.
 #[derive(Debug, Default)]
 pub struct ParseCache {
-    exact: HashMap<String, Parsed>,
+    /// Each text's statements, and its shape key when it has one.
+    exact: HashMap<String, (Parsed, Option<Arc<str>>)>,
     shapes: HashMap<String, Shape>,
     stats: ParseStats,
+    /// The shape of the last text parsed when that shape is a checked template (see
+    /// [`ParseCache::last_shape`]).
+    last_shape: Option<Arc<str>>,
 }
 
 #[derive(Debug)]
@@ -132,36 +136,55 @@ impl ParseCache {
         self.stats
     }
 
+    /// The shape key of the text [`Self::parse`] last answered, when every text of that shape
+    /// is known to parse to the same tree but for the value nodes of its literals (its
+    /// template was built and checked): the key of [`crate::plancache`]. `None` for a text
+    /// without a shape, a long text, or a shape seen only once or found unusable.
+    pub fn last_shape(&self) -> Option<Arc<str>> {
+        self.last_shape.clone()
+    }
+
     /// The statements of `sql`, as [`crate::exec::parse`] gives them.
     pub fn parse(&mut self, sql: &str) -> Result<Parsed, SqlError> {
-        if let Some(hit) = self.exact.get(sql) {
+        self.last_shape = None;
+        if let Some((hit, key)) = self.exact.get(sql) {
             self.stats.exact_hits += 1;
+            if let Some(key) = key {
+                if let Some(Shape::Template(_)) = self.shapes.get(&**key) {
+                    self.last_shape = Some(key.clone());
+                }
+            }
             return Ok(hit.clone());
         }
         if sql.len() > Self::MAX_TEXT {
             crate::exec::check_limits(sql)?;
-            if let Some(parsed) = self.parse_long(sql) {
+            let long = self.parse_long(sql);
+            self.last_shape = None;
+            if let Some(parsed) = long {
                 self.stats.long_texts += 1;
                 return Ok(parsed);
             }
-            return self.parse_new(sql, false);
+            return self.parse_new(sql, false, None);
         }
         let Some((key, lits)) =
             shape_of(sql).filter(|(_, l)| !l.is_empty() && l.len() <= Self::MAX_LITERALS)
         else {
-            return self.parse_new(sql, true);
+            return self.parse_new(sql, true, None);
         };
+        let shared: Arc<str> = Arc::from(key.as_str());
         match self.shapes.get_mut(&key) {
             Some(Shape::Template(t)) => {
                 // Brackets inside literals count towards parse's depth limit too.
                 crate::exec::check_limits(sql)?;
                 self.stats.shape_hits += 1;
-                return Ok(t.fill(&lits));
+                let filled = t.fill(&lits);
+                self.last_shape = Some(shared);
+                return Ok(filled);
             }
-            Some(Shape::Unusable) => return self.parse_new(sql, true),
+            Some(Shape::Unusable) => return self.parse_new(sql, true, Some(shared)),
             Some(Shape::Seen(_)) => {}
             None => {
-                let parsed = self.parse_new(sql, true)?;
+                let parsed = self.parse_new(sql, true, Some(shared))?;
                 let first = FirstText {
                     sql: sql.to_string(),
                     parsed: parsed.clone(),
@@ -171,7 +194,7 @@ impl ParseCache {
             }
         }
         let Some(Shape::Seen(first)) = self.shapes.remove(&key) else {
-            return self.parse_new(sql, true);
+            return self.parse_new(sql, true, Some(shared));
         };
         // The second text of the shape: the sentinel tree, checked against the first text's.
         let template = shape_of(&first.sql)
@@ -184,6 +207,7 @@ impl ParseCache {
                 let filled = crate::exec::check_limits(sql).map(|()| t.fill(&lits));
                 if filled.is_ok() {
                     self.stats.shape_hits += 1;
+                    self.last_shape = Some(shared);
                 }
                 self.remember_shape(key, Shape::Template(t));
                 filled
@@ -191,19 +215,24 @@ impl ParseCache {
             None => {
                 self.stats.unusable += 1;
                 self.remember_shape(key, Shape::Unusable);
-                self.parse_new(sql, true)
+                self.parse_new(sql, true, Some(shared))
             }
         }
     }
 
-    fn parse_new(&mut self, sql: &str, keep: bool) -> Result<Parsed, SqlError> {
+    fn parse_new(
+        &mut self,
+        sql: &str,
+        keep: bool,
+        shape: Option<Arc<str>>,
+    ) -> Result<Parsed, SqlError> {
         self.stats.parses += 1;
         let stmts: Parsed = crate::exec::parse(sql)?.into_iter().map(Arc::new).collect();
         if keep && sql.len() <= Self::MAX_TEXT {
             if self.exact.len() >= Self::MAX_ENTRIES {
                 self.exact.clear();
             }
-            self.exact.insert(sql.to_string(), stmts.clone());
+            self.exact.insert(sql.to_string(), (stmts.clone(), shape));
         }
         Ok(stmts)
     }
@@ -220,7 +249,7 @@ impl ParseCache {
             } else if let Some(insert) = self.values_insert(stmt) {
                 out.push(Arc::new(insert));
             } else {
-                out.extend(self.parse_new(stmt, false).ok()?.iter().cloned());
+                out.extend(self.parse_new(stmt, false, None).ok()?.iter().cloned());
             }
         }
         Some(out.into())

@@ -1023,6 +1023,11 @@ pub struct Binder<'a, 'b> {
     session_dependent: bool,
     /// Reads a `pg_catalog` / `information_schema` relation derived from the registry.
     reads_catalog: bool,
+    /// Found a stored table (or sequence) by name: the plan holds its definition.
+    reads_stored: bool,
+    /// The names bound to `pg_catalog` / `information_schema` relations (schema as written):
+    /// each is one only while no stored relation takes the name ([`Binder::virtual_names`]).
+    virtual_names: Vec<(Option<String>, String)>,
     /// Calls of volatile functions bound so far (`random()`, `gen_random_uuid()`,
     /// `setseed()`): a WITH query that makes any is materialised.
     volatile_calls: usize,
@@ -2015,6 +2020,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             levels: Vec::new(),
             session_dependent: false,
             reads_catalog: false,
+            reads_stored: false,
+            virtual_names: Vec::new(),
             volatile_calls: 0,
             plan_error: None,
             windows: None,
@@ -2038,6 +2045,29 @@ impl<'a, 'b> Binder<'a, 'b> {
     /// database.
     pub fn reads_only_catalog_and_committed_tables(&self) -> bool {
         !self.session_dependent && self.reads_catalog
+    }
+
+    /// The plan depends on nothing but the text and the names it binds to `pg_catalog` /
+    /// `information_schema` relations (whose columns never change): it read `pg_catalog`
+    /// relations, and no stored table, sequence or session state. Those names, as written
+    /// (schema, relation), which a stored relation could later take.
+    pub fn binds_only_catalog(&self) -> Option<&[(Option<String>, String)]> {
+        (self.reads_catalog && !self.session_dependent && !self.reads_stored)
+            .then_some(self.virtual_names.as_slice())
+    }
+
+    /// Whether the relation `(schema, name)` resolves to the `pg_catalog` /
+    /// `information_schema` relation of that name in `cx`, as [`Self::bind_relation`] finds
+    /// it (a CTE of the name aside, which the text itself decides).
+    pub fn resolves_to_catalog(cx: &ReadCx<'_>, schema: Option<&str>, name: &str) -> bool {
+        let stored = match schema {
+            Some("pg_catalog") | Some("information_schema") => false,
+            _ => cx.find_table(schema, name).is_some(),
+        };
+        let shadowed = schema.is_none() && cx.st.table_ids_by_name.contains_key(name);
+        !(stored || shadowed)
+            && crate::pgcatalog::columns(schema, name).is_some()
+            && !crate::pgcatalog::depends_on_session(schema, name)
     }
 
     /// A binder for Parse + Describe: parameters `$n` are allowed and typed from context.
@@ -3434,6 +3464,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             _ => self.cx.find_table(schema.as_deref(), &tname),
         };
         if let Some(t) = user_table {
+            self.reads_stored = true;
             if let Some(def) = t.sequence.as_deref() {
                 // A sequence reads as its one row: the value now (outside MVCC, as
                 // PostgreSQL's), `log_cnt` 0 (RockLake logs no values ahead).
@@ -3484,6 +3515,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 self.session_dependent = true;
             } else {
                 self.reads_catalog = true;
+                self.virtual_names.push((schema.clone(), tname.clone()));
             }
             let cols = vcols
                 .iter()
