@@ -30,7 +30,7 @@
 //! and plans hold `Rc`s, which the engine (moved between the host's threads) cannot.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -80,12 +80,6 @@ pub struct PlanStats {
 }
 
 #[derive(Debug)]
-enum Entry {
-    Unusable,
-    Plan(Rc<Template>),
-}
-
-#[derive(Debug)]
 struct Template {
     /// Bound with [`sentinel`]s in the free literals' places.
     plan: BQuery,
@@ -98,13 +92,17 @@ struct Template {
 
 #[derive(Debug, Default)]
 struct Plans {
-    entries: HashMap<Arc<str>, Entry>,
+    templates: HashMap<Arc<str>, Rc<Template>>,
+    /// Shapes found unusable (their keys are shared with the parse cache's).
+    unusable: HashSet<Arc<str>>,
     stats: PlanStats,
     off: bool,
 }
 
-/// Plans kept (a map that starts over when full: cheap, and bounded).
-const MAX_ENTRIES: usize = 64;
+/// Templates kept, and unusable shapes remembered (each a map that starts over when full:
+/// cheap, and bounded). A template is a whole plan, an unusable shape only its key.
+const MAX_TEMPLATES: usize = 64;
+const MAX_UNUSABLE: usize = 1024;
 /// The longest string a free literal may be: no type the binder could convert it to shortens
 /// a string this short (`name` keeps 63 bytes).
 const MAX_FREE_BYTES: usize = 63;
@@ -142,11 +140,10 @@ pub fn bind(
         if p.off {
             return Err(());
         }
-        match p.entries.get(key) {
-            Some(Entry::Unusable) => Err(()),
-            Some(Entry::Plan(t)) => Ok(Some(t.clone())),
-            None => Ok(None),
+        if p.unusable.contains(key) {
+            return Err(());
         }
+        Ok(p.templates.get(key).cloned())
     });
     match kept {
         Err(()) => bind_fresh(cx, q),
@@ -175,20 +172,22 @@ pub fn bind(
             });
             PLANS.with(|p| {
                 let mut p = p.borrow_mut();
-                let entry = match built.flatten() {
+                match built.flatten() {
                     Some(t) => {
                         p.stats.templates += 1;
-                        Entry::Plan(Rc::new(t))
+                        if p.templates.len() >= MAX_TEMPLATES {
+                            p.templates.clear();
+                        }
+                        p.templates.insert(key.clone(), Rc::new(t));
                     }
                     None => {
                         p.stats.unusable += 1;
-                        Entry::Unusable
+                        if p.unusable.len() >= MAX_UNUSABLE {
+                            p.unusable.clear();
+                        }
+                        p.unusable.insert(key.clone());
                     }
-                };
-                if p.entries.len() >= MAX_ENTRIES {
-                    p.entries.clear();
                 }
-                p.entries.insert(key.clone(), entry);
             });
             Ok((plan, catalog_only))
         }
