@@ -278,3 +278,24 @@ fn a_table_that_takes_a_catalog_name_is_read_instead() {
     assert!(seen.contains("in_s"), "{seen}");
     assert_eq!(lake.e.st.copies.hits(), 0, "every answer was executed");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Any string in the table name's and the schema's places (spaces at either end, quotes,
+    /// LIKE wildcards, backslashes, capitals, non-ASCII, past 63 bytes) gives what binding
+    /// gives, from the kept plan or not.
+    #[test]
+    fn any_strings_give_what_binding_gives(
+        table in "[a-cA ÄÖ'%_\\\\x]{0,70}",
+        schema in proptest::sample::select(vec!["public", "pg_catalog", "", " public", "PUBLIC"]),
+    ) {
+        let mut lake = Lake::new();
+        lake.warm(|t| columns_of(t, KINDS));
+        let quoted = table.replace('\'', "''");
+        let sql = columns_of(&quoted, KINDS).replace("IN ('public')", &format!("IN ('{schema}')"));
+        let (how, _) = lake.same_as_bound(&sql);
+        let fits = table.len() <= 63;
+        proptest::prop_assert_eq!(how, if fits { hit() } else { misfit() });
+    }
+}
