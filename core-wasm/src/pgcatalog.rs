@@ -34,6 +34,18 @@
 use crate::catalog::{Column, Schema, Table, TableRef, BUILTIN_SCHEMAS, FIRST_USER_OID};
 use crate::types::{PgType, Value};
 
+/// A row of a relation [`build_only`] builds: its values, with room for the `tableoid`
+/// `build_only` appends to every row (a `vec!` of exactly the values would be copied to grow
+/// by that one, for every row of a large catalog).
+macro_rules! row {
+    ($($v:expr),* $(,)?) => {{
+        let values = [$($v),*];
+        let mut row = Vec::with_capacity(values.len() + 1);
+        row.extend(values);
+        row
+    }};
+}
+
 /// `server_version` as `pg_settings` reports it (the same text the host sends in ParameterStatus).
 pub const SERVER_VERSION: &str = concat!("15.18 (RockLake ", env!("CARGO_PKG_VERSION"), ")");
 /// `server_version_num` for PostgreSQL 15.18.
@@ -2351,7 +2363,7 @@ fn type_row(
             modin.replace("typmodin", "typmodout")
         })
     };
-    vec![
+    row![
         oid(oid_),
         need.text(1, || t(name)),
         oid(namespace),
@@ -2546,7 +2558,7 @@ fn namespace_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             } else {
                 SUPERUSER_OID
             };
-            vec![oid(o), Value::text(name), oid(owner), acl]
+            row![oid(o), Value::text(name), oid(owner), acl]
         })
         .collect()
 }
@@ -2572,7 +2584,7 @@ fn class_row(
     xmin: u64,
 ) -> Vec<Value> {
     let is_table = kind == 'r';
-    vec![
+    row![
         oid(oid_),
         need.text(1, || t(name)),
         oid(namespace),
@@ -2728,7 +2740,7 @@ fn attribute_row(
     hasdef: bool,
 ) -> Vec<Value> {
     let (byval, align, storage, collation) = type_facts(ty);
-    vec![
+    row![
         oid(relid),
         need.text(1, || t(name)),
         oid(ty.oid()),
@@ -2968,7 +2980,7 @@ fn constraint_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .iter()
         .filter(|tb| !tb.primary_key.is_empty())
         .map(|tb| {
-            vec![
+            row![
                 oid(tb.pkey_oid()),
                 t(&tb.pkey_name),
                 oid(schema_oid_of(view, &tb.schema)),
@@ -3006,7 +3018,7 @@ fn index_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .filter(|tb| !tb.primary_key.is_empty())
         .map(|tb| {
             let n = tb.primary_key.len() as i64;
-            vec![
+            row![
                 oid(tb.pkey_oid()),
                 oid(tb.oid),
                 int(n),
@@ -3062,7 +3074,7 @@ fn indexes_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .iter()
         .filter(|tb| !tb.primary_key.is_empty())
         .map(|tb| {
-            vec![
+            row![
                 t(&tb.schema),
                 t(&tb.name),
                 t(&tb.pkey_name),
@@ -3275,7 +3287,7 @@ pub fn initdb_schema_comment(o: u32) -> Option<&'static str> {
 fn description_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     let mut row = |objoid: u32, classoid: u32, sub: usize, text: &str| {
-        rows.push(vec![oid(objoid), oid(classoid), int(sub as i64), t(text)]);
+        rows.push(row![oid(objoid), oid(classoid), int(sub as i64), t(text)]);
     };
     for (name, o) in all_schemas(view) {
         if !want(o, "", &name) {

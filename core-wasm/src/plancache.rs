@@ -269,6 +269,10 @@ fn template(
     let mut binder = Binder::new(cx);
     let sentinel_plan = binder.bind_query(&probe, None).ok()?;
     binder.binds_only_catalog()?;
+    // Each name is checked on every use: once is enough.
+    let mut relations = relations;
+    relations.sort_unstable();
+    relations.dedup();
     let mut kept = vec![false; lits.len()];
     find_sentinels(&sentinel_plan, &mut kept);
     if fixed.iter().zip(&kept).any(|(f, k)| !f && !k) {
