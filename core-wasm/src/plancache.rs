@@ -8,8 +8,8 @@
 //! - the text is one query of a shape whose texts parse to the same tree but for the value
 //!   nodes of their literals ([`crate::parsecache::ParseCache::last_shape`]);
 //! - every string or number literal in it is compared directly with a column
-//!   (`col = '…'`, `col > 0`, `col IN ('…', …)`): no function, cast, LIKE pattern, LIMIT or
-//!   select item reads one;
+//!   (`col = '…'`, `col > 0`, `col IN ('…', …)`, wherever the comparison stands): no
+//!   function, cast, LIKE pattern or LIMIT reads one, and none is a select item of its own;
 //! - the plan reads only `pg_catalog` / `information_schema` relations, whose columns never
 //!   change, and nothing of the session ([`Binder::binds_only_catalog`]);
 //! - bound with a sentinel in place of each string literal, each sentinel comes out unchanged
