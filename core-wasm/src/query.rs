@@ -1140,6 +1140,22 @@ const KEEPS_CHAR_PADDING: &[&str] = &[
     "row",
 ];
 
+/// The stored table or sequence a relation name in FROM finds ([`Binder::bind_relation`]
+/// looks there before the `pg_catalog` / `information_schema` relations).
+fn stored_relation(cx: &ReadCx<'_>, schema: Option<&str>, name: &str) -> Option<TableRef> {
+    match schema {
+        Some("pg_catalog") | Some("information_schema") => None,
+        _ => cx.find_table(schema, name),
+    }
+}
+
+/// Whether a catalog relation's rows depend on the session, or its unqualified name is also a
+/// committed table's, which could mean that table under another search_path.
+fn shadowed_or_session(cx: &ReadCx<'_>, schema: Option<&str>, name: &str) -> bool {
+    (schema.is_none() && cx.st.table_ids_by_name.contains_key(name))
+        || crate::pgcatalog::depends_on_session(schema, name)
+}
+
 /// A subquery's or CTE's untyped-literal columns are text to the query reading them, as
 /// PostgreSQL 10+ resolves them (`SELECT x + 1 FROM (SELECT '1' AS x) s` is text + integer).
 fn resolve_unknown_columns(cols: &mut [ColMeta]) {
@@ -2060,14 +2076,9 @@ impl<'a, 'b> Binder<'a, 'b> {
     /// `information_schema` relation of that name in `cx`, as [`Self::bind_relation`] finds
     /// it (a CTE of the name aside, which the text itself decides).
     pub fn resolves_to_catalog(cx: &ReadCx<'_>, schema: Option<&str>, name: &str) -> bool {
-        let stored = match schema {
-            Some("pg_catalog") | Some("information_schema") => false,
-            _ => cx.find_table(schema, name).is_some(),
-        };
-        let shadowed = schema.is_none() && cx.st.table_ids_by_name.contains_key(name);
-        !(stored || shadowed)
+        stored_relation(cx, schema, name).is_none()
             && crate::pgcatalog::columns(schema, name).is_some()
-            && !crate::pgcatalog::depends_on_session(schema, name)
+            && !shadowed_or_session(cx, schema, name)
     }
 
     /// A binder for Parse + Describe: parameters `$n` are allowed and typed from context.
@@ -3459,11 +3470,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ));
             }
         }
-        let user_table = match schema.as_deref() {
-            Some("pg_catalog") | Some("information_schema") => None,
-            _ => self.cx.find_table(schema.as_deref(), &tname),
-        };
-        if let Some(t) = user_table {
+        if let Some(t) = stored_relation(self.cx, schema.as_deref(), &tname) {
             self.reads_stored = true;
             if let Some(def) = t.sequence.as_deref() {
                 // A sequence reads as its one row: the value now (outside MVCC, as
@@ -3508,10 +3515,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             ));
         }
         if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname) {
-            // An unqualified name a user table also has could mean that table under
-            // another search_path.
-            let shadowed = schema.is_none() && self.cx.st.table_ids_by_name.contains_key(&tname);
-            if shadowed || crate::pgcatalog::depends_on_session(schema.as_deref(), &tname) {
+            if shadowed_or_session(self.cx, schema.as_deref(), &tname) {
                 self.session_dependent = true;
             } else {
                 self.reads_catalog = true;
