@@ -763,13 +763,15 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// The session's zone and the transaction's time for the statement about to run (see
-    /// [`crate::tz::enter`]).
-    pub(crate) fn enter_zone(&self) -> Result<crate::tz::Entered, SqlError> {
-        Ok(crate::tz::enter(
-            self.settings().time_zone()?,
-            Some(self.txn_now()),
-        ))
+    /// The session's zone and the transaction's time (see [`crate::tz::enter`]), and its
+    /// `quote_all_identifiers` (see [`crate::pgcatalog::enter_quote_all`]), for the
+    /// statement about to run.
+    pub(crate) fn enter_zone(&self) -> Result<StatementSettings, SqlError> {
+        let settings = self.settings();
+        Ok(StatementSettings {
+            _zone: crate::tz::enter(settings.time_zone()?, Some(self.txn_now())),
+            _quote_all: crate::pgcatalog::enter_quote_all(settings.quote_all_identifiers()),
+        })
     }
 
     /// The transaction's start (`now()`), or the statement's when none has begun.
@@ -879,6 +881,12 @@ impl<'a> Cx<'a> {
         p.tuple_counters.insert(table_id, n);
         Ok(n)
     }
+}
+
+/// The session settings a statement reads through thread-locals, in force until dropped.
+pub(crate) struct StatementSettings {
+    _zone: crate::tz::Entered,
+    _quote_all: crate::pgcatalog::QuoteAllEntered,
 }
 
 pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
@@ -1492,10 +1500,12 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
     // Results of catalog queries (DuckDB's introspection at every ATTACH, psql's `\d`) are
     // kept like binary COPY results, for sessions of the same user and database (see
     // copycache).
-    // Text results show timestamptz values in the session's zone: only UTC sessions share.
+    // Text results show timestamptz values in the session's zone: only UTC sessions share;
+    // and names as quote_all_identifiers quotes them: only sessions with it off.
     let shareable = at == cx.st.latest
         && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty())
-        && crate::tz::session().is_utc();
+        && crate::tz::session().is_utc()
+        && !crate::pgcatalog::quote_all();
     if shareable {
         if let Some(hit) = cx
             .st
@@ -4448,7 +4458,7 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
                         return Some(format!(
                             "'{}'::{}",
                             text.replace('\'', "''"),
-                            crate::query::format_type(t, m)
+                            crate::query::format_type_plain(t, m)
                         ))
                     }
                     _ => e,
@@ -4459,11 +4469,13 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
         other => other,
     };
     let ast::Expr::Value(v) = e else {
-        // PostgreSQL prints an operator expression in brackets.
-        return Some(match e {
+        // PostgreSQL prints an operator expression in brackets, and its names quoted only
+        // where they need it, however the client wrote them.
+        let text = match e {
             ast::Expr::BinaryOp { .. } => format!("({e})"),
             _ => e.to_string(),
-        });
+        };
+        return Some(crate::pgcatalog::normalize_names(&text));
     };
     match (&v.value, ty) {
         (ast::Value::Null, _) => None,
@@ -5956,7 +5968,8 @@ fn copy(
     let shareable = binary
         && at == cx.st.latest
         && cx.sess.txn.as_ref().is_none_or(|t| t.pending.is_empty())
-        && crate::tz::session().is_utc();
+        && crate::tz::session().is_utc()
+        && !crate::pgcatalog::quote_all();
     if shareable {
         if let Some(hit) = cx.st.copies.get(at, &q) {
             return Ok(hit);

@@ -3056,10 +3056,11 @@ fn pkey_columns(tb: &Table) -> Vec<String> {
 pub fn pkey_indexdef(tb: &Table) -> String {
     let cols = pkey_columns(tb);
     format!(
-        "CREATE UNIQUE INDEX {} ON {}.{} USING btree ({})",
+        "CREATE UNIQUE INDEX {} ON {}.{} USING {} ({})",
         quote_ident(&tb.pkey_name),
         quote_ident(&tb.schema),
         quote_ident(&tb.name),
+        quote_ident("btree"),
         cols.join(", ")
     )
 }
@@ -3238,7 +3239,8 @@ pub fn builtin_proc_oid(name: &str) -> Option<u32> {
 /// PostgreSQL's `acldefault(kind, owner)`: the privileges an object of that kind has before
 /// any GRANT or REVOKE, as `aclitem` texts (`None`: not a kind PostgreSQL knows).
 pub fn acl_default(kind: char, owner: &str) -> Option<Vec<String>> {
-    let owner = quote_ident(owner);
+    // aclitem's own quoting (`putid`), which `quote_all_identifiers` does not change.
+    let owner = quote_ident_if_needed(owner);
     let own = |privs: &str| format!("{owner}={privs}/{owner}");
     let public = |privs: &str| format!("={privs}/{owner}");
     Some(match kind {
@@ -4076,8 +4078,237 @@ const QUOTED_KEYWORDS: &[&str] = &[
     "xmltable",
 ];
 
-/// PostgreSQL's `quote_ident`: bare when the name is a lower-case identifier and no keyword.
+thread_local! {
+    /// The running statement's session has `quote_all_identifiers` on ([`enter_quote_all`]).
+    static QUOTE_ALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Until dropped, identifiers the statement writes are quoted as its session's
+/// `quote_all_identifiers` says.
+pub struct QuoteAllEntered {
+    previous: bool,
+}
+
+impl Drop for QuoteAllEntered {
+    fn drop(&mut self) {
+        QUOTE_ALL.with(|q| q.set(self.previous));
+    }
+}
+
+/// Makes `on` the `quote_all_identifiers` of the statement about to run (see
+/// [`quote_ident`]) until the guard drops.
+pub fn enter_quote_all(on: bool) -> QuoteAllEntered {
+    QuoteAllEntered {
+        previous: QUOTE_ALL.with(|q| q.replace(on)),
+    }
+}
+
+/// Whether the running statement's session has `quote_all_identifiers` on.
+pub fn quote_all() -> bool {
+    QUOTE_ALL.with(std::cell::Cell::get)
+}
+
+/// PostgreSQL's `quote_identifier`: bare when the name is a lower-case identifier and no
+/// keyword, unless the session's `quote_all_identifiers` is on (then always quoted, as
+/// PostgreSQL quotes every identifier it writes: `quote_ident()`, `format('%I')`, `regclass`
+/// output, `format_type`, `pg_get_expr`, `pg_get_indexdef`, `pg_get_constraintdef`, the
+/// column names of a key's detail).
 pub fn quote_ident(name: &str) -> String {
+    if quote_all() {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    } else {
+        quote_ident_if_needed(name)
+    }
+}
+
+/// Where a name stands in a default's text, for [`rewrite_names`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NameRole {
+    /// A function's name, or a qualifier before a dot.
+    Function,
+    /// The first word of a type after `::`.
+    TypeHead,
+    /// A part of the name inside a `regclass` constant.
+    Regclass,
+}
+
+/// A default's stored text as `pg_get_expr` writes it under `quote_all_identifiers`:
+/// function names (`"now"()`), types printed by their name after `::` (`'x'::"text"`,
+/// `'{a}'::"text"[]`, but not `::character varying(3)`) and the names inside a `regclass`
+/// constant (`'"app"."s1"'::"regclass"`) quoted, the rest as stored. RockLake keeps a
+/// default as PostgreSQL deparses it (one lower-case word per function and type name,
+/// [`normalize_names`]), so quoting those words gives PostgreSQL's text.
+pub fn requote_expression(text: &str) -> String {
+    let quoted = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    rewrite_names(text, &|word, quote_style, role| match (role, quote_style) {
+        (_, Some(_)) | (NameRole::Regclass, None) => quoted(word),
+        // SQL's keyword spellings (COALESCE, NULLIF, …) are written in capitals.
+        (NameRole::Function, None)
+            if word
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') =>
+        {
+            quoted(word)
+        }
+        (NameRole::Function, None) => word.to_string(),
+        (NameRole::TypeHead, None) => crate::query::quote_type_name(word),
+    })
+}
+
+/// A default's text as RockLake stores it: the names a client quoted (a dump made with
+/// `--quote-all-identifiers` writes `"now"()`, `'x'::"text"`) quoted only where
+/// PostgreSQL's deparser would quote them, as PostgreSQL keeps the expression, not its text.
+pub fn normalize_names(text: &str) -> String {
+    rewrite_names(text, &|word, quote_style, role| match (role, quote_style) {
+        (NameRole::Function | NameRole::TypeHead, None) => word.to_string(),
+        _ => quote_ident_if_needed(word),
+    })
+}
+
+/// `text` with each name in a [`NameRole`] written by `name(word, quote_style, role)` and
+/// every other token as it is. A text that does not tokenize is returned unchanged.
+fn rewrite_names(text: &str, name: &dyn Fn(&str, Option<char>, NameRole) -> String) -> String {
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(spanned) = Tokenizer::new(&PostgreSqlDialect {}, text).tokenize_with_location() else {
+        return text.to_string();
+    };
+    // Tokens not rewritten are copied from the text itself (a token's Display does not
+    // always give back its source: a string's doubled quotes).
+    let mut offsets = std::collections::HashMap::new();
+    let (mut line, mut column) = (1u64, 1u64);
+    for (at, c) in text.char_indices() {
+        offsets.insert((line, column), at);
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    offsets.insert((line, column), text.len());
+    let source = |i: usize| -> Option<&str> {
+        let span = spanned.get(i)?.span;
+        let start = *offsets.get(&(span.start.line, span.start.column))?;
+        let end = *offsets.get(&(span.end.line, span.end.column))?;
+        text.get(start..end)
+    };
+    let tokens: Vec<Token> = spanned.iter().map(|t| t.token.clone()).collect();
+    let copy = |out: &mut String, i: usize| match source(i) {
+        Some(s) => out.push_str(s),
+        None => out.push_str(&tokens[i].to_string()),
+    };
+    let literal = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    // The `n`-th token after `i` that is not whitespace (0: the next one).
+    let ahead = |i: usize, n: usize| {
+        tokens[i + 1..]
+            .iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .nth(n)
+    };
+    fn bare(t: &Token) -> Option<&str> {
+        match t {
+            Token::Word(w) if w.quote_style.is_none() => Some(w.value.as_str()),
+            _ => None,
+        }
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        match t {
+            Token::DoubleColon => {
+                out.push_str("::");
+                i += 1;
+                // The type: its first word as `name` says; the words, typmods and brackets
+                // after it copied.
+                let mut first = true;
+                while let Some(t) = tokens.get(i) {
+                    match t {
+                        Token::Word(w) if first => {
+                            out.push_str(&name(&w.value, w.quote_style, NameRole::TypeHead))
+                        }
+                        Token::Word(w) if w.quote_style.is_none() => out.push_str(&w.value),
+                        Token::Whitespace(_)
+                            if ahead(i, 0).and_then(bare).is_some_and(|w| {
+                                matches!(
+                                    w,
+                                    "varying" | "precision" | "with" | "without" | "time" | "zone"
+                                )
+                            }) =>
+                        {
+                            copy(&mut out, i)
+                        }
+                        Token::LParen => {
+                            // A typmod: copied to its closing bracket.
+                            while let Some(t) = tokens.get(i) {
+                                copy(&mut out, i);
+                                if matches!(t, Token::RParen) {
+                                    break;
+                                }
+                                i += 1;
+                            }
+                        }
+                        Token::LBracket | Token::RBracket => copy(&mut out, i),
+                        _ => break,
+                    }
+                    first = false;
+                    i += 1;
+                }
+                continue;
+            }
+            Token::SingleQuotedString(text)
+                if matches!(ahead(i, 0), Some(Token::DoubleColon))
+                    && ahead(i, 1).is_some_and(|t| match t {
+                        Token::Word(w) => w.value == "regclass",
+                        _ => false,
+                    }) =>
+            {
+                let parts: Vec<String> = split_qualified(text)
+                    .iter()
+                    .map(|p| name(p, None, NameRole::Regclass))
+                    .collect();
+                out.push_str(&literal(&parts.join(".")));
+            }
+            Token::Word(w) if matches!(ahead(i, 0), Some(Token::LParen | Token::Period)) => {
+                out.push_str(&name(&w.value, w.quote_style, NameRole::Function))
+            }
+            _ => copy(&mut out, i),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The parts of a possibly qualified name as `regclass` text writes it (`app.s1`,
+/// `"My Schema"."t"`): quoted parts unquoted.
+fn split_qualified(name: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = name.chars().peekable();
+    let mut in_quotes = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if in_quotes && chars.peek() == Some(&'"') => {
+                chars.next();
+                if let Some(p) = parts.last_mut() {
+                    p.push('"');
+                }
+            }
+            '"' => in_quotes = !in_quotes,
+            '.' if !in_quotes => parts.push(String::new()),
+            c => {
+                if let Some(p) = parts.last_mut() {
+                    p.push(c)
+                }
+            }
+        }
+    }
+    parts
+}
+
+/// [`quote_ident`] regardless of `quote_all_identifiers`: for what PostgreSQL quotes by its
+/// own rule, and for text RockLake stores.
+pub fn quote_ident_if_needed(name: &str) -> String {
     let mut chars = name.chars();
     let plain = match chars.next() {
         Some(c) if c.is_ascii_lowercase() || c == '_' => {
@@ -5341,6 +5572,106 @@ mod tests {
             rows_where(&after, "relname", "ducklake_snapshot_changes").len(),
             1
         );
+    }
+
+    #[test]
+    fn quote_all_identifiers_quotes_every_name_while_entered() {
+        assert_eq!(quote_ident("abc"), "abc");
+        {
+            let _on = enter_quote_all(true);
+            assert_eq!(quote_ident("abc"), "\"abc\"");
+            assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+            // aclitem's quoting is its own.
+            assert_eq!(
+                acl_default('r', "postgres").expect("a relation's default")[0],
+                "postgres=arwdDxt/postgres"
+            );
+            assert_eq!(crate::query::format_type(PgType::Text, -1), "\"text\"");
+            assert_eq!(
+                crate::query::format_type(PgType::TextArray, -1),
+                "\"text\"[]"
+            );
+            assert_eq!(
+                crate::query::format_type(PgType::Int4Array, -1),
+                "integer[]"
+            );
+            assert_eq!(
+                crate::query::format_type(PgType::Varchar, 14),
+                "character varying(10)"
+            );
+            assert_eq!(crate::query::format_type(PgType::Char, -1), "\"char\"");
+            assert_eq!(crate::query::format_type_plain(PgType::Uuid, -1), "uuid");
+            {
+                let _off = enter_quote_all(false);
+                assert_eq!(quote_ident("abc"), "abc");
+            }
+            assert_eq!(quote_ident("abc"), "\"abc\"");
+        }
+        assert_eq!(quote_ident("abc"), "abc");
+        assert_eq!(crate::query::format_type(PgType::Uuid, -1), "uuid");
+    }
+
+    #[test]
+    fn defaults_are_requoted_as_postgres_deparses_them() {
+        for (stored, quoted) in [
+            ("now()", "\"now\"()"),
+            ("'x'::text", "'x'::\"text\""),
+            ("'x'::character varying", "'x'::character varying"),
+            ("'abc'::character varying(3)", "'abc'::character varying(3)"),
+            (
+                "'2020-07-01 12:00:00'::timestamp without time zone",
+                "'2020-07-01 12:00:00'::timestamp without time zone",
+            ),
+            ("'{a,b}'::text[]", "'{a,b}'::\"text\"[]"),
+            ("'{1}'::integer[]", "'{1}'::integer[]"),
+            (
+                "nextval('app.s1'::regclass)",
+                "\"nextval\"('\"app\".\"s1\"'::\"regclass\")",
+            ),
+            (
+                "nextval('\"My\".\"s.1\"'::regclass)",
+                "\"nextval\"('\"My\".\"s.1\"'::\"regclass\")",
+            ),
+            (
+                "upper(lower('x'::text))",
+                "\"upper\"(\"lower\"('x'::\"text\"))",
+            ),
+            ("pg_catalog.now()", "\"pg_catalog\".\"now\"()"),
+            ("COALESCE(1, 2)", "COALESCE(1, 2)"),
+            ("CURRENT_TIMESTAMP", "CURRENT_TIMESTAMP"),
+            ("(1 + 2)", "(1 + 2)"),
+            ("true", "true"),
+            ("'it''s'::text", "'it''s'::\"text\""),
+        ] {
+            assert_eq!(requote_expression(stored), quoted, "{stored}");
+            assert_eq!(normalize_names(quoted), stored, "{quoted}");
+            assert_eq!(normalize_names(stored), stored, "{stored}");
+        }
+        // A name that needs its quotes keeps them.
+        assert_eq!(normalize_names("\"My Fn\"()"), "\"My Fn\"()");
+        assert_eq!(normalize_names("'x'::\"char\""), "'x'::\"char\"");
+    }
+
+    proptest::proptest! {
+        /// Whatever a default's strings hold (quotes, dots, backslashes, non-ASCII), quoting
+        /// its names and normalizing them again gives back the stored text, and the strings
+        /// are left as they are.
+        #[test]
+        fn requoting_keeps_strings_and_round_trips(
+            a in "[ -~é\n]{0,12}",
+            b in "[a-z][a-z0-9_]{0,8}",
+        ) {
+            // A name PostgreSQL writes bare (a keyword would be stored quoted).
+            proptest::prop_assume!(quote_ident_if_needed(&b) == b);
+            let lit = format!("'{}'", a.replace('\'', "''"));
+            let stored = format!("concat({lit}::text, {b}({lit}), ARRAY[{lit}])");
+            let quoted = requote_expression(&stored);
+            proptest::prop_assert_eq!(
+                &quoted,
+                &format!("\"concat\"({lit}::\"text\", \"{b}\"({lit}), ARRAY[{lit}])")
+            );
+            proptest::prop_assert_eq!(normalize_names(&quoted), stored);
+        }
     }
 
     #[test]

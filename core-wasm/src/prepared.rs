@@ -100,7 +100,7 @@ pub fn execute(
         let (Some(v), Some(t)) = (values.get(n - 1), p.types.get(n - 1)) else {
             return format!("${n}");
         };
-        format!("CAST(({v}) AS {})", crate::query::format_type(*t, -1))
+        format!("CAST(({v}) AS {})", crate::query::format_type_plain(*t, -1))
     });
     let stmts = crate::exec::parse(&sql)?;
     let [stmt] = stmts.as_slice() else {

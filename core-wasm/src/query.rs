@@ -916,8 +916,12 @@ impl ReadCx<'_> {
             _ if oid == 0 => Some("-".to_string()),
             PgType::Regclass => self.regclass_name(oid),
             PgType::Regtype => crate::types::any_type_by_oid(oid).map(|t| format_type(t, -1)),
-            PgType::Regnamespace => self.schema_name(oid),
-            PgType::Regproc => crate::pgcatalog::builtin_proc_name(oid).map(str::to_string),
+            PgType::Regnamespace => self
+                .schema_name(oid)
+                .map(|n| crate::pgcatalog::quote_ident(&n)),
+            PgType::Regproc => {
+                crate::pgcatalog::builtin_proc_name(oid).map(crate::pgcatalog::quote_ident)
+            }
             _ => None,
         };
         name.unwrap_or_else(|| oid.to_string())
@@ -11106,10 +11110,21 @@ impl<'a, 'b> Executor<'a, 'b> {
             "obj_description" | "col_description" | "shobj_description" | "pg_get_expr" => {
                 match name {
                     "pg_get_expr" => match (a.first(), a.get(1)) {
-                        (Some(Value::Text(e)), Some(Value::Int(relid))) => self
-                            .cx
-                            .serial_default_text(e, u32::try_from(*relid).unwrap_or(0))
-                            .map_or_else(|| Value::Text(e.clone()), Value::text),
+                        (Some(Value::Text(e)), Some(Value::Int(relid))) => {
+                            let text = self
+                                .cx
+                                .serial_default_text(e, u32::try_from(*relid).unwrap_or(0));
+                            match (text, crate::pgcatalog::quote_all()) {
+                                (Some(t), true) => {
+                                    Value::text(crate::pgcatalog::requote_expression(&t))
+                                }
+                                (None, true) => {
+                                    Value::text(crate::pgcatalog::requote_expression(e))
+                                }
+                                (Some(t), false) => Value::text(t),
+                                (None, false) => Value::Text(e.clone()),
+                            }
+                        }
                         _ => a.first().cloned().unwrap_or(Value::Null),
                     },
                     // pg_description's rows (COMMENT ON): a relation's or a schema's by the
@@ -11928,6 +11943,16 @@ impl<'a, 'b> Executor<'a, 'b> {
             });
         }
         let (schema, n) = split_name(&parts)?;
+        // A qualified name in a schema that does not exist: PostgreSQL's 3F000 (NULL from
+        // to_regclass).
+        if let Some(missing) = schema
+            .as_deref()
+            .filter(|s| self.cx.schema_oid(s).is_none())
+        {
+            return Ok(Err(SqlError::UndefinedSchema {
+                name: missing.to_string(),
+            }));
+        }
         let found = match self.cx.find_table(schema.as_deref(), &n) {
             Some(t) => Some(t.oid),
             None => crate::pgcatalog::columns(schema.as_deref(), &n)
@@ -13518,8 +13543,55 @@ impl<'a, 'b> Executor<'a, 'b> {
     }
 }
 
-/// `format_type(oid, typmod)` as PostgreSQL prints it.
+/// `format_type(oid, typmod)` as PostgreSQL prints it, under the session's
+/// `quote_all_identifiers` (which quotes the types printed by their name: `"text"`, `"uuid"`,
+/// `"text"[]`, but not `integer` or `character varying(3)`, which PostgreSQL spells as SQL's
+/// keywords).
 pub fn format_type(t: PgType, typmod: i32) -> String {
+    let plain = format_type_plain(t, typmod);
+    if crate::pgcatalog::quote_all() {
+        quote_type_name(&plain)
+    } else {
+        plain
+    }
+}
+
+/// A type's name as [`format_type_plain`] writes it, quoted as `quote_all_identifiers` quotes
+/// it: a name PostgreSQL prints through `quote_identifier` (one lower-case word), its array
+/// brackets kept outside.
+pub(crate) fn quote_type_name(plain: &str) -> String {
+    let base = plain.trim_end_matches("[]");
+    let brackets = &plain[base.len()..];
+    // format_type_extended's special cases: SQL's spellings, never quoted (the first words
+    // of the spellings with more than one: a default's text is quoted word by word).
+    const KEYWORD_SPELLINGS: &[&str] = &[
+        "bit",
+        "boolean",
+        "character",
+        "bpchar",
+        "real",
+        "double",
+        "smallint",
+        "integer",
+        "bigint",
+        "numeric",
+        "interval",
+        "time",
+        "timestamp",
+    ];
+    let plain_word = base
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if base.is_empty() || !plain_word || KEYWORD_SPELLINGS.contains(&base) {
+        plain.to_string()
+    } else {
+        format!("\"{base}\"{brackets}")
+    }
+}
+
+/// [`format_type`] regardless of `quote_all_identifiers`: for text RockLake stores or parses
+/// again itself.
+pub fn format_type_plain(t: PgType, typmod: i32) -> String {
     match (t, typmod) {
         (PgType::Varchar, m) if m >= 4 => format!("character varying({})", m - 4),
         (PgType::Bpchar, m) if m >= 4 => format!("character({})", m - 4),

@@ -399,6 +399,14 @@ pub(crate) const SETTINGS: &[Setting] = &[
             "integer",
         )
     },
+    s(
+        "quote_all_identifiers",
+        "off",
+        COMPAT_PREVIOUS,
+        "When generating SQL fragments, quote all identifiers.",
+        "user",
+        "bool",
+    ),
     planner_cost(
         "random_page_cost",
         "4",
@@ -925,6 +933,12 @@ impl View<'_> {
                 name: p.key.into_owned(),
             }),
         }
+    }
+
+    /// `quote_all_identifiers` (`SET LOCAL` included): every identifier the server writes is
+    /// quoted (`pgcatalog::quote_ident`).
+    pub fn quote_all_identifiers(&self) -> bool {
+        self.value("quote_all_identifiers") == "on"
     }
 
     /// The isolation level and access mode a new transaction gets.

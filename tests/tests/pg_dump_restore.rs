@@ -145,6 +145,18 @@ fn pg_dump_of_a_postgres_lake_restores_into_rocklake() {
         comparable(&text),
         "pg_dump of RockLake differs"
     );
+    // With every identifier quoted (pg_dump sets the server's quote_all_identifiers): the same.
+    let quoted: Vec<String> = [pg.dsn(), rl.dsn()]
+        .iter()
+        .map(|dsn| client("pg_dump", &["--quote-all-identifiers", "-d", dsn]))
+        .collect();
+    assert!(
+        quoted[0]
+            .contains(r#"ADD CONSTRAINT "ducklake_snapshot_pkey" PRIMARY KEY ("snapshot_id")"#),
+        "not the dump this test is about:\n{}",
+        quoted[0]
+    );
+    assert_eq!(comparable(&quoted[1]), comparable(&quoted[0]));
 
     // pg_restore of PostgreSQL's custom-format dump over it (`--clean --if-exists`: each
     // primary key dropped, each table dropped and made again, two jobs at once): the same.
@@ -292,6 +304,25 @@ SELECT nextval('app.s1');
         dumps[0]
     );
     assert_eq!(comparable(&dumps[1]), comparable(&dumps[0]));
+    // With every identifier quoted (`SET quote_all_identifiers = true` on the server, which
+    // then quotes the names in types, defaults and index definitions): the same, and it
+    // restores into a new RockLake.
+    let quoted: Vec<String> = [pg.dsn(), rl.dsn()]
+        .iter()
+        .map(|dsn| {
+            client(
+                "pg_dump",
+                &["--quote-all-identifiers", "-d", dsn, "-n", "app"],
+            )
+        })
+        .collect();
+    assert!(
+        quoted[0].contains(r#"DEFAULT 'x'::"text" NOT NULL"#)
+            && quoted[0].contains(r#"SET DEFAULT "nextval"('"app"."small_b_seq"'::"regclass");"#),
+        "not the dump this test is about:\n{}",
+        quoted[0]
+    );
+    assert_eq!(comparable(&quoted[1]), comparable(&quoted[0]));
     assert!(
         dumps[0].contains("ALTER SEQUENCE app.items_id_seq OWNED BY app.items.id;")
             && dumps[0].contains("SEQUENCE NAME app.small_id_seq")
@@ -312,6 +343,13 @@ SELECT nextval('app.s1');
     restore(&rl2.dsn(), file.to_str().expect("path"));
     let again = client("pg_dump", &["-d", &rl2.dsn(), "-n", "app"]);
     assert_eq!(comparable(&again), comparable(&dumps[0]));
+    let rl3 = Server::start(&dir.path().join("catalog3"), "postgres", &[]).expect("rocklake");
+    let file = dir.path().join("app-quoted.sql");
+    std::fs::write(&file, &quoted[0]).expect("write the dump");
+    restore(&rl3.dsn(), file.to_str().expect("path"));
+    let again = client("pg_dump", &["-d", &rl3.dsn(), "-n", "app"]);
+    assert_eq!(comparable(&again), comparable(&dumps[0]));
+    rl3.stop().expect("stop");
     let draw = |dsn: &str| {
         client(
             "psql",

@@ -471,3 +471,80 @@ print("RESULT", json.dumps(out))
     assert_eq!(got, expected);
     server.stop().expect("stop");
 }
+
+/// `quote_all_identifiers`, as `pg_dump --quote-all-identifiers` sets it: every identifier
+/// the server writes is quoted — `quote_ident()`, `format('%I')`, `regclass`, `regtype`,
+/// `regnamespace` and `regproc` output, `format_type` (types printed by their name, not those
+/// SQL spells as keywords), `pg_get_expr` of defaults (function and type names, a `regclass`
+/// constant's names), `pg_get_constraintdef`, `pg_get_indexdef`, a key's detail, a hint —
+/// with `SET`, `SET LOCAL`, `RESET`, `SHOW` and `pg_settings` as PostgreSQL's, and the same
+/// query answered before and after the switch (no kept result crosses it).
+const QUOTE_ALL: &str = r#"
+CAT = ("SELECT a.attname, format_type(a.atttypid, a.atttypmod), pg_get_expr(d.adbin, d.adrelid) "
+       "FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+       "WHERE a.attrelid = '\"Sch\".tab'::regclass AND a.attnum > 0 ORDER BY a.attnum")
+KEYS = ("SELECT conname, pg_get_constraintdef(oid), pg_get_indexdef(conindid) FROM pg_constraint "
+        "WHERE conrelid IN ('\"Sch\".tab'::regclass, 'plain'::regclass) ORDER BY conname")
+NAMES = ("SELECT '\"Sch\".tab'::regclass, 'plain'::regclass, 'text'::regtype, 'int4'::regtype, "
+         "'varchar'::regtype, '_text'::regtype, 'uuid'::regtype, '\"char\"'::regtype, "
+         "'public'::regnamespace, '\"Sch\"'::regnamespace, "
+         "quote_ident('abc'), quote_ident('Abc'), format('%I.%I', 'abc', 'select'), "
+         "format_type('numeric'::regtype, 655366), format_type('bpchar'::regtype, 7), "
+         "format_type('timestamptz'::regtype, -1), format_type('bool'::regtype, -1), "
+         "format_type('date'::regtype, -1), format_type('_int4'::regtype, -1)")
+INDEXES = "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname IN ('Sch', 'public') ORDER BY 1"
+for sql in [
+    'CREATE SCHEMA "Sch"',
+    'CREATE SEQUENCE "Sch".s',
+    'CREATE TABLE "Sch".tab (id bigint PRIMARY KEY, "Name" text DEFAULT \'x\', v varchar(10) DEFAULT \'y\', '
+    "at timestamptz DEFAULT now(), n int DEFAULT nextval('\"Sch\".s'), tags text[], "
+    "u uuid DEFAULT gen_random_uuid(), d date DEFAULT '2024-01-02', ok boolean DEFAULT true, "
+    "num numeric(10,2) DEFAULT 1.5, c char(3), ser serial)",
+    "CREATE TABLE plain (a int, b int, CONSTRAINT plain_key PRIMARY KEY (a, b))",
+    "CREATE TABLE h (x int)",
+    "INSERT INTO plain VALUES (1, 2)",
+    "SHOW quote_all_identifiers",
+    "SELECT name, setting, category, short_desc, context, vartype, boot_val, reset_val FROM pg_settings WHERE name = 'quote_all_identifiers'",
+    CAT, KEYS, NAMES, INDEXES,
+    "SET quote_all_identifiers = on",
+    "SHOW quote_all_identifiers",
+    "SELECT current_setting('quote_all_identifiers'), setting FROM pg_settings WHERE name = 'quote_all_identifiers'",
+    CAT, KEYS, NAMES, INDEXES,
+    "INSERT INTO plain VALUES (1, 2)",
+    "ALTER TABLE h ALTER COLUMN x TYPE uuid",
+    "SELECT to_regclass('nosuch.tab'), to_regclass('\"Sch\".nosuch')",
+    "RESET quote_all_identifiers",
+    CAT, NAMES,
+    "BEGIN",
+    "SET LOCAL quote_all_identifiers TO true",
+    NAMES,
+    "COMMIT",
+    NAMES,
+    "SET quote_all_identifiers = 'maybe'",
+    "SELECT 'nosuch.tab'::regclass",
+    "SELECT '\"Sch\".nosuch'::regclass",
+]:
+    run(sql)
+print("RESULT " + json.dumps(out))
+"#;
+
+#[test]
+fn quote_all_identifiers_quotes_as_postgres() {
+    let got = rocklake_tests::same_outcomes_as_postgres(&format!(
+        "{}{QUOTE_ALL}",
+        rocklake_tests::PSYCOPG_HARNESS
+    ));
+    // The switch changed what the same query shows: the comparison compared quoting.
+    let shown: Vec<String> = got
+        .iter()
+        .filter(|o| {
+            o[0].as_str()
+                .is_some_and(|s| s.starts_with("SELECT '\"Sch\".tab'"))
+        })
+        .map(|o| o[2].to_string())
+        .collect();
+    assert_eq!(shown.len(), 5, "{shown:?}");
+    assert_ne!(shown[0], shown[1]);
+    assert!(shown[1].contains(r#"\"text\""#), "{}", shown[1]);
+    assert_eq!(shown[0], shown[2]);
+}
