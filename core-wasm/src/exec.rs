@@ -2327,7 +2327,8 @@ fn serial_type(dt: &ast::DataType) -> Option<PgType> {
 /// A serial column's default: `nextval('t_id_seq'::regclass)`, the sequence named as
 /// PostgreSQL shows it with the default search_path (qualified outside `public`).
 fn serial_default(schema: &str, seq: &str) -> String {
-    let q = crate::pgcatalog::quote_ident;
+    // Stored text: quoted by PostgreSQL's rule, never by the session's quote_all_identifiers.
+    let q = crate::pgcatalog::quote_ident_if_needed;
     let name = if schema == "public" {
         q(seq)
     } else {
@@ -4444,6 +4445,9 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
     if let Some(fixed) = datetime_constant_default(e, ty) {
         return Some(fixed);
     }
+    if let Some(constant) = constant_default(e, ty) {
+        return Some(constant);
+    }
     // A string cast to the column's own string type, as PostgreSQL shows a string default
     // (what pg_dump writes back): kept as that plain string would be, or with its length as
     // PostgreSQL names the type (`'abc'::character varying(3)`).
@@ -4485,6 +4489,96 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
         }
         _ => Some(e.to_string()),
     }
+}
+
+/// A constant default as PostgreSQL shows the constant it stores (ruleutils' `get_const_expr`):
+/// a string read as the type it is cast or assigned to and written back as that type writes
+/// it, named after it (`'{1,2}'::integer[]`, `'7'::bigint`, `'ab'::bpchar`,
+/// `'q'::character varying`); bare where PostgreSQL writes it bare: a non-negative integer, a
+/// numeric with a point and no sign, a boolean. A number literal is the constant of its own
+/// type (integer, bigint or numeric) and the conversion to the column's type is not shown, as
+/// PostgreSQL hides implicit casts. `None`: not such a constant, or one that does not
+/// convert (the default's check reports it).
+fn constant_default(e: &ast::Expr, ty: PgType) -> Option<String> {
+    use ast::{Expr, UnaryOperator, Value as V};
+    let number = |n: &str| -> Option<(String, PgType)> {
+        let t = if n.contains(['.', 'e', 'E']) {
+            PgType::Numeric
+        } else if n.parse::<i32>().is_ok() {
+            PgType::Int4
+        } else if n.parse::<i64>().is_ok() {
+            PgType::Int8
+        } else {
+            PgType::Numeric
+        };
+        Some((n.to_string(), t))
+    };
+    let (text, t, typmod) = match e {
+        Expr::Value(v) => match &v.value {
+            V::SingleQuotedString(s) => (s.clone(), ty, -1),
+            V::Number(n, false) => {
+                let (n, t) = number(n)?;
+                (n, t, -1)
+            }
+            _ => return None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                V::Number(n, false) => {
+                    let (n, t) = number(&format!("-{n}"))?;
+                    (n, t, -1)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        },
+        Expr::Cast {
+            kind: ast::CastKind::DoubleColon | ast::CastKind::Cast,
+            expr,
+            data_type,
+            format: None,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                V::SingleQuotedString(s) => {
+                    let (t, m) = sql_type(data_type).ok()?;
+                    (s.clone(), t, m)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    // Length-limited strings keep the text as given (a cast would cut it); the reg types
+    // name objects by the search_path of the moment.
+    if t.is_reg() || (typmod >= 0 && matches!(t, PgType::Varchar | PgType::Bpchar)) {
+        return None;
+    }
+    let value = crate::types::parse_text(&text, t).ok()?;
+    let shown = crate::types::format_text(&value, t)?;
+    let label = match t {
+        PgType::Bpchar if typmod < 0 => "bpchar".to_string(),
+        _ => crate::query::format_type_plain(t, typmod),
+    };
+    let quoted = || format!("'{}'::{label}", shown.replace('\'', "''"));
+    Some(match t {
+        PgType::Bool => if shown == "t" { "true" } else { "false" }.to_string(),
+        PgType::Int4 if !shown.starts_with('-') => shown,
+        // A cast to a numeric with a typmod is the constant (as written, not yet rounded)
+        // and the cast.
+        PgType::Numeric => {
+            let bare = shown.starts_with(|c: char| c.is_ascii_digit()) && shown.contains('.');
+            match (bare, typmod >= 0) {
+                (true, false) => shown,
+                (true, true) => format!("{shown}::{label}"),
+                (false, _) => quoted(),
+            }
+        }
+        _ => quoted(),
+    })
 }
 
 /// A date/time column's constant default (`'2020-07-01 12:00'`, `'…'::timestamptz`) is read

@@ -3899,7 +3899,14 @@ fn is_columns_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 *ty,
                 *typmod,
                 not_null,
-                default_sql.as_deref(),
+                // pg_get_expr's text: every name quoted under quote_all_identifiers.
+                default_sql
+                    .as_deref()
+                    .map(|d| match quote_all() {
+                        true => std::borrow::Cow::Owned(requote_expression(d)),
+                        false => std::borrow::Cow::Borrowed(d),
+                    })
+                    .as_deref(),
                 true,
             ));
             if let (Some((always, def)), Some(row)) = (sequence, rows.last_mut()) {
@@ -4130,7 +4137,39 @@ enum NameRole {
     TypeHead,
     /// A part of the name inside a `regclass` constant.
     Regclass,
+    /// Any other word, not quoted in the text (a keyword, `CURRENT_USER`).
+    Word,
 }
+
+/// Calls PostgreSQL's grammar reads as SQL syntax, not as functions by name: its deparser
+/// writes them in capitals and never quotes them (`COALESCE(1, 2)`, `CURRENT_TIMESTAMP(3)`).
+const SQL_SYNTAX_CALLS: &[&str] = &[
+    "coalesce",
+    "greatest",
+    "least",
+    "nullif",
+    "row",
+    "current_timestamp",
+    "current_time",
+    "localtime",
+    "localtimestamp",
+];
+
+/// Words PostgreSQL's grammar reads as calls without brackets (`DEFAULT current_user`): its
+/// deparser writes them in capitals.
+const SQL_VALUE_WORDS: &[&str] = &[
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "localtime",
+    "localtimestamp",
+    "current_user",
+    "current_role",
+    "session_user",
+    "current_catalog",
+    "current_schema",
+    "user",
+];
 
 /// A default's stored text as `pg_get_expr` writes it under `quote_all_identifiers`:
 /// function names (`"now"()`), types printed by their name after `::` (`'x'::"text"`,
@@ -4141,8 +4180,15 @@ enum NameRole {
 pub fn requote_expression(text: &str) -> String {
     let quoted = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
     rewrite_names(text, &|word, quote_style, role| match (role, quote_style) {
+        (NameRole::Word, _) => word.to_string(),
         (_, Some(_)) | (NameRole::Regclass, None) => quoted(word),
-        // SQL's keyword spellings (COALESCE, NULLIF, …) are written in capitals.
+        (NameRole::Function, None)
+            if SQL_SYNTAX_CALLS
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(word)) =>
+        {
+            word.to_string()
+        }
         (NameRole::Function, None)
             if word
                 .chars()
@@ -4158,9 +4204,27 @@ pub fn requote_expression(text: &str) -> String {
 /// A default's text as RockLake stores it: the names a client quoted (a dump made with
 /// `--quote-all-identifiers` writes `"now"()`, `'x'::"text"`) quoted only where
 /// PostgreSQL's deparser would quote them, as PostgreSQL keeps the expression, not its text.
+/// SQL's calls are written in capitals (`COALESCE(…)`, `CURRENT_USER`) and bare type names
+/// in lower case (`::regclass` where sqlparser writes `::REGCLASS`), as PostgreSQL's deparser
+/// writes them; a `regclass` constant names what it named (`'MySeq'` is `'myseq'`).
 pub fn normalize_names(text: &str) -> String {
+    let capitals = |word: &str, words: &[&str]| {
+        words
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(word))
+            .then(|| word.to_ascii_uppercase())
+    };
     rewrite_names(text, &|word, quote_style, role| match (role, quote_style) {
-        (NameRole::Function | NameRole::TypeHead, None) => word.to_string(),
+        (NameRole::Function, None) => {
+            capitals(word, SQL_SYNTAX_CALLS).unwrap_or_else(|| word.to_string())
+        }
+        (NameRole::Word, None) => {
+            capitals(word, SQL_VALUE_WORDS).unwrap_or_else(|| word.to_string())
+        }
+        (NameRole::TypeHead, None) => word.to_ascii_lowercase(),
+        (NameRole::Word, _) => word.to_string(),
+        // Function names and types the client quoted, and a regclass constant's names (as
+        // regclass input read them): quoted where PostgreSQL would quote them.
         _ => quote_ident_if_needed(word),
     })
 }
@@ -4260,18 +4324,27 @@ fn rewrite_names(text: &str, name: &dyn Fn(&str, Option<char>, NameRole) -> Stri
             Token::SingleQuotedString(text)
                 if matches!(ahead(i, 0), Some(Token::DoubleColon))
                     && ahead(i, 1).is_some_and(|t| match t {
-                        Token::Word(w) => w.value == "regclass",
+                        Token::Word(w) => w.value.eq_ignore_ascii_case("regclass"),
                         _ => false,
                     }) =>
             {
-                let parts: Vec<String> = split_qualified(text)
-                    .iter()
-                    .map(|p| name(p, None, NameRole::Regclass))
-                    .collect();
-                out.push_str(&literal(&parts.join(".")));
+                // A name as regclass input reads it; an OID or a malformed name as it is.
+                match split_qualified(text) {
+                    Some(parts) => {
+                        let parts: Vec<String> = parts
+                            .iter()
+                            .map(|p| name(p, None, NameRole::Regclass))
+                            .collect();
+                        out.push_str(&literal(&parts.join(".")));
+                    }
+                    None => copy(&mut out, i),
+                }
             }
             Token::Word(w) if matches!(ahead(i, 0), Some(Token::LParen | Token::Period)) => {
                 out.push_str(&name(&w.value, w.quote_style, NameRole::Function))
+            }
+            Token::Word(w) if w.quote_style.is_none() => {
+                out.push_str(&name(&w.value, None, NameRole::Word))
             }
             _ => copy(&mut out, i),
         }
@@ -4280,30 +4353,43 @@ fn rewrite_names(text: &str, name: &dyn Fn(&str, Option<char>, NameRole) -> Stri
     out
 }
 
-/// The parts of a possibly qualified name as `regclass` text writes it (`app.s1`,
-/// `"My Schema"."t"`): quoted parts unquoted.
-fn split_qualified(name: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
+/// The parts of a qualified name as `regclass` input reads them (`app.s1`, `"My Schema"."t"`,
+/// ` App . S1 `): quoted parts unquoted, others trimmed and folded to lower case. `None` for
+/// an OID, an empty part or unbalanced quotes.
+fn split_qualified(name: &str) -> Option<Vec<String>> {
+    if name.trim().chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut parts = Vec::new();
     let mut chars = name.chars().peekable();
-    let mut in_quotes = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if in_quotes && chars.peek() == Some(&'"') => {
-                chars.next();
-                if let Some(p) = parts.last_mut() {
-                    p.push('"');
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut part = String::new();
+        if chars.next_if_eq(&'"').is_some() {
+            loop {
+                match chars.next()? {
+                    '"' if chars.next_if_eq(&'"').is_some() => part.push('"'),
+                    '"' => break,
+                    c => part.push(c),
                 }
             }
-            '"' => in_quotes = !in_quotes,
-            '.' if !in_quotes => parts.push(String::new()),
-            c => {
-                if let Some(p) = parts.last_mut() {
-                    p.push(c)
-                }
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        } else {
+            while let Some(c) = chars.next_if(|c| *c != '.' && *c != '"') {
+                part.push(c);
+            }
+            part = part.trim_end().to_lowercase();
+            if part.is_empty() {
+                return None;
             }
         }
+        parts.push(part);
+        match chars.next() {
+            None => return Some(parts),
+            Some('.') => {}
+            Some(_) => return None,
+        }
     }
-    parts
 }
 
 /// [`quote_ident`] regardless of `quote_all_identifiers`: for what PostgreSQL quotes by its
@@ -5650,6 +5736,38 @@ mod tests {
         // A name that needs its quotes keeps them.
         assert_eq!(normalize_names("\"My Fn\"()"), "\"My Fn\"()");
         assert_eq!(normalize_names("'x'::\"char\""), "'x'::\"char\"");
+        // SQL's calls in capitals, never quoted; type names in lower case.
+        assert_eq!(normalize_names("coalesce(1, 2)"), "COALESCE(1, 2)");
+        assert_eq!(normalize_names("current_user"), "CURRENT_USER");
+        assert_eq!(
+            normalize_names("current_timestamp(3)"),
+            "CURRENT_TIMESTAMP(3)"
+        );
+        assert_eq!(requote_expression("coalesce(1, 2)"), "coalesce(1, 2)");
+        assert_eq!(
+            normalize_names("nextval('other.s'::REGCLASS)"),
+            "nextval('other.s'::regclass)"
+        );
+        assert_eq!(
+            requote_expression("nextval('other.s'::REGCLASS)"),
+            "\"nextval\"('\"other\".\"s\"'::REGCLASS)"
+        );
+        // A regclass constant names what regclass input reads; an OID or a malformed name
+        // is left as it is.
+        assert_eq!(
+            normalize_names("nextval('MySeq'::regclass)"),
+            "nextval('myseq'::regclass)"
+        );
+        assert_eq!(
+            normalize_names("nextval(' App . \"S 1\" '::regclass)"),
+            "nextval('app.\"S 1\"'::regclass)"
+        );
+        assert_eq!(normalize_names("'16384'::regclass"), "'16384'::regclass");
+        assert_eq!(normalize_names("'\"a'::regclass"), "'\"a'::regclass");
+        assert_eq!(
+            requote_expression("'a..b'::regclass"),
+            "'a..b'::\"regclass\""
+        );
     }
 
     proptest::proptest! {

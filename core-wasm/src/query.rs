@@ -13568,7 +13568,6 @@ pub(crate) fn quote_type_name(plain: &str) -> String {
         "bit",
         "boolean",
         "character",
-        "bpchar",
         "real",
         "double",
         "smallint",

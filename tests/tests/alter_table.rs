@@ -426,3 +426,47 @@ fn add_primary_key_and_owner_to_match_postgres() {
         assert!(text.contains(needle), "{needle} not reached: {text}");
     }
 }
+
+/// Constant defaults shown as PostgreSQL shows the constant it stores (`pg_get_expr`,
+/// `information_schema.columns.column_default`, psql's `\d`, pg_dump): a string read as its
+/// type and written back as that type writes it, named after it; bare for a non-negative
+/// integer, a numeric with a point, a boolean; a number literal as the constant of its own
+/// type. Each default also gives PostgreSQL's value when a row takes it.
+const CONSTANT_DEFAULTS: &str = r#"
+CONSTS = ("SELECT a.attname, pg_get_expr(d.adbin, d.adrelid) FROM pg_attribute a "
+          "JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+          "WHERE a.attrelid = 'dd'::regclass ORDER BY a.attnum")
+for sql in [
+    "CREATE TABLE dd (id int, a uuid DEFAULT 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', "
+    "b bytea DEFAULT '\\x01ff', c interval DEFAULT '24 hours', d int[] DEFAULT '{1, 2}', "
+    "f int8 DEFAULT 5, g int8 DEFAULT '7', h numeric DEFAULT '5', i numeric DEFAULT 2.5, "
+    "j float8 DEFAULT 1.5, k int DEFAULT -3, l bool DEFAULT 'yes', m oid DEFAULT 3, "
+    "n char(2) DEFAULT 'ab', o smallint DEFAULT 4, p real DEFAULT '2.5', q text DEFAULT 'q'::varchar, "
+    "r bigint DEFAULT 5000000000, s numeric DEFAULT -2.5, t numeric(10,2) DEFAULT '5'::numeric(10,2), "
+    "u text[] DEFAULT '{}', v text DEFAULT 'it''s', w int DEFAULT '12', x bigint DEFAULT -5000000000, "
+    "y numeric DEFAULT 12345678901234567890, z double precision DEFAULT '1e3')",
+    CONSTS,
+    "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'dd' ORDER BY ordinal_position",
+    "INSERT INTO dd (id) VALUES (1)",
+    "SELECT * FROM dd",
+    "ALTER TABLE dd ALTER COLUMN w SET DEFAULT '-7'",
+    "ALTER TABLE dd ALTER COLUMN u SET DEFAULT '{\"a b\",c}'::text[]",
+    CONSTS,
+]:
+    run(sql)
+print("RESULT " + json.dumps(out))
+"#;
+
+#[test]
+fn constant_defaults_are_shown_as_postgres() {
+    let got = same_outcomes_as_postgres(&format!(
+        "{}{CONSTANT_DEFAULTS}",
+        rocklake_tests::PSYCOPG_HARNESS
+    ));
+    let shown = got
+        .iter()
+        .find(|o| o[0].as_str().is_some_and(|s| s.contains("pg_get_expr")))
+        .map(|o| o[2].to_string())
+        .unwrap_or_default();
+    assert!(shown.contains("'{1,2}'::integer[]"), "{shown}");
+}

@@ -493,6 +493,10 @@ NAMES = ("SELECT '\"Sch\".tab'::regclass, 'plain'::regclass, 'text'::regtype, 'i
          "format_type('timestamptz'::regtype, -1), format_type('bool'::regtype, -1), "
          "format_type('date'::regtype, -1), format_type('_int4'::regtype, -1)")
 INDEXES = "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname IN ('Sch', 'public') ORDER BY 1"
+KW = ("SELECT a.attname, pg_get_expr(d.adbin, d.adrelid), column_default FROM pg_attribute a "
+      "JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+      "JOIN information_schema.columns c ON c.table_name = 'kw' AND c.column_name = a.attname "
+      "WHERE a.attrelid = 'kw'::regclass ORDER BY a.attnum")
 for sql in [
     'CREATE SCHEMA "Sch"',
     'CREATE SEQUENCE "Sch".s',
@@ -502,14 +506,22 @@ for sql in [
     "num numeric(10,2) DEFAULT 1.5, c char(3), ser serial)",
     "CREATE TABLE plain (a int, b int, CONSTRAINT plain_key PRIMARY KEY (a, b))",
     "CREATE TABLE h (x int)",
+    "CREATE SEQUENCE \"MySeq\"",
+    "CREATE TABLE kw (a timestamptz DEFAULT current_timestamp, b text DEFAULT current_user, "
+    "c int DEFAULT coalesce(1, 2), d int DEFAULT greatest(1, 2), e timestamptz DEFAULT current_timestamp(3), "
+    "f bigint DEFAULT nextval('\"MySeq\"'), g int DEFAULT nullif(1, 2))",
     "INSERT INTO plain VALUES (1, 2)",
     "SHOW quote_all_identifiers",
     "SELECT name, setting, category, short_desc, context, vartype, boot_val, reset_val FROM pg_settings WHERE name = 'quote_all_identifiers'",
-    CAT, KEYS, NAMES, INDEXES,
+    CAT, KEYS, NAMES, INDEXES, KW,
     "SET quote_all_identifiers = on",
     "SHOW quote_all_identifiers",
     "SELECT current_setting('quote_all_identifiers'), setting FROM pg_settings WHERE name = 'quote_all_identifiers'",
-    CAT, KEYS, NAMES, INDEXES,
+    CAT, KEYS, NAMES, INDEXES, KW,
+    "CREATE TABLE kw2 (id serial, t text DEFAULT 'x'::text)",
+    "RESET quote_all_identifiers",
+    "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'kw2' ORDER BY 1",
+    "SET quote_all_identifiers = on",
     "INSERT INTO plain VALUES (1, 2)",
     "ALTER TABLE h ALTER COLUMN x TYPE uuid",
     "SELECT to_regclass('nosuch.tab'), to_regclass('\"Sch\".nosuch')",
