@@ -3236,11 +3236,21 @@ pub fn builtin_proc_oid(name: &str) -> Option<u32> {
         .map(|(o, _)| *o)
 }
 
+/// A role's name in `aclitem` text, quoted by aclitem's own rule (`putid`): only a name with
+/// a character other than a letter, a digit or `_` (keywords and capitals stay bare, and
+/// `quote_all_identifiers` does not change it).
+fn acl_role_name(name: &str) -> String {
+    if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// PostgreSQL's `acldefault(kind, owner)`: the privileges an object of that kind has before
 /// any GRANT or REVOKE, as `aclitem` texts (`None`: not a kind PostgreSQL knows).
 pub fn acl_default(kind: char, owner: &str) -> Option<Vec<String>> {
-    // aclitem's own quoting (`putid`), which `quote_all_identifiers` does not change.
-    let owner = quote_ident_if_needed(owner);
+    let owner = acl_role_name(owner);
     let own = |privs: &str| format!("{owner}={privs}/{owner}");
     let public = |privs: &str| format!("={privs}/{owner}");
     Some(match kind {
@@ -4398,7 +4408,7 @@ pub fn quote_ident_if_needed(name: &str) -> String {
     let mut chars = name.chars();
     let plain = match chars.next() {
         Some(c) if c.is_ascii_lowercase() || c == '_' => {
-            chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$')
+            chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         }
         _ => false,
     };
@@ -5800,5 +5810,10 @@ mod tests {
         assert_eq!(quote_ident("1a"), "\"1a\"");
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
         assert_eq!(quote_ident("key"), "key");
+        assert_eq!(quote_ident("a$b"), "\"a$b\"");
+        assert_eq!(acl_role_name("Admin"), "Admin");
+        assert_eq!(acl_role_name("user"), "user");
+        assert_eq!(acl_role_name("a b"), "\"a b\"");
+        assert_eq!(acl_role_name("a\"b"), "\"a\"\"b\"");
     }
 }

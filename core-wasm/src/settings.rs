@@ -1016,19 +1016,9 @@ fn split_list(s: &str) -> Vec<String> {
     out
 }
 
-/// PostgreSQL's `quote_identifier` for list settings (keywords aside).
+/// PostgreSQL's `quote_identifier` for list settings (the value is kept as SET wrote it).
 fn quote_ident(s: &str) -> String {
-    let plain = s
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$');
-    if plain {
-        s.to_string()
-    } else {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    }
+    crate::pgcatalog::quote_ident_if_needed(s)
 }
 
 fn check_changeable(def: &Setting) -> Result<(), SqlError> {
@@ -1893,6 +1883,8 @@ mod tests {
         assert_eq!(split_list("\"$user\", public"), ["$user", "public"]);
         assert_eq!(split_list("a, \"x y\", \"Q\""), ["a", "x y", "Q"]);
         assert_eq!(quote_ident("a,b"), "\"a,b\"");
+        assert_eq!(quote_ident("a$b"), "\"a$b\"");
+        assert_eq!(quote_ident("select"), "\"select\"");
         assert_eq!(quote_ident("public"), "public");
     }
 

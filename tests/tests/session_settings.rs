@@ -73,6 +73,7 @@ for s in [
     "RESET client_min_messages", "RESET random_page_cost", "SHOW random_page_cost",
     "SET application_name = 'x y'", "SHOW application_name",
     "SET search_path = a, \"B\", public", "SHOW search_path",
+    "SET search_path = \"select\", a$b, \"user\", public", "SHOW search_path",
     "SELECT current_schemas(true), current_schema()",
     "DROP TABLE IF EXISTS ss_t", "CREATE TABLE ss_t (a int)", "INSERT INTO public.ss_t VALUES (1)",
     "SET search_path = nosuch", "SELECT current_schema()", "CREATE TABLE ss_u (a int)",
