@@ -878,12 +878,10 @@ impl View<'_> {
             .unwrap_or_else(|| def.setting.to_string())
     }
 
-    /// The value SET, SET LOCAL or the start-up parameters gave `key`, if any.
-    fn value_of(&self, key: &str) -> Option<String> {
-        if let Some(t) = self.txn {
-            if let Some(v) = t.settings.local.get(key) {
-                return Some(v.clone());
-            }
+    /// [`Self::value_of`] without a copy.
+    fn value_ref(&self, key: &str) -> Option<&str> {
+        if let Some(v) = self.txn.and_then(|t| t.settings.local.get(key)) {
+            return Some(v);
         }
         let values = self
             .txn
@@ -892,7 +890,12 @@ impl View<'_> {
         values
             .get(key)
             .or_else(|| self.sess.reset.get(key))
-            .cloned()
+            .map(String::as_str)
+    }
+
+    /// The value SET, SET LOCAL or the start-up parameters gave `key`, if any.
+    fn value_of(&self, key: &str) -> Option<String> {
+        self.value_ref(key).map(str::to_string)
     }
 
     /// The session's time zone (`SET LOCAL` included).
@@ -938,7 +941,8 @@ impl View<'_> {
     /// `quote_all_identifiers` (`SET LOCAL` included): every identifier the server writes is
     /// quoted (`pgcatalog::quote_ident`).
     pub fn quote_all_identifiers(&self) -> bool {
-        self.value("quote_all_identifiers") == "on"
+        // Read on every statement: no lookup in the table of settings, no copy.
+        self.value_ref("quote_all_identifiers") == Some("on")
     }
 
     /// The isolation level and access mode a new transaction gets.
