@@ -38,20 +38,27 @@ WORKER = ("SELECT datname, usename, application_name, client_addr, client_hostna
           "xact_start <= query_start, state_change >= query_start, wait_event_type, wait_event, "
           "state, backend_xid IS NULL, backend_xmin IS NULL, query, backend_type, leader_pid, "
           "query_id FROM pg_stat_activity WHERE application_name = 'worker'")
-run(WORKER)
+
+def worker_row():
+    # PostgreSQL's backend reports its state before it starts waiting for the client
+    # (wait_event ClientRead): read the row once the worker is waiting, as RockLake's is.
+    time.sleep(0.1)
+    run(WORKER)
+
+worker_row()
 run("BEGIN ISOLATION LEVEL REPEATABLE READ", worker)
 run("SELECT 1", worker)
-run(WORKER)
+worker_row()
 run("CREATE TABLE act_t (a int)", worker)
-run(WORKER)
+worker_row()
 run("SELECT 1/0", worker)
-run(WORKER)
+worker_row()
 run("ROLLBACK", worker)
 run("BEGIN", worker)
 run("CREATE TABLE act_t (a int)", worker)
-run(WORKER)
+worker_row()
 run("COMMIT", worker)
-run(WORKER)
+worker_row()
 # The reader's own row: running its own statement.
 run("SELECT application_name, state, query, wait_event, xact_start = now(), "
     "client_addr = inet_client_addr(), client_port = inet_client_port(), "
