@@ -4544,6 +4544,11 @@ fn constant_default(e: &ast::Expr, ty: PgType) -> Option<String> {
             Expr::Value(v) => match &v.value {
                 V::SingleQuotedString(s) => {
                     let (t, m) = sql_type(data_type).ok()?;
+                    // A modifier RockLake does not keep (an array's element, an interval's
+                    // precision): the text stays as written rather than lose it.
+                    if m < 0 && data_type.to_string().contains('(') {
+                        return None;
+                    }
                     (s.clone(), t, m)
                 }
                 _ => return None,
@@ -4561,6 +4566,7 @@ fn constant_default(e: &ast::Expr, ty: PgType) -> Option<String> {
     let shown = crate::types::format_text(&value, t)?;
     let label = match t {
         PgType::Bpchar if typmod < 0 => "bpchar".to_string(),
+        PgType::BpcharArray if typmod < 0 => "bpchar[]".to_string(),
         _ => crate::query::format_type_plain(t, typmod),
     };
     let quoted = || format!("'{}'::{label}", shown.replace('\'', "''"));

@@ -2545,6 +2545,7 @@ fn namespace_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .map(|(name, o)| {
             let acl = match name.as_str() {
                 "pg_catalog" | "information_schema" => {
+                    let u = acl_role_name(u);
                     texts(&[format!("{u}=UC/{u}"), format!("=U/{u}")])
                 }
                 "public" => texts(&[
@@ -4302,13 +4303,14 @@ fn rewrite_names(text: &str, name: &dyn Fn(&str, Option<char>, NameRole) -> Stri
                         Token::Word(w) if first => {
                             out.push_str(&name(&w.value, w.quote_style, NameRole::TypeHead))
                         }
-                        Token::Word(w) if w.quote_style.is_none() => out.push_str(&w.value),
+                        Token::Word(w) if w.quote_style.is_none() => {
+                            out.push_str(&w.value.to_ascii_lowercase())
+                        }
                         Token::Whitespace(_)
                             if ahead(i, 0).and_then(bare).is_some_and(|w| {
-                                matches!(
-                                    w,
-                                    "varying" | "precision" | "with" | "without" | "time" | "zone"
-                                )
+                                ["varying", "precision", "with", "without", "time", "zone"]
+                                    .iter()
+                                    .any(|k| k.eq_ignore_ascii_case(w))
                             }) =>
                         {
                             copy(&mut out, i)
@@ -4363,43 +4365,13 @@ fn rewrite_names(text: &str, name: &dyn Fn(&str, Option<char>, NameRole) -> Stri
     out
 }
 
-/// The parts of a qualified name as `regclass` input reads them (`app.s1`, `"My Schema"."t"`,
-/// ` App . S1 `): quoted parts unquoted, others trimmed and folded to lower case. `None` for
-/// an OID, an empty part or unbalanced quotes.
+/// The parts of a qualified name as `regclass` input reads them (`query::name_parts`).
+/// `None` for an OID or a name that does not parse: the constant is then left as written.
 fn split_qualified(name: &str) -> Option<Vec<String>> {
     if name.trim().chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    let mut parts = Vec::new();
-    let mut chars = name.chars().peekable();
-    loop {
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        let mut part = String::new();
-        if chars.next_if_eq(&'"').is_some() {
-            loop {
-                match chars.next()? {
-                    '"' if chars.next_if_eq(&'"').is_some() => part.push('"'),
-                    '"' => break,
-                    c => part.push(c),
-                }
-            }
-            while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        } else {
-            while let Some(c) = chars.next_if(|c| *c != '.' && *c != '"') {
-                part.push(c);
-            }
-            part = part.trim_end().to_lowercase();
-            if part.is_empty() {
-                return None;
-            }
-        }
-        parts.push(part);
-        match chars.next() {
-            None => return Some(parts),
-            Some('.') => {}
-            Some(_) => return None,
-        }
-    }
+    crate::query::name_parts(name)
 }
 
 /// [`quote_ident`] regardless of `quote_all_identifiers`: for what PostgreSQL quotes by its
@@ -5773,6 +5745,14 @@ mod tests {
             "nextval('app.\"S 1\"'::regclass)"
         );
         assert_eq!(normalize_names("'16384'::regclass"), "'16384'::regclass");
+        // regclass input's own reading: ASCII letters folded, a space inside a bare name
+        // does not parse.
+        assert_eq!(normalize_names("'ÀB'::regclass"), "'\"Àb\"'::regclass");
+        assert_eq!(normalize_names("'a b'::regclass"), "'a b'::regclass");
+        assert_eq!(
+            normalize_names("1::DOUBLE PRECISION"),
+            "1::double precision"
+        );
         assert_eq!(normalize_names("'\"a'::regclass"), "'\"a'::regclass");
         assert_eq!(
             requote_expression("'a..b'::regclass"),

@@ -1020,9 +1020,11 @@ fn split_list(s: &str) -> Vec<String> {
     out
 }
 
-/// PostgreSQL's `quote_identifier` for list settings (the value is kept as SET wrote it).
+/// PostgreSQL's `quote_identifier` for list settings: the value is kept as SET wrote it, so
+/// under `quote_all_identifiers` every name of it is quoted, as PostgreSQL's
+/// `flatten_set_variable_args` quotes them.
 fn quote_ident(s: &str) -> String {
-    crate::pgcatalog::quote_ident_if_needed(s)
+    crate::pgcatalog::quote_ident(s)
 }
 
 fn check_changeable(def: &Setting) -> Result<(), SqlError> {

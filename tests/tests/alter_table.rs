@@ -444,7 +444,9 @@ for sql in [
     "n char(2) DEFAULT 'ab', o smallint DEFAULT 4, p real DEFAULT '2.5', q text DEFAULT 'q'::varchar, "
     "r bigint DEFAULT 5000000000, s numeric DEFAULT -2.5, t numeric(10,2) DEFAULT '5'::numeric(10,2), "
     "u text[] DEFAULT '{}', v text DEFAULT 'it''s', w int DEFAULT '12', x bigint DEFAULT -5000000000, "
-    "y numeric DEFAULT 12345678901234567890, z double precision DEFAULT '1e3')",
+    "y numeric DEFAULT 12345678901234567890, z double precision DEFAULT '1e3', "
+    "ca bpchar[] DEFAULT '{ab,cd}', cb float4 DEFAULT '0.1', cc float8 DEFAULT 'NaN', "
+    "cd text[] DEFAULT '{\"x y\",\"q\\\"r\",NULL,\"\"}')",
     CONSTS,
     "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'dd' ORDER BY ordinal_position",
     "INSERT INTO dd (id) VALUES (1)",

@@ -520,6 +520,8 @@ for sql in [
     "SELECT current_setting('quote_all_identifiers'), setting FROM pg_settings WHERE name = 'quote_all_identifiers'",
     CAT, KEYS, NAMES, INDEXES, KW,
     "CREATE TABLE kw2 (id serial, t text DEFAULT 'x'::text)",
+    "SET search_path = \"Sch\", public", "SHOW search_path",
+    "SET LOCAL search_path = public", "RESET search_path", "SHOW search_path",
     "RESET quote_all_identifiers",
     "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'kw2' ORDER BY 1",
     "SET quote_all_identifiers = on",
