@@ -4420,18 +4420,37 @@ fn fit_string(s: &str, ty: PgType, n: usize) -> Result<Option<Value>, SqlError> 
 /// Assignment conversion of a value into a column, with PostgreSQL's length check.
 fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     let v = cast_value(v, col.ty)?;
-    if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, col.ty) {
-        if col.typmod >= 4 {
-            if let Some(fitted) = fit_string(s, col.ty, (col.typmod - 4) as usize)? {
+    fit_typmod(col.ty, col.typmod, v)
+}
+
+/// A value of type `ty` made to fit its typmod as an assignment does: `varchar(n)` and
+/// `char(n)` checked (22001) and padded, `numeric(p,s)` rounded and checked (22003),
+/// date/time precision rounded; an array's elements each as its element type's.
+fn fit_typmod(ty: PgType, typmod: i32, v: Value) -> Result<Value, SqlError> {
+    if typmod < 0 {
+        return Ok(v);
+    }
+    if let (Value::Array(items), Some(elem)) = (&v, ty.element()) {
+        if ty != PgType::Int2Vector {
+            let fitted = items
+                .iter()
+                .map(|x| fit_typmod(elem, typmod, x.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Value::Array(fitted.into()));
+        }
+    }
+    if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, ty) {
+        if typmod >= 4 {
+            if let Some(fitted) = fit_string(s, ty, (typmod - 4) as usize)? {
                 return Ok(fitted);
             }
         }
     }
-    if let (Value::Numeric(s), PgType::Numeric) = (&v, col.ty) {
-        return Ok(Value::Numeric(crate::types::numeric_typmod(s, col.typmod)?));
+    if let (Value::Numeric(s), PgType::Numeric) = (&v, ty) {
+        return Ok(Value::Numeric(crate::types::numeric_typmod(s, typmod)?));
     }
-    if col.typmod >= 0 && matches!(v, Value::Timestamp(_) | Value::Time(_)) {
-        return Ok(crate::datetime::round_to_precision(v, col.typmod.into()));
+    if matches!(v, Value::Timestamp(_) | Value::Time(_)) {
+        return Ok(crate::datetime::round_to_precision(v, typmod.into()));
     }
     Ok(v)
 }

@@ -2020,10 +2020,11 @@ fn type_from_text(text: &str) -> Result<(PgType, i32), SqlError> {
     };
     let base = base.trim_start_matches("pg_catalog.").replace('"', "");
     if let Some(elem) = base.strip_suffix("[]") {
-        let (elem, _) = crate::catalog::resolve_type_name(elem.trim(), &args)?;
+        // An array column's typmod is its element's, as PostgreSQL's atttypmod.
+        let (elem, typmod) = crate::catalog::resolve_type_name(elem.trim(), &args)?;
         return elem
             .array_of()
-            .map(|a| (a, -1))
+            .map(|a| (a, typmod))
             .ok_or_else(|| SqlError::feature(format!("array type {text}")));
     }
     crate::catalog::resolve_type_name(&base, &args)
@@ -4572,11 +4573,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                     );
                     return Ok((cast_from(name, PgType::Text, ty)?, ty));
                 }
+                // An array's typmod applies to each element.
+                let scalar = match ty.element() {
+                    Some(e) if ty != PgType::Int2Vector => e,
+                    _ => ty,
+                };
                 let datetime_precision = typmod >= 0
-                    && matches!(ty, PgType::Timestamp | PgType::Timestamptz | PgType::Time);
+                    && matches!(
+                        scalar,
+                        PgType::Timestamp | PgType::Timestamptz | PgType::Time
+                    );
                 if datetime_precision
                     || typmod >= 4
-                        && matches!(ty, PgType::Numeric | PgType::Varchar | PgType::Bpchar)
+                        && matches!(scalar, PgType::Numeric | PgType::Varchar | PgType::Bpchar)
                 {
                     // `numeric(p, s)` rounds and checks the precision; `varchar(n)` truncates,
                     // `char(n)` truncates or pads with spaces.
@@ -4586,7 +4595,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         vec![
                             cast,
                             BExpr::Const(Value::Int(typmod.into())),
-                            BExpr::Const(Value::Bool(ty == PgType::Bpchar)),
+                            BExpr::Const(Value::Bool(scalar == PgType::Bpchar)),
                         ],
                     );
                     return Ok((call, ty));
@@ -7901,6 +7910,10 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     }
     if from == PgType::Timestamp && to.is_string() {
         return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
+    }
+    if from == PgType::TimestampArray && to.is_string() {
+        let text = BExpr::Func("timestamp_array_text".into(), vec![e]);
+        return coerce_or_cast(text, to);
     }
     // A real is written with its own digits (`0.1`, not the double's `0.10000000149011612`).
     if from == PgType::Float4 && to == PgType::Numeric {
@@ -11602,23 +11615,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                 _ => Value::Null,
             },
             "apply_typmod" => match (a.first(), a.get(1)) {
-                (Some(Value::Numeric(s)), Some(Value::Int(m))) => Value::Numeric(
-                    crate::types::numeric_typmod(s, i32::try_from(*m).unwrap_or(-1))?,
-                ),
-                (Some(Value::Text(s)), Some(Value::Int(m))) => {
-                    let n = usize::try_from(*m - 4).unwrap_or(0);
+                (Some(v), Some(Value::Int(m))) => {
                     let pad = matches!(a.get(2), Some(Value::Bool(true)));
-                    match s.char_indices().nth(n) {
-                        Some((cut, _)) => Value::text(&s[..cut]),
-                        None if pad => {
-                            let len = s.chars().count();
-                            Value::text(format!("{s}{}", " ".repeat(n - len)))
-                        }
-                        None => Value::Text(s.clone()),
-                    }
-                }
-                (Some(v @ (Value::Timestamp(_) | Value::Time(_))), Some(Value::Int(p))) => {
-                    crate::datetime::round_to_precision(v.clone(), *p)
+                    apply_typmod(v, *m, pad)?
                 }
                 (Some(v), _) => v.clone(),
                 _ => Value::Null,
@@ -11667,6 +11666,10 @@ impl<'a, 'b> Executor<'a, 'b> {
             "timestamp_text" => a
                 .first()
                 .and_then(|v| format_text(v, PgType::Timestamp))
+                .map_or(Value::Null, Value::text),
+            "timestamp_array_text" => a
+                .first()
+                .and_then(|v| format_text(v, PgType::TimestampArray))
                 .map_or(Value::Null, Value::text),
             "current_date" => Value::Date(
                 crate::tz::session()
@@ -13543,6 +13546,37 @@ impl<'a, 'b> Executor<'a, 'b> {
     }
 }
 
+/// An explicit cast's typmod (`::numeric(5,2)`, `::varchar(3)`, `::char(3)`, `::time(0)`):
+/// rounds, truncates or pads (`pad`: char(n)), element by element for an array.
+fn apply_typmod(v: &Value, m: i64, pad: bool) -> Result<Value, SqlError> {
+    Ok(match v {
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|x| apply_typmod(x, m, pad))
+                .collect::<Result<Vec<_>, _>>()?
+                .into(),
+        ),
+        Value::Numeric(s) => Value::Numeric(crate::types::numeric_typmod(
+            s,
+            i32::try_from(m).unwrap_or(-1),
+        )?),
+        Value::Text(s) => {
+            let n = usize::try_from(m - 4).unwrap_or(0);
+            match s.char_indices().nth(n) {
+                Some((cut, _)) => Value::text(&s[..cut]),
+                None if pad => {
+                    let len = s.chars().count();
+                    Value::text(format!("{s}{}", " ".repeat(n - len)))
+                }
+                None => Value::Text(s.clone()),
+            }
+        }
+        Value::Timestamp(_) | Value::Time(_) => crate::datetime::round_to_precision(v.clone(), m),
+        other => other.clone(),
+    })
+}
+
 /// `format_type(oid, typmod)` as PostgreSQL prints it, under the session's
 /// `quote_all_identifiers` (which quotes the types printed by their name: `"text"`, `"uuid"`,
 /// `"text"[]`, but not `integer` or `character varying(3)`, which PostgreSQL spells as SQL's
@@ -13591,6 +13625,11 @@ pub(crate) fn quote_type_name(plain: &str) -> String {
 /// [`format_type`] regardless of `quote_all_identifiers`: for text RockLake stores or parses
 /// again itself.
 pub fn format_type_plain(t: PgType, typmod: i32) -> String {
+    if let (Some(elem), true) = (t.element(), typmod >= 0) {
+        if t != PgType::Int2Vector {
+            return format!("{}[]", format_type_plain(elem, typmod));
+        }
+    }
     match (t, typmod) {
         (PgType::Varchar, m) if m >= 4 => format!("character varying({})", m - 4),
         (PgType::Bpchar, m) if m >= 4 => format!("character({})", m - 4),
