@@ -4417,6 +4417,11 @@ fn fit_string(s: &str, ty: PgType, n: usize) -> Result<Option<Value>, SqlError> 
     Ok(Some(Value::text(kept)))
 }
 
+/// The length `n` of a `varchar(n)` / `char(n)` typmod.
+fn n_of(typmod: i32) -> usize {
+    usize::try_from(typmod - 4).unwrap_or(0)
+}
+
 /// Assignment conversion of a value into a column, with PostgreSQL's length check.
 fn assign(col: &Column, v: Value) -> Result<Value, SqlError> {
     let v = cast_value(v, col.ty)?;
@@ -4434,7 +4439,15 @@ fn fit_typmod(ty: PgType, typmod: i32, v: Value) -> Result<Value, SqlError> {
         if ty != PgType::Int2Vector {
             let fitted = items
                 .iter()
-                .map(|x| fit_typmod(elem, typmod, x.clone()))
+                .map(|x| match (x, elem) {
+                    // A char(n) array's elements are checked and cut but not padded:
+                    // RockLake compares array elements as text, not with bpchar's rule that
+                    // trailing spaces do not count, so padding would break `= ANY`.
+                    (Value::Text(s), PgType::Bpchar) if s.chars().count() <= n_of(typmod) => {
+                        Ok(x.clone())
+                    }
+                    _ => fit_typmod(elem, typmod, x.clone()),
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok(Value::Array(fitted.into()));
         }
@@ -4563,8 +4576,8 @@ fn constant_default(e: &ast::Expr, ty: PgType) -> Option<String> {
             Expr::Value(v) => match &v.value {
                 V::SingleQuotedString(s) => {
                     let (t, m) = sql_type(data_type).ok()?;
-                    // A modifier RockLake does not keep (an array's element, an interval's
-                    // precision): the text stays as written rather than lose it.
+                    // A modifier RockLake does not keep (an interval's precision): the text
+                    // stays as written rather than lose it.
                     if m < 0 && data_type.to_string().contains('(') {
                         return None;
                     }

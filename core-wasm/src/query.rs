@@ -4595,7 +4595,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                         vec![
                             cast,
                             BExpr::Const(Value::Int(typmod.into())),
-                            BExpr::Const(Value::Bool(scalar == PgType::Bpchar)),
+                            // A char(n) array's elements are cut, not padded: RockLake
+                            // compares array elements as text, not as bpchar.
+                            BExpr::Const(Value::Bool(ty == PgType::Bpchar)),
                         ],
                     );
                     return Ok((call, ty));
