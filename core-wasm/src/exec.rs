@@ -766,7 +766,7 @@ impl<'a> Cx<'a> {
     /// The session's zone and the transaction's time (see [`crate::tz::enter`]), and its
     /// `quote_all_identifiers` (see [`crate::pgcatalog::enter_quote_all`]), for the
     /// statement about to run.
-    pub(crate) fn enter_zone(&self) -> Result<StatementSettings, SqlError> {
+    pub(crate) fn enter_statement_settings(&self) -> Result<StatementSettings, SqlError> {
         let settings = self.settings();
         Ok(StatementSettings {
             _zone: crate::tz::enter(settings.time_zone()?, Some(self.txn_now())),
@@ -890,7 +890,7 @@ pub(crate) struct StatementSettings {
 }
 
 pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
-    let _zone = cx.enter_zone()?;
+    let _zone = cx.enter_statement_settings()?;
     let failed = cx.sess.txn.as_ref().is_some_and(|t| t.failed);
     let explicit = cx.sess.txn.as_ref().is_some_and(|t| t.explicit);
     match stmt {
@@ -1562,7 +1562,7 @@ fn query_statement(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> 
 }
 
 pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
-    let _zone = cx.enter_zone()?;
+    let _zone = cx.enter_statement_settings()?;
     let stmts = parse(sql)?;
     let Some(stmt) = stmts.first() else {
         return Ok(Describe {
@@ -4454,7 +4454,7 @@ fn fit_typmod(ty: PgType, typmod: i32, v: Value) -> Result<Value, SqlError> {
     }
     if let (Value::Text(s), PgType::Varchar | PgType::Bpchar) = (&v, ty) {
         if typmod >= 4 {
-            if let Some(fitted) = fit_string(s, ty, (typmod - 4) as usize)? {
+            if let Some(fitted) = fit_string(s, ty, n_of(typmod))? {
                 return Ok(fitted);
             }
         }
@@ -4469,10 +4469,10 @@ fn fit_typmod(ty: PgType, typmod: i32, v: Value) -> Result<Value, SqlError> {
 }
 
 /// A column default as PostgreSQL stores and shows it (`pg_get_expr`, information_schema's
-/// `column_default`) for the forms DuckLake and DuckDB write: `DEFAULT NULL` is no default at
-/// all; a string literal for a text column is cast to the column's type (`'x'::character
-/// varying`); `TRUE`/`FALSE` for a boolean column are `true`/`false`. Anything else is kept
-/// as written.
+/// `column_default`): `DEFAULT NULL` is no default at all; a constant as PostgreSQL shows the
+/// constant it keeps ([`constant_default`], [`datetime_constant_default`]); `TRUE`/`FALSE`
+/// for a boolean column are `true`/`false`. Anything else is kept as written, its names
+/// quoted as PostgreSQL would quote them.
 fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
     if let Some(fixed) = datetime_constant_default(e, ty) {
         return Some(fixed);
@@ -4480,30 +4480,6 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
     if let Some(constant) = constant_default(e, ty) {
         return Some(constant);
     }
-    // A string cast to the column's own string type, as PostgreSQL shows a string default
-    // (what pg_dump writes back): kept as that plain string would be, or with its length as
-    // PostgreSQL names the type (`'abc'::character varying(3)`).
-    let e = match e {
-        ast::Expr::Cast {
-            expr, data_type, ..
-        } if matches!(ty, PgType::Varchar | PgType::Text) => {
-            match (expr.as_ref(), sql_type(data_type)) {
-                (ast::Expr::Value(v), Ok((t, m))) if t == ty => match &v.value {
-                    ast::Value::SingleQuotedString(_) if m == -1 => expr.as_ref(),
-                    ast::Value::SingleQuotedString(text) => {
-                        return Some(format!(
-                            "'{}'::{}",
-                            text.replace('\'', "''"),
-                            crate::query::format_type_plain(t, m)
-                        ))
-                    }
-                    _ => e,
-                },
-                _ => e,
-            }
-        }
-        other => other,
-    };
     let ast::Expr::Value(v) = e else {
         // PostgreSQL prints an operator expression in brackets, and its names quoted only
         // where they need it, however the client wrote them.
@@ -4516,9 +4492,6 @@ fn stored_default(e: &ast::Expr, ty: PgType) -> Option<String> {
     match (&v.value, ty) {
         (ast::Value::Null, _) => None,
         (ast::Value::Boolean(b), PgType::Bool) => Some(b.to_string()),
-        (ast::Value::SingleQuotedString(text), PgType::Varchar | PgType::Text) => {
-            Some(format!("'{}'::{}", text.replace('\'', "''"), ty.sql_name()))
-        }
         _ => Some(e.to_string()),
     }
 }
@@ -4589,10 +4562,18 @@ fn constant_default(e: &ast::Expr, ty: PgType) -> Option<String> {
         },
         _ => return None,
     };
-    // Length-limited strings keep the text as given (a cast would cut it); the reg types
-    // name objects by the search_path of the moment.
-    if t.is_reg() || (typmod >= 0 && matches!(t, PgType::Varchar | PgType::Bpchar)) {
+    // The reg types name objects by the search_path of the moment.
+    if t.is_reg() {
         return None;
+    }
+    // A cast to a length-limited string is the constant as written and the cast
+    // (`'abcdef'::character varying(3)`): the length coercion is shown, not applied.
+    if typmod >= 0 && matches!(t, PgType::Varchar | PgType::Bpchar) {
+        return Some(format!(
+            "'{}'::{}",
+            text.replace('\'', "''"),
+            crate::query::format_type_plain(t, typmod)
+        ));
     }
     let value = crate::types::parse_text(&text, t).ok()?;
     let shown = crate::types::format_text(&value, t)?;
@@ -6376,7 +6357,7 @@ fn check_assignable(c: &Column, from: PgType, what: &str) -> Result<(), SqlError
 /// row, columns outside the COPY's list taking their defaults. An error names its line (and
 /// column) in PostgreSQL's CONTEXT.
 pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError> {
-    let _zone = cx.enter_zone()?;
+    let _zone = cx.enter_statement_settings()?;
     let at = cx.read_point();
     let t = {
         let rcx = cx.reader(at);

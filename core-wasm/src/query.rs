@@ -11126,18 +11126,14 @@ impl<'a, 'b> Executor<'a, 'b> {
                 match name {
                     "pg_get_expr" => match (a.first(), a.get(1)) {
                         (Some(Value::Text(e)), Some(Value::Int(relid))) => {
-                            let text = self
+                            let serial = self
                                 .cx
                                 .serial_default_text(e, u32::try_from(*relid).unwrap_or(0));
-                            match (text, crate::pgcatalog::quote_all()) {
-                                (Some(t), true) => {
-                                    Value::text(crate::pgcatalog::requote_expression(&t))
-                                }
-                                (None, true) => {
-                                    Value::text(crate::pgcatalog::requote_expression(e))
-                                }
-                                (Some(t), false) => Value::text(t),
-                                (None, false) => Value::Text(e.clone()),
+                            let text = serial.as_deref().unwrap_or(e);
+                            if crate::pgcatalog::quote_all() {
+                                Value::text(crate::pgcatalog::requote_expression(text))
+                            } else {
+                                Value::text(text)
                             }
                         }
                         _ => a.first().cloned().unwrap_or(Value::Null),

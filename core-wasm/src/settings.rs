@@ -1020,13 +1020,6 @@ fn split_list(s: &str) -> Vec<String> {
     out
 }
 
-/// PostgreSQL's `quote_identifier` for list settings: the value is kept as SET wrote it, so
-/// under `quote_all_identifiers` every name of it is quoted, as PostgreSQL's
-/// `flatten_set_variable_args` quotes them.
-fn quote_ident(s: &str) -> String {
-    crate::pgcatalog::quote_ident(s)
-}
-
 fn check_changeable(def: &Setting) -> Result<(), SqlError> {
     let message = match def.context {
         "user" | "superuser" => return Ok(()),
@@ -1452,7 +1445,9 @@ fn flatten(p: &Param, values: &[ast::Expr]) -> Result<Option<String>, SqlError> 
         "search_path" => Ok(Some(
             parts
                 .iter()
-                .map(|p| quote_ident(p))
+                // Kept as SET writes it: under quote_all_identifiers every name is quoted,
+                // as PostgreSQL's flatten_set_variable_args quotes them.
+                .map(|p| crate::pgcatalog::quote_ident(p))
                 .collect::<Vec<_>>()
                 .join(", "),
         )),
@@ -1888,6 +1883,7 @@ mod tests {
     fn search_path_lists_round_trip() {
         assert_eq!(split_list("\"$user\", public"), ["$user", "public"]);
         assert_eq!(split_list("a, \"x y\", \"Q\""), ["a", "x y", "Q"]);
+        let quote_ident = crate::pgcatalog::quote_ident;
         assert_eq!(quote_ident("a,b"), "\"a,b\"");
         assert_eq!(quote_ident("a$b"), "\"a$b\"");
         assert_eq!(quote_ident("select"), "\"select\"");

@@ -446,7 +446,8 @@ for sql in [
     "u text[] DEFAULT '{}', v text DEFAULT 'it''s', w int DEFAULT '12', x bigint DEFAULT -5000000000, "
     "y numeric DEFAULT 12345678901234567890, z double precision DEFAULT '1e3', "
     "ca bpchar[] DEFAULT '{ab,cd}', cb float4 DEFAULT '0.1', cc float8 DEFAULT 'NaN', "
-    "cd text[] DEFAULT '{\"x y\",\"q\\\"r\",NULL,\"\"}')",
+    "cd text[] DEFAULT '{\"x y\",\"q\\\"r\",NULL,\"\"}', ce text DEFAULT 'abcdef'::varchar(3), "
+    "cf char(4) DEFAULT 'ab'::char(2), cg varchar(5) DEFAULT 'xy'::varchar(5))",
     CONSTS,
     "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'dd' ORDER BY ordinal_position",
     "INSERT INTO dd (id) VALUES (1)",
