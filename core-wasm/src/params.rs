@@ -237,9 +237,14 @@ pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
         2950 => crate::types::fmt_uuid(&b.try_into().map_err(|_| bad())?),
         // The other scalar types (numeric, dates and times, interval, bpchar, …): PostgreSQL's
         // receive format, shown as text for the literal the statement is bound with.
-        _ => match crate::types::type_by_oid(oid).filter(|t| !t.is_array()) {
+        _ => match crate::types::type_by_oid(oid) {
             Some(ty) => {
-                let v = crate::wire::decode_binary(b, ty).map_err(|_| bad())?;
+                // A malformed value is 22P03; an array of another element type or shape
+                // keeps its own error (42804, 0A000).
+                let v = crate::wire::decode_binary(b, ty).map_err(|e| match e {
+                    crate::error::SqlError::BadCopyFormat { .. } => bad(),
+                    e => e.to_pg(),
+                })?;
                 crate::types::format_text(&v, ty).ok_or_else(bad)?
             }
             None => {
@@ -388,10 +393,27 @@ mod tests {
             decode_binary(1082, &[0; 3]).expect_err("short date").code,
             "22P03"
         );
-        // Arrays only in text format.
+        // Arrays as array_recv reads them, shown as their text form.
+        let mut text_array = Vec::new();
+        for v in [1i32, 1, 25, 2, 1, 3] {
+            text_array.extend_from_slice(&v.to_be_bytes());
+        }
+        text_array.extend_from_slice(b"a,b");
+        text_array.extend_from_slice(&(-1i32).to_be_bytes());
         assert_eq!(
-            decode_binary(1009, &[0; 12]).expect_err("text[]").code,
-            "0A000"
+            decode_binary(1009, &text_array).expect("text[]"),
+            "{\"a,b\",NULL}"
+        );
+        // An array of another element type: 42804; malformed: 22P03.
+        assert_eq!(
+            decode_binary(1007, &text_array).expect_err("int4[]").code,
+            "42804"
+        );
+        assert_eq!(
+            decode_binary(1009, &text_array[..20])
+                .expect_err("cut")
+                .code,
+            "22P03"
         );
     }
 }

@@ -1062,10 +1062,30 @@ pub(crate) fn parse_value(def: &Setting, raw: &str, current: &str) -> Result<Str
     match def.name {
         "TimeZone" => return parse_time_zone(def, raw),
         "client_encoding" => {
-            return match raw.to_ascii_lowercase().replace(['-', '_'], "").as_str() {
+            // PostgreSQL's clean_encoding_name: only letters and digits count, so asyncpg's
+            // `'utf-8'` (quotes included) names UTF8.
+            let name: String = raw
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            return match name.as_str() {
                 "utf8" | "unicode" => Ok("UTF8".into()),
                 _ => Err(invalid(def, raw, Some("RockLake speaks UTF8 only."))),
-            }
+            };
+        }
+        // PostgreSQL 15's pg_clean_ascii: every byte outside printable ASCII becomes `?`.
+        "application_name" => {
+            return Ok(raw
+                .bytes()
+                .map(|b| {
+                    if (32..=126).contains(&b) {
+                        b as char
+                    } else {
+                        '?'
+                    }
+                })
+                .collect())
         }
         "DateStyle" => return parse_date_style(def, raw, current),
         "IntervalStyle" if !raw.eq_ignore_ascii_case("postgres") => {
@@ -1420,7 +1440,11 @@ fn flatten(p: &Param, values: &[ast::Expr]) -> Result<Option<String>, SqlError> 
             }
             ast::Expr::Identifier(id) => crate::query::ident(id),
             ast::Expr::Value(v) => match &v.value {
-                ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                ast::Value::SingleQuotedString(s)
+                | ast::Value::DoubleQuotedString(s)
+                | ast::Value::EscapedStringLiteral(s) => s.clone(),
+                // Any string constant, as in PostgreSQL's grammar: `SET x = $$…$$`.
+                ast::Value::DollarQuotedString(d) => d.value.clone(),
                 ast::Value::Number(n, _) => n.to_string(),
                 // A placeholder keeps the word as written; a built-in reads it as on/off.
                 ast::Value::Boolean(b) if p.is_custom() => b.to_string(),
@@ -1815,6 +1839,21 @@ pub(crate) fn refuse_read_write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoding_names_count_only_letters_and_digits() {
+        let def = find("client_encoding").expect("known");
+        for name in ["UTF8", "utf-8", "'utf-8'", "Utf_8", "unicode", " UTF 8 "] {
+            assert_eq!(
+                parse_value(def, name, "UTF8").expect(name),
+                "UTF8",
+                "{name}"
+            );
+        }
+        for bad in ["LATIN1", "utf16", "", "u"] {
+            assert!(parse_value(def, bad, "UTF8").is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn time_values_parse_and_show_as_postgresql() {

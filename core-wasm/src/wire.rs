@@ -244,10 +244,86 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
                 u16::from_be_bytes([a[4], a[5]]),
             )
         }
-        crate::types::array_types!() => {
-            return Err(SqlError::feature("binary input of array values"));
-        }
+        crate::types::array_types!() => array_from_binary(b, ty)?,
     })
+}
+
+/// PostgreSQL's `array_recv`: dimensions, a has-nulls flag, the element type, then each
+/// element as a length (`-1` for NULL) and its own binary form. RockLake's arrays are
+/// one-dimensional with subscripts from 1 (an `int2vector`'s from 0), so other shapes are
+/// refused rather than changed.
+fn array_from_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
+    let elem = ty
+        .element()
+        .ok_or_else(|| SqlError::internal("array type without an element type"))?;
+    let mut pos = 0usize;
+    let take = |pos: &mut usize, n: usize| -> Result<&[u8], SqlError> {
+        let v = b
+            .get(*pos..pos.saturating_add(n))
+            .ok_or_else(|| bad("insufficient data left in message"))?;
+        *pos += n;
+        Ok(v)
+    };
+    let int = |pos: &mut usize| -> Result<i32, SqlError> {
+        let v = take(pos, 4)?;
+        Ok(i32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+    };
+    let ndim = int(&mut pos)?;
+    let flags = int(&mut pos)?;
+    let elem_oid = int(&mut pos)? as u32;
+    if ndim < 0 {
+        return Err(bad(format!("invalid number of dimensions: {ndim}")));
+    }
+    if flags != 0 && flags != 1 {
+        return Err(bad("invalid array flags"));
+    }
+    if elem_oid != elem.oid() {
+        let name = |oid: u32| {
+            crate::types::type_by_oid(oid)
+                .map_or_else(|| "???".to_string(), |t| t.sql_name().to_string())
+        };
+        return Err(SqlError::DatatypeMismatch {
+            message: format!(
+                "binary data has array element type {elem_oid} ({}) instead of expected {} ({})",
+                name(elem_oid),
+                elem.oid(),
+                name(elem.oid())
+            ),
+            hint: None,
+        });
+    }
+    if ndim > 1 {
+        return Err(SqlError::feature("multidimensional arrays"));
+    }
+    let mut len = 0usize;
+    if ndim == 1 {
+        let n = int(&mut pos)?;
+        let lower = int(&mut pos)?;
+        let expected_lower = if ty == PgType::Int2Vector { 0 } else { 1 };
+        if n < 0 {
+            return Err(bad("array size exceeds the maximum allowed"));
+        }
+        if n > 0 && lower != expected_lower {
+            return Err(SqlError::feature(format!(
+                "array subscripts starting at {lower} (RockLake's arrays start at {expected_lower})"
+            )));
+        }
+        len = n as usize;
+    }
+    let mut items = Vec::with_capacity(len.min(b.len() / 4));
+    for _ in 0..len {
+        let n = int(&mut pos)?;
+        if n == -1 {
+            items.push(Value::Null);
+            continue;
+        }
+        let n = usize::try_from(n).map_err(|_| bad("insufficient data left in message"))?;
+        items.push(decode_binary(take(&mut pos, n)?, elem)?);
+    }
+    if pos != b.len() {
+        return Err(bad("incorrect binary data format"));
+    }
+    Ok(Value::Array(items.into()))
 }
 
 /// One binary COPY tuple, appended to `out`.
@@ -378,6 +454,121 @@ mod tests {
         let mut b = Vec::new();
         numeric_to_binary("1.50", &mut b);
         assert_eq!(b, vec![0, 2, 0, 0, 0, 0, 0, 2, 0, 1, 0x13, 0x88]);
+    }
+
+    fn array_bytes(
+        ndim: i32,
+        flags: i32,
+        elem: u32,
+        dims: &[(i32, i32)],
+        items: &[Option<&[u8]>],
+    ) -> Vec<u8> {
+        let mut b = Vec::new();
+        for v in [ndim, flags, elem as i32] {
+            b.extend_from_slice(&v.to_be_bytes());
+        }
+        for (n, lower) in dims {
+            b.extend_from_slice(&n.to_be_bytes());
+            b.extend_from_slice(&lower.to_be_bytes());
+        }
+        for it in items {
+            match it {
+                Some(x) => {
+                    b.extend_from_slice(&(x.len() as i32).to_be_bytes());
+                    b.extend_from_slice(x);
+                }
+                None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn binary_arrays_are_read_as_array_recv_reads_them() {
+        let one = 1i32.to_be_bytes();
+        let v = decode_binary(
+            &array_bytes(1, 1, 23, &[(2, 1)], &[Some(&one), None]),
+            PgType::Int4Array,
+        )
+        .expect("int4[]");
+        assert_eq!(v, Value::Array(vec![Value::Int(1), Value::Null].into()));
+        // Empty arrays: no dimensions, or one of length 0.
+        for b in [
+            array_bytes(0, 0, 25, &[], &[]),
+            array_bytes(1, 0, 25, &[(0, 1)], &[]),
+        ] {
+            assert_eq!(
+                decode_binary(&b, PgType::TextArray).expect("empty"),
+                Value::Array(Vec::new().into())
+            );
+        }
+        // An int2vector's subscripts start at 0.
+        let two = 2i16.to_be_bytes();
+        assert_eq!(
+            decode_binary(
+                &array_bytes(1, 0, 21, &[(1, 0)], &[Some(&two)]),
+                PgType::Int2Vector
+            )
+            .expect("int2vector"),
+            Value::Array(vec![Value::Int(2)].into())
+        );
+        let state = |b: &[u8], ty| decode_binary(b, ty).map(|_| ()).map_err(|e| e.sqlstate());
+        // Another element type: 42804, as array_recv.
+        assert_eq!(
+            state(
+                &array_bytes(1, 0, 25, &[(1, 1)], &[Some(b"x")]),
+                PgType::Int4Array
+            ),
+            Err("42804")
+        );
+        // Shapes RockLake's arrays cannot hold are refused, not changed.
+        assert_eq!(
+            state(
+                &array_bytes(2, 0, 23, &[(1, 1), (1, 1)], &[Some(&one)]),
+                PgType::Int4Array
+            ),
+            Err("0A000")
+        );
+        assert_eq!(
+            state(
+                &array_bytes(1, 0, 23, &[(1, 0)], &[Some(&one)]),
+                PgType::Int4Array
+            ),
+            Err("0A000")
+        );
+        // Malformed: bad flags, a negative dimension count, cut short, bytes left over, an
+        // element of the wrong size.
+        let malformed = [
+            array_bytes(1, 2, 23, &[(1, 1)], &[Some(&one)]),
+            array_bytes(-1, 0, 23, &[], &[]),
+            array_bytes(1, 0, 23, &[(2, 1)], &[Some(&one)]),
+            [array_bytes(1, 0, 23, &[(1, 1)], &[Some(&one)]), vec![0]].concat(),
+            array_bytes(1, 0, 23, &[(1, 1)], &[Some(&[0, 1])]),
+            array_bytes(1, 0, 23, &[(1, 1)], &[]),
+            vec![0, 0],
+        ];
+        for b in malformed {
+            assert!(state(&b, PgType::Int4Array).is_err(), "{b:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn binary_arrays_round_trip(
+            ints in proptest::collection::vec(proptest::option::of(proptest::num::i64::ANY), 0..20),
+            texts in proptest::collection::vec(proptest::option::of(".{0,8}"), 0..20),
+        ) {
+            let to_value = |items: Vec<Value>| Value::Array(items.into());
+            let cases = [
+                (to_value(ints.iter().map(|i| i.map_or(Value::Null, Value::Int)).collect()), PgType::Int8Array),
+                (to_value(texts.iter().map(|t| t.clone().map_or(Value::Null, Value::text)).collect()), PgType::TextArray),
+            ];
+            for (v, ty) in cases {
+                let mut b = Vec::new();
+                encode_binary(&v, ty, &mut b).expect("encode");
+                proptest::prop_assert_eq!(decode_binary(&b, ty).expect("decode"), v);
+            }
+        }
     }
 
     #[test]

@@ -132,6 +132,12 @@ for s in [
     "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", "SHOW default_transaction_read_only",
     "RESET default_transaction_read_only",
     "SET client_encoding = 'UTF8'", "SHOW client_encoding",
+    # Encoding names count only their letters and digits (asyncpg sends `'utf-8'`, quotes too).
+    "SET client_encoding = 'utf-8'", "SHOW client_encoding",
+    "SET client_encoding = $$'Utf_8'$$", "SHOW client_encoding", "SET client_encoding = 'unicode'",
+    "SET application_name = E'a\\tb'", "SHOW application_name", "SET application_name = $q$x'y$q$",
+    "SHOW application_name", "SET application_name = 'ünï'", "SHOW application_name",
+    "RESET application_name",
     "SET statement_timeout = 5000", "DISCARD ALL", "SHOW statement_timeout", "SHOW application_name",
     # set_config(): SET from inside a query (psql, pg_dump and ORMs use it).
     "SELECT set_config('statement_timeout', '3s', false)", "SHOW statement_timeout",

@@ -277,6 +277,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "pipelines",
             "--test",
+            "python_clients",
+            "--test",
             "activity",
             "--test",
             "sequences",

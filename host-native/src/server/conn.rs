@@ -760,6 +760,11 @@ impl<B: Backend> Conn<B> {
 
     async fn query_loop(&mut self) -> R<()> {
         loop {
+            if self.skip_till_sync {
+                // PostgreSQL sends an error at once (elog.c flushes it), so a client that
+                // ended its Parse/Describe with Flush, as asyncpg does, hears it before Sync.
+                self.flush().await?;
+            }
             self.wait_for_input().await?;
             let raw = self.read_raw(false).await?;
             let (ty, body) = match raw {
