@@ -516,6 +516,8 @@ pub fn resolve_type_name(name: &str, args: &[i64]) -> Result<(PgType, i32), SqlE
         "tid" => PgType::Tid,
         "xid" => PgType::Xid,
         "inet" => PgType::Inet,
+        "int2vector" => PgType::Int2Vector,
+        "oidvector" => PgType::OidVector,
         other => {
             return Err(SqlError::UndefinedObject {
                 message: format!("type \"{other}\" does not exist"),

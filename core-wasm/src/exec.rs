@@ -4436,7 +4436,7 @@ fn fit_typmod(ty: PgType, typmod: i32, v: Value) -> Result<Value, SqlError> {
         return Ok(v);
     }
     if let (Value::Array(items), Some(elem)) = (&v, ty.element()) {
-        if ty != PgType::Int2Vector {
+        if !ty.is_vector() {
             let fitted = items
                 .iter()
                 .map(|x| match (x, elem) {

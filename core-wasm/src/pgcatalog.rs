@@ -20,8 +20,7 @@
 //!   `"char"[]` as `text[]` (`oid[]` columns are `oid[]`, so `oid = ANY(pg_policy.polroles)`
 //!   is checked as PostgreSQL checks it), the information_schema domains as their base
 //!   types (`sql_identifier` → `name`, `character_data`/`yes_or_no` → `varchar`,
-//!   `cardinal_number` → `int4`). `oidvector` columns are left out of `pg_index`
-//!   (`indclass`, `indcollation`) and `oid[]` in the empty catalogs; `anyarray`
+//!   `cardinal_number` → `int4`); `anyarray`
 //!   (`pg_attribute.attmissingval`, always NULL) is `text[]`; system columns (`ctid`,
 //!   attnum < 0) are not listed in `pg_attribute`.
 //! * Every relation has the system column `tableoid` (its own OID), and `pg_class` one more,
@@ -187,6 +186,7 @@ const TEXTS: PgType = PgType::TextArray;
 const I2S: PgType = PgType::Int2Array;
 const I2V: PgType = PgType::Int2Vector;
 const OIDS: PgType = PgType::OidArray;
+const OIDV: PgType = PgType::OidVector;
 
 const DEFAULT_ACL_COLS: Spec = &[
     ("oid", OID),
@@ -215,7 +215,7 @@ const PROC_COLS: Spec = &[
     ("pronargs", I2),
     ("pronargdefaults", I2),
     ("prorettype", OID),
-    ("proargtypes", OIDS),
+    ("proargtypes", OIDV),
     ("proallargtypes", OIDS),
     ("proargmodes", TEXTS),
     ("proargnames", TEXTS),
@@ -368,8 +368,8 @@ const PARTITIONED_TABLE_COLS: Spec = &[
     ("partnatts", I2),
     ("partdefid", OID),
     ("partattrs", I2V),
-    ("partclass", OIDS),
-    ("partcollation", OIDS),
+    ("partclass", OIDV),
+    ("partcollation", OIDV),
     ("partexprs", TEXT),
 ];
 const INIT_PRIVS_COLS: Spec = &[
@@ -635,6 +635,8 @@ const INDEX_COLS: Spec = &[
     ("indislive", BOOL),
     ("indisreplident", BOOL),
     ("indkey", I2V),
+    ("indcollation", OIDV),
+    ("indclass", OIDV),
     ("indoption", I2V),
     ("indexprs", TEXT),
     ("indpred", TEXT),
@@ -2291,20 +2293,40 @@ const BASE_TYPES: &[BaseType] = &[
         "regprocin",
         "-",
     ),
-    bt(
-        22,
-        "int2vector",
-        -1,
-        false,
-        'A',
-        false,
-        0,
-        'i',
-        'p',
-        0,
-        "int2vectorin",
-        "-",
-    ),
+    BaseType {
+        elem: 21,
+        ..bt(
+            22,
+            "int2vector",
+            -1,
+            false,
+            'A',
+            false,
+            0,
+            'i',
+            'p',
+            0,
+            "int2vectorin",
+            "-",
+        )
+    },
+    BaseType {
+        elem: 26,
+        ..bt(
+            30,
+            "oidvector",
+            -1,
+            false,
+            'A',
+            false,
+            0,
+            'i',
+            'p',
+            0,
+            "oidvectorin",
+            "-",
+        )
+    },
 ];
 
 fn base_type(oid: u32) -> Option<&'static BaseType> {
@@ -2406,10 +2428,11 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<
         if !(want(bt.oid, "", bt.name) || array_wanted()) {
             continue;
         }
-        let subscript = if bt.elem != 0 {
-            "raw_array_subscript_handler"
-        } else {
-            "-"
+        // `name` is subscripted as raw bytes; the vectors are arrays (from 0).
+        let subscript = match (bt.elem, bt.category) {
+            (0, _) => "-",
+            (_, 'A') => "array_subscript_handler",
+            _ => "raw_array_subscript_handler",
         };
         rows.push((
             bt.oid,
@@ -3036,12 +3059,55 @@ fn index_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 b(true),
                 b(false),
                 int2s(pk_attnums(tb)),
+                int2s(pk_types(tb).map(|ty| i64::from(type_facts(ty).3))),
+                int2s(pk_types(tb).map(|ty| i64::from(btree_opclass(ty)))),
                 int2s(tb.primary_key.iter().map(|_| 0)),
                 NULL,
                 NULL,
             ]
         })
         .collect()
+}
+
+fn pk_types(tb: &Table) -> impl Iterator<Item = PgType> + '_ {
+    tb.primary_key
+        .iter()
+        .filter_map(|i| tb.columns.get(*i))
+        .map(|c| c.ty)
+}
+
+/// The OID of the default btree operator class of `ty` in PostgreSQL 15 (`pg_index.indclass`
+/// of a key on it); 0 for a type that has none.
+fn btree_opclass(ty: PgType) -> u32 {
+    match ty {
+        PgType::Int2 => 1979,
+        PgType::Int4 => 1978,
+        PgType::Int8 => 3124,
+        PgType::Text | PgType::Varchar => 3126,
+        PgType::Bpchar => 10004,
+        PgType::Name => 10028,
+        PgType::Char => 10007,
+        PgType::Bool => 10003,
+        PgType::Bytea => 10006,
+        PgType::Oid
+        | PgType::Regclass
+        | PgType::Regtype
+        | PgType::Regnamespace
+        | PgType::Regproc => 1981,
+        PgType::Float4 => 10012,
+        PgType::Float8 => 3123,
+        PgType::Numeric => 3125,
+        PgType::Date => 3122,
+        PgType::Time => 10038,
+        PgType::Timestamp => 3128,
+        PgType::Timestamptz => 3127,
+        PgType::Interval => 10022,
+        PgType::Uuid => 10065,
+        PgType::Inet => 10015,
+        PgType::Tid => 10050,
+        t if t.element().is_some() => 10000,
+        _ => 0,
+    }
 }
 
 /// The primary key's columns, quoted as `pg_get_indexdef` and `pg_get_constraintdef` show them.
@@ -4680,9 +4746,10 @@ mod tests {
                         (Value::Interval(_), t) => t == PgType::Interval,
                         (Value::Text(s), PgType::Char) => s.chars().count() <= 1,
                         (Value::Text(_), t) => t.is_string(),
-                        (Value::Array(items), PgType::Int2Array | PgType::Int2Vector) => {
-                            items.iter().all(|x| matches!(x, Value::Int(_)))
-                        }
+                        (
+                            Value::Array(items),
+                            PgType::Int2Array | PgType::Int2Vector | PgType::OidVector,
+                        ) => items.iter().all(|x| matches!(x, Value::Int(_))),
                         (Value::Array(items), PgType::TextArray) => {
                             items.iter().all(|x| matches!(x, Value::Text(_)))
                         }

@@ -1948,7 +1948,7 @@ fn set_function_type(
             if let Some(r) = it.next() {
                 bound.push(coerce_expr(r, PgType::Bool)?);
             }
-            if *a == PgType::Int2Vector {
+            if a.is_vector() {
                 if bound.len() < 3 {
                     bound.push(BExpr::Const(Value::Bool(false)));
                 }
@@ -4549,7 +4549,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         });
                     }
                 };
-                let subscript = if at == PgType::Int2Vector {
+                let subscript = if at.is_vector() {
                     "int2vector_subscript"
                 } else {
                     "array_subscript"
@@ -4575,7 +4575,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 // An array's typmod applies to each element.
                 let scalar = match ty.element() {
-                    Some(e) if ty != PgType::Int2Vector => e,
+                    Some(e) if !ty.is_vector() => e,
                     _ => ty,
                 };
                 let datetime_precision = typmod >= 0
@@ -6480,7 +6480,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         };
         // An int2vector's subscripts start at 0: its lower bound as a third argument.
         if matches!(name.as_str(), "array_lower" | "array_upper")
-            && types.first() == Some(&PgType::Int2Vector)
+            && types.first().is_some_and(|t| t.is_vector())
             && bargs.len() == 2
         {
             bargs.push(BExpr::Const(Value::Int(0)));
@@ -6991,7 +6991,7 @@ fn bind_array_function(
             "array_dims" => PgType::Text,
             _ => ty,
         };
-        if name == "array_dims" && types.first() == Some(&PgType::Int2Vector) {
+        if name == "array_dims" && types.first().is_some_and(|t| t.is_vector()) {
             args.push(BExpr::Const(Value::Int(0)));
         }
         Ok((BExpr::Func(name.to_string(), std::mem::take(args)), out))
@@ -7925,8 +7925,8 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
         let text = BExpr::Func("float4_text".into(), vec![e]);
         return coerce_or_cast(text, to);
     }
-    // An int2vector is written with spaces, not as an array.
-    if from == PgType::Int2Vector && to.is_string() {
+    // An int2vector or oidvector is written with spaces, not as an array.
+    if from.is_vector() && to.is_string() {
         let text = BExpr::Func("int2vector_text".into(), vec![e]);
         return coerce_or_cast(text, to);
     }
@@ -13624,7 +13624,7 @@ pub(crate) fn quote_type_name(plain: &str) -> String {
 /// again itself.
 pub fn format_type_plain(t: PgType, typmod: i32) -> String {
     if let (Some(elem), true) = (t.element(), typmod >= 0) {
-        if t != PgType::Int2Vector {
+        if !t.is_vector() {
             return format!("{}[]", format_type_plain(elem, typmod));
         }
     }

@@ -46,6 +46,8 @@ pub enum PgType {
     Int2Array,
     /// `int2vector`: an `int2` array written with spaces, subscripted from 0 (`pg_index.indkey`).
     Int2Vector,
+    /// `oidvector`: the same for `oid` (`pg_index.indclass`, `pg_proc.proargtypes`).
+    OidVector,
     TextArray,
     BoolArray,
     Int4Array,
@@ -93,6 +95,7 @@ impl PgType {
             PgType::Float8 => 701,
             PgType::Int2Array => 1005,
             PgType::Int2Vector => 22,
+            PgType::OidVector => 30,
             PgType::TextArray => 1009,
             PgType::BoolArray => 1000,
             PgType::NameArray => 1003,
@@ -185,6 +188,7 @@ impl PgType {
             PgType::Inet => "inet",
             PgType::Int2Array => "_int2",
             PgType::Int2Vector => "int2vector",
+            PgType::OidVector => "oidvector",
             PgType::TextArray => "_text",
             PgType::BoolArray => "_bool",
             PgType::NameArray => "_name",
@@ -224,6 +228,7 @@ impl PgType {
             PgType::Time => "time without time zone",
             PgType::Int2Array => "smallint[]",
             PgType::Int2Vector => "int2vector",
+            PgType::OidVector => "oidvector",
             PgType::TextArray => "text[]",
             PgType::BoolArray => "boolean[]",
             PgType::NameArray => "name[]",
@@ -278,6 +283,7 @@ impl PgType {
             "inet" => PgType::Inet,
             "_int2" => PgType::Int2Array,
             "int2vector" => PgType::Int2Vector,
+            "oidvector" => PgType::OidVector,
             "_text" => PgType::TextArray,
             "_bool" => PgType::BoolArray,
             "_name" => PgType::NameArray,
@@ -300,6 +306,11 @@ impl PgType {
         })
     }
 
+    /// `int2vector` or `oidvector`: written with spaces, subscripted from 0.
+    pub fn is_vector(self) -> bool {
+        matches!(self, PgType::Int2Vector | PgType::OidVector)
+    }
+
     pub fn is_integer(self) -> bool {
         matches!(
             self,
@@ -318,9 +329,13 @@ impl PgType {
         self.is_integer() || matches!(self, PgType::Float4 | PgType::Float8 | PgType::Numeric)
     }
     /// The column name PostgreSQL gives a cast to this type: the type's name as written, so
-    /// an array type is named after its element (`x::text[]` is `text`).
+    /// an array type is named after its element (`x::text[]` is `text`); the vectors are
+    /// named as themselves.
     pub fn cast_column_name(self) -> &'static str {
-        self.element().unwrap_or(self).typname()
+        match self.element() {
+            Some(e) if !self.is_vector() => e.typname(),
+            _ => self.typname(),
+        }
     }
 
     /// The element type of an array type.
@@ -336,7 +351,7 @@ impl PgType {
             PgType::Float4Array => Some(PgType::Float4),
             PgType::Float8Array => Some(PgType::Float8),
             PgType::NumericArray => Some(PgType::Numeric),
-            PgType::OidArray => Some(PgType::Oid),
+            PgType::OidArray | PgType::OidVector => Some(PgType::Oid),
             PgType::BpcharArray => Some(PgType::Bpchar),
             PgType::ByteaArray => Some(PgType::Bytea),
             PgType::DateArray => Some(PgType::Date),
@@ -351,7 +366,9 @@ impl PgType {
 
     /// The array type of element type `self`, when RockLake has one.
     pub fn array_of(self) -> Option<PgType> {
-        ALL_TYPES.into_iter().find(|t| t.element() == Some(self))
+        ALL_TYPES
+            .into_iter()
+            .find(|t| !t.is_vector() && t.element() == Some(self))
     }
 
     /// The array type of `self`, or text[] (whose elements are then `self`'s text) when
@@ -412,6 +429,7 @@ macro_rules! array_types {
     () => {
         $crate::types::PgType::Int2Array
             | $crate::types::PgType::Int2Vector
+            | $crate::types::PgType::OidVector
             | $crate::types::PgType::TextArray
             | $crate::types::PgType::BoolArray
             | $crate::types::PgType::Int4Array
@@ -1208,9 +1226,9 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Time(t) => fmt_time(*t),
         Value::Interval(iv) => fmt_interval(iv),
         Value::Tid(b, o) => format!("({b},{o})"),
-        Value::Array(items) if ty == PgType::Int2Vector => items
+        Value::Array(items) if ty.is_vector() => items
             .iter()
-            .map(|x| format_text(x, PgType::Int2).unwrap_or_default())
+            .map(|x| format_text(x, ty.element().unwrap_or(PgType::Int2)).unwrap_or_default())
             .collect::<Vec<_>>()
             .join(" "),
         Value::Array(items) => {
@@ -2144,9 +2162,9 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         }
         PgType::Xid => Value::Int(xid_in(s).into()),
         PgType::Inet => Value::Bytes(crate::inet::parse(s).ok_or_else(err)?),
-        array_types!() if ty == PgType::Int2Vector => Value::Array(
+        array_types!() if ty.is_vector() => Value::Array(
             s.split_ascii_whitespace()
-                .map(|x| parse_text(x, PgType::Int2))
+                .map(|x| parse_text(x, ty.element().unwrap_or(PgType::Int2)))
                 .collect::<Result<Vec<_>, _>>()?
                 .into(),
         ),
@@ -2170,7 +2188,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 47] = [
+pub const ALL_TYPES: [PgType; 48] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -2200,6 +2218,7 @@ pub const ALL_TYPES: [PgType; 47] = [
     PgType::Inet,
     PgType::Int2Array,
     PgType::Int2Vector,
+    PgType::OidVector,
     PgType::TextArray,
     PgType::BoolArray,
     PgType::Int4Array,

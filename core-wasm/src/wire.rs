@@ -152,7 +152,7 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
             out.extend_from_slice(&elem.oid().to_be_bytes());
             out.extend_from_slice(&(items.len() as i32).to_be_bytes());
             // The lower bound: an int2vector's subscripts start at 0 (`int2vectorsend`).
-            let lower: i32 = if ty == PgType::Int2Vector { 0 } else { 1 };
+            let lower: i32 = if ty.is_vector() { 0 } else { 1 };
             out.extend_from_slice(&lower.to_be_bytes());
             for it in items.iter() {
                 if it.is_null() {
@@ -299,7 +299,7 @@ fn array_from_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
     if ndim == 1 {
         let n = int(&mut pos)?;
         let lower = int(&mut pos)?;
-        let expected_lower = if ty == PgType::Int2Vector { 0 } else { 1 };
+        let expected_lower = if ty.is_vector() { 0 } else { 1 };
         if n < 0 {
             return Err(bad("array size exceeds the maximum allowed"));
         }
