@@ -425,7 +425,7 @@ pub fn to_datum(v: &Value) -> pb::Datum {
 pub fn from_datum_owned(d: pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
     use pb::datum::Kind;
     match (d.kind, ty) {
-        (Some(Kind::Text(s)), t) if t.is_string() => Ok(Value::text(s)),
+        (Some(Kind::Text(s)), t) if t.is_string() || t == PgType::Json => Ok(Value::text(s)),
         (Some(Kind::Numeric(s)), PgType::Numeric) => Ok(Value::Numeric(s)),
         (Some(Kind::Bytes(b)), PgType::Bytea) => Ok(Value::Bytes(b)),
         (kind, ty) => from_datum(&pb::Datum { kind }, ty),
@@ -450,7 +450,7 @@ pub fn from_datum(d: &pb::Datum, ty: PgType) -> Result<Value, DecodeError> {
         (Kind::Int(i), t) if t.is_integer() => Value::Int(*i),
         (Kind::Float(f), PgType::Float4 | PgType::Float8) => Value::Float(*f),
         (Kind::Numeric(s), PgType::Numeric) => Value::Numeric(s.clone()),
-        (Kind::Text(s), t) if t.is_string() => Value::text(s.as_str()),
+        (Kind::Text(s), t) if t.is_string() || t == PgType::Json => Value::text(s.as_str()),
         (Kind::Bytes(b), PgType::Bytea) => Value::Bytes(b.clone()),
         (Kind::Bytes(b), PgType::Inet) => Value::Bytes(b.clone()),
         (Kind::Bytes(b), PgType::Uuid) => Value::Uuid(b.as_slice().try_into().map_err(|_| bad())?),
@@ -516,6 +516,7 @@ pub fn resolve_type_name(name: &str, args: &[i64]) -> Result<(PgType, i32), SqlE
         "tid" => PgType::Tid,
         "xid" => PgType::Xid,
         "inet" => PgType::Inet,
+        "json" => PgType::Json,
         "int2vector" => PgType::Int2Vector,
         "oidvector" => PgType::OidVector,
         other => {

@@ -562,6 +562,13 @@ pub enum SqlError {
     Corrupt(DecodeError),
     #[error("internal error: {message}")]
     Internal { message: String },
+    /// A key on a type without a btree operator class (json, xid): key another column.
+    #[error("data type {type_name} has no default operator class for access method \"btree\"")]
+    NoBtreeOperatorClass { type_name: String },
+    /// Text that is no JSON document: PostgreSQL's detail says which token, the context
+    /// shows where.
+    #[error("invalid input syntax for type json")]
+    InvalidJson { detail: String, context: String },
     /// A `regclass` given as a number that is no relation's OID (`nextval(99999)`).
     #[error("could not open relation with OID {oid}")]
     NoRelationWithOid { oid: i64 },
@@ -627,10 +634,12 @@ impl SqlError {
             | SqlError::UsingColumnTwice { .. } => "42701",
             SqlError::UniqueViolation { .. } | SqlError::UniqueIndexDuplicates { .. } => "23505",
             SqlError::NotNullViolation { .. } | SqlError::ColumnContainsNulls { .. } => "23502",
-            SqlError::InvalidText { .. } | SqlError::MalformedArray { .. } => "22P02",
+            SqlError::InvalidText { .. }
+            | SqlError::MalformedArray { .. }
+            | SqlError::InvalidJson { .. } => "22P02",
             SqlError::Windowing { .. } => "42P20",
             SqlError::AggregateNesting { .. } => "42803",
-            SqlError::UndefinedObject { .. } => "42704",
+            SqlError::UndefinedObject { .. } | SqlError::NoBtreeOperatorClass { .. } => "42704",
             SqlError::WrongObjectType { .. }
             | SqlError::WrongObjectTypeHint { .. }
             | SqlError::WrongObjectTypeDetail { .. } => "42809",
@@ -884,6 +893,13 @@ impl SqlError {
             }
             SqlError::InvalidParameterHint { hint, .. }
             | SqlError::WrongObjectTypeHint { hint, .. } => e.hint = Some(hint.clone()),
+            SqlError::NoBtreeOperatorClass { .. } => {
+                e.hint = Some("You must specify an operator class for the index or define a default operator class for the data type.".into());
+            }
+            SqlError::InvalidJson { detail, context } => {
+                e.detail = Some(detail.clone());
+                e.context = Some(context.clone());
+            }
             SqlError::InvalidFormat { detail, hint, .. } => {
                 e.detail = detail.clone();
                 e.hint = hint.clone();

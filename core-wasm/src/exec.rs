@@ -2009,6 +2009,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
             }
         }
     }
+    check_key_types(&columns, &pk)?;
     // The owned sequences' names, chosen first as PostgreSQL chooses them (`t_id_seq`, else
     // `t_id_seq1`, …), then the primary key's constraint and index: the name given, or
     // PostgreSQL's choice (`t_pkey`, else `t_pkey1`, `t_pkey2`, … past names taken in the
@@ -3884,6 +3885,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
                     }
                     key.push(i);
                 }
+                check_key_types(&table.columns, &key)?;
                 // NOT NULL, checked when the rows move (rekey_rows).
                 for &i in &key {
                     table.columns[i].not_null = true;
@@ -4266,6 +4268,21 @@ fn refuse_key_options(p: &ast::PrimaryKeyConstraint) -> Result<(), SqlError> {
         ));
     }
     Ok(())
+}
+
+/// A primary key's index needs a btree operator class for each column's type: json and xid
+/// have none in PostgreSQL (42704).
+fn check_key_types(columns: &[Column], key: &[usize]) -> Result<(), SqlError> {
+    match key
+        .iter()
+        .filter_map(|i| columns.get(*i))
+        .find(|c| matches!(c.ty, PgType::Json | PgType::Xid))
+    {
+        Some(c) => Err(SqlError::NoBtreeOperatorClass {
+            type_name: c.ty.sql_name().into(),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn multiple_primary_keys(table: &str) -> SqlError {

@@ -382,6 +382,7 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
         | PgType::Bpchar
         | PgType::Name
         | PgType::Char
+        | PgType::Json
         | PgType::Unknown
         | PgType::Void => {
             Value::text(String::from_utf8(r.bytes()?).map_err(|_| DecodeError::Key {

@@ -26,6 +26,7 @@ pub mod format;
 #[cfg(target_arch = "wasm32")]
 mod guest;
 pub mod inet;
+pub mod json;
 pub mod keyhash;
 pub mod keys;
 pub mod lifecycle;

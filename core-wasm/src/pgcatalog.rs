@@ -2293,6 +2293,9 @@ const BASE_TYPES: &[BaseType] = &[
         "regprocin",
         "-",
     ),
+    bt(
+        114, "json", -1, false, 'U', false, 0, 'i', 'x', 0, "json_in", "-",
+    ),
     BaseType {
         elem: 21,
         ..bt(

@@ -1131,6 +1131,9 @@ const KEEPS_CHAR_PADDING: &[&str] = &[
     "least",
     "pg_typeof",
     "pg_column_size",
+    "to_json",
+    "json_build_object",
+    "json_build_array",
     "array_append",
     "array_prepend",
     "array_position",
@@ -1324,6 +1327,7 @@ fn category(t: PgType) -> u8 {
         PgType::Tid => 9,
         t if t.is_array() => 10,
         PgType::Xid => 11,
+        PgType::Json => 13,
         _ => 12,
     }
 }
@@ -3740,7 +3744,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                                 _ => return Err(SqlError::feature("GROUP BY position of *")),
                             };
                             by_position.push((g.len(), i - 1));
-                            g.push(self.bind_expr(ex, &scope, None)?.0);
+                            g.push(equatable(self.bind_expr(ex, &scope, None)?)?);
                             continue;
                         }
                     }
@@ -3751,12 +3755,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                         if matches!(scope.resolve(None, &name), Ok(None)) {
                             if let Some((i, ex)) = group_by_alias(&sel.projection, &name)? {
                                 by_position.push((g.len(), i));
-                                g.push(self.bind_expr(ex, &scope, None)?.0);
+                                g.push(equatable(self.bind_expr(ex, &scope, None)?)?);
                                 continue;
                             }
                         }
                     }
-                    g.push(self.bind_expr(e, &scope, None)?.0);
+                    g.push(equatable(self.bind_expr(e, &scope, None)?)?);
                 }
                 Some(g)
             }
@@ -4895,6 +4899,43 @@ impl<'a, 'b> Binder<'a, 'b> {
             if let Some(m) = mapped {
                 return self.bind_binop(l, lt, &m, r, rt);
             }
+        }
+        // PostgreSQL's lexer ends an operator before a trailing `-` (`j->-1` is `j -> -1`);
+        // sqlparser's reads `->-` as one.
+        if let O::Custom(o) = op {
+            let arrow = match o.as_str() {
+                "->-" => Some(O::Arrow),
+                "->>-" => Some(O::LongArrow),
+                _ => None,
+            };
+            if let Some(m) = arrow {
+                return self.bind_binop(l, lt, &m, BExpr::Neg(Box::new(r)), rt);
+            }
+        }
+        if let O::Arrow | O::LongArrow = op {
+            // json -> text | integer (a member as json), ->> (as text).
+            let sel = match rt {
+                PgType::Unknown
+                | PgType::Text
+                | PgType::Varchar
+                | PgType::Bpchar
+                | PgType::Name => Some(cast_from(r, rt, PgType::Text)?),
+                PgType::Int2 | PgType::Int4 => Some(r),
+                _ => None,
+            };
+            let Some(sel) = sel.filter(|_| lt == PgType::Json) else {
+                let operands = format!("{} {op} {}", lt.sql_name(), rt.sql_name());
+                if lt == PgType::Unknown && rt == PgType::Unknown {
+                    // json's and jsonb's both take two untyped literals.
+                    return Err(ambiguous(format!("operator is not unique: {operands}")));
+                }
+                return Err(no_such_operator(operands));
+            };
+            let (name, ty) = match op {
+                O::Arrow => ("json_fn:->", PgType::Json),
+                _ => ("json_fn:->>", PgType::Text),
+            };
+            return Ok((BExpr::Func(name.into(), vec![l, sel]), ty));
         }
         let cmp = |o: BinOp| -> Option<BinOp> { Some(o) };
         let bop = match op {
@@ -6252,6 +6293,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(bound) = bind_inet_function(&name, &mut bargs, &types) {
             return bound;
         }
+        if let Some(bound) = bind_json_function(&name, &mut bargs, &types) {
+            return bound;
+        }
         match (name.as_str(), types.as_slice()) {
             ("inet_client_addr", []) => return Ok((BExpr::Func(name, bargs), PgType::Inet)),
             ("inet_client_port", []) => return Ok((BExpr::Func(name, bargs), PgType::Int4)),
@@ -6563,6 +6607,15 @@ fn select_common(a: PgType, b: PgType) -> PgType {
 /// PostgreSQL has no operator between values of two type categories (`text = bigint`): an
 /// error telling the client to cast, unless one side is an untyped literal.
 fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
+    // json has no comparison operators at all (PostgreSQL compares jsonb, not json).
+    if a == PgType::Json || b == PgType::Json {
+        return Err(no_such_operator(format!(
+            "{} {} {}",
+            a.sql_name(),
+            if op == "!=" { "<>" } else { op },
+            b.sql_name()
+        )));
+    }
     if a == PgType::Xid || b == PgType::Xid {
         // xid has `=` and `<>`, against xid and against integer, and nothing else.
         let other = if a == PgType::Xid { b } else { a };
@@ -6591,9 +6644,20 @@ fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
     )))
 }
 
+/// A grouping key: PostgreSQL has no equality operator for json.
+fn equatable((e, ty): (BExpr, PgType)) -> Result<BExpr, SqlError> {
+    if ty == PgType::Json {
+        return Err(SqlError::UndefinedFunction {
+            message: "could not identify an equality operator for type json".into(),
+            hint: None,
+        });
+    }
+    Ok(e)
+}
+
 /// Whether values of type `ty` can be sorted: PostgreSQL has no ordering operator for xid.
 fn orderable(ty: PgType) -> Result<(), SqlError> {
-    if ty == PgType::Xid {
+    if matches!(ty, PgType::Xid | PgType::Json) {
         return Err(SqlError::UndefinedFunction {
             message: format!(
                 "could not identify an ordering operator for type {}",
@@ -7035,6 +7099,163 @@ fn bind_inet_function(
         })
         .collect::<Result<Vec<_>, _>>();
     Some(bound.map(|b| (BExpr::Func(format!("inet_fn:{name}"), b), out)))
+}
+
+/// The `json` functions. The ones taking any type (`to_json`, `json_build_object`,
+/// `json_build_array`) get each argument's type as a constant after it, to write the value
+/// as that type writes it in JSON.
+fn bind_json_function(
+    name: &str,
+    args: &mut Vec<BExpr>,
+    types: &[PgType],
+) -> Option<Result<(BExpr, PgType), SqlError>> {
+    let take = |args: &mut Vec<BExpr>| std::mem::take(args);
+    let typed = |args: Vec<BExpr>| -> Vec<BExpr> {
+        args.into_iter()
+            .zip(types)
+            .flat_map(|(a, t)| {
+                // An untyped literal is text to json, as PostgreSQL resolves `unknown`.
+                let t = if *t == PgType::Unknown {
+                    PgType::Text
+                } else {
+                    *t
+                };
+                [a, BExpr::Const(Value::Int(t.oid().into()))]
+            })
+            .collect()
+    };
+    let json_arg = |args: &mut Vec<BExpr>| -> Result<Vec<BExpr>, SqlError> {
+        match types {
+            [PgType::Json | PgType::Unknown] => {
+                Ok(vec![coerce_expr(take(args).remove(0), PgType::Json)?])
+            }
+            _ => Err(no_such_function(name, types)),
+        }
+    };
+    let call = |f: &str, a: Vec<BExpr>| BExpr::Func(format!("json_fn:{f}"), a);
+    Some(match name {
+        "to_json" if types.len() == 1 => Ok((call(name, typed(take(args))), PgType::Json)),
+        "json_build_object" | "json_build_array" => {
+            Ok((call(name, typed(take(args))), PgType::Json))
+        }
+        "json_typeof" => json_arg(args).map(|a| (call(name, a), PgType::Text)),
+        "json_array_length" => json_arg(args).map(|a| (call(name, a), PgType::Int4)),
+        "to_json" => Err(no_such_function(name, types)),
+        _ => return None,
+    })
+}
+
+/// Evaluates [`bind_json_function`]'s calls and the `->` / `->>` operators.
+fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
+    // Typed arguments come in pairs: the value, then its type's OID.
+    let pairs = || {
+        a.chunks(2).map(|p| {
+            let ty = match p.get(1) {
+                Some(Value::Int(oid)) => {
+                    u32::try_from(*oid).ok().and_then(crate::types::type_by_oid)
+                }
+                _ => None,
+            };
+            (
+                p.first().unwrap_or(&Value::Null),
+                ty.unwrap_or(PgType::Text),
+            )
+        })
+    };
+    let json_text = |i: usize| match a.get(i) {
+        Some(Value::Text(s)) => Some(s.to_string()),
+        _ => None,
+    };
+    Ok(match name {
+        "to_json" => match pairs().next() {
+            Some((v, _)) if v.is_null() => Value::Null,
+            Some((v, ty)) => {
+                let mut out = String::new();
+                crate::json::write_value(v, ty, &mut out);
+                Value::text(out)
+            }
+            None => Value::Null,
+        },
+        "json_build_array" => {
+            let mut out = String::from("[");
+            for (i, (v, ty)) in pairs().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                crate::json::write_value(v, ty, &mut out);
+            }
+            out.push(']');
+            Value::text(out)
+        }
+        "json_build_object" => {
+            if !a.len().is_multiple_of(4) {
+                return Err(SqlError::InvalidParameterHint {
+                    message: "argument list must have even number of elements".into(),
+                    hint: "The arguments of json_build_object() must consist of alternating keys and values.".into(),
+                });
+            }
+            let mut out = String::from("{");
+            let all: Vec<_> = pairs().collect();
+            for (i, kv) in all.chunks(2).enumerate() {
+                let [(k, kt), (v, vt)] = kv else { break };
+                if k.is_null() {
+                    return Err(SqlError::InvalidParameterHint {
+                        message: format!("argument {} cannot be null", 2 * i + 1),
+                        hint: "Object keys should be text.".into(),
+                    });
+                }
+                if kt.is_array() || *kt == PgType::Json {
+                    return Err(SqlError::InvalidParameter {
+                        message: "key value must be scalar, not array, composite, or json".into(),
+                    });
+                }
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                // A key is always a string: a number key is quoted.
+                let mut key = String::new();
+                crate::json::write_value(k, *kt, &mut key);
+                if key.starts_with('"') {
+                    out.push_str(&key);
+                } else {
+                    crate::json::quote(&key, &mut out);
+                }
+                out.push_str(" : ");
+                crate::json::write_value(v, *vt, &mut out);
+            }
+            out.push('}');
+            Value::text(out)
+        }
+        "json_typeof" => match json_text(0) {
+            Some(s) => Value::text(crate::json::typeof_(&s)?),
+            None => Value::Null,
+        },
+        "json_array_length" => match json_text(0) {
+            Some(s) => Value::Int(crate::json::array_length(&s)?),
+            None => Value::Null,
+        },
+        "->" | "->>" => {
+            let (Some(doc), Some(sel)) = (json_text(0), a.get(1)) else {
+                return Ok(Value::Null);
+            };
+            let (key, index) = match sel {
+                Value::Text(k) => (Some(k.to_string()), None),
+                Value::Int(i) => (None, Some(*i)),
+                _ => return Ok(Value::Null),
+            };
+            if name == "->>" {
+                crate::json::get_text(&doc, key.as_deref(), index)?
+            } else {
+                match crate::json::get(&doc, key.as_deref(), index)? {
+                    Some((member, _)) => Value::text(member),
+                    None => Value::Null,
+                }
+            }
+        }
+        other => {
+            return Err(SqlError::internal(format!("no json function {other}")));
+        }
+    })
 }
 
 /// Evaluates [`bind_inet_function`]'s calls (NULL in, NULL out).
@@ -7909,6 +8130,16 @@ fn function_style_cast(name: &str) -> Option<PgType> {
 fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
     if let Some(trimmed) = char_to_text(&e, from, to) {
         return Ok(trimmed);
+    }
+    // json converts from and to the string types only (through its text).
+    if (from == PgType::Json) != (to == PgType::Json) {
+        let other = if from == PgType::Json { to } else { from };
+        if !other.is_string() {
+            return Err(SqlError::CannotCast {
+                from: from.sql_name().into(),
+                to: to.sql_name().into(),
+            });
+        }
     }
     if from == PgType::Timestamp && to.is_string() {
         return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
@@ -11921,6 +12152,9 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             other if other.starts_with("inet_fn:") => {
                 eval_inet_function(&other["inet_fn:".len()..], &a)?
+            }
+            other if other.starts_with("json_fn:") => {
+                eval_json_function(&other["json_fn:".len()..], &a)?
             }
             other if other.contains(':') => eval_datetime_call(other, &a)?,
             other => {

@@ -185,7 +185,7 @@ pub fn decode_datum(buf: &[u8], ty: crate::types::PgType) -> Result<Value, Decod
         });
     }
     match text {
-        Some(t) if ty.is_string() => Ok(Value::text(t)),
+        Some(t) if ty.is_string() || ty == crate::types::PgType::Json => Ok(Value::text(t)),
         Some(t) => from_datum_owned(
             pb::Datum {
                 kind: Some(Kind::Text(t.to_string())),

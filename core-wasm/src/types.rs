@@ -41,6 +41,8 @@ pub enum PgType {
     /// An IPv4 or IPv6 host or network address (`pg_stat_activity.client_addr`), held as
     /// [`Value::Bytes`] in the order it sorts by: family (4 or 6), address, prefix length.
     Inet,
+    /// `json`: the text as written, checked to be a JSON document (no operators compare it).
+    Json,
     // One-dimensional arrays of the element types clients aggregate and build most (an array
     // of another type is text[], its elements as text).
     Int2Array,
@@ -91,6 +93,7 @@ impl PgType {
             PgType::Tid => 27,
             PgType::Xid => 28,
             PgType::Inet => 869,
+            PgType::Json => 114,
             PgType::Float4 => 700,
             PgType::Float8 => 701,
             PgType::Int2Array => 1005,
@@ -186,6 +189,7 @@ impl PgType {
             PgType::Tid => "tid",
             PgType::Xid => "xid",
             PgType::Inet => "inet",
+            PgType::Json => "json",
             PgType::Int2Array => "_int2",
             PgType::Int2Vector => "int2vector",
             PgType::OidVector => "oidvector",
@@ -281,6 +285,7 @@ impl PgType {
             "tid" => PgType::Tid,
             "xid" => PgType::Xid,
             "inet" => PgType::Inet,
+            "json" => PgType::Json,
             "_int2" => PgType::Int2Array,
             "int2vector" => PgType::Int2Vector,
             "oidvector" => PgType::OidVector,
@@ -2162,6 +2167,10 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
         }
         PgType::Xid => Value::Int(xid_in(s).into()),
         PgType::Inet => Value::Bytes(crate::inet::parse(s).ok_or_else(err)?),
+        PgType::Json => {
+            crate::json::validate(s)?;
+            Value::text(s)
+        }
         array_types!() if ty.is_vector() => Value::Array(
             s.split_ascii_whitespace()
                 .map(|x| parse_text(x, ty.element().unwrap_or(PgType::Int2)))
@@ -2188,7 +2197,7 @@ pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
 }
 
 /// Every type RockLake knows, for lookups by OID.
-pub const ALL_TYPES: [PgType; 48] = [
+pub const ALL_TYPES: [PgType; 49] = [
     PgType::Bool,
     PgType::Int2,
     PgType::Int4,
@@ -2216,6 +2225,7 @@ pub const ALL_TYPES: [PgType; 48] = [
     PgType::Tid,
     PgType::Xid,
     PgType::Inet,
+    PgType::Json,
     PgType::Int2Array,
     PgType::Int2Vector,
     PgType::OidVector,

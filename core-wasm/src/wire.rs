@@ -218,6 +218,15 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
             )
         }
         PgType::Bytea => Value::Bytes(b.to_vec()),
+        // json's binary form is its text.
+        PgType::Json => {
+            let s = String::from_utf8(b.to_vec()).map_err(|_| SqlError::InvalidText {
+                type_name: "json".into(),
+                input: "invalid UTF-8".into(),
+            })?;
+            crate::json::validate(&s)?;
+            Value::text(s)
+        }
         PgType::Inet => Value::Bytes(
             crate::inet::from_binary(b)
                 .ok_or_else(|| bad("invalid length in external \"inet\" value".to_string()))?,

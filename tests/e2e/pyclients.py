@@ -156,6 +156,75 @@ async def _rows(coro):
     return [tuple(r.items()) for r in await coro]
 
 
+def engine_for(dsn):
+    import sqlalchemy as sa
+    p = dsn_parts(dsn)
+    return sa.create_engine(f"postgresql+psycopg://{p['user']}:{p['password']}@{p['host']}:{p['port']}/{p['dbname']}")
+
+
+def sqlalchemy_steps(dsn, s):
+    import sqlalchemy as sa
+    from sqlalchemy import orm
+    eng = engine_for(dsn)
+    insp = sa.inspect(eng)
+    # Reflection: every query of the PostgreSQL dialect's inspector.
+    s.run_sync("schemas", lambda: [n for n in insp.get_schema_names() if n != "information_schema"])
+    s.run_sync("has schema", lambda: (insp.has_schema("app"), insp.has_schema("nope")))
+    s.run_sync("tables", lambda: insp.get_table_names(schema="app"))
+    s.run_sync("views", lambda: insp.get_view_names(schema="app"))
+    s.run_sync("materialized views", lambda: insp.get_materialized_view_names(schema="app"))
+    s.run_sync("temp tables", lambda: insp.get_temp_table_names())
+    s.run_sync("columns", lambda: [(c["name"], str(c["type"]), c["nullable"], c["default"], c.get("comment"))
+                                   for c in insp.get_columns("t", schema="app")])
+    s.run_sync("primary key", lambda: insp.get_pk_constraint("t", schema="app"))
+    s.run_sync("indexes", lambda: insp.get_indexes("t", schema="app"))
+    s.run_sync("foreign keys", lambda: insp.get_foreign_keys("t", schema="app"))
+    s.run_sync("unique constraints", lambda: insp.get_unique_constraints("t", schema="app"))
+    s.run_sync("check constraints", lambda: insp.get_check_constraints("t", schema="app"))
+    s.run_sync("table comment", lambda: insp.get_table_comment("t", schema="app"))
+    s.run_sync("has table", lambda: (insp.has_table("t", schema="app"), insp.has_table("zz", schema="app")))
+    s.run_sync("sequences", lambda: insp.get_sequence_names(schema="app"))
+    s.run_sync("enums", lambda: insp.get_enums(schema="app"))
+    s.run_sync("multi columns", lambda: sorted(
+        (k[1], [(c["name"], str(c["type"])) for c in v]) for k, v in insp.get_multi_columns(schema="app").items()))
+    # Core: a reflected table, selects and an insert.
+    def core():
+        t = sa.Table("t", sa.MetaData(), autoload_with=eng, schema="app")
+        with eng.connect() as conn:
+            conn.execute(sa.insert(t).values(id=20, name="core", arr=[4, 5]))
+            conn.commit()
+            rows = conn.execute(sa.select(t.c.id, t.c.name, t.c.arr).where(t.c.id >= 5).order_by(t.c.id)).all()
+            n = conn.execute(sa.select(sa.func.count()).select_from(t)).scalar()
+        return [tuple(r) for r in rows], n
+    s.run_sync("core", core)
+
+    # ORM: a mapped class with a serial key and a JSON column, created from metadata.
+    class Base(orm.DeclarativeBase):
+        pass
+
+    class Item(Base):
+        __tablename__ = "items"
+        __table_args__ = {"schema": "app"}
+        id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+        label: orm.Mapped[str] = orm.mapped_column(sa.String(10))
+        meta = orm.mapped_column(sa.JSON, nullable=True)
+
+    def orm_round_trip():
+        Base.metadata.create_all(eng)
+        with orm.Session(eng) as session:
+            session.add_all([Item(label="a", meta={"k": [1, 2]}), Item(label="b", meta=None)])
+            session.commit()
+            got = [(i.id, i.label, i.meta) for i in session.scalars(sa.select(Item).order_by(Item.id))]
+            session.execute(sa.update(Item).where(Item.label == "b").values(label="c"))
+            session.commit()
+            got2 = session.scalars(sa.select(Item.label).order_by(Item.id)).all()
+        cols = [(c["name"], str(c["type"]), c["nullable"], c["default"]) for c in sa.inspect(eng).get_columns("items", schema="app")]
+        Base.metadata.drop_all(eng)
+        return got, got2, cols
+    s.run_sync("orm", orm_round_trip)
+    eng.dispose()
+
+
 def pandas_steps(dsn, s):
     import pandas as pd
     import psycopg
@@ -164,6 +233,16 @@ def pandas_steps(dsn, s):
             df = pd.read_sql("SELECT id, name, ts, n, arr FROM app.t ORDER BY id", conn)
             return df.dtypes.astype(str).to_dict(), df.to_dict("list")
         s.run_sync("pandas read_sql", read)
+    eng = engine_for(dsn)
+
+    def round_trip():
+        df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", None, "z"], "c": [0.5, 1.5, None]})
+        df.to_sql("pdt", eng, schema="app", if_exists="replace", index=False)
+        df.to_sql("pdt", eng, schema="app", if_exists="append", index=False)
+        back = pd.read_sql("SELECT * FROM app.pdt ORDER BY a, b", eng)
+        return back.dtypes.astype(str).to_dict(), back.to_dict("list")
+    s.run_sync("pandas to_sql and back", round_trip)
+    eng.dispose()
 
 
 async def main_async(dsn, s):
@@ -176,6 +255,7 @@ def run_all(dsn):
         asyncio.run(main_async(dsn, s))
     except Exception as e:
         s.put("asyncpg session", outcome_of_error(e))
+    sqlalchemy_steps(dsn, s)
     pandas_steps(dsn, s)
     return s.outcomes
 

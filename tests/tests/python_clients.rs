@@ -55,3 +55,66 @@ print("RESULT", json.dumps(out))
     let results = rocklake_tests::same_outcomes_as_postgres(&script);
     assert_eq!(results.len(), 8, "every statement compared");
 }
+
+/// The `json` type (what SQLAlchemy's reflection builds with `json_build_object`, and what its
+/// `JSON` columns store): input checked with PostgreSQL's details, text kept as written,
+/// `to_json` / `json_build_object` / `json_build_array` writing each SQL type as PostgreSQL
+/// does, `->` / `->>`, `json_typeof`, `json_array_length`, and the operators json lacks.
+#[test]
+fn json_matches_postgres() {
+    let script = format!(
+        "{}{}",
+        rocklake_tests::PSYCOPG_HARNESS,
+        r#"
+for sql in [
+    "SELECT ' [1, 2 ]'::json::text, '{\"a\":1,\"a\": [2, 3] }'::json->'a'",
+    "SELECT ('[1, {\"x\" : \"y\\\\n\"} , 3]'::json->1)::text, '[1,2,3]'::json->-1, '[1,2,3]'::json->5, '[1,2]'::json->'a', '{\"a\":1}'::json->0, '\"s\"'::json->0",
+    "SELECT '{\"a\":\"x\\\\u0041\\\\t\"}'::json->>'a', '{\"a\":null}'::json->>'a', '{\"a\":null}'::json->'a', ('{\"a\":[1, 2]}'::json->>'a')",
+    "SELECT '[10, 20]'::json->>1, '{\"k\": {\"n\": true}}'::json->'k'->>'n'",
+    "SELECT to_json('2024-01-02 03:04:05.5+02'::timestamptz)::text, to_json(ARRAY[1,NULL])::text, to_json('a\"b'::text)::text, to_json('\\x01'::bytea)::text, to_json(1e20::float8)::text, to_json(ARRAY['x','y'])::text, to_json(E'tab\\there\\u0001'::text)::text, to_json(0.1::float8)::text",
+    "SELECT to_json(1::oid)::text, to_json('x'::name)::text, to_json(12.5::numeric(5,2))::text, to_json('-Infinity'::numeric)::text, to_json(2::int2)::text, to_json(true)::text, to_json(NULL::int), to_json('NaN'::float8)::text",
+    "SET TimeZone = 'Asia/Kolkata'",
+    "SELECT to_json('2024-01-02 03:04:05+00'::timestamptz)::text, to_json('infinity'::timestamptz)::text, to_json('infinity'::date)::text, to_json(timestamp '2024-01-01 10:00:00.25')::text",
+    "RESET TimeZone",
+    "SELECT json_build_object('a', 1, 2, 'x', 'n', NULL, 'arr', ARRAY[1,2], 'j', '{\"q\": 1}'::json)::text, json_build_array(1, 'a', NULL, ARRAY['b'], true)::text, json_build_object()::text, json_build_array()::text",
+    "SELECT json_build_object('t', 'a'::varchar, 'c', 'ab'::char(3), 'd', date '2024-02-29', 'i', interval '1 day', 'u', uuid '00000000-0000-0000-0000-000000000001', 'o', 5::oid, 'f', 'NaN'::numeric, true, 1.5)::text",
+    "SELECT json_build_object('a')", "SELECT json_build_object(NULL, 1)", "SELECT json_build_object(ARRAY[1], 1)",
+    "SELECT json_typeof('{}'), json_typeof('[]'), json_typeof('1'), json_typeof('\"s\"'), json_typeof('null'), json_typeof(' true'), json_array_length('[1,[2,3]]')",
+    "SELECT json_array_length('{}')", "SELECT json_array_length('1')",
+    "SELECT '{\"a\":1}'::json = '{\"a\":1}'::json", "SELECT '[1]'::json ORDER BY 1", "SELECT 'x' -> 'a'",
+    "SELECT '1'::json -> 'a'", "SELECT '{\"a\":1}'::json || 'x'", "SELECT '{}'::json -> 1::bigint",
+    "SELECT pg_typeof(json_build_object()), pg_typeof('{}'::json->'a'), pg_typeof('{}'::json->>'a'), pg_typeof(to_json(1))",
+    "SELECT 'x'::text::json", "SELECT 1::json", "SELECT '{}'::json::int",
+    # Input errors: the token, what was expected, the unexpected end.
+    "SELECT '[1, 2'::json", "SELECT '{\"a\" 1}'::json", "SELECT '01'::json", "SELECT '{1:2}'::json",
+    "SELECT '[1,]'::json", "SELECT '1 2'::json", "SELECT E'\"a\\nb\"'::json", "SELECT '\"\\\\x\"'::json",
+    "SELECT '\"\\\\u12\"'::json", "SELECT '\"\\\\udc00\"'::json", "SELECT '\"abc'::json", "SELECT ''::json",
+    "SELECT '{\"a\": [1, {\"b\": nul}]}'::json",
+    "CREATE TABLE jt (id int PRIMARY KEY, j json)",
+    "INSERT INTO jt VALUES (1, '{\"k\": [1, 2], \"s\": \"v\"}'), (2, '[true, null]'), (3, NULL)",
+    "INSERT INTO jt VALUES (4, '{bad')",
+    "INSERT INTO jt VALUES (5, 'x'::text)",
+    "SELECT id, j::text, j->'k', j->>'s', j->0, json_typeof(j) FROM jt ORDER BY id",
+    "SELECT id FROM jt WHERE j->>'s' = 'v'",
+    "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'jt'::regclass AND attnum > 0 ORDER BY attnum",
+    "SELECT data_type, udt_name FROM information_schema.columns WHERE table_name = 'jt' ORDER BY ordinal_position",
+    "SELECT oid, typname, typlen, typcategory, typinput::text, typalign, typstorage, typelem FROM pg_type WHERE oid = 114",
+    "UPDATE jt SET j = json_build_object('n', id) WHERE id = 3",
+    "SELECT j::text FROM jt WHERE id = 3",
+    "SELECT j FROM jt GROUP BY j",
+    "CREATE TABLE jk (j json PRIMARY KEY)", "CREATE TABLE jk2 (j json, PRIMARY KEY (j))",
+    "CREATE TABLE jk3 (j json)", "ALTER TABLE jk3 ADD PRIMARY KEY (j)",
+]:
+    run(sql)
+with a.cursor(binary=True) as cur:
+    cur.execute("SELECT j FROM jt ORDER BY id")
+    out.append(["binary json results", [str(r[0]) for r in cur.fetchall()]])
+with a.cursor() as cur:
+    with cur.copy("COPY (SELECT id, j FROM jt ORDER BY id) TO STDOUT") as copy:
+        out.append(["copy out", bytes(b"".join(copy)).decode()])
+print("RESULT", json.dumps(out))
+"#
+    );
+    let results = rocklake_tests::same_outcomes_as_postgres(&script);
+    assert_eq!(results.len(), 58, "every statement compared");
+}
