@@ -129,7 +129,7 @@ make_venv() { # name packages...
 make_venv venv-155 duckdb==1.5.5 duckdb-extension-ducklake==1.5.5 duckdb-extension-postgres==1.5.5 duckdb-extension-httpfs==1.5.5 pytz 'psycopg[binary]'
 make_venv venv-144 duckdb==1.4.4 duckdb-ext-ducklake==1.4.4.20260205 duckdb-ext-postgres==1.4.4.20260205 pytz 'psycopg[binary]'
 # Python's other PostgreSQL clients (tests/tests/python_clients.rs)
-make_venv venv-clients asyncpg==0.32.0 SQLAlchemy==2.1.9 pandas==3.1.1 'psycopg[binary]==3.3.9'
+make_venv venv-clients asyncpg==0.32.0 SQLAlchemy==2.1.9 greenlet==3.5.6 pandas==3.1.1 'psycopg[binary]==3.3.9'
 # a real S3-compatible server for the object-storage suites (moto honours If-None-Match and
 # If-Match on PUT, which SlateDB's manifest fencing relies on)
 make_venv venv-s3 'moto[server]==5.2.5' boto3

@@ -2022,7 +2022,12 @@ fn type_from_text(text: &str) -> Result<(PgType, i32), SqlError> {
         }
         None => (lower.trim().to_string(), vec![]),
     };
-    let base = base.trim_start_matches("pg_catalog.").replace('"', "");
+    let base = base.trim_start_matches("pg_catalog.");
+    // Quoted, `"char"` is the one-byte internal type; bare, `char` is `character(1)`.
+    if base == "\"char\"" {
+        return Ok((PgType::Char, -1));
+    }
+    let base = base.replace('"', "");
     if let Some(elem) = base.strip_suffix("[]") {
         // An array column's typmod is its element's, as PostgreSQL's atttypmod.
         let (elem, typmod) = crate::catalog::resolve_type_name(elem.trim(), &args)?;

@@ -130,6 +130,8 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
         (Value::Float(f), PgType::Float4) => out.extend_from_slice(&(*f as f32).to_be_bytes()),
         (Value::Float(f), _) => out.extend_from_slice(&f.to_be_bytes()),
         (Value::Numeric(s), _) => numeric_to_binary(s, out),
+        // `charsend`: always one byte, 0 for the empty "char".
+        (Value::Text(s), PgType::Char) => out.push(s.as_bytes().first().copied().unwrap_or(0)),
         (Value::Text(s), _) => out.extend_from_slice(s.as_bytes()),
         (Value::Bytes(b), PgType::Inet) => crate::inet::to_binary(b, out),
         (Value::Bytes(b), _) => out.extend_from_slice(b),
@@ -204,6 +206,8 @@ pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
         PgType::Float4 => Value::Float(f32::from_be_bytes(fixed(b, ty)?) as f64),
         PgType::Float8 => Value::Float(f64::from_be_bytes(fixed(b, ty)?)),
         PgType::Numeric => Value::Numeric(numeric_from_binary(b)?),
+        // `charrecv`: one byte, 0 for the empty "char".
+        PgType::Char if b == [0] => Value::text(""),
         PgType::Text
         | PgType::Varchar
         | PgType::Bpchar
@@ -558,6 +562,19 @@ mod tests {
         ];
         for b in malformed {
             assert!(state(&b, PgType::Int4Array).is_err(), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn internal_char_is_one_byte_both_ways() {
+        for (text, byte) in [("", 0u8), ("a", b'a')] {
+            let mut b = Vec::new();
+            encode_binary(&Value::text(text), PgType::Char, &mut b).expect("encode");
+            assert_eq!(b, vec![byte], "{text:?}");
+            assert_eq!(
+                decode_binary(&b, PgType::Char).expect("decode"),
+                Value::text(text)
+            );
         }
     }
 

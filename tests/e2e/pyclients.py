@@ -96,6 +96,10 @@ async def asyncpg_steps(dsn, s):
         await s.run("array param into column", c.execute(
             "UPDATE app.t SET arr = $1, tarr = $2 WHERE id = 2", [7, 8], ["p", None]))
         await s.run("after array update", _rows(c.fetch("SELECT arr, tarr FROM app.t WHERE id = 2")))
+        # "char" (attgenerated, attidentity) is one byte in binary, 0 when empty.
+        await s.run("internal char results", _rows(c.fetch(
+            "SELECT attname, attgenerated, attidentity, 'a'::\"char\" AS c, ''::\"char\" AS e, 'ab'::char AS bp "
+            "FROM pg_attribute WHERE attrelid = 'app.t'::regclass AND attnum BETWEEN 1 AND 2 ORDER BY attnum")))
         await s.run("oid param", _rows(c.fetch("SELECT typname, typlen FROM pg_type WHERE oid = $1", 23)))
         await s.run("timestamptz param", c.fetchval("SELECT $1::timestamptz < now()",
                                                      datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)))
@@ -225,6 +229,47 @@ def sqlalchemy_steps(dsn, s):
     eng.dispose()
 
 
+def sqlalchemy_asyncpg_steps(dsn, s):
+    """SQLAlchemy's asyncio engine over asyncpg (what FastAPI-style services use): the same
+    reflection through prepared statements and binary results."""
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+    p = dsn_parts(dsn)
+    eng = create_async_engine(
+        f"postgresql+asyncpg://{p['user']}:{p['password']}@{p['host']}:{p['port']}/{p['dbname']}")
+
+    async def run():
+        async with eng.connect() as conn:
+            await conn.execute(sa.text(
+                "CREATE TABLE app.at (id serial PRIMARY KEY, name varchar(20) NOT NULL DEFAULT 'n', "
+                "meta json, tags text[], at timestamptz DEFAULT now())"))
+            await conn.commit()
+
+            def reflect(sync_conn):
+                i = sa.inspect(sync_conn)
+                return ([(c["name"], str(c["type"]), c["nullable"], c["default"], c.get("computed"))
+                         for c in i.get_columns("at", schema="app")],
+                        i.get_pk_constraint("at", schema="app"), i.get_indexes("at", schema="app"))
+            shape = await conn.run_sync(reflect)
+            t = await conn.run_sync(lambda c: sa.Table("at", sa.MetaData(), autoload_with=c, schema="app"))
+            await conn.execute(sa.insert(t), [{"name": "a", "meta": {"x": [1]}, "tags": ["p", "q"]},
+                                              {"name": "b", "meta": None, "tags": []}])
+            await conn.execute(sa.insert(t).values(tags=["q"]))
+            await conn.commit()
+            rows = (await conn.execute(sa.select(t.c.id, t.c.name, t.c.meta, t.c.tags)
+                                       .where(t.c.name.in_(["a", "n"])).order_by(t.c.id))).all()
+            tagged = (await conn.execute(sa.select(sa.func.count()).select_from(t)
+                                         .where(sa.literal("q") == sa.any_(t.c.tags)))).scalar()
+            await conn.execute(sa.text("DROP TABLE app.at"))
+            await conn.commit()
+        await eng.dispose()
+        return shape, [tuple(r) for r in rows], tagged
+    try:
+        s.put("sqlalchemy over asyncpg", asyncio.run(run()))
+    except Exception as e:
+        s.put("sqlalchemy over asyncpg", outcome_of_error(e))
+
+
 def pandas_steps(dsn, s):
     import pandas as pd
     import psycopg
@@ -256,6 +301,7 @@ def run_all(dsn):
     except Exception as e:
         s.put("asyncpg session", outcome_of_error(e))
     sqlalchemy_steps(dsn, s)
+    sqlalchemy_asyncpg_steps(dsn, s)
     pandas_steps(dsn, s)
     return s.outcomes
 

@@ -18,7 +18,7 @@ fn python_clients_match_postgres() {
     let n = |k: &str| summary[k].as_u64().unwrap_or(u64::MAX);
     // Guards against a run that compares nothing: every step ran on both servers, and only
     // the steps written to fail failed on PostgreSQL.
-    assert!(n("steps") >= 49, "too few steps ran: {summary}");
+    assert!(n("steps") >= 51, "too few steps ran: {summary}");
     assert_eq!(
         n("errors_on_postgres"),
         4,
@@ -49,11 +49,12 @@ run("SELECT '1 2'::int2vector, '1 2 3'::oidvector, array_lower('1 2'::oidvector,
 run("SELECT ('4 5'::oidvector)::text, format_type(30, NULL), format_type(22, -1), 'oidvector'::regtype::oid")
 run("SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'pg_index'::regclass AND attnum BETWEEN 1 AND 19 ORDER BY attnum")
 run("SELECT proargtypes FROM pg_proc WHERE false")
+run('SELECT \'ab\'::"char", pg_typeof(\'a\'::"char"), \'ab\'::char, pg_typeof(\'ab\'::char), \'\'::"char" = \'\'')
 print("RESULT", json.dumps(out))
 "#
     );
     let results = rocklake_tests::same_outcomes_as_postgres(&script);
-    assert_eq!(results.len(), 8, "every statement compared");
+    assert_eq!(results.len(), 9, "every statement compared");
 }
 
 /// The `json` type (what SQLAlchemy's reflection builds with `json_build_object`, and what its
