@@ -569,6 +569,9 @@ pub enum SqlError {
     /// shows where.
     #[error("invalid input syntax for type json")]
     InvalidJson { detail: String, context: String },
+    /// A JSON string read as text holds `\u0000`, which text cannot hold.
+    #[error("unsupported Unicode escape sequence")]
+    UntranslatableJson { detail: String, context: String },
     /// A `regclass` given as a number that is no relation's OID (`nextval(99999)`).
     #[error("could not open relation with OID {oid}")]
     NoRelationWithOid { oid: i64 },
@@ -637,6 +640,7 @@ impl SqlError {
             SqlError::InvalidText { .. }
             | SqlError::MalformedArray { .. }
             | SqlError::InvalidJson { .. } => "22P02",
+            SqlError::UntranslatableJson { .. } => "22P05",
             SqlError::Windowing { .. } => "42P20",
             SqlError::AggregateNesting { .. } => "42803",
             SqlError::UndefinedObject { .. } | SqlError::NoBtreeOperatorClass { .. } => "42704",
@@ -896,7 +900,8 @@ impl SqlError {
             SqlError::NoBtreeOperatorClass { .. } => {
                 e.hint = Some("You must specify an operator class for the index or define a default operator class for the data type.".into());
             }
-            SqlError::InvalidJson { detail, context } => {
+            SqlError::InvalidJson { detail, context }
+            | SqlError::UntranslatableJson { detail, context } => {
                 e.detail = Some(detail.clone());
                 e.context = Some(context.clone());
             }

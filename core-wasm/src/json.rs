@@ -44,6 +44,9 @@ enum Tok {
 struct Lexer<'a> {
     s: &'a [u8],
     text: &'a str,
+    /// Whether strings are decoded (`->`, `->>`): then, as in PostgreSQL, surrogates must
+    /// pair and `\u0000` is refused; input checking only checks an escape's form.
+    decode: bool,
     pos: usize,
     /// The current token's range.
     start: usize,
@@ -54,6 +57,8 @@ struct Lexer<'a> {
 struct Failure {
     detail: String,
     at: usize,
+    /// A character text cannot hold (22P05) rather than bad syntax (22P02).
+    untranslatable: bool,
 }
 
 fn alnum(c: u8) -> bool {
@@ -69,6 +74,7 @@ impl<'a> Lexer<'a> {
         Failure {
             detail,
             at: self.end,
+            untranslatable: false,
         }
     }
 
@@ -131,9 +137,12 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// PostgreSQL's `json_lex_number`: after a malformed part it reads on through the
+    /// fraction, the exponent and any letters, so the invalid token is all of them.
     fn number(&mut self) -> Result<Tok, Failure> {
         let s = self.s;
         let mut p = self.pos;
+        let mut error = false;
         let digits = |p: &mut usize| {
             let from = *p;
             while *p < s.len() && s[*p].is_ascii_digit() {
@@ -141,7 +150,7 @@ impl<'a> Lexer<'a> {
             }
             *p > from
         };
-        if s[p] == b'-' {
+        if s.get(p) == Some(&b'-') {
             p += 1;
         }
         match s.get(p) {
@@ -149,24 +158,20 @@ impl<'a> Lexer<'a> {
             Some(b'1'..=b'9') => {
                 digits(&mut p);
             }
-            _ => return Err(self.invalid_word(p)),
+            _ => error = true,
         }
         if s.get(p) == Some(&b'.') {
             p += 1;
-            if !digits(&mut p) {
-                return Err(self.invalid_word(p));
-            }
+            error |= !digits(&mut p);
         }
         if matches!(s.get(p), Some(b'e' | b'E')) {
             p += 1;
             if matches!(s.get(p), Some(b'+' | b'-')) {
                 p += 1;
             }
-            if !digits(&mut p) {
-                return Err(self.invalid_word(p));
-            }
+            error |= !digits(&mut p);
         }
-        if p < s.len() && alnum(s[p]) {
+        if error || p < s.len() && alnum(s[p]) {
             return Err(self.invalid_word(p));
         }
         self.pos = p;
@@ -176,81 +181,98 @@ impl<'a> Lexer<'a> {
 
     fn string(&mut self) -> Result<Tok, Failure> {
         let s = self.s;
+        let text = self.text;
         let mut p = self.pos + 1;
         let mut out = String::new();
         let mut high: Option<u32> = None;
+        // Tokens end on character boundaries: a multi-byte character is taken whole.
+        let char_len = |p: usize| {
+            text.get(p..)
+                .and_then(|t| t.chars().next())
+                .map_or(1, char::len_utf8)
+        };
         loop {
             let Some(&c) = s.get(p) else {
                 // Unterminated: the whole rest is the invalid token.
-                self.end = p;
-                return Err(self.fail(format!("Token \"{}\" is invalid.", self.token_text())));
+                self.end = s.len();
+                return Err(self.invalid_token());
             };
             if c == b'"' {
                 p += 1;
                 break;
             }
             if c < 0x20 {
-                self.end = p;
+                self.end = p + 1;
                 return Err(self.fail(format!("Character with value 0x{c:02x} must be escaped.")));
             }
             if c != b'\\' {
-                if high.is_some() {
-                    self.end = p;
-                    return Err(
-                        self.fail("Unicode low surrogate must follow a high surrogate.".into())
-                    );
+                let n = char_len(p);
+                if self.decode {
+                    if high.is_some() {
+                        self.end = p + n;
+                        return Err(self.fail(LOW_SURROGATE.into()));
+                    }
+                    out.push_str(text.get(p..p + n).unwrap_or(""));
                 }
-                let ch_len = self.text[p..].chars().next().map_or(1, char::len_utf8);
-                out.push_str(&self.text[p..p + ch_len]);
-                p += ch_len;
+                p += n;
                 continue;
             }
             let Some(&e) = s.get(p + 1) else {
-                self.end = p + 1;
-                return Err(self.fail(format!("Token \"{}\" is invalid.", self.token_text())));
+                self.end = s.len();
+                return Err(self.invalid_token());
             };
             if e == b'u' {
-                let hex = self
-                    .text
-                    .get(p + 2..p + 6)
-                    .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
-                let Some(code) = hex.and_then(|h| u32::from_str_radix(h, 16).ok()) else {
-                    self.end = (p + 6).min(s.len());
-                    return Err(
-                        self.fail("\"\\u\" must be followed by four hexadecimal digits.".into())
-                    );
-                };
+                let mut code = 0u32;
+                for i in 2..6 {
+                    match s.get(p + i) {
+                        None => {
+                            self.end = s.len();
+                            return Err(self.invalid_token());
+                        }
+                        Some(h) if h.is_ascii_hexdigit() => {
+                            code = code * 16 + char::from(*h).to_digit(16).unwrap_or(0);
+                        }
+                        Some(_) => {
+                            self.end = p + i + char_len(p + i);
+                            return Err(self.fail(
+                                "\"\\u\" must be followed by four hexadecimal digits.".into(),
+                            ));
+                        }
+                    }
+                }
                 p += 6;
                 self.end = p;
-                match (code, high) {
+                if !self.decode {
+                    continue;
+                }
+                let ch = match (code, high.take()) {
                     (0xd800..=0xdbff, Some(_)) => {
                         return Err(self.fail(
                             "Unicode high surrogate must not follow a high surrogate.".into(),
                         ))
                     }
-                    (0xd800..=0xdbff, None) => high = Some(code),
-                    (0xdc00..=0xdfff, None) => {
-                        return Err(
-                            self.fail("Unicode low surrogate must follow a high surrogate.".into())
-                        )
+                    (0xd800..=0xdbff, None) => {
+                        high = Some(code);
+                        continue;
                     }
-                    (0xdc00..=0xdfff, Some(h)) => {
-                        let full = 0x10000 + ((h - 0xd800) << 10) + (code - 0xdc00);
-                        out.push(char::from_u32(full).unwrap_or('\u{fffd}'));
-                        high = None;
+                    (0xdc00..=0xdfff, Some(h)) => 0x10000 + ((h - 0xd800) << 10) + (code - 0xdc00),
+                    (0xdc00..=0xdfff, None) | (_, Some(_)) => {
+                        return Err(self.fail(LOW_SURROGATE.into()))
                     }
-                    (_, Some(_)) => {
-                        return Err(
-                            self.fail("Unicode low surrogate must follow a high surrogate.".into())
-                        )
-                    }
-                    (c, None) => out.push(char::from_u32(c).unwrap_or('\u{fffd}')),
+                    (c, None) => c,
+                };
+                if ch == 0 {
+                    return Err(Failure {
+                        untranslatable: true,
+                        ..self.fail("\\u0000 cannot be converted to text.".into())
+                    });
                 }
+                out.push(char::from_u32(ch).unwrap_or('\u{fffd}'));
                 continue;
             }
-            if high.is_some() {
-                self.end = p;
-                return Err(self.fail("Unicode low surrogate must follow a high surrogate.".into()));
+            if self.decode && high.is_some() {
+                self.end = p + 2;
+                return Err(self.fail(LOW_SURROGATE.into()));
             }
             let decoded = match e {
                 b'"' => '"',
@@ -262,26 +284,34 @@ impl<'a> Lexer<'a> {
                 b'r' => '\r',
                 b't' => '\t',
                 _ => {
-                    let len = self.text[p + 1..].chars().next().map_or(1, char::len_utf8);
-                    self.end = p + 1 + len;
+                    let n = char_len(p + 1);
+                    self.end = p + 1 + n;
                     return Err(self.fail(format!(
                         "Escape sequence \"{}\" is invalid.",
-                        &self.text[p..p + 1 + len]
+                        text.get(p..p + 1 + n).unwrap_or("")
                     )));
                 }
             };
-            out.push(decoded);
+            if self.decode {
+                out.push(decoded);
+            }
             p += 2;
         }
-        if high.is_some() {
+        if self.decode && high.is_some() {
             self.end = p;
-            return Err(self.fail("Unicode low surrogate must follow a high surrogate.".into()));
+            return Err(self.fail(LOW_SURROGATE.into()));
         }
         self.pos = p;
         self.end = p;
         Ok(Tok::Str(out))
     }
+
+    fn invalid_token(&self) -> Failure {
+        self.fail(format!("Token \"{}\" is invalid.", self.token_text()))
+    }
 }
+
+const LOW_SURROGATE: &str = "Unicode low surrogate must follow a high surrogate.";
 
 /// Which token the parser wanted, for PostgreSQL's "Expected …, but found …" detail.
 #[derive(Clone, Copy)]
@@ -291,7 +321,6 @@ enum Want {
     ObjectNext,
     ObjectKey,
     Colon,
-    ArrayFirst,
     ArrayNext,
     End,
 }
@@ -318,7 +347,7 @@ impl Parser<'_> {
             Want::ObjectNext => format!("Expected \",\" or \"}}\", but found \"{found}\"."),
             Want::ObjectKey => format!("Expected string, but found \"{found}\"."),
             Want::Colon => format!("Expected \":\", but found \"{found}\"."),
-            Want::ArrayFirst => format!("Expected array element or \"]\", but found \"{found}\"."),
+
             Want::ArrayNext => format!("Expected \",\" or \"]\", but found \"{found}\"."),
             Want::End => format!("Expected end of input, but found \"{found}\"."),
         })
@@ -326,10 +355,12 @@ impl Parser<'_> {
 
     /// One value starting at the current token; leaves the token after it current.
     fn value(&mut self, want: Want, depth: usize) -> Result<Node, Failure> {
-        if depth > 6400 {
-            return Err(self
-                .lex
-                .fail("The JSON document is nested too deeply.".into()));
+        if depth > MAX_DEPTH {
+            return Err(Failure {
+                detail: String::new(),
+                at: usize::MAX,
+                untranslatable: false,
+            });
         }
         let start = self.lex.start;
         let kind = match std::mem::replace(&mut self.tok, Tok::End) {
@@ -407,14 +438,10 @@ impl Parser<'_> {
                 kind: Kind::Array(items),
             });
         }
-        let mut want = Want::ArrayFirst;
         loop {
-            items.push(self.value(want, depth + 1)?);
+            items.push(self.value(Want::Value, depth + 1)?);
             match self.tok {
-                Tok::Comma => {
-                    self.advance()?;
-                    want = Want::Value;
-                }
+                Tok::Comma => self.advance()?,
                 Tok::ArrEnd => {
                     let end = self.lex.end;
                     self.advance()?;
@@ -432,11 +459,22 @@ impl Parser<'_> {
 
 /// Parses a whole document as PostgreSQL's `json_in` checks it.
 pub(crate) fn parse(text: &str) -> Result<Node, SqlError> {
+    parse_as(text, false)
+}
+
+/// Nesting past this is PostgreSQL's 54001 (its stack depth check), here a bound on the
+/// parser's recursion.
+const MAX_DEPTH: usize = 6400;
+
+/// Parses a whole document: as PostgreSQL's `json_in` checks it, or (`decode`) as its json
+/// operators read it.
+fn parse_as(text: &str, decode: bool) -> Result<Node, SqlError> {
     let run = || -> Result<Node, Failure> {
         let mut p = Parser {
             lex: Lexer {
                 s: text.as_bytes(),
                 text,
+                decode,
                 pos: 0,
                 start: 0,
                 end: 0,
@@ -450,22 +488,40 @@ pub(crate) fn parse(text: &str) -> Result<Node, SqlError> {
         }
         Ok(node)
     };
-    run().map_err(|f| SqlError::InvalidJson {
-        detail: f.detail,
-        context: context_line(text, f.at),
+    run().map_err(|f| match f {
+        Failure { at: usize::MAX, .. } => SqlError::StackDepth,
+        Failure {
+            untranslatable: true,
+            detail,
+            at,
+        } => SqlError::UntranslatableJson {
+            detail,
+            context: context_line(text, at),
+        },
+        Failure { detail, at, .. } => SqlError::InvalidJson {
+            detail,
+            context: context_line(text, at),
+        },
     })
 }
 
 /// PostgreSQL's CONTEXT for a JSON error: the line up to the end of the failing token, its
 /// last 50 bytes at most.
 fn context_line(text: &str, at: usize) -> String {
-    let at = at.min(text.len());
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
     let before = &text[..at];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let line = before.matches('\n').count() + 1;
     let mut start = line_start;
     while at - start >= 50 {
         start += text[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    // Within 3 bytes of the line's start, PostgreSQL shows the whole line.
+    if start - line_start <= 3 {
+        start = line_start;
     }
     let rest = &text[at..];
     let suffix = if !rest.is_empty() && !rest.starts_with(['\n', '\r']) {
@@ -512,7 +568,7 @@ pub(crate) fn write_value(v: &Value, ty: PgType, out: &mut String) {
     }
     let text = || format_text(v, ty).unwrap_or_default();
     match (v, ty) {
-        (Value::Array(items), _) if !ty.is_vector() => {
+        (Value::Array(items), _) => {
             let elem = ty.element().unwrap_or(PgType::Text);
             out.push('[');
             for (i, it) in items.iter().enumerate() {
@@ -575,7 +631,7 @@ pub(crate) fn get<'t>(
     key: Option<&str>,
     index: Option<i64>,
 ) -> Result<Option<(&'t str, bool)>, SqlError> {
-    let doc = parse(text)?;
+    let doc = parse_as(text, true)?;
     let found = match (&doc.kind, key, index) {
         // With a key given twice, PostgreSQL's json operators find the last.
         (Kind::Object(fields), Some(k), _) => fields
@@ -604,7 +660,7 @@ pub(crate) fn get_text(
     if is_null {
         return Ok(Value::Null);
     }
-    Ok(match parse(member)?.kind {
+    Ok(match parse_as(member, true)?.kind {
         Kind::String(s) => Value::text(s),
         _ => Value::text(member),
     })
@@ -671,10 +727,16 @@ mod tests {
         );
         assert_eq!(detail("{\"a\":1,}"), "Expected string, but found \"}\".");
         assert_eq!(detail("[1 2]"), "Expected \",\" or \"]\", but found \"2\".");
-        assert_eq!(
-            detail("[,]"),
-            "Expected array element or \"]\", but found \",\"."
-        );
+        assert_eq!(detail("[,]"), "Expected JSON value, but found \",\".");
+        assert_eq!(detail("-.5"), "Token \"-.5\" is invalid.");
+        assert_eq!(detail("\"\\u12"), "Token \"\"\\u12\" is invalid.");
+        // A multi-byte character where a token ends is not split (the CONTEXT line).
+        for bad in ["\"\\u12€\"", "\"\\u1éé\"", "[\"€\", é]", "\"\\é\""] {
+            assert!(
+                matches!(parse(bad), Err(SqlError::InvalidJson { .. })),
+                "{bad}"
+            );
+        }
         assert_eq!(detail("[1,]"), "Expected JSON value, but found \"]\".");
         assert_eq!(detail("1 2"), "Expected end of input, but found \"2\".");
         assert_eq!(
@@ -686,11 +748,30 @@ mod tests {
             detail("\"\\u12\""),
             "\"\\u\" must be followed by four hexadecimal digits."
         );
-        assert_eq!(
-            detail("\"\\udc00\""),
-            "Unicode low surrogate must follow a high surrogate."
-        );
+        // Input checks an escape's form only; reading a member decodes it.
+        assert!(parse("\"\\udc00\"").is_ok());
+        assert!(matches!(
+            get("[\"\\udc00\"]", None, Some(0)),
+            Err(SqlError::InvalidJson { .. })
+        ));
+        assert!(matches!(
+            get_text("{\"a\": \"\\u0000\"}", Some("a"), None),
+            Err(SqlError::UntranslatableJson { .. })
+        ));
         assert_eq!(detail("\"abc"), "Token \"\"abc\" is invalid.");
+    }
+
+    proptest::proptest! {
+        /// No input makes the lexer, the parser or the CONTEXT line panic (slicing inside a
+        /// multi-byte character was one way), decoded or not.
+        #[test]
+        fn any_text_parses_or_fails_cleanly(
+            text in "[\\[\\]{}:,\"\\\\ u0-9a-fé€.eE+-]{0,24}|\\PC{0,24}",
+        ) {
+            let _ = parse(&text);
+            let _ = get(&text, Some("a"), None);
+            let _ = get_text(&text, None, Some(0));
+        }
     }
 
     #[test]

@@ -3108,6 +3108,7 @@ fn btree_opclass(ty: PgType) -> u32 {
         PgType::Uuid => 10065,
         PgType::Inet => 10015,
         PgType::Tid => 10050,
+        PgType::OidVector => 10032,
         t if t.element().is_some() => 10000,
         _ => 0,
     }

@@ -1131,7 +1131,6 @@ const KEEPS_CHAR_PADDING: &[&str] = &[
     "least",
     "pg_typeof",
     "pg_column_size",
-    "to_json",
     "json_build_object",
     "json_build_array",
     "array_append",
@@ -2644,6 +2643,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 for (a, b) in lc.iter().zip(rc.iter()) {
                     resolve_common(op.keyword(), [a.ty, b.ty].into_iter())?;
+                    if !all {
+                        // Without ALL, rows are compared: json has no equality.
+                        has_equality(a.ty)?;
+                        has_equality(b.ty)?;
+                    }
                 }
                 let cols: Vec<ColMeta> = lc
                     .iter()
@@ -3825,6 +3829,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 false
             }
         };
+        if distinct {
+            for c in &columns {
+                has_equality(c.ty)?;
+            }
+        }
         // A key named by position is that select item's expression itself, so the item (and
         // its subqueries, equal only to themselves) is covered by it.
         if let Some(keys) = &mut group_exprs {
@@ -3893,6 +3902,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         let mut from = from;
         push_down_keys(&mut from, filter.as_ref());
+        let filter = push_down_join_keys(&mut from, filter, &scope.cols);
         let filter = push_down_filters(&mut from, filter);
         Ok((
             BSelect {
@@ -4851,7 +4861,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     PgType::Unknown => PgType::Text,
                     t => t,
                 };
-                let ty = elem.array_or_text();
+                let ty = array_type_of(elem)?;
                 let to = ty.element().unwrap_or(PgType::Text);
                 let items = bound
                     .into_iter()
@@ -4918,7 +4928,11 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         if let O::Arrow | O::LongArrow = op {
-            // json -> text | integer (a member as json), ->> (as text).
+            // json -> text | integer (a member as json), ->> (as text). With an untyped left
+            // side, json's and jsonb's operators both fit.
+            let sel_ok = |t: PgType| {
+                t == PgType::Unknown || t.is_string() || matches!(t, PgType::Int2 | PgType::Int4)
+            };
             let sel = match rt {
                 PgType::Unknown
                 | PgType::Text
@@ -4930,7 +4944,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             };
             let Some(sel) = sel.filter(|_| lt == PgType::Json) else {
                 let operands = format!("{} {op} {}", lt.sql_name(), rt.sql_name());
-                if lt == PgType::Unknown && rt == PgType::Unknown {
+                if lt == PgType::Unknown && sel_ok(rt) {
                     // json's and jsonb's both take two untyped literals.
                     return Err(ambiguous(format!("operator is not unique: {operands}")));
                 }
@@ -5107,6 +5121,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 )));
             }
             (PgType::Unknown, PgType::Unknown) => PgType::Text,
+            // json has no operators, not even against an untyped literal.
+            (PgType::Unknown, PgType::Json) | (PgType::Json, PgType::Unknown) => {
+                operator_exists(lt, &op.to_string(), rt)?;
+                PgType::Json
+            }
             (PgType::Unknown, x) | (x, PgType::Unknown) => x,
             (a, b) => {
                 operator_exists(a, &op.to_string(), b)?;
@@ -5250,7 +5269,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         message: "subquery must return only one column".into(),
                     });
                 }
-                let ty = bq.columns[0].ty.array_or_text();
+                let ty = array_type_of(bq.columns[0].ty)?;
                 return Ok((BExpr::ArraySub(Rc::new(bq)), ty));
             }
             ast::FunctionArguments::Subquery(_) => {
@@ -6460,6 +6479,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                         operator_exists(*a, "=", *b)?;
                     }
                 }
+                if matches!(name.as_str(), "greatest" | "least") && types.contains(&PgType::Json) {
+                    return Err(SqlError::UndefinedFunction {
+                        message: "could not identify a comparison function for type json".into(),
+                        hint: None,
+                    });
+                }
                 match resolve_common(&name.to_uppercase(), types.iter().copied())? {
                     // Only untyped literals: PostgreSQL resolves them as text.
                     PgType::Unknown => PgType::Text,
@@ -6651,13 +6676,28 @@ fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
 
 /// A grouping key: PostgreSQL has no equality operator for json.
 fn equatable((e, ty): (BExpr, PgType)) -> Result<BExpr, SqlError> {
+    has_equality(ty)?;
+    Ok(e)
+}
+
+/// Whether values of `ty` can be compared for DISTINCT, GROUP BY and set operations.
+fn has_equality(ty: PgType) -> Result<(), SqlError> {
     if ty == PgType::Json {
         return Err(SqlError::UndefinedFunction {
             message: "could not identify an equality operator for type json".into(),
             hint: None,
         });
     }
-    Ok(e)
+    Ok(())
+}
+
+/// The array type with elements of `elem` (text[] holds the elements' text when RockLake
+/// has no array of that type), or 0A000 for json, whose elements text[] would quote.
+fn array_type_of(elem: PgType) -> Result<PgType, SqlError> {
+    if elem == PgType::Json {
+        return Err(SqlError::feature("arrays of json (json[])"));
+    }
+    Ok(elem.array_or_text())
 }
 
 /// Whether values of type `ty` can be sorted: PostgreSQL has no ordering operator for xid.
@@ -7139,6 +7179,11 @@ fn bind_json_function(
     };
     let call = |f: &str, a: Vec<BExpr>| BExpr::Func(format!("json_fn:{f}"), a);
     Some(match name {
+        // An untyped literal has no type for to_json's anyelement to take.
+        "to_json" if types == [PgType::Unknown] => Err(SqlError::DatatypeMismatch {
+            message: "could not determine polymorphic type because input has type unknown".into(),
+            hint: None,
+        }),
         "to_json" if types.len() == 1 => Ok((call(name, typed(take(args))), PgType::Json)),
         "json_build_object" | "json_build_array" => {
             Ok((call(name, typed(take(args))), PgType::Json))
@@ -7168,7 +7213,7 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
         })
     };
     let json_text = |i: usize| match a.get(i) {
-        Some(Value::Text(s)) => Some(s.to_string()),
+        Some(Value::Text(s)) => Some(&**s),
         _ => None,
     };
     Ok(match name {
@@ -7232,11 +7277,11 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
             Value::text(out)
         }
         "json_typeof" => match json_text(0) {
-            Some(s) => Value::text(crate::json::typeof_(&s)?),
+            Some(s) => Value::text(crate::json::typeof_(s)?),
             None => Value::Null,
         },
         "json_array_length" => match json_text(0) {
-            Some(s) => Value::Int(crate::json::array_length(&s)?),
+            Some(s) => Value::Int(crate::json::array_length(s)?),
             None => Value::Null,
         },
         "->" | "->>" => {
@@ -7249,9 +7294,9 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
                 _ => return Ok(Value::Null),
             };
             if name == "->>" {
-                crate::json::get_text(&doc, key.as_deref(), index)?
+                crate::json::get_text(doc, key.as_deref(), index)?
             } else {
-                match crate::json::get(&doc, key.as_deref(), index)? {
+                match crate::json::get(doc, key.as_deref(), index)? {
                     Some((member, _)) => Value::text(member),
                     None => Value::Null,
                 }
@@ -7582,7 +7627,7 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
         AggFunc::Min | AggFunc::Max => match ty {
             PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
             // PostgreSQL 15 has no min/max for these.
-            PgType::Bytea | PgType::Bool | PgType::Uuid | PgType::Xid => {
+            PgType::Bytea | PgType::Bool | PgType::Uuid | PgType::Xid | PgType::Json => {
                 return Err(no_such_function(name, &[ty]))
             }
             other => other,
@@ -7592,7 +7637,7 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
         AggFunc::BoolAnd | AggFunc::BoolOr => PgType::Bool,
         AggFunc::ArrayAgg => match ty {
             PgType::Unknown => PgType::TextArray,
-            t => t.array_or_text(),
+            t => array_type_of(t)?,
         },
     })
 }
@@ -9971,6 +10016,78 @@ pub fn push_down_filters(from: &mut [FromItem], filter: Option<BExpr>) -> Option
                 Some(r) => BExpr::And(Box::new(r), Box::new(c)),
                 None => c,
             });
+        }
+    }
+    residual
+}
+
+/// Turns WHERE equalities between a column of an inner or comma-joined item and one of the
+/// items before it into that item's hash-join keys, as a JOIN … ON condition would be
+/// (`FROM a, b WHERE a.id = b.a_id`). Without this, a comma join is the whole cross product
+/// filtered afterwards: JDBC's metadata queries join nine catalogs that way. Same conditions
+/// as an ON condition's keys: column sides of [`hash_joinable`] types, an item that is not
+/// read laterally and not a null side.
+fn push_down_join_keys(
+    from: &mut [FromItem],
+    filter: Option<BExpr>,
+    cols: &[ColMeta],
+) -> Option<BExpr> {
+    let filter = filter?;
+    if from.len() < 2 {
+        return Some(filter);
+    }
+    let starts: Vec<usize> = from
+        .iter()
+        .scan(0, |at, item| {
+            let s = *at;
+            *at += item.width;
+            Some(s)
+        })
+        .collect();
+    let item_of = |col: usize| starts.iter().rposition(|s| *s <= col);
+    let null_side: Vec<bool> = (0..from.len())
+        .map(|i| {
+            from[i].kind.keeps_unmatched_left()
+                || from[i + 1..]
+                    .iter()
+                    .any(|it| it.kind.keeps_unmatched_right())
+        })
+        .collect();
+    let mut residual: Option<BExpr> = None;
+    for c in conjuncts(filter) {
+        let key = match &c {
+            BExpr::Bin(BinOp::Eq, l, r)
+                if hash_joinable(side_type(l, cols), side_type(r, cols)) =>
+            {
+                match (
+                    col_range(l).and_then(item_of),
+                    col_range(r).and_then(item_of),
+                ) {
+                    (Some(a), Some(b)) if a != b => {
+                        let (k, earlier, own) = if a > b { (a, r, l) } else { (b, l, r) };
+                        let item = &from[k];
+                        let fits = matches!(item.kind, JoinKind::Cross | JoinKind::Inner)
+                            && item.lateral != Lateral::Read
+                            && !null_side[k]
+                            && !has_param(&c);
+                        fits.then(|| {
+                            let start = starts[k];
+                            (k, (**earlier).clone(), map_cols(own, &|i| i - start))
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match key {
+            Some((k, left, right)) => from[k].hash_keys.push((left, right)),
+            None => {
+                residual = Some(match residual {
+                    Some(r) => BExpr::And(Box::new(r), Box::new(c)),
+                    None => c,
+                })
+            }
         }
     }
     residual
