@@ -114,6 +114,15 @@ if [ ! -x "$PGBIN/postgres" ]; then
 fi
 [ -x "$PGBIN/postgres" ] || { echo "PostgreSQL 15 not found at $PGBIN after install" >&2; exit 1; }
 
+# --- A JDK and pgjdbc (tests/tests/jdbc.rs), from Debian ------------------------
+if ! command -v javac >/dev/null || [ ! -f /usr/share/java/postgresql.jar ]; then
+  log "installing a JDK and the PostgreSQL JDBC driver from Debian"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq default-jdk-headless libpostgresql-jdbc-java >/dev/null
+fi
+[ -f /usr/share/java/postgresql.jar ] || { echo "pgjdbc missing after install" >&2; exit 1; }
+
 # --- Python venvs with DuckDB ------------------------------------------------
 make_venv() { # name packages...
   local dir="$CACHE/$1"; shift

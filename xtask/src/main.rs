@@ -279,6 +279,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "python_clients",
             "--test",
+            "jdbc",
+            "--test",
             "activity",
             "--test",
             "sequences",
