@@ -380,17 +380,18 @@ impl Parser<'_> {
         Ok(Node { start, end, kind })
     }
 
+    /// Ends a container at the current token (its `}` or `]`).
+    fn close(&mut self, start: usize, kind: Kind) -> Result<Node, Failure> {
+        let end = self.lex.end;
+        self.advance()?;
+        Ok(Node { start, end, kind })
+    }
+
     fn object(&mut self, start: usize, depth: usize) -> Result<Node, Failure> {
         self.advance()?;
         let mut fields = Vec::new();
         if self.tok == Tok::ObjEnd {
-            let end = self.lex.end;
-            self.advance()?;
-            return Ok(Node {
-                start,
-                end,
-                kind: Kind::Object(fields),
-            });
+            return self.close(start, Kind::Object(fields));
         }
         let mut want = Want::ObjectFirst;
         loop {
@@ -413,13 +414,7 @@ impl Parser<'_> {
                     want = Want::ObjectKey;
                 }
                 Tok::ObjEnd => {
-                    let end = self.lex.end;
-                    self.advance()?;
-                    return Ok(Node {
-                        start,
-                        end,
-                        kind: Kind::Object(fields),
-                    });
+                    return self.close(start, Kind::Object(fields));
                 }
                 _ => return Err(self.unexpected(Want::ObjectNext)),
             }
@@ -430,26 +425,14 @@ impl Parser<'_> {
         self.advance()?;
         let mut items = Vec::new();
         if self.tok == Tok::ArrEnd {
-            let end = self.lex.end;
-            self.advance()?;
-            return Ok(Node {
-                start,
-                end,
-                kind: Kind::Array(items),
-            });
+            return self.close(start, Kind::Array(items));
         }
         loop {
             items.push(self.value(Want::Value, depth + 1)?);
             match self.tok {
                 Tok::Comma => self.advance()?,
                 Tok::ArrEnd => {
-                    let end = self.lex.end;
-                    self.advance()?;
-                    return Ok(Node {
-                        start,
-                        end,
-                        kind: Kind::Array(items),
-                    });
+                    return self.close(start, Kind::Array(items));
                 }
                 _ => return Err(self.unexpected(Want::ArrayNext)),
             }

@@ -2296,41 +2296,18 @@ const BASE_TYPES: &[BaseType] = &[
     bt(
         114, "json", -1, false, 'U', false, 0, 'i', 'x', 0, "json_in", "-",
     ),
-    BaseType {
-        elem: 21,
-        ..bt(
-            22,
-            "int2vector",
-            -1,
-            false,
-            'A',
-            false,
-            0,
-            'i',
-            'p',
-            0,
-            "int2vectorin",
-            "-",
-        )
-    },
-    BaseType {
-        elem: 26,
-        ..bt(
-            30,
-            "oidvector",
-            -1,
-            false,
-            'A',
-            false,
-            0,
-            'i',
-            'p',
-            0,
-            "oidvectorin",
-            "-",
-        )
-    },
+    vector(22, "int2vector", 21, "int2vectorin"),
+    vector(30, "oidvector", 26, "oidvectorin"),
 ];
+
+/// `int2vector` / `oidvector`: arrays of `elem` written with spaces (no array type of their
+/// own here).
+const fn vector(oid: u32, name: &'static str, elem: u32, input: &'static str) -> BaseType {
+    BaseType {
+        elem,
+        ..bt(oid, name, -1, false, 'A', false, 0, 'i', 'p', 0, input, "-")
+    }
+}
 
 fn base_type(oid: u32) -> Option<&'static BaseType> {
     BASE_TYPES.iter().find(|b| b.oid == oid)
