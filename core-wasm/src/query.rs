@@ -4746,6 +4746,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                 // timestamptz through the session's zone.
                 let op = match op {
                     Some((o, mut ot)) => {
+                        // json has no `=`, not even in `CASE j WHEN …`.
+                        for ct in &when_types {
+                            if ot == PgType::Json || *ct == PgType::Json {
+                                operator_exists(ot, "=", *ct)?;
+                            }
+                        }
                         let local = matches!(ot, PgType::Timestamp | PgType::Date);
                         let o = if local && when_types.contains(&PgType::Timestamptz) {
                             let o = zone_convert(o, ot, PgType::Timestamptz)?;
