@@ -212,8 +212,10 @@ wide = [
     struct.pack(">f", 1.5),
     text_array([b"a", b"b"]),
     struct.pack(">I", 2200),
+    b'{"k": [1, "\\u00e9"]}',
+    struct.pack(">iiiiiii", 1, 1, 23, 2, 1, 4, 7) + struct.pack(">i", -1),
 ]
-nulls = [struct.pack(">q", 2)] + [None] * 16
+nulls = [struct.pack(">q", 2)] + [None] * 18
 write("copy_binary", "wide", bytes([0]) + copy_stream([wide, nulls]))
 write("copy_binary", "wide_empty", bytes([0]) + copy_stream([]))
 

@@ -13,7 +13,7 @@ use rocklake_fuzz::{awaits_copy_data, ducklake_catalog, Harness};
 /// Every column type the catalog's tables use, plus the rest of the binary decoders.
 const WIDE_TABLE: &str = "CREATE TABLE t (a BIGINT PRIMARY KEY, b VARCHAR, c BOOLEAN, \
      d TIMESTAMPTZ, e UUID, f DOUBLE PRECISION, g NUMERIC, h INTEGER, i SMALLINT, j BYTEA, \
-     k DATE, l TIME, m INTERVAL, n TIMESTAMP, o REAL, p TEXT[], q OID)";
+     k DATE, l TIME, m INTERVAL, n TIMESTAMP, o REAL, p TEXT[], q OID, r JSON, s INT4[])";
 
 fn fixture() -> &'static MemKv {
     static KV: OnceLock<MemKv> = OnceLock::new();
