@@ -5348,14 +5348,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                     array_agg_input(first, func, ty)?;
                 }
                 if distinct {
-                    // DISTINCT sorts its inputs.
+                    // DISTINCT compares, then sorts its inputs.
+                    has_equality(ty)?;
                     orderable(ty)?;
                 }
                 let mut order = Vec::new();
                 for k in order_by {
                     let desc = sort_desc(&k.options)?;
                     let nulls_first = k.options.nulls_first.unwrap_or(desc);
-                    let (b, _) = self.bind_expr(&k.expr, scope, None)?;
+                    let (b, bt) = self.bind_expr(&k.expr, scope, None)?;
+                    orderable(bt)?;
                     if distinct && !bargs.contains(&b) {
                         return Err(SqlError::InvalidColumnReference {
                             message: "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list".into(),
@@ -6039,17 +6041,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             };
             let mut partition = Vec::new();
             for e in &spec.partition_by {
-                partition.push(self.bind_expr(e, scope, aggs.as_deref_mut())?.0);
+                partition.push(equatable(self.bind_expr(e, scope, aggs.as_deref_mut())?)?);
             }
             let mut order = Vec::new();
             for k in &spec.order_by {
                 let desc = sort_desc(&k.options)?;
                 let nulls_first = k.options.nulls_first.unwrap_or(desc);
-                order.push((
-                    self.bind_expr(&k.expr, scope, aggs.as_deref_mut())?.0,
-                    desc,
-                    nulls_first,
-                ));
+                let (b, bt) = self.bind_expr(&k.expr, scope, aggs.as_deref_mut())?;
+                orderable(bt)?;
+                order.push((b, desc, nulls_first));
             }
             let filter = match &f.filter {
                 Some(w) => Some(coerce_expr(

@@ -113,6 +113,9 @@ for sql in [
     "SELECT '[1]' -> 0", "SELECT to_json('abc')", "SELECT to_json('1 2'::int2vector)::text",
     "SELECT json_build_object('k', j)::text FROM jt ORDER BY id", "SELECT j->'s' IS NULL FROM jt ORDER BY id",
     "SELECT CASE j WHEN '[true, null]' THEN 1 END FROM jt", "SELECT CASE WHEN j IS NULL THEN 0 ELSE 1 END FROM jt ORDER BY id",
+    "SELECT count(DISTINCT j) FROM jt", "SELECT string_agg(id::text, ',' ORDER BY j) FROM jt",
+    "SELECT row_number() OVER (PARTITION BY j) FROM jt", "SELECT row_number() OVER (ORDER BY j) FROM jt",
+    "SELECT row_number() OVER (ORDER BY id), j::text FROM jt ORDER BY id",
     "CREATE TABLE jk (j json PRIMARY KEY)", "CREATE TABLE jk2 (j json, PRIMARY KEY (j))",
     "CREATE TABLE jk3 (j json)", "ALTER TABLE jk3 ADD PRIMARY KEY (j)", "CREATE TABLE jk4 (v int2vector PRIMARY KEY)",
 ]:
@@ -127,5 +130,5 @@ print("RESULT", json.dumps(out))
 "#
     );
     let results = rocklake_tests::same_outcomes_as_postgres(&script);
-    assert_eq!(results.len(), 81, "every statement compared");
+    assert_eq!(results.len(), 86, "every statement compared");
 }
