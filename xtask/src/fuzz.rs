@@ -167,8 +167,86 @@ pub fn fuzz(seconds: u64, targets: &[String]) -> Result<()> {
         "==> fuzz targets built in {:.0} s",
         started.elapsed().as_secs_f64()
     );
+    prune_old_builds(&target_dir);
     for t in selected {
         fuzz_one(t, seconds, &target_dir)?;
     }
     Ok(())
+}
+
+/// Deletes all but the newest build of each fuzz target in the persistent target directory:
+/// every build after a change to the core leaves another ~540 MB executable per target in
+/// `deps`, and a developer machine's disk filled up with them.
+fn prune_old_builds(target_dir: &Path) {
+    let Ok(triples) = std::fs::read_dir(target_dir) else {
+        return;
+    };
+    for triple in triples.flatten() {
+        let deps = triple.path().join("debug").join("deps");
+        let Ok(entries) = std::fs::read_dir(&deps) else {
+            continue;
+        };
+        let files: Vec<_> = entries.flatten().collect();
+        for t in TARGETS {
+            let mut builds: Vec<(std::time::SystemTime, std::path::PathBuf)> = files
+                .iter()
+                .filter(|e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    name.strip_prefix(t)
+                        .and_then(|rest| rest.strip_prefix('-'))
+                        .is_some_and(|hash| !hash.contains('.'))
+                })
+                .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+                .collect();
+            builds.sort();
+            builds.pop();
+            for (_, old) in builds {
+                if let Err(e) = std::fs::remove_file(&old) {
+                    eprintln!(
+                        "==> could not remove the old fuzz build {}: {e}",
+                        old.display()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_keeps_the_newest_build_of_each_target_only() {
+        let root = std::env::temp_dir().join(format!("rocklake-prune-{}", std::process::id()));
+        let deps = root.join("x86_64-unknown-linux-gnu/debug/deps");
+        std::fs::create_dir_all(&deps).expect("deps");
+        let names = [
+            "keys-aaa",
+            "keys-bbb",
+            "keys-bbb.d",
+            "sqlparser-123",
+            "sql-old",
+            "sql-new",
+        ];
+        for (i, name) in names.iter().enumerate() {
+            std::fs::write(deps.join(name), b"x").expect("write");
+            let t =
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000 + i as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(deps.join(name))
+                .and_then(|f| f.set_modified(t))
+                .expect("mtime");
+        }
+        prune_old_builds(&root);
+        let mut left: Vec<String> = std::fs::read_dir(&deps)
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        left.sort();
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(left, ["keys-bbb", "keys-bbb.d", "sql-new", "sqlparser-123"]);
+    }
 }
