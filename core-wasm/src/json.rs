@@ -607,15 +607,19 @@ fn iso_timestamptz(t: &str) -> String {
     format!("{time}{zone}")
 }
 
-/// The member `key` of an object, or element `index` of an array (negative from the end):
-/// its text as written, or `None`.
+/// `->`: the member's text as written and whether it is `null`, or `None` when there is none.
 pub(crate) fn get<'t>(
     text: &'t str,
     key: Option<&str>,
     index: Option<i64>,
 ) -> Result<Option<(&'t str, bool)>, SqlError> {
     let doc = parse_as(text, true)?;
-    let found = match (&doc.kind, key, index) {
+    Ok(member(&doc, key, index).map(|n| (&text[n.start..n.end], matches!(n.kind, Kind::Null))))
+}
+
+/// The member `key` of an object, or element `index` of an array (negative from the end).
+fn member<'d>(doc: &'d Node, key: Option<&str>, index: Option<i64>) -> Option<&'d Node> {
+    match (&doc.kind, key, index) {
         // With a key given twice, PostgreSQL's json operators find the last.
         (Kind::Object(fields), Some(k), _) => fields
             .iter()
@@ -627,25 +631,27 @@ pub(crate) fn get<'t>(
             usize::try_from(i).ok().and_then(|i| items.get(i))
         }
         _ => None,
-    };
-    Ok(found.map(|n| (&text[n.start..n.end], matches!(n.kind, Kind::Null))))
+    }
 }
 
 /// `->>`: a string member's value unescaped, another member's text, SQL NULL for `null`.
+/// The document is parsed (and its strings decoded) once.
 pub(crate) fn get_text(
     text: &str,
     key: Option<&str>,
     index: Option<i64>,
 ) -> Result<Value, SqlError> {
-    let Some((member, is_null)) = get(text, key, index)? else {
-        return Ok(Value::Null);
-    };
-    if is_null {
-        return Ok(Value::Null);
-    }
-    Ok(match parse_as(member, true)?.kind {
-        Kind::String(s) => Value::text(s),
-        _ => Value::text(member),
+    let doc = parse_as(text, true)?;
+    Ok(match member(&doc, key, index) {
+        None => Value::Null,
+        Some(Node {
+            kind: Kind::Null, ..
+        }) => Value::Null,
+        Some(Node {
+            kind: Kind::String(s),
+            ..
+        }) => Value::text(s.as_str()),
+        Some(n) => Value::text(&text[n.start..n.end]),
     })
 }
 

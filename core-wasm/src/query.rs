@@ -6643,14 +6643,17 @@ fn select_common(a: PgType, b: PgType) -> PgType {
 /// PostgreSQL has no operator between values of two type categories (`text = bigint`): an
 /// error telling the client to cast, unless one side is an untyped literal.
 fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
-    // json has no comparison operators at all (PostgreSQL compares jsonb, not json).
-    if a == PgType::Json || b == PgType::Json {
-        return Err(no_such_operator(format!(
+    let missing = || {
+        no_such_operator(format!(
             "{} {} {}",
             a.sql_name(),
             if op == "!=" { "<>" } else { op },
             b.sql_name()
-        )));
+        ))
+    };
+    // json has no comparison operators at all (PostgreSQL compares jsonb, not json).
+    if a == PgType::Json || b == PgType::Json {
+        return Err(missing());
     }
     if a == PgType::Xid || b == PgType::Xid {
         // xid has `=` and `<>`, against xid and against integer, and nothing else.
@@ -6663,21 +6666,12 @@ fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
         {
             return Ok(());
         }
-        return Err(no_such_operator(format!(
-            "{} {} {}",
-            a.sql_name(),
-            if op == "!=" { "<>" } else { op },
-            b.sql_name()
-        )));
+        return Err(missing());
     }
     if a == PgType::Unknown || b == PgType::Unknown || category(a) == category(b) {
         return Ok(());
     }
-    Err(no_such_operator(format!(
-        "{} {op} {}",
-        a.sql_name(),
-        b.sql_name()
-    )))
+    Err(missing())
 }
 
 /// A grouping key: PostgreSQL has no equality operator for json.

@@ -83,7 +83,7 @@ for sql in [
     "SELECT json_typeof('{}'), json_typeof('[]'), json_typeof('1'), json_typeof('\"s\"'), json_typeof('null'), json_typeof(' true'), json_array_length('[1,[2,3]]')",
     "SELECT json_array_length('{}')", "SELECT json_array_length('1')",
     "SELECT '{\"a\":1}'::json = '{\"a\":1}'::json", "SELECT '[1]'::json ORDER BY 1", "SELECT 'x' -> 'a'",
-    "SELECT '1'::json -> 'a'", "SELECT '{\"a\":1}'::json || 'x'", "SELECT '{}'::json -> 1::bigint",
+    "SELECT '1'::json -> 'a'", "SELECT 'a'::text != 1", "SELECT '{}'::json != '{}'::json", "SELECT '{\"a\":1}'::json || 'x'", "SELECT '{}'::json -> 1::bigint",
     "SELECT pg_typeof(json_build_object()), pg_typeof('{}'::json->'a'), pg_typeof('{}'::json->>'a'), pg_typeof(to_json(1))",
     "SELECT 'x'::text::json", "SELECT 1::json", "SELECT '{}'::json::int",
     # Input errors: the token, what was expected, the unexpected end.
@@ -130,5 +130,5 @@ print("RESULT", json.dumps(out))
 "#
     );
     let results = rocklake_tests::same_outcomes_as_postgres(&script);
-    assert_eq!(results.len(), 86, "every statement compared");
+    assert_eq!(results.len(), 88, "every statement compared");
 }
