@@ -122,6 +122,9 @@ pub enum SqlError {
     UndefinedSequence { name: String },
     #[error("column \"{name}\" does not exist")]
     UndefinedColumn { name: String },
+    /// `(record).field` names a field the record does not have.
+    #[error("could not identify column \"{name}\" in record data type")]
+    UndefinedRecordField { name: String },
     /// A key (PRIMARY KEY of CREATE TABLE) names a column the table does not have.
     #[error("column \"{name}\" named in key does not exist")]
     KeyColumnMissing { name: String },
@@ -627,7 +630,8 @@ impl SqlError {
             | SqlError::UnreachableColumn { .. }
             | SqlError::UndefinedQualifiedColumn { .. }
             | SqlError::UsingColumnMissing { .. }
-            | SqlError::KeyColumnMissing { .. } => "42703",
+            | SqlError::KeyColumnMissing { .. }
+            | SqlError::UndefinedRecordField { .. } => "42703",
             SqlError::UndefinedSchema { .. } | SqlError::NoSchemaSelected => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",

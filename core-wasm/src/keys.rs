@@ -354,6 +354,11 @@ fn decode_field_inner(r: &mut Reader<'_>, ty: PgType) -> Result<Value, DecodeErr
         }
     }
     Ok(match ty {
+        PgType::Record(_) => {
+            return Err(DecodeError::Key {
+                message: "a record is never stored".into(),
+            })
+        }
         PgType::Bool => Value::Bool(r.byte()? != 0),
         PgType::Int2
         | PgType::Int4

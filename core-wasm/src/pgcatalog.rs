@@ -187,6 +187,7 @@ const I2S: PgType = PgType::Int2Array;
 const I2V: PgType = PgType::Int2Vector;
 const OIDS: PgType = PgType::OidArray;
 const OIDV: PgType = PgType::OidVector;
+const REGPROC: PgType = PgType::Regproc;
 
 const DEFAULT_ACL_COLS: Spec = &[
     ("oid", OID),
@@ -569,16 +570,16 @@ const TYPE_COLS: Spec = &[
     ("typisdefined", BOOL),
     ("typdelim", CHAR),
     ("typrelid", OID),
-    ("typsubscript", TEXT),
+    ("typsubscript", REGPROC),
     ("typelem", OID),
     ("typarray", OID),
-    ("typinput", TEXT),
-    ("typoutput", TEXT),
-    ("typreceive", TEXT),
-    ("typsend", TEXT),
-    ("typmodin", TEXT),
-    ("typmodout", TEXT),
-    ("typanalyze", TEXT),
+    ("typinput", REGPROC),
+    ("typoutput", REGPROC),
+    ("typreceive", REGPROC),
+    ("typsend", REGPROC),
+    ("typmodin", REGPROC),
+    ("typmodout", REGPROC),
+    ("typanalyze", REGPROC),
     ("typalign", CHAR),
     ("typstorage", CHAR),
     ("typnotnull", BOOL),
@@ -2132,6 +2133,24 @@ const BASE_TYPES: &[BaseType] = &[
             2278, "void", 4, true, 'P', false, 0, 'i', 'p', 0, "void_in", "-",
         )
     },
+    // An anonymous row (`_pg_expandarray`'s result); its array `_record` is a pseudo-type too.
+    BaseType {
+        kind: 'p',
+        ..bt(
+            2249,
+            "record",
+            -1,
+            false,
+            'P',
+            false,
+            2287,
+            'd',
+            'x',
+            0,
+            "record_in",
+            "-",
+        )
+    },
     bt(
         1042,
         "bpchar",
@@ -2329,6 +2348,11 @@ fn type_facts(ty: PgType) -> (bool, char, char, u32) {
     }
 }
 
+/// A `regproc` value naming built-in function `name` (`-`: none, OID 0).
+fn proc(name: &str) -> Value {
+    oid(builtin_proc_oid(name).unwrap_or(0))
+}
+
 fn io_name(input: &str, which: &str) -> String {
     match input.strip_suffix("_in") {
         Some(stem) => format!("{stem}_{which}"),
@@ -2359,11 +2383,11 @@ fn type_row(
     collation: u32,
 ) -> Vec<Value> {
     let modout = || {
-        Value::text(if modin == "-" {
-            "-".to_string()
+        if modin == "-" {
+            proc("-")
         } else {
-            modin.replace("typmodin", "typmodout")
-        })
+            proc(&modin.replace("typmodin", "typmodout"))
+        }
     };
     row![
         oid(oid_),
@@ -2378,16 +2402,16 @@ fn type_row(
         b(true),
         need.text(10, || ch(',')),
         oid(relid),
-        need.text(12, || t(subscript)),
+        need.text(12, || proc(subscript)),
         oid(elem),
         oid(array),
-        need.text(15, || t(input)),
-        need.text(16, || Value::text(io_name(input, "out"))),
-        need.text(17, || Value::text(io_name(input, "recv"))),
-        need.text(18, || Value::text(io_name(input, "send"))),
-        need.text(19, || t(modin)),
+        need.text(15, || proc(input)),
+        need.text(16, || proc(&io_name(input, "out"))),
+        need.text(17, || proc(&io_name(input, "recv"))),
+        need.text(18, || proc(&io_name(input, "send"))),
+        need.text(19, || proc(modin)),
         need.text(20, modout),
-        need.text(21, || t(analyze)),
+        need.text(21, || proc(analyze)),
         need.text(22, || ch(align)),
         need.text(23, || ch(storage)),
         b(false),
@@ -2440,6 +2464,11 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<
         ));
         if bt.array != 0 {
             let align = if bt.align == 'd' { 'd' } else { 'i' };
+            let (kind, category) = if bt.kind == 'p' {
+                ('p', 'P')
+            } else {
+                ('b', 'A')
+            };
             rows.push((
                 bt.array,
                 type_row(
@@ -2449,8 +2478,8 @@ fn type_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec<
                     PG_CATALOG_OID,
                     -1,
                     false,
-                    'b',
-                    'A',
+                    kind,
+                    category,
                     false,
                     0,
                     "array_subscript_handler",
@@ -3092,7 +3121,7 @@ fn btree_opclass(ty: PgType) -> u32 {
 }
 
 /// The primary key's columns, quoted as `pg_get_indexdef` and `pg_get_constraintdef` show them.
-fn pkey_columns(tb: &Table) -> Vec<String> {
+pub fn pkey_columns(tb: &Table) -> Vec<String> {
     tb.primary_key
         .iter()
         .filter_map(|i| tb.columns.get(*i))
@@ -3256,16 +3285,170 @@ fn database_oid(name: &str, current: &str) -> Option<u32> {
     }
 }
 
-/// The built-in functions RockLake's catalogs name (`pg_am.amhandler`), with PostgreSQL 15's
-/// OIDs: what a `regproc` value can name, `pg_proc` listing no functions.
+/// The built-in functions RockLake's catalogs name (`pg_am.amhandler`, the `pg_type` I/O
+/// functions), with PostgreSQL 15's OIDs, sorted by name: what a `regproc` value can name,
+/// `pg_proc` listing no functions.
 const BUILTIN_PROCS: &[(u32, &str)] = &[
-    (3, "heap_tableam_handler"),
-    (330, "bthandler"),
-    (331, "hashhandler"),
-    (332, "gisthandler"),
-    (333, "ginhandler"),
-    (334, "spghandler"),
+    (750, "array_in"),
+    (751, "array_out"),
+    (2400, "array_recv"),
+    (2401, "array_send"),
+    (6179, "array_subscript_handler"),
+    (3816, "array_typanalyze"),
+    (1242, "boolin"),
+    (1243, "boolout"),
+    (2436, "boolrecv"),
+    (2437, "boolsend"),
+    (1044, "bpcharin"),
+    (1045, "bpcharout"),
+    (2430, "bpcharrecv"),
+    (2431, "bpcharsend"),
+    (2913, "bpchartypmodin"),
+    (2914, "bpchartypmodout"),
     (335, "brinhandler"),
+    (330, "bthandler"),
+    (1244, "byteain"),
+    (31, "byteaout"),
+    (2412, "bytearecv"),
+    (2413, "byteasend"),
+    (1245, "charin"),
+    (33, "charout"),
+    (2434, "charrecv"),
+    (2435, "charsend"),
+    (1084, "date_in"),
+    (1085, "date_out"),
+    (2468, "date_recv"),
+    (2469, "date_send"),
+    (200, "float4in"),
+    (201, "float4out"),
+    (2424, "float4recv"),
+    (2425, "float4send"),
+    (214, "float8in"),
+    (215, "float8out"),
+    (2426, "float8recv"),
+    (2427, "float8send"),
+    (333, "ginhandler"),
+    (332, "gisthandler"),
+    (331, "hashhandler"),
+    (3, "heap_tableam_handler"),
+    (910, "inet_in"),
+    (911, "inet_out"),
+    (2496, "inet_recv"),
+    (2497, "inet_send"),
+    (38, "int2in"),
+    (39, "int2out"),
+    (2404, "int2recv"),
+    (2405, "int2send"),
+    (40, "int2vectorin"),
+    (41, "int2vectorout"),
+    (2410, "int2vectorrecv"),
+    (2411, "int2vectorsend"),
+    (42, "int4in"),
+    (43, "int4out"),
+    (2406, "int4recv"),
+    (2407, "int4send"),
+    (460, "int8in"),
+    (461, "int8out"),
+    (2408, "int8recv"),
+    (2409, "int8send"),
+    (1160, "interval_in"),
+    (1161, "interval_out"),
+    (2478, "interval_recv"),
+    (2479, "interval_send"),
+    (2903, "intervaltypmodin"),
+    (2904, "intervaltypmodout"),
+    (321, "json_in"),
+    (322, "json_out"),
+    (323, "json_recv"),
+    (324, "json_send"),
+    (34, "namein"),
+    (35, "nameout"),
+    (2422, "namerecv"),
+    (2423, "namesend"),
+    (1701, "numeric_in"),
+    (1702, "numeric_out"),
+    (2460, "numeric_recv"),
+    (2461, "numeric_send"),
+    (2917, "numerictypmodin"),
+    (2918, "numerictypmodout"),
+    (1798, "oidin"),
+    (1799, "oidout"),
+    (2418, "oidrecv"),
+    (2419, "oidsend"),
+    (54, "oidvectorin"),
+    (55, "oidvectorout"),
+    (2420, "oidvectorrecv"),
+    (2421, "oidvectorsend"),
+    (6180, "raw_array_subscript_handler"),
+    (2290, "record_in"),
+    (2291, "record_out"),
+    (2402, "record_recv"),
+    (2403, "record_send"),
+    (2218, "regclassin"),
+    (2219, "regclassout"),
+    (2452, "regclassrecv"),
+    (2453, "regclasssend"),
+    (4084, "regnamespacein"),
+    (4085, "regnamespaceout"),
+    (4087, "regnamespacerecv"),
+    (4088, "regnamespacesend"),
+    (44, "regprocin"),
+    (45, "regprocout"),
+    (2444, "regprocrecv"),
+    (2445, "regprocsend"),
+    (2220, "regtypein"),
+    (2221, "regtypeout"),
+    (2454, "regtyperecv"),
+    (2455, "regtypesend"),
+    (334, "spghandler"),
+    (46, "textin"),
+    (47, "textout"),
+    (2414, "textrecv"),
+    (2415, "textsend"),
+    (48, "tidin"),
+    (49, "tidout"),
+    (2438, "tidrecv"),
+    (2439, "tidsend"),
+    (1143, "time_in"),
+    (1144, "time_out"),
+    (2470, "time_recv"),
+    (2471, "time_send"),
+    (1312, "timestamp_in"),
+    (1313, "timestamp_out"),
+    (2474, "timestamp_recv"),
+    (2475, "timestamp_send"),
+    (2905, "timestamptypmodin"),
+    (2906, "timestamptypmodout"),
+    (1150, "timestamptz_in"),
+    (1151, "timestamptz_out"),
+    (2476, "timestamptz_recv"),
+    (2477, "timestamptz_send"),
+    (2907, "timestamptztypmodin"),
+    (2908, "timestamptztypmodout"),
+    (2909, "timetypmodin"),
+    (2910, "timetypmodout"),
+    (109, "unknownin"),
+    (110, "unknownout"),
+    (2416, "unknownrecv"),
+    (2417, "unknownsend"),
+    (2952, "uuid_in"),
+    (2953, "uuid_out"),
+    (2961, "uuid_recv"),
+    (2962, "uuid_send"),
+    (1046, "varcharin"),
+    (1047, "varcharout"),
+    (2432, "varcharrecv"),
+    (2433, "varcharsend"),
+    (2915, "varchartypmodin"),
+    (2916, "varchartypmodout"),
+    (2298, "void_in"),
+    (2299, "void_out"),
+    (3120, "void_recv"),
+    (3121, "void_send"),
+    (50, "xidin"),
+    (51, "xidout"),
+    (2440, "xidrecv"),
+    (2441, "xidsend"),
 ];
 
 /// The name of built-in function `oid` ([`BUILTIN_PROCS`]).
@@ -3279,9 +3462,9 @@ pub fn builtin_proc_name(oid: u32) -> Option<&'static str> {
 /// The OID of built-in function `name` ([`BUILTIN_PROCS`]).
 pub fn builtin_proc_oid(name: &str) -> Option<u32> {
     BUILTIN_PROCS
-        .iter()
-        .find(|(_, n)| *n == name)
-        .map(|(o, _)| *o)
+        .binary_search_by(|(_, n)| (*n).cmp(name))
+        .ok()
+        .map(|i| BUILTIN_PROCS[i].0)
 }
 
 /// A role's name in `aclitem` text, quoted by aclitem's own rule (`putid`): only a name with
@@ -5215,11 +5398,50 @@ mod tests {
         assert!(got.iter().all(|g| g.2 != "ducklake_snapshot_pkey"));
     }
 
+    /// Every function `pg_type` names is one RockLake knows the OID of, and the table stays
+    /// sorted for [`builtin_proc_oid`]'s binary search.
+    #[test]
+    fn pg_type_functions_are_known() {
+        assert!(BUILTIN_PROCS.windows(2).all(|w| w[0].1 < w[1].1));
+        let f = fixture();
+        let vt = get(None, "pg_type", &f);
+        let regproc: Vec<usize> = TYPE_COLS
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, t))| *t == PgType::Regproc)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(regproc.len(), 8);
+        for row in &vt.rows {
+            for &c in &regproc {
+                let Value::Int(o) = row[c] else {
+                    panic!("{:?}: {:?}", row[1], row[c])
+                };
+                assert!(o == 0 || builtin_proc_name(o as u32).is_some(), "{row:?}");
+            }
+            // every type has input and output functions
+            assert!(matches!(row[15], Value::Int(o) if o > 0), "{row:?}");
+            assert!(matches!(row[16], Value::Int(o) if o > 0), "{row:?}");
+        }
+        assert_eq!(builtin_proc_oid("array_in"), Some(750));
+        assert_eq!(builtin_proc_oid("nosuch"), None);
+    }
+
     #[test]
     fn pg_type_builtins() {
         let f = fixture();
         let vt = get(None, "pg_type", &f);
-        let g = |r: &[Value], c: &str| txt(&vt, r, c).unwrap_or_else(|| "NULL".into());
+        // regproc columns hold OIDs; read them as the names their output writes
+        let g = |r: &[Value], c: &str| {
+            let v = txt(&vt, r, c).unwrap_or_else(|| "NULL".into());
+            let regproc = TYPE_COLS
+                .iter()
+                .any(|(n, t)| *n == c && *t == PgType::Regproc);
+            match v.parse::<u32>() {
+                Ok(o) if regproc && o != 0 => builtin_proc_name(o).unwrap_or("?").to_string(),
+                _ => v,
+            }
+        };
         let by_oid = |o: u32| {
             rows_where(&vt, "oid", &o.to_string())
                 .first()

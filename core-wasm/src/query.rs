@@ -1610,6 +1610,11 @@ fn set_function_rows(
             )
         }
         ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
+        // Each element with its 1-based position, whatever the array's lower bound.
+        ("_pg_expandarray", [Value::Array(items)]) => Ok((1..)
+            .zip(items.iter())
+            .map(|(n, v)| vec![v.clone(), Value::Int(n)])
+            .collect()),
         ("pg_options_to_table", [Value::Array(items)]) => Ok(items
             .iter()
             .filter_map(|v| match v {
@@ -1935,6 +1940,14 @@ fn set_function_type(
             })
         }
         ("unnest", [PgType::Unknown]) => Ok(PgType::Text),
+        ("_pg_expandarray", [PgType::Unknown]) => Err(SqlError::DatatypeMismatch {
+            message: "could not determine polymorphic type because input has type unknown".into(),
+            hint: None,
+        }),
+        ("_pg_expandarray", [a]) => match a.element() {
+            Some(elem) => Ok(PgType::Record(elem.expanded_array_fields())),
+            None => Err(no_such_function(EXPANDARRAY, types)),
+        },
         ("unnest", [a]) if a.is_array() => Ok(a.element().unwrap_or(PgType::Text)),
         // generate_subscripts(anyarray, integer [, boolean]).
         ("generate_subscripts", [a, d, rest @ ..])
@@ -3254,7 +3267,8 @@ impl<'a, 'b> Binder<'a, 'b> {
     ) -> Result<(Source, Vec<ColMeta>, LateralUse), SqlError> {
         self.session_dependent = true;
         let (schema, fname) = split_name(parts)?;
-        if !matches!(schema.as_deref(), None | Some("pg_catalog")) {
+        let expandarray = fname == "_pg_expandarray";
+        if !expandarray && !matches!(schema.as_deref(), None | Some("pg_catalog")) {
             return Err(SqlError::feature(format!(
                 "table function {}",
                 parts.join(".")
@@ -3264,6 +3278,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         // references to it are counted as a subquery's are.
         let (bound, refs) = self.as_subquery(Some(left), |b| b.bind_table_function_args(args));
         let (mut bargs, types) = bound?;
+        if expandarray && schema.as_deref() != Some("information_schema") {
+            return Err(no_such_function(&parts.join("."), &types));
+        }
         let lateral = LateralUse::of(&refs, left);
         let col_name = alias
             .as_ref()
@@ -3293,8 +3310,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                 column("option_value".into(), PgType::Text),
             ]
         } else {
-            let ty = set_function_type(&fname, &mut bargs, &types)?;
-            vec![column(col_name.clone(), ty)]
+            match set_function_type(&fname, &mut bargs, &types)? {
+                // A function returning records returns their fields as columns.
+                PgType::Record(fields) => fields
+                    .iter()
+                    .map(|(name, ty)| column((*name).into(), *ty))
+                    .collect(),
+                ty => vec![column(col_name.clone(), ty)],
+            }
         };
         if ordinality {
             cols.push(ColMeta {
@@ -4216,6 +4239,14 @@ impl<'a, 'b> Binder<'a, 'b> {
                             let ty = const_ty(&v);
                             (BExpr::Const(v), ty)
                         }
+                        // `-9223372036854775808` is bigint's least value, as PostgreSQL's
+                        // grammar negates the literal before typing it.
+                        BExpr::Const(Value::Numeric(s))
+                            if s == "9223372036854775808"
+                                && matches!(expr.as_ref(), Expr::Value(_)) =>
+                        {
+                            (BExpr::Const(Value::Int(i64::MIN)), PgType::Int8)
+                        }
                         BExpr::Const(Value::Numeric(s)) => (
                             BExpr::Const(Value::Numeric(numeric_neg(&s))),
                             PgType::Numeric,
@@ -4237,11 +4268,32 @@ impl<'a, 'b> Binder<'a, 'b> {
                         other => (narrow_integer(BExpr::Neg(Box::new(other)), t), t),
                     },
                     ast::UnaryOperator::Plus => (x, t),
+                    // Every bit flipped: as an i64, within the type's range whatever its width.
+                    ast::UnaryOperator::BitwiseNot => match t {
+                        PgType::Int2 | PgType::Int4 | PgType::Int8 => {
+                            (BExpr::Func("bit_not".into(), vec![x]), t)
+                        }
+                        PgType::Unknown => {
+                            return Err(ambiguous("operator is not unique: ~ unknown".into()))
+                        }
+                        _ => return Err(no_such_operator(format!("~ {}", t.sql_name()))),
+                    },
                     other => return Err(SqlError::feature(format!("operator {other}"))),
                 }
             }
-            Expr::IsNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), false), PgType::Bool),
-            Expr::IsNotNull(x) => (BExpr::IsNull(Box::new(sub!(x).0), true), PgType::Bool),
+            // A record is NULL when every field is, NOT NULL when none is (SQL's row rule).
+            Expr::IsNull(x) | Expr::IsNotNull(x) => {
+                let (v, t) = sub!(x);
+                let not = matches!(e, Expr::IsNotNull(_));
+                let test = match t {
+                    PgType::Record(_) => BExpr::Func(
+                        "record_is_null".into(),
+                        vec![v, BExpr::Const(Value::Bool(not))],
+                    ),
+                    _ => BExpr::IsNull(Box::new(v), not),
+                };
+                (test, PgType::Bool)
+            }
             // x IS [NOT] TRUE/FALSE is x IS [NOT] DISTINCT FROM true/false; IS [NOT] UNKNOWN is
             // IS [NOT] NULL of a boolean.
             Expr::IsTrue(x) | Expr::IsFalse(x) | Expr::IsNotTrue(x) | Expr::IsNotFalse(x) => {
@@ -4539,6 +4591,24 @@ impl<'a, 'b> Binder<'a, 'b> {
                     ),
                     _ => (None, access_chain.as_slice()),
                 };
+                if let (None, [ast::AccessExpr::Dot(Expr::Identifier(field))]) = (&qualified, chain)
+                {
+                    let mut inner = root.as_ref();
+                    while let Expr::Nested(x) = inner {
+                        inner = x;
+                    }
+                    let bound = self.bind_expr(inner, scope, aggs.as_deref_mut());
+                    // `(alias).column`: the column of a FROM item's row, when no column has
+                    // the alias's name.
+                    if let (Err(SqlError::UndefinedColumn { .. }), Expr::Identifier(q)) =
+                        (&bound, inner)
+                    {
+                        let column = Expr::CompoundIdentifier(vec![q.clone(), field.clone()]);
+                        return self.bind_expr(&column, scope, aggs);
+                    }
+                    let (r, rt) = bound?;
+                    return field_select(r, rt, &ident(field));
+                }
                 let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] = chain else {
                     return Err(SqlError::feature("field access or array slices"));
                 };
@@ -5107,6 +5177,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                     PgType::Bool,
                 ));
             }
+            O::BitwiseAnd
+            | O::BitwiseOr
+            | O::PGBitwiseXor
+            | O::PGBitwiseShiftLeft
+            | O::PGBitwiseShiftRight => return bitwise_op(l, lt, op, r, rt),
             other => return Err(SqlError::feature(format!("operator {other}"))),
         };
         let Some(bop) = bop else {
@@ -5394,6 +5469,13 @@ impl<'a, 'b> Binder<'a, 'b> {
             list.push(spec);
             return Ok((BExpr::Agg(list.len() - 1), out));
         }
+        // information_schema's helper is reached only by its schema (it is on no search_path).
+        let name = match parts.as_slice() {
+            [schema, n] if schema == "information_schema" && n == "_pg_expandarray" => {
+                EXPANDARRAY.to_string()
+            }
+            _ => name,
+        };
         self.bind_call(name, &args, scope, aggs)
     }
 
@@ -6251,6 +6333,10 @@ impl<'a, 'b> Binder<'a, 'b> {
         ) {
             return self.bind_srf_call(name, bargs, &types);
         }
+        if name == EXPANDARRAY {
+            // pgjdbc's key and index queries call it.
+            return self.bind_srf_call("_pg_expandarray".into(), bargs, &types);
+        }
         if matches!(name.as_str(), "nextval" | "currval" | "setval" | "lastval") {
             return self.bind_sequence_call(name, bargs, &types);
         }
@@ -6694,10 +6780,11 @@ fn has_equality(ty: PgType) -> Result<(), SqlError> {
 /// The array type with elements of `elem` (text[] holds the elements' text when RockLake
 /// has no array of that type), or 0A000 for json, whose elements text[] would quote.
 fn array_type_of(elem: PgType) -> Result<PgType, SqlError> {
-    if elem == PgType::Json {
-        return Err(SqlError::feature("arrays of json (json[])"));
+    match elem {
+        PgType::Json => Err(SqlError::feature("arrays of json (json[])")),
+        PgType::Record(_) => Err(SqlError::feature("arrays of records (record[])")),
+        _ => Ok(elem.array_or_text()),
     }
-    Ok(elem.array_or_text())
 }
 
 /// Whether values of type `ty` can be sorted: PostgreSQL has no ordering operator for xid.
@@ -7523,8 +7610,68 @@ fn boolean_test_argument((e, t): (BExpr, PgType), test: &str) -> Result<BExpr, S
 /// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches;
 /// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
 /// speaks of one argument).
+/// The integer bitwise operators `&`, `|`, `#` (both sides one integer type, the wider of
+/// the two) and `<<`, `>>` (the left side's type, shifted by an integer), as PostgreSQL's
+/// `int2and` … `int8shr` compute them: a shift count is taken modulo the width it is done in
+/// (32 bits for smallint and integer, 64 for bigint), as C on x86 does.
+fn bitwise_op(
+    l: BExpr,
+    lt: PgType,
+    op: &ast::BinaryOperator,
+    r: BExpr,
+    rt: PgType,
+) -> Result<(BExpr, PgType), SqlError> {
+    use ast::BinaryOperator as O;
+    let operands = || format!("{} {op} {}", lt.sql_name(), rt.sql_name());
+    if lt == PgType::Unknown && rt == PgType::Unknown {
+        return Err(ambiguous(format!("operator is not unique: {}", operands())));
+    }
+    let int = |t: PgType| matches!(t, PgType::Int2 | PgType::Int4 | PgType::Int8);
+    let shift = matches!(op, O::PGBitwiseShiftLeft | O::PGBitwiseShiftRight);
+    let (ty, count_ty) = if shift {
+        let ty = if lt == PgType::Unknown {
+            PgType::Int4
+        } else {
+            lt
+        };
+        if !int(ty) || !matches!(rt, PgType::Int2 | PgType::Int4 | PgType::Unknown) {
+            return Err(no_such_operator(operands()));
+        }
+        (ty, PgType::Int4)
+    } else {
+        let ty = match (lt, rt) {
+            (PgType::Unknown, t) | (t, PgType::Unknown) => t,
+            (PgType::Int8, _) | (_, PgType::Int8) => PgType::Int8,
+            (PgType::Int4, _) | (_, PgType::Int4) => PgType::Int4,
+            (t, _) => t,
+        };
+        if !int(lt) && lt != PgType::Unknown || !int(rt) && rt != PgType::Unknown {
+            return Err(no_such_operator(operands()));
+        }
+        (ty, ty)
+    };
+    let name = match op {
+        O::BitwiseAnd => "bit_and",
+        O::BitwiseOr => "bit_or",
+        O::PGBitwiseXor => "bit_xor",
+        O::PGBitwiseShiftLeft => "bit_shl",
+        _ => "bit_shr",
+    };
+    let width = match ty {
+        PgType::Int8 => 64,
+        PgType::Int4 => 32,
+        _ => 16,
+    };
+    let args = vec![
+        coerce_or_cast(l, ty)?,
+        coerce_or_cast(r, count_ty)?,
+        BExpr::Const(Value::Int(width)),
+    ];
+    Ok((BExpr::Func(name.into(), args), ty))
+}
+
 fn no_such_operator(operands: String) -> SqlError {
-    let hint = if operands.starts_with('-') {
+    let hint = if operands.starts_with(['-', '~']) {
         "No operator matches the given name and argument type. You might need to add an explicit type cast."
     } else {
         "No operator matches the given name and argument types. You might need to add explicit type casts."
@@ -7627,9 +7774,12 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
         AggFunc::Min | AggFunc::Max => match ty {
             PgType::Unknown | PgType::Varchar | PgType::Name => PgType::Text,
             // PostgreSQL 15 has no min/max for these.
-            PgType::Bytea | PgType::Bool | PgType::Uuid | PgType::Xid | PgType::Json => {
-                return Err(no_such_function(name, &[ty]))
-            }
+            PgType::Bytea
+            | PgType::Bool
+            | PgType::Uuid
+            | PgType::Xid
+            | PgType::Json
+            | PgType::Record(_) => return Err(no_such_function(name, &[ty])),
             other => other,
         },
         AggFunc::StringAgg if ty == PgType::Bytea => PgType::Bytea,
@@ -8191,6 +8341,23 @@ fn cast_from(e: BExpr, from: PgType, to: PgType) -> Result<BExpr, SqlError> {
             });
         }
     }
+    if let PgType::Record(fields) = from {
+        if !to.is_string() {
+            return Err(SqlError::CannotCast {
+                from: from.sql_name().into(),
+                to: to.sql_name().into(),
+            });
+        }
+        let oids = fields
+            .iter()
+            .map(|(_, t)| Value::Int(t.oid().into()))
+            .collect();
+        let text = BExpr::Func(
+            "record_text".into(),
+            vec![e, BExpr::Const(Value::Array(oids))],
+        );
+        return coerce_or_cast(text, to);
+    }
     if from == PgType::Timestamp && to.is_string() {
         return Ok(BExpr::Func("timestamp_text".into(), vec![e]));
     }
@@ -8400,6 +8567,35 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
             Target::NextToken,
             op.to_string(),
         )),
+        ("42725", Expr::BinaryOp { left, op, .. })
+            if message.starts_with("operator is not unique: ") =>
+        {
+            Some(Spot::find(
+                left.span().end,
+                Target::NextToken,
+                op.to_string(),
+            ))
+        }
+        ("42725", Expr::UnaryOp { expr, op })
+            if message.starts_with("operator is not unique: ") =>
+        {
+            Some(Spot::find(
+                expr.span().start,
+                Target::TokenBefore,
+                op.to_string(),
+            ))
+        }
+        // `(x).field` of a value that has no such field: at the value, inside its parentheses.
+        ("42809" | "42703", Expr::CompoundFieldAccess { root, .. })
+            if message.starts_with("column notation")
+                || message.starts_with("could not identify column") =>
+        {
+            let mut inner = root.as_ref();
+            while let Expr::Nested(x) = inner {
+                inner = x;
+            }
+            Some(Spot::at(inner.span().start, first_token(inner)))
+        }
         ("42883", Expr::UnaryOp { expr, op }) if operator_error(false) => Some(Spot::find(
             expr.span().start,
             Target::TokenBefore,
@@ -8730,6 +8926,29 @@ fn literal_text(v: &ast::Value) -> Option<String> {
 }
 
 /// PostgreSQL's 42883 for a call no function signature matches.
+/// `information_schema._pg_expandarray` as [`Binder::bind_call`] sees it named.
+const EXPANDARRAY: &str = "information_schema._pg_expandarray";
+
+/// `(record).field`: the field's value, as PostgreSQL's FieldSelect reads it.
+fn field_select(record: BExpr, ty: PgType, field: &str) -> Result<(BExpr, PgType), SqlError> {
+    let PgType::Record(fields) = ty else {
+        return Err(SqlError::WrongObjectType {
+            message: format!(
+                "column notation .{field} applied to type {}, which is not a composite type",
+                ty.sql_name()
+            ),
+        });
+    };
+    let Some(i) = fields.iter().position(|(name, _)| *name == field) else {
+        return Err(SqlError::UndefinedRecordField { name: field.into() });
+    };
+    let call = BExpr::Func(
+        "record_field".into(),
+        vec![record, BExpr::Const(Value::Int(i as i64))],
+    );
+    Ok((call, fields[i].1))
+}
+
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
     SqlError::UndefinedFunction {
@@ -11050,9 +11269,19 @@ impl<'a, 'b> Executor<'a, 'b> {
                         .and_then(|o| self.cx.relation_by_oid(o))
                         .filter(|(_, is_index)| *is_index);
                     match index {
-                        Some((t, _)) if name == "pg_get_indexdef" => {
-                            Value::text(crate::pgcatalog::pkey_indexdef(&t))
-                        }
+                        // (index, column, pretty): one key column's definition, empty past
+                        // the key's columns; column 0 is the whole index.
+                        Some((t, _)) if name == "pg_get_indexdef" => match a.get(1) {
+                            Some(Value::Int(c)) if *c != 0 => Value::text(
+                                usize::try_from(*c - 1)
+                                    .ok()
+                                    .and_then(|i| {
+                                        crate::pgcatalog::pkey_columns(&t).get(i).cloned()
+                                    })
+                                    .unwrap_or_default(),
+                            ),
+                            _ => Value::text(crate::pgcatalog::pkey_indexdef(&t)),
+                        },
                         Some((t, _)) => Value::text(crate::pgcatalog::pkey_constraintdef(&t)),
                         None => Value::Null,
                     }
@@ -11073,6 +11302,65 @@ impl<'a, 'b> Executor<'a, 'b> {
                     },
                     _ => Value::Null,
                 },
+                _ => Value::Null,
+            },
+            "record_text" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(fields)), Some(Value::Array(oids))) => {
+                    let types: Vec<PgType> = oids
+                        .iter()
+                        .map(|o| match o {
+                            Value::Int(o) => {
+                                crate::types::type_by_oid(*o as u32).unwrap_or(PgType::Text)
+                            }
+                            _ => PgType::Text,
+                        })
+                        .collect();
+                    Value::text(crate::types::record_text(fields, &types))
+                }
+                _ => Value::Null,
+            },
+            "bit_not" => match a.first() {
+                Some(Value::Int(x)) => Value::Int(!x),
+                _ => Value::Null,
+            },
+            "bit_and" | "bit_or" | "bit_xor" | "bit_shl" | "bit_shr" => {
+                match (a.first(), a.get(1), a.get(2)) {
+                    (Some(Value::Int(x)), Some(Value::Int(y)), Some(Value::Int(width))) => {
+                        let (x, y) = (*x, *y);
+                        // smallint shifts as an int, then keeps its low 16 bits (`int2shl`).
+                        let shifted = |v: i64| match width {
+                            64 => v,
+                            32 => v as i32 as i64,
+                            _ => v as i16 as i64,
+                        };
+                        Value::Int(match name {
+                            "bit_and" => x & y,
+                            "bit_or" => x | y,
+                            "bit_xor" => x ^ y,
+                            "bit_shl" if *width == 64 => x.wrapping_shl(y as u32),
+                            "bit_shl" => shifted((x as i32).wrapping_shl(y as u32) as i64),
+                            _ if *width == 64 => x.wrapping_shr(y as u32),
+                            _ => shifted((x as i32).wrapping_shr(y as u32) as i64),
+                        })
+                    }
+                    _ => Value::Null,
+                }
+            }
+            "record_is_null" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(fields)), Some(Value::Bool(not))) => Value::Bool(if *not {
+                    !fields.iter().any(Value::is_null)
+                } else {
+                    fields.iter().all(Value::is_null)
+                }),
+                (Some(Value::Null), Some(Value::Bool(not))) => Value::Bool(!not),
+                _ => Value::Null,
+            },
+            "record_field" => match (a.first(), a.get(1)) {
+                (Some(Value::Array(fields)), Some(Value::Int(i))) => usize::try_from(*i)
+                    .ok()
+                    .and_then(|i| fields.get(i))
+                    .cloned()
+                    .unwrap_or(Value::Null),
                 _ => Value::Null,
             },
             "array_subscript" => match (a.first(), a.get(1)) {
@@ -13620,12 +13908,16 @@ impl<'a, 'b> Executor<'a, 'b> {
             for i in 0..n {
                 self.cx.tick()?;
                 let mut r = row.clone();
-                r.extend(results.iter().map(|rows| {
-                    rows.get(i)
-                        .and_then(|v| v.first())
-                        .cloned()
-                        .unwrap_or(Value::Null)
-                }));
+                // A call returning rows of several columns returns a record of them.
+                r.extend(
+                    results
+                        .iter()
+                        .map(|rows| match rows.get(i).map(Vec::as_slice) {
+                            Some([one]) => one.clone(),
+                            Some(fields @ [_, _, ..]) => Value::Array(fields.into()),
+                            _ => Value::Null,
+                        }),
+                );
                 self.fill_placeholders(&mut r, &ps.post, ps.visible, parent)?;
                 expanded.push((r, keys.clone()));
             }

@@ -72,6 +72,9 @@ pub enum PgType {
     Unknown,
     /// What a function returning nothing returns (`setseed`): an empty value.
     Void,
+    /// An anonymous row (`record`) with these fields, held as [`Value::Array`] of the fields'
+    /// values (`information_schema._pg_expandarray`'s rows).
+    Record(&'static [(&'static str, PgType)]),
 }
 
 impl PgType {
@@ -128,6 +131,7 @@ impl PgType {
             PgType::Uuid => 2950,
             PgType::Unknown => 705,
             PgType::Void => 2278,
+            PgType::Record(_) => 2249,
         }
     }
 
@@ -213,6 +217,7 @@ impl PgType {
             PgType::UuidArray => "_uuid",
             PgType::Unknown => "unknown",
             PgType::Void => "void",
+            PgType::Record(_) => "record",
         }
     }
 
@@ -367,6 +372,39 @@ impl PgType {
             PgType::UuidArray => Some(PgType::Uuid),
             _ => None,
         }
+    }
+
+    /// The fields of `information_schema._pg_expandarray`'s rows over an array of `self`:
+    /// the element `x` and its 1-based position `n`.
+    pub fn expanded_array_fields(self) -> &'static [(&'static str, PgType)] {
+        macro_rules! fields {
+            ($($t:ident),*) => {
+                match self {
+                    $(PgType::$t => &[("x", PgType::$t), ("n", PgType::Int4)],)*
+                    _ => &[("x", PgType::Text), ("n", PgType::Int4)],
+                }
+            };
+        }
+        fields!(
+            Bool,
+            Int2,
+            Int4,
+            Int8,
+            Float4,
+            Float8,
+            Numeric,
+            Varchar,
+            Bpchar,
+            Name,
+            Bytea,
+            Uuid,
+            Timestamptz,
+            Timestamp,
+            Date,
+            Time,
+            Interval,
+            Oid
+        )
     }
 
     /// The array type of element type `self`, when RockLake has one.
@@ -1231,6 +1269,7 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
         Value::Time(t) => fmt_time(*t),
         Value::Interval(iv) => fmt_interval(iv),
         Value::Tid(b, o) => format!("({b},{o})"),
+        Value::Array(fields) if matches!(ty, PgType::Record(_)) => record_out(fields, ty),
         Value::Array(items) if ty.is_vector() => items
             .iter()
             .map(|x| format_text(x, ty.element().unwrap_or(PgType::Int2)).unwrap_or_default())
@@ -1254,6 +1293,49 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
             out
         }
     })
+}
+
+/// `record_out`: the fields in parentheses, separated by commas, NULL as nothing; a field that
+/// is empty or holds a quote, backslash, parenthesis, comma or white space is double-quoted,
+/// with quotes and backslashes doubled.
+fn record_out(fields: &[Value], ty: PgType) -> String {
+    let types: Vec<PgType> = match ty {
+        PgType::Record(f) => f.iter().map(|(_, t)| *t).collect(),
+        _ => Vec::new(),
+    };
+    record_text(fields, &types)
+}
+
+/// [`record_out`] of fields of `types`.
+pub fn record_text(fields: &[Value], types: &[PgType]) -> String {
+    let mut out = String::from("(");
+    for (i, v) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let field_ty = types.get(i).copied().unwrap_or(PgType::Text);
+        let Some(text) = format_text(v, field_ty) else {
+            continue;
+        };
+        let quote = text.is_empty()
+            || text
+                .chars()
+                .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_ascii_whitespace());
+        if quote {
+            out.push('"');
+            for c in text.chars() {
+                if c == '"' || c == '\\' {
+                    out.push(c);
+                }
+                out.push(c);
+            }
+            out.push('"');
+        } else {
+            out.push_str(&text);
+        }
+    }
+    out.push(')');
+    out
 }
 
 /// White space as `array_in` / `array_out` see it (`array_isspace`).
@@ -2052,10 +2134,18 @@ fn parse_time_part_unbounded(s: &str) -> Option<i64> {
     Some((h * 3600 + m * 60) * 1_000_000 + (secs * 1_000_000.0).round() as i64)
 }
 
+/// PostgreSQL's refusal to read an anonymous `record` (`record_in`, `record_recv`).
+pub fn anonymous_record_input() -> SqlError {
+    SqlError::UnsupportedByPostgres {
+        message: "input of anonymous composite types is not implemented".into(),
+    }
+}
+
 /// Converts text input to a value of type `ty` (PostgreSQL's input functions).
 pub fn parse_text(s: &str, ty: PgType) -> Result<Value, SqlError> {
     let err = || invalid(ty, s);
     Ok(match ty {
+        PgType::Record(_) => return Err(anonymous_record_input()),
         PgType::Bool => Value::Bool(parse_bool(s).ok_or_else(err)?),
         PgType::Int2
         | PgType::Int4
@@ -2291,7 +2381,7 @@ pub fn type_by_oid(oid: u32) -> Option<PgType> {
 /// an OID for `regtype` output and `format_type`, not what a column or parameter may be.
 pub fn any_type_by_oid(oid: u32) -> Option<PgType> {
     type_by_oid(oid).or_else(|| {
-        [PgType::Unknown, PgType::Void]
+        [PgType::Unknown, PgType::Void, PgType::Record(&[])]
             .into_iter()
             .find(|t| t.oid() == oid)
     })

@@ -147,6 +147,22 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
             out.extend_from_slice(&b.to_be_bytes());
             out.extend_from_slice(&o.to_be_bytes());
         }
+        // `record_send`: the field count, then each field's type, length (-1 for NULL) and
+        // binary form.
+        (Value::Array(fields), PgType::Record(types)) => {
+            out.extend_from_slice(&(fields.len() as i32).to_be_bytes());
+            for (v, (_, t)) in fields.iter().zip(types.iter()) {
+                out.extend_from_slice(&t.oid().to_be_bytes());
+                if v.is_null() {
+                    out.extend_from_slice(&(-1i32).to_be_bytes());
+                } else {
+                    let mut b = Vec::new();
+                    encode_binary(v, *t, &mut b)?;
+                    out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    out.extend_from_slice(&b);
+                }
+            }
+        }
         (Value::Array(items), _) => {
             let elem = ty.element().unwrap_or(PgType::Text);
             out.extend_from_slice(&1i32.to_be_bytes());
@@ -193,6 +209,7 @@ fn fixed<const N: usize>(b: &[u8], ty: PgType) -> Result<[u8; N], SqlError> {
 /// PostgreSQL's binary receive format of a value.
 pub fn decode_binary(b: &[u8], ty: PgType) -> Result<Value, SqlError> {
     Ok(match ty {
+        PgType::Record(_) => return Err(crate::types::anonymous_record_input()),
         PgType::Bool => Value::Bool(fixed::<1>(b, ty)?[0] != 0),
         PgType::Int2 => Value::Int(i16::from_be_bytes(fixed(b, ty)?) as i64),
         PgType::Int4 => Value::Int(i32::from_be_bytes(fixed(b, ty)?) as i64),
@@ -562,6 +579,48 @@ mod tests {
         ];
         for b in malformed {
             assert!(state(&b, PgType::Int4Array).is_err(), "{b:?}");
+        }
+    }
+
+    /// `record_send` and `record_out` of `_pg_expandarray`'s (x, n) rows; records are never
+    /// read back (`record_in` refuses anonymous records, as PostgreSQL does).
+    #[test]
+    fn records_in_binary_and_text() {
+        let ty = PgType::Text.expanded_array_fields();
+        assert_eq!(ty, &[("x", PgType::Text), ("n", PgType::Int4)]);
+        let record = PgType::Record(ty);
+        let v = Value::Array(vec![Value::text("ab"), Value::Int(2)].into());
+        let mut b = Vec::new();
+        encode_binary(&v, record, &mut b).expect("encode");
+        let mut want = 2i32.to_be_bytes().to_vec();
+        want.extend(25u32.to_be_bytes());
+        want.extend(2i32.to_be_bytes());
+        want.extend(b"ab");
+        want.extend(23u32.to_be_bytes());
+        want.extend(4i32.to_be_bytes());
+        want.extend(2i32.to_be_bytes());
+        assert_eq!(b, want);
+        let null_x = Value::Array(vec![Value::Null, Value::Int(1)].into());
+        let mut b = Vec::new();
+        encode_binary(&null_x, record, &mut b).expect("encode");
+        assert_eq!(&b[8..12], &(-1i32).to_be_bytes());
+        assert!(decode_binary(&b, record).is_err());
+        for (x, text) in [
+            (Value::Null, "(,1)"),
+            (Value::text(""), "(\"\",1)"),
+            (Value::text("a b"), "(\"a b\",1)"),
+            (Value::text("q\"\\"), "(\"q\"\"\\\\\",1)"),
+            (Value::text("(,)"), "(\"(,)\",1)"),
+            (Value::text("é"), "(é,1)"),
+        ] {
+            let v = Value::Array(vec![x, Value::Int(1)].into());
+            assert_eq!(crate::types::format_text(&v, record).as_deref(), Some(text));
+        }
+        assert!(crate::types::parse_text("(a,1)", record).is_err());
+        // every array's element is its own field type
+        for t in crate::types::ALL_TYPES.into_iter().filter(|t| t.is_array()) {
+            let elem = t.element().expect("element");
+            assert_eq!(elem.expanded_array_fields()[0].1, elem, "{t:?}");
         }
     }
 

@@ -43,6 +43,9 @@ ERRORS = [
     "SELECT (b)+1 FROM pt", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
     "SELECT * FROM pt WHERE b LIKE 1", "SELECT * FROM pt WHERE b NOT ILIKE 1", "SELECT * FROM pt WHERE 1 LIKE 'x'",
     "SELECT * FROM pt WHERE b LIKE 'x' ESCAPE 1", "SELECT * FROM pt WHERE a = ANY('x'::text)", "SELECT * FROM pt WHERE a <> ALL(ARRAY['x'::text])", "SELECT -b FROM pt", "SELECT a, - (b) FROM pt",
+    "SELECT '1' & '3'", "SELECT ~ '5'", "SELECT a & 1.5 FROM pt", "SELECT a << 1::bigint FROM pt", "SELECT ~ b FROM pt",
+    # Field access on what is not a record, or a field a record does not have.
+    "SELECT (1).x", "SELECT (a).x FROM pt", "SELECT (information_schema._pg_expandarray(ARRAY[1])).y",
     "SELECT length(42)", "SELECT lower(1)", "SELECT left('abc', 2::bigint)", "SELECT substr('hello', 2::bigint)",
     "SELECT 1, substring( 'abc', 2::bigint)", "SELECT chr(65::bigint)", "SELECT md5(1)",
     "SELECT left('abcd', '3'), repeat('ab', '2'), character_length('abc')",

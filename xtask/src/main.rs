@@ -281,6 +281,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "jdbc",
             "--test",
+            "records_and_bits",
+            "--test",
             "activity",
             "--test",
             "sequences",

@@ -8,6 +8,9 @@ import java.util.*;
 public class JdbcProbe {
     static StringBuilder out = new StringBuilder();
     static void dump(String name, ResultSet rs) throws SQLException {
+        dump(name, rs, 40);
+    }
+    static void dump(String name, ResultSet rs, int limit) throws SQLException {
         ResultSetMetaData md = rs.getMetaData();
         out.append("== ").append(name).append("\n");
         int n = md.getColumnCount();
@@ -15,7 +18,7 @@ public class JdbcProbe {
         for (int i = 1; i <= n; i++) cols.add(md.getColumnLabel(i) + ":" + md.getColumnTypeName(i));
         out.append(cols).append("\n");
         int rows = 0;
-        while (rs.next() && rows < 40) {
+        while (rs.next() && rows < limit) {
             List<String> vals = new ArrayList<>();
             for (int i = 1; i <= n; i++) vals.add(String.valueOf(rs.getString(i)));
             out.append(vals).append("\n");
@@ -51,7 +54,7 @@ public class JdbcProbe {
         step("indexInfo", () -> dump("indexInfo", md.getIndexInfo(null, "jd", "t", false, false)));
         step("importedKeys", () -> dump("importedKeys", md.getImportedKeys(null, "jd", "t")));
         step("exportedKeys", () -> dump("exportedKeys", md.getExportedKeys(null, "jd", "t")));
-        step("typeInfo", () -> dump("typeInfo", md.getTypeInfo()));
+        step("typeInfo", () -> dump("typeInfo", md.getTypeInfo(), Integer.MAX_VALUE));
         step("functions", () -> dump("functions", md.getFunctions(null, "jd", "%")));
         step("procedures", () -> dump("procedures", md.getProcedures(null, "jd", "%")));
         step("udts", () -> dump("udts", md.getUDTs(null, "jd", "%", null)));
