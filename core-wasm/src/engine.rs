@@ -854,7 +854,24 @@ impl Engine {
                 }
             }
         };
-        if let Some(e) = reply.error.as_mut().filter(|_| own_positions) {
+        if let Some(e) = reply.error.as_mut() {
+            // Only binding errors point into the text (classes 42 and 22: names, types,
+            // constants); a conflict at COMMIT, say, never does.
+            let positioned = e.code.starts_with("42") || e.code.starts_with("22");
+            if !own_positions && e.position.is_none() && positioned {
+                // The tree came from another text of this shape, with that text's positions:
+                // this text's own tree, bound again, says where the error is in it.
+                crate::errpos::clear();
+                crate::exec::locate_error(
+                    &mut crate::exec::Cx {
+                        kv,
+                        st: &mut self.st,
+                        sess: &mut sess,
+                        others: &self.sessions,
+                    },
+                    sql,
+                );
+            }
             e.position = e
                 .position
                 .or_else(|| crate::errpos::position(sql, &e.message));

@@ -1575,10 +1575,40 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
             message: "cannot insert multiple commands into a prepared statement".into(),
         });
     }
+    describe_statement(cx, sql, stmt, true)
+}
+
+/// Binds the statements of `sql`'s own parse tree again, up to the first that fails, without
+/// executing them, so that an error their binding gives notes where in this text it points
+/// ([`crate::errpos`]): a tree taken from another text of the same shape carries that text's
+/// positions. Also in a failed transaction block, whose failure the error may be.
+pub fn locate_error(cx: &mut Cx<'_>, sql: &str) {
+    let Ok(_zone) = cx.enter_statement_settings() else {
+        return;
+    };
+    // A syntax error notes its own position.
+    let Ok(stmts) = parse(sql) else {
+        return;
+    };
+    for stmt in &stmts {
+        if describe_statement(cx, sql, stmt, false).is_err() {
+            return;
+        }
+    }
+}
+
+/// [`describe`] of one statement of `sql`.
+fn describe_statement(
+    cx: &mut Cx<'_>,
+    sql: &str,
+    stmt: &Statement,
+    refuse_in_failed_block: bool,
+) -> Result<Describe, SqlError> {
     // In a failed block only a transaction end may be prepared (PostgreSQL's
     // `IsTransactionExitStmt`): psycopg prepares a ROLLBACK it has sent often.
     let ends_transaction = matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. });
-    if cx.sess.txn.as_ref().is_some_and(|t| t.failed) && !ends_transaction {
+    if refuse_in_failed_block && cx.sess.txn.as_ref().is_some_and(|t| t.failed) && !ends_transaction
+    {
         return Err(SqlError::InFailedTransaction);
     }
     // Types the statement's context gives its parameters `$n` (the host reports the others,

@@ -59,6 +59,10 @@ ERRORS = [
     "SELECT b, count(*) FROM pt GROUP BY b HAVING a > 1", "SELECT pt.a FROM pt GROUP BY b",
     "SELECT b FROM pt GROUP BY b ORDER BY a", "SELECT count(*) FROM pt ORDER BY a",
     "SELECT b FROM pt GROUP BY b HAVING max(a) > 1 AND a > 2", "SELECT b FROM pt GROUP BY 1 ORDER BY a + 1",
+    # The same shape again with other constants (its parse tree is taken from the first text):
+    # the positions are this text's own.
+    "SELECT 'a', b + 1 FROM pt WHERE a = 1", "SELECT 'abcdef', b + 1 FROM pt WHERE a = 22",
+    "SELECT 'a', nope FROM pt", "SELECT 'abcdefgh', nope FROM pt", "SELECT 5 & 3.5", "SELECT 55555 & 3.5",
     # Without a position in PostgreSQL.
     "SELECT 1/0", "DROP TABLE nope", "INSERT INTO pt VALUES (1, 'x'), (1, 'y')",
     "SELECT b::int FROM (VALUES ('z')) v(b)",
@@ -83,6 +87,11 @@ with psycopg.connect(dsn, autocommit=True) as c:
             out.append(["extended", s, "ok"])
         except psycopg.Error as e:
             out.append(["extended", s, e.sqlstate, e.diag.message_primary, e.diag.statement_position])
+    # In a transaction block the error fails the block before its position is looked for.
+    for text in ("SELECT 'a', nope FROM pt WHERE a = 1", "SELECT 'abcdefgh', nope FROM pt WHERE a = 2"):
+        c.execute("BEGIN")
+        out.append(["block", text] + fields(c.pgconn.exec_(text.encode())))
+        c.execute("ROLLBACK")
     c.execute("DROP TABLE pt")
 print("RESULT " + json.dumps(out))
 "#;
