@@ -133,6 +133,8 @@ sql = {
     "create_drop": "CREATE SCHEMA IF NOT EXISTS \"dlmeta\"; CREATE TABLE \"dlmeta\".x(\"a\" BIGINT, \"b\" VARCHAR); DROP TABLE IF EXISTS \"dlmeta\".x",
     "copy_in": "COPY \"public\".\"ducklake_schema\" FROM STDIN (FORMAT BINARY)",
     "set_show": "SET search_path TO public; SHOW search_path; DISCARD ALL",
+    # pgjdbc's key query: records from _pg_expandarray, field access, bitwise operators
+    "expandarray": "SELECT r.k, (r.keys).x & 1::smallint, ~(r.keys).n << 2, r.keys FROM (SELECT (information_schema._pg_expandarray(i.indkey)).n AS k, information_schema._pg_expandarray(i.indkey) AS keys FROM pg_catalog.pg_index i) r WHERE (r.keys).x IS NOT NULL AND r.keys IS NULL ORDER BY r.keys",
 }
 for name, q in sql.items():
     write("sql", name, q)

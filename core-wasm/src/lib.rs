@@ -29,6 +29,7 @@ pub mod inet;
 pub mod json;
 pub mod keyhash;
 pub mod keys;
+pub mod keywords;
 pub mod lifecycle;
 mod longtext;
 pub mod mem;

@@ -189,6 +189,40 @@ const OIDS: PgType = PgType::OidArray;
 const OIDV: PgType = PgType::OidVector;
 const REGPROC: PgType = PgType::Regproc;
 
+const AGGREGATE_COLS: Spec = &[
+    ("aggfnoid", REGPROC),
+    ("aggkind", CHAR),
+    ("aggnumdirectargs", I2),
+    ("aggtransfn", REGPROC),
+    ("aggfinalfn", REGPROC),
+    ("aggcombinefn", REGPROC),
+    ("aggserialfn", REGPROC),
+    ("aggdeserialfn", REGPROC),
+    ("aggmtransfn", REGPROC),
+    ("aggminvtransfn", REGPROC),
+    ("aggmfinalfn", REGPROC),
+    ("aggfinalextra", BOOL),
+    ("aggmfinalextra", BOOL),
+    ("aggfinalmodify", CHAR),
+    ("aggmfinalmodify", CHAR),
+    ("aggsortop", OID),
+    ("aggtranstype", OID),
+    ("aggtransspace", I4),
+    ("aggmtranstype", OID),
+    ("aggmtransspace", I4),
+    ("agginitval", TEXT),
+    ("aggminitval", TEXT),
+];
+const POLICIES_COLS: Spec = &[
+    ("schemaname", NAME),
+    ("tablename", NAME),
+    ("policyname", NAME),
+    ("permissive", TEXT),
+    ("roles", PgType::NameArray),
+    ("cmd", TEXT),
+    ("qual", TEXT),
+    ("with_check", TEXT),
+];
 const DEFAULT_ACL_COLS: Spec = &[
     ("oid", OID),
     ("defaclrole", OID),
@@ -1728,6 +1762,25 @@ const RELATIONS: &[RelInfo] = &[
         'v',
         SECLABELS_COLS,
     ),
+    // DBeaver reads both for every schema and table it opens.
+    rel(
+        Which::Empty,
+        "pg_catalog",
+        "pg_aggregate",
+        2600,
+        10228,
+        'r',
+        AGGREGATE_COLS,
+    ),
+    rel(
+        Which::Empty,
+        "pg_catalog",
+        "pg_policies",
+        12018,
+        10229,
+        'v',
+        POLICIES_COLS,
+    ),
 ];
 
 /// An emulated catalog relation's `relkind` ('r' or 'v'), whether listed or not.
@@ -2100,6 +2153,10 @@ const BASE_TYPES: &[BaseType] = &[
     ),
     bt(
         28, "xid", 4, true, 'U', false, 1011, 'i', 'p', 0, "xidin", "-",
+    ),
+    // The type of the system columns `cmin` and `cmax` (`pg_attribute`); no value has it.
+    bt(
+        29, "cid", 4, true, 'U', false, 1012, 'i', 'p', 0, "cidin", "-",
     ),
     bt(
         869, "inet", -1, false, 'I', true, 1041, 'i', 'm', 0, "inet_in", "-",
@@ -2767,7 +2824,7 @@ fn attribute_row(
     relid: u32,
     name: &str,
     ty: PgType,
-    num: usize,
+    num: i64,
     typmod: i32,
     notnull: bool,
     hasdef: bool,
@@ -2779,7 +2836,7 @@ fn attribute_row(
         oid(ty.oid()),
         int(-1),
         int(ty.typlen() as i64),
-        int(num as i64),
+        int(num),
         int(if ty.is_array() { 1 } else { 0 }),
         int(-1),
         int(typmod as i64),
@@ -2819,11 +2876,14 @@ fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec
                 r.oid,
                 name,
                 *ty,
-                i + 1,
+                i as i64 + 1,
                 -1,
                 fixed_prefix,
                 false,
             ));
+        }
+        if r.kind == 'r' {
+            system_attribute_rows(r.oid, &mut rows, need);
         }
     }
     for tb in view.tables {
@@ -2837,7 +2897,30 @@ fn attribute_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec
     rows
 }
 
+/// A heap relation's system columns, as PostgreSQL lists them (attnum -6 … -1, NOT NULL, no
+/// statistics target). `cmin`/`cmax` are `cid`, which has no [`PgType`]: written as `xid`,
+/// whose storage is the same, then given cid's OID.
+fn system_attribute_rows(relid: u32, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
+    const CID_OID: u32 = 29;
+    const SYSTEM: [(&str, PgType, u32); 6] = [
+        ("tableoid", PgType::Oid, 26),
+        ("cmax", PgType::Xid, CID_OID),
+        ("xmax", PgType::Xid, 28),
+        ("cmin", PgType::Xid, CID_OID),
+        ("xmin", PgType::Xid, 28),
+        ("ctid", PgType::Tid, 27),
+    ];
+    for (num, (name, ty, type_oid)) in (-6..).zip(SYSTEM) {
+        let mut row = attribute_row(need, relid, name, ty, num, -1, true, false);
+        row[2] = oid(type_oid);
+        row[3] = int(0);
+        rows.push(row);
+    }
+}
+
 fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
+    // A view would have none; RockLake's user relations are tables and sequences.
+    system_attribute_rows(tb.oid, rows, need);
     for (i, c) in tb.columns.iter().enumerate() {
         // PRIMARY KEY implies NOT NULL, as PostgreSQL records it.
         let not_null = c.not_null || tb.primary_key.contains(&i);
@@ -2846,7 +2929,7 @@ fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) 
             tb.oid,
             &c.name,
             c.ty,
-            i + 1,
+            i as i64 + 1,
             c.typmod,
             not_null,
             c.default_sql.is_some(),
@@ -2866,7 +2949,7 @@ fn pkey_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
                 tb.pkey_oid(),
                 &c.name,
                 c.ty,
-                k + 1,
+                k as i64 + 1,
                 c.typmod,
                 false,
                 false,
@@ -3315,6 +3398,10 @@ const BUILTIN_PROCS: &[(u32, &str)] = &[
     (33, "charout"),
     (2434, "charrecv"),
     (2435, "charsend"),
+    (52, "cidin"),
+    (53, "cidout"),
+    (2442, "cidrecv"),
+    (2443, "cidsend"),
     (1084, "date_in"),
     (1085, "date_out"),
     (2468, "date_recv"),
@@ -3578,6 +3665,18 @@ pub const SCHEMA_COMMENTS: &[(u32, &str)] = &[
 /// it ~10 ms slower. They are there for the queries that name them.
 fn listed(r: &RelInfo) -> bool {
     !matches!(r.rel, Which::Empty)
+}
+
+/// The OID of role `name` (`user` is the session's, the superuser; `""` is PUBLIC, 0).
+pub fn role_oid(user: &str, name: &str) -> Option<u32> {
+    match name {
+        "" => Some(0),
+        _ if name == user => Some(SUPERUSER_OID),
+        _ => PREDEFINED_ROLES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, o)| *o),
+    }
 }
 
 /// Whether `name` is one of PostgreSQL 15's predefined roles, which `pg_roles` lists.
@@ -5259,13 +5358,50 @@ mod tests {
         assert!(rows_where(&vt, "relname", "pg_class")
             .iter()
             .all(|r| txt(&vt, r, "tableoid").as_deref() == Some("1259")));
-        // The others have `tableoid` only, and pg_attribute does not list system columns.
+        // The others have `tableoid` only; pg_attribute lists a heap relation's system columns
+        // (-6 … -1) as PostgreSQL does, `cmin`/`cmax` as cid, and no view's or index's.
         let attribute = columns(None, "pg_attribute").unwrap_or_default().1;
         let hidden: Vec<_> = attribute.iter().filter(|c| c.attnum < 0).collect();
         assert_eq!(hidden.len(), 1);
         assert_eq!(hidden[0].name, "tableoid");
         let attrs = get(None, "pg_attribute", &f);
-        assert!(rows_where(&attrs, "attname", "xmin").is_empty());
+        let system = |relid: &str| -> Vec<(String, String, String)> {
+            rows_where(&attrs, "attrelid", relid)
+                .into_iter()
+                .filter(|r| txt(&attrs, r, "attnum").is_some_and(|n| n.starts_with('-')))
+                .map(|r| {
+                    let g = |c: &str| txt(&attrs, r, c).unwrap_or_default();
+                    (g("attname"), g("attnum"), g("atttypid"))
+                })
+                .collect()
+        };
+        let snapshot = txt(
+            &vt,
+            rows_where(&vt, "relname", "ducklake_snapshot")[0],
+            "oid",
+        )
+        .unwrap_or_default();
+        let want: Vec<(String, String, String)> = [
+            ("tableoid", "-6", "26"),
+            ("cmax", "-5", "29"),
+            ("xmax", "-4", "28"),
+            ("cmin", "-3", "29"),
+            ("xmin", "-2", "28"),
+            ("ctid", "-1", "27"),
+        ]
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+        assert_eq!(system(&snapshot), want);
+        assert_eq!(system("1259"), want, "pg_class");
+        assert!(
+            system("2604").len() == 6 && system("12035").is_empty(),
+            "views have none"
+        );
+        assert!(
+            !rows_where(&attrs, "attrelid", "12035").is_empty(),
+            "pg_tables is listed"
+        );
     }
 
     #[test]
@@ -5353,7 +5489,11 @@ mod tests {
             if !["c", "r", "v", "m", "f", "p"].contains(&kind.as_str()) {
                 continue;
             }
-            for a in rows_where(&att, "attrelid", &relid) {
+            // DuckDB asks for `attnum > 0`.
+            for a in rows_where(&att, "attrelid", &relid)
+                .into_iter()
+                .filter(|a| !txt(&att, a, "attnum").unwrap_or_default().starts_with('-'))
+            {
                 let sub = rows_where(&typ, "oid", &txt(&att, a, "atttypid").unwrap_or_default())[0];
                 got.push((
                     txt(&typ, t_, "typnamespace").unwrap_or_default(),

@@ -1610,6 +1610,31 @@ fn set_function_rows(
             )
         }
         ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
+        ("pg_get_keywords", []) => Ok(crate::keywords::KEYWORDS
+            .iter()
+            .map(|(word, code, bare)| {
+                vec![
+                    Value::text(*word),
+                    Value::text((*code as char).to_string()),
+                    Value::Bool(*bare),
+                    Value::text(crate::keywords::category_name(*code)),
+                    Value::text(if *bare {
+                        "can be bare label"
+                    } else {
+                        "requires AS"
+                    }),
+                ]
+            })
+            .collect()),
+        ("aclexplode", [Value::Array(items)]) => {
+            let mut rows = Vec::new();
+            for item in items.iter() {
+                if let Value::Text(acl) = item {
+                    rows.extend(acl_explode(cx.user, acl)?);
+                }
+            }
+            Ok(rows)
+        }
         // Each element with its 1-based position, whatever the array's lower bound.
         ("_pg_expandarray", [Value::Array(items)]) => Ok((1..)
             .zip(items.iter())
@@ -1940,6 +1965,15 @@ fn set_function_type(
             })
         }
         ("unnest", [PgType::Unknown]) => Ok(PgType::Text),
+        ("pg_get_keywords", []) => Ok(PgType::Record(KEYWORD_FIELDS)),
+        // aclitem[] is text[] here (`relacl`, `nspacl`, …).
+        ("aclexplode", [PgType::TextArray | PgType::Unknown]) => {
+            if types == [PgType::Unknown] {
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                args.push(coerce_expr(x, PgType::TextArray)?);
+            }
+            Ok(PgType::Record(ACL_FIELDS))
+        }
         ("_pg_expandarray", [PgType::Unknown]) => Err(SqlError::DatatypeMismatch {
             message: "could not determine polymorphic type because input has type unknown".into(),
             hint: None,
@@ -6329,7 +6363,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         if matches!(
             name.as_str(),
-            "unnest" | "generate_series" | "generate_subscripts"
+            "unnest" | "generate_series" | "generate_subscripts" | "pg_get_keywords" | "aclexplode"
         ) {
             return self.bind_srf_call(name, bargs, &types);
         }
@@ -6520,6 +6554,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_get_constraintdef"
             | "pg_get_indexdef"
             | "pg_get_statisticsobjdef_columns"
+            | "pg_get_partkeydef"
             | "pg_tablespace_location"
             | "quote_ident"
             | "md5"
@@ -6548,7 +6583,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             | "pg_total_relation_size"
             | "pg_relation_size"
             | "pg_table_size"
-            | "pg_indexes_size" => PgType::Int8,
+            | "pg_indexes_size"
+            | "pg_stat_get_numscans" => PgType::Int8,
             "length" | "char_length" | "octet_length" | "strpos" | "position" | "array_length"
             | "array_upper" | "array_lower" | "ascii" | "pg_backend_pid" => PgType::Int4,
             "cardinality" => match types.as_slice() {
@@ -8926,6 +8962,95 @@ fn literal_text(v: &ast::Value) -> Option<String> {
 }
 
 /// PostgreSQL's 42883 for a call no function signature matches.
+/// The fields of `pg_get_keywords()`'s rows.
+const KEYWORD_FIELDS: &[(&str, PgType)] = &[
+    ("word", PgType::Text),
+    ("catcode", PgType::Char),
+    ("barelabel", PgType::Bool),
+    ("catdesc", PgType::Text),
+    ("baredesc", PgType::Text),
+];
+
+/// The fields of `aclexplode()`'s rows.
+const ACL_FIELDS: &[(&str, PgType)] = &[
+    ("grantor", PgType::Oid),
+    ("grantee", PgType::Oid),
+    ("privilege_type", PgType::Text),
+    ("is_grantable", PgType::Bool),
+];
+
+/// The privileges of an `aclitem` by their letter, in the order of their bits, which is the
+/// order `aclexplode` lists them in.
+const ACL_PRIVILEGES: &[(char, &str)] = &[
+    ('a', "INSERT"),
+    ('r', "SELECT"),
+    ('w', "UPDATE"),
+    ('d', "DELETE"),
+    ('D', "TRUNCATE"),
+    ('x', "REFERENCES"),
+    ('t', "TRIGGER"),
+    ('X', "EXECUTE"),
+    ('U', "USAGE"),
+    ('C', "CREATE"),
+    ('T', "TEMPORARY"),
+    ('c', "CONNECT"),
+    ('s', "SET"),
+    ('A', "ALTER SYSTEM"),
+];
+
+/// `aclexplode`'s rows for one `aclitem` text, `grantee=privileges/grantor` (an empty grantee
+/// is PUBLIC; a `*` after a privilege's letter is its grant option). Names are quoted as
+/// `aclitemout` quotes them.
+fn acl_explode(user: &str, acl: &str) -> Result<Vec<Vec<Value>>, SqlError> {
+    let invalid = || SqlError::InvalidText {
+        type_name: "aclitem".into(),
+        input: acl.into(),
+    };
+    let (grantee, rest) = split_acl_name(acl, '=').ok_or_else(invalid)?;
+    let (privileges, grantor) = rest.rsplit_once('/').ok_or_else(invalid)?;
+    let grantor = unquote_acl_name(grantor);
+    let role = |name: &str| {
+        crate::pgcatalog::role_oid(user, name).ok_or_else(|| SqlError::UndefinedObject {
+            message: format!("role \"{name}\" does not exist"),
+        })
+    };
+    let (grantor, grantee) = (role(&grantor)?, role(&grantee)?);
+    let letters: Vec<char> = privileges.chars().collect();
+    Ok(ACL_PRIVILEGES
+        .iter()
+        .filter_map(|(letter, name)| {
+            let at = letters.iter().position(|c| c == letter)?;
+            Some(vec![
+                Value::Int(grantor.into()),
+                Value::Int(grantee.into()),
+                Value::text(*name),
+                Value::Bool(letters.get(at + 1) == Some(&'*')),
+            ])
+        })
+        .collect())
+}
+
+/// The role name before `end` in an `aclitem` text (quoted names may hold it), and the rest.
+fn split_acl_name(s: &str, end: char) -> Option<(String, &str)> {
+    let mut quoted = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c == end && !quoted => return Some((unquote_acl_name(&s[..i]), &s[i + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A role name as `aclitemout` wrote it, without its quotes.
+fn unquote_acl_name(s: &str) -> String {
+    match s.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        Some(inner) => inner.replace("\"\"", "\""),
+        None => s.to_string(),
+    }
+}
+
 /// `information_schema._pg_expandarray` as [`Binder::bind_call`] sees it named.
 const EXPANDARRAY: &str = "information_schema._pg_expandarray";
 
@@ -11291,6 +11416,13 @@ impl<'a, 'b> Executor<'a, 'b> {
             "pg_relation_is_publishable" => Value::Bool(false),
             // No extended statistics objects exist, so no OID names one.
             "pg_get_statisticsobjdef_columns" => Value::Null,
+            // No relation is partitioned.
+            "pg_get_partkeydef" => Value::Null,
+            // No scans are counted: what PostgreSQL reports for a relation without statistics.
+            "pg_stat_get_numscans" => match a.first() {
+                Some(Value::Int(_)) => Value::Int(0),
+                _ => Value::Null,
+            },
             // The byte at 0-based `i` of a name, NUL (an empty "char") past its end up to
             // NAMEDATALEN - 1, NULL outside.
             "name_subscript" => match (a.first(), a.get(1)) {
@@ -11530,16 +11662,18 @@ impl<'a, 'b> Executor<'a, 'b> {
             "pg_total_relation_size" | "pg_relation_size" | "pg_table_size" | "pg_indexes_size" => {
                 match a.first() {
                     Some(Value::Int(o)) => {
-                        let table = u32::try_from(*o)
+                        let relation = u32::try_from(*o)
                             .ok()
-                            .and_then(|o| self.cx.relation_by_oid(o))
-                            .filter(|(_, is_index)| !*is_index);
-                        match table {
-                            Some((t, _)) => {
+                            .and_then(|o| self.cx.relation_by_oid(o));
+                        match relation {
+                            Some((t, is_index)) => {
                                 let rows = crate::keys::table_prefix(t.id);
                                 let mut index = rows.clone();
                                 index[0] = crate::keys::TAG_INDEX;
                                 Value::Int(match name {
+                                    // An index is its keys, and has no index of its own.
+                                    "pg_indexes_size" if is_index => 0,
+                                    _ if is_index => self.stored_bytes(&index)?,
                                     "pg_indexes_size" => self.stored_bytes(&index)?,
                                     "pg_total_relation_size" => {
                                         self.stored_bytes(&rows)? + self.stored_bytes(&index)?
