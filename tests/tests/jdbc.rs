@@ -2,7 +2,10 @@
 //! PostgreSQL 15, compared step by step (tests/e2e/jdbc/JdbcProbe.java): the
 //! `DatabaseMetaData` calls a SQL tool makes when it opens a database (schemas, tables,
 //! columns, keys, privileges), a batch of prepared inserts, prepared selects past pgjdbc's
-//! server-prepare threshold, result-set metadata, a rolled-back transaction, an error.
+//! server-prepare threshold, result-set metadata, a rolled-back transaction, an error; then
+//! the catalog queries DBeaver sends when it connects and browses (its texts, bound as it binds
+//! them), each row's chosen columns compared (OIDs and sizes, which differ between any two
+//! servers, left out; catalogs PostgreSQL fills with its built-in objects by their columns only).
 //!
 //! `getTypeInfo` lists every type of `pg_type`, and PostgreSQL has many RockLake does not
 //! (geometry, ranges, full-text search…), in an order its query leaves unspecified: its rows
@@ -89,7 +92,9 @@ fn jdbc_metadata_and_statements_match_postgres() {
         &pair.rocklake.password,
     );
     // Guards against a run that compares nothing: every step ran on PostgreSQL without error.
-    assert!(pg.len() >= 24, "too few steps: {pg:?}");
+    assert!(pg.len() >= 70, "too few steps: {pg:?}");
+    let dbeaver = pg.keys().filter(|k| k.starts_with("dbeaver.")).count();
+    assert_eq!(dbeaver, 46, "DBeaver's queries: {pg:?}");
     assert!(
         !pg.values()
             .any(|b| b.contains(" ERROR ") && !b.starts_with("== error")),
