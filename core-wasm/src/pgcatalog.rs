@@ -151,6 +151,10 @@ enum Which {
     IsSequences,
     Depend,
     InitPrivs,
+    /// The default btree operator classes `pg_index.indclass` names, and their families:
+    /// unlisted, as the empty catalogs are (decision 0030).
+    Opclass,
+    Opfamily,
     /// Always empty.
     Empty,
 }
@@ -1579,7 +1583,7 @@ const RELATIONS: &[RelInfo] = &[
         LANGUAGE_COLS,
     ),
     rel(
-        Which::Empty,
+        Which::Opclass,
         "pg_catalog",
         "pg_opclass",
         2616,
@@ -1615,7 +1619,7 @@ const RELATIONS: &[RelInfo] = &[
         TRIGGER_COLS,
     ),
     rel(
-        Which::Empty,
+        Which::Opfamily,
         "pg_catalog",
         "pg_opfamily",
         2753,
@@ -1973,6 +1977,34 @@ pub fn build_only(
         | Which::PublicationRel
         | Which::PublicationNamespace
         | Which::Empty => Vec::new(),
+        Which::Opclass => BTREE_OPCLASSES
+            .iter()
+            .map(|(o, name, family, intype, keytype)| {
+                row![
+                    oid(*o),
+                    oid(BTREE_AM_OID),
+                    t(name),
+                    oid(PG_CATALOG_OID),
+                    oid(SUPERUSER_OID),
+                    oid(*family),
+                    oid(*intype),
+                    b(true),
+                    oid(*keytype),
+                ]
+            })
+            .collect(),
+        Which::Opfamily => BTREE_OPFAMILIES
+            .iter()
+            .map(|(o, name)| {
+                row![
+                    oid(*o),
+                    oid(BTREE_AM_OID),
+                    t(name),
+                    oid(PG_CATALOG_OID),
+                    oid(SUPERUSER_OID),
+                ]
+            })
+            .collect(),
     };
     if let (Some(o), Some(_)) = (only, column) {
         rows.retain(|r| r.get(o.column).is_some_and(|v| (o.keep)(Probe::Value(v))));
@@ -3170,6 +3202,55 @@ fn pk_types(tb: &Table) -> impl Iterator<Item = PgType> + '_ {
 
 /// The OID of the default btree operator class of `ty` in PostgreSQL 15 (`pg_index.indclass`
 /// of a key on it); 0 for a type that has none.
+/// PostgreSQL 15's default btree operator classes of the types RockLake has ([`btree_opclass`]):
+/// (oid, name, family, input type, key type).
+const BTREE_OPCLASSES: &[(u32, &str, u32, u32, u32)] = &[
+    (1978, "int4_ops", 1976, 23, 0),
+    (1979, "int2_ops", 1976, 21, 0),
+    (1981, "oid_ops", 1989, 26, 0),
+    (3122, "date_ops", 434, 1082, 0),
+    (3123, "float8_ops", 1970, 701, 0),
+    (3124, "int8_ops", 1976, 20, 0),
+    (3125, "numeric_ops", 1988, 1700, 0),
+    (3126, "text_ops", 1994, 25, 0),
+    (3127, "timestamptz_ops", 434, 1184, 0),
+    (3128, "timestamp_ops", 434, 1114, 0),
+    (10000, "array_ops", 397, 2277, 0),
+    (10003, "bool_ops", 424, 16, 0),
+    (10004, "bpchar_ops", 426, 1042, 0),
+    (10006, "bytea_ops", 428, 17, 0),
+    (10007, "char_ops", 429, 18, 0),
+    (10012, "float4_ops", 1970, 700, 0),
+    (10015, "inet_ops", 1974, 869, 0),
+    (10022, "interval_ops", 1982, 1186, 0),
+    (10028, "name_ops", 1994, 19, 2275),
+    (10032, "oidvector_ops", 1991, 30, 0),
+    (10038, "time_ops", 1996, 1083, 0),
+    (10050, "tid_ops", 2789, 27, 0),
+    (10065, "uuid_ops", 2968, 2950, 0),
+];
+
+/// The btree operator families of [`BTREE_OPCLASSES`].
+const BTREE_OPFAMILIES: &[(u32, &str)] = &[
+    (397, "array_ops"),
+    (424, "bool_ops"),
+    (426, "bpchar_ops"),
+    (428, "bytea_ops"),
+    (429, "char_ops"),
+    (434, "datetime_ops"),
+    (1970, "float_ops"),
+    (1974, "network_ops"),
+    (1976, "integer_ops"),
+    (1982, "interval_ops"),
+    (1988, "numeric_ops"),
+    (1989, "oid_ops"),
+    (1991, "oidvector_ops"),
+    (1994, "text_ops"),
+    (1996, "time_ops"),
+    (2789, "tid_ops"),
+    (2968, "uuid_ops"),
+];
+
 fn btree_opclass(ty: PgType) -> u32 {
     match ty {
         PgType::Int2 => 1979,
@@ -3664,7 +3745,7 @@ pub const SCHEMA_COMMENTS: &[(u32, &str)] = &[
 /// 0030): DuckDB's ATTACH reads the columns of every listed relation, and listing them made
 /// it ~10 ms slower. They are there for the queries that name them.
 fn listed(r: &RelInfo) -> bool {
-    !matches!(r.rel, Which::Empty)
+    !matches!(r.rel, Which::Empty | Which::Opclass | Which::Opfamily)
 }
 
 /// The OID of role `name` (`user` is the session's, the superuser; `""` is PUBLIC, 0).
@@ -5536,6 +5617,29 @@ mod tests {
         );
         // the pkey index has no row type
         assert!(got.iter().all(|g| g.2 != "ducklake_snapshot_pkey"));
+    }
+
+    /// `pg_index.indclass` names only operator classes `pg_opclass` lists, whose families
+    /// `pg_opfamily` lists.
+    #[test]
+    fn index_operator_classes_are_listed() {
+        let f = fixture();
+        let classes = get(None, "pg_opclass", &f);
+        let families = get(None, "pg_opfamily", &f);
+        for ty in crate::types::ALL_TYPES {
+            let class = btree_opclass(ty);
+            if class == 0 {
+                continue;
+            }
+            let row = rows_where(&classes, "oid", &class.to_string());
+            assert_eq!(row.len(), 1, "{ty:?}");
+            let family = txt(&classes, row[0], "opcfamily").unwrap_or_default();
+            assert_eq!(rows_where(&families, "oid", &family).len(), 1, "{ty:?}");
+        }
+        assert_eq!(classes.rows.len(), BTREE_OPCLASSES.len());
+        assert!(BTREE_OPCLASSES
+            .iter()
+            .all(|c| BTREE_OPFAMILIES.iter().any(|f| f.0 == c.2)));
     }
 
     /// Every function `pg_type` names is one RockLake knows the OID of, and the table stays
