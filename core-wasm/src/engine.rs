@@ -118,6 +118,8 @@ pub struct Session {
     /// The current query string holds more than one statement (an implicit transaction
     /// block, where PostgreSQL lets DECLARE run).
     pub multi_statement: bool,
+    /// The statements of the query string left unrun after the one that failed.
+    pub skipped_after_error: usize,
     /// The extended protocol's implicit transaction: statements run by `execute` leave it
     /// open, and `sync` ends it (PostgreSQL commits at Sync, so the statements of a pipeline
     /// commit together or not at all).
@@ -649,6 +651,7 @@ impl Engine {
             prepared: Default::default(),
             next_txn_serial: 0,
             multi_statement: false,
+            skipped_after_error: 0,
             until_sync: false,
             prng: std::cell::Cell::new(None),
             seqs: Default::default(),
@@ -806,8 +809,10 @@ impl Engine {
         // A tree made from another text of the same shape (or read without the parser) has
         // that text's positions.
         let now_seen = self.parsed.stats();
-        let own_positions =
-            now_seen.shape_hits == seen.shape_hits && now_seen.long_texts == seen.long_texts;
+        let shape_hit = now_seen.shape_hits != seen.shape_hits;
+        let long_text = now_seen.long_texts != seen.long_texts;
+        let statements = parsed.as_ref().map_or(0, |s| s.len());
+        sess.skipped_after_error = 0;
         let mut reply = match parsed {
             Ok(stmts) if stmts.is_empty() => Reply {
                 outputs: vec![Output::Empty],
@@ -858,23 +863,30 @@ impl Engine {
             // Only binding errors point into the text (classes 42 and 22: names, types,
             // constants); a conflict at COMMIT, say, never does.
             let positioned = e.code.starts_with("42") || e.code.starts_with("22");
-            if !own_positions && e.position.is_none() && positioned {
+            let failed = statements.checked_sub(1 + sess.skipped_after_error);
+            if shape_hit && !long_text && e.position.is_none() && positioned {
                 // The tree came from another text of this shape, with that text's positions:
-                // this text's own tree, bound again, says where the error is in it.
+                // the failed statement's own tree, bound again, says where the error is in it.
+                // (A long text, read without the parser, is not parsed for it.)
                 crate::errpos::clear();
-                crate::exec::locate_error(
-                    &mut crate::exec::Cx {
-                        kv,
-                        st: &mut self.st,
-                        sess: &mut sess,
-                        others: &self.sessions,
-                    },
-                    sql,
-                );
+                if let Some(index) = failed {
+                    crate::exec::locate_error(
+                        &mut crate::exec::Cx {
+                            kv,
+                            st: &mut self.st,
+                            sess: &mut sess,
+                            others: &self.sessions,
+                        },
+                        sql,
+                        index,
+                    );
+                }
+                e.position = crate::errpos::position(sql, &e.message);
+            } else if !shape_hit && !long_text {
+                e.position = e
+                    .position
+                    .or_else(|| crate::errpos::position(sql, &e.message));
             }
-            e.position = e
-                .position
-                .or_else(|| crate::errpos::position(sql, &e.message));
         }
         self.finish(sess, reply)
     }
@@ -972,6 +984,7 @@ impl Engine {
 
     /// Records an error: the transaction block fails (explicit) or is discarded (implicit).
     fn fail(&mut self, sess: &mut Session, e: SqlError) -> Reply {
+        sess.skipped_after_error = sess.queue.len();
         sess.queue.clear();
         match sess.txn.as_mut() {
             Some(t) if t.explicit => t.failed = true,

@@ -1578,22 +1578,27 @@ pub fn describe(cx: &mut Cx<'_>, sql: &str) -> Result<Describe, SqlError> {
     describe_statement(cx, sql, stmt, true)
 }
 
-/// Binds the statements of `sql`'s own parse tree again, up to the first that fails, without
-/// executing them, so that an error their binding gives notes where in this text it points
-/// ([`crate::errpos`]): a tree taken from another text of the same shape carries that text's
-/// positions. Also in a failed transaction block, whose failure the error may be.
-pub fn locate_error(cx: &mut Cx<'_>, sql: &str) {
+/// Binds statement `index` of `sql`'s own parse tree again, without executing it, so that an
+/// error its binding gives notes where in this text it points ([`crate::errpos`]): a tree
+/// taken from another text of the same shape carries that text's positions. Also in a failed
+/// transaction block, whose failure the error may be; the transaction's snapshot and state are
+/// as they were.
+pub fn locate_error(cx: &mut Cx<'_>, sql: &str, index: usize) {
     let Ok(_zone) = cx.enter_statement_settings() else {
         return;
     };
-    // A syntax error notes its own position.
-    let Ok(stmts) = parse(sql) else {
+    let Some(stmt) = parse(sql).ok().and_then(|mut s| {
+        s.truncate(index + 1);
+        s.pop()
+    }) else {
         return;
     };
-    for stmt in &stmts {
-        if describe_statement(cx, sql, stmt, false).is_err() {
-            return;
-        }
+    let kept = cx.sess.txn.as_ref().map(|t| (t.snapshot, t.queried));
+    // Only the note it leaves is wanted.
+    let _ = describe_statement(cx, sql, &stmt, false);
+    if let (Some(t), Some((snapshot, queried))) = (cx.sess.txn.as_mut(), kept) {
+        t.snapshot = snapshot;
+        t.queried = queried;
     }
 }
 

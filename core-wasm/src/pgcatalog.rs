@@ -2417,6 +2417,18 @@ const fn vector(oid: u32, name: &'static str, elem: u32, input: &'static str) ->
     }
 }
 
+/// The name `format_type` gives a type `pg_type` lists that no [`PgType`] is (`cid`, arrays
+/// such as `_cid` and `_record`: `cid[]`, `record[]`).
+pub fn other_type_name(oid: u32) -> Option<String> {
+    match base_type(oid) {
+        Some(bt) => Some(bt.name.to_string()),
+        None => BASE_TYPES
+            .iter()
+            .find(|bt| bt.array == oid)
+            .map(|bt| format!("{}[]", bt.name)),
+    }
+}
+
 fn base_type(oid: u32) -> Option<&'static BaseType> {
     BASE_TYPES.iter().find(|b| b.oid == oid)
 }
@@ -3200,8 +3212,6 @@ fn pk_types(tb: &Table) -> impl Iterator<Item = PgType> + '_ {
         .map(|c| c.ty)
 }
 
-/// The OID of the default btree operator class of `ty` in PostgreSQL 15 (`pg_index.indclass`
-/// of a key on it); 0 for a type that has none.
 /// PostgreSQL 15's default btree operator classes of the types RockLake has ([`btree_opclass`]):
 /// (oid, name, family, input type, key type).
 const BTREE_OPCLASSES: &[(u32, &str, u32, u32, u32)] = &[
@@ -3251,6 +3261,8 @@ const BTREE_OPFAMILIES: &[(u32, &str)] = &[
     (2968, "uuid_ops"),
 ];
 
+/// The OID of the default btree operator class of `ty` in PostgreSQL 15 (`pg_index.indclass`
+/// of a key on it); 0 for a type that has none.
 fn btree_opclass(ty: PgType) -> u32 {
     match ty {
         PgType::Int2 => 1979,

@@ -915,7 +915,9 @@ impl ReadCx<'_> {
         let name = match ty {
             _ if oid == 0 => Some("-".to_string()),
             PgType::Regclass => self.regclass_name(oid),
-            PgType::Regtype => crate::types::any_type_by_oid(oid).map(|t| format_type(t, -1)),
+            PgType::Regtype => crate::types::any_type_by_oid(oid)
+                .map(|t| format_type(t, -1))
+                .or_else(|| crate::pgcatalog::other_type_name(oid)),
             PgType::Regnamespace => self
                 .schema_name(oid)
                 .map(|n| crate::pgcatalog::quote_ident(&n)),
@@ -1327,6 +1329,7 @@ fn category(t: PgType) -> u8 {
         t if t.is_array() => 10,
         PgType::Xid => 11,
         PgType::Json => 13,
+        PgType::Record(_) => 14,
         _ => 12,
     }
 }
@@ -1368,6 +1371,8 @@ pub fn common_type(a: PgType, b: PgType) -> PgType {
         (x, y) if x.is_string() && y.is_string() => x,
         (Timestamptz, Timestamp) | (Timestamp, Timestamptz) => Timestamptz,
         (Date, t @ (Timestamp | Timestamptz)) | (t @ (Timestamp | Timestamptz), Date) => t,
+        // Records of other fields: a record whose fields are not known (read as text).
+        (Record(_), Record(_)) => Record(&[]),
         (x, _) => x,
     }
 }
@@ -1980,7 +1985,10 @@ fn set_function_type(
         }),
         ("_pg_expandarray", [a]) => match a.element() {
             Some(elem) => Ok(PgType::Record(elem.expanded_array_fields())),
-            None => Err(no_such_function(EXPANDARRAY, types)),
+            None => Err(no_such_function(
+                "information_schema._pg_expandarray",
+                types,
+            )),
         },
         ("unnest", [a]) if a.is_array() => Ok(a.element().unwrap_or(PgType::Text)),
         // generate_subscripts(anyarray, integer [, boolean]).
@@ -4250,6 +4258,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             Expr::Nested(inner) => sub!(inner),
             Expr::Collate { expr, .. } => sub!(expr),
             Expr::BinaryOp { left, op, right } => {
+                if let Some(read) = prefix_operator_over(left, op, right) {
+                    return self.bind_expr(&read, scope, aggs);
+                }
                 if let (Expr::Tuple(ls), Expr::Tuple(rs)) = (left.as_ref(), right.as_ref()) {
                     let compared = row_comparison(ls, op, rs)?;
                     return self.bind_expr(&compared, scope, aggs);
@@ -4276,8 +4287,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         // `-9223372036854775808` is bigint's least value, as PostgreSQL's
                         // grammar negates the literal before typing it.
                         BExpr::Const(Value::Numeric(s))
-                            if s == "9223372036854775808"
-                                && matches!(expr.as_ref(), Expr::Value(_)) =>
+                            if s == "9223372036854775808" && is_literal(expr) =>
                         {
                             (BExpr::Const(Value::Int(i64::MIN)), PgType::Int8)
                         }
@@ -4638,7 +4648,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                         (&bound, inner)
                     {
                         let column = Expr::CompoundIdentifier(vec![q.clone(), field.clone()]);
-                        return self.bind_expr(&column, scope, aggs);
+                        let read = crate::errpos::preserved(|| {
+                            self.bind_expr(&column, scope, aggs.as_deref_mut())
+                        });
+                        // Neither a column nor a FROM item of that name: the column's error.
+                        return read.or(bound);
                     }
                     let (r, rt) = bound?;
                     return field_select(r, rt, &ident(field));
@@ -5503,9 +5517,19 @@ impl<'a, 'b> Binder<'a, 'b> {
             list.push(spec);
             return Ok((BExpr::Agg(list.len() - 1), out));
         }
-        // information_schema's helper is reached only by its schema (it is on no search_path).
+        // information_schema's helper: by its schema, or through a search_path holding it.
         let name = match parts.as_slice() {
             [schema, n] if schema == "information_schema" && n == "_pg_expandarray" => {
+                EXPANDARRAY.to_string()
+            }
+            [n] if n == "_pg_expandarray"
+                && self
+                    .cx
+                    .settings
+                    .search_path()
+                    .iter()
+                    .any(|s| s == "information_schema") =>
+            {
                 EXPANDARRAY.to_string()
             }
             _ => name,
@@ -6523,6 +6547,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         let ty = match name.as_str() {
+            "pg_get_indexdef" if !matches!(types.len(), 1 | 3) => {
+                return Err(no_such_function(&name, &types))
+            }
+            // A record is no array (its value is held as one).
+            "array_length" | "array_upper" | "array_lower" | "array_to_string"
+                if matches!(types.first(), Some(PgType::Record(_))) =>
+            {
+                return Err(no_such_function(&name, &types))
+            }
             "encode" => PgType::Text,
             "decode" => PgType::Bytea,
             "now"
@@ -6776,6 +6809,13 @@ fn operator_exists(a: PgType, op: &str, b: PgType) -> Result<(), SqlError> {
     // json has no comparison operators at all (PostgreSQL compares jsonb, not json).
     if a == PgType::Json || b == PgType::Json {
         return Err(missing());
+    }
+    match (a, b) {
+        (PgType::Record(_), PgType::Record(_)) => {
+            return Err(SqlError::feature("comparing records"))
+        }
+        (PgType::Record(_), _) | (_, PgType::Record(_)) => return Err(missing()),
+        _ => {}
     }
     if a == PgType::Xid || b == PgType::Xid {
         // xid has `=` and `<>`, against xid and against integer, and nothing else.
@@ -7301,6 +7341,12 @@ fn bind_json_function(
         }
     };
     let call = |f: &str, a: Vec<BExpr>| BExpr::Func(format!("json_fn:{f}"), a);
+    // A record would be a JSON object of its fields, whose names the value does not carry.
+    if matches!(name, "to_json" | "json_build_object" | "json_build_array")
+        && types.iter().any(|t| matches!(t, PgType::Record(_)))
+    {
+        return Some(Err(SqlError::feature("records in JSON")));
+    }
     Some(match name {
         // An untyped literal has no type for to_json's anyelement to take.
         "to_json" if types == [PgType::Unknown] => Err(SqlError::DatatypeMismatch {
@@ -7643,9 +7689,6 @@ fn boolean_test_argument((e, t): (BExpr, PgType), test: &str) -> Result<BExpr, S
     }
 }
 
-/// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches;
-/// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
-/// speaks of one argument).
 /// The integer bitwise operators `&`, `|`, `#` (both sides one integer type, the wider of
 /// the two) and `<<`, `>>` (the left side's type, shifted by an integer), as PostgreSQL's
 /// `int2and` … `int8shr` compute them: a shift count is taken modulo the width it is done in
@@ -7665,6 +7708,10 @@ fn bitwise_op(
     let int = |t: PgType| matches!(t, PgType::Int2 | PgType::Int4 | PgType::Int8);
     let shift = matches!(op, O::PGBitwiseShiftLeft | O::PGBitwiseShiftRight);
     let (ty, count_ty) = if shift {
+        if lt == PgType::Unknown && rt == PgType::Int2 {
+            // int2shl, int4shl and int8shl all take a smallint count.
+            return Err(ambiguous(format!("operator is not unique: {}", operands())));
+        }
         let ty = if lt == PgType::Unknown {
             PgType::Int4
         } else {
@@ -7706,6 +7753,9 @@ fn bitwise_op(
     Ok((BExpr::Func(name.into(), args), ty))
 }
 
+/// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches;
+/// `operands` as PostgreSQL writes them: `a + b`, or `- a` for a prefix operator (whose hint
+/// speaks of one argument).
 fn no_such_operator(operands: String) -> SqlError {
     let hint = if operands.starts_with(['-', '~']) {
         "No operator matches the given name and argument type. You might need to add an explicit type cast."
@@ -8961,7 +9011,6 @@ fn literal_text(v: &ast::Value) -> Option<String> {
     }
 }
 
-/// PostgreSQL's 42883 for a call no function signature matches.
 /// The fields of `pg_get_keywords()`'s rows.
 const KEYWORD_FIELDS: &[(&str, PgType)] = &[
     ("word", PgType::Text),
@@ -9007,7 +9056,8 @@ fn acl_explode(user: &str, acl: &str) -> Result<Vec<Vec<Value>>, SqlError> {
         input: acl.into(),
     };
     let (grantee, rest) = split_acl_name(acl, '=').ok_or_else(invalid)?;
-    let (privileges, grantor) = rest.rsplit_once('/').ok_or_else(invalid)?;
+    // Privilege letters hold no `/`; a quoted grantor may.
+    let (privileges, grantor) = rest.split_once('/').ok_or_else(invalid)?;
     let grantor = unquote_acl_name(grantor);
     let role = |name: &str| {
         crate::pgcatalog::role_oid(user, name).ok_or_else(|| SqlError::UndefinedObject {
@@ -9051,8 +9101,80 @@ fn unquote_acl_name(s: &str) -> String {
     }
 }
 
-/// `information_schema._pg_expandarray` as [`Binder::bind_call`] sees it named.
-const EXPANDARRAY: &str = "information_schema._pg_expandarray";
+/// `l op r` with `op` `+` or `-` as PostgreSQL's grammar reads it when a prefix `~` comes before
+/// it: a prefix operator has the precedence of any other operator, below `+` and `-`, so
+/// `~1 + 1` is `~(1 + 1)` and `2 * ~1 + 1` is `2 * ~(1 + 1)`. sqlparser binds `~` as tightly
+/// as a sign. `None` when there is nothing to move.
+fn prefix_operator_over(l: &Expr, op: &ast::BinaryOperator, r: &Expr) -> Option<Expr> {
+    use ast::BinaryOperator as O;
+    if !matches!(op, O::Plus | O::Minus) {
+        return None;
+    }
+    // The chain `a + b - c` is built from the left: its left part first.
+    let left = match l {
+        Expr::BinaryOp {
+            left: a,
+            op: o,
+            right: b,
+        } => prefix_operator_over(a, o, b),
+        _ => None,
+    };
+    let l_read = left.as_ref().unwrap_or(l);
+    match graft_under_prefix(l_read, op, r) {
+        Some(e) => Some(e),
+        None => left.map(|l| Expr::BinaryOp {
+            left: Box::new(l),
+            op: op.clone(),
+            right: Box::new(r.clone()),
+        }),
+    }
+}
+
+/// `l op r` with `op r` moved under the prefix `~` that ends `l` (its last operand, through
+/// operators that bind more tightly than a prefix operator).
+fn graft_under_prefix(l: &Expr, op: &ast::BinaryOperator, r: &Expr) -> Option<Expr> {
+    use ast::BinaryOperator as O;
+    match l {
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::BitwiseNot,
+            expr,
+        } => {
+            let inner = graft_under_prefix(expr, op, r).unwrap_or_else(|| Expr::BinaryOp {
+                left: expr.clone(),
+                op: op.clone(),
+                right: Box::new(r.clone()),
+            });
+            Some(Expr::UnaryOp {
+                op: ast::UnaryOperator::BitwiseNot,
+                expr: Box::new(inner),
+            })
+        }
+        Expr::BinaryOp {
+            left: a,
+            op: o @ (O::Plus | O::Minus | O::Multiply | O::Divide | O::Modulo | O::PGExp),
+            right: b,
+        } => graft_under_prefix(b, op, r).map(|b| Expr::BinaryOp {
+            left: a.clone(),
+            op: o.clone(),
+            right: Box::new(b),
+        }),
+        _ => None,
+    }
+}
+
+/// Whether `e` is a literal, in parentheses or not (what PostgreSQL's grammar negates as one
+/// constant).
+fn is_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Value(_) => true,
+        Expr::Nested(x) => is_literal(x),
+        _ => false,
+    }
+}
+
+/// `information_schema._pg_expandarray` as [`Binder::bind_call`] sees it named: no identifier
+/// holds a NUL, so no other function's name can be this.
+const EXPANDARRAY: &str = "\0information_schema._pg_expandarray";
 
 /// `(record).field`: the field's value, as PostgreSQL's FieldSelect reads it.
 fn field_select(record: BExpr, ty: PgType, field: &str) -> Result<(BExpr, PgType), SqlError> {
@@ -9074,6 +9196,7 @@ fn field_select(record: BExpr, ty: PgType, field: &str) -> Result<(BExpr, PgType
     Ok((call, fields[i].1))
 }
 
+/// PostgreSQL's 42883 for a call no function signature matches.
 fn no_such_function(name: &str, types: &[PgType]) -> SqlError {
     let sig: Vec<&str> = types.iter().map(|t| t.sql_name()).collect();
     SqlError::UndefinedFunction {
@@ -10777,6 +10900,15 @@ fn push_value_key(k: &mut Vec<u8>, v: &Value) {
             let canonical = if f.is_nan() { f64::NAN } else { 0.0 };
             crate::keys::encode_field(k, &Value::Float(canonical), PgType::Bytea)
         }
+        // An array (or a record) is equal element by element, each by its own equality
+        // (`{1.5}` and `{1.50}` are one group): its length, then each element's key.
+        Value::Array(items) => {
+            k.push(0x0A);
+            k.extend_from_slice(&(items.len() as u64).to_be_bytes());
+            for item in items.iter() {
+                push_value_key(k, item);
+            }
+        }
         other => crate::keys::encode_field(k, other, PgType::Bytea),
     }
 }
@@ -11387,6 +11519,10 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
+            // Strict, as PostgreSQL's.
+            "pg_get_indexdef" | "pg_get_constraintdef" if a.iter().any(Value::is_null) => {
+                Value::Null
+            }
             "pg_get_indexdef" | "pg_get_constraintdef" => match a.first() {
                 Some(Value::Int(o)) => {
                     let index = u32::try_from(*o)
@@ -11835,7 +11971,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                     };
                     Value::text(match ty {
                         Some(t) => format_type(t, typmod),
-                        None => "???".into(),
+                        None => crate::pgcatalog::other_type_name(*oid as u32)
+                            .unwrap_or_else(|| "???".into()),
                     })
                 }
                 _ => Value::Null,

@@ -1296,7 +1296,8 @@ pub fn format_text(v: &Value, ty: PgType) -> Option<String> {
 }
 
 /// `record_out`: the fields in parentheses, separated by commas, NULL as nothing; a field that
-/// is empty or holds a quote, backslash, parenthesis, comma or white space is double-quoted,
+/// is empty or holds a quote, backslash, parenthesis, comma or white space (C's `isspace`,
+/// vertical tab and form feed included) is double-quoted,
 /// with quotes and backslashes doubled.
 fn record_out(fields: &[Value], ty: PgType) -> String {
     let types: Vec<PgType> = match ty {
@@ -1320,7 +1321,7 @@ pub fn record_text(fields: &[Value], types: &[PgType]) -> String {
         let quote = text.is_empty()
             || text
                 .chars()
-                .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_ascii_whitespace());
+                .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || is_array_space(c));
         if quote {
             out.push('"');
             for c in text.chars() {
@@ -1439,6 +1440,10 @@ fn invalid(ty: PgType, s: &str) -> SqlError {
             input: s.to_string(),
         };
     }
+    // A reg type's text input here is its number (a name is looked up only by a cast); what
+    // reads it so is a comparison, which PostgreSQL makes on `oid` (the reg types have no
+    // operators of their own).
+    let ty = if ty.is_reg() { PgType::Oid } else { ty };
     SqlError::InvalidText {
         type_name: ty.sql_name().to_string(),
         input: s.to_string(),

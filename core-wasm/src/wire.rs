@@ -150,6 +150,10 @@ pub fn encode_binary(v: &Value, ty: PgType, out: &mut Vec<u8>) -> Result<(), Sql
         // `record_send`: the field count, then each field's type, length (-1 for NULL) and
         // binary form.
         (Value::Array(fields), PgType::Record(types)) => {
+            // A record whose fields are not known (two kinds met in a UNION) has no binary form.
+            if fields.len() != types.len() {
+                return Err(SqlError::feature("a record of unknown fields in binary"));
+            }
             out.extend_from_slice(&(fields.len() as i32).to_be_bytes());
             for (v, (_, t)) in fields.iter().zip(types.iter()) {
                 out.extend_from_slice(&t.oid().to_be_bytes());

@@ -63,6 +63,9 @@ ERRORS = [
     # the positions are this text's own.
     "SELECT 'a', b + 1 FROM pt WHERE a = 1", "SELECT 'abcdef', b + 1 FROM pt WHERE a = 22",
     "SELECT 'a', nope FROM pt", "SELECT 'abcdefgh', nope FROM pt", "SELECT 5 & 3.5", "SELECT 55555 & 3.5",
+    # ... where a statement fails while it runs (no position), with a later one that would
+    # fail the same way while binding.
+    "SELECT b::int FROM (VALUES ('z')) v(b); SELECT 'z'::int", "SELECT b::int FROM (VALUES ('y')) v(b); SELECT 'y'::int",
     # Without a position in PostgreSQL.
     "SELECT 1/0", "DROP TABLE nope", "INSERT INTO pt VALUES (1, 'x'), (1, 'y')",
     "SELECT b::int FROM (VALUES ('z')) v(b)",

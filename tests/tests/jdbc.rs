@@ -93,6 +93,11 @@ fn jdbc_metadata_and_statements_match_postgres() {
     );
     // Guards against a run that compares nothing: every step ran on PostgreSQL without error.
     assert!(pg.len() >= 70, "too few steps: {pg:?}");
+    // A column the probe asks for that PostgreSQL does not have is a typo in the probe.
+    assert!(
+        !pg.values().any(|b| b.contains("?missing")),
+        "the probe names a column PostgreSQL does not have: {pg:?}"
+    );
     let dbeaver = pg.keys().filter(|k| k.starts_with("dbeaver.")).count();
     assert_eq!(dbeaver, 46, "DBeaver's queries: {pg:?}");
     assert!(
