@@ -7,6 +7,7 @@
 //! identifiers, comments and dollar-quoted strings are left alone.
 
 use crate::api::PgError;
+use crate::types::PgType;
 
 /// Where the block comment starting at `i` (`/*`) ends: past its `*/`, counting nested
 /// comments as PostgreSQL's lexer does, or the end of `s`. Over bytes or characters.
@@ -264,10 +265,12 @@ pub fn numbers(sql: &str) -> std::collections::BTreeSet<usize> {
 }
 
 /// Whether results of type `oid` can be sent in binary format ([`text_to_binary`]): not
-/// `regclass`, `regtype` or `regnamespace`, whose text (an object's name) does not give back
-/// the OID.
+/// `regclass` or `regnamespace`, whose text (a relation's or schema's name) gives back the OID
+/// only through the catalog. A `regproc`'s or `regtype`'s name does (built-in functions and
+/// types).
 pub fn binary_result_supported(oid: u32) -> bool {
-    crate::types::type_by_oid(oid).is_some_and(|t| !t.is_reg())
+    crate::types::type_by_oid(oid)
+        .is_some_and(|t| !matches!(t, PgType::Regclass | PgType::Regnamespace))
 }
 
 /// A result cell in PostgreSQL's binary send format, from its text form: results cross the
@@ -282,6 +285,18 @@ pub fn text_to_binary(oid: u32, text: &[u8]) -> Result<Vec<u8>, PgError> {
     })?;
     let s = std::str::from_utf8(text)
         .map_err(|_| PgError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+    // A name, as the text output writes it: its OID (`regprocsend`, `regtypesend`).
+    let named = match ty {
+        PgType::Regproc => Some(crate::query::proc_oid_by_name(s).map_err(|e| e.to_pg())?),
+        PgType::Regtype => Some(
+            crate::query::type_oid_by_name(s)
+                .ok_or_else(|| PgError::new("42704", format!("type \"{s}\" does not exist")))?,
+        ),
+        _ => None,
+    };
+    if let Some(oid) = named {
+        return Ok(oid.to_be_bytes().to_vec());
+    }
     let v = crate::types::parse_text(s, ty).map_err(|e| e.to_pg())?;
     let mut out = Vec::new();
     crate::wire::encode_binary(&v, ty, &mut out).map_err(|e| e.to_pg())?;
@@ -291,6 +306,30 @@ pub fn text_to_binary(oid: u32, text: &[u8]) -> Result<Vec<u8>, PgError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `regproc` or `regtype` result's text is a name; its binary form is the OID it names.
+    #[test]
+    fn reg_names_convert_to_their_oids() {
+        let oid = |ty: PgType, s: &str| {
+            text_to_binary(ty.oid(), s.as_bytes())
+                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        assert_eq!(oid(PgType::Regproc, "array_in").ok(), Some(750));
+        assert_eq!(oid(PgType::Regproc, "\"array_in\"").ok(), Some(750));
+        assert_eq!(oid(PgType::Regproc, "-").ok(), Some(0));
+        assert_eq!(oid(PgType::Regproc, "12345").ok(), Some(12345));
+        assert_eq!(oid(PgType::Regtype, "integer").ok(), Some(23));
+        assert_eq!(oid(PgType::Regtype, "character varying").ok(), Some(1043));
+        assert_eq!(oid(PgType::Regtype, "\"text\"[]").ok(), Some(1009));
+        assert_eq!(oid(PgType::Regtype, "cid").ok(), Some(29));
+        assert_eq!(oid(PgType::Regtype, "record[]").ok(), Some(2287));
+        assert_eq!(oid(PgType::Regtype, "-").ok(), Some(0));
+        assert!(oid(PgType::Regproc, "no_such_function").is_err());
+        assert!(binary_result_supported(PgType::Regproc.oid()));
+        assert!(binary_result_supported(PgType::Regtype.oid()));
+        assert!(!binary_result_supported(PgType::Regclass.oid()));
+        assert!(!binary_result_supported(PgType::Regnamespace.oid()));
+    }
 
     #[test]
     fn text_results_convert_to_the_binary_send_format() {

@@ -2429,6 +2429,20 @@ pub fn other_type_name(oid: u32) -> Option<String> {
     }
 }
 
+/// The OID of a type [`other_type_name`] names.
+pub fn other_type_oid(name: &str) -> Option<u32> {
+    match name.strip_suffix("[]") {
+        Some(elem) => BASE_TYPES
+            .iter()
+            .find(|bt| bt.name == elem && bt.array != 0)
+            .map(|bt| bt.array),
+        None => BASE_TYPES
+            .iter()
+            .find(|bt| bt.name == name)
+            .map(|bt| bt.oid),
+    }
+}
+
 fn base_type(oid: u32) -> Option<&'static BaseType> {
     BASE_TYPES.iter().find(|b| b.oid == oid)
 }

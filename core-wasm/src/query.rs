@@ -9172,6 +9172,54 @@ fn is_literal(e: &Expr) -> bool {
     }
 }
 
+/// The OID of the type `input` names as `regtype` reads it: `pg_type.typname`, SQL's spelling
+/// (`integer`, `character varying`, `text[]`), schema-qualified or quoted; also the types
+/// `pg_type` lists that have no [`PgType`] (`cid`, `record[]`).
+pub fn type_oid_by_name(input: &str) -> Option<u32> {
+    if input.trim() == "-" {
+        return Some(0);
+    }
+    let t = input
+        .trim()
+        .trim_start_matches("pg_catalog.")
+        .replace('"', "");
+    PgType::from_typname(&t)
+        .or_else(|| type_from_text(&t).ok().map(|(ty, _)| ty))
+        .or_else(|| {
+            [PgType::Unknown, PgType::Void, PgType::Record(&[])]
+                .into_iter()
+                .find(|p| p.typname() == t)
+        })
+        .map(PgType::oid)
+        .or_else(|| crate::pgcatalog::other_type_oid(&t))
+}
+
+/// The OID of the function `input` names as `regproc` reads it: a number, `-` for none, or
+/// the name (with its schema, quoted or not) of one of the built-in functions RockLake's
+/// catalogs name (`pg_proc` lists none).
+pub fn proc_oid_by_name(input: &str) -> Result<u32, SqlError> {
+    let trimmed = input.trim();
+    if let Ok(n) = trimmed.parse::<u32>() {
+        return Ok(n);
+    }
+    if trimmed == "-" {
+        return Ok(0);
+    }
+    let n = match name_parts(input).as_deref() {
+        Some([one]) | Some([_, one]) => one.clone(),
+        Some(_) => {
+            return Err(SqlError::Syntax {
+                message: "improper qualified name (too many dotted names)".into(),
+            })
+        }
+        None => return Err(invalid_name_syntax()),
+    };
+    crate::pgcatalog::builtin_proc_oid(&n).ok_or_else(|| SqlError::UndefinedFunction {
+        message: format!("function \"{input}\" does not exist"),
+        hint: None,
+    })
+}
+
 /// `information_schema._pg_expandarray` as [`Binder::bind_call`] sees it named: no identifier
 /// holds a NUL, so no other function's name can be this.
 const EXPANDARRAY: &str = "\0information_schema._pg_expandarray";
@@ -11434,60 +11482,19 @@ impl<'a, 'b> Executor<'a, 'b> {
             "regtype_in" | "to_regtype" => match text(0) {
                 // `'int4'::regtype`: the text read as a type name (`to_regtype`: NULL when
                 // there is no such type).
-                Some(input) => {
-                    let t = input
-                        .trim()
-                        .trim_start_matches("pg_catalog.")
-                        .replace('"', "");
-                    let ty = crate::types::PgType::from_typname(&t)
-                        .or_else(|| type_from_text(&t).ok().map(|(ty, _)| ty))
-                        .or_else(|| {
-                            [PgType::Unknown, PgType::Void]
-                                .into_iter()
-                                .find(|p| p.typname() == t)
-                        })
-                        .ok_or_else(|| SqlError::UndefinedObject {
+                Some(input) => match type_oid_by_name(&input) {
+                    Some(oid) => Value::Int(oid.into()),
+                    None if name == "to_regtype" => Value::Null,
+                    None => {
+                        return Err(SqlError::UndefinedObject {
                             message: format!("type \"{input}\" does not exist"),
-                        });
-                    match ty {
-                        Ok(ty) => Value::Int(ty.oid().into()),
-                        Err(_) if name == "to_regtype" => Value::Null,
-                        Err(e) => return Err(e),
+                        })
                     }
-                }
+                },
                 None => Value::Null,
             },
-            // RockLake lists no functions in pg_proc: a name is found only among the few
-            // built-in functions its catalogs name (pg_am's handlers), a number is taken as is.
             "regproc_in" => match text(0) {
-                Some(input) => {
-                    let trimmed = input.trim();
-                    if let Ok(n) = trimmed.parse::<u32>() {
-                        Value::Int(n.into())
-                    } else if trimmed == "-" {
-                        Value::Int(0)
-                    } else {
-                        let n = match name_parts(&input).as_deref() {
-                            Some([one]) | Some([_, one]) => one.clone(),
-                            Some(_) => {
-                                return Err(SqlError::Syntax {
-                                    message: "improper qualified name (too many dotted names)"
-                                        .into(),
-                                })
-                            }
-                            None => return Err(invalid_name_syntax()),
-                        };
-                        match crate::pgcatalog::builtin_proc_oid(&n) {
-                            Some(oid) => Value::Int(oid.into()),
-                            None => {
-                                return Err(SqlError::UndefinedFunction {
-                                    message: format!("function \"{input}\" does not exist"),
-                                    hint: None,
-                                })
-                            }
-                        }
-                    }
-                }
+                Some(input) => Value::Int(proc_oid_by_name(&input)?.into()),
                 None => Value::Null,
             },
             "regnamespace_in" | "to_regnamespace" => match text(0) {

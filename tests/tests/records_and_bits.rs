@@ -109,6 +109,9 @@ with a.cursor(binary=True) as cur:
     for sql in [
         "SELECT (information_schema._pg_expandarray(ARRAY[1.5::numeric, NULL])).x, (information_schema._pg_expandarray(ARRAY[1.5::numeric, NULL])).n",
         "SELECT (information_schema._pg_expandarray(ARRAY[DATE '2024-02-29'])).x, 7 & 3, 1::int2 << 3, ~1::int8",
+        # regproc and regtype results in binary are their OIDs
+        "SELECT typname, typinput, typoutput, typreceive, typmodin, typsubscript, typanalyze FROM pg_type WHERE oid IN (23, 1007, 1043, 2249, 29) ORDER BY oid",
+        "SELECT pg_typeof(1), pg_typeof('a'::text), 'int4'::regtype, 'character varying'::regtype, 'text[]'::regtype, 29::regtype, 2287::regtype, 'array_in'::regproc, 0::regproc, 0::regtype",
     ]:
         cur.execute(sql)
         out.append([sql, [(d.name, d.type_code) for d in cur.description], [[repr(v) for v in r] for r in cur.fetchall()]])
@@ -116,5 +119,5 @@ print("RESULT", json.dumps(out))
 "#
     );
     let results = rocklake_tests::same_outcomes_as_postgres(&script);
-    assert_eq!(results.len(), 85, "every statement compared");
+    assert_eq!(results.len(), 87, "every statement compared");
 }
