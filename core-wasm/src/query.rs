@@ -4637,10 +4637,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 };
                 if let (None, [ast::AccessExpr::Dot(Expr::Identifier(field))]) = (&qualified, chain)
                 {
-                    let mut inner = root.as_ref();
-                    while let Expr::Nested(x) = inner {
-                        inner = x;
-                    }
+                    let inner = unnested(root);
                     let bound = self.bind_expr(inner, scope, aggs.as_deref_mut());
                     // `(alias).column`: the column of a FROM item's row, when no column has
                     // the alias's name.
@@ -8676,10 +8673,7 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
             if message.starts_with("column notation")
                 || message.starts_with("could not identify column") =>
         {
-            let mut inner = root.as_ref();
-            while let Expr::Nested(x) = inner {
-                inner = x;
-            }
+            let inner = unnested(root);
             Some(Spot::at(inner.span().start, first_token(inner)))
         }
         ("42883", Expr::UnaryOp { expr, op }) if operator_error(false) => Some(Spot::find(
@@ -9165,11 +9159,15 @@ fn graft_under_prefix(l: &Expr, op: &ast::BinaryOperator, r: &Expr) -> Option<Ex
 /// Whether `e` is a literal, in parentheses or not (what PostgreSQL's grammar negates as one
 /// constant).
 fn is_literal(e: &Expr) -> bool {
-    match e {
-        Expr::Value(_) => true,
-        Expr::Nested(x) => is_literal(x),
-        _ => false,
+    matches!(unnested(e), Expr::Value(_))
+}
+
+/// `e` without the parentheses around it.
+fn unnested(mut e: &Expr) -> &Expr {
+    while let Expr::Nested(x) = e {
+        e = x;
     }
+    e
 }
 
 /// The OID of the type `input` names as `regtype` reads it: `pg_type.typname`, SQL's spelling
