@@ -7325,7 +7325,17 @@ fn bind_json_function(
                 } else {
                     *t
                 };
-                [a, BExpr::Const(Value::Int(t.oid().into()))]
+                // A record's fields go with it by name and type (its value holds neither).
+                let ty = match t {
+                    PgType::Record(fields) => Value::Array(
+                        fields
+                            .iter()
+                            .flat_map(|(n, f)| [Value::text(*n), Value::Int(f.oid().into())])
+                            .collect(),
+                    ),
+                    t => Value::Int(t.oid().into()),
+                };
+                [a, BExpr::Const(ty)]
             })
             .collect()
     };
@@ -7338,12 +7348,6 @@ fn bind_json_function(
         }
     };
     let call = |f: &str, a: Vec<BExpr>| BExpr::Func(format!("json_fn:{f}"), a);
-    // A record would be a JSON object of its fields, whose names the value does not carry.
-    if matches!(name, "to_json" | "json_build_object" | "json_build_array")
-        && types.iter().any(|t| matches!(t, PgType::Record(_)))
-    {
-        return Some(Err(SqlError::feature("records in JSON")));
-    }
     Some(match name {
         // An untyped literal has no type for to_json's anyelement to take.
         "to_json" if types == [PgType::Unknown] => Err(SqlError::DatatypeMismatch {
@@ -7361,20 +7365,50 @@ fn bind_json_function(
     })
 }
 
+/// The type [`bind_json_function`] passes beside a value: an OID, or a record's fields.
+fn json_slot_type(slot: &Value) -> PgType {
+    match slot {
+        Value::Int(oid) => u32::try_from(*oid)
+            .ok()
+            .and_then(crate::types::type_by_oid)
+            .unwrap_or(PgType::Text),
+        Value::Array(_) => PgType::Record(&[]),
+        _ => PgType::Text,
+    }
+}
+
+/// A value as JSON, as `datum_to_json` writes it: a record as an object of its fields
+/// (`{"x":1,"n":1}`, no spaces, as `composite_to_json`), anything else by its type.
+fn write_json_typed(v: &Value, slot: &Value, out: &mut String) {
+    match (v, slot) {
+        (Value::Array(fields), Value::Array(shape)) => {
+            out.push('{');
+            for (i, (field, pair)) in fields.iter().zip(shape.chunks(2)).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if let Some(Value::Text(name)) = pair.first() {
+                    crate::json::quote(name, out);
+                }
+                out.push(':');
+                let ty = json_slot_type(pair.get(1).unwrap_or(&Value::Null));
+                crate::json::write_value(field, ty, out);
+            }
+            out.push('}');
+        }
+        _ => crate::json::write_value(v, json_slot_type(slot), out),
+    }
+}
+
 /// Evaluates [`bind_json_function`]'s calls and the `->` / `->>` operators.
 fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
-    // Typed arguments come in pairs: the value, then its type's OID.
+    // Typed arguments come in pairs: the value, then its type's OID (a record's field names
+    // and types).
     let pairs = || {
         a.chunks(2).map(|p| {
-            let ty = match p.get(1) {
-                Some(Value::Int(oid)) => {
-                    u32::try_from(*oid).ok().and_then(crate::types::type_by_oid)
-                }
-                _ => None,
-            };
             (
                 p.first().unwrap_or(&Value::Null),
-                ty.unwrap_or(PgType::Text),
+                p.get(1).unwrap_or(&Value::Null),
             )
         })
     };
@@ -7387,7 +7421,7 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
             Some((v, _)) if v.is_null() => Value::Null,
             Some((v, ty)) => {
                 let mut out = String::new();
-                crate::json::write_value(v, ty, &mut out);
+                write_json_typed(v, ty, &mut out);
                 Value::text(out)
             }
             None => Value::Null,
@@ -7398,7 +7432,7 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                crate::json::write_value(v, ty, &mut out);
+                write_json_typed(v, ty, &mut out);
             }
             out.push(']');
             Value::text(out)
@@ -7420,7 +7454,8 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
                         hint: "Object keys should be text.".into(),
                     });
                 }
-                if kt.is_array() || *kt == PgType::Json {
+                let kt = &json_slot_type(kt);
+                if kt.is_array() || matches!(kt, PgType::Json | PgType::Record(_)) {
                     return Err(SqlError::InvalidParameter {
                         message: "key value must be scalar, not array, composite, or json".into(),
                     });
@@ -7437,7 +7472,7 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
                     crate::json::quote(&key, &mut out);
                 }
                 out.push_str(" : ");
-                crate::json::write_value(v, *vt, &mut out);
+                write_json_typed(v, vt, &mut out);
             }
             out.push('}');
             Value::text(out)

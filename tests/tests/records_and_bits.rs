@@ -56,6 +56,10 @@ for sql in [
     "SELECT array_length(information_schema._pg_expandarray(ARRAY[1]), 1)",
     "SELECT array_to_string(information_schema._pg_expandarray(ARRAY[1]), ',')",
     "SELECT information_schema._pg_expandarray(ARRAY[1]) = '10.0.0.1'::inet",
+    "SELECT to_json(information_schema._pg_expandarray(ARRAY['a', NULL, 'b\"c'])), json_build_array(information_schema._pg_expandarray(ARRAY[1.5])), json_build_object('k', information_schema._pg_expandarray(ARRAY[DATE '2024-01-02']))",
+    "SELECT to_json(k) FROM (SELECT information_schema._pg_expandarray(ARRAY[1]) k) s",
+    "SELECT to_json(a) FROM (SELECT aclexplode('{postgres=r*/postgres}') a) s",
+    "SELECT json_build_object(information_schema._pg_expandarray(ARRAY[1]), 1)",
     "SELECT (nosuch).x FROM r.u",
     "SET search_path = information_schema, public",
     "SELECT _pg_expandarray(ARRAY[7])",
@@ -119,5 +123,5 @@ print("RESULT", json.dumps(out))
 "#
     );
     let results = rocklake_tests::same_outcomes_as_postgres(&script);
-    assert_eq!(results.len(), 87, "every statement compared");
+    assert_eq!(results.len(), 91, "every statement compared");
 }
