@@ -23,16 +23,18 @@ const DRIVER: &str = "/usr/share/java/postgresql.jar";
 /// The step listing types (see above).
 const TYPE_INFO: &str = "typeInfo";
 
-/// The rows of a `typeInfo` step, by type name, after its header line.
-fn type_rows(step: &str) -> (String, BTreeMap<String, String>) {
+/// The header of a `typeInfo` step and its rows as (type name, line), sorted: the rows are
+/// compared as a multiset (a name listed twice, in two schemas, counts twice).
+fn type_rows(step: &str) -> (String, Vec<(String, String)>) {
     let mut lines = step.lines().skip(1);
     let header = lines.next().unwrap_or_default().to_string();
-    let rows = lines
+    let mut rows: Vec<(String, String)> = lines
         .map(|l| {
             let name = l.trim_start_matches('[').split(',').next().unwrap_or("");
             (name.to_string(), l.to_string())
         })
         .collect();
+    rows.sort();
     (header, rows)
 }
 
@@ -116,10 +118,10 @@ fn jdbc_metadata_and_statements_match_postgres() {
             if pg_header != rl_header {
                 differences.push(format!("{step}: {pg_header} vs {rl_header}"));
             }
-            let names: BTreeSet<&String> = rl_types.keys().collect();
-            let pg_rows: BTreeMap<&String, &String> =
+            let names: BTreeSet<&String> = rl_types.iter().map(|(n, _)| n).collect();
+            let pg_rows: Vec<&(String, String)> =
                 pg_types.iter().filter(|(n, _)| names.contains(n)).collect();
-            let rl_rows: BTreeMap<&String, &String> = rl_types.iter().collect();
+            let rl_rows: Vec<&(String, String)> = rl_types.iter().collect();
             if pg_rows != rl_rows {
                 differences.push(format!(
                     "{step}:\nPostgreSQL:\n{pg_rows:#?}\nRockLake:\n{rl_rows:#?}"
