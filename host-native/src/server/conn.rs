@@ -127,9 +127,31 @@ struct Portal {
     /// Rows left over after an Execute with a row limit: the result, how many of its rows
     /// were sent, and the final tag.
     pending: Option<(TextRows, usize, String)>,
+    /// Set once the portal has run to its end: what another Execute of it answers.
+    finished: Option<Finished>,
     /// `sql` has the Bind parameters' values in place of `$n`: an error's position in it is
     /// not one in the client's text.
     bound: bool,
+}
+
+/// What PostgreSQL answers to an Execute of a portal that already ran to its end (the
+/// portal lives on until it is closed or its transaction ends).
+#[derive(Clone)]
+enum Finished {
+    /// A portal that returns rows returns none more: its command tag with a count of 0
+    /// (`SELECT 0`, `INSERT 0 0`).
+    NoMoreRows(String),
+    /// Any other portal: 55000 `portal "…" cannot be run`.
+    NotRunnable,
+}
+
+/// `tag` with its row count (its last word) replaced by `n`, as PostgreSQL's tag counts the
+/// rows of the Execute that ends a portal read in parts, not of the whole result.
+fn tag_with_count(tag: &str, n: usize) -> String {
+    match tag.rsplit_once(' ') {
+        Some((head, count)) if count.bytes().all(|b| b.is_ascii_digit()) => format!("{head} {n}"),
+        _ => tag.to_string(),
+    }
 }
 
 /// A raw message read from the socket.
@@ -1052,7 +1074,9 @@ impl<B: Backend> Conn<B> {
                             None => rows,
                         };
                         let last = i + 1 == count && reply.error.is_none();
-                        if proto == Proto::Extended && last && max_rows > 0 && rows.len() > max_rows
+                        // A result of exactly `max_rows` rows also suspends, as in PostgreSQL
+                        // (it does not look past them): the next Execute ends it with none.
+                        if proto == Proto::Extended && last && max_rows > 0 && rows.len() >= max_rows
                         {
                             for body in rows.bodies().take(max_rows) {
                                 self.out.data_row(body);
@@ -1068,6 +1092,11 @@ impl<B: Backend> Conn<B> {
                             self.maybe_flush().await?;
                         }
                         self.out.command_complete(&tag);
+                        if proto == Proto::Extended && last {
+                            if let Some(p) = self.portals.get_mut(&self.current_portal) {
+                                p.finished = Some(Finished::NoMoreRows(tag_with_count(&tag, 0)));
+                            }
+                        }
                     }
                     Output::Command { tag } => {
                         if tag == "DISCARD ALL" {
@@ -1461,6 +1490,7 @@ impl<B: Backend> Conn<B> {
                 fields,
                 formats: result_formats,
                 pending: None,
+                finished: None,
                 bound: !params.is_empty(),
             },
         );
@@ -1534,6 +1564,20 @@ impl<B: Backend> Conn<B> {
             return Ok(());
         };
         let max_rows = usize::try_from(max_rows).unwrap_or(0);
+        match portal.finished.clone() {
+            Some(Finished::NoMoreRows(tag)) => {
+                self.out.command_complete(&tag);
+                return Ok(());
+            }
+            Some(Finished::NotRunnable) => {
+                self.ext_error(PgError::new(
+                    "55000",
+                    format!("portal \"{name}\" cannot be run"),
+                ));
+                return Ok(());
+            }
+            None => {}
+        }
         if let Some((rows, sent, tag)) = portal.pending.take() {
             let left = rows.len().saturating_sub(sent);
             let n = if max_rows == 0 {
@@ -1544,14 +1588,13 @@ impl<B: Backend> Conn<B> {
             for body in rows.bodies().skip(sent).take(n) {
                 self.out.data_row(body);
             }
-            if n == left {
-                self.out.command_complete(&tag);
-                self.portals.remove(name);
+            // PostgreSQL suspends again after a full batch even when no row is left.
+            if max_rows == 0 || n < max_rows {
+                self.out.command_complete(&tag_with_count(&tag, n));
+                portal.finished = Some(Finished::NoMoreRows(tag_with_count(&tag, 0)));
             } else {
                 self.out.portal_suspended();
-                if let Some(p) = self.portals.get_mut(name) {
-                    p.pending = Some((rows, sent + n, tag));
-                }
+                portal.pending = Some((rows, sent + n, tag));
             }
             return Ok(());
         }
@@ -1590,9 +1633,13 @@ impl<B: Backend> Conn<B> {
         self.current_portal = name.to_string();
         let reply = self.send_reply(reply, Proto::Extended, max_rows).await?;
         self.status = reply.status;
-        let suspended = self.portals.get(name).is_some_and(|p| p.pending.is_some());
-        if !suspended {
+        if reply.error.is_some() {
+            // A portal that failed is gone, with its transaction.
             self.portals.remove(name);
+        } else if let Some(p) = self.portals.get_mut(name) {
+            if p.pending.is_none() && p.finished.is_none() {
+                p.finished = Some(Finished::NotRunnable);
+            }
         }
         if let Some(e) = &reply.error {
             self.out.error(e);
