@@ -436,6 +436,8 @@ pub struct PgError {
     pub hint: Option<String>,
     pub schema: Option<String>,
     pub table: Option<String>,
+    /// The column the error is about (field `c`): a not-null violation's.
+    pub column: Option<String>,
     pub constraint: Option<String>,
     /// Where the error happened (PostgreSQL's CONTEXT, field `W`): the COPY line for COPY FROM.
     pub context: Option<String>,
@@ -454,6 +456,7 @@ impl PgError {
             hint: None,
             schema: None,
             table: None,
+            column: None,
             constraint: None,
             context: None,
             position: None,

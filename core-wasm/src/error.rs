@@ -831,19 +831,25 @@ impl SqlError {
             SqlError::NotNullViolation {
                 schema,
                 table,
+                column,
                 detail,
-                ..
             } => {
                 e.detail = Some(detail.clone());
                 e.schema = Some(schema.clone());
                 e.table = Some(table.clone());
+                e.column = Some(column.clone());
             }
             SqlError::WrongParameterCount { expected, got, .. } => {
                 e.detail = Some(format!("Expected {expected} parameters but got {got}."));
             }
-            SqlError::ColumnContainsNulls { schema, table, .. } => {
+            SqlError::ColumnContainsNulls {
+                schema,
+                table,
+                column,
+            } => {
                 e.schema = Some(schema.clone());
                 e.table = Some(table.clone());
+                e.column = Some(column.clone());
             }
             SqlError::BatchTooLarge => {
                 e.hint = Some("Split large operations into smaller transactions.".into());

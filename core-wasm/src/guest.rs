@@ -146,6 +146,7 @@ fn pg_error(e: PgError) -> wit::PgError {
         hint: e.hint,
         schema: e.schema,
         table: e.table,
+        column: e.column,
         constraint: e.constraint,
         context: e.context,
         position: e.position,

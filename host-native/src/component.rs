@@ -204,7 +204,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.8.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.9.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -846,6 +846,7 @@ fn pg_error(e: wit::PgError) -> PgError {
         hint: e.hint,
         schema: e.schema,
         table: e.table,
+        column: e.column,
         constraint: e.constraint,
         context: e.context,
         position: e.position,

@@ -8,7 +8,7 @@
 //! stand in for SlateDB, the recorded `now` for the clock, and every result must be
 //! byte-identical to the recorded one. The first difference is reported with its context.
 //!
-//! Format: `RLTRACE6`, then events. Strings and byte strings are `u32` length (LE) + bytes,
+//! Format: `RLTRACE7`, then events. Strings and byte strings are `u32` length (LE) + bytes,
 //! integers little-endian, options and results a one-byte tag. The canonical encoding of a
 //! result is what is compared.
 
@@ -24,10 +24,10 @@ use rocklake_core::api::{
 
 use crate::service::Core;
 
-/// Format 6: a session's backend pid and client, and the `signal` output (format 5: the
-/// extended protocol's `execute` and `sync` calls; format 4: entropy draws among the imports,
-/// and errors with their position).
-const MAGIC: &[u8; 8] = b"RLTRACE6";
+/// Format 7: errors carry their column (format 6: a session's backend pid and client, and the
+/// `signal` output; format 5: the extended protocol's `execute` and `sync` calls; format 4:
+/// entropy draws among the imports, and errors with their position).
+const MAGIC: &[u8; 8] = b"RLTRACE7";
 
 // ---------------------------------------------------------------- encoding
 
@@ -81,6 +81,7 @@ impl Enc {
             &e.hint,
             &e.schema,
             &e.table,
+            &e.column,
             &e.constraint,
             &e.context,
         ] {
@@ -1131,8 +1132,9 @@ fn read_events(path: &Path) -> Result<(Vec<Event>, bool), TraceError> {
     if magic != MAGIC {
         if magic.starts_with(b"RLTRACE") {
             return Err(d.bad(&format!(
-                "a trace of format {} (this build reads format 4): record it again",
-                String::from_utf8_lossy(&magic[7..])
+                "a trace of format {} (this build reads format {}): record it again",
+                String::from_utf8_lossy(&magic[7..]),
+                String::from_utf8_lossy(&MAGIC[7..])
             )));
         }
         return Err(d.bad("not a RockLake trace (bad magic)"));

@@ -441,7 +441,7 @@ impl Out {
         self.msg(b'c', |_| {});
     }
 
-    /// ErrorResponse with PostgreSQL's field order: S, V, C, M, D, H, s, t, n.
+    /// ErrorResponse with PostgreSQL's field order: S, V, C, M, D, H, P, W, s, t, c, n.
     pub fn error(&mut self, e: &PgError) {
         self.report(b'E', e);
     }
@@ -470,17 +470,20 @@ impl Out {
             if let Some(p) = e.position {
                 field(b, b'P', &p.to_string());
             }
+            if let Some(w) = &e.context {
+                field(b, b'W', w);
+            }
             if let Some(s) = &e.schema {
                 field(b, b's', s);
             }
             if let Some(t) = &e.table {
                 field(b, b't', t);
             }
+            if let Some(c) = &e.column {
+                field(b, b'c', c);
+            }
             if let Some(n) = &e.constraint {
                 field(b, b'n', n);
-            }
-            if let Some(w) = &e.context {
-                field(b, b'W', w);
             }
             b.put_u8(0);
         });
