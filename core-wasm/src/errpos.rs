@@ -176,6 +176,15 @@ fn skip_gap(chars: &[char], mut i: usize, closing: bool) -> usize {
     loop {
         match (chars.get(i), chars.get(i + 1)) {
             (Some(c), _) if c.is_whitespace() || (closing && *c == ')') => i += 1,
+            // A call's empty argument list (`now()`): sqlparser's span of the call ends at its
+            // name.
+            (Some('('), _) if closing => {
+                let close = skip_gap(chars, i + 1, false);
+                if chars.get(close) != Some(&')') {
+                    return i;
+                }
+                i = close + 1;
+            }
             (Some('-'), Some('-')) => {
                 while chars.get(i).is_some_and(|c| *c != '\n') {
                     i += 1;
@@ -266,6 +275,14 @@ mod tests {
                 Some(12),
             ),
             ("SELECT b+1", at(1, 9), Target::NextToken, "+", Some(9)),
+            (
+                "SELECT now( ) + true",
+                at(1, 11),
+                Target::NextToken,
+                "+",
+                Some(15),
+            ),
+            ("SELECT f (a) + 1", at(1, 9), Target::NextToken, "+", None),
             (
                 "SELECT b /* c */ + 1",
                 at(1, 9),

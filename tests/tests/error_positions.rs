@@ -40,7 +40,7 @@ ERRORS = [
     "SELECT 1 + '1.5'",
     # Operators that do not exist: at the operator; a type that does not exist: at its name.
     "SELECT * FROM pt WHERE b + 1 = 2", "SELECT * FROM pt WHERE a = 'x'::text", "SELECT (b) + 1 FROM pt",
-    "SELECT (b)+1 FROM pt", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
+    "SELECT (b)+1 FROM pt", "SELECT now() + true", "SELECT now( ) - 'x'::text", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
     "SELECT * FROM pt WHERE b LIKE 1", "SELECT * FROM pt WHERE b NOT ILIKE 1", "SELECT * FROM pt WHERE 1 LIKE 'x'",
     "SELECT * FROM pt WHERE b LIKE 'x' ESCAPE 1", "SELECT * FROM pt WHERE a = ANY('x'::text)", "SELECT * FROM pt WHERE a <> ALL(ARRAY['x'::text])", "SELECT -b FROM pt", "SELECT a, - (b) FROM pt",
     "SELECT '1' & '3'", "SELECT ~ '5'", "SELECT a & 1.5 FROM pt", "SELECT a << 1::bigint FROM pt", "SELECT ~ b FROM pt",

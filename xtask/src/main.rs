@@ -281,6 +281,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "jdbc",
             "--test",
+            "tokio_postgres",
+            "--test",
             "records_and_bits",
             "--test",
             "activity",
