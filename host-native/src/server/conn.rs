@@ -1076,7 +1076,10 @@ impl<B: Backend> Conn<B> {
                         let last = i + 1 == count && reply.error.is_none();
                         // A result of exactly `max_rows` rows also suspends, as in PostgreSQL
                         // (it does not look past them): the next Execute ends it with none.
-                        if proto == Proto::Extended && last && max_rows > 0 && rows.len() >= max_rows
+                        if proto == Proto::Extended
+                            && last
+                            && max_rows > 0
+                            && rows.len() >= max_rows
                         {
                             for body in rows.bodies().take(max_rows) {
                                 self.out.data_row(body);
