@@ -5,6 +5,7 @@
 #   - PostgreSQL 15 from Debian (the differential oracle)
 #   - two Python venvs with DuckDB 1.5.5 and 1.4.4 and their ducklake/postgres extensions
 #   - a venv with moto's S3 server and Azurite from npm (object-storage suites)
+#   - node-postgres from npm (the JavaScript client suite)
 set -euo pipefail
 CACHE=${ROCKLAKE_CACHE:-$HOME/.cache/rocklake}
 mkdir -p "$CACHE"
@@ -161,4 +162,16 @@ if [ ! -f "$CACHE/azurite/.rocklake-$AZURITE_VERSION" ]; then
   [ -x "$CACHE/azurite/node_modules/.bin/azurite-blob" ] || { echo "azurite-blob missing after npm install" >&2; exit 1; }
   touch "$CACHE/azurite/.rocklake-$AZURITE_VERSION"
 fi
-log "ready: venvs and Azurite in $CACHE"
+
+# --- node-postgres (npm): the JavaScript client suite (tests/tests/node_postgres.rs) ----------
+NODE_PG_PACKAGES=(pg@8.23.1 pg-cursor@2.22.1 pg-copy-streams@7.0.0)
+NODE_PG_STAMP="$CACHE/node-clients/.rocklake-$(IFS=_; echo "${NODE_PG_PACKAGES[*]}")"
+if [ ! -f "$NODE_PG_STAMP" ]; then
+  log "installing ${NODE_PG_PACKAGES[*]} into $CACHE/node-clients"
+  rm -rf "$CACHE/node-clients"
+  mkdir -p "$CACHE/node-clients"
+  npm install --prefix "$CACHE/node-clients" --no-audit --no-fund --loglevel=error "${NODE_PG_PACKAGES[@]}"
+  [ -f "$CACHE/node-clients/node_modules/pg/package.json" ] || { echo "pg missing after npm install" >&2; exit 1; }
+  touch "$NODE_PG_STAMP"
+fi
+log "ready: venvs, Azurite and node-postgres in $CACHE"

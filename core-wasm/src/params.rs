@@ -154,18 +154,44 @@ fn replace(sql: &str, mut with: impl FnMut(usize) -> String) -> String {
 /// The statement as Parse/Describe sees it: each parameter the client typed a NULL of its
 /// type; the others stay `$n`, for the core to type from their context (Describe reports it).
 pub fn for_describe(sql: &str, types: &[u32]) -> String {
-    replace(sql, |n| {
-        match n
-            .checked_sub(1)
-            .and_then(|i| types.get(i))
-            .copied()
-            .and_then(type_name)
-        {
-            Some(t) => format!("CAST(NULL AS {t})"),
-            None if n > 0 => format!("${n}"),
-            None => "NULL".to_string(),
+    replace(sql, |n| describe_stand_in(types, n))
+}
+
+fn describe_stand_in(types: &[u32], n: usize) -> String {
+    match n
+        .checked_sub(1)
+        .and_then(|i| types.get(i))
+        .copied()
+        .and_then(type_name)
+    {
+        Some(t) => format!("CAST(NULL AS {t})"),
+        None if n > 0 => format!("${n}"),
+        None => "NULL".to_string(),
+    }
+}
+
+/// An error position (1-based, in characters) in [`for_describe`]'s text of `sql` as one in
+/// `sql`, the client's text: a position inside a stand-in points at its `$n`.
+pub fn describe_position(sql: &str, types: &[u32], position: u32) -> Option<u32> {
+    let target = usize::try_from(position).ok()?.checked_sub(1)?;
+    // Characters before the current point, in the described text and in the client's.
+    let (mut described, mut client) = (0, 0);
+    let mut last = 0;
+    for (start, end, n) in placeholders(sql) {
+        let between = sql[last..start].chars().count();
+        if target < described + between {
+            break;
         }
-    })
+        described += between;
+        client += between;
+        if target < described + describe_stand_in(types, n).chars().count() {
+            return u32::try_from(client + 1).ok();
+        }
+        described += describe_stand_in(types, n).chars().count();
+        client += sql[start..end].chars().count();
+        last = end;
+    }
+    u32::try_from(client + (target - described) + 1).ok()
 }
 
 /// A parameter value from Bind, in text form (binary values decoded by [`decode_binary`]).
@@ -195,6 +221,37 @@ pub fn substitute(sql: &str, types: &[u32], values: &[ParamText]) -> Result<Stri
 
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Whether a text-format parameter reads as its type `oid`: the error reading it gives, for
+/// the types whose input needs neither the catalog nor the session (not the reg types, nor
+/// dates and times, whose words such as `now` need the clock and the time zone).
+pub fn check_text(oid: u32, text: &str) -> Result<(), PgError> {
+    fn context_free(ty: PgType) -> bool {
+        match ty {
+            PgType::Bool
+            | PgType::Int2
+            | PgType::Int4
+            | PgType::Int8
+            | PgType::Oid
+            | PgType::Float4
+            | PgType::Float8
+            | PgType::Numeric
+            | PgType::Bytea
+            | PgType::Uuid
+            | PgType::Inet
+            | PgType::Json
+            | PgType::Tid => true,
+            ty if ty.is_array() && !ty.is_vector() => ty.element().is_some_and(context_free),
+            _ => false,
+        }
+    }
+    match crate::types::type_by_oid(oid) {
+        Some(ty) if context_free(ty) => crate::types::parse_text(text, ty)
+            .map(drop)
+            .map_err(|e| e.to_pg()),
+        _ => Ok(()),
+    }
 }
 
 /// Decodes a binary-format parameter of type `oid` into its text form.
@@ -390,6 +447,36 @@ mod tests {
             for_describe("SELECT $1, $2", &[23]),
             "SELECT CAST(NULL AS int4), $2"
         );
+    }
+
+    /// Positions in the described text map back to the client's: before, between and after
+    /// stand-ins, inside one (its `$n`), with characters of several bytes before.
+    #[test]
+    fn describe_positions_point_into_the_clients_text() {
+        let sql = "SELECT 'é', $1 + nope, $2 FROM t";
+        let described = for_describe(sql, &[23]);
+        assert_eq!(
+            described,
+            "SELECT 'é', CAST(NULL AS int4) + nope, $2 FROM t"
+        );
+        let at = |needle: &str, text: &str| {
+            u32::try_from(text[..text.find(needle).expect("needle")].chars().count() + 1)
+                .expect("small")
+        };
+        for needle in ["SELECT", "'é'", "nope", "$2", "FROM t"] {
+            assert_eq!(
+                describe_position(sql, &[23], at(needle, &described)),
+                Some(at(needle, sql)),
+                "{needle}"
+            );
+        }
+        assert_eq!(
+            describe_position(sql, &[23], at("NULL", &described)),
+            Some(at("$1", sql))
+        );
+        // Untyped parameters stay `$n`: the texts are the same.
+        assert_eq!(describe_position(sql, &[], 17), Some(17));
+        assert_eq!(describe_position(sql, &[23], 0), None);
     }
 
     /// Found by the pg_message fuzz target: `$0` underflowed the parameter index.

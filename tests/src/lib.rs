@@ -29,6 +29,18 @@ pub fn shared_dir() -> PathBuf {
         .unwrap_or_else(|| repo_root().join("..").join("shared"))
 }
 
+/// The `node_modules` folder with node-postgres that `scripts/setup.sh` installs.
+pub fn node_clients_modules() -> Result<PathBuf> {
+    let p = cache_dir().join("node-clients/node_modules");
+    if !p.join("pg/package.json").exists() {
+        bail!(
+            "node-postgres is missing ({}): run `bash scripts/setup.sh` (or `cargo xtask ci`) first",
+            p.display()
+        );
+    }
+    Ok(p)
+}
+
 fn cache_dir() -> PathBuf {
     std::env::var_os("ROCKLAKE_CACHE")
         .map(PathBuf::from)

@@ -346,6 +346,14 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
     }
 
     record(
+        "error position past a typed parameter",
+        client
+            .prepare_typed("SELECT $1 + 1, nope FROM tp", &[Type::INT8])
+            .await
+            .map(|_| "prepared".into()),
+    );
+
+    record(
         "parameter of the wrong Rust type",
         async {
             match client.query("SELECT $1::int4", &[&1i64]).await {
@@ -659,6 +667,7 @@ fn tokio_postgres_steps_match_postgres() {
     );
     assert!(step("portals read in parts").contains("55000"));
     assert!(step("null in a not-null column").contains("column=Some(\"id\")"));
+    assert!(step("error position past a typed parameter").contains("position=Some(Original(16))"));
     assert!(step("COPY in cancelled").contains("57014"));
     assert!(step("binary COPY out").lines().count() == 5);
     assert!(step("select with binary results").contains("a0eebc99"));

@@ -283,6 +283,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "tokio_postgres",
             "--test",
+            "node_postgres",
+            "--test",
             "records_and_bits",
             "--test",
             "activity",

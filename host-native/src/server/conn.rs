@@ -129,6 +129,10 @@ struct Portal {
     pending: Option<(TextRows, usize, String)>,
     /// Set once the portal has run to its end: what another Execute of it answers.
     finished: Option<Finished>,
+    /// The first text parameter that does not read as its type: the error that reading gives
+    /// and PostgreSQL's context for it. The statement reads the value again and fails with
+    /// that same error, which then gets the context, as PostgreSQL's Bind gives it.
+    param_error: Option<(PgError, String)>,
     /// `sql` has the Bind parameters' values in place of `$n`: an error's position in it is
     /// not one in the client's text.
     bound: bool,
@@ -1317,10 +1321,12 @@ impl<B: Backend> Conn<B> {
         } else {
             match self.cancellable(backend.describe(sid, &shape)).await {
                 None => Err(canceled()),
-                // The described text has stand-ins for `$n`: positions in it are not the
-                // client's.
+                // The described text has stand-ins for the typed `$n`: its positions are
+                // moved back onto the client's text.
                 Some(Err(mut e)) if nparams > 0 => {
-                    e.position = None;
+                    e.position = e.position.and_then(|p| {
+                        rocklake_core::params::describe_position(&sql, &param_types, p)
+                    });
                     Err(e)
                 }
                 Some(r) => r,
@@ -1424,6 +1430,21 @@ impl<B: Backend> Conn<B> {
             ));
         }
         let mut texts = Vec::with_capacity(params.len());
+        let mut param_error = None;
+        // PostgreSQL's CONTEXT for a parameter that does not convert. Its value shows as
+        // `'...'`: `log_parameter_max_length_on_error` is 0, so none of it is shown.
+        let param_context = |i: usize, value: Option<&str>| {
+            let value = match value {
+                Some("") => " = ''".to_string(),
+                Some(_) => " = '...'".to_string(),
+                None => String::new(),
+            };
+            if portal.is_empty() {
+                format!("unnamed portal parameter ${}{value}", i + 1)
+            } else {
+                format!("portal \"{portal}\" parameter ${}{value}", i + 1)
+            }
+        };
         for (i, p) in params.iter().enumerate() {
             let format = match param_formats {
                 [] => 0,
@@ -1434,7 +1455,14 @@ impl<B: Backend> Conn<B> {
             texts.push(match p {
                 None => None,
                 Some(b) if format == 0 => match std::str::from_utf8(b) {
-                    Ok(s) => Some(s.to_string()),
+                    Ok(s) => {
+                        if param_error.is_none() {
+                            if let Err(e) = rocklake_core::params::check_text(oid, s) {
+                                param_error = Some((e, param_context(i, Some(s))));
+                            }
+                        }
+                        Some(s.to_string())
+                    }
                     Err(_) => {
                         return self.ext_error(PgError::new(
                             "22021",
@@ -1444,7 +1472,14 @@ impl<B: Backend> Conn<B> {
                 },
                 Some(b) => match rocklake_core::params::decode_binary(oid, b) {
                     Ok(s) => Some(s),
-                    Err(e) => return self.ext_error(e),
+                    Err(mut e) => {
+                        if e.code == "22P03" {
+                            e.message =
+                                format!("incorrect binary data format in bind parameter {}", i + 1);
+                        }
+                        e.context = Some(param_context(i, None));
+                        return self.ext_error(e);
+                    }
                 },
             });
         }
@@ -1494,6 +1529,7 @@ impl<B: Backend> Conn<B> {
                 formats: result_formats,
                 pending: None,
                 finished: None,
+                param_error,
                 bound: !params.is_empty(),
             },
         );
@@ -1603,6 +1639,7 @@ impl<B: Backend> Conn<B> {
         }
         let portal_sql = portal.sql.clone();
         let bound = portal.bound;
+        let param_error = portal.param_error.take();
         let sql = match self.gate(&portal_sql) {
             Ok(s) => s,
             Err(e) => {
@@ -1630,6 +1667,12 @@ impl<B: Backend> Conn<B> {
         if bound {
             if let Some(e) = reply.error.as_mut() {
                 e.position = None;
+                match param_error {
+                    Some((p, context)) if p.code == e.code && p.message == e.message => {
+                        e.context = Some(context);
+                    }
+                    _ => {}
+                }
             }
         }
         self.poisoned = false;
