@@ -3457,6 +3457,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ..
             } => self.bind_table_function(&object_name(name), args, alias, *with_ordinality, left),
             TableFactor::Table {
+                sample: Some(_), ..
+            } => {
+                // Not ignored: a sample is fewer rows than the table.
+                Err(SqlError::feature("TABLESAMPLE"))
+            }
+            TableFactor::Table {
                 name,
                 alias,
                 args,
@@ -5531,7 +5537,26 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             _ => name,
         };
-        self.bind_call(name, &args, scope, aggs)
+        let bound = self.bind_call(name, &args, scope, aggs)?;
+        // An aggregate's clauses on a function that is none (once it is known to exist).
+        let clause = if distinct {
+            Some("DISTINCT")
+        } else if !order_by.is_empty() {
+            Some("ORDER BY")
+        } else if f.filter.is_some() {
+            Some("FILTER")
+        } else {
+            None
+        };
+        if let Some(clause) = clause {
+            return Err(SqlError::WrongObjectType {
+                message: format!(
+                    "{clause} specified, but {} is not an aggregate function",
+                    parts.join(".")
+                ),
+            });
+        }
+        Ok(bound)
     }
 
     /// `l op r` where a date/time type takes part, resolved over PostgreSQL's date/time operators
@@ -8679,6 +8704,7 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
             .first()
             .map(|i| Spot::at(i.span.start, ident_token(i))),
         ("42883", Expr::Function(f)) if message.starts_with("function ") => name_spot(&f.name),
+        ("42809", Expr::Function(f)) if message.contains(" specified, but ") => name_spot(&f.name),
         // `a + b` with no such operator: at the operator, which has no span of its own.
         ("42883", Expr::BinaryOp { left, op, .. }) if operator_error(true) => Some(Spot::find(
             left.span().end,

@@ -42,6 +42,12 @@ fn unsupported_clauses_are_refused_and_change_nothing() {
             "22021",
         ),
         ("SELECT 1\u{0}", "22021"),
+        // A sample would be fewer rows than the table, not all of them.
+        ("SELECT * FROM r TABLESAMPLE BERNOULLI (50)", "0A000"),
+        (
+            "SELECT * FROM r TABLESAMPLE SYSTEM (10) REPEATABLE (1)",
+            "0A000",
+        ),
         ("DELETE FROM r WHERE a > 0 LIMIT 1", "42601"),
         ("UPDATE r SET b = 'z' WHERE a > 0 LIMIT 1", "42601"),
         ("INSERT INTO r SET a = 3", "42601"),

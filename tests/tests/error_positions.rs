@@ -40,6 +40,8 @@ ERRORS = [
     "SELECT 1 + '1.5'",
     # Operators that do not exist: at the operator; a type that does not exist: at its name.
     "SELECT * FROM pt WHERE b + 1 = 2", "SELECT * FROM pt WHERE a = 'x'::text", "SELECT (b) + 1 FROM pt",
+    "SELECT lower(b) FILTER (WHERE a > 1) FROM pt", "SELECT lower(DISTINCT b) FROM pt",
+    "SELECT pg_catalog.lower(b ORDER BY a) FROM pt", "SELECT nofunc(b) FILTER (WHERE true) FROM pt",
     "SELECT (b)+1 FROM pt", "SELECT now() + true", "SELECT now( ) - 'x'::text", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",
     "SELECT * FROM pt WHERE b LIKE 1", "SELECT * FROM pt WHERE b NOT ILIKE 1", "SELECT * FROM pt WHERE 1 LIKE 'x'",
     "SELECT * FROM pt WHERE b LIKE 'x' ESCAPE 1", "SELECT * FROM pt WHERE a = ANY('x'::text)", "SELECT * FROM pt WHERE a <> ALL(ARRAY['x'::text])", "SELECT -b FROM pt", "SELECT a, - (b) FROM pt",
