@@ -938,6 +938,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             explain_options(format.as_ref(), options.as_deref())?;
             explain(cx, statement, *analyze)?
         }
+        Statement::Query(q) if select_into(q).is_some() => select_into_table(cx, q)?,
         Statement::Query(q) => match crate::lifecycle::recognize(q) {
             Some(call) => {
                 let out = crate::lifecycle::call(cx, &call.name, &call.args)?;
@@ -1645,6 +1646,8 @@ fn describe_statement(
                 ),
             }
         }
+        // A new table's rows, not a result.
+        Statement::Query(q) if select_into(q).is_some() => None,
         Statement::Query(q)
             if matches!(
                 q.body.as_ref(),
@@ -1912,13 +1915,23 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         if ct.if_not_exists {
             cx.sess.notice(Notice::RelationExists { name });
             return Ok(Output::Command {
-                tag: "CREATE TABLE".into(),
+                tag: if ct.query.is_some() {
+                    "CREATE TABLE AS"
+                } else {
+                    "CREATE TABLE"
+                }
+                .into(),
             });
         }
         return Err(SqlError::DuplicateTable { name });
     }
-    if ct.query.is_some() {
-        return Err(SqlError::feature("CREATE TABLE AS"));
+    if let Some(query) = &ct.query {
+        return create_table_as(cx, ct, query, schema, name);
+    }
+    if ct.with_data.is_some() {
+        return Err(SqlError::Syntax {
+            message: "WITH [NO] DATA belongs to CREATE TABLE … AS".into(),
+        });
     }
     // A temporary table lives only in the transaction that creates it (`ON COMMIT DROP`, as
     // DuckDB's UPDATE through the postgres extension makes them); one that would outlive it
@@ -2133,6 +2146,182 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     Ok(Output::Command {
         tag: "CREATE TABLE".into(),
     })
+}
+
+/// `CREATE TABLE … AS query`: a table of the query's columns (their names, or those listed;
+/// their types and typmods, an untyped literal's as text) holding its rows, with no key, as
+/// in PostgreSQL. The rows are those of the statement's snapshot.
+fn create_table_as(
+    cx: &mut Cx<'_>,
+    ct: &ast::CreateTable,
+    query: &ast::Query,
+    schema: String,
+    name: String,
+) -> Result<Output, SqlError> {
+    if !ct.constraints.is_empty()
+        || ct
+            .columns
+            .iter()
+            .any(|c| c.data_type != ast::DataType::Unspecified || !c.options.is_empty())
+    {
+        // PostgreSQL's grammar has no column types or constraints there.
+        return Err(SqlError::Syntax {
+            message: "syntax error at or near \"AS\"".into(),
+        });
+    }
+    if ct.temporary && !matches!(ct.on_commit, Some(ast::OnCommit::Drop)) {
+        return Err(SqlError::feature(
+            "temporary tables other than ON COMMIT DROP",
+        ));
+    }
+    let with_data = match ct.with_data {
+        None => true,
+        Some(ast::WithData {
+            data,
+            statistics: None,
+        }) => data,
+        Some(_) => {
+            return Err(SqlError::Syntax {
+                message: "syntax error at or near \"AND\"".into(),
+            })
+        }
+    };
+    // WITH NO DATA binds the query (its errors are the statement's) without running it.
+    let (result, rows) = {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        let mut binder = Binder::new(&rcx);
+        let bq = binder.bind_query(query, None)?;
+        let rows = if with_data {
+            Some(Executor::new(&rcx).run_query(&bq, None)?)
+        } else {
+            None
+        };
+        (bq.columns.clone(), rows)
+    };
+    if ct.columns.len() > result.len() {
+        return Err(SqlError::Syntax {
+            message: "too many column names were specified".into(),
+        });
+    }
+    let mut columns: Vec<Column> = Vec::with_capacity(result.len());
+    for (i, c) in result.iter().enumerate() {
+        let cname = match ct.columns.get(i) {
+            Some(cd) => crate::query::ident(&cd.name),
+            None => c.name.to_string(),
+        };
+        if columns.iter().any(|x| x.name == cname) {
+            return Err(SqlError::ColumnTwice { name: cname });
+        }
+        refuse_system_column_name(&cname)?;
+        let ty = match c.ty {
+            PgType::Unknown => PgType::Text,
+            PgType::Record(_) | PgType::Void => {
+                return Err(SqlError::InvalidTableDefinition {
+                    message: format!("column \"{cname}\" has pseudo-type {}", c.ty.sql_name()),
+                })
+            }
+            t => t,
+        };
+        columns.push(Column {
+            name: cname,
+            ty,
+            typmod: if c.ty == PgType::Unknown {
+                -1
+            } else {
+                c.typmod
+            },
+            not_null: false,
+            default_sql: None,
+            identity: None,
+            serial: None,
+            comment: None,
+        });
+    }
+    let id = cx.st.next_table_id;
+    cx.st.next_table_id += 1;
+    let oid = cx.st.next_oid;
+    cx.st.next_oid += 3;
+    let table = Table {
+        id,
+        oid,
+        schema: schema.clone(),
+        pkey_name: format!("{name}_pkey"),
+        indexes: crate::catalog::default_indexes(&name, &columns, &[]),
+        name: name.clone(),
+        columns,
+        primary_key: Vec::new(),
+        version: 0,
+        layout: 0,
+        sequence: None,
+        comment: None,
+        pkey_comment: None,
+        pkey_constraint_comment: None,
+        shape: 0,
+    };
+    let pending = cx.pending()?;
+    pending.put_table(Arc::new(table), true)?;
+    if ct.temporary {
+        pending.temporary.push(id);
+    }
+    let target = ast::ObjectName::from(vec![
+        ast::Ident::with_quote('"', schema),
+        ast::Ident::with_quote('"', name),
+    ]);
+    let t = write_target(cx, &target)?;
+    let Some(rows) = rows else {
+        return Ok(Output::Command {
+            tag: "CREATE TABLE AS".into(),
+        });
+    };
+    let n = rows.len();
+    for r in rows {
+        let full = t
+            .columns
+            .iter()
+            .zip(r)
+            .map(|(c, v)| assign(c, v))
+            .collect::<Result<Vec<_>, _>>()?;
+        write_insert(cx, &t, &full)?;
+    }
+    Ok(Output::Command {
+        tag: format!("SELECT {n}"),
+    })
+}
+
+/// The `INTO` of a `SELECT … INTO name FROM …` (the whole statement's select).
+fn select_into(q: &ast::Query) -> Option<&ast::SelectInto> {
+    match q.body.as_ref() {
+        ast::SetExpr::Select(s) => s.into.as_ref(),
+        _ => None,
+    }
+}
+
+/// `SELECT … INTO [TEMPORARY | UNLOGGED] [TABLE] name …`: PostgreSQL's older spelling of
+/// `CREATE TABLE name AS SELECT …`.
+fn select_into_table(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> {
+    let mut query = q.clone();
+    let into = match query.body.as_mut() {
+        ast::SetExpr::Select(s) => s.into.take(),
+        _ => None,
+    };
+    let Some(into) = into else {
+        return Err(SqlError::internal("SELECT INTO without INTO"));
+    };
+    let name = match into.targets.as_slice() {
+        [ast::Expr::Identifier(i)] => ast::ObjectName::from(vec![i.clone()]),
+        [ast::Expr::CompoundIdentifier(parts)] => ast::ObjectName::from(parts.clone()),
+        _ => {
+            return Err(SqlError::Syntax {
+                message: "SELECT … INTO takes one table name".into(),
+            })
+        }
+    };
+    let ct = ast::helpers::stmt_create_table::CreateTableBuilder::new(name)
+        .temporary(into.temporary)
+        .query(Some(Box::new(query)))
+        .build();
+    create_table(cx, &ct)
 }
 
 /// A column's sequence to be: its definition, the identity's ALWAYS (`None`: serial), and the

@@ -3691,7 +3691,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                         qual: None,
                         ..scope.cols[*i].clone()
                     },
-                    _ => ColMeta::expr(&expr_name(e), ty),
+                    _ => ColMeta {
+                        typmod: expr_typmod(&b),
+                        ..ColMeta::expr(&expr_name(e), ty)
+                    },
                 };
                 if let BExpr::Scalar(q) = &b {
                     if let Some(c) = q.columns.first() {
@@ -7808,6 +7811,26 @@ fn bitwise_op(
         BExpr::Const(Value::Int(width)),
     ];
     Ok((BExpr::Func(name.into(), args), ty))
+}
+
+/// The typmod PostgreSQL reports for an expression's result (its `exprTypmod`): an explicit
+/// cast's (`::varchar(3)`, `::numeric(5,2)`), an array constructor's whose elements all have
+/// the same one; -1 (none) for anything else.
+fn expr_typmod(b: &BExpr) -> i32 {
+    match b {
+        BExpr::Func(name, args) if name == "apply_typmod" => match args.get(1) {
+            Some(BExpr::Const(Value::Int(m))) => i32::try_from(*m).unwrap_or(-1),
+            _ => -1,
+        },
+        BExpr::Func(name, items) if name == "array" => {
+            let mut mods = items.iter().map(expr_typmod);
+            match mods.next() {
+                Some(first) if mods.all(|m| m == first) => first,
+                _ => -1,
+            }
+        }
+        _ => -1,
+    }
 }
 
 /// PostgreSQL's 42883 for an operator (`text = bigint`, `- text`) no signature matches;

@@ -26,7 +26,7 @@ function result(r) {
   return {
     command: r.command,
     rowCount: r.rowCount,
-    fields: r.fields.map((f) => [f.name, f.dataTypeID, f.format]),
+    fields: r.fields.map((f) => [f.name, f.dataTypeID, f.dataTypeModifier, f.format]),
     rows: r.rows,
   };
 }
@@ -56,6 +56,10 @@ async function main() {
   }
 
   await step('select 1', async () => result(await client.query('SELECT 1 AS x, $1::text AS y', ['a'])));
+  await step('typmods of casts', async () => result(await client.query(
+    "SELECT 'a'::char(3) AS a, 'b'::varchar(4) AS b, 1.5::numeric(5,2) AS n, " +
+    "'2020-01-01 10:00:00.123+00'::timestamptz(1) AS t, ARRAY['x'::varchar(3)] AS arr, " +
+    "CAST('a' AS character varying(9)) AS v9, 'c'::varchar AS plain")));
   await step('create', async () => result(await client.query(
     'CREATE TABLE np (id int8 PRIMARY KEY, a int2, b int4, c float4, d float8, e numeric(10,2), ' +
     'f text, g varchar(10), h bool, i bytea, j date, k timestamp, l timestamptz, m uuid, n json, ' +
