@@ -122,6 +122,12 @@ pub enum SqlError {
     UndefinedSequence { name: String },
     #[error("column \"{name}\" does not exist")]
     UndefinedColumn { name: String },
+    /// A column list (ANALYZE's) names a column the table does not have.
+    #[error("column \"{column}\" of relation \"{table}\" does not exist")]
+    UndefinedColumnOf { column: String, table: String },
+    /// A column list (ANALYZE's) names a column twice: name it once.
+    #[error("column \"{column}\" of relation \"{table}\" appears more than once")]
+    ColumnOfListedTwice { column: String, table: String },
     /// `(record).field` names a field the record does not have.
     #[error("could not identify column \"{name}\" in record data type")]
     UndefinedRecordField { name: String },
@@ -631,12 +637,14 @@ impl SqlError {
             | SqlError::UndefinedQualifiedColumn { .. }
             | SqlError::UsingColumnMissing { .. }
             | SqlError::KeyColumnMissing { .. }
+            | SqlError::UndefinedColumnOf { .. }
             | SqlError::UndefinedRecordField { .. } => "42703",
             SqlError::UndefinedSchema { .. } | SqlError::NoSchemaSelected => "3F000",
             SqlError::DuplicateTable { .. } => "42P07",
             SqlError::DuplicateSchema { .. } => "42P06",
             SqlError::DuplicateColumn { .. }
             | SqlError::ColumnTwice { .. }
+            | SqlError::ColumnOfListedTwice { .. }
             | SqlError::ColumnTwiceInKey { .. }
             | SqlError::UsingColumnTwice { .. } => "42701",
             SqlError::UniqueViolation { .. } | SqlError::UniqueIndexDuplicates { .. } => "23505",

@@ -104,6 +104,8 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             crate::cursor::parse_fetch(&mut p, is_move, syntax)?
         } else if crate::seqparse::at_alter_sequence(&p) {
             crate::seqparse::parse_alter_sequence(&mut p, syntax)?
+        } else if crate::maintenance::at_maintenance(&p) {
+            crate::maintenance::parse_maintenance(&mut p, syntax)?
         } else if crate::comment::at_comment_on_constraint(&p) {
             crate::comment::parse_comment_on_constraint(&mut p, syntax)?
         } else if let Some(e) = crate::comment::unquoted_comment_text(&p) {
@@ -953,6 +955,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         Statement::Update(u) => update(cx, u, None)?,
         Statement::Delete(d) => delete(cx, d, None)?,
         Statement::CreateTable(ct) => create_table(cx, ct)?,
+        Statement::Analyze(_) => maintenance(cx, stmt)?,
         Statement::Drop {
             object_type: ast::ObjectType::Table,
             if_exists,
@@ -1061,7 +1064,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
         Statement::Discard { object_type } => {
             let all = matches!(object_type, ast::DiscardObject::ALL);
             if all && cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
-                return Err(SqlError::InvalidTransactionState {
+                return Err(SqlError::ActiveTransaction {
                     message: "DISCARD ALL cannot run inside a transaction block".into(),
                 });
             }
@@ -2295,6 +2298,65 @@ fn select_into(q: &ast::Query) -> Option<&ast::SelectInto> {
         ast::SetExpr::Select(s) => s.into.as_ref(),
         _ => None,
     }
+}
+
+/// `VACUUM` and `ANALYZE` ([`crate::maintenance`]): PostgreSQL's checks, and nothing to do.
+fn maintenance(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Output, SqlError> {
+    use crate::maintenance::Command;
+    let Some((command, targets)) = crate::maintenance::recognize(stmt) else {
+        return Err(SqlError::feature("this form of ANALYZE"));
+    };
+    // ANALYZE runs in a read-only transaction too, as in PostgreSQL.
+    let tag = if command == Command::Analyze {
+        "ANALYZE"
+    } else {
+        if cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
+            return Err(SqlError::ActiveTransaction {
+                message: "VACUUM cannot run inside a transaction block".into(),
+            });
+        }
+        "VACUUM"
+    };
+    for target in &targets {
+        let parts: Vec<String> = target.table.iter().map(crate::query::ident).collect();
+        let columns: Vec<String> = match find_table(cx, &parts)? {
+            Some(t) => t.columns.iter().map(|c| c.name.clone()).collect(),
+            None => {
+                let (schema, name) = match parts.as_slice() {
+                    [name] => (None, name.as_str()),
+                    [.., schema, name] => (Some(schema.as_str()), name.as_str()),
+                    [] => (None, ""),
+                };
+                match crate::pgcatalog::columns(schema, name) {
+                    Some((_, cols)) => cols.iter().map(|c| c.name.to_string()).collect(),
+                    // Named as written, schema and all.
+                    None => {
+                        return Err(SqlError::UndefinedTable {
+                            name: parts.join("."),
+                        })
+                    }
+                }
+            }
+        };
+        if !target.columns.is_empty() && command == Command::Vacuum {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: "ANALYZE option must be specified when a column list is provided".into(),
+            });
+        }
+        let table = parts.last().cloned().unwrap_or_default();
+        let mut seen: Vec<String> = Vec::new();
+        for c in &target.columns {
+            let column = crate::query::ident(c);
+            if !columns.contains(&column) {
+                return Err(SqlError::UndefinedColumnOf { column, table });
+            }
+            if seen.contains(&column) {
+                return Err(SqlError::ColumnOfListedTwice { column, table });
+            }
+            seen.push(column);
+        }
+    }
+    Ok(Output::Command { tag: tag.into() })
 }
 
 /// `SELECT … INTO [TEMPORARY | UNLOGGED] [TABLE] name …`: PostgreSQL's older spelling of

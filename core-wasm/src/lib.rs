@@ -32,6 +32,7 @@ pub mod keys;
 pub mod keywords;
 pub mod lifecycle;
 mod longtext;
+pub mod maintenance;
 pub mod mem;
 pub mod memkv;
 pub mod numeric;
