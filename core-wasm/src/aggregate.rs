@@ -62,11 +62,13 @@ impl AggState {
                 any: false,
                 n: 0,
             },
-            AggFunc::StringAgg | AggFunc::ArrayAgg => Acc::Collect {
-                vals: Vec::new(),
-                seps: Vec::new(),
-                keys: Vec::new(),
-            },
+            AggFunc::StringAgg | AggFunc::ArrayAgg | AggFunc::JsonAgg | AggFunc::JsonObjectAgg => {
+                Acc::Collect {
+                    vals: Vec::new(),
+                    seps: Vec::new(),
+                    keys: Vec::new(),
+                }
+            }
             AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
                 Acc::Moments {
                     n: 0,
@@ -97,7 +99,9 @@ impl AggState {
                 !inexact && !matches!(a.ty, PgType::Numeric | PgType::Interval)
             }
             AggFunc::Sum | AggFunc::Avg => !inexact,
-            AggFunc::StringAgg | AggFunc::ArrayAgg => false,
+            AggFunc::StringAgg | AggFunc::ArrayAgg | AggFunc::JsonAgg | AggFunc::JsonObjectAgg => {
+                false
+            }
             AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
                 !inexact
             }
@@ -113,18 +117,30 @@ impl AggState {
 
     /// Whether the aggregate keeps its inputs (so that its ORDER BY matters).
     pub fn collects(f: AggFunc) -> bool {
-        matches!(f, AggFunc::StringAgg | AggFunc::ArrayAgg)
+        matches!(
+            f,
+            AggFunc::StringAgg | AggFunc::ArrayAgg | AggFunc::JsonAgg | AggFunc::JsonObjectAgg
+        )
     }
 
-    /// Whether NULL inputs are fed to the aggregate: `array_agg` is not strict, its array
-    /// holds them; every other aggregate skips them.
+    /// Whether NULL inputs are fed to the aggregate: `array_agg` and `json_agg` are not
+    /// strict, their arrays hold them; `json_object_agg` refuses a NULL key; every other
+    /// aggregate skips them.
     pub fn takes_nulls(f: AggFunc) -> bool {
-        f == AggFunc::ArrayAgg
+        matches!(
+            f,
+            AggFunc::ArrayAgg | AggFunc::JsonAgg | AggFunc::JsonObjectAgg
+        )
     }
 
     /// One input, not NULL unless [`AggState::takes_nulls`] (`sep`: `string_agg`'s separator for it; `keys`: its ORDER BY
     /// values, empty without ORDER BY).
     pub fn feed(&mut self, v: Value, sep: Option<Value>, keys: Vec<Value>) -> Result<(), SqlError> {
+        if self.func == AggFunc::JsonObjectAgg && v.is_null() {
+            return Err(SqlError::InvalidParameter {
+                message: "field name must not be null".into(),
+            });
+        }
         if let Some(seen) = &mut self.seen {
             if !seen.insert(value_key(std::slice::from_ref(&v))) {
                 return Ok(());
@@ -277,6 +293,8 @@ impl AggState {
                 }
                 if self.func == AggFunc::ArrayAgg {
                     Value::Array(vals.into())
+                } else if let Some(json) = json_aggregate(self.func, &vals, &seps) {
+                    json
                 } else if self.ty == PgType::Bytea {
                     let mut out = Vec::new();
                     for (i, v) in vals.iter().enumerate() {
@@ -305,6 +323,49 @@ impl AggState {
             }
         })
     }
+}
+
+/// `json_agg`'s array (`[1, 2]`) or `json_object_agg`'s object (`{ "k" : 1 }`) of the
+/// collected values (already JSON; NULL is `null`) and keys, spaced as PostgreSQL's; `None`
+/// for the other aggregates.
+fn json_aggregate(func: AggFunc, vals: &[Value], keys: &[Value]) -> Option<Value> {
+    let json = |v: Option<&Value>| match v {
+        Some(Value::Text(t)) => t.to_string(),
+        _ => "null".to_string(),
+    };
+    let mut out = String::new();
+    match func {
+        AggFunc::JsonAgg => {
+            out.push('[');
+            for (i, v) in vals.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&json(Some(v)));
+            }
+            out.push(']');
+        }
+        AggFunc::JsonObjectAgg => {
+            out.push_str("{ ");
+            for (i, k) in vals.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                // A key is always a string: a number's JSON is quoted.
+                let k = json(Some(k));
+                if k.starts_with('"') {
+                    out.push_str(&k);
+                } else {
+                    crate::json::quote(&k, &mut out);
+                }
+                out.push_str(" : ");
+                out.push_str(&json(keys.get(i)));
+            }
+            out.push_str(" }");
+        }
+        _ => return None,
+    }
+    Some(Value::text(out))
 }
 
 /// A number with digits (not NaN or ±Infinity).

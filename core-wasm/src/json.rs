@@ -655,6 +655,112 @@ pub(crate) fn get_text(
     })
 }
 
+/// A member's value as `->>` and the `_text` functions give it: a string unescaped, `null`
+/// as SQL NULL, anything else as written.
+fn member_text(text: &str, n: &Node) -> Value {
+    match &n.kind {
+        Kind::Null => Value::Null,
+        Kind::String(s) => Value::text(s.as_str()),
+        _ => Value::text(&text[n.start..n.end]),
+    }
+}
+
+/// `#>` (`as_text`: `#>>`): the member at `path` — an object's member by key, an array's
+/// element by an index (negative from the end; an element that is no integer finds
+/// nothing) — as written (as text); NULL when there is none or a step is NULL. The empty
+/// path finds the whole document.
+pub(crate) fn get_path(
+    text: &str,
+    path: &[Option<&str>],
+    as_text: bool,
+) -> Result<Value, SqlError> {
+    let doc = parse_as(text, true)?;
+    let mut at = &doc;
+    for step in path {
+        let Some(step) = step else {
+            return Ok(Value::Null);
+        };
+        let found = match &at.kind {
+            Kind::Object(_) => member(at, Some(step), None),
+            Kind::Array(_) => match step.trim_start().parse::<i64>() {
+                Ok(i) if !step.ends_with(char::is_whitespace) => member(at, None, Some(i)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match found {
+            Some(n) => at = n,
+            None => return Ok(Value::Null),
+        }
+    }
+    Ok(if as_text {
+        member_text(text, at)
+    } else {
+        Value::text(&text[at.start..at.end])
+    })
+}
+
+/// The rows of `json_each` (`as_text`: `json_each_text`): each member's key and value, in
+/// document order, duplicates too.
+pub(crate) fn each(text: &str, as_text: bool) -> Result<Vec<Vec<Value>>, SqlError> {
+    match parse_as(text, true)?.kind {
+        Kind::Object(fields) => Ok(fields
+            .iter()
+            .map(|(k, n)| {
+                let value = if as_text {
+                    member_text(text, n)
+                } else {
+                    Value::text(&text[n.start..n.end])
+                };
+                vec![Value::text(k.as_str()), value]
+            })
+            .collect()),
+        Kind::Array(_) => Err(cannot("cannot deconstruct an array as an object")),
+        _ => Err(cannot("cannot deconstruct a scalar")),
+    }
+}
+
+/// The rows of `json_array_elements` (`as_text`: `json_array_elements_text`), named `function`
+/// in its errors.
+pub(crate) fn elements(
+    text: &str,
+    as_text: bool,
+    function: &str,
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    match parse_as(text, true)?.kind {
+        Kind::Array(items) => Ok(items
+            .iter()
+            .map(|n| {
+                vec![if as_text {
+                    member_text(text, n)
+                } else {
+                    Value::text(&text[n.start..n.end])
+                }]
+            })
+            .collect()),
+        Kind::Object(_) => Err(cannot(&format!("cannot call {function} on a non-array"))),
+        _ => Err(cannot(&format!("cannot call {function} on a scalar"))),
+    }
+}
+
+/// The rows of `json_object_keys`: each member's key, duplicates too.
+pub(crate) fn object_keys(text: &str) -> Result<Vec<Vec<Value>>, SqlError> {
+    match parse_as(text, true)?.kind {
+        Kind::Object(fields) => Ok(fields
+            .iter()
+            .map(|(k, _)| vec![Value::text(k.as_str())])
+            .collect()),
+        Kind::Array(_) => Err(cannot("cannot call json_object_keys on an array")),
+        _ => Err(cannot("cannot call json_object_keys on a scalar")),
+    }
+}
+
+fn cannot(message: &str) -> SqlError {
+    SqlError::InvalidParameter {
+        message: message.into(),
+    }
+}
+
 pub(crate) fn typeof_(text: &str) -> Result<&'static str, SqlError> {
     Ok(match parse(text)?.kind {
         Kind::Object(_) => "object",

@@ -121,6 +121,10 @@ pub enum AggFunc {
     VarPop,
     StddevSamp,
     StddevPop,
+    /// `json_agg(x)`: its input is `to_json(x)`.
+    JsonAgg,
+    /// `json_object_agg(k, v)`: its inputs are `k` as text and `to_json(v)`.
+    JsonObjectAgg,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1037,6 +1041,10 @@ pub struct Binder<'a, 'b> {
     /// Calls of volatile functions bound so far (`random()`, `gen_random_uuid()`,
     /// `setseed()`): a WITH query that makes any is materialised.
     volatile_calls: usize,
+    /// The FROM items of functions returning one scalar column (by their columns' shared
+    /// qualifier): PostgreSQL reads such an item's name as that column (`SELECT e->>'n' FROM
+    /// json_array_elements(j) AS e`).
+    scalar_functions: Vec<Rc<str>>,
     /// The first error of evaluating an immutable expression over constants while binding:
     /// PostgreSQL's planner raises it after the whole statement has been analysed (so an
     /// unknown function elsewhere in it is reported first), and even when no row is read.
@@ -1615,6 +1623,13 @@ fn set_function_rows(
             )
         }
         ("unnest", [Value::Array(items)]) => Ok(items.iter().map(|v| vec![v.clone()]).collect()),
+        ("json_each" | "json_each_text", [Value::Text(doc)]) => {
+            crate::json::each(doc, name == "json_each_text")
+        }
+        ("json_array_elements" | "json_array_elements_text", [Value::Text(doc)]) => {
+            crate::json::elements(doc, name == "json_array_elements_text", name)
+        }
+        ("json_object_keys", [Value::Text(doc)]) => crate::json::object_keys(doc),
         ("pg_get_keywords", []) => Ok(crate::keywords::KEYWORDS
             .iter()
             .map(|(word, code, bare)| {
@@ -1971,6 +1986,25 @@ fn set_function_type(
         }
         ("unnest", [PgType::Unknown]) => Ok(PgType::Text),
         ("pg_get_keywords", []) => Ok(PgType::Record(KEYWORD_FIELDS)),
+        (
+            "json_each"
+            | "json_each_text"
+            | "json_array_elements"
+            | "json_array_elements_text"
+            | "json_object_keys",
+            [PgType::Json | PgType::Unknown],
+        ) => {
+            if types == [PgType::Unknown] {
+                let x = args.pop().unwrap_or(BExpr::Const(Value::Null));
+                args.push(coerce_expr(x, PgType::Json)?);
+            }
+            Ok(match name {
+                "json_each" => PgType::Record(JSON_EACH_FIELDS),
+                "json_each_text" => PgType::Record(JSON_EACH_TEXT_FIELDS),
+                "json_array_elements" => PgType::Json,
+                _ => PgType::Text,
+            })
+        }
         // aclitem[] is text[] here (`relacl`, `nspacl`, …).
         ("aclexplode", [PgType::TextArray | PgType::Unknown]) => {
             if types == [PgType::Unknown] {
@@ -2107,6 +2141,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             reads_stored: false,
             virtual_names: Vec::new(),
             volatile_calls: 0,
+            scalar_functions: Vec::new(),
             plan_error: None,
             windows: None,
             srfs: None,
@@ -3358,9 +3393,19 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .iter()
                     .map(|(name, ty)| column((*name).into(), *ty))
                     .collect(),
-                ty => vec![column(col_name.clone(), ty)],
+                // A function with one named OUT column names it, alias or not.
+                ty => vec![column(
+                    match fname.as_str() {
+                        "json_array_elements" | "json_array_elements_text" => "value".into(),
+                        _ => col_name.clone(),
+                    },
+                    ty,
+                )],
             }
         };
+        if cols.len() == 1 && !ordinality {
+            self.scalar_functions.push(qual.clone());
+        }
         if ordinality {
             cols.push(ColMeta {
                 name: "ordinality".into(),
@@ -3687,9 +3732,18 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (b, ty) = self.bind_expr(e, scope, aggs)?;
                 srf_placement(&b)?;
                 let mut meta = match &b {
-                    BExpr::Col(i) => ColMeta {
-                        qual: None,
-                        ..scope.cols[*i].clone()
+                    // A function's FROM item read by its name is named so (see
+                    // `scalar_functions`).
+                    BExpr::Col(i) => match e {
+                        Expr::Identifier(id) if ident(id) != scope.cols[*i].name => ColMeta {
+                            qual: None,
+                            name: ident(id).into(),
+                            ..scope.cols[*i].clone()
+                        },
+                        _ => ColMeta {
+                            qual: None,
+                            ..scope.cols[*i].clone()
+                        },
                     },
                     _ => ColMeta {
                         typmod: expr_typmod(&b),
@@ -4074,6 +4128,21 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         let Some(q) = qual else {
+            // The name of a function's FROM item that returns one scalar column is that
+            // column.
+            let scalar = scope
+                .cols
+                .iter()
+                .chain(self.outer.iter().rev().flat_map(|(s, _)| s.cols.iter()))
+                .find(|c| {
+                    c.qual.as_ref().is_some_and(|q| {
+                        &**q == name && self.scalar_functions.iter().any(|f| Rc::ptr_eq(f, q))
+                    })
+                })
+                .map(|c| c.name.to_string());
+            if let Some(column) = scalar {
+                return self.resolve_column(Some(name), &column, scope);
+            }
             return Err(SqlError::UndefinedColumn {
                 name: name.to_string(),
             });
@@ -5057,6 +5126,25 @@ impl<'a, 'b> Binder<'a, 'b> {
                 return self.bind_binop(l, lt, &m, BExpr::Neg(Box::new(r)), rt);
             }
         }
+        if let O::HashArrow | O::HashLongArrow = op {
+            // json #> text[] (the member at a path, as json), #>> (as text).
+            let path = match rt {
+                PgType::Unknown | PgType::TextArray => Some(coerce_expr(r, PgType::TextArray)?),
+                _ => None,
+            };
+            let Some(path) = path.filter(|_| lt == PgType::Json) else {
+                let operands = format!("{} {op} {}", lt.sql_name(), rt.sql_name());
+                if lt == PgType::Unknown && matches!(rt, PgType::Unknown | PgType::TextArray) {
+                    return Err(ambiguous(format!("operator is not unique: {operands}")));
+                }
+                return Err(no_such_operator(operands));
+            };
+            let (name, ty) = match op {
+                O::HashArrow => ("json_fn:#>", PgType::Json),
+                _ => ("json_fn:#>>", PgType::Text),
+            };
+            return Ok((BExpr::Func(name.into(), vec![l, path]), ty));
+        }
         if let O::Arrow | O::LongArrow = op {
             // json -> text | integer (a member as json), ->> (as text). With an untyped left
             // side, json's and jsonb's operators both fit.
@@ -5458,6 +5546,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                     if t == PgType::Unknown && func.is_moment() {
                         bargs.push(coerce_expr(b, PgType::Float8)?);
                         ty = PgType::Float8;
+                        continue;
+                    }
+                    // json_agg's value, json_object_agg's key and value, as JSON takes them.
+                    if matches!(func, AggFunc::JsonAgg | AggFunc::JsonObjectAgg) {
+                        bargs.push(json_aggregate_input(func, i, b, t)?);
+                        ty = t;
                         continue;
                     }
                     // string_agg takes text: a char(n) value without its padding.
@@ -6154,6 +6248,15 @@ impl<'a, 'b> Binder<'a, 'b> {
             let (ty, bargs) = match (func, bargs.len()) {
                 (WinFunc::Agg(a), _) => {
                     let mut bargs = bargs;
+                    if matches!(a, AggFunc::JsonAgg | AggFunc::JsonObjectAgg) {
+                        aggregate_arguments_exist(a, &types, name)?;
+                        bargs = bargs
+                            .into_iter()
+                            .zip(&types)
+                            .enumerate()
+                            .map(|(i, (b, t))| json_aggregate_input(a, i, b, *t))
+                            .collect::<Result<_, _>>()?;
+                    }
                     if let Some(first) = bargs.first_mut() {
                         array_agg_input(first, a, arg_ty)?;
                     }
@@ -6412,7 +6515,16 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         if matches!(
             name.as_str(),
-            "unnest" | "generate_series" | "generate_subscripts" | "pg_get_keywords" | "aclexplode"
+            "unnest"
+                | "generate_series"
+                | "generate_subscripts"
+                | "pg_get_keywords"
+                | "aclexplode"
+                | "json_each"
+                | "json_each_text"
+                | "json_array_elements"
+                | "json_array_elements_text"
+                | "json_object_keys"
         ) {
             return self.bind_srf_call(name, bargs, &types);
         }
@@ -7386,6 +7498,34 @@ fn bind_json_function(
         "json_build_object" | "json_build_array" => {
             Ok((call(name, typed(take(args))), PgType::Json))
         }
+        // json_extract_path(json, VARIADIC text[]): the path's steps as one text[].
+        "json_extract_path" | "json_extract_path_text"
+            if types.len() >= 2
+                && matches!(types[0], PgType::Json | PgType::Unknown)
+                && types[1..]
+                    .iter()
+                    .all(|t| t.is_string() || *t == PgType::Unknown) =>
+        {
+            let mut it = take(args).into_iter();
+            let doc = match it.next() {
+                Some(d) => coerce_expr(d, PgType::Json),
+                None => Err(SqlError::internal("json_extract_path without arguments")),
+            };
+            let steps = it
+                .zip(&types[1..])
+                .map(|(s, t)| match t {
+                    PgType::Unknown => coerce_expr(s, PgType::Text),
+                    t => cast_from(s, *t, PgType::Text),
+                })
+                .collect::<Result<Vec<_>, _>>();
+            let ty = if name == "json_extract_path" {
+                PgType::Json
+            } else {
+                PgType::Text
+            };
+            doc.and_then(|d| Ok((call(name, vec![d, BExpr::Func("array".into(), steps?)]), ty)))
+        }
+        "json_extract_path" | "json_extract_path_text" => Err(no_such_function(name, types)),
         "json_typeof" => json_arg(args).map(|a| (call(name, a), PgType::Text)),
         "json_array_length" => json_arg(args).map(|a| (call(name, a), PgType::Int4)),
         "to_json" => Err(no_such_function(name, types)),
@@ -7513,6 +7653,19 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
             Some(s) => Value::Int(crate::json::array_length(s)?),
             None => Value::Null,
         },
+        "#>" | "#>>" | "json_extract_path" | "json_extract_path_text" => {
+            let (Some(doc), Some(Value::Array(steps))) = (json_text(0), a.get(1)) else {
+                return Ok(Value::Null);
+            };
+            let path: Vec<Option<&str>> = steps
+                .iter()
+                .map(|s| match s {
+                    Value::Text(t) => Some(&**t),
+                    _ => None,
+                })
+                .collect();
+            crate::json::get_path(doc, &path, matches!(name, "#>>" | "json_extract_path_text"))?
+        }
         "->" | "->>" => {
             let (Some(doc), Some(sel)) = (json_text(0), a.get(1)) else {
                 return Ok(Value::Null);
@@ -7875,8 +8028,36 @@ fn aggregate_func(name: &str, star: bool) -> Option<AggFunc> {
         "var_pop" => AggFunc::VarPop,
         "stddev" | "stddev_samp" => AggFunc::StddevSamp,
         "stddev_pop" => AggFunc::StddevPop,
+        "json_agg" => AggFunc::JsonAgg,
+        "json_object_agg" => AggFunc::JsonObjectAgg,
         _ => return None,
     })
+}
+
+/// Argument `i` (of type `ty`) of `json_agg` / `json_object_agg` as the aggregate takes it:
+/// as `to_json` writes it (an untyped literal as text); only a scalar may be a key.
+fn json_aggregate_input(func: AggFunc, i: usize, b: BExpr, ty: PgType) -> Result<BExpr, SqlError> {
+    let key = func == AggFunc::JsonObjectAgg && i == 0;
+    // json_agg(anyelement) has no type for an untyped literal (json_object_agg's "any" does).
+    if func == AggFunc::JsonAgg && ty == PgType::Unknown {
+        return Err(SqlError::DatatypeMismatch {
+            message: "could not determine polymorphic type because input has type unknown".into(),
+            hint: None,
+        });
+    }
+    if key && (ty == PgType::Json || ty.is_array() || matches!(ty, PgType::Record(_))) {
+        return Err(SqlError::InvalidParameter {
+            message: "key value must be scalar, not array, composite, or json".into(),
+        });
+    }
+    let (b, ty) = match ty {
+        PgType::Unknown => (coerce_expr(b, PgType::Text)?, PgType::Text),
+        t => (b, t),
+    };
+    match bind_json_function("to_json", &mut vec![b], &[ty]) {
+        Some(r) => r.map(|(b, _)| b),
+        None => Err(SqlError::internal("to_json is not bound")),
+    }
 }
 
 /// `array_agg`'s input over a type RockLake has no array of: its text, for the text[] the
@@ -7903,6 +8084,8 @@ fn aggregate_arguments_exist(func: AggFunc, types: &[PgType], name: &str) -> Res
     let exists = match func {
         AggFunc::StringAgg => fits(&|t| t.is_string()) || fits(&|t| t == PgType::Bytea),
         AggFunc::BoolAnd | AggFunc::BoolOr => fits(&|t| t == PgType::Bool),
+        AggFunc::JsonAgg => types.len() == 1,
+        AggFunc::JsonObjectAgg => types.len() == 2,
         _ => true,
     };
     if exists {
@@ -7955,6 +8138,7 @@ fn aggregate_type(func: AggFunc, ty: PgType, name: &str) -> Result<PgType, SqlEr
             PgType::Unknown => PgType::TextArray,
             t => array_type_of(t)?,
         },
+        AggFunc::JsonAgg | AggFunc::JsonObjectAgg => PgType::Json,
     })
 }
 
@@ -9097,6 +9281,10 @@ const KEYWORD_FIELDS: &[(&str, PgType)] = &[
     ("catdesc", PgType::Text),
     ("baredesc", PgType::Text),
 ];
+
+/// The fields of `json_each()`'s rows, and of `json_each_text()`'s.
+const JSON_EACH_FIELDS: &[(&str, PgType)] = &[("key", PgType::Text), ("value", PgType::Json)];
+const JSON_EACH_TEXT_FIELDS: &[(&str, PgType)] = &[("key", PgType::Text), ("value", PgType::Text)];
 
 /// The fields of `aclexplode()`'s rows.
 const ACL_FIELDS: &[(&str, PgType)] = &[
@@ -14536,7 +14724,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             return Ok(());
         }
         let sep = match (a.func, a.args.get(1)) {
-            (AggFunc::StringAgg, Some(e)) => Some(self.eval(e, &env)?),
+            (AggFunc::StringAgg | AggFunc::JsonObjectAgg, Some(e)) => Some(self.eval(e, &env)?),
             (AggFunc::StringAgg, None) => Some(Value::empty_text()),
             _ => None,
         };

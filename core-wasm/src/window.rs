@@ -292,7 +292,9 @@ fn aggregate(
             return Ok(());
         }
         let sep = match func {
-            AggFunc::StringAgg => Some(w.args.get(1).map_or(Value::Null, |&c| col(r, c))),
+            AggFunc::StringAgg | AggFunc::JsonObjectAgg => {
+                Some(w.args.get(1).map_or(Value::Null, |&c| col(r, c)))
+            }
             _ => None,
         };
         state.feed(v, sep, Vec::new())
