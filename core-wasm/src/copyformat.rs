@@ -821,7 +821,7 @@ impl<'a> LineReader<'a> {
 
 /// PostgreSQL's `report_invalid_encoding`: the bad sequence's bytes, as many as its first
 /// byte announces.
-fn invalid_utf8(bad: &[u8]) -> SqlError {
+pub(crate) fn invalid_utf8(bad: &[u8]) -> SqlError {
     let len = match bad.first() {
         Some(b) if b & 0xe0 == 0xc0 => 2,
         Some(b) if b & 0xf0 == 0xe0 => 3,

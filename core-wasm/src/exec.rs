@@ -1649,8 +1649,20 @@ fn describe_statement(
                 ),
             }
         }
-        // A new table's rows, not a result.
-        Statement::Query(q) if select_into(q).is_some() => None,
+        // A new table's rows, not a result: the query is bound for its errors (and their
+        // positions) and its parameters' types.
+        Statement::Query(q) if select_into(q).is_some() => {
+            let mut inner = (**q).clone();
+            if let ast::SetExpr::Select(s) = inner.body.as_mut() {
+                s.into = None;
+            }
+            params = describe_query_params(cx, &inner)?;
+            None
+        }
+        Statement::CreateTable(ast::CreateTable { query: Some(q), .. }) => {
+            params = describe_query_params(cx, q)?;
+            None
+        }
         Statement::Query(q)
             if matches!(
                 q.body.as_ref(),
@@ -1902,7 +1914,11 @@ fn default_table_options(options: &ast::CreateTableOptions) -> bool {
 }
 
 fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlError> {
-    cx.check_writable("CREATE TABLE")?;
+    cx.check_writable(if ct.query.is_some() {
+        "CREATE TABLE AS"
+    } else {
+        "CREATE TABLE"
+    })?;
     refuse_unsupported_create_clauses(ct)?;
     let parts = object_name(&ct.name);
     let (schema, name) = qualified(cx, &parts)?;
@@ -2177,6 +2193,20 @@ fn create_table_as(
             "temporary tables other than ON COMMIT DROP",
         ));
     }
+    // Any relation's name (a primary key's index, a sequence, a catalog's), as CREATE TABLE.
+    let taken = {
+        let at = cx.read_point();
+        relation_name_taken(&cx.reader(at), &schema, &name)
+    };
+    if taken {
+        if ct.if_not_exists {
+            cx.sess.notice(Notice::RelationExists { name });
+            return Ok(Output::Command {
+                tag: "CREATE TABLE AS".into(),
+            });
+        }
+        return Err(SqlError::DuplicateTable { name });
+    }
     let with_data = match ct.with_data {
         None => true,
         Some(ast::WithData {
@@ -2359,9 +2389,22 @@ fn maintenance(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Output, SqlError> {
     Ok(Output::Command { tag: tag.into() })
 }
 
+/// The types a query's context gives its parameters, binding it as Describe does.
+fn describe_query_params(
+    cx: &mut Cx<'_>,
+    q: &ast::Query,
+) -> Result<std::collections::BTreeMap<usize, PgType>, SqlError> {
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut binder = Binder::describing(&rcx);
+    binder.bind_query(q, None)?;
+    Ok(binder.param_types())
+}
+
 /// `SELECT … INTO [TEMPORARY | UNLOGGED] [TABLE] name …`: PostgreSQL's older spelling of
 /// `CREATE TABLE name AS SELECT …`.
 fn select_into_table(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> {
+    cx.check_writable("SELECT INTO")?;
     let mut query = q.clone();
     let into = match query.body.as_mut() {
         ast::SetExpr::Select(s) => s.into.take(),

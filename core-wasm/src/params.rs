@@ -223,6 +223,15 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
+/// PostgreSQL's 22021 for bytes that are not UTF-8: the first bad sequence's bytes, as many as
+/// its first byte announces (`report_invalid_encoding`).
+pub fn invalid_utf8(raw: &[u8]) -> PgError {
+    let at = std::str::from_utf8(raw)
+        .err()
+        .map_or(0, |e| e.valid_up_to());
+    crate::copyformat::invalid_utf8(&raw[at..]).to_pg()
+}
+
 /// Whether a text-format parameter reads as its type `oid`: the error reading it gives, for
 /// the types whose input needs neither the catalog nor the session (not the reg types, nor
 /// dates and times, whose words such as `now` need the clock and the time zone).
@@ -262,10 +271,19 @@ pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
             format!("incorrect binary data format in bind parameter of type {oid}"),
         )
     };
-    let int = |n: usize| -> Result<i64, PgError> {
-        if b.len() != n {
-            return Err(bad());
+    // A fixed-size value of `n` bytes: too few is the message running out (08P01), too many
+    // bytes left unread (22P03), as PostgreSQL's receive functions find them.
+    let sized = |n: usize| -> Result<(), PgError> {
+        match b.len().cmp(&n) {
+            std::cmp::Ordering::Less => {
+                Err(PgError::new("08P01", "insufficient data left in message"))
+            }
+            std::cmp::Ordering::Greater => Err(bad()),
+            std::cmp::Ordering::Equal => Ok(()),
         }
+    };
+    let int = |n: usize| -> Result<i64, PgError> {
+        sized(n)?;
         Ok(match n {
             2 => i64::from(i16::from_be_bytes([b[0], b[1]])),
             4 => i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
@@ -273,18 +291,23 @@ pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
         })
     };
     Ok(match oid {
-        16 => match b {
-            [0] => "false".into(),
-            [1] => "true".into(),
-            _ => return Err(bad()),
-        },
+        16 => {
+            sized(1)?;
+            // boolrecv takes any byte other than 0 as true.
+            if b[0] == 0 { "false" } else { "true" }.into()
+        }
         21 => int(2)?.to_string(),
         23 | 26 => int(4)?.to_string(),
         20 => int(8)?.to_string(),
-        700 => f32::from_be_bytes(b.try_into().map_err(|_| bad())?).to_string(),
-        701 => f64::from_be_bytes(b.try_into().map_err(|_| bad())?).to_string(),
-        25 | 1043 | 19 | 0 => String::from_utf8(b.to_vec())
-            .map_err(|_| PgError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?,
+        700 => {
+            sized(4)?;
+            f32::from_be_bytes(b.try_into().map_err(|_| bad())?).to_string()
+        }
+        701 => {
+            sized(8)?;
+            f64::from_be_bytes(b.try_into().map_err(|_| bad())?).to_string()
+        }
+        25 | 1043 | 19 | 0 => String::from_utf8(b.to_vec()).map_err(|_| invalid_utf8(b))?,
         17 => {
             let mut s = String::from("\\x");
             for x in b {
@@ -292,7 +315,10 @@ pub fn decode_binary(oid: u32, b: &[u8]) -> Result<String, PgError> {
             }
             s
         }
-        2950 => crate::types::fmt_uuid(&b.try_into().map_err(|_| bad())?),
+        2950 => {
+            sized(16)?;
+            crate::types::fmt_uuid(&b.try_into().map_err(|_| bad())?)
+        }
         // The other scalar types (numeric, dates and times, interval, bpchar, …): PostgreSQL's
         // receive format, shown as text for the literal the statement is bound with.
         _ => match crate::types::type_by_oid(oid) {
@@ -340,8 +366,7 @@ pub fn text_to_binary(oid: u32, text: &[u8]) -> Result<Vec<u8>, PgError> {
             format!("binary format for results of type {oid} is not supported"),
         )
     })?;
-    let s = std::str::from_utf8(text)
-        .map_err(|_| PgError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+    let s = std::str::from_utf8(text).map_err(|_| invalid_utf8(text))?;
     // A name, as the text output writes it: its OID (`regprocsend`, `regtypesend`).
     let named = match ty {
         PgType::Regproc => Some(crate::query::proc_oid_by_name(s).map_err(|e| e.to_pg())?),

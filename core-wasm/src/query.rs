@@ -3746,7 +3746,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                         },
                     },
                     _ => ColMeta {
-                        typmod: expr_typmod(&b),
+                        typmod: expr_typmod(&b, scope),
                         ..ColMeta::expr(&expr_name(e), ty)
                     },
                 };
@@ -7967,20 +7967,32 @@ fn bitwise_op(
 }
 
 /// The typmod PostgreSQL reports for an expression's result (its `exprTypmod`): an explicit
-/// cast's (`::varchar(3)`, `::numeric(5,2)`), an array constructor's whose elements all have
-/// the same one; -1 (none) for anything else.
-fn expr_typmod(b: &BExpr) -> i32 {
+/// cast's (`::varchar(3)`, `::numeric(5,2)`), a column's, a scalar subquery's column's; an
+/// array constructor's, COALESCE's, GREATEST's, LEAST's or CASE's whose parts all have the
+/// same one; -1 (none) for anything else.
+fn expr_typmod(b: &BExpr, scope: &Scope) -> i32 {
+    let same = |parts: &mut dyn Iterator<Item = &BExpr>| {
+        let mut mods = parts.map(|p| expr_typmod(p, scope));
+        match mods.next() {
+            Some(first) if mods.all(|m| m == first) => first,
+            _ => -1,
+        }
+    };
     match b {
         BExpr::Func(name, args) if name == "apply_typmod" => match args.get(1) {
             Some(BExpr::Const(Value::Int(m))) => i32::try_from(*m).unwrap_or(-1),
             _ => -1,
         },
-        BExpr::Func(name, items) if name == "array" => {
-            let mut mods = items.iter().map(expr_typmod);
-            match mods.next() {
-                Some(first) if mods.all(|m| m == first) => first,
-                _ => -1,
-            }
+        BExpr::Col(i) => scope.cols.get(*i).map_or(-1, |c| c.typmod),
+        BExpr::Scalar(q) => q.columns.first().map_or(-1, |c| c.typmod),
+        BExpr::Func(name, items)
+            if matches!(name.as_str(), "array" | "coalesce" | "greatest" | "least") =>
+        {
+            same(&mut items.iter())
+        }
+        // Without an ELSE the result may be a NULL of no typmod.
+        BExpr::Case(_, whens, Some(default)) => {
+            same(&mut whens.iter().map(|(_, r)| r).chain([&**default]))
         }
         _ => -1,
     }

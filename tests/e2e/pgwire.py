@@ -9,7 +9,8 @@ sessions can be driven from one thread while some of them are blocked on locks.
 Supported: SSLRequest (answer recorded; TLS itself is not implemented), StartupMessage with
 trust / cleartext / MD5 / SCRAM-SHA-256 authentication, simple Query (including COPY FROM
 STDIN, which is answered with the data given to ``begin_query`` and COPY TO STDOUT),
-Parse / Describe / Sync, Terminate.
+Parse / Describe / Sync, Terminate, and any sequence of Parse / Bind / Execute / Close / Sync
+built by the ``*_msg`` functions (``begin_raw``).
 """
 from __future__ import annotations
 
@@ -36,6 +37,32 @@ class ProtocolError(Exception):
 
 def msg(typ: bytes, body: bytes = b"") -> bytes:
     return typ + struct.pack("!i", len(body) + 4) + body
+
+
+def parse_msg(name: str, sql: str, oids=()) -> bytes:
+    return msg(b"P", cstr(name) + cstr(sql) + struct.pack("!h", len(oids)) + b"".join(struct.pack("!I", o) for o in oids))
+
+
+def bind_msg(portal: str, stmt: str, params=(), formats=(), result_formats=()) -> bytes:
+    """Bind; ``params`` are bytes (sent as they are) or None (NULL)."""
+    body = cstr(portal) + cstr(stmt) + struct.pack("!h", len(formats)) + b"".join(struct.pack("!h", f) for f in formats)
+    body += struct.pack("!h", len(params))
+    for p in params:
+        body += struct.pack("!i", -1) if p is None else struct.pack("!i", len(p)) + p
+    body += struct.pack("!h", len(result_formats)) + b"".join(struct.pack("!h", f) for f in result_formats)
+    return msg(b"B", body)
+
+
+def execute_msg(portal: str, max_rows: int = 0) -> bytes:
+    return msg(b"E", cstr(portal) + struct.pack("!i", max_rows))
+
+
+def close_msg(kind: str, name: str) -> bytes:
+    return msg(b"C", kind.encode() + cstr(name))
+
+
+def sync_msg() -> bytes:
+    return msg(b"S")
 
 
 def cstr(s: str) -> bytes:
@@ -261,6 +288,12 @@ class Session:
         body = cstr(name) + cstr(sql) + struct.pack("!h", len(param_oids)) + b"".join(
             struct.pack("!I", o) for o in param_oids)
         self._send(msg(b"P", body) + msg(b"S"))
+
+    def begin_raw(self, data: bytes) -> None:
+        """Frontend messages as given (built with the ``*_msg`` functions), the last a Sync or
+        a Query: the exchange ends at its ReadyForQuery."""
+        self._start("query")
+        self._send(data)
 
     def begin_describe(self, kind: str = "S", name: str = "") -> None:
         self._start("query")

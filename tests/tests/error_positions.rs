@@ -40,6 +40,8 @@ ERRORS = [
     "SELECT 1 + '1.5'",
     # Operators that do not exist: at the operator; a type that does not exist: at its name.
     "SELECT * FROM pt WHERE b + 1 = 2", "SELECT * FROM pt WHERE a = 'x'::text", "SELECT (b) + 1 FROM pt",
+    "SELECT 'x' AS c, nosuch INTO t FROM pt", "SELECT 'xx' AS c, nosuch INTO t FROM pt",
+    "CREATE TABLE u AS SELECT 'xx' AS c, nosuch FROM pt",
     "SELECT lower(b) FILTER (WHERE a > 1) FROM pt", "SELECT lower(DISTINCT b) FROM pt",
     "SELECT pg_catalog.lower(b ORDER BY a) FROM pt", "SELECT nofunc(b) FILTER (WHERE true) FROM pt",
     "SELECT (b)+1 FROM pt", "SELECT now() + true", "SELECT now( ) - 'x'::text", "SELECT b || 1 - 2 FROM pt", "SELECT d - 'x'::text FROM pt", "SELECT b * 2 FROM pt",

@@ -558,11 +558,12 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
                 .await?;
             futures::pin_mut!(sink);
             sink.send(bytes::Bytes::from_static(b"2000\n")).await?;
-            // The server holds the COPY open, waiting for more data, until the cancel arrives.
-            // PostgreSQL acts on it asynchronously (a signal to the backend): give it a moment
-            // before the data ends, or the COPY may finish first and the cancel hit nothing.
+            // The server holds the COPY open, waiting for more data. PostgreSQL acts on a
+            // cancel when the next data arrives, once its postmaster has signalled the backend
+            // (cancel_query returns when the request is sent): the data ends a moment later,
+            // or it could arrive first and the cancel hit nothing. RockLake acts at once.
             token.cancel_query(NoTls).await?;
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
             let ended = sink.finish().await;
             let after = c
                 .query_one("SELECT count(*) FROM tp WHERE id = 2000", &[])

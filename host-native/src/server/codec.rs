@@ -140,21 +140,7 @@ impl BodyReader {
 pub fn utf8(raw: &[u8]) -> Result<String, PgError> {
     match std::str::from_utf8(raw) {
         Ok(s) => Ok(s.to_owned()),
-        Err(e) => {
-            let at = e.valid_up_to();
-            let bad: Vec<String> = raw[at..]
-                .iter()
-                .take(2)
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            Err(PgError::new(
-                "22021",
-                format!(
-                    "invalid byte sequence for encoding \"UTF8\": 0x{}",
-                    bad.join(" 0x")
-                ),
-            ))
-        }
+        Err(_) => Err(rocklake_core::params::invalid_utf8(raw)),
     }
 }
 

@@ -129,10 +129,6 @@ struct Portal {
     pending: Option<(TextRows, usize, String)>,
     /// Set once the portal has run to its end: what another Execute of it answers.
     finished: Option<Finished>,
-    /// The first text parameter that does not read as its type: the error that reading gives
-    /// and PostgreSQL's context for it. The statement reads the value again and fails with
-    /// that same error, which then gets the context, as PostgreSQL's Bind gives it.
-    param_error: Option<(PgError, String)>,
     /// `sql` has the Bind parameters' values in place of `$n`: an error's position in it is
     /// not one in the client's text.
     bound: bool,
@@ -145,6 +141,8 @@ enum Finished {
     /// A portal that returns rows returns none more: its command tag with a count of 0
     /// (`SELECT 0`, `INSERT 0 0`).
     NoMoreRows(String),
+    /// An empty query's: EmptyQueryResponse again.
+    Empty,
     /// Any other portal: 55000 `portal "…" cannot be run`.
     NotRunnable,
 }
@@ -1021,6 +1019,10 @@ impl<B: Backend> Conn<B> {
             self.out.error(e);
         }
         self.status = reply.status;
+        if self.status == TxnStatus::Idle {
+            // No transaction is open: any portal belonged to one that has ended.
+            self.portals.clear();
+        }
         self.out.ready(self.status);
         self.flush().await
     }
@@ -1405,7 +1407,13 @@ impl<B: Backend> Conn<B> {
                     format!("cursor \"{portal}\" already exists"),
                 ));
             }
-            if self.portals.len() >= MAX_NAMED {
+            if self
+                .portals
+                .values()
+                .filter(|p| p.finished.is_none())
+                .count()
+                >= MAX_NAMED
+            {
                 return self.ext_error(PgError::new(
                     "54000",
                     format!("too many portals on this connection (at most {MAX_NAMED})"),
@@ -1430,7 +1438,6 @@ impl<B: Backend> Conn<B> {
             ));
         }
         let mut texts = Vec::with_capacity(params.len());
-        let mut param_error = None;
         // PostgreSQL's CONTEXT for a parameter that does not convert. Its value shows as
         // `'...'`: `log_parameter_max_length_on_error` is 0, so none of it is shown.
         let param_context = |i: usize, value: Option<&str>| {
@@ -1456,18 +1463,19 @@ impl<B: Backend> Conn<B> {
                 None => None,
                 Some(b) if format == 0 => match std::str::from_utf8(b) {
                     Ok(s) => {
-                        if param_error.is_none() {
-                            if let Err(e) = rocklake_core::params::check_text(oid, s) {
-                                param_error = Some((e, param_context(i, Some(s))));
-                            }
+                        // A value that does not read as its type fails the Bind, as the
+                        // type's input function does in PostgreSQL (the same reading the
+                        // statement would do).
+                        if let Err(mut e) = rocklake_core::params::check_text(oid, s) {
+                            e.context = Some(param_context(i, Some(s)));
+                            return self.ext_error(e);
                         }
                         Some(s.to_string())
                     }
                     Err(_) => {
-                        return self.ext_error(PgError::new(
-                            "22021",
-                            "invalid byte sequence for encoding \"UTF8\"",
-                        ))
+                        let mut e = rocklake_core::params::invalid_utf8(b);
+                        e.context = Some(param_context(i, None));
+                        return self.ext_error(e);
                     }
                 },
                 Some(b) => match rocklake_core::params::decode_binary(oid, b) {
@@ -1529,7 +1537,6 @@ impl<B: Backend> Conn<B> {
                 formats: result_formats,
                 pending: None,
                 finished: None,
-                param_error,
                 bound: !params.is_empty(),
             },
         );
@@ -1603,9 +1610,20 @@ impl<B: Backend> Conn<B> {
             return Ok(());
         };
         let max_rows = usize::try_from(max_rows).unwrap_or(0);
+        if self.status == TxnStatus::Failed
+            && (portal.finished.is_some() || portal.pending.is_some())
+        {
+            // Only a COMMIT or ROLLBACK runs in a failed block, and such a portal is none.
+            self.ext_error(in_failed_block());
+            return Ok(());
+        }
         match portal.finished.clone() {
             Some(Finished::NoMoreRows(tag)) => {
                 self.out.command_complete(&tag);
+                return Ok(());
+            }
+            Some(Finished::Empty) => {
+                self.out.empty_query();
                 return Ok(());
             }
             Some(Finished::NotRunnable) => {
@@ -1631,6 +1649,8 @@ impl<B: Backend> Conn<B> {
             if max_rows == 0 || n < max_rows {
                 self.out.command_complete(&tag_with_count(&tag, n));
                 portal.finished = Some(Finished::NoMoreRows(tag_with_count(&tag, 0)));
+                // Only the answer to another Execute is left to keep.
+                portal.sql = String::new();
             } else {
                 self.out.portal_suspended();
                 portal.pending = Some((rows, sent + n, tag));
@@ -1639,7 +1659,6 @@ impl<B: Backend> Conn<B> {
         }
         let portal_sql = portal.sql.clone();
         let bound = portal.bound;
-        let param_error = portal.param_error.take();
         let sql = match self.gate(&portal_sql) {
             Ok(s) => s,
             Err(e) => {
@@ -1648,7 +1667,9 @@ impl<B: Backend> Conn<B> {
             }
         };
         if let Some(tag) = self.deallocate(&sql) {
-            self.portals.remove(name);
+            if let Some(p) = self.portals.get_mut(name) {
+                p.finished = Some(Finished::NotRunnable);
+            }
             self.out.command_complete(tag);
             return Ok(());
         }
@@ -1667,24 +1688,31 @@ impl<B: Backend> Conn<B> {
         if bound {
             if let Some(e) = reply.error.as_mut() {
                 e.position = None;
-                match param_error {
-                    Some((p, context)) if p.code == e.code && p.message == e.message => {
-                        e.context = Some(context);
-                    }
-                    _ => {}
-                }
             }
         }
         self.poisoned = false;
         self.current_portal = name.to_string();
+        let empty = matches!(reply.outputs.as_slice(), [Output::Empty]);
+        let was = self.status;
         let reply = self.send_reply(reply, Proto::Extended, max_rows).await?;
         self.status = reply.status;
-        if reply.error.is_some() {
+        if was != TxnStatus::Idle && self.status == TxnStatus::Idle {
+            // This Execute ended the transaction block (COMMIT, ROLLBACK): its portals too.
+            self.portals.clear();
+        } else if reply.error.is_some() {
             // A portal that failed is gone, with its transaction.
             self.portals.remove(name);
         } else if let Some(p) = self.portals.get_mut(name) {
-            if p.pending.is_none() && p.finished.is_none() {
-                p.finished = Some(Finished::NotRunnable);
+            if p.pending.is_none() {
+                if p.finished.is_none() {
+                    p.finished = Some(if empty {
+                        Finished::Empty
+                    } else {
+                        Finished::NotRunnable
+                    });
+                }
+                // Only the answer to another Execute is left to keep.
+                p.sql = String::new();
             }
         }
         if let Some(e) = &reply.error {
