@@ -42,6 +42,10 @@ pub struct Cx<'a> {
     pub others: &'a std::collections::HashMap<crate::api::SessionId, Session>,
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one Step per statement, moved once; boxing its Output would allocate per statement"
+)]
 pub enum Step {
     Output(Output),
     /// The statement ends the transaction: the engine plans the commit.

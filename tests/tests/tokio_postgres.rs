@@ -104,7 +104,7 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
             // Notices arrive before the batch's ReadyForQuery, so they are all queued by now.
             let mut s = String::new();
             while let Ok(n) = notices.try_recv() {
-                writeln!(s, "NOTICE {n}").unwrap();
+                writeln!(s, "NOTICE {n}").expect("a String takes any write");
             }
             Ok(s)
         }
@@ -170,7 +170,7 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
                 .await?;
             let mut s = String::new();
             for c in rows.first().map(|r| r.columns()).unwrap_or_default() {
-                write!(s, "{}:{} ", c.name(), c.type_().name()).unwrap();
+                write!(s, "{}:{} ", c.name(), c.type_().name()).expect("a String takes any write");
             }
             for r in &rows {
                 let at: Option<SystemTime> = r.get(12);
@@ -192,7 +192,7 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
                     at.map(|t| t.duration_since(UNIX_EPOCH).map(|d| d.as_micros())),
                     r.get::<_, Option<String>>(13),
                 )
-                .unwrap();
+                .expect("a String takes any write");
                 write!(
                     s,
                     " {:?} {:?} {:?} {:?} {:?} {:?}",
@@ -203,7 +203,7 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
                     r.get::<_, Option<i8>>(18),
                     r.get::<_, Option<String>>(19),
                 )
-                .unwrap();
+                .expect("a String takes any write");
             }
             Ok(s)
         }
@@ -290,17 +290,20 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
             for m in messages {
                 match m {
                     SimpleQueryMessage::Row(r) => {
-                        write!(s, "row").unwrap();
+                        write!(s, "row").expect("a String takes any write");
                         for i in 0..r.len() {
-                            write!(s, " {}={:?}", r.columns()[i].name(), r.get(i)).unwrap();
+                            write!(s, " {}={:?}", r.columns()[i].name(), r.get(i))
+                                .expect("a String takes any write");
                         }
-                        writeln!(s).unwrap();
+                        writeln!(s).expect("a String takes any write");
                     }
-                    SimpleQueryMessage::CommandComplete(n) => writeln!(s, "complete {n}").unwrap(),
+                    SimpleQueryMessage::CommandComplete(n) => {
+                        writeln!(s, "complete {n}").expect("a String takes any write")
+                    }
                     SimpleQueryMessage::RowDescription(c) => {
-                        writeln!(s, "columns {}", c.len()).unwrap()
+                        writeln!(s, "columns {}", c.len()).expect("a String takes any write")
                     }
-                    _ => writeln!(s, "other").unwrap(),
+                    _ => writeln!(s, "other").expect("a String takes any write"),
                 }
             }
             Ok(s)
@@ -451,33 +454,38 @@ async fn probe(dsn: &str) -> Vec<(&'static str, String)> {
             let mut s = String::new();
             let all = tx.bind("SELECT id FROM tp ORDER BY id", &[]).await?;
             for _ in 0..4 {
-                writeln!(s, "by 2: {}", fetch(&tx, &all, 2).await).unwrap();
+                writeln!(s, "by 2: {}", fetch(&tx, &all, 2).await)
+                    .expect("a String takes any write");
             }
             let some = tx
                 .bind("SELECT id FROM tp WHERE id < $1 ORDER BY id", &[&3i64])
                 .await?;
-            writeln!(s, "whole: {}", fetch(&tx, &some, 0).await).unwrap();
-            writeln!(s, "whole again: {}", fetch(&tx, &some, 0).await).unwrap();
+            writeln!(s, "whole: {}", fetch(&tx, &some, 0).await).expect("a String takes any write");
+            writeln!(s, "whole again: {}", fetch(&tx, &some, 0).await)
+                .expect("a String takes any write");
             let exact = tx
                 .bind("SELECT id FROM tp WHERE id < $1 ORDER BY id", &[&3i64])
                 .await?;
-            writeln!(s, "exactly 2: {}", fetch(&tx, &exact, 2).await).unwrap();
-            writeln!(s, "then: {}", fetch(&tx, &exact, 2).await).unwrap();
+            writeln!(s, "exactly 2: {}", fetch(&tx, &exact, 2).await)
+                .expect("a String takes any write");
+            writeln!(s, "then: {}", fetch(&tx, &exact, 2).await).expect("a String takes any write");
             let update = tx
                 .bind("UPDATE tp SET a = a WHERE id = 1 RETURNING id", &[])
                 .await?;
-            writeln!(s, "returning: {}", fetch(&tx, &update, 0).await).unwrap();
-            writeln!(s, "returning again: {}", fetch(&tx, &update, 0).await).unwrap();
+            writeln!(s, "returning: {}", fetch(&tx, &update, 0).await)
+                .expect("a String takes any write");
+            writeln!(s, "returning again: {}", fetch(&tx, &update, 0).await)
+                .expect("a String takes any write");
             let command = tx.bind("UPDATE tp SET a = a WHERE id = 1", &[]).await?;
             let n = tx.query_portal(&command, 0).await.map(|r| r.len());
-            writeln!(s, "command: {n:?}").unwrap();
+            writeln!(s, "command: {n:?}").expect("a String takes any write");
             let again = tx.query_portal(&command, 0).await;
             writeln!(
                 s,
                 "command again: {}",
                 again.map_or_else(|e| describe(&e), |r| r.len().to_string())
             )
-            .unwrap();
+            .expect("a String takes any write");
             tx.rollback().await?;
             Ok(s)
         }
