@@ -524,7 +524,10 @@ mod tests {
         assert_eq!(decode_binary(23, &(-7i32).to_be_bytes()).expect("i4"), "-7");
         assert_eq!(decode_binary(16, &[1]).expect("bool"), "true");
         assert_eq!(decode_binary(17, &[0xde, 0xad]).expect("bytea"), "\\xdead");
-        assert_eq!(decode_binary(20, &[1, 2]).expect_err("short").code, "22P03");
+        // Too few bytes: the message ran out (PostgreSQL's pq_getmsgint); too many: left over.
+        assert_eq!(decode_binary(20, &[1, 2]).expect_err("short").code, "08P01");
+        assert_eq!(decode_binary(23, &[0; 5]).expect_err("long").code, "22P03");
+        assert_eq!(decode_binary(16, &[2]).expect("bool"), "true");
         // Types through PostgreSQL's receive format: interval, date, numeric.
         let mut interval = 3_000_000i64.to_be_bytes().to_vec();
         interval.extend(2i32.to_be_bytes());
