@@ -135,6 +135,11 @@ sql = {
     "set_show": "SET search_path TO public; SHOW search_path; DISCARD ALL",
     # pgjdbc's key query: records from _pg_expandarray, field access, bitwise operators
     "expandarray": "SELECT r.k, (r.keys).x & 1::smallint, ~(r.keys).n << 2, r.keys FROM (SELECT (information_schema._pg_expandarray(i.indkey)).n AS k, information_schema._pg_expandarray(i.indkey) AS keys FROM pg_catalog.pg_index i) r WHERE (r.keys).x IS NOT NULL AND r.keys IS NULL ORDER BY r.keys",
+    # session 51: maintenance commands, CREATE TABLE AS / SELECT INTO, json's aggregates,
+    # paths and set-returning functions
+    "maintenance": "VACUUM (ANALYZE, PARALLEL 2, INDEX_CLEANUP auto) ducklake_snapshot (snapshot_id); ANALYZE VERBOSE pg_catalog.pg_class (relname), ducklake_schema; VACUUM FULL FREEZE ANALYSE",
+    "ctas": "CREATE TABLE IF NOT EXISTS s AS SELECT snapshot_id::varchar(3) AS v, 1.5::numeric(5,2) FROM \"public\".ducklake_snapshot WITH NO DATA; SELECT * INTO TABLE s2 FROM s",
+    "json_paths": "SELECT json_object_agg(k, v ORDER BY k), json_agg(e ORDER BY e) FILTER (WHERE e IS NOT NULL), j #> '{a,0}', j #>> '{a,-1}' FROM json_each('{\"a\":[1,2]}') AS t(k, v), json_array_elements_text('[1,2]') e, (VALUES ('{\"a\":[3]}'::json)) x(j) GROUP BY j",
 }
 for name, q in sql.items():
     write("sql", name, q)
