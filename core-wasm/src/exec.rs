@@ -108,6 +108,8 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             crate::cursor::parse_fetch(&mut p, is_move, syntax)?
         } else if crate::seqparse::at_alter_sequence(&p) {
             crate::seqparse::parse_alter_sequence(&mut p, syntax)?
+        } else if at_ctas_with_names(&p) {
+            parse_ctas_with_names(&mut p, syntax)?
         } else if crate::maintenance::at_maintenance(&p) {
             crate::maintenance::parse_maintenance(&mut p, syntax)?
         } else if crate::comment::at_comment_on_constraint(&p) {
@@ -126,6 +128,110 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         stmts.push(crate::depth::check(stmt)?);
         expecting_delimiter = true;
     }
+}
+
+/// Where a `CREATE [TEMP | TEMPORARY | UNLOGGED] TABLE [IF NOT EXISTS] name (a, b, …) AS …`
+/// starts, the parser at `CREATE`. sqlparser reads a column list only with types, so this
+/// form of CREATE TABLE AS is read here ([`parse_ctas_with_names`]).
+fn at_ctas_with_names(p: &Parser<'_>) -> bool {
+    let word = |n: usize, w: &str| {
+        matches!(&p.peek_nth_token_ref(n).token,
+            Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+    };
+    if !word(0, "create") {
+        return false;
+    }
+    let mut n = 1;
+    if ["temp", "temporary", "unlogged"].iter().any(|w| word(n, w)) {
+        n += 1;
+    }
+    if !word(n, "table") {
+        return false;
+    }
+    n += 1;
+    if word(n, "if") && word(n + 1, "not") && word(n + 2, "exists") {
+        n += 3;
+    }
+    // The table's name: words joined by dots.
+    loop {
+        if !matches!(p.peek_nth_token_ref(n).token, Token::Word(_)) {
+            return false;
+        }
+        n += 1;
+        if p.peek_nth_token_ref(n).token != Token::Period {
+            break;
+        }
+        n += 1;
+    }
+    if p.peek_nth_token_ref(n).token != Token::LParen {
+        return false;
+    }
+    n += 1;
+    // Names only (a word then `,` or `)`), then AS.
+    loop {
+        if !matches!(p.peek_nth_token_ref(n).token, Token::Word(_)) {
+            return false;
+        }
+        n += 1;
+        match p.peek_nth_token_ref(n).token {
+            Token::Comma => n += 1,
+            Token::RParen => break,
+            _ => return false,
+        }
+    }
+    word(n + 1, "as")
+}
+
+/// Reads the CREATE TABLE AS [`at_ctas_with_names`] found.
+fn parse_ctas_with_names(
+    p: &mut Parser<'_>,
+    syntax: &dyn Fn(ParserError) -> SqlError,
+) -> Result<Statement, SqlError> {
+    p.next_token(); // CREATE
+    let temporary = p
+        .parse_one_of_keywords(&[Keyword::TEMP, Keyword::TEMPORARY])
+        .is_some();
+    let _ = p.parse_keyword(Keyword::UNLOGGED);
+    p.expect_keyword_is(Keyword::TABLE).map_err(syntax)?;
+    let if_not_exists = p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+    let name = p.parse_object_name(false).map_err(syntax)?;
+    p.expect_token(&Token::LParen).map_err(syntax)?;
+    let mut columns = Vec::new();
+    loop {
+        columns.push(ast::ColumnDef {
+            name: p.parse_identifier().map_err(syntax)?,
+            data_type: ast::DataType::Unspecified,
+            options: Vec::new(),
+        });
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    p.expect_token(&Token::RParen).map_err(syntax)?;
+    p.expect_keyword_is(Keyword::AS).map_err(syntax)?;
+    let query = p.parse_query().map_err(syntax)?;
+    let with_data = if p.parse_keywords(&[Keyword::WITH, Keyword::NO, Keyword::DATA]) {
+        Some(ast::WithData {
+            data: false,
+            statistics: None,
+        })
+    } else if p.parse_keywords(&[Keyword::WITH, Keyword::DATA]) {
+        Some(ast::WithData {
+            data: true,
+            statistics: None,
+        })
+    } else {
+        None
+    };
+    Ok(Statement::CreateTable(
+        ast::helpers::stmt_create_table::CreateTableBuilder::new(name)
+            .temporary(temporary)
+            .if_not_exists(if_not_exists)
+            .columns(columns)
+            .query(Some(query))
+            .with_data(with_data)
+            .build(),
+    ))
 }
 
 /// `SHOW SESSION AUTHORIZATION`, `RESET TIME ZONE`, `RESET TRANSACTION ISOLATION LEVEL`,
