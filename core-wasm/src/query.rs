@@ -1630,6 +1630,36 @@ fn set_function_rows(
             crate::json::elements(doc, name == "json_array_elements_text", name)
         }
         ("json_object_keys", [Value::Text(doc)]) => crate::json::object_keys(doc),
+        (
+            "regexp_split_to_table" | "regexp_matches",
+            [Value::Text(s), Value::Text(p), rest @ ..],
+        ) => {
+            let flags = match rest.first() {
+                Some(Value::Text(f)) => crate::regex::Flags::parse(f)?,
+                _ => crate::regex::Flags::default(),
+            };
+            if name == "regexp_split_to_table" {
+                let re = crate::regex::compile(p, flags.single(name)?)?;
+                Ok(crate::regex::split(s, &re)
+                    .into_iter()
+                    .map(|piece| vec![Value::text(piece)])
+                    .collect())
+            } else {
+                let re = crate::regex::compile(p, flags)?;
+                Ok(crate::regex::all_matches(s, &re, flags.global)
+                    .into_iter()
+                    .map(|groups| {
+                        vec![Value::Array(
+                            groups
+                                .into_iter()
+                                .map(|g| g.map_or(Value::Null, Value::text))
+                                .collect::<Vec<_>>()
+                                .into(),
+                        )]
+                    })
+                    .collect())
+            }
+        }
         ("pg_get_keywords", []) => Ok(crate::keywords::KEYWORDS
             .iter()
             .map(|(word, code, bare)| {
@@ -1986,6 +2016,22 @@ fn set_function_type(
         }
         ("unnest", [PgType::Unknown]) => Ok(PgType::Text),
         ("pg_get_keywords", []) => Ok(PgType::Record(KEYWORD_FIELDS)),
+        ("regexp_split_to_table" | "regexp_matches", [_, _] | [_, _, _])
+            if types.iter().all(|t| *t == PgType::Unknown || t.is_string()) =>
+        {
+            for (a, t) in args.iter_mut().zip(types) {
+                let x = std::mem::replace(a, BExpr::Const(Value::Null));
+                *a = match t {
+                    PgType::Unknown => coerce_expr(x, PgType::Text)?,
+                    t => cast_from(x, *t, PgType::Text)?,
+                };
+            }
+            Ok(if name == "regexp_matches" {
+                PgType::TextArray
+            } else {
+                PgType::Text
+            })
+        }
         (
             "json_each"
             | "json_each_text"
@@ -6525,6 +6571,8 @@ impl<'a, 'b> Binder<'a, 'b> {
                 | "json_array_elements"
                 | "json_array_elements_text"
                 | "json_object_keys"
+                | "regexp_split_to_table"
+                | "regexp_matches"
         ) {
             return self.bind_srf_call(name, bargs, &types);
         }
@@ -7057,6 +7105,9 @@ fn bind_regex_call(
         ("regexp_replace", [_, _, _, _, _]) => ("tttii", PgType::Text, name),
         ("regexp_replace", [_, _, _, _, _, _]) => ("tttiit", PgType::Text, name),
         ("regexp_match", [_, _] | [_, _, _]) => (&"ttt"[..types.len()], PgType::TextArray, name),
+        ("regexp_split_to_array", [_, _] | [_, _, _]) => {
+            (&"ttt"[..types.len()], PgType::TextArray, name)
+        }
         ("regexp_like", [_, _] | [_, _, _]) => (&"ttt"[..types.len()], PgType::Bool, name),
         ("regexp_count", [_, _] | [_, _, _] | [_, _, _, _]) => {
             (&"ttit"[..types.len()], PgType::Int4, name)
@@ -7163,6 +7214,16 @@ fn regexp_call(name: &str, a: &[Value]) -> Result<Value, SqlError> {
             };
             let re = crate::regex::compile(&pattern, f)?;
             Value::text(crate::regex::replace(&s, &re, &replacement, start, n)?)
+        }
+        "regexp_split_to_array" => {
+            let re = crate::regex::compile(&pattern, flags(2)?.single(name)?)?;
+            Value::Array(
+                crate::regex::split(&s, &re)
+                    .into_iter()
+                    .map(Value::text)
+                    .collect::<Vec<_>>()
+                    .into(),
+            )
         }
         "regexp_match" => {
             let re = crate::regex::compile(&pattern, flags(2)?.single(name)?)?;
@@ -12831,8 +12892,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                 Some(Value::Numeric(s)) => Value::Numeric(s.trim_start_matches('-').to_string()),
                 _ => Value::Null,
             },
-            "regexp_replace" | "regexp_match" | "regexp_like" | "regexp_count"
-            | "regexp_substr" | "regexp_substring" => {
+            "regexp_replace"
+            | "regexp_match"
+            | "regexp_like"
+            | "regexp_count"
+            | "regexp_substr"
+            | "regexp_substring"
+            | "regexp_split_to_array" => {
                 if a.iter().any(Value::is_null) {
                     return Ok(Value::Null);
                 }

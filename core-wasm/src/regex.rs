@@ -301,6 +301,39 @@ pub fn nth_match(
     }))
 }
 
+/// `regexp_split_to_array` / `_to_table`: the text between the matches PostgreSQL counts for
+/// splitting (its `ignore_degenerate`: not a match at the very end, nor an empty one where the
+/// previous ended), then the rest.
+pub fn split(s: &str, re: &Regex) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut last = 0;
+    for caps in matches_from(re, s, Some(0)) {
+        let Some(m) = caps.get(0) else { continue };
+        if m.start() < s.len() && m.end() > last {
+            pieces.push(s[last..m.start()].to_string());
+            last = m.end();
+        }
+    }
+    pieces.push(s[last..].to_string());
+    pieces
+}
+
+/// `regexp_matches`: each match's groups (the whole match when the pattern has none), every
+/// match with the `global` flag, else the first.
+pub fn all_matches(s: &str, re: &Regex, global: bool) -> Vec<Vec<Option<String>>> {
+    matches_from(re, s, Some(0))
+        .take(if global { usize::MAX } else { 1 })
+        .map(|caps| {
+            let groups = (0..caps.len()).map(|i| caps.get(i).map(|m| m.as_str().to_string()));
+            if caps.len() > 1 {
+                groups.skip(1).collect()
+            } else {
+                groups.collect()
+            }
+        })
+        .collect()
+}
+
 /// `regexp_count`: matches from character `start`, none overlapping.
 pub fn count(s: &str, re: &Regex, start: i64) -> Result<i64, SqlError> {
     let from = start_offset(s, start)?;

@@ -643,6 +643,25 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT string_agg(x, y), string_agg(DISTINCT x, ',' ORDER BY x) FROM (VALUES ('a', '-'), ('b', '+'), ('c', NULL), ('a', '')) v(x, y)",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
+    // regexp_split_to_table / _to_array (PostgreSQL's rules for empty matches) and
+    // regexp_matches (groups, the global flag), in FROM and select lists.
+    "SELECT regexp_split_to_table('a,b,,c', ',')",
+    "SELECT regexp_split_to_table('abc', '')",
+    "SELECT regexp_split_to_table('hello world', '\\s*')",
+    "SELECT regexp_split_to_array('the quick  brown', '\\s+'), regexp_split_to_array('', ','), regexp_split_to_array('abc', 'x')",
+    "SELECT regexp_split_to_array('aXbxc', 'x', 'i')",
+    "SELECT regexp_split_to_table('a,b', ',', 'g')",
+    "SELECT regexp_matches('abcabc', 'b', 'g')",
+    "SELECT regexp_matches('abcabc', '(a)(b)?', 'g')",
+    "SELECT regexp_matches('abc', 'x')",
+    "SELECT regexp_matches('foobarbequebaz', '(bar)(beque)')",
+    "SELECT * FROM regexp_matches('a1b22c333', '\\d+', 'g') AS m",
+    "SELECT m[1] FROM regexp_matches('k=v;x=y', '(\\w)=(\\w)', 'g') AS m",
+    "SELECT regexp_matches('abc', '', 'g')",
+    "SELECT regexp_split_to_table(NULL, ','), regexp_matches('a', NULL)",
+    "SELECT count(*) FROM regexp_split_to_table('a b c', ' ') AS w",
+    "SELECT w FROM regexp_split_to_table('x y', ' ') w ORDER BY w DESC",
+    "SELECT regexp_matches('ab', 'a', 'z')",
 ];
 
 #[test]
