@@ -353,6 +353,13 @@ pub enum SqlError {
     /// type's range: PostgreSQL's SQLSTATE for the case (2201E, 2201F, 22003).
     #[error("{message}")]
     MathDomain { code: &'static str, message: String },
+    /// A LIMIT, OFFSET or FETCH row count that is negative (or NULL with WITH TIES): give
+    /// one that is not (2201W for LIMIT, 2201X for OFFSET).
+    #[error("{message}")]
+    InvalidRowCount {
+        code: &'static str,
+        message: &'static str,
+    },
     /// A numeric result with more than 131,072 digits before the point.
     #[error("value overflows numeric format")]
     NumericOverflow,
@@ -690,7 +697,7 @@ impl SqlError {
             | SqlError::UnsupportedByPostgresDetail { .. }
             | SqlError::SetReturningMisplaced { .. } => "0A000",
             SqlError::InvalidRecursion { .. } => "42P19",
-            SqlError::MathDomain { code, .. } => code,
+            SqlError::MathDomain { code, .. } | SqlError::InvalidRowCount { code, .. } => code,
             SqlError::InFailedTransaction => "25P02",
             SqlError::SerializationFailure | SqlError::LayoutChanged { .. } => "40001",
             SqlError::ReadOnlyTransaction { .. } => "25006",

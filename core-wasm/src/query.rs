@@ -454,6 +454,8 @@ pub struct BQuery {
     pub body: BSet,
     pub order: Vec<OrderKey>,
     pub limit: Option<BExpr>,
+    /// `FETCH FIRST n ROWS WITH TIES`: the rows after the `n`-th that sort equal to it too.
+    pub with_ties: bool,
     pub offset: Option<BExpr>,
     pub columns: Vec<ColMeta>,
     /// Run once per statement and its rows shared by every reader: a WITH query that calls a
@@ -2473,6 +2475,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             body: BSet::WorkTable(id),
             order: Vec::new(),
             limit: None,
+            with_ties: false,
             offset: None,
             columns: cols.clone(),
             materialized: false,
@@ -2532,6 +2535,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             body,
             order: Vec::new(),
             limit: None,
+            with_ties: false,
             offset: None,
             columns: cols,
             materialized: false,
@@ -2692,9 +2696,24 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         // `FETCH FIRST n ROWS ONLY` is the standard's LIMIT (one row when n is left out).
+        let mut with_ties = false;
         if let Some(f) = &q.fetch {
-            if f.with_ties || f.percent {
-                return Err(SqlError::feature("FETCH FIRST … WITH TIES or PERCENT"));
+            if f.percent {
+                // PostgreSQL's grammar has no PERCENT.
+                return Err(SqlError::Syntax {
+                    message: "syntax error at or near \"PERCENT\"".into(),
+                });
+            }
+            if f.with_ties && order.is_empty() {
+                return Err(SqlError::Syntax {
+                    message: "WITH TIES cannot be specified without ORDER BY clause".into(),
+                });
+            }
+            with_ties = f.with_ties;
+            if with_ties && matches!(&body, BSet::Select(sel) if sel.distinct_on.is_some()) {
+                return Err(SqlError::feature(
+                    "FETCH FIRST … WITH TIES with DISTINCT ON",
+                ));
             }
             if limit.is_some() {
                 // PostgreSQL's grammar has no place for both.
@@ -2722,6 +2741,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             body,
             order,
             limit,
+            with_ties,
             offset,
             columns,
             materialized: false,
@@ -3372,6 +3392,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             })),
             order: Vec::new(),
             limit: None,
+            with_ties: false,
             offset: None,
             columns,
             materialized: false,
@@ -3671,6 +3692,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     body: BSet::Values(vec![row]),
                     order: Vec::new(),
                     limit: None,
+                    with_ties: false,
                     offset: None,
                     columns: cols.clone(),
                     materialized: false,
@@ -13385,10 +13407,17 @@ impl<'a, 'b> Executor<'a, 'b> {
                 },
             )? {
                 Value::Int(i) if i >= 0 => Some(i as usize),
+                Value::Null if q.with_ties => {
+                    return Err(SqlError::InvalidRowCount {
+                        code: "2201W",
+                        message: "row count cannot be null in FETCH FIRST ... WITH TIES clause",
+                    })
+                }
                 Value::Null => None,
                 _ => {
-                    return Err(SqlError::InvalidParameter {
-                        message: "LIMIT must not be negative".into(),
+                    return Err(SqlError::InvalidRowCount {
+                        code: "2201W",
+                        message: "LIMIT must not be negative",
                     })
                 }
             },
@@ -13404,6 +13433,12 @@ impl<'a, 'b> Executor<'a, 'b> {
                 },
             )? {
                 Value::Int(i) if i >= 0 => i as usize,
+                Value::Int(_) => {
+                    return Err(SqlError::InvalidRowCount {
+                        code: "2201X",
+                        message: "OFFSET must not be negative",
+                    })
+                }
                 _ => 0,
             },
             None => 0,
@@ -13429,31 +13464,42 @@ impl<'a, 'b> Executor<'a, 'b> {
         }
         let mut rows: Vec<(Vec<Value>, Vec<Value>)> =
             self.run_set(&q.body, parent, &q.order, needs_sort_keys)?;
-        if !q.order.is_empty() {
-            let order = &q.order;
-            let mut err = None;
-            rows.sort_by(|a, b| {
-                for (i, k) in order.iter().enumerate() {
-                    let (x, y) = if k.on_output {
-                        match (&k.expr, &k.expr) {
-                            (BExpr::Col(c), _) => (a.0.get(*c), b.0.get(*c)),
-                            _ => (None, None),
-                        }
-                    } else {
-                        (a.1.get(i), b.1.get(i))
-                    };
-                    let (x, y) = (x.unwrap_or(&Value::Null), y.unwrap_or(&Value::Null));
-                    let ord = order_cmp(x, y, k.desc, k.nulls_first);
-                    if ord != std::cmp::Ordering::Equal {
-                        return ord;
+        let order = &q.order;
+        let by_order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
+            for (i, k) in order.iter().enumerate() {
+                let (x, y) = if k.on_output {
+                    match &k.expr {
+                        BExpr::Col(c) => (a.0.get(*c), b.0.get(*c)),
+                        _ => (None, None),
                     }
+                } else {
+                    (a.1.get(i), b.1.get(i))
+                };
+                let (x, y) = (x.unwrap_or(&Value::Null), y.unwrap_or(&Value::Null));
+                let ord = order_cmp(x, y, k.desc, k.nulls_first);
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
                 }
-                std::cmp::Ordering::Equal
-            });
-            if let Some(e) = err.take() {
-                return Err(e);
             }
+            std::cmp::Ordering::Equal
+        };
+        if !order.is_empty() {
+            rows.sort_by(by_order);
         }
+        // WITH TIES: the rows past the limit that sort equal to its last one.
+        let limit = match (limit, q.with_ties) {
+            (Some(n), true) if n > 0 => {
+                let last = offset.saturating_add(n);
+                let mut end = last.min(rows.len());
+                while end < rows.len()
+                    && by_order(&rows[last - 1], &rows[end]) == std::cmp::Ordering::Equal
+                {
+                    end += 1;
+                }
+                Some(end.saturating_sub(offset))
+            }
+            (limit, _) => limit,
+        };
         if let BSet::Select(sel) = &q.body {
             if let Some(keys) = &sel.distinct_on {
                 // The first row of each key, in the query's order; then only the output

@@ -643,6 +643,17 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT string_agg(x, y), string_agg(DISTINCT x, ',' ORDER BY x) FROM (VALUES ('a', '-'), ('b', '+'), ('c', NULL), ('a', '')) v(x, y)",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
+    // FETCH FIRST … WITH TIES (with OFFSET, DESC, grouped), and LIMIT / OFFSET row counts.
+    "SELECT x, y FROM (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)) v(x, y) ORDER BY y FETCH FIRST 1 ROW WITH TIES",
+    "SELECT x, y FROM (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)) v(x, y) ORDER BY y FETCH FIRST 3 ROWS WITH TIES",
+    "SELECT x, y FROM (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)) v(x, y) ORDER BY y OFFSET 1 ROWS FETCH FIRST 2 ROWS WITH TIES",
+    "SELECT x, y FROM (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)) v(x, y) ORDER BY y DESC, x FETCH FIRST 1 ROW WITH TIES",
+    "SELECT x FROM (VALUES (1, 1), (2, 1)) v(x, y) ORDER BY y FETCH FIRST 0 ROWS WITH TIES",
+    "SELECT x FROM (VALUES (1, 1), (2, 1)) v(x, y) ORDER BY y FETCH FIRST 9 ROWS WITH TIES",
+    "SELECT x FROM (VALUES (1, 1), (2, 1)) v(x, y) FETCH FIRST 1 ROW WITH TIES",
+    "SELECT x FROM (VALUES (1, 1), (2, 1)) v(x, y) ORDER BY y FETCH FIRST NULL ROWS WITH TIES",
+    "SELECT x FROM (VALUES (1, 1), (2, 1)) v(x, y) ORDER BY y FETCH FIRST 10 PERCENT ROWS ONLY",
+    "SELECT 1 LIMIT -1", "SELECT 1 OFFSET -1", "SELECT 1 LIMIT NULL OFFSET NULL",
     // regexp_split_to_table / _to_array (PostgreSQL's rules for empty matches) and
     // regexp_matches (groups, the global flag), in FROM and select lists.
     "SELECT regexp_split_to_table('a,b,,c', ',')",
