@@ -16,6 +16,9 @@ pub struct AggState {
     order: Vec<(bool, bool)>,
     /// Keys of the values taken so far, for `DISTINCT`.
     seen: Option<crate::keyhash::KeySetOf>,
+    /// `json_agg` of arrays or records: PostgreSQL starts each value after the first on a line
+    /// of its own.
+    structured: bool,
     acc: Acc,
 }
 
@@ -82,6 +85,7 @@ impl AggState {
             ty: a.ty,
             order: a.order.iter().map(|(_, desc, nf)| (*desc, *nf)).collect(),
             seen: a.distinct.then(Default::default),
+            structured: a.func == AggFunc::JsonAgg && structured_json_input(a.args.first()),
             acc,
         }
     }
@@ -293,7 +297,8 @@ impl AggState {
                 }
                 if self.func == AggFunc::ArrayAgg {
                     Value::Array(vals.into())
-                } else if let Some(json) = json_aggregate(self.func, &vals, &seps) {
+                } else if let Some(json) = json_aggregate(self.func, &vals, &seps, self.structured)
+                {
                     json
                 } else if self.ty == PgType::Bytea {
                     let mut out = Vec::new();
@@ -328,7 +333,12 @@ impl AggState {
 /// `json_agg`'s array (`[1, 2]`) or `json_object_agg`'s object (`{ "k" : 1 }`) of the
 /// collected values (already JSON; NULL is `null`) and keys, spaced as PostgreSQL's; `None`
 /// for the other aggregates.
-fn json_aggregate(func: AggFunc, vals: &[Value], keys: &[Value]) -> Option<Value> {
+fn json_aggregate(
+    func: AggFunc,
+    vals: &[Value],
+    keys: &[Value],
+    structured: bool,
+) -> Option<Value> {
     let json = |v: Option<&Value>| match v {
         Some(Value::Text(t)) => t.to_string(),
         _ => "null".to_string(),
@@ -340,6 +350,10 @@ fn json_aggregate(func: AggFunc, vals: &[Value], keys: &[Value]) -> Option<Value
             for (i, v) in vals.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
+                    // An array's or a record's JSON, not NULL, starts a line.
+                    if structured && !v.is_null() {
+                        out.push_str("\n ");
+                    }
                 }
                 out.push_str(&json(Some(v)));
             }
@@ -366,6 +380,22 @@ fn json_aggregate(func: AggFunc, vals: &[Value], keys: &[Value]) -> Option<Value
         _ => return None,
     }
     Some(Value::text(out))
+}
+
+/// Whether `json_agg`'s argument (`to_json` of a value, with its type beside it) is of an
+/// array or record type.
+fn structured_json_input(arg: Option<&crate::query::BExpr>) -> bool {
+    use crate::query::BExpr;
+    match arg {
+        Some(BExpr::Func(name, args)) if name == "json_fn:to_json" => match args.get(1) {
+            Some(BExpr::Const(slot)) => {
+                let ty = crate::query::json_slot_type(slot);
+                ty.is_array() || matches!(ty, PgType::Record(_))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// A number with digits (not NaN or ±Infinity).

@@ -1047,6 +1047,9 @@ pub struct Binder<'a, 'b> {
     /// qualifier): PostgreSQL reads such an item's name as that column (`SELECT e->>'n' FROM
     /// json_array_elements(j) AS e`).
     scalar_functions: Vec<Rc<str>>,
+    /// The FROM items of functions returning records (`json_each`, `aclexplode`): their name
+    /// reads as the record of their columns (`SELECT e FROM json_each(j) AS e`).
+    record_functions: Vec<(Rc<str>, &'static [(&'static str, PgType)])>,
     /// The first error of evaluating an immutable expression over constants while binding:
     /// PostgreSQL's planner raises it after the whole statement has been analysed (so an
     /// unknown function elsewhere in it is reported first), and even when no row is read.
@@ -2190,6 +2193,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             virtual_names: Vec::new(),
             volatile_calls: 0,
             scalar_functions: Vec::new(),
+            record_functions: Vec::new(),
             plan_error: None,
             windows: None,
             srfs: None,
@@ -3456,10 +3460,15 @@ impl<'a, 'b> Binder<'a, 'b> {
         } else {
             match set_function_type(&fname, &mut bargs, &types)? {
                 // A function returning records returns their fields as columns.
-                PgType::Record(fields) => fields
-                    .iter()
-                    .map(|(name, ty)| column((*name).into(), *ty))
-                    .collect(),
+                PgType::Record(fields) => {
+                    if !ordinality {
+                        self.record_functions.push((qual.clone(), fields));
+                    }
+                    fields
+                        .iter()
+                        .map(|(name, ty)| column((*name).into(), *ty))
+                        .collect()
+                }
                 // A function with one named OUT column names it, alias or not.
                 ty => vec![column(
                     match fname.as_str() {
@@ -4210,6 +4219,38 @@ impl<'a, 'b> Binder<'a, 'b> {
                 .map(|c| c.name.to_string());
             if let Some(column) = scalar {
                 return self.resolve_column(Some(name), &column, scope);
+            }
+            // A record-returning function's item: the record of its columns.
+            let record = std::iter::once(scope)
+                .chain(self.outer.iter().rev().map(|(s, _)| s))
+                .find_map(|s| {
+                    let q = s
+                        .cols
+                        .iter()
+                        .find_map(|c| c.qual.as_ref().filter(|q| &***q == name && !c.hidden))?;
+                    let fields = self
+                        .record_functions
+                        .iter()
+                        .find(|(f, _)| Rc::ptr_eq(f, q))
+                        .map(|(_, fields)| *fields)?;
+                    // Its columns by the names they have here (aliases too).
+                    let names: Vec<String> = s
+                        .cols
+                        .iter()
+                        .filter(|c| c.qual.as_ref().is_some_and(|x| Rc::ptr_eq(x, q)))
+                        .map(|c| c.name.to_string())
+                        .collect();
+                    (names.len() == fields.len()).then_some((fields, names))
+                });
+            if let Some((fields, names)) = record {
+                let mut args = Vec::with_capacity(names.len());
+                for column in &names {
+                    args.push(self.resolve_column(Some(name), column, scope)?.0);
+                }
+                return Ok((
+                    BExpr::Func("make_record".into(), args),
+                    PgType::Record(fields),
+                ));
             }
             return Err(SqlError::UndefinedColumn {
                 name: name.to_string(),
@@ -7578,6 +7619,11 @@ fn bind_json_function(
             hint: None,
         }),
         "to_json" if types.len() == 1 => Ok((call(name, typed(take(args))), PgType::Json)),
+        // row_to_json(record): to_json's object of its fields.
+        "row_to_json" if matches!(types, [PgType::Record(_)]) => {
+            Ok((call("to_json", typed(take(args))), PgType::Json))
+        }
+        "row_to_json" => Err(no_such_function(name, types)),
         "json_build_object" | "json_build_array" => {
             Ok((call(name, typed(take(args))), PgType::Json))
         }
@@ -7617,7 +7663,7 @@ fn bind_json_function(
 }
 
 /// The type [`bind_json_function`] passes beside a value: an OID, or a record's fields.
-fn json_slot_type(slot: &Value) -> PgType {
+pub(crate) fn json_slot_type(slot: &Value) -> PgType {
     match slot {
         Value::Int(oid) => u32::try_from(*oid)
             .ok()
@@ -12204,6 +12250,8 @@ impl<'a, 'b> Executor<'a, 'b> {
                 None => Value::Null,
             },
             "coalesce" => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
+            // A record of a FROM item's columns (see `record_functions`).
+            "make_record" => Value::Array(a.into()),
             "nullif" => {
                 let (x, y) = (
                     a.first().cloned().unwrap_or(Value::Null),

@@ -3,7 +3,8 @@
 //! their spacing), `#>` / `#>>` and `json_extract_path[_text]`, `json_each[_text]`,
 //! `json_array_elements[_text]` and `json_object_keys` in FROM and in a select list, with
 //! PostgreSQL's errors; a function's FROM item read by its name (`SELECT e->>'n' FROM
-//! json_array_elements(j) AS e`). json results are compared as the server's text.
+//! json_array_elements(j) AS e`, a record-returning one's as its record), `row_to_json`.
+//! json results are compared as the server's text.
 
 use rocklake_tests::{same_outcomes_as_postgres, PSYCOPG_HARNESS};
 
@@ -63,6 +64,17 @@ for sql in [
     'SELECT e FROM json_array_elements_text(\'["x","y"]\') e ORDER BY e DESC',
     'SELECT (SELECT string_agg(x, \',\') FROM json_array_elements_text(j) x) FROM (VALUES (\'["p","q"]\'::json)) v(j)',
     'SELECT u FROM unnest(ARRAY[1,2]) AS u',
+    "SELECT e FROM json_each('{\"a\":1,\"b\":null}') e",
+    "SELECT e FROM json_each_text('{\"a\":1,\"b\":null}') e",
+    "SELECT t FROM json_each('{\"a\":1}') AS t(k, v)",
+    "SELECT row_to_json(e) FROM json_each('{\"a\":1,\"b\":[2]}') e",
+    "SELECT (e).key, (e).value FROM json_each('{\"a\":1}') e",
+    "SELECT k FROM pg_get_keywords() k WHERE (k).word = 'select'",
+    "SELECT e IS NULL, e IS NOT NULL FROM json_each_text('{\"a\":null}') e",
+    "SELECT row_to_json(1)",
+    "SELECT json_agg(e) FROM json_each('{\"a\":1,\"b\":2}') e",
+    "SELECT json_agg(x) FROM (VALUES (ARRAY[1,2]), (NULL), (ARRAY[3])) v(x)",
+    "SELECT json_agg(x ORDER BY x) FROM (VALUES (ARRAY[2]), (ARRAY[1])) v(x)",
 ]:
     run(sql)
 print("RESULT", json.dumps(out))
