@@ -2191,18 +2191,8 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     // `t_id_seq1`, …), then the primary key's constraint and index: the name given, or
     // PostgreSQL's choice (`t_pkey`, else `t_pkey1`, `t_pkey2`, … past names taken in the
     // schema).
-    let exists = {
-        let at = cx.read_point();
-        relation_name_taken(&cx.reader(at), &schema, &name)
-    };
-    if exists {
-        if ct.if_not_exists {
-            cx.sess.notice(Notice::RelationExists { name });
-            return Ok(Output::Command {
-                tag: "CREATE TABLE".into(),
-            });
-        }
-        return Err(SqlError::DuplicateTable { name });
+    if let Some(skipped) = name_taken(cx, ct.if_not_exists, &schema, &name, "CREATE TABLE")? {
+        return Ok(skipped);
     }
     let mut sequence_names: Vec<String> = Vec::new();
     for (ci, planned) in &owned_sequences {
@@ -2277,6 +2267,34 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     })
 }
 
+/// CREATE TABLE's answer when a relation in `schema` has `name` (a table, a sequence, a
+/// primary key's index, a catalog): with IF NOT EXISTS the NOTICE and `tag`, else 42P07;
+/// `None` when the name is free.
+fn name_taken(
+    cx: &mut Cx<'_>,
+    if_not_exists: bool,
+    schema: &str,
+    name: &str,
+    tag: &str,
+) -> Result<Option<Output>, SqlError> {
+    let taken = {
+        let at = cx.read_point();
+        relation_name_taken(&cx.reader(at), schema, name)
+    };
+    if !taken {
+        return Ok(None);
+    }
+    if !if_not_exists {
+        return Err(SqlError::DuplicateTable {
+            name: name.to_string(),
+        });
+    }
+    cx.sess.notice(Notice::RelationExists {
+        name: name.to_string(),
+    });
+    Ok(Some(Output::Command { tag: tag.into() }))
+}
+
 /// `CREATE TABLE … AS query`: a table of the query's columns (their names, or those listed;
 /// their types and typmods, an untyped literal's as text) holding its rows, with no key, as
 /// in PostgreSQL. The rows are those of the statement's snapshot.
@@ -2304,18 +2322,8 @@ fn create_table_as(
         ));
     }
     // Any relation's name (a primary key's index, a sequence, a catalog's), as CREATE TABLE.
-    let taken = {
-        let at = cx.read_point();
-        relation_name_taken(&cx.reader(at), &schema, &name)
-    };
-    if taken {
-        if ct.if_not_exists {
-            cx.sess.notice(Notice::RelationExists { name });
-            return Ok(Output::Command {
-                tag: "CREATE TABLE AS".into(),
-            });
-        }
-        return Err(SqlError::DuplicateTable { name });
+    if let Some(skipped) = name_taken(cx, ct.if_not_exists, &schema, &name, "CREATE TABLE AS")? {
+        return Ok(skipped);
     }
     let with_data = match ct.with_data {
         None => true,
