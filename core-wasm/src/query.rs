@@ -6567,6 +6567,30 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        // num_nulls(VARIADIC "any"), num_nonnulls: at least one argument, of any type.
+        if matches!(name.as_str(), "num_nulls" | "num_nonnulls") && !bargs.is_empty() {
+            return Ok((BExpr::Func(name, bargs), PgType::Int4));
+        }
+        if name == "pg_my_temp_schema" && bargs.is_empty() {
+            // No session has a temporary schema of its own (temporary tables live in the
+            // transaction that makes them).
+            return Ok((BExpr::Const(Value::Int(0)), PgType::Oid));
+        }
+        // width_bucket(operand, low, high, count) over double precision.
+        if name == "width_bucket" {
+            let number = |t: &PgType| *t == PgType::Unknown || t.is_numeric_family();
+            let count = |t: &PgType| matches!(t, PgType::Unknown | PgType::Int2 | PgType::Int4);
+            if !matches!(types.as_slice(), [a, b, c, d] if number(a) && number(b) && number(c) && count(d))
+            {
+                return Err(no_such_function(&name, &types));
+            }
+            let args = std::mem::take(&mut bargs)
+                .into_iter()
+                .enumerate()
+                .map(|(i, b)| coerce_or_cast(b, if i == 3 { PgType::Int4 } else { PgType::Float8 }))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok((BExpr::Func(name, args), PgType::Int4));
+        }
         if let Some((_, signatures)) = STRING_SIGNATURES.iter().find(|(n, _)| *n == name) {
             // to_hex(int4) and to_hex(int8): an untyped literal fits both.
             if name == "to_hex" && types.first() == Some(&PgType::Unknown) {
@@ -6590,6 +6614,12 @@ impl<'a, 'b> Binder<'a, 'b> {
             if matches!(name.as_str(), "btrim" | "ltrim" | "rtrim")
                 && types.first() == Some(&PgType::Bytea)
             {
+                return Ok((BExpr::Func(name, bargs), PgType::Bytea));
+            }
+            if name.starts_with("sha") {
+                // sha224(bytea) … sha512(bytea): an untyped literal is bytea.
+                let x = bargs.pop().unwrap_or(BExpr::Const(Value::Null));
+                bargs.push(coerce_expr(x, PgType::Bytea)?);
                 return Ok((BExpr::Func(name, bargs), PgType::Bytea));
             }
             if name == "to_hex" {
@@ -7208,6 +7238,57 @@ fn bind_regex_call(
     Some(Ok((BExpr::Func(call.to_string(), args), ty)))
 }
 
+/// PostgreSQL's `width_bucket_float8`: the bucket of `x` among `n` equal ones from `lo` to
+/// `hi` (either way round), 0 before them and `n + 1` after, with its errors (2201G).
+fn width_bucket(x: f64, lo: f64, hi: f64, n: i64) -> Result<i64, SqlError> {
+    let bad = |message: &str| SqlError::MathDomain {
+        code: "2201G",
+        message: message.into(),
+    };
+    if n <= 0 {
+        return Err(bad("count must be greater than zero"));
+    }
+    if x.is_nan() || lo.is_nan() || hi.is_nan() {
+        return Err(bad("operand, lower bound, and upper bound cannot be NaN"));
+    }
+    if lo.is_infinite() || hi.is_infinite() {
+        return Err(bad("lower and upper bounds must be finite"));
+    }
+    let count = n as f64;
+    // Past the last bucket: `n + 1`, an int4 as the result is.
+    let after = || {
+        if n >= i64::from(i32::MAX) {
+            Err(SqlError::MathDomain {
+                code: "22003",
+                message: "integer out of range".into(),
+            })
+        } else {
+            Ok(n + 1)
+        }
+    };
+    // Rounding must not reach past the last bucket; PostgreSQL caps it too.
+    let inside = |fraction: f64| ((fraction * count) as i64).min(n - 1) + 1;
+    if lo < hi {
+        if x < lo {
+            Ok(0)
+        } else if x >= hi {
+            after()
+        } else {
+            Ok(inside((x - lo) / (hi - lo)))
+        }
+    } else if lo > hi {
+        if x > lo {
+            Ok(0)
+        } else if x <= hi {
+            after()
+        } else {
+            Ok(inside((lo - x) / (lo - hi)))
+        }
+    } else {
+        Err(bad("lower bound cannot equal upper bound"))
+    }
+}
+
 /// `chr(n)`: the character of code point `n` (UTF-8), with PostgreSQL's errors.
 fn chr(n: i64) -> Result<char, SqlError> {
     let limit = |message: String| SqlError::ProgramLimit { message };
@@ -7619,6 +7700,28 @@ fn bind_json_function(
             hint: None,
         }),
         "to_json" if types.len() == 1 => Ok((call(name, typed(take(args))), PgType::Json)),
+        // array_to_json(anyarray [, pretty]): to_json's array; pretty puts each top-level
+        // element after the first on a line of its own.
+        "array_to_json" if matches!(types, [a] | [a, PgType::Bool | PgType::Unknown] if a.is_array()) =>
+        {
+            let mut all = take(args);
+            let pretty = if all.len() == 2 { all.pop() } else { None };
+            let mut bound = match typed(all).into_iter().collect::<Vec<_>>() {
+                v if v.len() == 2 => v,
+                _ => return Some(Err(SqlError::internal("array_to_json's argument"))),
+            };
+            match pretty {
+                Some(p) => match coerce_expr(p, PgType::Bool) {
+                    Ok(p) => {
+                        bound.push(p);
+                        Ok((call("array_to_json", bound), PgType::Json))
+                    }
+                    Err(e) => Err(e),
+                },
+                None => Ok((call("to_json", bound), PgType::Json)),
+            }
+        }
+        "array_to_json" => Err(no_such_function(name, types)),
         // row_to_json(record): to_json's object of its fields.
         "row_to_json" if matches!(types, [PgType::Record(_)]) => {
             Ok((call("to_json", typed(take(args))), PgType::Json))
@@ -7722,6 +7825,26 @@ fn eval_json_function(name: &str, a: &[Value]) -> Result<Value, SqlError> {
                 Value::text(out)
             }
             None => Value::Null,
+        },
+        "array_to_json" => match (a.first(), a.get(1), a.get(2)) {
+            (Some(Value::Array(items)), Some(slot), Some(pretty)) if !pretty.is_null() => {
+                let sep = if *pretty == Value::Bool(true) {
+                    ",\n "
+                } else {
+                    ","
+                };
+                let elem = json_slot_type(slot).element().unwrap_or(PgType::Text);
+                let mut out = String::from("[");
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(sep);
+                    }
+                    crate::json::write_value(item, elem, &mut out);
+                }
+                out.push(']');
+                Value::text(out)
+            }
+            _ => Value::Null,
         },
         "json_build_array" => {
             let mut out = String::from("[");
@@ -7961,6 +8084,10 @@ const STRING_SIGNATURES: &[(&str, &[&str])] = &[
     ("strpos", &["TT"]),
     ("substr", &["TI", "TII", "BI", "BII"]),
     ("md5", &["T", "B"]),
+    ("sha224", &["B"]),
+    ("sha256", &["B"]),
+    ("sha384", &["B"]),
+    ("sha512", &["B"]),
     ("quote_ident", &["T"]),
     ("chr", &["I"]),
     ("initcap", &["T"]),
@@ -12252,6 +12379,26 @@ impl<'a, 'b> Executor<'a, 'b> {
             "coalesce" => a.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
             // A record of a FROM item's columns (see `record_functions`).
             "make_record" => Value::Array(a.into()),
+            "num_nulls" => Value::Int(a.iter().filter(|v| v.is_null()).count() as i64),
+            "num_nonnulls" => Value::Int(a.iter().filter(|v| !v.is_null()).count() as i64),
+            "width_bucket" => match a.as_slice() {
+                [Value::Float(x), Value::Float(lo), Value::Float(hi), Value::Int(n)] => {
+                    Value::Int(width_bucket(*x, *lo, *hi, *n)?)
+                }
+                _ => Value::Null,
+            },
+            "sha224" | "sha256" | "sha384" | "sha512" => match a.first() {
+                Some(Value::Bytes(b)) => {
+                    use sha2::Digest;
+                    Value::Bytes(match name {
+                        "sha224" => sha2::Sha224::digest(b).to_vec(),
+                        "sha256" => sha2::Sha256::digest(b).to_vec(),
+                        "sha384" => sha2::Sha384::digest(b).to_vec(),
+                        _ => sha2::Sha512::digest(b).to_vec(),
+                    })
+                }
+                _ => Value::Null,
+            },
             "nullif" => {
                 let (x, y) = (
                     a.first().cloned().unwrap_or(Value::Null),

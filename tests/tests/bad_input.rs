@@ -643,6 +643,23 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT string_agg(x, y), string_agg(DISTINCT x, ',' ORDER BY x) FROM (VALUES ('a', '-'), ('b', '+'), ('c', NULL), ('a', '')) v(x, y)",
     // Boolean operators take booleans (or untyped literals read as them).
     "SELECT NOT 1", "SELECT 1 AND true", "SELECT true OR 'x'", "SELECT 'true' AND NOT 'f', NULL AND true, NOT NULL",
+    // num_nulls / num_nonnulls, sha224…sha512, width_bucket (both directions, its errors),
+    // array_to_json (pretty), pg_my_temp_schema.
+    "SELECT num_nulls(1, NULL, 'a'), num_nonnulls(1, NULL, 'a'), num_nulls(NULL::int)",
+    "SELECT num_nulls()",
+    "SELECT encode(sha256('a'), 'hex'), encode(sha224('\\x00'::bytea), 'hex'), length(sha384('')), length(sha512('abc'))",
+    "SELECT sha256(NULL), pg_typeof(sha256('x'))",
+    "SELECT sha256(1)",
+    "SELECT width_bucket(5, 0, 10, 5), width_bucket(5.35, 0.024, 10.06, 5), width_bucket(-1, 0, 10, 5), width_bucket(10, 0, 10, 5), width_bucket(11, 0, 10, 5)",
+    "SELECT width_bucket(5, 10, 0, 5), width_bucket(10, 10, 0, 5), width_bucket(0, 10, 0, 5), width_bucket(11, 10, 0, 5)",
+    "SELECT width_bucket(5, 0, 10, 0)",
+    "SELECT width_bucket(5, 0, 0, 3)",
+    "SELECT width_bucket('NaN'::float8, 0, 10, 3)",
+    "SELECT width_bucket(1, '-Infinity'::float8, 10, 3)",
+    "SELECT width_bucket(9.999999999, 0, 10, 3), width_bucket(NULL, 0, 10, 3)",
+    "SELECT array_to_json(ARRAY[1,2,3]), array_to_json(ARRAY['a','b\"'], true), array_to_json(ARRAY[1,2], false), array_to_json(ARRAY[1], NULL)",
+    "SELECT array_to_json(1)",
+    "SELECT pg_my_temp_schema()",
     // FETCH FIRST … WITH TIES (with OFFSET, DESC, grouped), and LIMIT / OFFSET row counts.
     "SELECT x, y FROM (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)) v(x, y) ORDER BY y FETCH FIRST 1 ROW WITH TIES",
     "SELECT x, y FROM (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3)) v(x, y) ORDER BY y FETCH FIRST 3 ROWS WITH TIES",
