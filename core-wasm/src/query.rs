@@ -25,6 +25,9 @@ use crate::types::{compare, format_text, numeric_canonical, parse_text, PgType, 
 /// (hundreds of catalog columns per statement) copies no string for them.
 pub type ColName = std::borrow::Cow<'static, str>;
 
+/// A record type's fields (`PgType::Record`'s): names and types.
+type RecordFields = &'static [(&'static str, PgType)];
+
 /// A column of a scope or result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColMeta {
@@ -1049,7 +1052,7 @@ pub struct Binder<'a, 'b> {
     scalar_functions: Vec<Rc<str>>,
     /// The FROM items of functions returning records (`json_each`, `aclexplode`): their name
     /// reads as the record of their columns (`SELECT e FROM json_each(j) AS e`).
-    record_functions: Vec<(Rc<str>, &'static [(&'static str, PgType)])>,
+    record_functions: Vec<(Rc<str>, RecordFields)>,
     /// The first error of evaluating an immutable expression over constants while binding:
     /// PostgreSQL's planner raises it after the whole statement has been analysed (so an
     /// unknown function elsewhere in it is reported first), and even when no row is read.
