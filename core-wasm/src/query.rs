@@ -6619,12 +6619,6 @@ impl<'a, 'b> Binder<'a, 'b> {
             {
                 return Ok((BExpr::Func(name, bargs), PgType::Bytea));
             }
-            if name.starts_with("sha") {
-                // sha224(bytea) … sha512(bytea): an untyped literal is bytea.
-                let x = bargs.pop().unwrap_or(BExpr::Const(Value::Null));
-                bargs.push(coerce_expr(x, PgType::Bytea)?);
-                return Ok((BExpr::Func(name, bargs), PgType::Bytea));
-            }
             if name == "to_hex" {
                 let width = if types.first() == Some(&PgType::Int8) {
                     "to_hex64"
@@ -8087,10 +8081,6 @@ const STRING_SIGNATURES: &[(&str, &[&str])] = &[
     ("strpos", &["TT"]),
     ("substr", &["TI", "TII", "BI", "BII"]),
     ("md5", &["T", "B"]),
-    ("sha224", &["B"]),
-    ("sha256", &["B"]),
-    ("sha384", &["B"]),
-    ("sha512", &["B"]),
     ("quote_ident", &["T"]),
     ("chr", &["I"]),
     ("initcap", &["T"]),
@@ -12390,18 +12380,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
                 _ => Value::Null,
             },
-            "sha224" | "sha256" | "sha384" | "sha512" => match a.first() {
-                Some(Value::Bytes(b)) => {
-                    use sha2::Digest;
-                    Value::Bytes(match name {
-                        "sha224" => sha2::Sha224::digest(b).to_vec(),
-                        "sha256" => sha2::Sha256::digest(b).to_vec(),
-                        "sha384" => sha2::Sha384::digest(b).to_vec(),
-                        _ => sha2::Sha512::digest(b).to_vec(),
-                    })
-                }
-                _ => Value::Null,
-            },
+
             "nullif" => {
                 let (x, y) = (
                     a.first().cloned().unwrap_or(Value::Null),
