@@ -526,6 +526,14 @@ def run_workload(py: str, dsn: str, outdir: str, workload: str, inline_limit: in
             print(f"workload timed out after {timeout}s (log: {log})")
             return 124
     print(f"workload exit status {p.returncode} (log: {log})")
+    if p.returncode != 0:
+        # The log goes with the test's temporary directory: show its end here, so a crash of
+        # the client (a signal, an uncaught exception) can be read from the test's output.
+        with open(log, errors="replace") as f:
+            tail = f.readlines()[-40:]
+        print("---- end of the workload's log ----")
+        print("".join(tail), end="")
+        print("----")
     return p.returncode
 
 
