@@ -108,6 +108,11 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             crate::cursor::parse_fetch(&mut p, is_move, syntax)?
         } else if crate::seqparse::at_alter_sequence(&p) {
             crate::seqparse::parse_alter_sequence(&mut p, syntax)?
+        } else if matches!(&p.peek_token_ref().token,
+            Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::TABLE)
+        {
+            // `TABLE name [ORDER BY …]`, a query of its own (sqlparser reads it only inside one).
+            Statement::Query(p.parse_query().map_err(syntax)?)
         } else if at_ctas_with_names(&p) {
             parse_ctas_with_names(&mut p, syntax)?
         } else if crate::maintenance::at_maintenance(&p) {

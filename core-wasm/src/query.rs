@@ -2850,6 +2850,30 @@ impl<'a, 'b> Binder<'a, 'b> {
                 let (rows, cols) = self.bind_values(v)?;
                 Ok((BSet::Values(rows), cols, None))
             }
+            // `TABLE name` is `SELECT * FROM name`.
+            SetExpr::Table(t) => {
+                let Some(table) = &t.table_name else {
+                    return Err(SqlError::Syntax {
+                        message: "syntax error at end of input".into(),
+                    });
+                };
+                let name = match &t.schema_name {
+                    Some(schema) => format!("{schema}.{table}"),
+                    None => table.to_string(),
+                };
+                let select = format!("SELECT * FROM {name}");
+                let parsed = sqlparser::parser::Parser::parse_sql(
+                    &sqlparser::dialect::PostgreSqlDialect {},
+                    &select,
+                )
+                .map_err(|e| SqlError::Syntax {
+                    message: e.to_string(),
+                })?;
+                match parsed.first() {
+                    Some(ast::Statement::Query(q)) => self.bind_set(&q.body, _o),
+                    _ => Err(SqlError::internal("TABLE name did not read as a query")),
+                }
+            }
             other => Err(SqlError::feature(format!(
                 "query body {}",
                 first_words(&other.to_string())
