@@ -2690,11 +2690,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                     // bigint in PostgreSQL: unknown literals and parameters take that type.
                     if let Some(l) = l {
                         let b = self.bind_expr(l, &empty, None)?.0;
-                        limit = Some(coerce_expr(b, PgType::Int8)?);
+                        limit = Some(limit_count(b)?);
                     }
                     if let Some(o) = o {
                         let b = self.bind_expr(&o.value, &empty, None)?.0;
-                        offset = Some(coerce_expr(b, PgType::Int8)?);
+                        offset = Some(limit_count(b)?);
                     }
                 }
                 ast::LimitClause::OffsetCommaLimit { .. } => {
@@ -2732,7 +2732,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 Some(e) => self.bind_expr(e, &empty, None)?.0,
                 None => BExpr::Const(Value::Int(1)),
             };
-            limit = Some(coerce_expr(n, PgType::Int8)?);
+            limit = Some(limit_count(n)?);
         }
         // Row locks would be taken and held to COMMIT in PostgreSQL; RockLake's transactions
         // take none (a conflicting write fails at COMMIT instead), so accepting the clause
@@ -2857,6 +2857,16 @@ impl<'a, 'b> Binder<'a, 'b> {
                         message: "syntax error at end of input".into(),
                     });
                 };
+                // A name, not a string constant (sqlparser reads either there).
+                if [Some(table), t.schema_name.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .any(|i| i.quote_style == Some('\''))
+                {
+                    return Err(SqlError::Syntax {
+                        message: format!("syntax error at or near \"'{}'\"", table.value),
+                    });
+                }
                 let name = match &t.schema_name {
                     Some(schema) => format!("{schema}.{table}"),
                     None => table.to_string(),
@@ -4248,26 +4258,32 @@ impl<'a, 'b> Binder<'a, 'b> {
                 return self.resolve_column(Some(name), &column, scope);
             }
             // A record-returning function's item: the record of its columns.
+            // The nearest scope with an item of that name decides (an inner one hides outer
+            // ones); the record is the function's own, so column aliases (whose names the
+            // record type cannot carry) leave `(alias).column` to read them.
             let record = std::iter::once(scope)
                 .chain(self.outer.iter().rev().map(|(s, _)| s))
                 .find_map(|s| {
-                    let q = s
-                        .cols
+                    s.cols
                         .iter()
-                        .find_map(|c| c.qual.as_ref().filter(|q| &***q == name && !c.hidden))?;
+                        .find_map(|c| c.qual.as_ref().filter(|q| &***q == name && !c.hidden))
+                        .map(|q| (s, q))
+                })
+                .and_then(|(s, q)| {
                     let fields = self
                         .record_functions
                         .iter()
                         .find(|(f, _)| Rc::ptr_eq(f, q))
                         .map(|(_, fields)| *fields)?;
-                    // Its columns by the names they have here (aliases too).
                     let names: Vec<String> = s
                         .cols
                         .iter()
                         .filter(|c| c.qual.as_ref().is_some_and(|x| Rc::ptr_eq(x, q)))
                         .map(|c| c.name.to_string())
                         .collect();
-                    (names.len() == fields.len()).then_some((fields, names))
+                    let own = names.len() == fields.len()
+                        && names.iter().zip(fields.iter()).all(|(n, (f, _))| n == f);
+                    own.then_some((fields, names))
                 });
             if let Some((fields, names)) = record {
                 let mut args = Vec::with_capacity(names.len());
@@ -6611,6 +6627,12 @@ impl<'a, 'b> Binder<'a, 'b> {
             {
                 return Err(no_such_function(&name, &types));
             }
+            // PostgreSQL's numeric form computes exactly; only the double precision one is here.
+            if types[..3].contains(&PgType::Numeric) {
+                return Err(SqlError::feature(
+                    "width_bucket over numeric (cast the operand and bounds to double precision)",
+                ));
+            }
             let args = std::mem::take(&mut bargs)
                 .into_iter()
                 .enumerate()
@@ -8268,6 +8290,15 @@ fn expr_typmod(b: &BExpr, scope: &Scope) -> i32 {
             same(&mut whens.iter().map(|(_, r)| r).chain([&**default]))
         }
         _ => -1,
+    }
+}
+
+/// A LIMIT, OFFSET or FETCH count as the bigint PostgreSQL makes of it: a numeric or double
+/// precision one is rounded (`LIMIT 2.5` is 3), as its cast to bigint rounds.
+fn limit_count(e: BExpr) -> Result<BExpr, SqlError> {
+    match e {
+        BExpr::Const(Value::Numeric(_) | Value::Float(_)) => coerce_or_cast(e, PgType::Int8),
+        e => coerce_expr(e, PgType::Int8),
     }
 }
 
@@ -13598,6 +13629,27 @@ impl<'a, 'b> Executor<'a, 'b> {
         q: &BQuery,
         parent: Option<&Env<'_>>,
     ) -> Result<Vec<Vec<Value>>, SqlError> {
+        // OFFSET is checked before the count, as PostgreSQL's `recompute_limits` does.
+        let offset = match &q.offset {
+            Some(e) => match self.eval(
+                e,
+                &Env {
+                    row: &[],
+                    parent,
+                    aggs: None,
+                },
+            )? {
+                Value::Int(i) if i >= 0 => i as usize,
+                Value::Int(_) => {
+                    return Err(SqlError::InvalidRowCount {
+                        code: "2201X",
+                        message: "OFFSET must not be negative",
+                    })
+                }
+                _ => 0,
+            },
+            None => 0,
+        };
         let limit = match &q.limit {
             Some(e) => match self.eval(
                 e,
@@ -13623,26 +13675,6 @@ impl<'a, 'b> Executor<'a, 'b> {
                 }
             },
             None => None,
-        };
-        let offset = match &q.offset {
-            Some(e) => match self.eval(
-                e,
-                &Env {
-                    row: &[],
-                    parent,
-                    aggs: None,
-                },
-            )? {
-                Value::Int(i) if i >= 0 => i as usize,
-                Value::Int(_) => {
-                    return Err(SqlError::InvalidRowCount {
-                        code: "2201X",
-                        message: "OFFSET must not be negative",
-                    })
-                }
-                _ => 0,
-            },
-            None => 0,
         };
         if let (Some(n), Some(id)) = (limit, limited_recursion(q)) {
             // `SELECT … FROM r LIMIT n` of a recursive query: its first rows are the result,

@@ -647,13 +647,13 @@ const FUNCTION_CORPUS: &[&str] = &[
     // array_to_json (pretty), pg_my_temp_schema.
     "SELECT num_nulls(1, NULL, 'a'), num_nonnulls(1, NULL, 'a'), num_nulls(NULL::int)",
     "SELECT num_nulls()",
-    "SELECT width_bucket(5, 0, 10, 5), width_bucket(5.35, 0.024, 10.06, 5), width_bucket(-1, 0, 10, 5), width_bucket(10, 0, 10, 5), width_bucket(11, 0, 10, 5)",
+    "SELECT width_bucket(5, 0, 10, 5), width_bucket(5.35::float8, 0.024::float8, 10.06::float8, 5), width_bucket(-1, 0, 10, 5), width_bucket(10, 0, 10, 5), width_bucket(11, 0, 10, 5)",
     "SELECT width_bucket(5, 10, 0, 5), width_bucket(10, 10, 0, 5), width_bucket(0, 10, 0, 5), width_bucket(11, 10, 0, 5)",
     "SELECT width_bucket(5, 0, 10, 0)",
     "SELECT width_bucket(5, 0, 0, 3)",
     "SELECT width_bucket('NaN'::float8, 0, 10, 3)",
     "SELECT width_bucket(1, '-Infinity'::float8, 10, 3)",
-    "SELECT width_bucket(9.999999999, 0, 10, 3), width_bucket(NULL, 0, 10, 3)",
+    "SELECT width_bucket(9.999999999::float8, 0, 10, 3), width_bucket(NULL, 0, 10, 3)",
     "SELECT array_to_json(ARRAY[1,2,3]), array_to_json(ARRAY['a','b\"'], true), array_to_json(ARRAY[1,2], false), array_to_json(ARRAY[1], NULL)",
     "SELECT array_to_json(1)",
     "SELECT pg_my_temp_schema()",
@@ -668,6 +668,7 @@ const FUNCTION_CORPUS: &[&str] = &[
     "SELECT x FROM (VALUES (1, 1), (2, 1)) v(x, y) ORDER BY y FETCH FIRST NULL ROWS WITH TIES",
     "SELECT x FROM (VALUES (1, 1), (2, 1)) v(x, y) ORDER BY y FETCH FIRST 10 PERCENT ROWS ONLY",
     "SELECT 1 LIMIT -1", "SELECT 1 OFFSET -1", "SELECT 1 LIMIT NULL OFFSET NULL",
+    "SELECT 1 LIMIT -1 OFFSET -1", "SELECT 1 LIMIT 2.5",
     // regexp_split_to_table / _to_array (PostgreSQL's rules for empty matches) and
     // regexp_matches (groups, the global flag), in FROM and select lists.
     "SELECT regexp_split_to_table('a,b,,c', ',')",
