@@ -2059,14 +2059,6 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         }
         return Err(SqlError::DuplicateTable { name });
     }
-    if let Some(query) = &ct.query {
-        return create_table_as(cx, ct, query, schema, name);
-    }
-    if ct.with_data.is_some() {
-        return Err(SqlError::Syntax {
-            message: "WITH [NO] DATA belongs to CREATE TABLE … AS".into(),
-        });
-    }
     // A temporary table lives only in the transaction that creates it (`ON COMMIT DROP`, as
     // DuckDB's UPDATE through the postgres extension makes them); one that would outlive it
     // is refused rather than made a permanent table.
@@ -2075,6 +2067,14 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
         return Err(SqlError::feature(
             "temporary tables other than ON COMMIT DROP",
         ));
+    }
+    if let Some(query) = &ct.query {
+        return create_table_as(cx, ct, query, schema, name);
+    }
+    if ct.with_data.is_some() {
+        return Err(SqlError::Syntax {
+            message: "WITH [NO] DATA belongs to CREATE TABLE … AS".into(),
+        });
     }
     let mut columns: Vec<Column> = Vec::new();
     let mut pk: Vec<usize> = Vec::new();
@@ -2238,23 +2238,7 @@ fn create_table(cx: &mut Cx<'_>, ct: &ast::CreateTable) -> Result<Output, SqlErr
     }
     let oid = cx.st.next_oid;
     cx.st.next_oid += 3;
-    let table = Table {
-        id,
-        oid,
-        schema,
-        pkey_name,
-        indexes: crate::catalog::default_indexes(&name, &columns, &pk),
-        name,
-        columns,
-        primary_key: pk,
-        version: 0,
-        layout: 0,
-        sequence: None,
-        comment: None,
-        pkey_comment: None,
-        pkey_constraint_comment: None,
-        shape: 0,
-    };
+    let table = new_table(id, oid, schema, name, pkey_name, columns, pk);
     let pending = cx.pending()?;
     for s in sequences {
         let sid = s.id;
@@ -2317,14 +2301,7 @@ fn create_table_as(
             .any(|c| c.data_type != ast::DataType::Unspecified || !c.options.is_empty())
     {
         // PostgreSQL's grammar has no column types or constraints there.
-        return Err(SqlError::Syntax {
-            message: "syntax error at or near \"AS\"".into(),
-        });
-    }
-    if ct.temporary && !matches!(ct.on_commit, Some(ast::OnCommit::Drop)) {
-        return Err(SqlError::feature(
-            "temporary tables other than ON COMMIT DROP",
-        ));
+        return Err(syntax_at("AS"));
     }
     // Any relation's name (a primary key's index, a sequence, a catalog's), as CREATE TABLE.
     if let Some(skipped) = name_taken(cx, ct.if_not_exists, &schema, &name, "CREATE TABLE AS")? {
@@ -2398,23 +2375,16 @@ fn create_table_as(
     cx.st.next_table_id += 1;
     let oid = cx.st.next_oid;
     cx.st.next_oid += 3;
-    let table = Table {
+    let pkey_name = format!("{name}_pkey");
+    let table = new_table(
         id,
         oid,
-        schema: schema.clone(),
-        pkey_name: format!("{name}_pkey"),
-        indexes: crate::catalog::default_indexes(&name, &columns, &[]),
-        name: name.clone(),
+        schema.clone(),
+        name.clone(),
+        pkey_name,
         columns,
-        primary_key: Vec::new(),
-        version: 0,
-        layout: 0,
-        sequence: None,
-        comment: None,
-        pkey_comment: None,
-        pkey_constraint_comment: None,
-        shape: 0,
-    };
+        Vec::new(),
+    );
     let pending = cx.pending()?;
     pending.put_table(Arc::new(table), true)?;
     if ct.temporary {
@@ -2550,6 +2520,35 @@ fn select_into_table(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError
         .query(Some(Box::new(query)))
         .build();
     create_table(cx, &ct)
+}
+
+/// A new table's definition, at its first version, with the indexes its key makes.
+fn new_table(
+    id: u32,
+    oid: u32,
+    schema: String,
+    name: String,
+    pkey_name: String,
+    columns: Vec<Column>,
+    primary_key: Vec<usize>,
+) -> Table {
+    Table {
+        id,
+        oid,
+        schema,
+        pkey_name,
+        indexes: crate::catalog::default_indexes(&name, &columns, &primary_key),
+        name,
+        columns,
+        primary_key,
+        version: 0,
+        layout: 0,
+        sequence: None,
+        comment: None,
+        pkey_comment: None,
+        pkey_constraint_comment: None,
+        shape: 0,
+    }
 }
 
 /// A column's sequence to be: its definition, the identity's ALWAYS (`None`: serial), and the

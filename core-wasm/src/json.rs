@@ -642,17 +642,7 @@ pub(crate) fn get_text(
     index: Option<i64>,
 ) -> Result<Value, SqlError> {
     let doc = parse_as(text, true)?;
-    Ok(match member(&doc, key, index) {
-        None => Value::Null,
-        Some(Node {
-            kind: Kind::Null, ..
-        }) => Value::Null,
-        Some(Node {
-            kind: Kind::String(s),
-            ..
-        }) => Value::text(s.as_str()),
-        Some(n) => Value::text(&text[n.start..n.end]),
-    })
+    Ok(member(&doc, key, index).map_or(Value::Null, |n| member_text(text, n)))
 }
 
 /// A member's value as `->>` and the `_text` functions give it: a string unescaped, `null`

@@ -61,7 +61,7 @@ pub fn parse_maintenance(
             let token = p.next_token();
             let (option, written) = match token.token {
                 Token::Word(w) => (w.value.to_ascii_lowercase(), w.value),
-                other => return Err(syntax_near(&other)),
+                other => return Err(crate::exec::syntax_near(&other)),
             };
             let known: &[&str] = if vacuum {
                 &[
@@ -170,12 +170,6 @@ fn parse_word(p: &mut Parser<'_>, word: &str) -> bool {
         p.next_token();
     }
     at
-}
-
-fn syntax_near(token: &Token) -> SqlError {
-    SqlError::Syntax {
-        message: format!("syntax error at or near \"{token}\""),
-    }
 }
 
 /// The command and targets of a statement [`parse_maintenance`] read; `None` for any other.

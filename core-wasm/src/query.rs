@@ -2707,9 +2707,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(f) = &q.fetch {
             if f.percent {
                 // PostgreSQL's grammar has no PERCENT.
-                return Err(SqlError::Syntax {
-                    message: "syntax error at or near \"PERCENT\"".into(),
-                });
+                return Err(crate::exec::syntax_at("PERCENT"));
             }
             if f.with_ties && order.is_empty() {
                 return Err(SqlError::Syntax {
@@ -2863,9 +2861,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .flatten()
                     .any(|i| i.quote_style == Some('\''))
                 {
-                    return Err(SqlError::Syntax {
-                        message: format!("syntax error at or near \"'{}'\"", table.value),
-                    });
+                    return Err(crate::exec::syntax_at(&format!("'{}'", table.value)));
                 }
                 let name = match &t.schema_name {
                     Some(schema) => format!("{schema}.{table}"),
