@@ -473,6 +473,10 @@ pub enum SqlError {
     /// A substring length below zero.
     #[error("{message}")]
     SubstringError { message: String },
+    /// A GROUP BY past PostgreSQL's limits on grouping sets (CUBE's elements, the sets
+    /// after expansion, GROUPING's arguments): group by fewer keys.
+    #[error("{message}")]
+    GroupingLimit { code: &'static str, message: String },
     /// Select fewer columns.
     #[error("target lists can have at most {max} entries")]
     TooManyColumns { max: usize },
@@ -705,6 +709,7 @@ impl SqlError {
             SqlError::ProgramLimit { .. } => "54000",
             SqlError::SubstringError { .. } => "22011",
             SqlError::TooManyColumns { .. } => "54011",
+            SqlError::GroupingLimit { code, .. } => code,
             SqlError::OutOfMemory { .. } => "53200",
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",

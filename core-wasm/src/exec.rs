@@ -61,7 +61,8 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     let p = Parser::new(&PostgreSqlDialect {}).with_recursion_limit(MAX_NESTING);
     let operators = crate::seqparse::names_builtin_operator(sql);
     let identity_changes = crate::seqparse::mentions_identity_change(sql);
-    let mut p = if operators || identity_changes {
+    let table_only = crate::seqparse::mentions_table_only(sql);
+    let mut p = if operators || identity_changes || table_only {
         let mut tokens = sqlparser::tokenizer::Tokenizer::new(&PostgreSqlDialect {}, sql)
             .tokenize_with_location()
             .map_err(|e| syntax(e.into()))?;
@@ -70,6 +71,9 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         }
         if identity_changes {
             tokens = crate::seqparse::identity_changes(tokens)?;
+        }
+        if table_only {
+            tokens = crate::seqparse::query_table_only(tokens);
         }
         p.with_tokens_with_locations(tokens)
     } else {
@@ -184,7 +188,18 @@ fn at_ctas_with_names(p: &Parser<'_>) -> bool {
             _ => return false,
         }
     }
-    word(n + 1, "as")
+    n += 1;
+    if word(n, "on") && word(n + 1, "commit") {
+        if word(n + 2, "drop") {
+            n += 3;
+        } else if ["delete", "preserve"].iter().any(|w| word(n + 2, w)) && word(n + 3, "rows") {
+            n += 4;
+        } else {
+            // Not an action: the parser's error names the word.
+            return true;
+        }
+    }
+    word(n, "as")
 }
 
 /// Reads the CREATE TABLE AS [`at_ctas_with_names`] found.
@@ -213,6 +228,19 @@ fn parse_ctas_with_names(
         }
     }
     p.expect_token(&Token::RParen).map_err(syntax)?;
+    let on_commit = if p.parse_keywords(&[Keyword::ON, Keyword::COMMIT]) {
+        Some(if p.parse_keyword(Keyword::DROP) {
+            ast::OnCommit::Drop
+        } else if p.parse_keywords(&[Keyword::DELETE, Keyword::ROWS]) {
+            ast::OnCommit::DeleteRows
+        } else {
+            p.expect_keywords(&[Keyword::PRESERVE, Keyword::ROWS])
+                .map_err(syntax)?;
+            ast::OnCommit::PreserveRows
+        })
+    } else {
+        None
+    };
     p.expect_keyword_is(Keyword::AS).map_err(syntax)?;
     let query = p.parse_query().map_err(syntax)?;
     let with_data = if p.parse_keywords(&[Keyword::WITH, Keyword::NO, Keyword::DATA]) {
@@ -232,6 +260,7 @@ fn parse_ctas_with_names(
         ast::helpers::stmt_create_table::CreateTableBuilder::new(name)
             .temporary(temporary)
             .if_not_exists(if_not_exists)
+            .on_commit(on_commit)
             .columns(columns)
             .query(Some(query))
             .with_data(with_data)

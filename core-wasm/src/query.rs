@@ -346,7 +346,34 @@ pub struct BSelect {
     /// `DISTINCT ON (…)`: the projected columns after the output ones holding its keys; the
     /// first row of each key in the query's order is kept ([`Executor::run_query`]).
     pub distinct_on: Option<Vec<usize>>,
+    /// `GROUP BY ROLLUP / CUBE / GROUPING SETS`, or any GROUP BY with `GROUPING(…)`: the
+    /// groups are formed once per set.
+    pub grouping_sets: Option<Box<GroupingSets>>,
 }
+
+/// The grouping sets of a select ([`BSelect::group`] holds every key once). The select's
+/// projection, HAVING and ORDER BY read each key (wherever an expression equals it) from
+/// the row a group is evaluated on: its first input row (`base` columns, with a key that is
+/// a plain column set to NULL where the set leaves it out, for subqueries' outer
+/// references), then each key's value (NULL where the set leaves it out), then each key's
+/// `GROUPING` bit (1 where left out).
+#[derive(Debug, Clone)]
+pub struct GroupingSets {
+    /// Each set's keys, as indices into `group`, in PostgreSQL's order of expansion.
+    pub sets: Vec<Vec<usize>>,
+    pub base: usize,
+}
+
+/// `GROUPING(args)` while its select is bound: the call's number (its arguments' places in
+/// the SQL are kept by the binder for errors), then the arguments.
+const GROUPING_CALL: &str = "\u{0}grouping";
+/// `GROUPING(args)` once bound: each argument's bit, first argument highest.
+pub(crate) const GROUPING_BITS: &str = "\u{0}grouping bits";
+/// PostgreSQL's limits: CUBE's elements, grouping sets after expansion, GROUPING's
+/// arguments.
+const MAX_CUBE: usize = 12;
+const MAX_GROUPING_SETS: usize = 4096;
+const MAX_GROUPING_ARGS: usize = 31;
 
 /// The window functions of a select. Its projection then holds, after the `visible` output
 /// columns, every input the windows read; each output column that contains a window call is
@@ -1068,12 +1095,16 @@ pub struct Binder<'a, 'b> {
     clause: &'static str,
     /// The WINDOW clause of the select being bound: (name, definition).
     named_windows: Vec<(String, ast::WindowSpec)>,
+    /// The arguments of each `GROUPING(…)` call bound so far, as written (an argument that
+    /// is no grouping key is reported at its place).
+    grouping_args: Vec<Vec<Expr>>,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
 /// catalog lookups): a statement using only these may be answered from the copy cache.
 const DETERMINISTIC_FUNCTIONS: &[&str] = &[
     "count",
+    "grouping",
     "sum",
     "min",
     "max",
@@ -2203,6 +2234,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             worktable: None,
             clause: "this context",
             named_windows: Vec::new(),
+            grouping_args: Vec::new(),
         }
     }
 
@@ -2614,10 +2646,15 @@ impl<'a, 'b> Binder<'a, 'b> {
                             // DISTINCT rows have no values but the selected ones to sort by:
                             // a column or an aggregate not selected is refused (other
                             // expressions are left to the executor).
+                            // The select list reads grouping sets' keys from their columns.
+                            let as_selected = match (&s.grouping_sets, &s.group) {
+                                (Some(gs), Some(keys)) => gs.read_keys(e.clone(), keys),
+                                _ => e.clone(),
+                            };
                             if s.distinct
                                 && s.distinct_on.is_none()
                                 && (matches!(e, BExpr::Col(_)) || added)
-                                && !s.projection.contains(&e)
+                                && !s.projection.contains(&as_selected)
                             {
                                 let err = SqlError::InvalidColumnReference {
                                     message: "for SELECT DISTINCT, ORDER BY expressions must \
@@ -2673,6 +2710,28 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        // ORDER BY reads a grouped select's keys and GROUPING bits as its select list does.
+        if let (BSet::Select(s), Some(scope)) = (&mut body, &select_scope) {
+            let calls = order
+                .iter()
+                .any(|k| !k.on_output && contains_grouping_call(&k.expr));
+            if calls || s.grouping_sets.is_some() {
+                let keys = s.group.clone().unwrap_or_default();
+                for k in order.iter().filter(|k| !k.on_output) {
+                    self.check_grouping_calls(&k.expr, &keys)?;
+                }
+                let gs = s.grouping_sets.get_or_insert_with(|| {
+                    Box::new(GroupingSets {
+                        sets: vec![(0..keys.len()).collect()],
+                        base: scope.cols.len(),
+                    })
+                });
+                for k in order.iter_mut().filter(|k| !k.on_output) {
+                    let e = std::mem::replace(&mut k.expr, BExpr::Const(Value::Null));
+                    k.expr = gs.read_keys(e, &keys);
+                }
+            }
+        }
         if let BSet::Select(sel) = &body {
             if let Some(keys) = &sel.distinct_on {
                 distinct_on_matches_order(sel, keys, &order)?;
@@ -2715,11 +2774,6 @@ impl<'a, 'b> Binder<'a, 'b> {
                 });
             }
             with_ties = f.with_ties;
-            if with_ties && matches!(&body, BSet::Select(sel) if sel.distinct_on.is_some()) {
-                return Err(SqlError::feature(
-                    "FETCH FIRST … WITH TIES with DISTINCT ON",
-                ));
-            }
             if limit.is_some() {
                 // PostgreSQL's grammar has no place for both.
                 return Err(SqlError::Syntax {
@@ -3426,6 +3480,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 windowed: None,
                 project_set: None,
                 distinct_on: None,
+                grouping_sets: None,
             })),
             order: Vec::new(),
             limit: None,
@@ -3970,51 +4025,38 @@ impl<'a, 'b> Binder<'a, 'b> {
         self.clause = "GROUP BY";
         // GROUP BY keys that name a select item by position: (key, select item).
         let mut by_position = Vec::new();
-        let mut group_exprs: Option<Vec<BExpr>> = match &sel.group_by {
-            ast::GroupByExpr::Expressions(es, _) if !es.is_empty() => {
-                let mut g = Vec::new();
-                for e in es {
-                    // GROUP BY may name an output column by position.
-                    if let Expr::Value(v) = e {
-                        if let ast::Value::Number(n, _) = &v.value {
-                            let i: usize = n.parse().map_err(|_| SqlError::Syntax {
-                                message: "syntax error: bad GROUP BY position".into(),
-                            })?;
-                            let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| {
-                                SqlError::InvalidColumnReference {
-                                    message: format!("GROUP BY position {i} is not in select list"),
-                                }
-                            })?;
-                            let ex = match item {
-                                SelectItem::UnnamedExpr(x)
-                                | SelectItem::ExprWithAlias { expr: x, .. } => x,
-                                _ => return Err(SqlError::feature("GROUP BY position of *")),
-                            };
-                            by_position.push((g.len(), i - 1));
-                            g.push(equatable(self.bind_expr(ex, &scope, None)?)?);
-                            continue;
-                        }
-                    }
-                    // A bare name no column of this select's FROM has (outer ones do not
-                    // count): an output column's alias (PostgreSQL's SQL92 rule).
-                    if let Expr::Identifier(idn) = e {
-                        let name = ident(idn);
-                        if matches!(scope.resolve(None, &name), Ok(None)) {
-                            if let Some((i, ex)) = group_by_alias(&sel.projection, &name)? {
-                                by_position.push((g.len(), i));
-                                g.push(equatable(self.bind_expr(ex, &scope, None)?)?);
-                                continue;
-                            }
-                        }
-                    }
-                    g.push(equatable(self.bind_expr(e, &scope, None)?)?);
-                }
-                Some(g)
-            }
-            ast::GroupByExpr::Expressions(..) => None,
+        let items = match &sel.group_by {
+            ast::GroupByExpr::Expressions(es, _) => es.as_slice(),
             ast::GroupByExpr::All(_) => return Err(SqlError::feature("GROUP BY ALL")),
         };
-        if let Some(keys) = group_exprs.as_mut() {
+        // With ROLLUP, CUBE or GROUPING SETS: the sets, as indices into the keys.
+        let mut set_lists: Option<Vec<Vec<usize>>> = None;
+        let mut group_exprs: Option<Vec<BExpr>> = if items.is_empty() {
+            None
+        } else if items.iter().any(is_grouping_set_syntax) {
+            let (exprs, sets) = expand_grouping_sets(items)?;
+            let mut g = Vec::with_capacity(exprs.len());
+            for e in exprs {
+                let (key, item) = self.bind_group_key(e, sel, &scope)?;
+                if let Some(i) = item {
+                    by_position.push((g.len(), i));
+                }
+                g.push(key);
+            }
+            set_lists = Some(sets);
+            Some(g)
+        } else {
+            let mut g = Vec::with_capacity(items.len());
+            for e in items {
+                let (key, item) = self.bind_group_key(e, sel, &scope)?;
+                if let Some(i) = item {
+                    by_position.push((g.len(), i));
+                }
+                g.push(key);
+            }
+            Some(g)
+        };
+        if let (Some(keys), None) = (group_exprs.as_mut(), &set_lists) {
             keys_with_dependent_columns(keys, &from);
         }
         self.clause = "HAVING";
@@ -4086,6 +4128,25 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
             }
         }
+        if let (Some(keys), Some(sets)) = (&mut group_exprs, &mut set_lists) {
+            distinct_grouping_keys(keys, sets);
+            // Columns a table's primary key determines may be read too when every set
+            // holds the whole key (PostgreSQL looks only at the keys common to all sets);
+            // they join every set, which changes no group.
+            let mut common: Vec<BExpr> = (0..keys.len())
+                .filter(|i| sets.iter().all(|s| s.contains(i)))
+                .filter_map(|i| keys.get(i).cloned())
+                .collect();
+            let before = common.len();
+            keys_with_dependent_columns(&mut common, &from);
+            for dependent in common.into_iter().skip(before) {
+                let i = keys.len();
+                keys.push(dependent);
+                for s in sets.iter_mut() {
+                    s.push(i);
+                }
+            }
+        }
         if !srfs.is_empty() {
             // PostgreSQL plans these too (windows under the ProjectSet, grouping by a
             // set-returning item above it); RockLake runs the calls after the select.
@@ -4124,14 +4185,34 @@ impl<'a, 'b> Binder<'a, 'b> {
             projection.extend(distinct_on);
             Some((start..projection.len()).collect())
         };
-        if group_exprs.is_some() || !aggs.is_empty() {
+        let grouping_calls = projection.iter().chain(&having).any(contains_grouping_call);
+        if group_exprs.is_some() || !aggs.is_empty() || grouping_calls {
             let keys = group_exprs.as_deref().unwrap_or_default();
+            for e in projection.iter().chain(&having) {
+                self.check_grouping_calls(e, keys)?;
+            }
             ungrouped_select_list(sel, keys, &projection, having.as_ref(), &scope)?;
         }
         let group = if group_exprs.is_some() || !aggs.is_empty() {
             Some(group_exprs.unwrap_or_default())
         } else {
             None
+        };
+        let mut having = having;
+        let grouping_sets = match (&group, set_lists) {
+            (Some(keys), sets) if sets.is_some() || grouping_calls => {
+                let gs = GroupingSets {
+                    sets: sets.unwrap_or_else(|| vec![(0..keys.len()).collect()]),
+                    base: scope.cols.len(),
+                };
+                projection = projection
+                    .into_iter()
+                    .map(|e| gs.read_keys(e, keys))
+                    .collect();
+                having = having.map(|e| gs.read_keys(e, keys));
+                Some(Box::new(gs))
+            }
+            _ => None,
         };
         if columns.len() > MAX_TARGET_LIST {
             return Err(SqlError::TooManyColumns {
@@ -4154,10 +4235,130 @@ impl<'a, 'b> Binder<'a, 'b> {
                 windowed,
                 project_set,
                 distinct_on,
+                grouping_sets,
             },
             columns,
             scope,
         ))
+    }
+
+    /// A GROUP BY key: an output column's position or alias, else an expression over the
+    /// FROM items. Returns the key and the select item it names, if it names one.
+    fn bind_group_key(
+        &mut self,
+        e: &Expr,
+        sel: &ast::Select,
+        scope: &Scope,
+    ) -> Result<(BExpr, Option<usize>), SqlError> {
+        // GROUP BY may name an output column by position.
+        if let Expr::Value(v) = e {
+            if let ast::Value::Number(n, _) = &v.value {
+                let i: usize = n.parse().map_err(|_| SqlError::Syntax {
+                    message: "syntax error: bad GROUP BY position".into(),
+                })?;
+                let item = sel.projection.get(i.wrapping_sub(1)).ok_or_else(|| {
+                    SqlError::InvalidColumnReference {
+                        message: format!("GROUP BY position {i} is not in select list"),
+                    }
+                })?;
+                let ex = match item {
+                    SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. } => x,
+                    _ => return Err(SqlError::feature("GROUP BY position of *")),
+                };
+                return Ok((equatable(self.bind_expr(ex, scope, None)?)?, Some(i - 1)));
+            }
+        }
+        // A bare name no column of this select's FROM has (outer ones do not count): an
+        // output column's alias (PostgreSQL's SQL92 rule).
+        if let Expr::Identifier(idn) = e {
+            let name = ident(idn);
+            if matches!(scope.resolve(None, &name), Ok(None)) {
+                if let Some((i, ex)) = group_by_alias(&sel.projection, &name)? {
+                    return Ok((equatable(self.bind_expr(ex, scope, None)?)?, Some(i)));
+                }
+            }
+        }
+        Ok((equatable(self.bind_expr(e, scope, None)?)?, None))
+    }
+
+    /// `GROUPING(args)`: a placeholder until the select's keys are known
+    /// ([`Binder::check_grouping_calls`], [`GroupingSets::read_keys`]). Like an aggregate,
+    /// it belongs to the select list, HAVING and ORDER BY (`grouped`: where aggregates may
+    /// be).
+    fn bind_grouping(
+        &mut self,
+        args: &[Expr],
+        scope: &Scope,
+        grouped: bool,
+    ) -> Result<(BExpr, PgType), SqlError> {
+        if !grouped {
+            return Err(SqlError::AggregateMisplaced {
+                message: match self.clause {
+                    "aggregate arguments" => "aggregate function calls cannot be nested".into(),
+                    "this context" => "grouping operations are not allowed here".into(),
+                    c => format!("grouping operations are not allowed in {c}"),
+                },
+            });
+        }
+        if args.len() > MAX_GROUPING_ARGS {
+            return Err(SqlError::GroupingLimit {
+                code: "54023",
+                message: format!(
+                    "GROUPING must have fewer than {} arguments",
+                    MAX_GROUPING_ARGS + 1
+                ),
+            });
+        }
+        let id = self.grouping_args.len();
+        self.grouping_args.push(args.to_vec());
+        let mut bound = vec![BExpr::Const(Value::Int(id as i64))];
+        for a in args {
+            bound.push(self.bind_expr(a, scope, None)?.0);
+        }
+        Ok((BExpr::Func(GROUPING_CALL.into(), bound), PgType::Int4))
+    }
+
+    /// PostgreSQL's 42803 for a `GROUPING` argument in `e` that is none of the select's
+    /// grouping keys, at the argument.
+    fn check_grouping_calls(&self, e: &BExpr, keys: &[BExpr]) -> Result<(), SqlError> {
+        let mut stray: Option<Option<&Expr>> = None;
+        let mut outer = false;
+        visit_exprs(e, &mut |x| {
+            if let (BExpr::Func(name, args), None) = (x, &stray) {
+                if name == GROUPING_CALL {
+                    let written = match args.first() {
+                        Some(BExpr::Const(Value::Int(id))) => usize::try_from(*id)
+                            .ok()
+                            .and_then(|id| self.grouping_args.get(id)),
+                        _ => None,
+                    };
+                    if let Some(j) = args.iter().skip(1).position(|a| !keys.contains(a)) {
+                        stray = Some(written.and_then(|w| w.get(j)));
+                    }
+                    outer |= args
+                        .iter()
+                        .any(|a| contains_placeholder(a, &|y| matches!(y, BExpr::Outer(..))));
+                }
+            }
+        });
+        match stray {
+            None => Ok(()),
+            // PostgreSQL resolves these against the enclosing query's grouping sets.
+            Some(_) if outer => Err(SqlError::feature(
+                "GROUPING of an enclosing query's columns",
+            )),
+            Some(at) => {
+                let err = SqlError::AggregateMisplaced {
+                    message: "arguments to GROUPING must be grouping expressions of the \
+                              associated query level"
+                        .into(),
+                };
+                if let Some(spot) = at.and_then(start_spot) {
+                    crate::errpos::note(&err, spot);
+                }
+                Err(err)
+            }
+        }
     }
 
     /// An expression of a VALUES row: PostgreSQL names the clause in its errors
@@ -5652,6 +5853,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         if !f.within_group.is_empty() {
             return Err(SqlError::feature("WITHIN GROUP"));
+        }
+        if name == "grouping" && parts.len() == 1 && !star && !distinct && order_by.is_empty() {
+            return self.bind_grouping(&args, scope, aggs.is_some());
         }
         let agg = aggregate_func(&name, star);
         if let Some(func) = agg {
@@ -8170,6 +8374,203 @@ fn keys_with_dependent_columns(keys: &mut Vec<BExpr>, from: &[FromItem]) {
     keys.extend(dependent.into_iter().map(BExpr::Col));
 }
 
+/// Whether a GROUP BY item is PostgreSQL's grouping-set syntax: `ROLLUP (…)`, `CUBE (…)`,
+/// `GROUPING SETS (…)` or the empty set `()`.
+fn is_grouping_set_syntax(e: &Expr) -> bool {
+    matches!(e, Expr::Rollup(_) | Expr::Cube(_) | Expr::GroupingSets(_))
+        || matches!(e, Expr::Tuple(t) if t.is_empty())
+}
+
+/// `ROLLUP (…)` or `CUBE (…)` inside GROUPING SETS, which sqlparser reads as a function call:
+/// its elements (a parenthesised list is one element of several keys) and whether it is a
+/// CUBE.
+fn nested_rollup(e: &Expr) -> Option<(Vec<Vec<&Expr>>, bool)> {
+    let Expr::Function(f) = e else { return None };
+    let [name] = f.name.0.as_slice() else {
+        return None;
+    };
+    let name = name.as_ident()?;
+    if name.quote_style.is_some() || f.over.is_some() || f.filter.is_some() {
+        return None;
+    }
+    let cube = match name.value.to_ascii_lowercase().as_str() {
+        "rollup" => false,
+        "cube" => true,
+        _ => return None,
+    };
+    let ast::FunctionArguments::List(l) = &f.args else {
+        return None;
+    };
+    let mut elements = Vec::new();
+    for a in &l.args {
+        let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a else {
+            return None;
+        };
+        elements.push(match x {
+            Expr::Tuple(t) => t.iter().collect(),
+            Expr::Nested(inner) => vec![&**inner],
+            other => vec![other],
+        });
+    }
+    Some((elements, cube))
+}
+
+/// PostgreSQL's expansion of a GROUP BY with grouping sets: each item's sets (a plain key
+/// is one set of itself; `ROLLUP (e1, …, en)` the sets of its first n, n-1, …, 0 elements;
+/// `CUBE` every subset, counting up in binary with the first element lowest; `GROUPING SETS`
+/// its members' sets in turn), then the product of the items' sets in order. Returns every
+/// key expression as written (one per occurrence) and the sets as indices into them.
+fn expand_grouping_sets(items: &[Expr]) -> Result<(Vec<&Expr>, Vec<Vec<usize>>), SqlError> {
+    /// An element's keys, added to `exprs`.
+    fn element<'a>(exprs: &mut Vec<&'a Expr>, es: &[&'a Expr]) -> Vec<usize> {
+        es.iter()
+            .map(|e| {
+                exprs.push(e);
+                exprs.len() - 1
+            })
+            .collect()
+    }
+    fn as_refs(v: &[Vec<Expr>]) -> Vec<Vec<&Expr>> {
+        v.iter().map(|x| x.iter().collect()).collect()
+    }
+    let mut exprs: Vec<&Expr> = Vec::new();
+    let rollup = |elements: Vec<Vec<usize>>| -> Vec<Vec<usize>> {
+        (0..=elements.len())
+            .rev()
+            .map(|n| elements.iter().take(n).flatten().copied().collect())
+            .collect()
+    };
+    let cube = |elements: Vec<Vec<usize>>| -> Result<Vec<Vec<usize>>, SqlError> {
+        if elements.len() > MAX_CUBE {
+            return Err(SqlError::GroupingLimit {
+                code: "54011",
+                message: format!("CUBE is limited to {MAX_CUBE} elements"),
+            });
+        }
+        Ok((0..1usize << elements.len())
+            .map(|bits| {
+                elements
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| bits & (1 << i) != 0)
+                    .flat_map(|(_, e)| e.iter().copied())
+                    .collect()
+            })
+            .collect())
+    };
+    let mut per_item: Vec<Vec<Vec<usize>>> = Vec::with_capacity(items.len());
+    for item in items {
+        per_item.push(match item {
+            Expr::Rollup(elements) => rollup(
+                as_refs(elements)
+                    .iter()
+                    .map(|e| element(&mut exprs, e))
+                    .collect(),
+            ),
+            Expr::Cube(elements) => cube(
+                as_refs(elements)
+                    .iter()
+                    .map(|e| element(&mut exprs, e))
+                    .collect(),
+            )?,
+            Expr::GroupingSets(members) => {
+                let mut sets = Vec::new();
+                for m in members {
+                    match m.as_slice() {
+                        [one] if nested_rollup(one).is_some() => {
+                            if let Some((elements, is_cube)) = nested_rollup(one) {
+                                let elements =
+                                    elements.iter().map(|e| element(&mut exprs, e)).collect();
+                                sets.extend(if is_cube {
+                                    cube(elements)?
+                                } else {
+                                    rollup(elements)
+                                });
+                            }
+                        }
+                        keys => sets.push(element(&mut exprs, &keys.iter().collect::<Vec<_>>())),
+                    }
+                }
+                sets
+            }
+            Expr::Tuple(t) if t.is_empty() => vec![Vec::new()],
+            other => vec![element(&mut exprs, &[other])],
+        });
+    }
+    let total = per_item
+        .iter()
+        .try_fold(1usize, |n, sets| n.checked_mul(sets.len()))
+        .filter(|n| *n <= MAX_GROUPING_SETS);
+    if total.is_none() {
+        return Err(SqlError::GroupingLimit {
+            code: "54001",
+            message: format!("too many grouping sets present (maximum {MAX_GROUPING_SETS})"),
+        });
+    }
+    let mut product: Vec<Vec<usize>> = vec![Vec::new()];
+    for sets in per_item {
+        product = product
+            .iter()
+            .flat_map(|q| {
+                sets.iter()
+                    .map(move |r| q.iter().chain(r.iter()).copied().collect())
+            })
+            .collect();
+    }
+    Ok((exprs, product))
+}
+
+/// Each key of `keys` once, `sets` pointing at the one kept (a key may be written in
+/// several sets).
+fn distinct_grouping_keys(keys: &mut Vec<BExpr>, sets: &mut [Vec<usize>]) {
+    let mut kept: Vec<BExpr> = Vec::with_capacity(keys.len());
+    let mut place = Vec::with_capacity(keys.len());
+    for k in keys.drain(..) {
+        match kept.iter().position(|x| *x == k) {
+            Some(i) => place.push(i),
+            None => {
+                place.push(kept.len());
+                kept.push(k);
+            }
+        }
+    }
+    for s in sets.iter_mut() {
+        for i in s.iter_mut() {
+            *i = place.get(*i).copied().unwrap_or(*i);
+        }
+    }
+    *keys = kept;
+}
+
+/// Whether `e` holds a `GROUPING(…)` call not yet resolved against its select's keys.
+fn contains_grouping_call(e: &BExpr) -> bool {
+    contains_placeholder(e, &|x| matches!(x, BExpr::Func(n, _) if n == GROUPING_CALL))
+}
+
+impl GroupingSets {
+    /// `e` reading the select's keys from a group's row: an expression equal to key `i`
+    /// reads column `base + i`; `GROUPING(…)` reads its arguments' bits.
+    fn read_keys(&self, e: BExpr, keys: &[BExpr]) -> BExpr {
+        if let BExpr::Func(name, args) = &e {
+            if name == GROUPING_CALL {
+                let bits = args
+                    .iter()
+                    .skip(1)
+                    .map(|a| match keys.iter().position(|k| k == a) {
+                        Some(i) => BExpr::Col(self.base + keys.len() + i),
+                        None => BExpr::Const(Value::Null),
+                    })
+                    .collect();
+                return BExpr::Func(GROUPING_BITS.into(), bits);
+            }
+        }
+        if let Some(i) = keys.iter().position(|k| *k == e) {
+            return BExpr::Col(self.base + i);
+        }
+        map_children(e, &mut |c| self.read_keys(c, keys))
+    }
+}
+
 /// The expressions of a select's GROUP BY (none for `GROUP BY ALL`).
 fn group_by_exprs(sel: &ast::Select) -> &[Expr] {
     match &sel.group_by {
@@ -9224,6 +9625,12 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
             .map(|i| Spot::at(i.span.start, ident_token(i))),
         ("42883", Expr::Function(f)) if message.starts_with("function ") => name_spot(&f.name),
         ("42809", Expr::Function(f)) if message.contains(" specified, but ") => name_spot(&f.name),
+        // An aggregate, window or GROUPING call where none may be: at the call.
+        ("42803" | "42P20", Expr::Function(f))
+            if message.contains(" are not allowed ") || message.ends_with("cannot be nested") =>
+        {
+            name_spot(&f.name)
+        }
         // `a + b` with no such operator: at the operator, which has no span of its own.
         ("42883", Expr::BinaryOp { left, op, .. }) if operator_error(true) => Some(Spot::find(
             left.span().end,
@@ -10597,6 +11004,7 @@ pub fn compact_select(
         windowed: sel.windowed.clone(),
         project_set: sel.project_set.clone(),
         distinct_on: sel.distinct_on.clone(),
+        grouping_sets: sel.grouping_sets.clone(),
     };
     // Keys over the output row read output positions.
     let order = order
@@ -12424,6 +12832,9 @@ impl<'a, 'b> Executor<'a, 'b> {
             // A record of a FROM item's columns (see `record_functions`).
             "make_record" => Value::Array(a.into()),
             "num_nulls" => Value::Int(a.iter().filter(|v| v.is_null()).count() as i64),
+            GROUPING_BITS => Value::Int(a.iter().fold(0, |bits, v| {
+                bits << 1 | i64::from(matches!(v, Value::Int(1)))
+            })),
             "num_nonnulls" => Value::Int(a.iter().filter(|v| !v.is_null()).count() as i64),
             "width_bucket" => match a.as_slice() {
                 [Value::Float(x), Value::Float(lo), Value::Float(hi), Value::Int(n)] => {
@@ -13715,7 +14126,21 @@ impl<'a, 'b> Executor<'a, 'b> {
         if !order.is_empty() {
             rows.sort_by(by_order);
         }
-        // WITH TIES: the rows past the limit that sort equal to its last one.
+        if let BSet::Select(sel) = &q.body {
+            if let Some(keys) = &sel.distinct_on {
+                // The first row of each key, in the query's order.
+                let mut seen = HashSet::new();
+                rows.retain(|(r, _)| {
+                    let k: Vec<Value> = keys
+                        .iter()
+                        .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
+                        .collect();
+                    seen.insert(value_key(&k))
+                });
+            }
+        }
+        // WITH TIES: the rows past the limit that sort equal to its last one (of the rows
+        // DISTINCT ON kept, as PostgreSQL's Limit runs above its Unique).
         let limit = match (limit, q.with_ties) {
             (Some(n), true) if n > 0 => {
                 let last = offset.saturating_add(n);
@@ -13731,17 +14156,8 @@ impl<'a, 'b> Executor<'a, 'b> {
         };
         if let BSet::Select(sel) = &q.body {
             if let Some(keys) = &sel.distinct_on {
-                // The first row of each key, in the query's order; then only the output
-                // columns.
-                let mut seen = HashSet::new();
+                // Only the output columns are left.
                 let visible = keys.first().copied().unwrap_or(0);
-                rows.retain(|(r, _)| {
-                    let k: Vec<Value> = keys
-                        .iter()
-                        .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
-                        .collect();
-                    seen.insert(value_key(&k))
-                });
                 for (r, _) in &mut rows {
                     crate::types::truncate_row(r, visible);
                 }
@@ -14629,12 +15045,16 @@ impl<'a, 'b> Executor<'a, 'b> {
                 },
             )?) == Some(true))
         };
-        // A join carries only the columns something reads.
-        let used = if sel.from.len() > 1
+        // A join carries only the columns something reads. (A select with grouping sets reads
+        // its keys from columns past its FROM row's: it takes the rows whole.)
+        let used = if sel.grouping_sets.is_some() {
+            None
+        } else if sel.from.len() > 1
             || matches!(
                 sel.from.first().map(|f| &f.source),
                 Some(Source::Table { .. })
-            ) {
+            )
+        {
             used_columns(sel, order)
         } else {
             None
@@ -14647,9 +15067,13 @@ impl<'a, 'b> Executor<'a, 'b> {
             Some((s, o)) => (s, o.as_slice()),
             None => (sel, order),
         };
-        let max_of_key =
-            |item: &FromItem| sel.filter.is_none() && self.max_of_leading_key(sel, item);
-        if !matches!(sel.from.as_slice(), [item] if max_of_key(item)) {
+        let max_of_key = |item: &FromItem| {
+            sel.filter.is_none()
+                && sel.grouping_sets.is_none()
+                && self.max_of_leading_key(sel, item)
+        };
+        if !matches!(sel.from.as_slice(), [item] if max_of_key(item)) && sel.grouping_sets.is_none()
+        {
             if let Some(groups) = self.stream_groups(sel, parent, used.as_deref())? {
                 let mut out = Vec::new();
                 for (first, aggs) in &groups {
@@ -14704,8 +15128,11 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
         };
         let mut out = Vec::new();
-        match &sel.group {
-            None => {
+        match (&sel.group, &sel.grouping_sets) {
+            (Some(group), Some(gs)) => {
+                self.group_by_sets(sel, gs, group, &rows, parent, order, &mut out)?
+            }
+            (None, _) => {
                 // Bare columns of the select list (`SELECT a, b FROM …`, every catalog read
                 // DuckDB makes) move out of the row instead of being copied.
                 let moves = projection_moves(&sel.projection);
@@ -14737,7 +15164,7 @@ impl<'a, 'b> Executor<'a, 'b> {
                     out.push((vals, keys));
                 }
             }
-            Some(group) => {
+            (Some(group), None) => {
                 let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
                 let mut index: crate::keyhash::KeyMap<usize> = Default::default();
                 for (ri, r) in rows.iter().enumerate() {
@@ -14778,6 +15205,87 @@ impl<'a, 'b> Executor<'a, 'b> {
         let out = self.apply_windows(sel, parent, out)?;
         let out = self.apply_project_set(sel, parent, out)?;
         Ok(distinct_rows(sel, out))
+    }
+
+    /// Groups `rows` once per grouping set ([`GroupingSets`]) and emits each group, with
+    /// its keys (NULL where the set leaves them out) and GROUPING bits after its first row.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "run_select's state, passed through"
+    )]
+    fn group_by_sets(
+        &self,
+        sel: &BSelect,
+        gs: &GroupingSets,
+        group: &[BExpr],
+        rows: &[Vec<Value>],
+        parent: Option<&Env<'_>>,
+        order: &[OrderKey],
+        out: &mut KeyedRows,
+    ) -> Result<(), SqlError> {
+        let mut keys = Vec::with_capacity(rows.len());
+        for r in rows {
+            self.cx.tick()?;
+            let env = Env {
+                row: r,
+                parent,
+                aggs: None,
+            };
+            keys.push(self.eval_each(group.iter(), &env)?);
+        }
+        for set in &gs.sets {
+            let mut groups: Vec<Vec<usize>> = Vec::new();
+            let mut index: crate::keyhash::KeyMap<usize> = Default::default();
+            for (ri, k) in keys.iter().enumerate() {
+                self.cx.tick()?;
+                let of_set: Vec<Value> = set
+                    .iter()
+                    .map(|&i| k.get(i).cloned().unwrap_or(Value::Null))
+                    .collect();
+                let key = value_key(&of_set);
+                match index.get(&key) {
+                    Some(&gi) => groups[gi].push(ri),
+                    None => {
+                        index.insert(key, groups.len());
+                        groups.push(vec![ri]);
+                    }
+                }
+            }
+            if groups.is_empty() && set.is_empty() {
+                // The empty set is one group, even of no rows.
+                groups.push(Vec::new());
+            }
+            for members in &groups {
+                let agg_vals = sel
+                    .aggs
+                    .iter()
+                    .map(|a| self.aggregate(a, members, rows, parent))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let first = members.first().copied();
+                let mut row: Vec<Value> = first
+                    .and_then(|i| rows.get(i))
+                    .map(|r| r.iter().take(gs.base).cloned().collect())
+                    .unwrap_or_default();
+                row.resize(gs.base, Value::Null);
+                let in_set = |i: usize| set.contains(&i);
+                for (i, k) in group.iter().enumerate() {
+                    if let (BExpr::Col(c), false) = (k, in_set(i)) {
+                        if let Some(v) = row.get_mut(*c) {
+                            *v = Value::Null;
+                        }
+                    }
+                }
+                for i in 0..group.len() {
+                    row.push(match (in_set(i), first.and_then(|f| keys.get(f))) {
+                        (true, Some(k)) => k.get(i).cloned().unwrap_or(Value::Null),
+                        _ => Value::Null,
+                    });
+                }
+                row.extend((0..group.len()).map(|i| Value::Int(i64::from(!in_set(i)))));
+                self.emit_group(sel, parent, order, &row, &agg_vals, out)?;
+            }
+        }
+        Ok(())
     }
 
     /// Runs a select list's set-returning calls over its projected rows ([`ProjectSet`]):

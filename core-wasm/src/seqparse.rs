@@ -510,6 +510,57 @@ pub fn builtin_operators_before_any(tokens: Vec<TokenWithSpan>) -> Vec<TokenWith
         .collect()
 }
 
+/// Whether `sql` may hold the query `TABLE ONLY name` ([`query_table_only`] scans its tokens
+/// only then).
+pub fn mentions_table_only(sql: &str) -> bool {
+    mentions(sql, b"only") && mentions(sql, b"table")
+}
+
+/// `TABLE ONLY name` as `TABLE name`: sqlparser's `TABLE` query reads no `ONLY`, which only
+/// leaves out inheritance children, and RockLake has no inheritance. Only a `TABLE` where a
+/// query starts (a statement's start, after `(`, `AS` or a set operation) is a query; `ALTER`,
+/// `LOCK` and `TRUNCATE TABLE ONLY` keep theirs.
+pub fn query_table_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let significant: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let word = |i: usize, kw: Keyword| matches!(&tokens[i].token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
+    let mut drop = vec![false; tokens.len()];
+    for (k, pair) in significant.windows(2).enumerate() {
+        if !(word(pair[0], Keyword::TABLE) && word(pair[1], Keyword::ONLY)) {
+            continue;
+        }
+        let query_starts = match k.checked_sub(1).map(|b| significant[b]) {
+            None => true,
+            Some(b) => {
+                matches!(tokens[b].token, Token::SemiColon | Token::LParen)
+                    || [
+                        Keyword::AS,
+                        Keyword::UNION,
+                        Keyword::INTERSECT,
+                        Keyword::EXCEPT,
+                        Keyword::ALL,
+                        Keyword::DISTINCT,
+                    ]
+                    .into_iter()
+                    .any(|kw| word(b, kw))
+            }
+        };
+        if query_starts {
+            drop[pair[1]] = true;
+        }
+    }
+    tokens
+        .into_iter()
+        .zip(drop)
+        .filter(|(_, d)| !d)
+        .map(|(t, _)| t)
+        .collect()
+}
+
 /// How an identity column is altered (`ALTER TABLE … ALTER [COLUMN] c …`), carried in the
 /// name of the subcommand's pseudo-column: the marker, then the column's name.
 /// `DROP IDENTITY [IF EXISTS]` is that column's `DROP DEFAULT`; `SET GENERATED …` and `SET

@@ -291,6 +291,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "json_functions",
             "--test",
+            "grouping_sets",
+            "--test",
             "portals",
             "--test",
             "records_and_bits",
