@@ -63,6 +63,12 @@ ERRORS = [
     "SELECT b, count(*) FROM pt GROUP BY b HAVING a > 1", "SELECT pt.a FROM pt GROUP BY b",
     "SELECT b FROM pt GROUP BY b ORDER BY a", "SELECT count(*) FROM pt ORDER BY a",
     "SELECT b FROM pt GROUP BY b HAVING max(a) > 1 AND a > 2", "SELECT b FROM pt GROUP BY 1 ORDER BY a + 1",
+    # Aggregate, window and GROUPING calls where none may be: at the call; GROUPING of what
+    # is no key: at the argument.
+    "SELECT sum(sum(a)) FROM pt", "SELECT a FROM pt WHERE max(a) = 1", "SELECT a FROM pt WHERE row_number() OVER () = 1",
+    "SELECT a FROM pt JOIN pt q ON sum(q.a) > 0", "SELECT b FROM pt WHERE grouping(b) = 0 GROUP BY b",
+    "SELECT sum(grouping(b)) FROM pt GROUP BY b", "SELECT b, grouping(b, a) FROM pt GROUP BY ROLLUP (b)",
+    "SELECT grouping(a) FROM pt",
     # The same shape again with other constants (its parse tree is taken from the first text):
     # the positions are this text's own.
     "SELECT 'a', b + 1 FROM pt WHERE a = 1", "SELECT 'abcdef', b + 1 FROM pt WHERE a = 22",
