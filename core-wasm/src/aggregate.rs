@@ -454,3 +454,135 @@ fn exact_moment(
         Ok(var)
     }
 }
+
+/// The final function of an ordered-set aggregate (`query::Binder::bind_ordered_set`):
+/// `args` are its direct argument (none for `mode`) and the group's non-null sort keys in
+/// order (NULL for none), as PostgreSQL's `percentile_cont_final` … `mode_final` compute.
+pub fn ordered_set_final(name: &str, args: &[Value]) -> Result<Value, SqlError> {
+    let sorted = |v: &Value| -> Option<std::sync::Arc<[Value]>> {
+        match v {
+            Value::Array(items) if !items.is_empty() => Some(items.clone()),
+            _ => None,
+        }
+    };
+    let cont = name.ends_with("percentile_cont");
+    match args {
+        [values] => Ok(sorted(values).map_or(Value::Null, |vals| mode_of(&vals))),
+        // One fraction: checked even when the group has no rows.
+        [fraction @ (Value::Float(_) | Value::Null), values] => {
+            let Value::Float(p) = fraction else {
+                return Ok(Value::Null);
+            };
+            check_fraction(*p)?;
+            Ok(match sorted(values) {
+                Some(vals) => percentile(&vals, *p, cont),
+                None => Value::Null,
+            })
+        }
+        // An array of fractions: a group without rows is NULL before any is checked.
+        [Value::Array(fractions), values] => {
+            let Some(vals) = sorted(values) else {
+                return Ok(Value::Null);
+            };
+            let mut out = Vec::with_capacity(fractions.len());
+            for f in fractions.iter() {
+                out.push(match f {
+                    Value::Float(p) => {
+                        check_fraction(*p)?;
+                        percentile(&vals, *p, cont)
+                    }
+                    _ => Value::Null,
+                });
+            }
+            Ok(Value::Array(out.into()))
+        }
+        _ => Err(SqlError::internal(format!(
+            "{name} got {} arguments",
+            args.len()
+        ))),
+    }
+}
+
+fn check_fraction(p: f64) -> Result<(), SqlError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(SqlError::ArgumentOutOfRange {
+            message: format!("percentile value {} is not between 0 and 1", format_g(p)),
+        })
+    }
+}
+
+/// The value at fraction `p` of `vals` (at least one): interpolated between the two nearest
+/// (`cont`, over float8), or the first whose cumulative share reaches `p`.
+fn percentile(vals: &[Value], p: f64, cont: bool) -> Value {
+    let n = vals.len();
+    if !cont {
+        // Row ceil(p · n), counted from 1; the first row for p = 0.
+        let row = (p * n as f64).ceil() as usize;
+        return vals[row.clamp(1, n) - 1].clone();
+    }
+    let pos = p * (n - 1) as f64;
+    let (lo, hi) = (pos.floor(), pos.ceil());
+    let at = |i: f64| match vals.get(i as usize) {
+        Some(Value::Float(x)) => *x,
+        _ => f64::NAN,
+    };
+    let first = at(lo);
+    if lo == hi {
+        return Value::Float(first);
+    }
+    Value::Float(first + (at(hi) - first) * (pos - lo))
+}
+
+/// The most frequent of `vals` (sorted): the first in their order among equally frequent.
+fn mode_of(vals: &[Value]) -> Value {
+    let (mut best, mut best_n) = (0, 0);
+    let mut start = 0;
+    for i in 1..=vals.len() {
+        let run_ends = i == vals.len()
+            || order_cmp(&vals[i], &vals[start], false, false) != std::cmp::Ordering::Equal;
+        if run_ends {
+            if i - start > best_n {
+                (best, best_n) = (start, i - start);
+            }
+            start = i;
+        }
+    }
+    vals.get(best).cloned().unwrap_or(Value::Null)
+}
+
+/// C's `%g`: six significant digits, trailing zeros dropped, an exponent outside 1e-4 … 1e6.
+fn format_g(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    let exp = x.abs().log10().floor() as i32;
+    if (-4..6).contains(&exp) {
+        let decimals = usize::try_from(5 - exp).unwrap_or(0);
+        trim(format!("{x:.decimals$}"))
+    } else {
+        let s = format!("{x:.5e}");
+        let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        format!(
+            "{}e{}{:02}",
+            trim(mantissa.to_string()),
+            if e < 0 { '-' } else { '+' },
+            e.abs()
+        )
+    }
+}

@@ -364,6 +364,12 @@ pub struct GroupingSets {
     pub base: usize,
 }
 
+/// The final functions of the ordered-set aggregates ([`Binder::bind_ordered_set`]): their
+/// direct argument (none for `mode`), then the group's non-null sort keys in order.
+const PERCENTILE_CONT: &str = "\u{0}percentile_cont";
+const PERCENTILE_DISC: &str = "\u{0}percentile_disc";
+const MODE: &str = "\u{0}mode";
+
 /// `GROUPING(args)` while its select is bound: the call's number (its arguments' places in
 /// the SQL are kept by the binder for errors), then the arguments.
 const GROUPING_CALL: &str = "\u{0}grouping";
@@ -4242,6 +4248,167 @@ impl<'a, 'b> Binder<'a, 'b> {
         ))
     }
 
+    /// An ordered-set aggregate: `percentile_cont`, `percentile_disc` (a fraction or an array
+    /// of them) or `mode()`, `WITHIN GROUP (ORDER BY key)`. The group's non-null keys are
+    /// collected in order (an `array_agg` of them), and the call is a final function over the
+    /// direct arguments (evaluated per group, as PostgreSQL does) and that array.
+    fn bind_ordered_set(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        direct: &[Expr],
+        scope: &Scope,
+        aggs: Option<&mut Vec<AggSpec>>,
+    ) -> Result<(BExpr, PgType), SqlError> {
+        let finals = [
+            ("percentile_cont", PERCENTILE_CONT),
+            ("percentile_disc", PERCENTILE_DISC),
+            ("mode", MODE),
+        ];
+        let Some(&(_, final_name)) = finals.iter().find(|(n, _)| *n == name) else {
+            if aggregate_func(name, false).is_some() {
+                return Err(SqlError::WrongObjectType {
+                    message: format!(
+                        "{name} is not an ordered-set aggregate, so it cannot have WITHIN GROUP"
+                    ),
+                });
+            }
+            if ["rank", "dense_rank", "percent_rank", "cume_dist"].contains(&name) {
+                return Err(SqlError::feature(format!(
+                    "the hypothetical-set aggregate {name}(…) WITHIN GROUP"
+                )));
+            }
+            return Err(SqlError::feature(format!("{name}(…) WITHIN GROUP")));
+        };
+        if f.over.is_some() {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: format!("OVER is not supported for ordered-set aggregate {name}"),
+            });
+        }
+        let Some(list) = aggs else {
+            return Err(SqlError::AggregateMisplaced {
+                message: match self.clause {
+                    "aggregate arguments" => "aggregate function calls cannot be nested".into(),
+                    "this context" => "aggregate functions are not allowed here".into(),
+                    c => format!("aggregate functions are not allowed in {c}"),
+                },
+            });
+        };
+        let mut bound_direct = Vec::new();
+        for d in direct {
+            bound_direct.push(self.bind_expr(d, scope, None)?);
+        }
+        // The sort keys are the aggregate's input, read per row.
+        let windows = self.windows.take();
+        let srfs = self.srfs.take();
+        let clause = std::mem::replace(&mut self.clause, "aggregate arguments");
+        let keys = f
+            .within_group
+            .iter()
+            .map(|k| {
+                let desc = sort_desc(&k.options)?;
+                let nulls_first = k.options.nulls_first.unwrap_or(desc);
+                let (b, t) = self.bind_expr(&k.expr, scope, None)?;
+                Ok((b, t, desc, nulls_first))
+            })
+            .collect::<Result<Vec<_>, SqlError>>();
+        self.windows = windows;
+        self.srfs = srfs;
+        self.clause = clause;
+        let keys = keys?;
+        let types: Vec<PgType> = bound_direct
+            .iter()
+            .map(|(_, t)| *t)
+            .chain(keys.iter().map(|k| k.1))
+            .collect();
+        let missing = || no_such_function(name, &types);
+        let fraction = |t: PgType| t == PgType::Unknown || t.is_numeric_family();
+        let fractions =
+            |t: PgType| t.is_array() && t.element().is_some_and(|e| e.is_numeric_family());
+        let ([(key, key_ty, desc, nulls_first)], direct_ty) = (
+            keys.as_slice(),
+            bound_direct.iter().map(|(_, t)| *t).collect::<Vec<_>>(),
+        ) else {
+            return Err(missing());
+        };
+        let (key_ty, desc, nulls_first) = (*key_ty, *desc, *nulls_first);
+        let many = matches!(direct_ty.as_slice(), [t] if fractions(*t));
+        if key_ty == PgType::Unknown && final_name != PERCENTILE_CONT {
+            // percentile_disc and mode take anyelement.
+            return Err(SqlError::DatatypeMismatch {
+                message: "could not determine polymorphic type because input has type unknown"
+                    .into(),
+                hint: None,
+            });
+        }
+        let (key, out) = match (final_name, direct_ty.as_slice()) {
+            (MODE, []) => {
+                orderable(key_ty)?;
+                (key.clone(), key_ty)
+            }
+            (PERCENTILE_CONT, [t]) if fraction(*t) || fractions(*t) => {
+                if key_ty == PgType::Interval {
+                    return Err(SqlError::feature("percentile_cont over interval"));
+                }
+                if !(key_ty == PgType::Unknown || key_ty.is_numeric_family()) {
+                    return Err(missing());
+                }
+                (
+                    cast_from(key.clone(), key_ty, PgType::Float8)?,
+                    PgType::Float8,
+                )
+            }
+            (PERCENTILE_DISC, [t]) if fraction(*t) || fractions(*t) => {
+                orderable(key_ty)?;
+                (key.clone(), key_ty)
+            }
+            _ => return Err(missing()),
+        };
+        let out = match (many, out) {
+            (false, PgType::Unknown) => PgType::Text,
+            (false, t) => t,
+            (true, t) => t
+                .array_of()
+                .ok_or_else(|| SqlError::feature(format!("{name} of {} values", t.sql_name())))?,
+        };
+        let mut finals_args = Vec::new();
+        for (b, t) in bound_direct {
+            finals_args.push(if many {
+                cast_from(b, t, PgType::Float8Array)?
+            } else {
+                cast_from(b, t, PgType::Float8)?
+            });
+        }
+        let present = BExpr::IsNull(Box::new(key.clone()), true);
+        let clause = std::mem::replace(&mut self.clause, "FILTER");
+        let filter = match &f.filter {
+            Some(w) => self.bind_bool(w, scope).map(Some),
+            None => Ok(None),
+        };
+        self.clause = clause;
+        let filter = match filter? {
+            Some(w) => BExpr::And(Box::new(w), Box::new(present)),
+            None => present,
+        };
+        let spec = AggSpec {
+            func: AggFunc::ArrayAgg,
+            args: vec![key.clone()],
+            distinct: false,
+            ty: PgType::Unknown,
+            order: vec![(key, desc, nulls_first)],
+            filter: Some(filter),
+        };
+        let i = match list.iter().position(|a| *a == spec) {
+            Some(i) => i,
+            None => {
+                list.push(spec);
+                list.len() - 1
+            }
+        };
+        finals_args.push(BExpr::Agg(i));
+        Ok((BExpr::Func(final_name.into(), finals_args), out))
+    }
+
     /// A GROUP BY key: an output column's position or alias, else an expression over the
     /// FROM items. Returns the key and the select item it names, if it names one.
     fn bind_group_key(
@@ -5848,11 +6015,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 return Err(SqlError::feature("function with subquery argument"))
             }
         };
+        if !f.within_group.is_empty() {
+            return self.bind_ordered_set(f, &name, &args, scope, aggs);
+        }
         if let Some(over) = &f.over {
             return self.bind_window(f, &name, over, &args, distinct, star, order_by, scope, aggs);
-        }
-        if !f.within_group.is_empty() {
-            return Err(SqlError::feature("WITHIN GROUP"));
         }
         if name == "grouping" && parts.len() == 1 && !star && !distinct && order_by.is_empty() {
             return self.bind_grouping(&args, scope, aggs.is_some());
@@ -9625,6 +9792,12 @@ fn error_spot(e: &Expr, err: &SqlError) -> Option<crate::errpos::Spot> {
             .map(|i| Spot::at(i.span.start, ident_token(i))),
         ("42883", Expr::Function(f)) if message.starts_with("function ") => name_spot(&f.name),
         ("42809", Expr::Function(f)) if message.contains(" specified, but ") => name_spot(&f.name),
+        ("0A000", Expr::Function(f)) if message.starts_with("OVER is not supported for ") => {
+            name_spot(&f.name)
+        }
+        ("42809", Expr::Function(f)) if message.contains(" is not an ordered-set aggregate") => {
+            name_spot(&f.name)
+        }
         // An aggregate, window or GROUPING call where none may be: at the call.
         ("42803" | "42P20", Expr::Function(f))
             if message.contains(" are not allowed ") || message.ends_with("cannot be nested") =>
@@ -12832,6 +13005,9 @@ impl<'a, 'b> Executor<'a, 'b> {
             // A record of a FROM item's columns (see `record_functions`).
             "make_record" => Value::Array(a.into()),
             "num_nulls" => Value::Int(a.iter().filter(|v| v.is_null()).count() as i64),
+            PERCENTILE_CONT | PERCENTILE_DISC | MODE => {
+                crate::aggregate::ordered_set_final(name, &a)?
+            }
             GROUPING_BITS => Value::Int(a.iter().fold(0, |bits, v| {
                 bits << 1 | i64::from(matches!(v, Value::Int(1)))
             })),

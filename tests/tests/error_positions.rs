@@ -69,6 +69,8 @@ ERRORS = [
     "SELECT a FROM pt JOIN pt q ON sum(q.a) > 0", "SELECT b FROM pt WHERE grouping(b) = 0 GROUP BY b",
     "SELECT sum(grouping(b)) FROM pt GROUP BY b", "SELECT b, grouping(b, a) FROM pt GROUP BY ROLLUP (b)",
     "SELECT grouping(a) FROM pt",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY a) OVER () FROM pt", "SELECT count(*) WITHIN GROUP (ORDER BY a) FROM pt",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY b) FROM pt",
     # The same shape again with other constants (its parse tree is taken from the first text):
     # the positions are this text's own.
     "SELECT 'a', b + 1 FROM pt WHERE a = 1", "SELECT 'abcdef', b + 1 FROM pt WHERE a = 22",

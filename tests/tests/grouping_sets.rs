@@ -2,7 +2,9 @@
 //! the groups of each set (keys a set leaves out read NULL wherever the select list, HAVING
 //! or ORDER BY use them), PostgreSQL's expansion of nested and combined sets, keys named by
 //! position or alias, expressions as keys, the empty set over no rows, and the errors and
-//! limits PostgreSQL reports.
+//! limits PostgreSQL reports. And the ordered-set aggregates `percentile_cont`,
+//! `percentile_disc` (one fraction or an array of them) and `mode()` `WITHIN GROUP (ORDER
+//! BY …)`, with grouping sets too.
 
 use rocklake_tests::{same_outcomes_as_postgres, PSYCOPG_HARNESS};
 
@@ -68,6 +70,31 @@ run("SELECT count(*) FROM files GROUP BY CUBE (kind, kind, kind, kind, kind, kin
 run("SELECT count(*) FROM files GROUP BY CUBE (kind, kind, kind, kind, kind, kind, kind, kind, kind, kind, kind, kind), CUBE (kind, kind)")
 run("SELECT count(*), sum(n) FROM (SELECT count(*) AS n FROM files "
     "GROUP BY CUBE (kind, kind, kind, kind, kind, kind, kind, kind, kind, kind, kind, kind)) s")
+# Ordered-set aggregates: a file-size distribution per table.
+run("SELECT table_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY size_bytes) AS median, "
+    "percentile_disc(0.5) WITHIN GROUP (ORDER BY size_bytes) AS disc, "
+    "percentile_cont(ARRAY[0, 0.25, 0.9, 1, NULL]) WITHIN GROUP (ORDER BY size_bytes DESC) AS ps, "
+    "percentile_disc(ARRAY[0.1, 0.9]) WITHIN GROUP (ORDER BY kind) AS kinds, "
+    "mode() WITHIN GROUP (ORDER BY kind) AS common "
+    "FROM files GROUP BY table_id ORDER BY 1")
+run("SELECT kind, percentile_cont(0.3) WITHIN GROUP (ORDER BY size_bytes::numeric / 7), "
+    "percentile_disc(0) WITHIN GROUP (ORDER BY rows DESC NULLS FIRST), percentile_disc(1) WITHIN GROUP (ORDER BY rows) "
+    "FROM files GROUP BY ROLLUP (kind) ORDER BY 1")
+run("SELECT mode() WITHIN GROUP (ORDER BY table_id) FILTER (WHERE kind = 'data'), "
+    "percentile_cont('0.5') WITHIN GROUP (ORDER BY rows::real), percentile_cont(NULL) WITHIN GROUP (ORDER BY rows) FROM files")
+run("SELECT percentile_cont(1.5) WITHIN GROUP (ORDER BY rows) FROM files WHERE false")
+run("SELECT percentile_cont(ARRAY[1.5]) WITHIN GROUP (ORDER BY rows) FROM files WHERE false")
+run("SELECT percentile_cont(ARRAY[0.5, 2]) WITHIN GROUP (ORDER BY rows) FROM files")
+run("SELECT percentile_cont('NaN') WITHIN GROUP (ORDER BY rows) FROM files")
+run("SELECT percentile_cont(0.0001234567) WITHIN GROUP (ORDER BY rows), percentile_cont(-1e20) WITHIN GROUP (ORDER BY rows) FROM files")
+run("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY kind) FROM files")
+run("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY rows, size_bytes) FROM files")
+run("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY 'x') FROM files")
+run("SELECT mode(rows) WITHIN GROUP (ORDER BY rows) FROM files")
+run("SELECT percentile_cont(0.5) FROM files")
+run("SELECT count(*) WITHIN GROUP (ORDER BY rows) FROM files")
+run("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY rows) OVER () FROM files")
+run("SELECT kind FROM files WHERE percentile_cont(0.5) WITHIN GROUP (ORDER BY rows) > 1")
 print("RESULT", json.dumps(out))
 "#;
 
@@ -83,6 +110,12 @@ fn grouping_sets_match_postgres() {
     assert!(text.contains("54011"), "{text}");
     assert!(text.contains("54001"), "{text}");
     assert!(text.contains("54023"), "{text}");
+    assert!(
+        text.contains("percentile value 2 is not between 0 and 1"),
+        "{text}"
+    );
+    assert!(text.contains("OVER is not supported"), "{text}");
+    assert!(text.contains(r#"["median",701]"#), "{text}");
     assert!(
         text.contains("arguments to GROUPING must be grouping expressions"),
         "{text}"
