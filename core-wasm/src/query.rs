@@ -4037,6 +4037,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         };
         // With ROLLUP, CUBE or GROUPING SETS: the sets, as indices into the keys.
         let mut set_lists: Option<Vec<Vec<usize>>> = None;
+        // With them, the select item each key is, if any (PostgreSQL's grouping columns are
+        // select items: two items alike named by position are two keys).
+        let mut key_items: Vec<Option<usize>> = Vec::new();
         let mut group_exprs: Option<Vec<BExpr>> = if items.is_empty() {
             None
         } else if items.iter().any(is_grouping_set_syntax) {
@@ -4047,6 +4050,11 @@ impl<'a, 'b> Binder<'a, 'b> {
                 if let Some(i) = item {
                     by_position.push((g.len(), i));
                 }
+                // A key written as an expression is the first select item equal to it.
+                key_items.push(match item {
+                    Some(i) => item_start.get(i).copied(),
+                    None => projection.iter().position(|p| *p == key),
+                });
                 g.push(key);
             }
             set_lists = Some(sets);
@@ -4135,7 +4143,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         if let (Some(keys), Some(sets)) = (&mut group_exprs, &mut set_lists) {
-            distinct_grouping_keys(keys, sets);
+            distinct_grouping_keys(keys, sets, &mut key_items);
             // Columns a table's primary key determines may be read too when every set
             // holds the whole key (PostgreSQL looks only at the keys common to all sets);
             // they join every set, which changes no group.
@@ -4148,6 +4156,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             for dependent in common.into_iter().skip(before) {
                 let i = keys.len();
                 keys.push(dependent);
+                key_items.push(None);
                 for s in sets.iter_mut() {
                     s.push(i);
                 }
@@ -4211,6 +4220,12 @@ impl<'a, 'b> Binder<'a, 'b> {
                     sets: sets.unwrap_or_else(|| vec![(0..keys.len()).collect()]),
                     base: scope.cols.len(),
                 };
+                // A select item that is a key reads its own key's column.
+                for (k, p) in key_items.iter().enumerate() {
+                    if let Some(e) = p.and_then(|p| projection.get_mut(p)) {
+                        *e = BExpr::Col(gs.base + k);
+                    }
+                }
                 projection = projection
                     .into_iter()
                     .map(|e| gs.read_keys(e, keys))
@@ -4340,6 +4355,17 @@ impl<'a, 'b> Binder<'a, 'b> {
                     .into(),
                 hint: None,
             });
+        }
+        if final_name == PERCENTILE_DISC
+            && direct_ty == [PgType::Unknown]
+            && !key_ty.is_numeric_family()
+        {
+            // Its float8 and float8[] forms both take an untyped fraction; only a number's
+            // category prefers one.
+            return Err(ambiguous(format!(
+                "function {name}(unknown, {}) is not unique",
+                key_ty.sql_name()
+            )));
         }
         let (key, out) = match (final_name, direct_ty.as_slice()) {
             (MODE, []) => {
@@ -8688,19 +8714,31 @@ fn expand_grouping_sets(items: &[Expr]) -> Result<(Vec<&Expr>, Vec<Vec<usize>>),
 }
 
 /// Each key of `keys` once, `sets` pointing at the one kept (a key may be written in
-/// several sets).
-fn distinct_grouping_keys(keys: &mut Vec<BExpr>, sets: &mut [Vec<usize>]) {
-    let mut kept: Vec<BExpr> = Vec::with_capacity(keys.len());
+/// several sets). Keys are the same when they are the same select item (`items`, kept in
+/// step), or are none and equal.
+fn distinct_grouping_keys(
+    keys: &mut Vec<BExpr>,
+    sets: &mut [Vec<usize>],
+    items: &mut Vec<Option<usize>>,
+) {
+    let mut kept: Vec<(BExpr, Option<usize>)> = Vec::with_capacity(keys.len());
     let mut place = Vec::with_capacity(keys.len());
-    for k in keys.drain(..) {
-        match kept.iter().position(|x| *x == k) {
+    for (k, item) in keys.drain(..).zip(items.iter().copied()) {
+        let same = |(x, i): &(BExpr, Option<usize>)| match (item, i) {
+            (Some(a), Some(b)) => a == *b,
+            (None, None) => *x == k,
+            _ => false,
+        };
+        match kept.iter().position(same) {
             Some(i) => place.push(i),
             None => {
                 place.push(kept.len());
-                kept.push(k);
+                kept.push((k, item));
             }
         }
     }
+    let (kept, kept_items): (Vec<BExpr>, Vec<Option<usize>>) = kept.into_iter().unzip();
+    *items = kept_items;
     for s in sets.iter_mut() {
         for i in s.iter_mut() {
             *i = place.get(*i).copied().unwrap_or(*i);
@@ -15445,7 +15483,9 @@ impl<'a, 'b> Executor<'a, 'b> {
                 row.resize(gs.base, Value::Null);
                 let in_set = |i: usize| set.contains(&i);
                 for (i, k) in group.iter().enumerate() {
-                    if let (BExpr::Col(c), false) = (k, in_set(i)) {
+                    // (Unless a key of the set is the same column.)
+                    let held = |c: &BExpr| set.iter().any(|&j| group.get(j) == Some(c));
+                    if let (BExpr::Col(c), false) = (k, in_set(i) || held(k)) {
                         if let Some(v) = row.get_mut(*c) {
                             *v = Value::Null;
                         }

@@ -563,6 +563,59 @@ class Gen:
         op = self.pick(['UNION', 'UNION ALL', 'INTERSECT', 'INTERSECT ALL', 'EXCEPT', 'EXCEPT ALL'])
         return f"{parts[0]} {op} {parts[1]}{self.order_by(2)}{self.limit()}"
 
+    def grouping(self):
+        """GROUP BY ROLLUP / CUBE / GROUPING SETS with GROUPING() and ordered-set aggregates
+        (percentile_cont, percentile_disc, mode), ordered by every output column."""
+        frm, scope = self.from_clause()
+        where = f" WHERE {self.bool_expr(scope)}" if self.r.random() < 0.6 else ""
+        ints = self.cols(scope, "int")
+        strs = self.cols(scope, "str")
+        n = self.r.choice([1, 2, 2, 3])
+        # Keys read a column and fold to no constant: PostgreSQL 15 takes a constant key for
+        # one in every set (a HAVING on it is folded), which PostgreSQL 18 corrects and
+        # RockLake does not copy.
+        bools = self.cols(scope, "bool")
+        shapes = [lambda: self.pick(ints), lambda: f"({self.pick(ints)} % 3)", lambda: f"abs({self.pick(ints)})",
+                  lambda: f"({self.pick(ints)} IS NULL)", lambda: self.pick(strs), lambda: f"lower({self.pick(strs)})",
+                  lambda: f"length({self.pick(strs)})", lambda: f"({self.pick(ints)} > {self.pick(['0', '3'])})"]
+        if bools:
+            shapes.append(lambda: self.pick(bools))
+        keys = []
+        for _ in range(4 * n):
+            k = self.pick(shapes)()
+            if k not in keys:
+                keys.append(k)
+            if len(keys) == n:
+                break
+        n = len(keys)
+        p = [str(i + 1) for i in range(n)]
+        forms = [f"ROLLUP ({', '.join(p)})", f"CUBE ({', '.join(p)})",
+                 f"GROUPING SETS ({', '.join(f'({x})' for x in p)}, ())"]
+        if n > 1:
+            forms += [f"{p[0]}, ROLLUP ({', '.join(p[1:])})", f"GROUPING SETS (({', '.join(p)}), ({p[0]}))",
+                      f"ROLLUP (({p[0]}, {p[1]}){''.join(', ' + x for x in p[2:])})",
+                      f"CUBE ({p[0]}), GROUPING SETS ({', '.join(p[1:])})"]
+        frac = self.pick(["0", "0.25", "0.5", "0.9", "1", "NULL"])
+        aggs = ["count(*)", f"count({self.pick(ints + strs)})", f"sum({self.pick(ints)})",
+                f"max({self.pick(ints + strs)})",
+                f"percentile_cont({frac}) WITHIN GROUP (ORDER BY {self.pick(ints)}{self.pick(['', ' DESC'])})",
+                f"percentile_disc({frac}) WITHIN GROUP (ORDER BY {self.pick(ints + strs)}{self.pick(['', ' DESC'])})",
+                f"percentile_cont(ARRAY[0.1, {frac}]) WITHIN GROUP (ORDER BY {self.pick(ints)})",
+                f"mode() WITHIN GROUP (ORDER BY {self.pick(ints + strs)})",
+                f"grouping({', '.join(keys)})", f"grouping({keys[-1]})"]
+        chosen = self.r.sample(aggs, self.r.randint(1, 3))
+        having = ""
+        if self.r.random() < 0.3:
+            having = self.pick([f" HAVING grouping({keys[0]}) = 0", " HAVING count(*) > 1",
+                                f" HAVING {keys[0]} IS NULL"])
+        items = [f"{k} AS g{i}" for i, k in enumerate(keys)] + [f"{c} AS a{i}" for i, c in enumerate(chosen)]
+        # Sorted outside: PostgreSQL 15 drops a sort key its planner deems constant or equal to
+        # another (`WHERE k = 'x'`, a join's `x.id = y.t1_id`, two items alike), though
+        # grouping sets make it NULL in some rows; its subquery's output has no such
+        # equivalences.
+        return (f"SELECT * FROM (SELECT {', '.join(items)} FROM {frm}{where} GROUP BY {self.pick(forms)}{having}) s"
+                f"{self.order_by(len(items))}")
+
     def write(self):
         k = self.r.randrange(4)
         if k == 0:
@@ -916,6 +969,8 @@ def main():
     ap.add_argument("--timeout-ms", type=int, default=20000)
     ap.add_argument("--typed", type=int, default=600,
                     help="statements over numeric, date/time, interval and bytea columns, after --count")
+    ap.add_argument("--grouping", type=int, default=300,
+                    help="GROUP BY ROLLUP / CUBE / GROUPING SETS statements, after --typed")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
@@ -927,6 +982,10 @@ def main():
     typed = TypedGen(typed_rng)
     stmts += TYPED_SETUP + typed_data(typed_rng) + TYPED_EDGE
     stmts += [typed.statement() for _ in range(args.typed)]
+    # Grouping sets and ordered-set aggregates, from a stream of their own (the statements
+    # above stay those of the seed).
+    grouping = Gen(random.Random(args.seed * 104729 + 11))
+    stmts += [grouping.grouping() for _ in range(args.grouping)]
 
     conns = [psycopg.connect(d, autocommit=True, cursor_factory=psycopg.ClientCursor) for d in (args.a, args.b)]
     curs = [c.cursor() for c in conns]
