@@ -37,6 +37,20 @@ pub struct Identity {
     pub sequence: u32,
 }
 
+/// A view's definition (docs/decisions/0039): the query as RockLake prints it, each relation
+/// it reads named with its schema (so that it reads the same relations under any
+/// search_path), and those relations' table ids, which cannot be dropped or changed under
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewDef {
+    pub query: String,
+    pub depends_on: Vec<u32>,
+    /// The query's own column names when the view was created (the view's may be others):
+    /// the query read later must begin with these columns, of the view's types (a column
+    /// added to a table `*` reads comes after them).
+    pub query_columns: Vec<String>,
+}
+
 /// A sequence's definition (`pg_sequence`). Its current value is not part of the definition:
 /// it lives outside MVCC (docs/decisions/0029).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,6 +117,8 @@ pub struct Table {
     pub layout: u64,
     /// Set when the relation is a sequence (`relkind = 'S'`).
     pub sequence: Option<Arc<SequenceDef>>,
+    /// Set when the relation is a view (`relkind = 'v'`): `columns` are its query's.
+    pub view: Option<Arc<ViewDef>>,
     /// `COMMENT ON TABLE` / `SEQUENCE`, and `COMMENT ON INDEX` of the primary key's index;
     /// never empty.
     pub comment: Option<String>,
@@ -265,6 +281,13 @@ impl Table {
                     identity: q.identity,
                 })
             }),
+            view: self.view.as_ref().map(|v| {
+                Box::new(pb::ViewDef {
+                    query: v.query.clone(),
+                    depends_on: v.depends_on.clone(),
+                    query_columns: v.query_columns.clone(),
+                })
+            }),
             comment: self.comment.clone().unwrap_or_default(),
             pkey_comment: self.pkey_comment.clone().unwrap_or_default(),
             shape_seq: self.shape,
@@ -350,6 +373,13 @@ impl Table {
                     identity: q.identity,
                 })),
             },
+            view: def.view.as_ref().map(|v| {
+                Arc::new(ViewDef {
+                    query: v.query.clone(),
+                    depends_on: v.depends_on.clone(),
+                    query_columns: v.query_columns.clone(),
+                })
+            }),
             comment: non_empty(&def.comment),
             pkey_comment: non_empty(&def.pkey_comment),
             shape: def.shape_seq,

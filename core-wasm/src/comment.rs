@@ -41,6 +41,7 @@ impl Relation {
     fn kind(&self) -> char {
         match self {
             Relation::Table(t) if t.sequence.is_some() => 'S',
+            Relation::Table(t) if t.view.is_some() => 'v',
             Relation::Table(_) => 'r',
             Relation::KeyIndex(_) => 'i',
             Relation::Catalog(k, _, _) => *k,

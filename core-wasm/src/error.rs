@@ -117,6 +117,9 @@ pub enum SqlError {
     /// DROP TABLE of a name no table has (PostgreSQL's wording for DROP).
     #[error("table \"{name}\" does not exist")]
     UndefinedTableToDrop { name: String },
+    /// DROP VIEW of a name no relation has.
+    #[error("view \"{name}\" does not exist")]
+    UndefinedViewToDrop { name: String },
     /// DROP SEQUENCE of a name no relation has.
     #[error("sequence \"{name}\" does not exist")]
     UndefinedSequence { name: String },
@@ -208,6 +211,9 @@ pub enum SqlError {
     /// The table definition is invalid (PostgreSQL's 42P16): fix the CREATE TABLE.
     #[error("{message}")]
     InvalidTableDefinition { message: String },
+    /// The same, with PostgreSQL's hint for what to do instead.
+    #[error("{message}")]
+    InvalidTableDefinitionHint { message: String, hint: String },
     /// DECLARE the cursor first (or in this transaction: cursors without HOLD end with it).
     #[error("cursor \"{name}\" does not exist")]
     UndefinedCursor { name: String },
@@ -473,6 +479,14 @@ pub enum SqlError {
     /// A substring length below zero.
     #[error("{message}")]
     SubstringError { message: String },
+    /// A view reads itself (through `CREATE OR REPLACE VIEW`): replace it with a query that
+    /// does not.
+    #[error("infinite recursion detected in rules for relation \"{name}\"")]
+    InfiniteRecursion { name: String },
+    /// A view whose query no longer gives the columns it was created with (a relation it
+    /// reads was changed under it): drop and re-create the view.
+    #[error("view \"{name}\" no longer matches the relations it reads")]
+    ViewChanged { name: String },
     /// A GROUP BY past PostgreSQL's limits on grouping sets (CUBE's elements, the sets
     /// after expansion, GROUPING's arguments): group by fewer keys.
     #[error("{message}")]
@@ -637,6 +651,7 @@ impl SqlError {
             SqlError::Syntax { .. } | SqlError::SyntaxHint { .. } => "42601",
             SqlError::UndefinedTable { .. }
             | SqlError::UndefinedTableToDrop { .. }
+            | SqlError::UndefinedViewToDrop { .. }
             | SqlError::UndefinedSequence { .. }
             | SqlError::MissingFromEntry { .. }
             | SqlError::InvalidFromReference { .. } => "42P01",
@@ -710,6 +725,8 @@ impl SqlError {
             SqlError::SubstringError { .. } => "22011",
             SqlError::TooManyColumns { .. } => "54011",
             SqlError::GroupingLimit { code, .. } => code,
+            SqlError::ViewChanged { .. } => "55000",
+            SqlError::InfiniteRecursion { .. } => "42P17",
             SqlError::OutOfMemory { .. } => "53200",
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",
@@ -731,7 +748,8 @@ impl SqlError {
             SqlError::ActiveTransaction { .. } => "25001",
             SqlError::BadCopyFormat { .. } => "22P04",
             SqlError::UndefinedCursor { .. } => "34000",
-            SqlError::InvalidTableDefinition { .. } => "42P16",
+            SqlError::InvalidTableDefinition { .. }
+            | SqlError::InvalidTableDefinitionHint { .. } => "42P16",
             SqlError::DuplicateCursor { .. } => "42P03",
             SqlError::CursorNoScroll => "55000",
             SqlError::NoTransactionBlock { .. } => "25P01",
@@ -926,7 +944,8 @@ impl SqlError {
                 e.hint = Some("Run `rocklake verify` against this catalog.".into());
             }
             SqlError::InvalidParameterHint { hint, .. }
-            | SqlError::WrongObjectTypeHint { hint, .. } => e.hint = Some(hint.clone()),
+            | SqlError::WrongObjectTypeHint { hint, .. }
+            | SqlError::InvalidTableDefinitionHint { hint, .. } => e.hint = Some(hint.clone()),
             SqlError::NoBtreeOperatorClass { .. } => {
                 e.hint = Some("You must specify an operator class for the index or define a default operator class for the data type.".into());
             }

@@ -1114,6 +1114,14 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             cascade,
             ..
         } => drop_sequences(cx, names, *if_exists, *cascade)?,
+        Statement::Drop {
+            object_type: ast::ObjectType::View,
+            if_exists,
+            names,
+            cascade,
+            ..
+        } => crate::view::drop_views(cx, names, *if_exists, *cascade)?,
+        Statement::CreateView(cv) => crate::view::create_view(cx, cv)?,
         Statement::CreateSequence {
             temporary,
             if_not_exists,
@@ -1977,7 +1985,7 @@ fn insert_param_types(
 
 /// Schema and name of an object to create: unqualified names go to the first existing
 /// schema of search_path.
-fn qualified(cx: &mut Cx<'_>, parts: &[String]) -> Result<(String, String), SqlError> {
+pub(crate) fn qualified(cx: &mut Cx<'_>, parts: &[String]) -> Result<(String, String), SqlError> {
     let (s, n) = split_name(parts)?;
     if let Some(s) = s {
         return Ok((s, n));
@@ -1994,7 +2002,7 @@ pub(crate) fn schema_exists(cx: &Cx<'_>, name: &str) -> bool {
         || pending.is_some_and(|p| p.schemas.iter().any(|s| s.name == name))
 }
 
-fn find_table(cx: &mut Cx<'_>, parts: &[String]) -> Result<Option<TableRef>, SqlError> {
+pub(crate) fn find_table(cx: &mut Cx<'_>, parts: &[String]) -> Result<Option<TableRef>, SqlError> {
     let (schema, name) = split_name(parts)?;
     let at = cx.read_point();
     let rcx = cx.reader(at);
@@ -2552,7 +2560,7 @@ fn select_into_table(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError
 }
 
 /// A new table's definition, at its first version, with the indexes its key makes.
-fn new_table(
+pub(crate) fn new_table(
     id: u32,
     oid: u32,
     schema: String,
@@ -2573,6 +2581,7 @@ fn new_table(
         version: 0,
         layout: 0,
         sequence: None,
+        view: None,
         comment: None,
         pkey_comment: None,
         pkey_constraint_comment: None,
@@ -2836,6 +2845,7 @@ fn new_sequence(cx: &mut Cx<'_>, schema: &str, name: &str, def: SequenceDef) -> 
         version: 0,
         layout: 0,
         sequence: Some(Arc::new(def)),
+        view: None,
         comment: None,
         pkey_comment: None,
         pkey_constraint_comment: None,
@@ -3271,7 +3281,7 @@ fn alter_sequence_as_table(
 /// A relation's name as PostgreSQL's messages give it (`getObjectDescription`): bare when
 /// search_path finds it by that name, else qualified with its schema, each part quoted where
 /// needed.
-fn name_in_message(rcx: &ReadCx<'_>, t: &Table) -> String {
+pub(crate) fn name_in_message(rcx: &ReadCx<'_>, t: &Table) -> String {
     let q = crate::pgcatalog::quote_ident;
     match rcx.relation_visible(t.oid) {
         Some(true) => q(&t.name),
@@ -3415,7 +3425,7 @@ fn drop_sequences(
             Some(t) if t.sequence.is_none() => {
                 return Err(SqlError::WrongObjectTypeHint {
                     message: format!("\"{}\" is not a sequence", t.name),
-                    hint: "Use DROP TABLE to remove a table.".into(),
+                    hint: crate::view::drop_hint(&t).into(),
                 })
             }
             Some(t) => found.push(t),
@@ -3459,6 +3469,7 @@ fn drop_sequences(
             .unwrap_or_default()
     };
     cascade_to_defaults(cx, dependents, cascade, found.len() > 1, "sequence", &name)?;
+    crate::view::cascade_to_views(cx, &found, cascade, found.len() > 1, "sequence", None)?;
     for s in found {
         cx.pending()?.drop_definition(&s)?;
     }
@@ -3498,13 +3509,21 @@ fn drop_tables(
             }
         }
         match found {
-            Some(t) if t.sequence.is_some() => {
+            Some(t) if t.sequence.is_some() || t.view.is_some() => {
                 return Err(SqlError::WrongObjectTypeHint {
                     message: format!("\"{}\" is not a table", t.name),
-                    hint: "Use DROP SEQUENCE to remove a sequence.".into(),
+                    hint: crate::view::drop_hint(&t).into(),
                 })
             }
             Some(t) => {
+                crate::view::cascade_to_views(
+                    cx,
+                    std::slice::from_ref(&t),
+                    cascade,
+                    names.len() > 1,
+                    "table",
+                    None,
+                )?;
                 // Its columns' sequences go with it; other tables' defaults that draw from
                 // them need CASCADE, which removes those defaults.
                 let owned = owned_sequences(cx, t.id, None);
@@ -3535,7 +3554,7 @@ fn drop_tables(
 /// A DROP's name that finds nothing: with IF EXISTS PostgreSQL's notice, else its error —
 /// naming what is missing, the schema of a qualified name first (`kind`: "table",
 /// "sequence"; `missing` makes the error for the relation).
-fn missing_to_drop(
+pub(crate) fn missing_to_drop(
     cx: &mut Cx<'_>,
     parts: &[String],
     if_exists: bool,
@@ -3679,6 +3698,8 @@ fn drop_schemas(
             .map(|t| {
                 let kind = if t.sequence.is_some() {
                     "sequence"
+                } else if t.view.is_some() {
+                    "view"
                 } else {
                     "table"
                 };
@@ -3693,6 +3714,22 @@ fn drop_schemas(
         cascaded.extend(described);
         drops.push((name, tables));
     }
+    // Views elsewhere that read what the schemas hold go with them.
+    let dropped: Vec<TableRef> = drops.iter().flat_map(|(_, t)| t.iter().cloned()).collect();
+    let views_elsewhere = {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        let deps = crate::view::dependents(&rcx, &dropped);
+        for (v, on) in &deps {
+            let (v, on) = (
+                crate::view::described(&rcx, v),
+                crate::view::described(&rcx, on),
+            );
+            dependents.push(format!("{v} depends on {on}"));
+            cascaded.push(v);
+        }
+        deps.into_iter().map(|(v, _)| v).collect::<Vec<_>>()
+    };
     if !cascaded.is_empty() && !cascade {
         let detail = reported(dependents.into_iter());
         return Err(match drops.first() {
@@ -3715,6 +3752,9 @@ fn drop_schemas(
                 many.iter().map(|d| format!("drop cascades to {d}")),
             )),
         }),
+    }
+    for v in views_elsewhere {
+        cx.pending()?.drop_definition(&v)?;
     }
     for (name, tables) in drops {
         let committed = cx.st.schemas.contains_key(&name);
@@ -3825,7 +3865,44 @@ fn alter_schema(cx: &mut Cx<'_>, a: &ast::AlterSchema) -> Result<Output, SqlErro
     })
 }
 
+/// `ALTER TABLE`; then the views reading the table must still read it as they did.
 fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError> {
+    let before = find_table(cx, &object_name(&at.name))?;
+    let owner_only = at
+        .operations
+        .iter()
+        .all(|op| matches!(op, ast::AlterTableOperation::OwnerTo { .. }));
+    if let Some(v) = before.as_ref().filter(|t| t.view.is_some()) {
+        if !owner_only {
+            return Err(SqlError::FeatureNotSupportedHint {
+                what: format!("ALTER TABLE of view \"{}\"", v.name),
+                hint: "Drop the view and create it again as it should be.".into(),
+            });
+        }
+    }
+    let out = alter_table_definition(cx, at)?;
+    if let Some(t) = before.filter(|_| !owner_only) {
+        use crate::view::Change;
+        let change = match at.operations.first() {
+            Some(ast::AlterTableOperation::DropColumn { column_names, .. }) => {
+                Change::DropColumn(column_names.first().map_or("", |c| c.value.as_str()))
+            }
+            Some(ast::AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetDataType { .. },
+            }) => Change::ColumnType(column_name.value.as_str()),
+            Some(
+                ast::AlterTableOperation::RenameTable { .. }
+                | ast::AlterTableOperation::RenameColumn { .. },
+            ) => Change::Rename,
+            _ => Change::Other,
+        };
+        crate::view::check_dependent_views(cx, &t, change)?;
+    }
+    Ok(out)
+}
+
+fn alter_table_definition(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError> {
     cx.check_writable("ALTER TABLE")?;
     let parts = object_name(&at.name);
     let Some(t) = find_table(cx, &parts)? else {
@@ -4682,7 +4759,7 @@ fn retype_expr(
 }
 
 /// Whether a relation of schema `schema` (a table or a primary-key index) is named `name`.
-fn relation_name_taken(rcx: &ReadCx<'_>, schema: &str, name: &str) -> bool {
+pub(crate) fn relation_name_taken(rcx: &ReadCx<'_>, schema: &str, name: &str) -> bool {
     rcx.relation_named(schema, name) || crate::pgcatalog::columns(Some(schema), name).is_some()
 }
 
@@ -5531,6 +5608,12 @@ fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, S
             message: format!("cannot change sequence \"{}\"", t.name),
         });
     }
+    if t.view.is_some() {
+        return Err(SqlError::FeatureNotSupportedHint {
+            what: format!("writing to view \"{}\"", t.name),
+            hint: "RockLake's views are read-only: write to the tables the view reads.".into(),
+        });
+    }
     let at = cx.read_point();
     cx.reader(at).check_layout(&t)?;
     Ok(t)
@@ -6336,7 +6419,9 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
     // Every table is found before any is emptied.
     let mut tables = Vec::with_capacity(tr.table_names.len());
     for t in &tr.table_names {
-        if let Some(s) = find_table(cx, &object_name(&t.name))?.filter(|s| s.sequence.is_some()) {
+        if let Some(s) = find_table(cx, &object_name(&t.name))?
+            .filter(|s| s.sequence.is_some() || s.view.is_some())
+        {
             return Err(SqlError::WrongObjectType {
                 message: format!("\"{}\" is not a table", s.name),
             });
@@ -6552,6 +6637,13 @@ fn copy(
                     message: format!("cannot copy from sequence \"{}\"", s.name),
                 });
             }
+            if let Some(v) = find_table(cx, &object_name(table_name))?.filter(|t| t.view.is_some())
+            {
+                return Err(SqlError::WrongObjectTypeHint {
+                    message: format!("cannot copy from view \"{}\"", v.name),
+                    hint: "Try the COPY (SELECT ...) TO variant.".into(),
+                });
+            }
             let star = parse_query_text(&format!("SELECT * FROM {table_name}"))?;
             let all: Vec<String> = {
                 let rcx = cx.reader(at);
@@ -6699,6 +6791,12 @@ fn copy_from(
             .map(|(t, c, f)| (t, c, Some(f)))
             .ok_or_else(|| SqlError::internal("COPY FROM source is not a table"))?,
     };
+    if let Some(v) = find_table(cx, &object_name(&table_name))?.filter(|t| t.view.is_some()) {
+        return Err(SqlError::WrongObjectTypeHint {
+            message: format!("cannot copy to view \"{}\"", v.name),
+            hint: "To enable copying to a view, provide an INSTEAD OF INSERT trigger.".into(),
+        });
+    }
     let t = write_target(cx, &table_name)?;
     if let Some(f) = &filter {
         // Checked now, for PostgreSQL's errors before any data; bound again at the end.

@@ -55,6 +55,7 @@ pub mod types;
 pub mod tz;
 pub mod tzabbrev;
 pub mod verify;
+pub mod view;
 pub mod window;
 pub mod wire;
 pub mod writer;

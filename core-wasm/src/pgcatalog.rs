@@ -2832,6 +2832,26 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
                 tb.columns.len(),
                 xmin,
             ));
+        } else if want_table && tb.view.is_some() {
+            // A view: a row type, no storage, no rows (PostgreSQL's reltuples -1: never
+            // counted).
+            rows.push(class_row(
+                need,
+                tb.oid,
+                &tb.name,
+                ns,
+                tb.rowtype_oid(),
+                0,
+                0,
+                0,
+                0,
+                -1.0,
+                false,
+                false,
+                'v',
+                tb.columns.len(),
+                xmin,
+            ));
         } else if want_table {
             rows.push(class_row(
                 need,
@@ -2977,8 +2997,10 @@ fn system_attribute_rows(relid: u32, rows: &mut Vec<Vec<Value>>, need: Need<'_>)
 }
 
 fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
-    // A view would have none; RockLake's user relations are tables and sequences.
-    system_attribute_rows(tb.oid, rows, need);
+    // A view has none.
+    if tb.view.is_none() {
+        system_attribute_rows(tb.oid, rows, need);
+    }
     for (i, c) in tb.columns.iter().enumerate() {
         // PRIMARY KEY implies NOT NULL, as PostgreSQL records it.
         let not_null = c.not_null || tb.primary_key.contains(&i);
@@ -3399,7 +3421,7 @@ fn tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             ]
         })
         .collect();
-    for tb in tables_only(view) {
+    for tb in tables_only(view).filter(|tb| tb.view.is_none()) {
         rows.push(vec![
             t(&tb.schema),
             t(&tb.name),
@@ -3415,12 +3437,23 @@ fn tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
 }
 
 fn views_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
-    // RockLake has no user views; the virtual system views are listed without a definition.
-    RELATIONS
+    // The virtual system views are listed without a definition.
+    let mut rows: Vec<Vec<Value>> = RELATIONS
         .iter()
         .filter(|r| r.kind == 'v' && listed(r))
         .map(|r| vec![t(r.schema), t(r.name), t(view.user), NULL])
-        .collect()
+        .collect();
+    for tb in view.tables {
+        if let Some(def) = tb.view.as_deref() {
+            rows.push(vec![
+                t(&tb.schema),
+                t(&tb.name),
+                t(view.user),
+                Value::text(viewdef(def)),
+            ]);
+        }
+    }
+    rows
 }
 
 // ------------------------------------------------------------------ databases, roles
@@ -4092,7 +4125,7 @@ fn is_tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .filter(|r| listed(r))
         .map(|r| row(r.schema, r.name, r.kind == 'v'))
         .collect();
-    rows.extend(tables_only(view).map(|tb| row(&tb.schema, &tb.name, false)));
+    rows.extend(tables_only(view).map(|tb| row(&tb.schema, &tb.name, tb.view.is_some())));
     rows
 }
 
@@ -4812,6 +4845,12 @@ fn split_qualified(name: &str) -> Option<Vec<String>> {
 
 /// [`quote_ident`] regardless of `quote_all_identifiers`: for what PostgreSQL quotes by its
 /// own rule, and for text RockLake stores.
+/// `pg_get_viewdef`'s text of a view: its query as stored, PostgreSQL's leading space and
+/// closing semicolon around it.
+pub fn viewdef(def: &crate::catalog::ViewDef) -> String {
+    format!(" {};", def.query)
+}
+
 pub fn quote_ident_if_needed(name: &str) -> String {
     let mut chars = name.chars();
     let plain = match chars.next() {
@@ -4877,6 +4916,7 @@ mod tests {
             version: 731,
             layout: 0,
             sequence: None,
+            view: None,
             comment: None,
             pkey_comment: None,
             pkey_constraint_comment: None,
@@ -4915,6 +4955,7 @@ mod tests {
             version: 0,
             layout: 0,
             sequence: None,
+            view: None,
             comment: None,
             pkey_comment: None,
             pkey_constraint_comment: None,

@@ -370,6 +370,20 @@ const PERCENTILE_CONT: &str = "\u{0}percentile_cont";
 const PERCENTILE_DISC: &str = "\u{0}percentile_disc";
 const MODE: &str = "\u{0}mode";
 
+/// Views within views deeper than this are taken for a view that reads itself.
+const MAX_VIEW_DEPTH: usize = 64;
+
+/// A view's stored query (written by RockLake, so it parses).
+pub(crate) fn parse_view_query(sql: &str) -> Result<ast::Query, SqlError> {
+    let mut parsed =
+        sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::PostgreSqlDialect {}, sql)
+            .map_err(|e| SqlError::internal(format!("a view's query does not parse: {e}")))?;
+    match parsed.pop() {
+        Some(ast::Statement::Query(q)) if parsed.is_empty() => Ok(*q),
+        _ => Err(SqlError::internal("a view's query is not one query")),
+    }
+}
+
 /// `GROUPING(args)` while its select is bound: the call's number (its arguments' places in
 /// the SQL are kept by the binder for errors), then the arguments.
 const GROUPING_CALL: &str = "\u{0}grouping";
@@ -1104,6 +1118,14 @@ pub struct Binder<'a, 'b> {
     /// The arguments of each `GROUPING(…)` call bound so far, as written (an argument that
     /// is no grouping key is reported at its place).
     grouping_args: Vec<Vec<Expr>>,
+    /// Views being expanded around what is bound now (their queries' own relations are not
+    /// the statement's).
+    view_depth: usize,
+    /// The stored relations (tables, views) the statement names: schema as written, name,
+    /// table id. CREATE VIEW qualifies and records them.
+    pub relations_read: Vec<(Option<String>, String, u32)>,
+    /// The names of the statement's WITH queries (which a view's query keeps unqualified).
+    pub cte_names: Vec<String>,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
@@ -2241,6 +2263,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             clause: "this context",
             named_windows: Vec::new(),
             grouping_args: Vec::new(),
+            view_depth: 0,
+            relations_read: Vec::new(),
+            cte_names: Vec::new(),
         }
     }
 
@@ -2433,6 +2458,9 @@ impl<'a, 'b> Binder<'a, 'b> {
     pub fn push_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
         self.ctes.push(HashMap::new());
         for cte in &with.cte_tables {
+            if self.view_depth == 0 {
+                self.cte_names.push(ident(&cte.alias.name));
+            }
             let volatile_before = self.volatile_calls;
             let bound = match recursive_union(with, cte) {
                 Some((base, step, all)) => self.bind_recursive_cte(cte, base, step, all),
@@ -3776,6 +3804,13 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         if let Some(t) = stored_relation(self.cx, schema.as_deref(), &tname) {
             self.reads_stored = true;
+            if self.view_depth == 0 {
+                self.relations_read
+                    .push((schema.clone(), tname.clone(), t.id));
+            }
+            if let Some(view) = t.view.clone() {
+                return self.bind_view(&t, &view, &qual, alias);
+            }
             if let Some(def) = t.sequence.as_deref() {
                 // A sequence reads as its one row: the value now (outside MVCC, as
                 // PostgreSQL's), `log_cnt` 0 (RockLake logs no values ahead).
@@ -4433,6 +4468,74 @@ impl<'a, 'b> Binder<'a, 'b> {
         };
         finals_args.push(BExpr::Agg(i));
         Ok((BExpr::Func(final_name.into(), finals_args), out))
+    }
+
+    /// A view in FROM: its query, bound on its own (no outer query's columns or WITH
+    /// queries), as a subquery whose columns are the view's.
+    fn bind_view(
+        &mut self,
+        t: &TableRef,
+        view: &crate::catalog::ViewDef,
+        qual: &Rc<str>,
+        alias: &Option<ast::TableAlias>,
+    ) -> Result<(Source, Vec<ColMeta>), SqlError> {
+        if self.view_depth >= MAX_VIEW_DEPTH {
+            return Err(SqlError::InfiniteRecursion {
+                name: t.name.clone(),
+            });
+        }
+        let query = parse_view_query(&view.query)?;
+        // Plans naming a view are not kept: its definition can change under the same name.
+        self.session_dependent = true;
+        let outer = std::mem::take(&mut self.outer);
+        let ctes = std::mem::take(&mut self.ctes);
+        self.view_depth += 1;
+        let bound = self.bind_query(&query, None);
+        self.view_depth -= 1;
+        self.outer = outer;
+        self.ctes = ctes;
+        let mut q = bound?;
+        // The query's first columns are the view's (a table `*` reads may have more now).
+        let fits = q.columns.len() >= t.columns.len()
+            && view.query_columns.len() == t.columns.len()
+            && q.columns
+                .iter()
+                .zip(&t.columns)
+                .zip(&view.query_columns)
+                .all(|((b, c), name)| {
+                    *b.name == **name
+                        && (b.ty == c.ty || (b.ty == PgType::Unknown && c.ty == PgType::Text))
+                });
+        if !fits {
+            return Err(SqlError::ViewChanged {
+                name: t.name.clone(),
+            });
+        }
+        if q.columns.len() > t.columns.len() {
+            let n = t.columns.len();
+            let columns: Vec<ColMeta> = q.columns.iter().take(n).cloned().collect();
+            let width = q.columns.len();
+            let item = FromItem::cross(Source::Derived(Rc::new(q)), width, Lateral::No);
+            q = self.join_query(vec![item], (0..n).map(BExpr::Col).collect(), columns);
+        }
+        let cols = t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ColMeta {
+                name: c.name.clone().into(),
+                ty: c.ty,
+                typmod: c.typmod,
+                table_oid: t.oid,
+                attnum: i as i16 + 1,
+                qual: Some(qual.clone()),
+                hidden: false,
+            })
+            .collect();
+        Ok((
+            Source::Derived(Rc::new(q)),
+            apply_alias_cols(cols, alias, "table")?,
+        ))
     }
 
     /// A GROUP BY key: an output column's position or alias, else an expression over the
@@ -7260,10 +7363,23 @@ impl<'a, 'b> Binder<'a, 'b> {
                 *b = BExpr::Func("regclass_in".into(), vec![literal]);
             }
         }
+        if name == "pg_get_viewdef" && matches!(types.first(), Some(PgType::Unknown | PgType::Text))
+        {
+            // pg_get_viewdef(text): the view's name.
+            if let Some(b) = bargs.first_mut() {
+                self.session_dependent = true;
+                let literal = std::mem::replace(b, BExpr::Const(Value::Null));
+                *b = BExpr::Func("regclass_in".into(), vec![literal]);
+            }
+        }
         let ty = match name.as_str() {
             "pg_get_indexdef" if !matches!(types.len(), 1 | 3) => {
                 return Err(no_such_function(&name, &types))
             }
+            "pg_get_viewdef" if !matches!(types.len(), 1 | 2) => {
+                return Err(no_such_function(&name, &types))
+            }
+            "pg_get_viewdef" => PgType::Text,
             // A record is no array (its value is held as one).
             "array_length" | "array_upper" | "array_lower" | "array_to_string"
                 if matches!(types.first(), Some(PgType::Record(_))) =>
@@ -12755,6 +12871,16 @@ impl<'a, 'b> Executor<'a, 'b> {
                         None => Value::Null,
                     }
                 }
+                _ => Value::Null,
+            },
+            "pg_get_viewdef" => match a.first() {
+                Some(Value::Int(o)) => u32::try_from(*o)
+                    .ok()
+                    .and_then(|o| self.cx.relation_by_oid(o))
+                    .and_then(|(t, is_index)| t.view.clone().filter(|_| !is_index))
+                    .map_or(Value::Null, |def| {
+                        Value::text(crate::pgcatalog::viewdef(&def))
+                    }),
                 _ => Value::Null,
             },
             "pg_relation_is_publishable" => Value::Bool(false),

@@ -343,6 +343,7 @@ mod tests {
             version: 0,
             layout: 0,
             sequence: None,
+            view: None,
             comment: None,
             pkey_comment: None,
             pkey_constraint_comment: None,

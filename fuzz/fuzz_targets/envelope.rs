@@ -47,6 +47,7 @@ fn table() -> Table {
         version: 0,
         layout: 0,
         sequence: None,
+        view: None,
         comment: None,
         pkey_comment: None,
         pkey_constraint_comment: None,

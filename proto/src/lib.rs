@@ -120,6 +120,23 @@ pub struct TableDef {
     /// COMMENT ON CONSTRAINT of the primary key; empty when none.
     #[prost(string, tag = "14")]
     pub pkey_constraint_comment: ::prost::alloc::string::String,
+    /// Set when the relation is a view.
+    #[prost(message, optional, boxed, tag = "15")]
+    pub view: ::core::option::Option<::prost::alloc::boxed::Box<ViewDef>>,
+}
+
+/// A view's definition (docs/decisions/0039).
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ViewDef {
+    /// The query, its relations' names qualified.
+    #[prost(string, tag = "1")]
+    pub query: ::prost::alloc::string::String,
+    /// The relations it reads (table ids).
+    #[prost(uint32, repeated, tag = "2")]
+    pub depends_on: ::prost::alloc::vec::Vec<u32>,
+    /// The query's own column names when the view was created.
+    #[prost(string, repeated, tag = "3")]
+    pub query_columns: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 
 /// A sequence's definition (its value lives outside MVCC, see docs/decisions/0029).

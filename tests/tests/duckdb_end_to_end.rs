@@ -438,6 +438,8 @@ if setting == "make":
     con.execute(f"ATTACH '{dsn}' AS pg (TYPE postgres)")
     con.execute("CALL postgres_execute('pg', 'COMMENT ON TABLE ducklake_snapshot IS ''one row per snapshot''')")
     con.execute("CALL postgres_execute('pg', 'COMMENT ON COLUMN ducklake_snapshot.snapshot_id IS ''the key''')")
+    # A view over the catalog, as an operator would make one.
+    con.execute("CALL postgres_execute('pg', 'CREATE VIEW lake_tables AS SELECT table_id, table_name FROM ducklake_table')")
     sys.exit(0)
 con = dlconn.connect(exts=("postgres",))
 if setting:
@@ -456,6 +458,7 @@ q("column comments", "SELECT table_name, column_name, comment FROM duckdb_column
 q("snapshots", "SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM pg.public.ducklake_snapshot ORDER BY ALL")
 q("columns of t", "SELECT column_id, column_name, column_type, nulls_allowed FROM pg.public.ducklake_column ORDER BY ALL")
 q("filtered", "SELECT count(*), min(column_name) FROM pg.public.ducklake_column WHERE column_id > 0 AND column_name LIKE 'i%'")
+q("view", "SELECT * FROM pg.public.lake_tables ORDER BY ALL")
 q("postgres_query", "SELECT * FROM postgres_query('pg', 'SELECT count(*) AS n, max(table_name) FROM ducklake_table')")
 q("create", "CREATE TABLE pg.public.made_by_duckdb AS SELECT range AS r, 'x' || range AS s, range / 3 AS d FROM range(50)")
 q("update", "UPDATE pg.public.made_by_duckdb SET s = 'y' WHERE r % 7 = 2")
@@ -498,6 +501,8 @@ fn duckdb_postgres_attach_under_its_settings_as_on_postgres() {
             .collect();
         let read = outs[0]["read"].as_array().map(Vec::len);
         assert_eq!(read, Some(41), "[{setting}] PostgreSQL's outcome changed");
+        let view = outs[0]["view"].as_array().map(Vec::len);
+        assert_eq!(view, Some(1), "[{setting}] PostgreSQL's view read changed");
         // (Read from pg_description; information_schema introspection reads no comments.)
         if setting.is_empty() {
             assert_eq!(

@@ -293,6 +293,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "grouping_sets",
             "--test",
+            "views",
+            "--test",
             "portals",
             "--test",
             "records_and_bits",
