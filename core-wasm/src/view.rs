@@ -133,6 +133,20 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     let done = Output::Command {
         tag: "CREATE VIEW".into(),
     };
+    // The definitions the view was bound to: a transaction that drops or changes one and
+    // commits first makes this one's commit fail (40001) rather than leave the view reading
+    // what is gone.
+    let read: Vec<TableRef> = {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        def.depends_on
+            .iter()
+            .filter_map(|id| rcx.table_by_id(*id))
+            .collect()
+    };
+    for t in &read {
+        cx.pending()?.uses_definition(t);
+    }
     let existing = exec::find_table(cx, &[schema.clone(), name.clone()])?;
     match existing {
         Some(old) if cv.or_replace && old.view.is_some() => {
