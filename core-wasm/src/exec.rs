@@ -2374,40 +2374,12 @@ fn create_table_as(
             message: "too many column names were specified".into(),
         });
     }
-    let mut columns: Vec<Column> = Vec::with_capacity(result.len());
-    for (i, c) in result.iter().enumerate() {
-        let cname = match ct.columns.get(i) {
-            Some(cd) => crate::query::ident(&cd.name),
-            None => c.name.to_string(),
-        };
-        if columns.iter().any(|x| x.name == cname) {
-            return Err(SqlError::ColumnTwice { name: cname });
-        }
-        refuse_system_column_name(&cname)?;
-        let ty = match c.ty {
-            PgType::Unknown => PgType::Text,
-            PgType::Record(_) | PgType::Void => {
-                return Err(SqlError::InvalidTableDefinition {
-                    message: format!("column \"{cname}\" has pseudo-type {}", c.ty.sql_name()),
-                })
-            }
-            t => t,
-        };
-        columns.push(Column {
-            name: cname,
-            ty,
-            typmod: if c.ty == PgType::Unknown {
-                -1
-            } else {
-                c.typmod
-            },
-            not_null: false,
-            default_sql: None,
-            identity: None,
-            serial: None,
-            comment: None,
-        });
-    }
+    let names: Vec<String> = ct
+        .columns
+        .iter()
+        .map(|cd| crate::query::ident(&cd.name))
+        .collect();
+    let columns = columns_of_query(&result, &names, true)?;
     let id = cx.st.next_table_id;
     cx.st.next_table_id += 1;
     let oid = cx.st.next_oid;
@@ -2532,6 +2504,51 @@ fn describe_query_params(
 }
 
 /// `SELECT … INTO [TEMPORARY | UNLOGGED] [TABLE] name …`: PostgreSQL's older spelling of
+/// The columns of a relation made from a query's result (CREATE TABLE AS, CREATE VIEW):
+/// named by `names` first, then by the query; each of the query's type and typmod, an
+/// untyped literal's as text; 42701 for a name twice, 42P16 for a pseudo-type, and for a
+/// table (`table`) 42701 for a system column's name.
+pub(crate) fn columns_of_query(
+    result: &[crate::query::ColMeta],
+    names: &[String],
+    table: bool,
+) -> Result<Vec<Column>, SqlError> {
+    let mut columns: Vec<Column> = Vec::with_capacity(result.len());
+    for (i, c) in result.iter().enumerate() {
+        let cname = names.get(i).cloned().unwrap_or_else(|| c.name.to_string());
+        if columns.iter().any(|x| x.name == cname) {
+            return Err(SqlError::ColumnTwice { name: cname });
+        }
+        if table {
+            refuse_system_column_name(&cname)?;
+        }
+        let ty = match c.ty {
+            PgType::Unknown => PgType::Text,
+            PgType::Record(_) | PgType::Void => {
+                return Err(SqlError::InvalidTableDefinition {
+                    message: format!("column \"{cname}\" has pseudo-type {}", c.ty.sql_name()),
+                })
+            }
+            t => t,
+        };
+        columns.push(Column {
+            name: cname,
+            ty,
+            typmod: if c.ty == PgType::Unknown {
+                -1
+            } else {
+                c.typmod
+            },
+            not_null: false,
+            default_sql: None,
+            identity: None,
+            serial: None,
+            comment: None,
+        });
+    }
+    Ok(columns)
+}
+
 /// `CREATE TABLE name AS SELECT …`.
 fn select_into_table(cx: &mut Cx<'_>, q: &ast::Query) -> Result<Output, SqlError> {
     cx.check_writable("SELECT INTO")?;

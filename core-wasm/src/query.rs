@@ -4518,20 +4518,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             let item = FromItem::cross(Source::Derived(Rc::new(q)), width, Lateral::No);
             q = self.join_query(vec![item], (0..n).map(BExpr::Col).collect(), columns);
         }
-        let cols = t
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ColMeta {
-                name: c.name.clone().into(),
-                ty: c.ty,
-                typmod: c.typmod,
-                table_oid: t.oid,
-                attnum: i as i16 + 1,
-                qual: Some(qual.clone()),
-                hidden: false,
-            })
-            .collect();
+        // A table's scope but for its system column: a view has none.
+        let mut cols = table_scope(t, qual).cols;
+        cols.retain(|c| !c.hidden);
         Ok((
             Source::Derived(Rc::new(q)),
             apply_alias_cols(cols, alias, "table")?,

@@ -436,12 +436,7 @@ fn mentions(sql: &str, word: &[u8]) -> bool {
 /// comparison operator whose left operand is a column reference standing alone (after `(`,
 /// `,` or a keyword). Other `OPERATOR(…)` forms are left to sqlparser.
 pub fn builtin_operators_before_any(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let significant: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
-        .map(|(i, _)| i)
-        .collect();
+    let significant = significant_tokens(&tokens);
     let word = |i: usize, kw: Keyword| matches!(&tokens[i].token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
     let mut drop = vec![false; tokens.len()];
     let mut k = 0;
@@ -502,10 +497,25 @@ pub fn builtin_operators_before_any(tokens: Vec<TokenWithSpan>) -> Vec<TokenWith
             k += 1;
         }
     }
+    without(tokens, &drop)
+}
+
+/// The positions of `tokens` that are not whitespace.
+fn significant_tokens(tokens: &[TokenWithSpan]) -> Vec<usize> {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// `tokens` without those `drop` marks.
+fn without(tokens: Vec<TokenWithSpan>, drop: &[bool]) -> Vec<TokenWithSpan> {
     tokens
         .into_iter()
         .zip(drop)
-        .filter(|(_, d)| !d)
+        .filter(|(_, d)| !**d)
         .map(|(t, _)| t)
         .collect()
 }
@@ -521,12 +531,7 @@ pub fn mentions_table_only(sql: &str) -> bool {
 /// query starts (a statement's start, after `(`, `AS` or a set operation) is a query; `ALTER`,
 /// `LOCK` and `TRUNCATE TABLE ONLY` keep theirs.
 pub fn query_table_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let significant: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
-        .map(|(i, _)| i)
-        .collect();
+    let significant = significant_tokens(&tokens);
     let word = |i: usize, kw: Keyword| matches!(&tokens[i].token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
     let mut drop = vec![false; tokens.len()];
     for (k, pair) in significant.windows(2).enumerate() {
@@ -553,12 +558,7 @@ pub fn query_table_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             drop[pair[1]] = true;
         }
     }
-    tokens
-        .into_iter()
-        .zip(drop)
-        .filter(|(_, d)| !d)
-        .map(|(t, _)| t)
-        .collect()
+    without(tokens, &drop)
 }
 
 /// How an identity column is altered (`ALTER TABLE … ALTER [COLUMN] c …`), carried in the
@@ -607,12 +607,7 @@ pub fn mentions_identity_change(sql: &str) -> bool {
 /// IDENTITY [IF EXISTS]`, and `ALTER [COLUMN] c` followed by any of `SET GENERATED { ALWAYS |
 /// BY DEFAULT }`, `RESTART [[WITH] n]`, `SET sequence_option`. Every other token stays.
 pub fn identity_changes(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>, SqlError> {
-    let sig: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
-        .map(|(i, _)| i)
-        .collect();
+    let sig = significant_tokens(&tokens);
     let tok = |k: usize| sig.get(k).map_or(&Token::EOF, |i| &tokens[*i].token);
     let is = |k: usize, kw: Keyword| matches!(tok(k), Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
     // Replacements: (first significant index, one past the last, new tokens).

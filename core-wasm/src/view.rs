@@ -17,7 +17,6 @@ use crate::catalog::{Column, Table, TableRef, ViewDef};
 use crate::error::{Notice, SqlError};
 use crate::exec::{self, Cx};
 use crate::query::{ident, object_name, parse_view_query, Binder, ReadCx};
-use crate::types::PgType;
 
 /// `CREATE [OR REPLACE] VIEW name [(columns)] AS query`.
 pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlError> {
@@ -64,39 +63,8 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
             message: "CREATE VIEW specifies more column names than columns".into(),
         });
     }
-    let mut columns: Vec<Column> = Vec::with_capacity(result.len());
-    for (i, c) in result.iter().enumerate() {
-        let cname = match cv.columns.get(i) {
-            Some(cd) => ident(&cd.name),
-            None => c.name.to_string(),
-        };
-        if columns.iter().any(|x| x.name == cname) {
-            return Err(SqlError::ColumnTwice { name: cname });
-        }
-        let ty = match c.ty {
-            PgType::Unknown => PgType::Text,
-            PgType::Record(_) | PgType::Void => {
-                return Err(SqlError::InvalidTableDefinition {
-                    message: format!("column \"{cname}\" has pseudo-type {}", c.ty.sql_name()),
-                })
-            }
-            t => t,
-        };
-        columns.push(Column {
-            name: cname,
-            ty,
-            typmod: if c.ty == PgType::Unknown {
-                -1
-            } else {
-                c.typmod
-            },
-            not_null: false,
-            default_sql: None,
-            identity: None,
-            serial: None,
-            comment: None,
-        });
-    }
+    let names: Vec<String> = cv.columns.iter().map(|c| ident(&c.name)).collect();
+    let columns = exec::columns_of_query(&result, &names, false)?;
     let mut query = (*cv.query).clone();
     let schemas: Vec<(u32, String)> = {
         let at = cx.read_point();
