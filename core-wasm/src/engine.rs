@@ -1247,6 +1247,23 @@ impl Engine {
                 });
             }
         }
+        // A relation this transaction drops must have no view reading it that stays: one that
+        // does was made (committed or on its way) after this transaction's DROP looked
+        // (docs/decisions/0039), and would read what is gone.
+        if !p.dropped.is_empty() {
+            let committed = self.st.tables.values();
+            let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
+            let stranded = committed.chain(in_flight).any(|t| {
+                !p.dropped.contains(&t.id)
+                    && !p.tables.contains_key(&t.id)
+                    && t.view
+                        .as_ref()
+                        .is_some_and(|v| v.depends_on.iter().any(|d| p.dropped.contains(d)))
+            });
+            if stranded {
+                return Err(SqlError::SerializationFailure);
+            }
+        }
         // And a table's schema must still be there: another transaction may have dropped it.
         for t in p.tables.values() {
             let dropping = self

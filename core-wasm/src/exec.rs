@@ -1141,7 +1141,13 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             ..
         } => drop_schemas(cx, names, *if_exists, *cascade)?,
         Statement::AlterTable(at) if crate::seqparse::is_alter_sequence(at) => {
-            alter_sequence(cx, at)?
+            let before = find_table(cx, &object_name(&at.name))?;
+            let out = alter_sequence(cx, at)?;
+            if let Some(seq) = before {
+                let change = crate::view::Change::of_alter(&at.operations);
+                crate::view::check_dependent_views(cx, &seq, &change)?;
+            }
+            out
         }
         Statement::AlterTable(at) => alter_table(cx, at)?,
         Statement::AlterSchema(a) => alter_schema(cx, a)?,
@@ -3533,17 +3539,20 @@ fn drop_tables(
                 })
             }
             Some(t) => {
+                // Its columns' sequences go with it; other tables' defaults that draw from
+                // them need CASCADE, which removes those defaults.
+                let owned = owned_sequences(cx, t.id, None);
+                let with_sequences: Vec<TableRef> = std::iter::once(t.clone())
+                    .chain(owned.iter().cloned())
+                    .collect();
                 crate::view::cascade_to_views(
                     cx,
-                    std::slice::from_ref(&t),
+                    &with_sequences,
                     cascade,
                     names.len() > 1,
                     "table",
                     None,
                 )?;
-                // Its columns' sequences go with it; other tables' defaults that draw from
-                // them need CASCADE, which removes those defaults.
-                let owned = owned_sequences(cx, t.id, None);
                 if !owned.is_empty() {
                     let deps = default_dependents(cx, &owned, &|tid, _| named.contains(&tid))?;
                     let shown = {
@@ -3899,22 +3908,8 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     }
     let out = alter_table_definition(cx, at)?;
     if let Some(t) = before.filter(|_| !owner_only) {
-        use crate::view::Change;
-        let change = match at.operations.first() {
-            Some(ast::AlterTableOperation::DropColumn { column_names, .. }) => {
-                Change::DropColumn(column_names.first().map_or("", |c| c.value.as_str()))
-            }
-            Some(ast::AlterTableOperation::AlterColumn {
-                column_name,
-                op: ast::AlterColumnOperation::SetDataType { .. },
-            }) => Change::ColumnType(column_name.value.as_str()),
-            Some(
-                ast::AlterTableOperation::RenameTable { .. }
-                | ast::AlterTableOperation::RenameColumn { .. },
-            ) => Change::Rename,
-            _ => Change::Other,
-        };
-        crate::view::check_dependent_views(cx, &t, change)?;
+        let change = crate::view::Change::of_alter(&at.operations);
+        crate::view::check_dependent_views(cx, &t, &change)?;
     }
     Ok(out)
 }
@@ -4384,8 +4379,22 @@ fn alter_table_definition(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Outpu
                     if !owned.is_empty() {
                         let (tid, ci) = (table.id, i);
                         let deps = default_dependents(cx, &owned, &|t, c| t == tid && c == ci)?;
-                        let what = format!("{cname} of table {}", table.name);
+                        let what = {
+                            let at = cx.read_point();
+                            format!(
+                                "{cname} of table {}",
+                                name_in_message(&cx.reader(at), &table)
+                            )
+                        };
                         cascade_to_defaults(cx, deps, false, false, "column", &what)?;
+                        crate::view::cascade_to_views(
+                            cx,
+                            &owned,
+                            false,
+                            false,
+                            "column",
+                            Some(&what),
+                        )?;
                     }
                     for s in owned {
                         cx.pending()?.drop_definition(&s)?;

@@ -1838,6 +1838,11 @@ pub fn is_virtual(schema: Option<&str>, name: &str) -> bool {
     find(schema, name).is_some()
 }
 
+/// The schema of the catalog relation a name finds (`pg_catalog`, `information_schema`).
+pub fn virtual_schema(schema: Option<&str>, name: &str) -> Option<&'static str> {
+    find(schema, name).map(|r| r.schema)
+}
+
 /// Whether a relation's rows depend on more than the registry, the session's user and its
 /// database: on the session's settings (`pg_settings`) or cursors (`pg_cursors`), or on the
 /// statement's time (the zone views show offsets then). Results read from the others can be

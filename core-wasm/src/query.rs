@@ -370,6 +370,17 @@ const PERCENTILE_CONT: &str = "\u{0}percentile_cont";
 const PERCENTILE_DISC: &str = "\u{0}percentile_disc";
 const MODE: &str = "\u{0}mode";
 
+/// A relation a FROM item names ([`Binder::relations_read`]).
+#[derive(Debug, Clone)]
+pub struct RelationRead {
+    /// The schema it was found in.
+    pub schema: String,
+    /// A stored relation's table id; `None` for a catalog relation.
+    pub id: Option<u32>,
+    /// Where its name starts in the statement's text.
+    pub at: Option<sqlparser::tokenizer::Location>,
+}
+
 /// Views within views deeper than this are taken for a view that reads itself.
 const MAX_VIEW_DEPTH: usize = 64;
 
@@ -1121,11 +1132,9 @@ pub struct Binder<'a, 'b> {
     /// Views being expanded around what is bound now (their queries' own relations are not
     /// the statement's).
     view_depth: usize,
-    /// The stored relations (tables, views) the statement names: schema as written, name,
-    /// table id. CREATE VIEW qualifies and records them.
-    pub relations_read: Vec<(Option<String>, String, u32)>,
-    /// The names of the statement's WITH queries (which a view's query keeps unqualified).
-    pub cte_names: Vec<String>,
+    /// The relations the statement's FROM items name (stored or catalog ones; not WITH
+    /// queries). CREATE VIEW writes their schemas into its text and records the stored ones.
+    pub relations_read: Vec<RelationRead>,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
@@ -2265,7 +2274,6 @@ impl<'a, 'b> Binder<'a, 'b> {
             grouping_args: Vec::new(),
             view_depth: 0,
             relations_read: Vec::new(),
-            cte_names: Vec::new(),
         }
     }
 
@@ -2458,9 +2466,6 @@ impl<'a, 'b> Binder<'a, 'b> {
     pub fn push_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
         self.ctes.push(HashMap::new());
         for cte in &with.cte_tables {
-            if self.view_depth == 0 {
-                self.cte_names.push(ident(&cte.alias.name));
-            }
             let volatile_before = self.volatile_calls;
             let bound = match recursive_union(with, cte) {
                 Some((base, step, all)) => self.bind_recursive_cte(cte, base, step, all),
@@ -3728,7 +3733,13 @@ impl<'a, 'b> Binder<'a, 'b> {
                         message: "syntax error at or near \"WITH\"".into(),
                     });
                 }
-                self.bind_relation(&parts, alias).map(not_lateral)
+                let before = self.relations_read.len();
+                let bound = self.bind_relation(&parts, alias).map(not_lateral);
+                // Where the name is written, for CREATE VIEW to qualify that occurrence.
+                for r in self.relations_read.iter_mut().skip(before) {
+                    r.at.get_or_insert(sqlparser::ast::Spanned::span(name).start);
+                }
+                bound
             }
             TableFactor::Derived {
                 subquery,
@@ -3805,8 +3816,11 @@ impl<'a, 'b> Binder<'a, 'b> {
         if let Some(t) = stored_relation(self.cx, schema.as_deref(), &tname) {
             self.reads_stored = true;
             if self.view_depth == 0 {
-                self.relations_read
-                    .push((schema.clone(), tname.clone(), t.id));
+                self.relations_read.push(RelationRead {
+                    schema: t.schema.clone(),
+                    id: Some(t.id),
+                    at: None,
+                });
             }
             if let Some(view) = t.view.clone() {
                 return self.bind_view(&t, &view, &qual, alias);
@@ -3855,6 +3869,16 @@ impl<'a, 'b> Binder<'a, 'b> {
             ));
         }
         if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname) {
+            if let (0, Some(s)) = (
+                self.view_depth,
+                crate::pgcatalog::virtual_schema(schema.as_deref(), &tname),
+            ) {
+                self.relations_read.push(RelationRead {
+                    schema: s.to_string(),
+                    id: None,
+                    at: None,
+                });
+            }
             if shadowed_or_session(self.cx, schema.as_deref(), &tname) {
                 self.session_dependent = true;
             } else {

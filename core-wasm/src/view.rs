@@ -45,17 +45,20 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     if !exec::schema_exists(cx, &schema) {
         return Err(SqlError::UndefinedSchema { name: schema });
     }
-    // The query is bound as it reads now; its relations' names are then written with their
-    // schemas, so that it reads the same ones under any search_path.
-    let (result, reads, ctes) = {
+    // `TABLE name` is written as the `SELECT * FROM name` it is, so that its name is a FROM
+    // item's (bound, then qualified below) and the stored text parses as a plain query.
+    let mut query = (*cv.query).clone();
+    let _ = ast::VisitMut::visit(&mut query, &mut TablesAsSelects);
+    // The query is bound as it reads now; each relation name it writes is then given the
+    // schema it was found in, so that it reads the same ones under any search_path.
+    let (result, reads) = {
         let at = cx.read_point();
         let rcx = cx.reader(at);
         let mut binder = Binder::new(&rcx);
-        let bq = binder.bind_query(&cv.query, None)?;
+        let bq = binder.bind_query(&query, None)?;
         (
             bq.columns.clone(),
             std::mem::take(&mut binder.relations_read),
-            std::mem::take(&mut binder.cte_names),
         )
     };
     if cv.columns.len() > result.len() {
@@ -65,32 +68,28 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     }
     let names: Vec<String> = cv.columns.iter().map(|c| ident(&c.name)).collect();
     let columns = exec::columns_of_query(&result, &names, false)?;
-    let mut query = (*cv.query).clone();
-    let schemas: Vec<(u32, String)> = {
-        let at = cx.read_point();
-        let rcx = cx.reader(at);
+    if let Some(temporary) = cx.sess.txn.as_ref().and_then(|t| {
         reads
             .iter()
-            .filter_map(|(_, _, id)| rcx.table_by_id(*id).map(|t| (*id, t.schema.clone())))
-            .collect()
-    };
+            .find(|r| r.id.is_some_and(|id| t.pending.temporary.contains(&id)))
+    }) {
+        let _ = temporary;
+        // PostgreSQL makes such a view temporary; RockLake has no temporary views.
+        return Err(SqlError::feature(
+            "a view over a temporary table (it would be a temporary view)",
+        ));
+    }
     let _ = ast::visit_relations_mut(&mut query, |n| {
         if let [only] = n.0.as_slice() {
-            let written = only.as_ident().map(ident);
-            let resolved = written.as_ref().and_then(|w| {
-                reads
-                    .iter()
-                    .find(|(s, r, _)| s.is_none() && r == w && !ctes.contains(w))
-                    .and_then(|(_, _, id)| schemas.iter().find(|(i, _)| i == id))
-                    .map(|(_, s)| (s.clone(), w.clone()))
-            });
-            if let Some((s, r)) = resolved {
-                *n = ast::ObjectName::from(vec![name_ident(s), name_ident(r)]);
+            let at = only.as_ident().map(|i| i.span.start);
+            let found = reads.iter().find(|r| r.at.is_some() && r.at == at);
+            if let (Some(r), Some(written)) = (found, only.as_ident().cloned()) {
+                *n = ast::ObjectName::from(vec![name_ident(r.schema.clone()), written]);
             }
         }
         std::ops::ControlFlow::<()>::Continue(())
     });
-    let mut depends_on: Vec<u32> = reads.iter().map(|(_, _, id)| *id).collect();
+    let mut depends_on: Vec<u32> = reads.iter().filter_map(|r| r.id).collect();
     depends_on.sort_unstable();
     depends_on.dedup();
     let def = ViewDef {
@@ -126,7 +125,11 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
             p.uses_definition(&old);
             p.put_table(Arc::new(view), false)?;
             // Views reading this one must still read it as before.
-            check_dependent_views(cx, &old, Change::Replace)?;
+            let replaced = Change {
+                replaced: true,
+                ..Change::default()
+            };
+            check_dependent_views(cx, &old, &replaced)?;
         }
         Some(old) if cv.or_replace => {
             return Err(SqlError::WrongObjectType {
@@ -153,6 +156,56 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
         }
     }
     Ok(done)
+}
+
+/// Rewrites `TABLE name` into `SELECT * FROM name` wherever a query body is one (alone, in a
+/// set operation, in a subquery), keeping the name's identifiers (and their places in the
+/// text).
+struct TablesAsSelects;
+
+impl ast::VisitorMut for TablesAsSelects {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> std::ops::ControlFlow<()> {
+        tables_as_selects(&mut query.body);
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+fn tables_as_selects(body: &mut ast::SetExpr) {
+    match body {
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            tables_as_selects(left);
+            tables_as_selects(right);
+        }
+        ast::SetExpr::Table(t) => {
+            let parts: Vec<ast::Ident> = [t.schema_name.clone(), t.table_name.clone()]
+                .into_iter()
+                .flatten()
+                .collect();
+            // A string constant there is the binder's syntax error to report.
+            if parts.is_empty() || parts.iter().any(|i| i.quote_style == Some('\'')) {
+                return;
+            }
+            let Ok(Some(ast::Statement::Query(q))) = sqlparser::parser::Parser::parse_sql(
+                &sqlparser::dialect::PostgreSqlDialect {},
+                "SELECT * FROM x",
+            )
+            .map(|mut v| v.pop()) else {
+                return;
+            };
+            let mut select = q.body;
+            if let ast::SetExpr::Select(sel) = select.as_mut() {
+                if let Some(ast::TableFactor::Table { name, .. }) =
+                    sel.from.first_mut().map(|f| &mut f.relation)
+                {
+                    *name = ast::ObjectName::from(parts);
+                }
+            }
+            *body = *select;
+        }
+        _ => {}
+    }
 }
 
 /// A name as an identifier that reads back as it is: quoted only when it must be.
@@ -341,134 +394,286 @@ pub fn cascade_to_views(
     Ok(())
 }
 
-/// How a relation that views read is being changed, for the error when one of them no
-/// longer reads it as it did.
-#[derive(Debug, Clone, Copy)]
-pub enum Change<'a> {
-    /// `ALTER TABLE … DROP COLUMN c`.
-    DropColumn(&'a str),
-    /// `ALTER TABLE … ALTER COLUMN c TYPE …`.
-    ColumnType(&'a str),
-    /// A rename of the relation or of a column, or a move to another schema.
-    Rename,
+/// What a statement changes in a relation that views read ([`check_dependent_views`]).
+#[derive(Debug, Default, Clone)]
+pub struct Change {
+    /// Columns dropped (`DROP COLUMN`), given another type, or renamed from.
+    pub dropped: Vec<String>,
+    pub retyped: Vec<String>,
+    /// Columns added, or renamed to.
+    pub added: Vec<String>,
+    pub renamed: Vec<(String, String)>,
+    /// The relation itself renamed.
+    pub renamed_relation: bool,
+    /// `DROP COLUMN … CASCADE`: the views that read a dropped column are dropped too.
+    pub cascade: bool,
     /// `CREATE OR REPLACE VIEW` of a view others read.
-    Replace,
-    /// Any other change.
-    Other,
+    pub replaced: bool,
+}
+
+impl Change {
+    /// What `ALTER TABLE`'s operations change.
+    pub fn of_alter(ops: &[ast::AlterTableOperation]) -> Change {
+        let mut c = Change::default();
+        for op in ops {
+            match op {
+                ast::AlterTableOperation::DropColumn {
+                    column_names,
+                    drop_behavior,
+                    ..
+                } => {
+                    c.dropped.extend(column_names.iter().map(ident));
+                    c.cascade |= matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
+                }
+                ast::AlterTableOperation::AlterColumn {
+                    column_name,
+                    op: ast::AlterColumnOperation::SetDataType { .. },
+                } => c.retyped.push(ident(column_name)),
+                ast::AlterTableOperation::AddColumn { column_def, .. } => {
+                    c.added.push(ident(&column_def.name))
+                }
+                ast::AlterTableOperation::RenameColumn {
+                    old_column_name,
+                    new_column_name,
+                } => c
+                    .renamed
+                    .push((ident(old_column_name), ident(new_column_name))),
+                ast::AlterTableOperation::RenameTable { .. } => c.renamed_relation = true,
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
+/// Why a view stops reading a changed relation as it did.
+enum Broken {
+    /// It reads a column that is dropped (or renamed away).
+    Dropped(String),
+    Retyped(String),
+    /// A column added or renamed to could be read by a name of its query in place of
+    /// another relation's (or by `*` or NATURAL).
+    Captured(String),
+    /// Its query no longer binds to the view's columns.
+    Unbound,
 }
 
 /// After `changed` was given a new definition in this transaction: every view reading it
-/// (directly or through other views) must still read it as it did. A view fails when its
-/// query no longer binds to the columns it has, or (for a column dropped or given another
-/// type) when its query names that column, as PostgreSQL refuses any change to a column a
-/// view uses. PostgreSQL keeps a view by the relations' identities, so it follows renames;
-/// RockLake's views keep their query's text, so a rename of what one reads is refused (drop
-/// and re-create the view).
+/// must still read it as it did. PostgreSQL holds a view's columns by identity; RockLake's
+/// views keep their query's text, read by name each time, so a view fails when its query
+/// names a column dropped, retyped or renamed (or reads `*`, or joins NATURAL, which read
+/// columns unnamed), when a column added or renamed to could be read by one of
+/// its names, or when the query no longer binds to the view's columns. A failing view makes
+/// the statement fail with PostgreSQL's error for it, or for `DROP COLUMN … CASCADE` is
+/// dropped with the views reading it.
 pub fn check_dependent_views(
     cx: &mut Cx<'_>,
     changed: &Table,
-    change: Change<'_>,
+    change: &Change,
 ) -> Result<(), SqlError> {
-    let at = cx.read_point();
-    let rcx = cx.reader(at);
-    let deps = dependents(&rcx, &[Arc::new(changed.clone())]);
-    let column = match change {
-        Change::DropColumn(c) | Change::ColumnType(c) => Some(c),
-        _ => None,
-    };
-    let table = exec::name_in_message(&rcx, changed);
-    // (view, its line in PostgreSQL's detail)
-    let mut failing: Vec<(TableRef, String)> = Vec::new();
-    for (v, on) in &deps {
-        let Some(def) = v.view.as_deref() else {
-            continue;
-        };
-        let view = described(&rcx, v);
-        if on.id != changed.id {
-            // Through another view: fails with it.
-            if failing.iter().any(|(f, _)| f.id == on.id) {
-                failing.push((
-                    v.clone(),
-                    format!("{view} depends on {}", described(&rcx, on)),
-                ));
-            }
-            continue;
-        }
-        let read = ast::ObjectName::from(vec![
-            name_ident(v.schema.clone()),
-            name_ident(v.name.clone()),
-        ]);
-        let binds = parse_view_query(&format!("SELECT * FROM {read}"))
-            .and_then(|q| Binder::new(&rcx).bind_query(&q, None))
-            .is_ok();
-        let names_column = column.is_some_and(|c| mentions(&def.query, c));
-        if !binds || names_column {
-            let line = match column {
-                Some(c) => format!("{view} depends on column {c} of table {table}"),
-                None => format!("{view} depends on table {table}"),
+    let (failing, lines, table) = {
+        let at = cx.read_point();
+        let rcx = cx.reader(at);
+        let deps = dependents(&rcx, &[Arc::new(changed.clone())]);
+        let table = exec::name_in_message(&rcx, changed);
+        let mut failing: Vec<(TableRef, Broken)> = Vec::new();
+        let mut lines: Vec<String> = Vec::new();
+        for (v, on) in &deps {
+            let Some(def) = v.view.as_deref() else {
+                continue;
             };
-            failing.push((v.clone(), line));
+            let view = described(&rcx, v);
+            if on.id != changed.id {
+                // Through another view: fails with it.
+                if failing.iter().any(|(f, _)| f.id == on.id) {
+                    lines.push(format!("{view} depends on {}", described(&rcx, on)));
+                    failing.push((v.clone(), Broken::Unbound));
+                }
+                continue;
+            }
+            let words = QueryWords::of(&def.query);
+            let several = def.depends_on.len() > 1;
+            let removed = change
+                .dropped
+                .iter()
+                .map(|c| (c, true))
+                .chain(change.renamed.iter().map(|(old, _)| (old, true)))
+                .chain(change.retyped.iter().map(|c| (c, false)));
+            let mut broken = None;
+            for (c, gone) in removed {
+                if words.names(c) || words.star || words.natural {
+                    broken = Some(if gone {
+                        Broken::Dropped(c.clone())
+                    } else {
+                        Broken::Retyped(c.clone())
+                    });
+                    break;
+                }
+            }
+            if broken.is_none() {
+                let new = change
+                    .added
+                    .iter()
+                    .chain(change.renamed.iter().map(|(_, new)| new));
+                for c in new {
+                    if words.names(c) || words.natural || (words.star && several) {
+                        broken = Some(Broken::Captured(c.clone()));
+                        break;
+                    }
+                }
+            }
+            if broken.is_none() && !binds(&rcx, v) {
+                broken = Some(Broken::Unbound);
+            }
+            if let Some(b) = broken {
+                lines.push(match &b {
+                    Broken::Dropped(c) | Broken::Retyped(c) => {
+                        format!("{view} depends on column {c} of table {table}")
+                    }
+                    _ => format!("{view} depends on table {table}"),
+                });
+                failing.push((v.clone(), b));
+            }
         }
-    }
-    let Some((first, _)) = failing.first() else {
+        (failing, lines, table)
+    };
+    let Some((first, why)) = failing.first() else {
         return Ok(());
     };
-    let view = described(&rcx, first);
-    Err(match change {
-        Change::DropColumn(c) => SqlError::DependentObjectsOf {
-            kind: "column",
-            name: format!("{c} of table {table}"),
-            detail: failing
-                .iter()
-                .map(|(_, l)| l.as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        },
-        Change::ColumnType(c) => SqlError::UnsupportedByPostgresDetail {
+    let view = {
+        let at = cx.read_point();
+        described(&cx.reader(at), first)
+    };
+    let err = match why {
+        Broken::Dropped(c) if change.renamed.iter().all(|(old, _)| old != c) => {
+            if change.cascade {
+                let names: Vec<String> = {
+                    let at = cx.read_point();
+                    let rcx = cx.reader(at);
+                    failing.iter().map(|(v, _)| described(&rcx, v)).collect()
+                };
+                cx.sess.notice(match names.as_slice() {
+                    [one] => Notice::Cascade {
+                        message: format!("drop cascades to {one}"),
+                        detail: None,
+                    },
+                    many => Notice::Cascade {
+                        message: format!("drop cascades to {} other objects", many.len()),
+                        detail: Some(
+                            many.iter()
+                                .map(|v| format!("drop cascades to {v}"))
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                        ),
+                    },
+                });
+                for (v, _) in failing {
+                    cx.pending()?.drop_definition(&v)?;
+                }
+                return Ok(());
+            }
+            SqlError::DependentObjectsOf {
+                kind: "column",
+                name: format!("{c} of table {table}"),
+                detail: lines.join("\n"),
+            }
+        }
+        Broken::Retyped(c) => SqlError::UnsupportedByPostgresDetail {
             message: "cannot alter type of a column used by a view or rule".into(),
             detail: format!("rule _RETURN on {view} depends on column \"{c}\""),
         },
-        Change::Rename => SqlError::FeatureNotSupportedHint {
-            what: format!("renaming what {view} reads"),
-            hint:
-                "A view keeps its query's text: drop the view, rename, and create the view again."
-                    .into(),
+        Broken::Dropped(_) | Broken::Captured(_) if !change.renamed.is_empty() => {
+            renaming(&view)
+        }
+        Broken::Captured(c) => SqlError::FeatureNotSupportedHint {
+            what: format!("adding column {c} to table {table}, which {view} reads"),
+            hint: "A view keeps its query's text, whose names could then read the new column: drop the view, alter the table, and create the view again."
+                .into(),
         },
-        Change::Replace | Change::Other => SqlError::ViewChanged {
+        _ if change.renamed_relation => renaming(&view),
+        _ => SqlError::ViewChanged {
             name: first.name.clone(),
         },
-    })
+    };
+    Err(err)
 }
 
-/// Whether a view's query names `column` (a word of it, unquoted or quoted, or `*`, which
-/// reads every column).
-fn mentions(query: &str, column: &str) -> bool {
-    let Ok(tokens) =
-        sqlparser::tokenizer::Tokenizer::new(&sqlparser::dialect::PostgreSqlDialect {}, query)
-            .tokenize()
-    else {
-        return true;
-    };
-    use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::Token;
-    let significant: Vec<&Token> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .collect();
-    significant.iter().enumerate().any(|(i, t)| match t {
-        Token::Word(w) => {
-            let value = if w.quote_style.is_some() {
-                w.value.clone()
-            } else {
-                w.value.to_lowercase()
+fn renaming(view: &str) -> SqlError {
+    SqlError::FeatureNotSupportedHint {
+        what: format!("renaming what {view} reads"),
+        hint: "A view keeps its query's text: drop the view, rename, and create the view again."
+            .into(),
+    }
+}
+
+/// Whether a read of view `v` binds (its query gives the view's columns).
+fn binds(rcx: &ReadCx<'_>, v: &Table) -> bool {
+    let read = ast::ObjectName::from(vec![
+        name_ident(v.schema.clone()),
+        name_ident(v.name.clone()),
+    ]);
+    parse_view_query(&format!("SELECT * FROM {read}"))
+        .and_then(|q| Binder::new(rcx).bind_query(&q, None))
+        .is_ok()
+}
+
+/// The words of a view's query (names as they read: unquoted ones in lower case) and whether
+/// it reads columns it does not name: a select list's `*` or `t.*`, a NATURAL join.
+struct QueryWords {
+    words: Vec<String>,
+    star: bool,
+    natural: bool,
+}
+
+impl QueryWords {
+    fn of(query: &str) -> QueryWords {
+        use sqlparser::keywords::Keyword;
+        use sqlparser::tokenizer::Token;
+        let Ok(tokens) =
+            sqlparser::tokenizer::Tokenizer::new(&sqlparser::dialect::PostgreSqlDialect {}, query)
+                .tokenize()
+        else {
+            // Stored text always tokenizes; otherwise every column counts as read.
+            return QueryWords {
+                words: Vec::new(),
+                star: true,
+                natural: true,
             };
-            value == column
+        };
+        let significant: Vec<&Token> = tokens
+            .iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect();
+        let mut out = QueryWords {
+            words: Vec::new(),
+            star: false,
+            natural: false,
+        };
+        for (i, t) in significant.iter().enumerate() {
+            match t {
+                Token::Word(w) => {
+                    // (USING names its columns, which are words here.)
+                    out.natural |= w.quote_style.is_none() && w.keyword == Keyword::NATURAL;
+                    out.words.push(if w.quote_style.is_some() {
+                        w.value.clone()
+                    } else {
+                        w.value.to_lowercase()
+                    });
+                }
+                // A select list's `*` or `t.*` (not `count(*)`).
+                Token::Mul => {
+                    out.star |= i.checked_sub(1).and_then(|p| significant.get(p)).is_some_and(|p| {
+                        matches!(p, Token::Comma | Token::Period)
+                            || matches!(p, Token::Word(w) if matches!(w.keyword, Keyword::SELECT | Keyword::DISTINCT | Keyword::ALL))
+                    })
+                }
+                _ => {}
+            }
         }
-        // A select list's `*` or `t.*` (not `count(*)`).
-        Token::Mul => i.checked_sub(1).and_then(|p| significant.get(p)).is_some_and(|p| {
-            matches!(p, Token::Comma | Token::Period)
-                || matches!(p, Token::Word(w) if matches!(w.keyword, Keyword::SELECT | Keyword::DISTINCT | Keyword::ALL))
-        }),
-        _ => false,
-    })
+        out
+    }
+
+    fn names(&self, column: &str) -> bool {
+        self.words.iter().any(|w| w == column)
+    }
 }

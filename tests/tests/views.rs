@@ -84,6 +84,35 @@ run("DROP VIEW nosuch")
 run("CREATE VIEW again AS SELECT 1 AS a")
 run("CREATE OR REPLACE VIEW again AS SELECT a FROM again")
 run("SELECT * FROM again")
+# TABLE name as a view's query, alone and inside one.
+run("CREATE TABLE w (a int, b int)")
+run("INSERT INTO w VALUES (1, 2)")
+run("CREATE VIEW vt AS TABLE w")
+run("CREATE VIEW vt2 AS SELECT * FROM (TABLE w) s UNION ALL TABLE w")
+run("SELECT * FROM vt")
+run("SELECT * FROM vt2")
+# Columns read without being named: NATURAL joins and `*`.
+run("CREATE TABLE n1 (id int, b int)")
+run("CREATE TABLE n2 (id int, b int)")
+run("INSERT INTO n1 VALUES (1, 1), (1, 2)")
+run("INSERT INTO n2 VALUES (1, 1)")
+run("CREATE VIEW vn AS SELECT count(*) FROM n1 NATURAL JOIN n2")
+run("ALTER TABLE n1 DROP COLUMN b")
+run("ALTER TABLE w DROP COLUMN b")
+# Every operation of an ALTER counts; CASCADE drops the views reading the column.
+run("CREATE VIEW vw AS SELECT b FROM w WHERE a > 0")
+run("CREATE VIEW vw2 AS SELECT * FROM vw")
+run("ALTER TABLE w ADD COLUMN z int, ALTER COLUMN a TYPE bigint")
+run("ALTER TABLE w DROP COLUMN b CASCADE")
+run("SELECT * FROM vt")
+run("SELECT count(*) FROM pg_views WHERE viewname IN ('vt', 'vt2', 'vw', 'vw2')")
+# A serial column's sequence, read by a view, goes only with CASCADE.
+run("CREATE TABLE ser (id serial, x int)")
+run("CREATE VIEW vser AS SELECT last_value FROM ser_id_seq")
+run("DROP TABLE ser")
+run("ALTER TABLE ser DROP COLUMN id")
+run("DROP TABLE ser CASCADE")
+run("SELECT * FROM vser")
 # In a schema, dropped with it.
 run("CREATE SCHEMA lake")
 run("CREATE TABLE lake.snap (id int)")
@@ -127,11 +156,17 @@ if step == "make":
     c.execute("CREATE TABLE other.t (a int)")
     c.execute("INSERT INTO other.t VALUES (100)")
     c.execute("CREATE VIEW v AS SELECT sum(a) AS s FROM t")
+    # Names qualified where they are read: TABLE, a subquery, and a table whose name is also
+    # a WITH query's inside the view.
+    c.execute("CREATE VIEW vt AS SELECT * FROM (TABLE t) s")
+    c.execute("CREATE VIEW vc AS SELECT a FROM t WHERE a IN (WITH t AS (SELECT 2 AS a) SELECT a FROM t)")
 else:
     c.execute("SET search_path = other, public")
     out["rows"] = c.execute("SELECT * FROM v").fetchall()
     out["def"] = c.execute("SELECT definition FROM pg_views WHERE viewname = 'v'").fetchone()[0]
     out["kind"] = c.execute("SELECT relkind FROM pg_class WHERE relname = 'v'").fetchone()[0]
+    out["vt"] = c.execute("SELECT * FROM vt ORDER BY 1").fetchall()
+    out["vc"] = c.execute("SELECT * FROM vc").fetchall()
     # Read-only: writes go to the tables (PostgreSQL would refuse these too, for the
     # aggregate, with 55000).
     for sql in ("INSERT INTO v VALUES (1)", "UPDATE v SET s = 1", "DELETE FROM v"):
@@ -158,6 +193,8 @@ fn views_are_kept_and_read_the_relations_they_named() {
     // public.t's sum, not other.t's, though `other` comes first in search_path now.
     assert_eq!(got["rows"], serde_json::json!([[3]]), "{got}");
     assert_eq!(got["kind"], "v", "{got}");
+    assert_eq!(got["vt"], serde_json::json!([[1], [2]]), "{got}");
+    assert_eq!(got["vc"], serde_json::json!([[2]]), "{got}");
     for sql in [
         "INSERT INTO v VALUES (1)",
         "UPDATE v SET s = 1",
@@ -167,5 +204,112 @@ fn views_are_kept_and_read_the_relations_they_named() {
     }
     let def = got["def"].as_str().unwrap_or_default();
     assert!(def.contains("public.t"), "{def}");
+    rl.stop().expect("stop");
+}
+
+/// A view and a DROP of what it reads, in two transactions at once: whichever commits
+/// second fails (40001), so a committed view never reads a relation that is gone.
+const RACE: &str = r#"
+import sys, json, psycopg
+dsn = sys.argv[1]
+a = psycopg.connect(dsn, autocommit=True)
+b = psycopg.connect(dsn, autocommit=True)
+out = {}
+def outcome(f):
+    try:
+        f()
+        return "ok"
+    except psycopg.Error as e:
+        return e.sqlstate
+a.execute("CREATE TABLE t1 (i int)")
+a.execute("CREATE TABLE t2 (i int)")
+# The DROP first, the view committed while it is open.
+a.execute("BEGIN")
+a.execute("DROP TABLE t1")
+out["view over a table being dropped"] = outcome(lambda: b.execute("CREATE VIEW v1 AS SELECT i FROM t1"))
+out["drop committed after the view"] = outcome(lambda: a.execute("COMMIT"))
+out["v1 reads"] = outcome(lambda: b.execute("SELECT * FROM v1").fetchall())
+# The view first, the DROP committed while it is open.
+a.execute("BEGIN")
+a.execute("CREATE VIEW v2 AS SELECT i FROM t2")
+out["drop of a table a view is being made over"] = outcome(lambda: b.execute("DROP TABLE t2"))
+out["view committed after the drop"] = outcome(lambda: a.execute("COMMIT"))
+out["v2 exists"] = b.execute("SELECT count(*) FROM pg_views WHERE viewname = 'v2'").fetchone()[0]
+print("RESULT", json.dumps(out))
+"#;
+
+#[test]
+fn a_view_and_a_drop_of_what_it_reads_do_not_both_commit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
+    let (ok, out) = duckdb_python("155", RACE, &[&rl.dsn()]).expect("race");
+    assert!(ok, "{out}");
+    let got = result_json(&out);
+    assert_eq!(got["view over a table being dropped"], "ok", "{got}");
+    assert_eq!(got["drop committed after the view"], "40001", "{got}");
+    assert_eq!(got["v1 reads"], "ok", "{got}");
+    assert_eq!(
+        got["drop of a table a view is being made over"], "ok",
+        "{got}"
+    );
+    assert_eq!(got["view committed after the drop"], "40001", "{got}");
+    assert_eq!(got["v2 exists"], 0, "{got}");
+    rl.stop().expect("stop");
+}
+
+/// Where PostgreSQL follows a view's columns by identity and RockLake's views read their
+/// query's text by name, RockLake refuses the change rather than let a view read another
+/// column: a column added where a name or `*` of the view could read it, a rename of what a
+/// view reads; and a view over a temporary table (PostgreSQL makes it a temporary view).
+const REFUSED: &str = r#"
+import sys, json, psycopg
+dsn = sys.argv[1]
+c = psycopg.connect(dsn, autocommit=True)
+out = {}
+def outcome(sql):
+    try:
+        c.execute(sql)
+        return "ok"
+    except psycopg.Error as e:
+        return e.sqlstate
+c.execute("CREATE TABLE j1 (a int)")
+c.execute("CREATE TABLE j2 (b int)")
+c.execute("INSERT INTO j1 VALUES (1)")
+c.execute("INSERT INTO j2 VALUES (42)")
+c.execute("CREATE VIEW vj AS SELECT * FROM j1, j2")
+c.execute("CREATE VIEW vk AS SELECT * FROM j2 WHERE EXISTS (SELECT 1 FROM j1 WHERE a = b - 41)")
+out["add b to j1"] = outcome("ALTER TABLE j1 ADD COLUMN b int")
+out["add c to j2"] = outcome("ALTER TABLE j2 ADD COLUMN c int")
+out["rename a"] = outcome("ALTER TABLE j1 RENAME COLUMN a TO x")
+out["rename j1"] = outcome("ALTER TABLE j1 RENAME TO j9")
+out["vj"] = c.execute("SELECT * FROM vj").fetchall()
+out["vk"] = c.execute("SELECT * FROM vk").fetchall()
+c.execute("BEGIN")
+c.execute("CREATE TEMP TABLE tt (a int) ON COMMIT DROP")
+out["view over a temporary table"] = outcome("CREATE VIEW vtt AS SELECT a FROM tt")
+c.execute("ROLLBACK")
+print("RESULT", json.dumps(out))
+"#;
+
+#[test]
+fn changes_a_view_would_read_otherwise_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
+    let (ok, out) = duckdb_python("155", REFUSED, &[&rl.dsn()]).expect("refused");
+    assert!(ok, "{out}");
+    let got = result_json(&out);
+    for step in [
+        "add b to j1",
+        "rename a",
+        "rename j1",
+        "view over a temporary table",
+    ] {
+        assert_eq!(got[step], "0A000", "{step}: {got}");
+    }
+    // A column added to a table that a `*` over several relations reads is refused too; the
+    // views read what they did.
+    assert_eq!(got["add c to j2"], "0A000", "{got}");
+    assert_eq!(got["vj"], serde_json::json!([[1, 42]]), "{got}");
+    assert_eq!(got["vk"], serde_json::json!([[42]]), "{got}");
     rl.stop().expect("stop");
 }
