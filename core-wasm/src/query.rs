@@ -2692,7 +2692,9 @@ impl<'a, 'b> Binder<'a, 'b> {
                             };
                             if s.distinct
                                 && s.distinct_on.is_none()
-                                && (matches!(e, BExpr::Col(_)) || added)
+                                && (matches!(e, BExpr::Col(_))
+                                    || added
+                                    || contains_grouping_call(&e))
                                 && !s.projection.contains(&as_selected)
                             {
                                 let err = SqlError::InvalidColumnReference {
@@ -8780,6 +8782,16 @@ fn expand_grouping_sets(items: &[Expr]) -> Result<(Vec<&Expr>, Vec<Vec<usize>>),
             })
             .collect())
     };
+    // `ROLLUP (())`: PostgreSQL's grammar has no empty element there.
+    let empty_element = |elements: &Vec<Vec<Expr>>| elements.iter().any(Vec::is_empty);
+    if items.iter().any(|i| match i {
+        Expr::Rollup(e) | Expr::Cube(e) => empty_element(e),
+        _ => false,
+    }) {
+        return Err(SqlError::Syntax {
+            message: "syntax error at or near \")\"".into(),
+        });
+    }
     let mut per_item: Vec<Vec<Vec<usize>>> = Vec::with_capacity(items.len());
     for item in items {
         per_item.push(match item {

@@ -66,6 +66,9 @@ run_sorted("SELECT kind AS k1, kind AS k2, count(*), grouping(kind) FROM files G
 run_sorted("SELECT kind AS k1, kind AS k2, count(*) FROM files GROUP BY ROLLUP (kind, 2) HAVING kind IS NULL")
 # Errors.
 run("SELECT grouping(kind) FROM files")
+run("SELECT DISTINCT kind FROM files GROUP BY ROLLUP (kind, table_id) ORDER BY grouping(kind)")
+run("SELECT count(*) FROM files GROUP BY ROLLUP (())")
+run("SELECT count(*) FROM files GROUP BY CUBE (kind, ())")
 run("SELECT kind FROM files WHERE grouping(kind) = 0 GROUP BY kind")
 run("SELECT kind, grouping(table_id) FROM files GROUP BY kind")
 run("SELECT sum(grouping(kind)) FROM files GROUP BY kind")
