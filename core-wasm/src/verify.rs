@@ -35,7 +35,7 @@ use crate::types::Value;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     /// Which check found it (`envelope`, `commit_seq`, `key_row`, `tuple_counter`, `meta`,
-    /// `references`, `snapshot_range`, `counters`).
+    /// `references`, `snapshot_range`, `counters`, `view`).
     pub check: &'static str,
     /// The key (hex) or row it concerns.
     pub subject: String,
@@ -100,8 +100,27 @@ fn hex(b: &[u8]) -> String {
 pub fn verify(engine: &mut Engine, kv: &dyn KvRead) -> Result<Report, SqlError> {
     let mut report = Report::default();
     check_keys(engine, kv, &mut report)?;
+    check_views(engine, &mut report);
     check_ducklake(engine, kv, &mut report)?;
     Ok(report)
+}
+
+/// Every view reads relations that are there (docs/decisions/0039).
+fn check_views(engine: &Engine, report: &mut Report) {
+    for t in engine.st.tables.values() {
+        let Some(def) = t.view.as_deref() else {
+            continue;
+        };
+        for id in &def.depends_on {
+            if !engine.st.tables.contains_key(id) {
+                report.violations.push(Violation {
+                    check: "view",
+                    subject: format!("{}.{}", t.schema, t.name),
+                    detail: format!("reads table id {id}, which is gone"),
+                });
+            }
+        }
+    }
 }
 
 /// The definition of table `id` a row version of commit `seq` was written by: the newest at or

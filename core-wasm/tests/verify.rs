@@ -167,3 +167,25 @@ fn a_catalog_with_sequences_is_clean_and_a_bad_sequence_record_is_reported() {
     lake.put_raw(key, vec![0; 8]);
     assert_eq!(lake.checks(), vec!["meta"]);
 }
+
+#[test]
+fn a_catalog_with_views_is_clean_and_a_view_over_a_missing_table_is_reported() {
+    let mut lake = Lake::new();
+    lake.run("CREATE TABLE base (a int); CREATE VIEW over_base AS SELECT a FROM base");
+    lake.run("CREATE VIEW over_ducklake AS SELECT count(*) AS n FROM ducklake_table");
+    let r = lake.verify();
+    assert!(r.violations.is_empty(), "{:#?}", r.violations);
+    // The registry as if `base` were gone under the view (what the commit checks prevent).
+    let id = lake
+        .engine
+        .st
+        .tables
+        .values()
+        .find(|t| t.name == "base")
+        .map(|t| t.id)
+        .expect("base");
+    lake.engine.st.remove_table(id);
+    let r = lake.verify();
+    assert_eq!(lake.checks(), vec!["view"], "{:#?}", r.violations);
+    assert_eq!(r.violations[0].subject, "public.over_base");
+}
