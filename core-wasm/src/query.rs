@@ -1133,8 +1133,10 @@ pub struct Binder<'a, 'b> {
     /// the statement's).
     view_depth: usize,
     /// The relations the statement's FROM items name (stored or catalog ones; not WITH
-    /// queries). CREATE VIEW writes their schemas into its text and records the stored ones.
+    /// queries), kept when `record_relations` is set: CREATE VIEW writes their schemas into
+    /// its text and records the stored ones.
     pub relations_read: Vec<RelationRead>,
+    pub record_relations: bool,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
@@ -2274,6 +2276,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             grouping_args: Vec::new(),
             view_depth: 0,
             relations_read: Vec::new(),
+            record_relations: false,
         }
     }
 
@@ -3817,7 +3820,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         if let Some(t) = stored_relation(self.cx, schema.as_deref(), &tname) {
             self.reads_stored = true;
-            if self.view_depth == 0 {
+            if self.record_relations && self.view_depth == 0 {
                 self.relations_read.push(RelationRead {
                     schema: t.schema.clone(),
                     id: Some(t.id),
@@ -3871,7 +3874,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             ));
         }
         if let Some((rel_oid, vcols)) = crate::pgcatalog::columns(schema.as_deref(), &tname) {
-            if let (0, Some(s)) = (
+            if let (true, 0, Some(s)) = (
+                self.record_relations,
                 self.view_depth,
                 crate::pgcatalog::virtual_schema(schema.as_deref(), &tname),
             ) {

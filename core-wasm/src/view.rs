@@ -55,6 +55,7 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
         let at = cx.read_point();
         let rcx = cx.reader(at);
         let mut binder = Binder::new(&rcx);
+        binder.record_relations = true;
         let bq = binder.bind_query(&query, None)?;
         (
             bq.columns.clone(),
