@@ -3395,23 +3395,18 @@ fn cascade_to_defaults(
         });
     }
     // PostgreSQL's notice names the dependent object, or counts them and lists them.
-    let lines: Vec<String> = dependents
+    let objects: Vec<String> = dependents
         .iter()
         .map(|d| {
-            let object = d.0.split(" depends on").next().unwrap_or_default();
-            format!("drop cascades to {object}")
+            d.0.split(" depends on")
+                .next()
+                .unwrap_or_default()
+                .to_string()
         })
         .collect();
-    cx.sess.notice(match lines.as_slice() {
-        [one] => Notice::Cascade {
-            message: one.clone(),
-            detail: None,
-        },
-        many => Notice::Cascade {
-            message: format!("drop cascades to {} other objects", many.len()),
-            detail: Some(many.join("\n")),
-        },
-    });
+    if let Some(n) = cascade_notice(&objects) {
+        cx.sess.notice(n);
+    }
     for (_, t, ci) in dependents {
         // The table as this transaction has it now (an earlier default of it may be gone).
         let at = cx.read_point();
@@ -3766,18 +3761,8 @@ fn drop_schemas(
             _ => SqlError::DependentObjectsOfSeveral { detail },
         });
     }
-    match cascaded.as_slice() {
-        [] => {}
-        [one] => cx.sess.notice(Notice::Cascade {
-            message: format!("drop cascades to {one}"),
-            detail: None,
-        }),
-        many => cx.sess.notice(Notice::Cascade {
-            message: format!("drop cascades to {} other objects", many.len()),
-            detail: Some(reported(
-                many.iter().map(|d| format!("drop cascades to {d}")),
-            )),
-        }),
+    if let Some(n) = cascade_notice(&cascaded) {
+        cx.sess.notice(n);
     }
     for v in views_elsewhere {
         cx.pending()?.drop_definition(&v)?;
@@ -3793,6 +3778,24 @@ fn drop_schemas(
     Ok(Output::Command {
         tag: "DROP SCHEMA".into(),
     })
+}
+
+/// PostgreSQL's notice for what a DROP … CASCADE takes with it (`objects`: "table t",
+/// "view v", …): the one, or how many, each on a line of its detail.
+pub(crate) fn cascade_notice(objects: &[String]) -> Option<Notice> {
+    match objects {
+        [] => None,
+        [one] => Some(Notice::Cascade {
+            message: format!("drop cascades to {one}"),
+            detail: None,
+        }),
+        many => Some(Notice::Cascade {
+            message: format!("drop cascades to {} other objects", many.len()),
+            detail: Some(reported(
+                many.iter().map(|d| format!("drop cascades to {d}")),
+            )),
+        }),
+    }
 }
 
 /// Dependent objects as PostgreSQL's messages list them: one per line, the first

@@ -14,7 +14,7 @@ use sqlparser::ast;
 
 use crate::api::Output;
 use crate::catalog::{Column, Table, TableRef, ViewDef};
-use crate::error::{Notice, SqlError};
+use crate::error::SqlError;
 use crate::exec::{self, Cx};
 use crate::query::{ident, object_name, parse_view_query, Binder, ReadCx};
 
@@ -374,21 +374,10 @@ pub fn cascade_to_views(
             SqlError::DependentObjectsOf { kind, name, detail }
         });
     }
-    cx.sess.notice(match lines.as_slice() {
-        [(one, _)] => Notice::Cascade {
-            message: format!("drop cascades to {one}"),
-            detail: None,
-        },
-        many => Notice::Cascade {
-            message: format!("drop cascades to {} other objects", many.len()),
-            detail: Some(
-                many.iter()
-                    .map(|(v, _)| format!("drop cascades to {v}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            ),
-        },
-    });
+    let objects: Vec<String> = lines.iter().map(|(v, _)| v.clone()).collect();
+    if let Some(n) = exec::cascade_notice(&objects) {
+        cx.sess.notice(n);
+    }
     for (v, _) in deps {
         cx.pending()?.drop_definition(&v)?;
     }
@@ -553,21 +542,9 @@ pub fn check_dependent_views(
                     let rcx = cx.reader(at);
                     failing.iter().map(|(v, _)| described(&rcx, v)).collect()
                 };
-                cx.sess.notice(match names.as_slice() {
-                    [one] => Notice::Cascade {
-                        message: format!("drop cascades to {one}"),
-                        detail: None,
-                    },
-                    many => Notice::Cascade {
-                        message: format!("drop cascades to {} other objects", many.len()),
-                        detail: Some(
-                            many.iter()
-                                .map(|v| format!("drop cascades to {v}"))
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                        ),
-                    },
-                });
+                if let Some(n) = exec::cascade_notice(&names) {
+                    cx.sess.notice(n);
+                }
                 for (v, _) in failing {
                     cx.pending()?.drop_definition(&v)?;
                 }
