@@ -2837,41 +2837,24 @@ fn class_rows(view: &CatalogView<'_>, want: Want<'_>, need: Need<'_>) -> Vec<Vec
                 tb.columns.len(),
                 xmin,
             ));
-        } else if want_table && tb.view.is_some() {
-            // A view: a row type, no storage, no rows (PostgreSQL's reltuples -1: never
-            // counted).
-            rows.push(class_row(
-                need,
-                tb.oid,
-                &tb.name,
-                ns,
-                tb.rowtype_oid(),
-                0,
-                0,
-                0,
-                0,
-                -1.0,
-                false,
-                false,
-                'v',
-                tb.columns.len(),
-                xmin,
-            ));
         } else if want_table {
+            // A view has a row type but no storage and no rows (PostgreSQL's reltuples -1:
+            // never counted).
+            let view = tb.view.is_some();
             rows.push(class_row(
                 need,
                 tb.oid,
                 &tb.name,
                 ns,
                 tb.rowtype_oid(),
-                HEAP_AM_OID,
-                tb.oid,
+                if view { 0 } else { HEAP_AM_OID },
+                if view { 0 } else { tb.oid },
                 0,
                 0, // relpages: always 0, see the module documentation
-                live,
+                if view { -1.0 } else { live },
                 has_pk,
                 false,
-                'r',
+                if view { 'v' } else { 'r' },
                 tb.columns.len(),
                 xmin,
             ));
