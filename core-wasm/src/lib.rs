@@ -40,6 +40,7 @@ pub mod params;
 pub mod parsecache;
 pub mod pgcatalog;
 pub mod plancache;
+pub mod precedence;
 pub mod prepared;
 pub mod prng;
 pub mod query;
