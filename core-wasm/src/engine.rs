@@ -249,6 +249,9 @@ pub struct Shared {
     /// Ids of the committed sequences (kept in step the same way): what owns one is found
     /// without walking the registry.
     pub sequence_ids: BTreeSet<u32>,
+    /// Ids of the committed views (kept in step the same way): a DROP or ALTER finds the views
+    /// that read a relation without walking the registry.
+    pub view_ids: BTreeSet<u32>,
     pub schemas: BTreeMap<String, Schema>,
     pub next_table_id: u32,
     pub next_oid: u32,
@@ -311,6 +314,9 @@ impl Shared {
         if t.sequence.is_some() {
             self.sequence_ids.insert(t.id);
         }
+        if t.view.is_some() {
+            self.view_ids.insert(t.id);
+        }
         self.tables.insert(t.id, t);
     }
 
@@ -319,6 +325,7 @@ impl Shared {
             return;
         };
         self.sequence_ids.remove(&id);
+        self.view_ids.remove(&id);
         unindex_name(&mut self.table_ids_by_name, &old.name, id);
         unindex_name(&mut self.table_ids_by_pkey_name, &old.pkey_name, id);
     }
@@ -489,6 +496,7 @@ impl Engine {
             table_ids_by_name: HashMap::new(),
             table_ids_by_pkey_name: HashMap::new(),
             sequence_ids: BTreeSet::new(),
+            view_ids: BTreeSet::new(),
             schemas: BTreeMap::new(),
             next_table_id: meta(META_NEXT_TABLE_ID)?.unwrap_or(1) as u32,
             next_oid: meta(META_NEXT_OID)?.unwrap_or(FIRST_USER_OID as u64) as u32,
@@ -1251,7 +1259,11 @@ impl Engine {
         // does was made (committed or on its way) after this transaction's DROP looked
         // (docs/decisions/0039), and would read what is gone.
         if !p.dropped.is_empty() {
-            let committed = self.st.tables.values();
+            let committed = self
+                .st
+                .view_ids
+                .iter()
+                .filter_map(|id| self.st.tables.get(id));
             let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
             let stranded = committed.chain(in_flight).any(|t| {
                 !p.dropped.contains(&t.id)

@@ -134,7 +134,9 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         } else {
             p.parse_statement().map_err(syntax)?
         };
-        stmts.push(crate::depth::check(stmt)?);
+        let mut stmt = crate::depth::check(stmt)?;
+        crate::precedence::as_postgres_groups(sql, &mut stmt);
+        stmts.push(stmt);
         expecting_delimiter = true;
     }
 }
@@ -5628,21 +5630,70 @@ fn dml_returning(
 }
 
 fn resolve_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
+    resolve_target_for(cx, name, Purpose::Write)
+}
+
+/// What a statement does with the relation it names, for PostgreSQL's error when that
+/// relation is a sequence or a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// INSERT, UPDATE and DELETE.
+    Write,
+    Truncate,
+    CopyTo,
+    CopyFrom,
+}
+
+/// PostgreSQL's error for `t` named by a statement of `purpose`, if `t` is a sequence or view.
+fn refuse_kind(t: &Table, purpose: Purpose) -> Result<(), SqlError> {
+    let kind = if t.sequence.is_some() {
+        "sequence"
+    } else if t.view.is_some() {
+        "view"
+    } else {
+        return Ok(());
+    };
+    let name = &t.name;
+    Err(match (purpose, kind) {
+        (Purpose::Write, "sequence") => SqlError::WrongObjectType {
+            message: format!("cannot change sequence \"{name}\""),
+        },
+        (Purpose::Write, _) => SqlError::FeatureNotSupportedHint {
+            what: format!("writing to view \"{name}\""),
+            hint: "RockLake's views are read-only: write to the tables the view reads.".into(),
+        },
+        (Purpose::Truncate, _) => SqlError::WrongObjectType {
+            message: format!("\"{name}\" is not a table"),
+        },
+        (Purpose::CopyTo, "sequence") => SqlError::WrongObjectType {
+            message: format!("cannot copy from sequence \"{name}\""),
+        },
+        (Purpose::CopyTo, _) => SqlError::WrongObjectTypeHint {
+            message: format!("cannot copy from view \"{name}\""),
+            hint: "Try the COPY (SELECT ...) TO variant.".into(),
+        },
+        (Purpose::CopyFrom, "sequence") => SqlError::WrongObjectType {
+            message: format!("cannot copy to sequence \"{name}\""),
+        },
+        (Purpose::CopyFrom, _) => SqlError::WrongObjectTypeHint {
+            message: format!("cannot copy to view \"{name}\""),
+            hint: "To enable copying to a view, provide an INSTEAD OF INSERT trigger.".into(),
+        },
+    })
+}
+
+/// The table a statement of `purpose` names: it must exist, be a table, and have a layout
+/// this build reads. One lookup serves all three checks.
+fn resolve_target_for(
+    cx: &mut Cx<'_>,
+    name: &ast::ObjectName,
+    purpose: Purpose,
+) -> Result<TableRef, SqlError> {
     let parts = object_name(name);
     let t = find_table(cx, &parts)?.ok_or_else(|| SqlError::UndefinedTable {
         name: parts.last().cloned().unwrap_or_default(),
     })?;
-    if t.sequence.is_some() {
-        return Err(SqlError::WrongObjectType {
-            message: format!("cannot change sequence \"{}\"", t.name),
-        });
-    }
-    if t.view.is_some() {
-        return Err(SqlError::FeatureNotSupportedHint {
-            what: format!("writing to view \"{}\"", t.name),
-            hint: "RockLake's views are read-only: write to the tables the view reads.".into(),
-        });
-    }
+    refuse_kind(&t, purpose)?;
     let at = cx.read_point();
     cx.reader(at).check_layout(&t)?;
     Ok(t)
@@ -5664,7 +5715,16 @@ fn missing_table_at(err: SqlError, name: &ast::ObjectName) -> SqlError {
 
 /// The table a statement writes rows into, its definition recorded for the commit's check.
 fn write_target(cx: &mut Cx<'_>, name: &ast::ObjectName) -> Result<TableRef, SqlError> {
-    let t = resolve_target(cx, name)?;
+    write_target_for(cx, name, Purpose::Write)
+}
+
+/// [`write_target`] for a statement of `purpose`.
+fn write_target_for(
+    cx: &mut Cx<'_>,
+    name: &ast::ObjectName,
+    purpose: Purpose,
+) -> Result<TableRef, SqlError> {
+    let t = resolve_target_for(cx, name, purpose)?;
     cx.pending()?.writes_rows_by(&t);
     Ok(t)
 }
@@ -6448,14 +6508,7 @@ fn truncate(cx: &mut Cx<'_>, tr: &ast::Truncate) -> Result<Output, SqlError> {
     // Every table is found before any is emptied.
     let mut tables = Vec::with_capacity(tr.table_names.len());
     for t in &tr.table_names {
-        if let Some(s) = find_table(cx, &object_name(&t.name))?
-            .filter(|s| s.sequence.is_some() || s.view.is_some())
-        {
-            return Err(SqlError::WrongObjectType {
-                message: format!("\"{}\" is not a table", s.name),
-            });
-        }
-        tables.push(resolve_target(cx, &t.name)?);
+        tables.push(resolve_target_for(cx, &t.name, Purpose::Truncate)?);
     }
     let restart = matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart));
     for t in tables {
@@ -6659,19 +6712,8 @@ fn copy(
             table_name,
             columns,
         } => {
-            if let Some(s) =
-                find_table(cx, &object_name(table_name))?.filter(|t| t.sequence.is_some())
-            {
-                return Err(SqlError::WrongObjectType {
-                    message: format!("cannot copy from sequence \"{}\"", s.name),
-                });
-            }
-            if let Some(v) = find_table(cx, &object_name(table_name))?.filter(|t| t.view.is_some())
-            {
-                return Err(SqlError::WrongObjectTypeHint {
-                    message: format!("cannot copy from view \"{}\"", v.name),
-                    hint: "Try the COPY (SELECT ...) TO variant.".into(),
-                });
+            if let Some(t) = find_table(cx, &object_name(table_name))? {
+                refuse_kind(&t, Purpose::CopyTo)?;
             }
             let star = parse_query_text(&format!("SELECT * FROM {table_name}"))?;
             let all: Vec<String> = {
@@ -6820,13 +6862,7 @@ fn copy_from(
             .map(|(t, c, f)| (t, c, Some(f)))
             .ok_or_else(|| SqlError::internal("COPY FROM source is not a table"))?,
     };
-    if let Some(v) = find_table(cx, &object_name(&table_name))?.filter(|t| t.view.is_some()) {
-        return Err(SqlError::WrongObjectTypeHint {
-            message: format!("cannot copy to view \"{}\"", v.name),
-            hint: "To enable copying to a view, provide an INSTEAD OF INSERT trigger.".into(),
-        });
-    }
-    let t = write_target(cx, &table_name)?;
+    let t = write_target_for(cx, &table_name, Purpose::CopyFrom)?;
     if let Some(f) = &filter {
         // Checked now, for PostgreSQL's errors before any data; bound again at the end.
         let at = cx.read_point();
@@ -6985,10 +7021,7 @@ pub fn finish_copy_in(cx: &mut Cx<'_>, copy: CopyIn) -> Result<Output, SqlError>
     let at = cx.read_point();
     let t = {
         let rcx = cx.reader(at);
-        rcx.all_tables()
-            .iter()
-            .find(|x| x.id == copy.table_id)
-            .cloned()
+        rcx.table_by_id(copy.table_id)
             .ok_or_else(|| SqlError::UndefinedTable {
                 name: format!("table {}", copy.table_id),
             })?

@@ -6,7 +6,7 @@
 //! hash joins on equality conditions and primary-key point lookups, not a general planner.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -806,6 +806,17 @@ impl ReadCx<'_> {
     /// The sequences the statement can see, found through the registry's sequence index and
     /// the transaction's own definitions (not by walking every table).
     pub fn sequences(&self) -> Vec<TableRef> {
+        self.indexed(&self.st.sequence_ids, |t| t.sequence.is_some())
+    }
+
+    /// The views the statement can see, found the same way through the view index.
+    pub fn views(&self) -> Vec<TableRef> {
+        self.indexed(&self.st.view_ids, |t| t.view.is_some())
+    }
+
+    /// The relations of one kind (`is`) the statement can see: the transaction's own
+    /// definitions, then the committed ones of `ids` it neither dropped nor redefined.
+    fn indexed(&self, ids: &BTreeSet<u32>, is: fn(&Table) -> bool) -> Vec<TableRef> {
         let replaced = |id: u32| {
             self.pending
                 .is_some_and(|p| p.dropped.contains(&id) || p.tables.contains_key(&id))
@@ -814,13 +825,11 @@ impl ReadCx<'_> {
             .pending
             .into_iter()
             .flat_map(|p| p.tables.values())
-            .filter(|t| t.sequence.is_some())
+            .filter(|t| is(t))
             .cloned()
             .collect();
         out.extend(
-            self.st
-                .sequence_ids
-                .iter()
+            ids.iter()
                 .filter(|id| !replaced(**id))
                 .filter_map(|id| self.st.tables.get(id))
                 .cloned(),
@@ -3827,6 +3836,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                     at: None,
                 });
             }
+            if schema.is_none() {
+                // Found through the search path.
+                self.session_dependent = true;
+            }
             if let Some(view) = t.view.clone() {
                 return self.bind_view(&t, &view, &qual, alias);
             }
@@ -3860,9 +3873,6 @@ impl<'a, 'b> Binder<'a, 'b> {
                 ));
             }
             self.cx.check_layout(&t)?;
-            if schema.is_none() {
-                self.session_dependent = true;
-            }
             let cols = table_scope(&t, &qual).cols;
             return Ok((
                 Source::Table {
@@ -4514,9 +4524,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                 name: t.name.clone(),
             });
         }
+        // Reading a view leaves the result's caching to what its query reads: the text names
+        // its relations with their schemas, and a view's replacement changes the registry,
+        // which empties the copy cache.
         let query = parse_view_query(&view.query)?;
-        // Plans naming a view are not kept: its definition can change under the same name.
-        self.session_dependent = true;
         let outer = std::mem::take(&mut self.outer);
         let ctes = std::mem::take(&mut self.ctes);
         self.view_depth += 1;

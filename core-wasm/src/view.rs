@@ -69,12 +69,12 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     }
     let names: Vec<String> = cv.columns.iter().map(|c| ident(&c.name)).collect();
     let columns = exec::columns_of_query(&result, &names, false)?;
-    if let Some(temporary) = cx.sess.txn.as_ref().and_then(|t| {
+    let reads_temporary = cx.sess.txn.as_ref().is_some_and(|t| {
         reads
             .iter()
-            .find(|r| r.id.is_some_and(|id| t.pending.temporary.contains(&id)))
-    }) {
-        let _ = temporary;
+            .any(|r| r.id.is_some_and(|id| t.pending.temporary.contains(&id)))
+    });
+    if reads_temporary {
         // PostgreSQL makes such a view temporary; RockLake has no temporary views.
         return Err(SqlError::feature(
             "a view over a temporary table (it would be a temporary view)",
@@ -311,7 +311,7 @@ pub fn described(rcx: &ReadCx<'_>, t: &Table) -> String {
 /// Every view that reads one of `dropped`, directly or through another view, except those in
 /// `dropped`: with the relation each reads (for PostgreSQL's "view v depends on table t").
 pub fn dependents(rcx: &ReadCx<'_>, dropped: &[TableRef]) -> Vec<(TableRef, TableRef)> {
-    let all = rcx.all_tables();
+    let all = rcx.views();
     let mut out: Vec<(TableRef, TableRef)> = Vec::new();
     let mut frontier: Vec<TableRef> = dropped.to_vec();
     while let Some(t) = frontier.pop() {

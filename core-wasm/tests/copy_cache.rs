@@ -205,3 +205,65 @@ fn a_commit_drops_only_the_results_whose_reads_it_wrote_into() {
     run(&mut e, &mut kv, s, FILES_OF_1);
     assert_eq!(e.st.copies.hits(), hits);
 }
+
+#[test]
+fn a_view_read_is_kept_until_the_view_or_what_it_reads_changes() {
+    let (mut kv, mut e, s) = setup();
+    let other = e.open_session("t", "lake");
+    run(
+        &mut e,
+        &mut kv,
+        s,
+        "CREATE VIEW v AS SELECT id, v FROM t WHERE id > 1",
+    );
+    let sql = "COPY (SELECT * FROM \"public\".v) TO STDOUT (FORMAT binary)";
+    let first = copy_of(&run(&mut e, &mut kv, s, sql));
+    assert_eq!(first.1, "COPY 1");
+    let hits = e.st.copies.hits();
+    assert_eq!(copy_of(&run(&mut e, &mut kv, other, sql)), first);
+    assert_eq!(
+        e.st.copies.hits(),
+        hits + 1,
+        "a qualified view's read is kept"
+    );
+
+    // A row of the table the view reads.
+    run(&mut e, &mut kv, other, "INSERT INTO t VALUES (3, 'c')");
+    let grown = copy_of(&run(&mut e, &mut kv, s, sql));
+    assert_eq!(grown.1, "COPY 2");
+
+    // The view replaced: same name, another query; the kept result must not answer.
+    run(
+        &mut e,
+        &mut kv,
+        other,
+        "CREATE OR REPLACE VIEW v AS SELECT id, v FROM t WHERE id > 2",
+    );
+    let hits = e.st.copies.hits();
+    assert_eq!(copy_of(&run(&mut e, &mut kv, s, sql)).1, "COPY 1");
+    assert_eq!(e.st.copies.hits(), hits);
+
+    // Named through search_path, or with the clock inside the view: executed each time.
+    assert_executed_twice(
+        &mut e,
+        &mut kv,
+        s,
+        "COPY (SELECT * FROM v) TO STDOUT (FORMAT binary)",
+        copy_of,
+        false,
+    );
+    run(
+        &mut e,
+        &mut kv,
+        s,
+        "CREATE VIEW clock AS SELECT id, now() AS at FROM t",
+    );
+    assert_executed_twice(
+        &mut e,
+        &mut kv,
+        s,
+        "COPY (SELECT * FROM \"public\".clock) TO STDOUT (FORMAT binary)",
+        copy_of,
+        true,
+    );
+}

@@ -426,6 +426,10 @@ const FUNCTION_CORPUS: &[&str] = &[
     "select scale(1.23::float8)",
     // ln, exp, log, power over numeric: PostgreSQL's result scales, correctly rounded digits.
     "select 2 ^ 0.5, 2.0 ^ 3, 2 ^ 3, 1.5 ^ 2",
+    // A prefix sign binds tighter than ^, * and /; ^ is left-associative.
+    "select -2 ^ 2, - 2 ^ 3, -(2 ^ 2), 2 ^ -1, -2.0 ^ 2, - 3 * 2 ^ 2, 2 ^ -1 ^ 2, -2 ^ 2 * 3, 2 ^ 3 ^ 2, -2 ^ -1 ^ 2",
+    "select -2 ^ 0.5",
+    "select -'2' ^ 2",
     "select ln(2.0), exp(1.0), power(2.0, 10), log(100.0), log(2.0, 8.0), log10(1000.0)",
     "select ln(2), exp(1.0), power(2, 0.5), pow(2, 3), log(100), log10(1000)",
     "select ln(0.0)",
@@ -773,6 +777,30 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c:
             out.append([sql, "err", e.sqlstate])
         out[-1].append(c.execute("SELECT 1").fetchall() == [(1,)])
     out.append(c.execute("SELECT * FROM cp ORDER BY i NULLS FIRST, s").fetchall())
+    # A sequence or a view named where COPY or TRUNCATE wants a table: PostgreSQL's 42809
+    # with its message and hint for each direction.
+    c.execute("CREATE SEQUENCE cp_seq")
+    c.execute("CREATE VIEW cp_view AS SELECT i FROM cp")
+    for sql in [
+        "COPY cp_seq FROM STDIN",
+        "COPY cp_view FROM STDIN",
+        "COPY cp_seq TO STDOUT",
+        "COPY cp_view TO STDOUT",
+        "COPY cp_view (i) TO STDOUT",
+        "TRUNCATE cp_seq",
+        "TRUNCATE cp, cp_view",
+        "INSERT INTO cp_seq VALUES (1)",
+    ]:
+        try:
+            if sql.startswith("COPY"):
+                with c.cursor().copy(sql) as cp:
+                    pass
+            else:
+                c.execute(sql)
+            out.append([sql, "ok"])
+        except psycopg.Error as e:
+            out.append([sql, "err", e.sqlstate, e.diag.message_primary, e.diag.message_hint])
+    out.append(c.execute("SELECT count(*) FROM cp").fetchall())
     for sql in [
         "COPY (SELECT * FROM cp ORDER BY i NULLS FIRST, s) TO STDOUT (FORMAT TEXT, DELIMITER '|', NULL '')",
         "COPY (SELECT i, s, b FROM cp ORDER BY i NULLS FIRST, s) TO STDOUT",

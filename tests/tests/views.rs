@@ -175,6 +175,13 @@ else:
             out[sql] = "ok"
         except psycopg.Error as e:
             out[sql] = e.sqlstate
+    # What a view reads stays a dependency after the restart.
+    for sql in ("DROP TABLE public.t", "ALTER TABLE public.t DROP COLUMN a"):
+        try:
+            c.execute(sql)
+            out[sql] = "ok"
+        except psycopg.Error as e:
+            out[sql] = e.sqlstate
 print("RESULT", json.dumps(out, default=str))
 "#;
 
@@ -202,6 +209,8 @@ fn views_are_kept_and_read_the_relations_they_named() {
     ] {
         assert_eq!(got[sql], "0A000", "{got}");
     }
+    assert_eq!(got["DROP TABLE public.t"], "2BP01", "{got}");
+    assert_eq!(got["ALTER TABLE public.t DROP COLUMN a"], "2BP01", "{got}");
     let def = got["def"].as_str().unwrap_or_default();
     assert!(def.contains("public.t"), "{def}");
     rl.stop().expect("stop");
