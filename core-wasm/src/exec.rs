@@ -1124,6 +1124,7 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             ..
         } => crate::view::drop_views(cx, names, *if_exists, *cascade)?,
         Statement::CreateView(cv) => crate::view::create_view(cx, cv)?,
+        Statement::AlterView(av) => crate::view::alter_view(cx, av)?,
         Statement::CreateSequence {
             temporary,
             if_not_exists,
@@ -3904,6 +3905,33 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
         .iter()
         .all(|op| matches!(op, ast::AlterTableOperation::OwnerTo { .. }));
     if let Some(v) = before.as_ref().filter(|t| t.view.is_some()) {
+        cx.check_writable("ALTER TABLE")?;
+        let done = Output::Command {
+            tag: "ALTER TABLE".into(),
+        };
+        // PostgreSQL's ALTER TABLE renames a view and its columns too.
+        match at.operations.as_slice() {
+            [ast::AlterTableOperation::RenameTable {
+                table_name: ast::RenameTableNameKind::To(new),
+            }] => {
+                let [new] = object_name(new).try_into().map_err(|_| syntax_at("."))?;
+                crate::view::rename_view(cx, v, &new)?;
+                return Ok(done);
+            }
+            [ast::AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            }] => {
+                crate::view::rename_view_column(
+                    cx,
+                    v,
+                    &crate::query::ident(old_column_name),
+                    &crate::query::ident(new_column_name),
+                )?;
+                return Ok(done);
+            }
+            _ => {}
+        }
         if !owner_only {
             return Err(SqlError::FeatureNotSupportedHint {
                 what: format!("ALTER TABLE of view \"{}\"", v.name),
@@ -3911,9 +3939,38 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             });
         }
     }
+    // A column renamed: the views reading it are rewritten to name it anew.
+    let renamed_in = match (&before, at.operations.as_slice()) {
+        (
+            Some(t),
+            [ast::AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            }],
+        ) if t.sequence.is_none() => crate::view::plan_column_rename(
+            cx,
+            t,
+            &crate::query::ident(old_column_name),
+            &crate::query::ident(new_column_name),
+        )?,
+        _ => None,
+    };
     let out = alter_table_definition(cx, at)?;
     if let Some(t) = before.filter(|_| !owner_only) {
-        let change = crate::view::Change::of_alter(&at.operations);
+        let mut change = crate::view::Change::of_alter(&at.operations);
+        if let Some(planned) = renamed_in {
+            crate::view::apply_column_rename(cx, planned)?;
+            change.renamed.clear();
+        }
+        if change.renamed_relation {
+            let new = {
+                let at = cx.read_point();
+                cx.reader(at).table_by_id(t.id).map(|n| n.name.clone())
+            };
+            if let Some(new) = new.filter(|n| *n != t.name) {
+                crate::view::follow_relation_rename(cx, &t, &new)?;
+            }
+        }
         crate::view::check_dependent_views(cx, &t, &change)?;
     }
     Ok(out)
@@ -4671,7 +4728,7 @@ fn rekey_rows(cx: &mut Cx<'_>, t: &Table, keyed: &Table) -> Result<(), SqlError>
 
 /// `OWNER TO`: RockLake has one login role, which owns everything. Giving an object to it is
 /// a no-op, as in PostgreSQL; to another role it cannot be represented.
-fn check_new_owner(cx: &Cx<'_>, owner: &ast::Owner) -> Result<(), SqlError> {
+pub(crate) fn check_new_owner(cx: &Cx<'_>, owner: &ast::Owner) -> Result<(), SqlError> {
     let ast::Owner::Ident(id) = owner else {
         return Ok(());
     };

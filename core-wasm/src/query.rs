@@ -370,6 +370,25 @@ const PERCENTILE_CONT: &str = "\u{0}percentile_cont";
 const PERCENTILE_DISC: &str = "\u{0}percentile_disc";
 const MODE: &str = "\u{0}mode";
 
+/// Where a `*` is in a statement's text, and the columns it read: each one's qualifier (the
+/// FROM item's name) and name ([`Binder::star_expansions`]).
+pub type StarExpansion = (
+    sqlparser::tokenizer::Location,
+    Vec<(Option<String>, String)>,
+);
+
+/// A column reference a statement's text makes ([`Binder::column_refs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnRef {
+    /// Where the reference's column name (its last identifier) starts in the text.
+    pub at: sqlparser::tokenizer::Location,
+    /// The column read: its table's OID and number (0, 0: a computed column).
+    pub table_oid: u32,
+    pub attnum: i16,
+    /// Read from the table's own FROM item, not through a subquery's or view's column.
+    pub direct: bool,
+}
+
 /// A relation a FROM item names ([`Binder::relations_read`]).
 #[derive(Debug, Clone)]
 pub struct RelationRead {
@@ -1146,6 +1165,16 @@ pub struct Binder<'a, 'b> {
     /// its text and records the stored ones.
     pub relations_read: Vec<RelationRead>,
     pub record_relations: bool,
+    /// What each `*` or `t.*` of the statement's own text read (with `record_relations`):
+    /// the place of the `*`, and each column's qualifier and name. CREATE VIEW writes them
+    /// out, as PostgreSQL fixes a view's columns when it is made.
+    pub star_expansions: Vec<StarExpansion>,
+    /// Each column reference of the statement's own text (with `record_relations`), in the
+    /// order bound: what a view's query reads, by identity, for a rename to keep.
+    pub column_refs: Vec<ColumnRef>,
+    /// Qualifiers of the stored tables FROM items read (with `record_relations`): a column
+    /// of one of these is read from the table itself, not through a subquery's column.
+    table_quals: Vec<Rc<str>>,
 }
 
 /// Functions whose result depends only on their arguments (no clock, session, settings or
@@ -2286,6 +2315,9 @@ impl<'a, 'b> Binder<'a, 'b> {
             view_depth: 0,
             relations_read: Vec::new(),
             record_relations: false,
+            star_expansions: Vec::new(),
+            column_refs: Vec::new(),
+            table_quals: Vec::new(),
         }
     }
 
@@ -3874,6 +3906,11 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
             self.cx.check_layout(&t)?;
             let cols = table_scope(&t, &qual).cols;
+            if self.record_relations && self.view_depth == 0 {
+                // (The scope's columns share one qualifier.)
+                self.table_quals
+                    .extend(cols.last().and_then(|c| c.qual.clone()));
+            }
             return Ok((
                 Source::Table {
                     table: t,
@@ -3939,7 +3976,8 @@ impl<'a, 'b> Binder<'a, 'b> {
         columns: &mut Vec<ColMeta>,
     ) -> Result<(), SqlError> {
         match item {
-            SelectItem::Wildcard(_) => {
+            SelectItem::Wildcard(options) => {
+                let start = projection.len();
                 for i in scope.star_order() {
                     projection.push(BExpr::Col(i));
                     columns.push(ColMeta {
@@ -3947,8 +3985,10 @@ impl<'a, 'b> Binder<'a, 'b> {
                         ..scope.cols[i].clone()
                     });
                 }
+                self.record_star(options, &projection[start..], scope);
             }
-            SelectItem::QualifiedWildcard(kind, _) => {
+            SelectItem::QualifiedWildcard(kind, options) => {
+                let start = projection.len();
                 let q = match kind {
                     ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
                         object_name(n).last().cloned().unwrap_or_default()
@@ -3971,6 +4011,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                 if !any {
                     return Err(SqlError::MissingFromEntry { table: q });
                 }
+                self.record_star(options, &projection[start..], scope);
             }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                 // Aggregates found here make the select grouped (no text search for them:
@@ -4018,6 +4059,59 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         Ok(())
+    }
+
+    /// Notes the column `name` was resolved to (`read`: a column of `scope` or of an outer
+    /// scope) in [`Self::column_refs`].
+    fn record_column_ref(&mut self, name: &ast::Ident, read: &BExpr, scope: &Scope) {
+        if !self.record_relations || self.view_depth > 0 {
+            return;
+        }
+        let meta = match read {
+            BExpr::Col(i) => scope.cols.get(*i),
+            BExpr::Outer(depth, i) => self
+                .outer
+                .len()
+                .checked_sub(*depth)
+                .and_then(|d| self.outer.get(d))
+                .and_then(|(s, _)| s.cols.get(*i)),
+            _ => None,
+        };
+        let (table_oid, attnum, direct) = meta.map_or((0, 0, false), |c| {
+            let direct = c
+                .qual
+                .as_ref()
+                .is_some_and(|q| self.table_quals.iter().any(|t| Rc::ptr_eq(t, q)));
+            (c.table_oid, c.attnum, direct)
+        });
+        self.column_refs.push(ColumnRef {
+            at: name.span.start,
+            table_oid,
+            attnum,
+            direct,
+        });
+    }
+
+    /// Notes what a `*` read ([`Self::star_expansions`]): `read`, its columns of `scope`.
+    fn record_star(
+        &mut self,
+        options: &ast::WildcardAdditionalOptions,
+        read: &[BExpr],
+        scope: &Scope,
+    ) {
+        if !self.record_relations || self.view_depth > 0 {
+            return;
+        }
+        let columns = read
+            .iter()
+            .filter_map(|b| match b {
+                BExpr::Col(i) => scope.cols.get(*i),
+                _ => None,
+            })
+            .map(|c| (c.qual.as_deref().map(str::to_string), c.name.to_string()))
+            .collect();
+        self.star_expansions
+            .push((options.wildcard_token.0.span.start, columns));
     }
 
     /// `RETURNING` items over the written rows' scope: no aggregate, window or set-returning
@@ -4562,6 +4656,11 @@ impl<'a, 'b> Binder<'a, 'b> {
         // A table's scope but for its system column: a view has none.
         let mut cols = table_scope(t, qual).cols;
         cols.retain(|c| !c.hidden);
+        if self.record_relations && self.view_depth == 0 {
+            // The view's columns are its own, read directly.
+            self.table_quals
+                .extend(cols.last().and_then(|c| c.qual.clone()));
+        }
         Ok((
             Source::Derived(Rc::new(q)),
             apply_alias_cols(cols, alias, "table")?,
@@ -4952,12 +5051,23 @@ impl<'a, 'b> Binder<'a, 'b> {
                     message: "DEFAULT is not allowed in this context".into(),
                 })
             }
-            Expr::Identifier(i) => self.resolve_column(None, &ident(i), scope)?,
+            Expr::Identifier(i) => {
+                let read = self.resolve_column(None, &ident(i), scope)?;
+                self.record_column_ref(i, &read.0, scope);
+                read
+            }
             Expr::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident).collect();
+                let read = match names.as_slice() {
+                    [q, n] => Some(self.resolve_column(Some(q), n, scope)?),
+                    [_, q, n] => Some(self.resolve_column(Some(q), n, scope)?),
+                    _ => None,
+                };
+                if let (Some(read), Some(last)) = (read, parts.last()) {
+                    self.record_column_ref(last, &read.0, scope);
+                    return Ok(read);
+                }
                 match names.as_slice() {
-                    [q, n] => self.resolve_column(Some(q), n, scope)?,
-                    [_, q, n] => self.resolve_column(Some(q), n, scope)?,
                     // database.schema.table.column, as PostgreSQL answers it.
                     [_, _, _, _] => {
                         return Err(SqlError::UnsupportedByPostgres {
@@ -10915,7 +11025,7 @@ pub fn leading_words(s: &str, n: usize) -> String {
 }
 
 /// PostgreSQL's default column name of an expression.
-fn expr_name(e: &Expr) -> String {
+pub(crate) fn expr_name(e: &Expr) -> String {
     colname(e)
         .map(|(n, _)| n)
         .unwrap_or_else(|| "?column?".into())

@@ -57,6 +57,7 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
         let mut binder = Binder::new(&rcx);
         binder.record_relations = true;
         let bq = binder.bind_query(&query, None)?;
+        write_out_stars(&mut query.body, &binder.star_expansions);
         (
             bq.columns.clone(),
             std::mem::take(&mut binder.relations_read),
@@ -93,10 +94,18 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     let mut depends_on: Vec<u32> = reads.iter().filter_map(|r| r.id).collect();
     depends_on.sort_unstable();
     depends_on.dedup();
+    // The text names the view's columns itself (as PostgreSQL's definition does), so that
+    // it reads back as the same view, in pg_dump's `CREATE VIEW name AS definition` too.
+    let mut query_columns: Vec<String> = result.iter().map(|c| c.name.to_string()).collect();
+    for (i, c) in columns.iter().enumerate() {
+        if query_columns[i] != c.name && name_output(&mut query.body, i, &c.name) {
+            query_columns[i] = c.name.clone();
+        }
+    }
     let def = ViewDef {
         query: query.to_string(),
         depends_on,
-        query_columns: result.iter().map(|c| c.name.to_string()).collect(),
+        query_columns,
     };
     let done = Output::Command {
         tag: "CREATE VIEW".into(),
@@ -207,6 +216,90 @@ fn tables_as_selects(body: &mut ast::SetExpr) {
         }
         _ => {}
     }
+}
+
+/// Writes each `*` and `t.*` of the query's own select lists (each branch of a set
+/// operation) as the columns it read when the view was made (`stars`, from the binder):
+/// PostgreSQL fixes a view's columns then, and a column added to a table later is not the
+/// view's.
+fn write_out_stars(body: &mut ast::SetExpr, stars: &[crate::query::StarExpansion]) {
+    match body {
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            write_out_stars(left, stars);
+            write_out_stars(right, stars);
+        }
+        ast::SetExpr::Query(q) => write_out_stars(&mut q.body, stars),
+        ast::SetExpr::Select(sel) => {
+            let mut items = Vec::with_capacity(sel.projection.len());
+            for item in std::mem::take(&mut sel.projection) {
+                let options = match &item {
+                    ast::SelectItem::Wildcard(o) | ast::SelectItem::QualifiedWildcard(_, o) => o,
+                    _ => {
+                        items.push(item);
+                        continue;
+                    }
+                };
+                let at = options.wildcard_token.0.span.start;
+                let Some((_, columns)) = stars.iter().find(|(s, _)| *s == at) else {
+                    items.push(item);
+                    continue;
+                };
+                for (qual, name) in columns {
+                    let column = name_ident(name.clone());
+                    items.push(ast::SelectItem::UnnamedExpr(match qual {
+                        Some(q) => {
+                            ast::Expr::CompoundIdentifier(vec![name_ident(q.clone()), column])
+                        }
+                        None => ast::Expr::Identifier(column),
+                    }));
+                }
+            }
+            sel.projection = items;
+        }
+        _ => {}
+    }
+}
+
+/// The select list that names a query's columns: its first branch's.
+fn naming_select(body: &mut ast::SetExpr) -> Option<&mut ast::Select> {
+    match body {
+        ast::SetExpr::SetOperation { left, .. } => naming_select(left),
+        ast::SetExpr::Query(q) => naming_select(&mut q.body),
+        ast::SetExpr::Select(sel) => Some(sel),
+        _ => None,
+    }
+}
+
+/// Names the query's output column `i` `name` (an alias on its select item). False when its
+/// select list has no item of its own for the column (a `*`, or no select list).
+fn name_output(body: &mut ast::SetExpr, i: usize, name: &str) -> bool {
+    let Some(sel) = naming_select(body) else {
+        return false;
+    };
+    let starred = sel.projection.iter().any(|item| {
+        matches!(
+            item,
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+        )
+    });
+    if starred {
+        return false;
+    }
+    let Some(item) = sel.projection.get_mut(i) else {
+        return false;
+    };
+    let expr = match std::mem::replace(item, ast::SelectItem::Wildcard(Default::default())) {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+        other => {
+            *item = other;
+            return false;
+        }
+    };
+    *item = ast::SelectItem::ExprWithAlias {
+        expr,
+        alias: name_ident(name.to_string()),
+    };
+    true
 }
 
 /// A name as an identifier that reads back as it is: quoted only when it must be.
@@ -653,5 +746,393 @@ impl QueryWords {
 
     fn names(&self, column: &str) -> bool {
         self.words.iter().any(|w| w == column)
+    }
+}
+
+/// `ALTER VIEW [IF EXISTS] name …`: RENAME TO, RENAME COLUMN and OWNER TO; what would change
+/// a view's query or options is refused (a view is made again with CREATE OR REPLACE).
+pub fn alter_view(cx: &mut Cx<'_>, av: &ast::AlterView) -> Result<Output, SqlError> {
+    cx.check_writable("ALTER VIEW")?;
+    if av.materialized {
+        return Err(SqlError::feature("materialized views"));
+    }
+    let done = || Output::Command {
+        tag: "ALTER VIEW".into(),
+    };
+    let parts = object_name(&av.name);
+    let Some(v) = exec::find_table(cx, &parts)? else {
+        let name = parts.last().cloned().unwrap_or_default();
+        if av.if_exists {
+            cx.sess.notice(crate::error::Notice::Missing {
+                kind: "relation",
+                name,
+            });
+            return Ok(done());
+        }
+        return Err(SqlError::UndefinedTable { name });
+    };
+    let renames = matches!(
+        av.operation,
+        ast::AlterViewOperation::RenameTo { .. } | ast::AlterViewOperation::RenameColumn { .. }
+    );
+    if v.view.is_none() && renames {
+        return Err(SqlError::WrongObjectType {
+            message: format!("\"{}\" is not a view", v.name),
+        });
+    }
+    match &av.operation {
+        ast::AlterViewOperation::RenameTo { new_name } => {
+            let [new] = object_name(new_name)
+                .try_into()
+                .map_err(|_| exec::syntax_at("."))?;
+            rename_view(cx, &v, &new)?;
+        }
+        ast::AlterViewOperation::RenameColumn {
+            old_column_name,
+            new_column_name,
+        } => rename_view_column(cx, &v, &ident(old_column_name), &ident(new_column_name))?,
+        ast::AlterViewOperation::OwnerTo(owner) => exec::check_new_owner(cx, owner)?,
+        ast::AlterViewOperation::As { columns, .. } => {
+            // PostgreSQL's grammar has no ALTER VIEW … AS.
+            return Err(exec::syntax_at(if columns.is_empty() { "AS" } else { "(" }));
+        }
+        ast::AlterViewOperation::AlterColumn { .. } => {
+            return Err(SqlError::FeatureNotSupportedHint {
+                what: "column defaults of views".into(),
+                hint: "RockLake's views are read-only: write to the tables the view reads.".into(),
+            })
+        }
+        // Into the schema it is in: nothing to do, as in PostgreSQL.
+        ast::AlterViewOperation::SetSchema { schema_name }
+            if object_name(schema_name).last() == Some(&v.schema) => {}
+        ast::AlterViewOperation::SetSchema { .. } => {
+            return Err(SqlError::feature("ALTER VIEW … SET SCHEMA"))
+        }
+        _ => return Err(SqlError::feature("ALTER VIEW … SET / RESET (options)")),
+    }
+    Ok(done())
+}
+
+/// View `v` renamed `new` (ALTER VIEW or ALTER TABLE … RENAME TO), with the views that read
+/// it following.
+pub fn rename_view(cx: &mut Cx<'_>, v: &TableRef, new: &str) -> Result<(), SqlError> {
+    let taken = {
+        let at = cx.read_point();
+        exec::relation_name_taken(&cx.reader(at), &v.schema, new)
+    };
+    if taken {
+        return Err(SqlError::DuplicateTable {
+            name: new.to_string(),
+        });
+    }
+    let mut renamed = (**v).clone();
+    renamed.name = new.to_string();
+    let p = cx.pending()?;
+    p.uses_definition(v);
+    p.put_table(Arc::new(renamed), false)?;
+    follow_relation_rename(cx, v, new)?;
+    let change = Change {
+        renamed_relation: true,
+        ..Change::default()
+    };
+    check_dependent_views(cx, v, &change)
+}
+
+/// Column `old` of view `v` renamed `new` (ALTER VIEW or ALTER TABLE … RENAME COLUMN): its
+/// query's item for the column is given the new name, as PostgreSQL's definition shows it.
+pub fn rename_view_column(
+    cx: &mut Cx<'_>,
+    v: &TableRef,
+    old: &str,
+    new: &str,
+) -> Result<(), SqlError> {
+    let Some(def) = v.view.as_deref() else {
+        return Err(SqlError::internal("not a view"));
+    };
+    let Some(i) = v.columns.iter().position(|c| c.name == old) else {
+        return Err(SqlError::UndefinedColumn {
+            name: old.to_string(),
+        });
+    };
+    if v.columns.iter().any(|c| c.name == new) {
+        return Err(SqlError::DuplicateColumn {
+            column: new.to_string(),
+            table: v.name.clone(),
+        });
+    }
+    let readers = plan_column_rename(cx, v, old, new)?;
+    let mut query = parse_view_query(&def.query)?;
+    let view_name = {
+        let at = cx.read_point();
+        exec::name_in_message(&cx.reader(at), v)
+    };
+    let refused = || SqlError::FeatureNotSupportedHint {
+        what: format!("renaming a column of view {view_name}, which its query reads with *"),
+        hint: "Create the view again (DROP VIEW, then CREATE VIEW) with the new name.".into(),
+    };
+    if !name_output(&mut query.body, i, new) {
+        return Err(refused());
+    }
+    let mut def = def.clone();
+    def.query = query.to_string();
+    def.query_columns[i] = new.to_string();
+    let mut renamed = (**v).clone();
+    renamed.columns[i].name = new.to_string();
+    renamed.view = Some(Arc::new(def));
+    let p = cx.pending()?;
+    p.uses_definition(v);
+    p.put_table(Arc::new(renamed.clone()), false)?;
+    // Its query may name the old name again (`ORDER BY old`).
+    let fits = {
+        let at = cx.read_point();
+        binds(&cx.reader(at), &renamed)
+    };
+    if !fits {
+        return Err(refused());
+    }
+    let mut change = Change::default();
+    match readers {
+        Some(planned) => apply_column_rename(cx, planned)?,
+        None => change.renamed = vec![(old.to_string(), new.to_string())],
+    }
+    check_dependent_views(cx, v, &change)
+}
+
+/// Relation `old` (a table or view) renamed `new`: each view that reads it names it anew in
+/// its text, with its old name kept as the alias its columns are read by. PostgreSQL's views
+/// hold relations by identity; a view's text names them, and so follows the rename.
+pub fn follow_relation_rename(cx: &mut Cx<'_>, old: &Table, new: &str) -> Result<(), SqlError> {
+    let readers: Vec<TableRef> = {
+        let at = cx.read_point();
+        cx.reader(at)
+            .views()
+            .into_iter()
+            .filter(|v| {
+                v.view
+                    .as_ref()
+                    .is_some_and(|d| d.depends_on.contains(&old.id))
+            })
+            .collect()
+    };
+    for v in readers {
+        let Some(def) = v.view.as_deref() else {
+            continue;
+        };
+        let mut query = parse_view_query(&def.query)?;
+        let mut rename = RenameRelation {
+            schema: &old.schema,
+            old: &old.name,
+            new,
+        };
+        let _ = ast::VisitMut::visit(&mut query, &mut rename);
+        let mut def = def.clone();
+        def.query = query.to_string();
+        let mut renamed = (*v).clone();
+        renamed.view = Some(Arc::new(def));
+        let p = cx.pending()?;
+        p.uses_definition(&v);
+        p.put_table(Arc::new(renamed), false)?;
+    }
+    Ok(())
+}
+
+/// Renames `schema.old` to `schema.new AS old` in FROM items. A view's text names every
+/// relation with its schema, so such a name is the renamed relation (never a WITH query's).
+struct RenameRelation<'a> {
+    schema: &'a str,
+    old: &'a str,
+    new: &'a str,
+}
+
+impl ast::VisitorMut for RenameRelation<'_> {
+    type Break = ();
+
+    fn pre_visit_table_factor(
+        &mut self,
+        factor: &mut ast::TableFactor,
+    ) -> std::ops::ControlFlow<()> {
+        if let ast::TableFactor::Table { name, alias, .. } = factor {
+            let parts = object_name(name);
+            if let [s, n] = parts.as_slice() {
+                if s == self.schema && n == self.old {
+                    *name = ast::ObjectName::from(vec![
+                        name_ident(s.clone()),
+                        name_ident(self.new.to_string()),
+                    ]);
+                    let redundant = alias.as_ref().is_some_and(|a| {
+                        a.columns.is_empty() && a.at.is_none() && ident(&a.name) == self.new
+                    });
+                    if redundant {
+                        // Renamed back: the name itself qualifies its columns again.
+                        *alias = None;
+                    } else if alias.is_none() {
+                        *alias = Some(ast::TableAlias {
+                            explicit: false,
+                            name: name_ident(self.old.to_string()),
+                            columns: Vec::new(),
+                            at: None,
+                        });
+                    }
+                }
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// A view's query rewritten for a column rename ([`plan_column_rename`]): the new text, and
+/// what each column reference of the old text read, in binding order.
+pub struct RenamedIn {
+    view: TableRef,
+    query: String,
+    reads: Vec<(u32, i16, bool)>,
+}
+
+/// Before column `old` of `rel` (a table or view) is renamed `new`: each view reading `rel`
+/// with its text naming the column anew, and each select item whose name came from the
+/// column keeping it by an alias, as PostgreSQL's definition then shows. `None` when a
+/// reader's query does not bind as it is (it then fails the rename's check).
+pub fn plan_column_rename(
+    cx: &mut Cx<'_>,
+    rel: &Table,
+    old: &str,
+    new: &str,
+) -> Result<Option<Vec<RenamedIn>>, SqlError> {
+    let Some(attnum) = rel.columns.iter().position(|c| c.name == old) else {
+        return Ok(None);
+    };
+    let attnum = attnum as i16 + 1;
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let mut out = Vec::new();
+    for v in rcx.views() {
+        let Some(def) = v.view.as_deref().filter(|d| d.depends_on.contains(&rel.id)) else {
+            continue;
+        };
+        let mut query = parse_view_query(&def.query)?;
+        let mut binder = Binder::new(&rcx);
+        binder.record_relations = true;
+        if binder.bind_query(&query, None).is_err() {
+            return Ok(None);
+        }
+        let spans: Vec<sqlparser::tokenizer::Location> = binder
+            .column_refs
+            .iter()
+            .filter(|r| r.direct && r.table_oid == rel.oid && r.attnum == attnum)
+            .map(|r| r.at)
+            .collect();
+        let _ = ast::VisitMut::visit(&mut query, &mut KeepItemNames { spans: &spans });
+        let _ = ast::visit_expressions_mut(&mut query, |e| {
+            let last = match e {
+                ast::Expr::Identifier(i) => Some(i),
+                ast::Expr::CompoundIdentifier(parts) => parts.last_mut(),
+                _ => None,
+            };
+            if let Some(i) = last.filter(|i| spans.contains(&i.span.start) && ident(i) == old) {
+                *i = name_ident(new.to_string());
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        out.push(RenamedIn {
+            view: v.clone(),
+            query: query.to_string(),
+            reads: reads_of(&binder),
+        });
+    }
+    Ok(Some(out))
+}
+
+fn reads_of(binder: &Binder<'_, '_>) -> Vec<(u32, i16, bool)> {
+    binder
+        .column_refs
+        .iter()
+        .map(|r| (r.table_oid, r.attnum, r.direct))
+        .collect()
+}
+
+/// After the rename: the views [`plan_column_rename`] rewrote take their new text, which must
+/// read exactly the columns the old one did (no name read in place of another).
+pub fn apply_column_rename(cx: &mut Cx<'_>, planned: Vec<RenamedIn>) -> Result<(), SqlError> {
+    for r in &planned {
+        let Some(def) = r.view.view.as_deref() else {
+            continue;
+        };
+        let mut def = def.clone();
+        def.query = r.query.clone();
+        let mut view = (*r.view).clone();
+        view.view = Some(Arc::new(def));
+        let p = cx.pending()?;
+        p.uses_definition(&r.view);
+        p.put_table(Arc::new(view), false)?;
+    }
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    for r in &planned {
+        let same = parse_view_query(&r.query).is_ok_and(|q| {
+            let mut binder = Binder::new(&rcx);
+            binder.record_relations = true;
+            binder.bind_query(&q, None).is_ok() && reads_of(&binder) == r.reads
+        });
+        if !same {
+            return Err(renaming(&described(&rcx, &r.view)));
+        }
+    }
+    Ok(())
+}
+
+/// Gives each select item whose expression reads one of `spans` its present name as an
+/// alias, so that renaming what it reads leaves the query's column names as they are.
+struct KeepItemNames<'a> {
+    spans: &'a [sqlparser::tokenizer::Location],
+}
+
+impl KeepItemNames<'_> {
+    fn keep(&self, body: &mut ast::SetExpr) {
+        match body {
+            ast::SetExpr::SetOperation { left, right, .. } => {
+                self.keep(left);
+                self.keep(right);
+            }
+            ast::SetExpr::Select(sel) => {
+                for item in sel.projection.iter_mut() {
+                    let ast::SelectItem::UnnamedExpr(e) = item else {
+                        continue;
+                    };
+                    if !self.reads(e) {
+                        continue;
+                    }
+                    let alias = name_ident(crate::query::expr_name(e));
+                    let expr = std::mem::replace(e, ast::Expr::value(ast::Value::Null));
+                    *item = ast::SelectItem::ExprWithAlias { expr, alias };
+                }
+            }
+            // A parenthesized query is visited as a query of its own.
+            _ => {}
+        }
+    }
+
+    fn reads(&self, e: &ast::Expr) -> bool {
+        ast::visit_expressions(e, |x| {
+            let last = match x {
+                ast::Expr::Identifier(i) => Some(i),
+                ast::Expr::CompoundIdentifier(parts) => parts.last(),
+                _ => None,
+            };
+            if last.is_some_and(|i| self.spans.contains(&i.span.start)) {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        })
+        .is_break()
+    }
+}
+
+impl ast::VisitorMut for KeepItemNames<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> std::ops::ControlFlow<()> {
+        self.keep(&mut query.body);
+        std::ops::ControlFlow::Continue(())
     }
 }
