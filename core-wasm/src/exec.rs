@@ -1148,6 +1148,9 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             let out = alter_sequence(cx, at)?;
             if let Some(seq) = before {
                 let change = crate::view::Change::of_alter(&at.operations);
+                if change.renamed_relation {
+                    crate::view::follow_renamed(cx, &seq)?;
+                }
                 crate::view::check_dependent_views(cx, &seq, &change)?;
             }
             out
@@ -3963,13 +3966,7 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
             change.renamed.clear();
         }
         if change.renamed_relation {
-            let new = {
-                let at = cx.read_point();
-                cx.reader(at).table_by_id(t.id).map(|n| n.name.clone())
-            };
-            if let Some(new) = new.filter(|n| *n != t.name) {
-                crate::view::follow_relation_rename(cx, &t, &new)?;
-            }
+            crate::view::follow_renamed(cx, &t)?;
         }
         crate::view::check_dependent_views(cx, &t, &change)?;
     }

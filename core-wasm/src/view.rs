@@ -898,7 +898,20 @@ pub fn rename_view_column(
     check_dependent_views(cx, v, &change)
 }
 
-/// Relation `old` (a table or view) renamed `new`: each view that reads it names it anew in
+/// After a statement renamed relation `old` (its definition before): the views reading it
+/// follow ([`follow_relation_rename`]).
+pub fn follow_renamed(cx: &mut Cx<'_>, old: &Table) -> Result<(), SqlError> {
+    let new = {
+        let at = cx.read_point();
+        cx.reader(at).table_by_id(old.id).map(|n| n.name.clone())
+    };
+    match new.filter(|n| *n != old.name) {
+        Some(new) => follow_relation_rename(cx, old, &new),
+        None => Ok(()),
+    }
+}
+
+/// Relation `old` (a table, view or sequence) renamed `new`: each view that reads it names it anew in
 /// its text, with its old name kept as the alias its columns are read by. PostgreSQL's views
 /// hold relations by identity; a view's text names them, and so follows the rename.
 pub fn follow_relation_rename(cx: &mut Cx<'_>, old: &Table, new: &str) -> Result<(), SqlError> {
