@@ -140,6 +140,7 @@ enum Which {
     PublicationNamespace,
     IsSchemata,
     IsTables,
+    IsViews,
     IsColumns,
     IsTableConstraints,
     IsKeyColumnUsage,
@@ -1034,6 +1035,18 @@ const IS_TABLES_COLS: Spec = &[
     ("is_typed", VARCHAR),
     ("commit_action", VARCHAR),
 ];
+const IS_VIEWS_COLS: Spec = &[
+    ("table_catalog", NAME),
+    ("table_schema", NAME),
+    ("table_name", NAME),
+    ("view_definition", VARCHAR),
+    ("check_option", VARCHAR),
+    ("is_updatable", VARCHAR),
+    ("is_insertable_into", VARCHAR),
+    ("is_trigger_updatable", VARCHAR),
+    ("is_trigger_deletable", VARCHAR),
+    ("is_trigger_insertable_into", VARCHAR),
+];
 const IS_COLUMNS_COLS: Spec = &[
     ("table_catalog", NAME),
     ("table_schema", NAME),
@@ -1432,6 +1445,15 @@ const RELATIONS: &[RelInfo] = &[
         13_206,
         'v',
         IS_TABLES_COLS,
+    ),
+    rel(
+        Which::IsViews,
+        "information_schema",
+        "views",
+        13_483,
+        13_485,
+        'v',
+        IS_VIEWS_COLS,
     ),
     rel(
         Which::IsColumns,
@@ -1950,6 +1972,7 @@ pub fn build_only(
         Which::Tablespace => tablespace_rows(),
         Which::IsSchemata => is_schemata_rows(view),
         Which::IsTables => is_tables_rows(view),
+        Which::IsViews => is_views_rows(view),
         Which::Sequence => sequence_rows(view, false),
         Which::Depend => depend_rows(view),
         Which::Sequences => sequence_rows(view, true),
@@ -4114,6 +4137,28 @@ fn is_tables_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .map(|r| row(r.schema, r.name, r.kind == 'v'))
         .collect();
     rows.extend(tables_only(view).map(|tb| row(&tb.schema, &tb.name, tb.view.is_some())));
+    rows
+}
+
+/// `information_schema.views`: the system views (without a definition, as `pg_views` lists
+/// them) and the user's, with their text. RockLake's views are read-only and have no
+/// triggers or CHECK OPTION.
+fn is_views_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    let row = |schema: &str, name: &str, definition: Value| {
+        let mut r = vec![t(view.database), t(schema), t(name), definition, t("NONE")];
+        r.extend((0..5).map(|_| t("NO")));
+        r
+    };
+    let mut rows: Vec<Vec<Value>> = RELATIONS
+        .iter()
+        .filter(|r| r.kind == 'v' && listed(r))
+        .map(|r| row(r.schema, r.name, NULL))
+        .collect();
+    for tb in view.tables {
+        if let Some(def) = tb.view.as_deref() {
+            rows.push(row(&tb.schema, &tb.name, Value::text(viewdef(def))));
+        }
+    }
     rows
 }
 

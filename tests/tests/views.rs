@@ -35,6 +35,10 @@ run("SELECT attname, attnum, format_type(atttypid, atttypmod), attnotnull FROM p
     "WHERE attrelid = 'big'::regclass ORDER BY attnum")
 run("SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'literal'::regclass ORDER BY attnum")
 run("SELECT schemaname, viewname, viewowner FROM pg_views WHERE schemaname = 'public' ORDER BY viewname")
+# (is_updatable and is_insertable_into differ: RockLake's views are read-only.)
+run("SELECT table_catalog, table_schema, table_name, view_definition IS NOT NULL, check_option, is_trigger_updatable, "
+    "is_trigger_deletable, is_trigger_insertable_into FROM information_schema.views WHERE table_schema = 'public' ORDER BY 3")
+run("SELECT count(*) > 10 FROM information_schema.views WHERE table_schema = 'pg_catalog'")
 run("SELECT table_name, table_type, is_insertable_into FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'VIEW' ORDER BY 1")
 run("SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_name IN ('big', 'literal') ORDER BY 1, ordinal_position")
 run("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
