@@ -1258,7 +1258,10 @@ impl Engine {
         // A relation this transaction drops must have no view reading it that stays: one that
         // does was made (committed or on its way) after this transaction's DROP looked
         // (docs/decisions/0039), and would read what is gone.
-        if !p.dropped.is_empty() {
+        // So must one it renamed (or renamed a column of): the views reading it were
+        // rewritten to the new names, and one made since names the old ones.
+        if !p.dropped.is_empty() || !p.renamed.is_empty() {
+            let gone = |d: &u32| p.dropped.contains(d) || p.renamed.contains(d);
             let committed = self
                 .st
                 .view_ids
@@ -1270,7 +1273,7 @@ impl Engine {
                     && !p.tables.contains_key(&t.id)
                     && t.view
                         .as_ref()
-                        .is_some_and(|v| v.depends_on.iter().any(|d| p.dropped.contains(d)))
+                        .is_some_and(|v| v.depends_on.iter().any(gone))
             });
             if stranded {
                 return Err(SqlError::SerializationFailure);

@@ -419,6 +419,10 @@ pub enum SqlError {
     /// The same, with PostgreSQL's detail (what the object is tied to).
     #[error("{message}")]
     UnsupportedByPostgresDetail { message: String, detail: String },
+    /// A set operation's ORDER BY names something other than its result columns: sort by a
+    /// result column, or make the set operation a FROM item.
+    #[error("invalid UNION/INTERSECT/EXCEPT ORDER BY clause")]
+    SetOperationOrderBy,
     /// A window function where none is allowed, nested, or with an impossible frame: fix the
     /// statement.
     #[error("{message}")]
@@ -714,6 +718,7 @@ impl SqlError {
             | SqlError::FeatureNotSupportedHint { .. }
             | SqlError::UnsupportedByPostgres { .. }
             | SqlError::UnsupportedByPostgresDetail { .. }
+            | SqlError::SetOperationOrderBy
             | SqlError::SetReturningMisplaced { .. } => "0A000",
             SqlError::InvalidRecursion { .. } => "42P19",
             SqlError::MathDomain { code, .. } | SqlError::InvalidRowCount { code, .. } => code,
@@ -812,6 +817,12 @@ impl SqlError {
             SqlError::ReservedName { detail, .. }
             | SqlError::UnsupportedByPostgresDetail { detail, .. } => {
                 e.detail = Some(detail.clone())
+            }
+            SqlError::SetOperationOrderBy => {
+                e.detail = Some(
+                    "Only result column names can be used, not expressions or functions.".into(),
+                );
+                e.hint = Some("Add the expression/function to every SELECT, or move the UNION into a FROM clause.".into());
             }
             SqlError::RequiredByColumn { hint, .. }
             | SqlError::FeatureNotSupportedHint { hint, .. } => e.hint = Some(hint.clone()),

@@ -3961,6 +3961,9 @@ fn alter_table(cx: &mut Cx<'_>, at: &ast::AlterTable) -> Result<Output, SqlError
     let out = alter_table_definition(cx, at)?;
     if let Some(t) = before.filter(|_| !owner_only) {
         let mut change = crate::view::Change::of_alter(&at.operations);
+        if !change.renamed.is_empty() {
+            cx.pending()?.renamed.push(t.id);
+        }
         if let Some(planned) = renamed_in {
             crate::view::apply_column_rename(cx, planned)?;
             change.renamed.clear();
@@ -5929,11 +5932,13 @@ fn select_of_srf_row(row: &[ast::Expr]) -> Result<Option<ast::Query>, SqlError> 
         return Ok(None);
     }
     let items: Vec<String> = row.iter().map(ToString::to_string).collect();
-    Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&format!("SELECT {}", items.join(", ")))
+    let sql = format!("SELECT {}", items.join(", "));
+    let mut q = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
-        .map(|q| Some(*q))
-        .map_err(|e| SqlError::internal(format!("a VALUES row as a select list: {e}")))
+        .map_err(|e| SqlError::internal(format!("a VALUES row as a select list: {e}")))?;
+    crate::precedence::as_postgres_groups(&sql, &mut q);
+    Ok(Some(*q))
 }
 
 fn insert(
@@ -6728,13 +6733,15 @@ fn run_generated_dml(cx: &mut Cx<'_>, sql: &str) -> Result<(), SqlError> {
 }
 
 fn parse_query_text(sql: &str) -> Result<ast::Query, SqlError> {
-    Parser::new(&PostgreSqlDialect {})
+    let mut q = Parser::new(&PostgreSqlDialect {})
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_query())
         .map(|q| *q)
         .map_err(|e| SqlError::Syntax {
             message: syntax_message(&e.to_string()),
-        })
+        })?;
+    crate::precedence::as_postgres_groups(sql, &mut q);
+    Ok(q)
 }
 
 fn copy(
@@ -7034,10 +7041,12 @@ fn bind_default(binder: &mut Binder<'_, '_>, c: &Column) -> Result<Option<BExpr>
 
 /// A default's SQL text, as stored (RockLake wrote it: not parsing is an internal error).
 fn parse_default(sql: &str) -> Result<ast::Expr, SqlError> {
-    Parser::new(&PostgreSqlDialect {})
+    let mut e = Parser::new(&PostgreSqlDialect {})
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_expr())
-        .map_err(|e| SqlError::internal(format!("stored default does not parse: {e}")))
+        .map_err(|e| SqlError::internal(format!("stored default does not parse: {e}")))?;
+    crate::precedence::as_postgres_groups(sql, &mut e);
+    Ok(e)
 }
 
 /// [`bind_default`] of an already parsed default.

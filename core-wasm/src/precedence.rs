@@ -2,25 +2,26 @@
 //! regrouped as PostgreSQL would have read the text.
 //!
 //! PostgreSQL's unary minus (and plus) binds tighter than `*`, `/`, `%` and `^`: `-2 ^ 2` is
-//! `(-2) ^ 2` = 4. sqlparser reads a prefix sign's operand at the precedence of binary
-//! `+`/`-`, so the operand takes those operators in: `-(2 ^ 2)` = -4, and `2 ^ -1 ^ 2` is
-//! `2 ^ -(1 ^ 2)` where PostgreSQL's left-associative `^` reads `(2 ^ -1) ^ 2`. For `*`, `/`
-//! and `%` alone the grouping gives the same value, so a statement without `^` is not
-//! walked. Parentheses written in the text are `Expr::Nested` and are left alone.
+//! `(-2) ^ 2` = 4. sqlparser reads a prefix sign's operand taking `^` in: `-(2 ^ 2)` = -4,
+//! and `2 ^ -1 ^ 2` is `2 ^ -(1 ^ 2)` where PostgreSQL's left-associative `^` reads
+//! `(2 ^ -1) ^ 2`. For `*`, `/` and `%` the grouping gives the same value, so a statement
+//! without `^` is not walked. Parentheses written in the text are `Expr::Nested` and are left
+//! alone; a regrouped sign is put in parentheses, so that the tree prints as it groups.
 
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, BinaryOperator, Expr, UnaryOperator};
 
-/// Regroups `stmt` where the text was read with sqlparser's precedence instead of
-/// PostgreSQL's. `sql` is the statement's text, only looked at to skip the walk when no `^`
-/// is written.
-pub fn as_postgres_groups(sql: &str, stmt: &mut ast::Statement) {
+/// Regroups `tree` (a statement, query or expression) where the text was read with
+/// sqlparser's precedence instead of PostgreSQL's. `sql` is its text, only looked at to skip
+/// the walk when no `^` is written. Every parse of SQL text goes through this: a client's,
+/// and a stored view's or default's (written before the regrouped signs were parenthesized).
+pub fn as_postgres_groups<V: ast::VisitMut>(sql: &str, tree: &mut V) {
     if !sql.contains('^') {
         return;
     }
     // Children first: an operand is regrouped before the operator over it.
-    let _ = ast::visit_expressions_mut(stmt, |e| {
+    let _ = ast::visit_expressions_mut(tree, |e| {
         regroup(e);
         ControlFlow::<()>::Continue(())
     });
@@ -78,10 +79,12 @@ fn sign_on_leftmost(op: UnaryOperator, e: Expr) -> Expr {
             op: binary,
             right,
         },
-        operand => Expr::UnaryOp {
+        // In parentheses, so that the tree prints as it groups: a view's or a default's
+        // stored text reads back the same.
+        operand => Expr::Nested(Box::new(Expr::UnaryOp {
             op,
             expr: Box::new(operand),
-        },
+        })),
     }
 }
 
@@ -191,8 +194,16 @@ mod tests {
         // Inside any expression of any clause.
         let inside = regrouped("SELECT f(-2 ^ 2)");
         assert!(
-            inside.contains("BinaryOp { left: UnaryOp { op: Minus"),
+            inside.contains("BinaryOp { left: Nested(UnaryOp { op: Minus"),
             "{inside}"
         );
+        // The regrouped tree prints as it groups, and reads back the same.
+        for sql in ["SELECT -2 ^ 2", "SELECT 2 ^ -1 ^ 2", "SELECT -x ^ 2 * 3"] {
+            let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).expect("parses");
+            as_postgres_groups(sql, &mut stmts[0]);
+            let printed = stmts[0].to_string();
+            let back = Parser::parse_sql(&PostgreSqlDialect {}, &printed).expect("parses");
+            assert_eq!(grouping(&back[0]), grouping(&stmts[0]), "{printed}");
+        }
     }
 }

@@ -409,7 +409,10 @@ pub(crate) fn parse_view_query(sql: &str) -> Result<ast::Query, SqlError> {
         sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::PostgreSqlDialect {}, sql)
             .map_err(|e| SqlError::internal(format!("a view's query does not parse: {e}")))?;
     match parsed.pop() {
-        Some(ast::Statement::Query(q)) if parsed.is_empty() => Ok(*q),
+        Some(ast::Statement::Query(mut q)) if parsed.is_empty() => {
+            crate::precedence::as_postgres_groups(sql, &mut q);
+            Ok(*q)
+        }
         _ => Err(SqlError::internal("a view's query is not one query")),
     }
 }
@@ -1154,6 +1157,12 @@ pub struct Binder<'a, 'b> {
     clause: &'static str,
     /// The WINDOW clause of the select being bound: (name, definition).
     named_windows: Vec<(String, ast::WindowSpec)>,
+    /// The ORDER BY keys of the query being bound that call window functions: bound with its
+    /// select list as hidden items ([`Self::bind_select`]), since windows are computed over
+    /// the select's rows, then sorted on by position.
+    order_windows: Vec<Expr>,
+    /// Where those hidden items are, and their types.
+    order_window_cols: Vec<(usize, PgType)>,
     /// The arguments of each `GROUPING(…)` call bound so far, as written (an argument that
     /// is no grouping key is reported at its place).
     grouping_args: Vec<Vec<Expr>>,
@@ -2311,6 +2320,8 @@ impl<'a, 'b> Binder<'a, 'b> {
             worktable: None,
             clause: "this context",
             named_windows: Vec::new(),
+            order_windows: Vec::new(),
+            order_window_cols: Vec::new(),
             grouping_args: Vec::new(),
             view_depth: 0,
             relations_read: Vec::new(),
@@ -2667,7 +2678,25 @@ impl<'a, 'b> Binder<'a, 'b> {
     fn bind_query_body(&mut self, q: &ast::Query) -> Result<BQuery, SqlError> {
         let id = self.new_id();
         let mut order_src: Option<Scope> = None;
-        let (mut body, columns, select_scope) = self.bind_set(&q.body, &mut order_src)?;
+        // ORDER BY keys calling window functions are bound with the select list.
+        let window_keys: Vec<Expr> = match (q.body.as_ref(), &q.order_by) {
+            (ast::SetExpr::Select(_), Some(ob)) => match &ob.kind {
+                ast::OrderByKind::Expressions(es) => es
+                    .iter()
+                    .filter(|o| calls_window(&o.expr))
+                    .map(|o| o.expr.clone())
+                    .collect(),
+                ast::OrderByKind::All(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let outer_keys = std::mem::replace(&mut self.order_windows, window_keys);
+        let outer_cols = std::mem::take(&mut self.order_window_cols);
+        let bound = self.bind_set(&q.body, &mut order_src);
+        self.order_windows = outer_keys;
+        let mut window_cols =
+            std::mem::replace(&mut self.order_window_cols, outer_cols).into_iter();
+        let (mut body, columns, select_scope) = bound?;
         let mut order = Vec::new();
         // The keys bound over the select's rows: (index in `order`, their text).
         let mut expr_keys: Vec<(usize, &Expr)> = Vec::new();
@@ -2704,6 +2733,22 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }
                     _ => None,
                 };
+                let window_col = match out_idx {
+                    None if calls_window(&oe.expr) && matches!(body, BSet::Select(_)) => {
+                        window_cols.next()
+                    }
+                    _ => None,
+                };
+                if let Some((i, ty)) = window_col {
+                    orderable(ty)?;
+                    order.push(OrderKey {
+                        expr: BExpr::Col(i),
+                        on_output: true,
+                        desc,
+                        nulls_first,
+                    });
+                    continue;
+                }
                 match out_idx {
                     Some(i) => order.push(OrderKey {
                         expr: BExpr::Col(orderable(columns[i].ty).map(|()| i)?),
@@ -2713,7 +2758,15 @@ impl<'a, 'b> Binder<'a, 'b> {
                     }),
                     None => {
                         let scope = select_scope.clone().ok_or_else(|| {
-                            SqlError::feature("ORDER BY expression on a set operation")
+                            if matches!(q.body.as_ref(), ast::SetExpr::SetOperation { .. }) {
+                                let err = SqlError::SetOperationOrderBy;
+                                if let Some(spot) = start_spot(&oe.expr) {
+                                    crate::errpos::note(&err, spot);
+                                }
+                                err
+                            } else {
+                                SqlError::feature("ORDER BY expression on a set operation")
+                            }
                         })?;
                         let mut aggs = match &body {
                             BSet::Select(s) => s.aggs.clone(),
@@ -2764,6 +2817,7 @@ impl<'a, 'b> Binder<'a, 'b> {
                                             &s.projection,
                                             s.having.as_ref(),
                                             &scope,
+                                            &[],
                                         )?;
                                     }
                                 }
@@ -4078,11 +4132,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             _ => None,
         };
         let (table_oid, attnum, direct) = meta.map_or((0, 0, false), |c| {
-            let direct = c
-                .qual
-                .as_ref()
-                .is_some_and(|q| self.table_quals.iter().any(|t| Rc::ptr_eq(t, q)));
-            (c.table_oid, c.attnum, direct)
+            (c.table_oid, c.attnum, self.reads_directly(c))
         });
         self.column_refs.push(ColumnRef {
             at: name.span.start,
@@ -4090,6 +4140,14 @@ impl<'a, 'b> Binder<'a, 'b> {
             attnum,
             direct,
         });
+    }
+
+    /// Whether column `c` of a scope is read straight from a stored table's or view's FROM
+    /// item (recorded ones only).
+    fn reads_directly(&self, c: &ColMeta) -> bool {
+        c.qual
+            .as_ref()
+            .is_some_and(|q| self.table_quals.iter().any(|t| Rc::ptr_eq(t, q)))
     }
 
     /// Notes what a `*` read ([`Self::star_expansions`]): `read`, its columns of `scope`.
@@ -4102,16 +4160,29 @@ impl<'a, 'b> Binder<'a, 'b> {
         if !self.record_relations || self.view_depth > 0 {
             return;
         }
-        let columns = read
+        let at = options.wildcard_token.0.span.start;
+        let read: Vec<&ColMeta> = read
             .iter()
             .filter_map(|b| match b {
                 BExpr::Col(i) => scope.cols.get(*i),
                 _ => None,
             })
+            .collect();
+        // Each column counts as a reference, as the names it is written out as will.
+        for c in &read {
+            let direct = self.reads_directly(c);
+            self.column_refs.push(ColumnRef {
+                at,
+                table_oid: c.table_oid,
+                attnum: c.attnum,
+                direct,
+            });
+        }
+        let columns = read
+            .iter()
             .map(|c| (c.qual.as_deref().map(str::to_string), c.name.to_string()))
             .collect();
-        self.star_expansions
-            .push((options.wildcard_token.0.span.start, columns));
+        self.star_expansions.push((at, columns));
     }
 
     /// `RETURNING` items over the written rows' scope: no aggregate, window or set-returning
@@ -4156,6 +4227,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             }
         }
         let outer_named = std::mem::replace(&mut self.named_windows, named);
+        let order_windows = std::mem::take(&mut self.order_windows);
         if sel.top.is_some()
             || sel.exclude.is_some()
             || !sel.lateral_views.is_empty()
@@ -4186,6 +4258,23 @@ impl<'a, 'b> Binder<'a, 'b> {
         for item in &sel.projection {
             item_start.push(projection.len());
             self.bind_item(item, &scope, Some(&mut aggs), &mut projection, &mut columns)?;
+        }
+        // The query's ORDER BY keys that call window functions: hidden items after the
+        // select list's (cut from the rows once sorted).
+        for e in &order_windows {
+            if matches!(sel.distinct, Some(ast::Distinct::Distinct)) {
+                let err = SqlError::InvalidColumnReference {
+                    message: "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
+                        .into(),
+                };
+                if let Some(spot) = start_spot(e) {
+                    crate::errpos::note(&err, spot);
+                }
+                return Err(err);
+            }
+            let (b, ty) = self.bind_expr(e, &scope, Some(&mut aggs))?;
+            self.order_window_cols.push((projection.len(), ty));
+            projection.push(b);
         }
         let windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
         let srfs = std::mem::replace(&mut self.srfs, outer_srfs).unwrap_or_default();
@@ -4375,7 +4464,14 @@ impl<'a, 'b> Binder<'a, 'b> {
             for e in projection.iter().chain(&having) {
                 self.check_grouping_calls(e, keys)?;
             }
-            ungrouped_select_list(sel, keys, &projection, having.as_ref(), &scope)?;
+            ungrouped_select_list(
+                sel,
+                keys,
+                &projection,
+                having.as_ref(),
+                &scope,
+                &order_windows,
+            )?;
         }
         let group = if group_exprs.is_some() || !aggs.is_empty() {
             Some(group_exprs.unwrap_or_default())
@@ -6942,8 +7038,10 @@ impl<'a, 'b> Binder<'a, 'b> {
         use crate::window::{Frame, FrameEdge, WinFunc};
         let windowing = |message: String| SqlError::Windowing { message };
         if self.clause == "ORDER BY" {
+            // Bound with the select list instead (see `order_windows`): here only in the
+            // ORDER BY of a set operation, which may name output columns only.
             return Err(SqlError::feature(
-                "a window function in ORDER BY (order by its select-list column instead)",
+                "a window function in the ORDER BY of a set operation",
             ));
         }
         if self.clause == "aggregate arguments" {
@@ -9432,6 +9530,33 @@ fn contains_window(e: &BExpr) -> bool {
     contains_placeholder(e, &|x| matches!(x, BExpr::Win(_)))
 }
 
+/// Whether `e` calls a window function itself (not in a subquery, whose calls are its own).
+fn calls_window(e: &Expr) -> bool {
+    struct Calls {
+        depth: usize,
+    }
+    impl ast::Visitor for Calls {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+            self.depth += 1;
+            std::ops::ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+            self.depth -= 1;
+            std::ops::ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> std::ops::ControlFlow<()> {
+            match e {
+                Expr::Function(f) if self.depth == 0 && f.over.is_some() => {
+                    std::ops::ControlFlow::Break(())
+                }
+                _ => std::ops::ControlFlow::Continue(()),
+            }
+        }
+    }
+    ast::Visit::visit(e, &mut Calls { depth: 0 }).is_break()
+}
+
 /// Whether `e` holds a call placeholder (`BExpr::Win`, `BExpr::Srf`) that `is_call` picks.
 fn contains_placeholder(e: &BExpr, is_call: &dyn Fn(&BExpr) -> bool) -> bool {
     let mut found = false;
@@ -10751,6 +10876,7 @@ fn ungrouped_select_list(
     projection: &[BExpr],
     having: Option<&BExpr>,
     scope: &Scope,
+    hidden: &[Expr],
 ) -> Result<(), SqlError> {
     for e in projection.iter().chain(having) {
         if let Some(i) = ungrouped_column(e, keys) {
@@ -10762,7 +10888,7 @@ fn ungrouped_select_list(
             return Err(grouping_error(
                 scope,
                 i,
-                items.chain(sel.having.as_ref()),
+                items.chain(hidden).chain(sel.having.as_ref()),
                 group_by_exprs(sel),
             ));
         }
@@ -14645,9 +14771,13 @@ impl<'a, 'b> Executor<'a, 'b> {
             (limit, _) => limit,
         };
         if let BSet::Select(sel) = &q.body {
-            if let Some(keys) = &sel.distinct_on {
-                // Only the output columns are left.
-                let visible = keys.first().copied().unwrap_or(0);
+            // Only the output columns are left (DISTINCT ON's keys and ORDER BY's window
+            // keys follow them).
+            let visible = match &sel.distinct_on {
+                Some(keys) => keys.first().copied().unwrap_or(0),
+                None => q.columns.len(),
+            };
+            if rows.first().is_some_and(|(r, _)| r.len() > visible) {
                 for (r, _) in &mut rows {
                     crate::types::truncate_row(r, visible);
                 }

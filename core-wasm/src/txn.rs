@@ -84,6 +84,10 @@ pub struct PendingCatalogTxn {
     pub tables: BTreeMap<u32, Arc<Table>>,
     /// Tables dropped in this transaction.
     pub dropped: Vec<u32>,
+    /// Relations this transaction renamed, or renamed a column of: the views reading them
+    /// were rewritten to the new names, so the commit fails (40001) if a view reading one
+    /// was committed meanwhile (its text names the old ones).
+    pub renamed: Vec<u32>,
     pub schemas: Vec<Schema>,
     /// Committed schemas this transaction dropped.
     pub dropped_schemas: Vec<String>,
@@ -128,6 +132,7 @@ pub struct Mark {
     excise: usize,
     tables: BTreeMap<u32, Arc<Table>>,
     dropped: Vec<u32>,
+    renamed: Vec<u32>,
     schemas: Vec<Schema>,
     dropped_schemas: Vec<String>,
     altered_schemas: Vec<String>,
@@ -312,6 +317,7 @@ impl PendingCatalogTxn {
             excise: self.excise.len(),
             tables: self.tables.clone(),
             dropped: self.dropped.clone(),
+            renamed: self.renamed.clone(),
             schemas: self.schemas.clone(),
             dropped_schemas: self.dropped_schemas.clone(),
             altered_schemas: self.altered_schemas.clone(),
@@ -345,6 +351,7 @@ impl PendingCatalogTxn {
         self.excise.truncate(mark.excise);
         self.tables = mark.tables.clone();
         self.dropped = mark.dropped.clone();
+        self.renamed = mark.renamed.clone();
         self.schemas = mark.schemas.clone();
         self.dropped_schemas = mark.dropped_schemas.clone();
         self.altered_schemas = mark.altered_schemas.clone();

@@ -51,16 +51,18 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     let _ = ast::VisitMut::visit(&mut query, &mut TablesAsSelects);
     // The query is bound as it reads now; each relation name it writes is then given the
     // schema it was found in, so that it reads the same ones under any search_path.
-    let (result, reads) = {
+    let (result, reads, stars, before) = {
         let at = cx.read_point();
         let rcx = cx.reader(at);
         let mut binder = Binder::new(&rcx);
         binder.record_relations = true;
         let bq = binder.bind_query(&query, None)?;
-        write_out_stars(&mut query.body, &binder.star_expansions);
+        let before = Reading::of(&binder, &bq.columns);
         (
             bq.columns.clone(),
             std::mem::take(&mut binder.relations_read),
+            std::mem::take(&mut binder.star_expansions),
+            before,
         )
     };
     if cv.columns.len() > result.len() {
@@ -95,15 +97,41 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     depends_on.sort_unstable();
     depends_on.dedup();
     // The text names the view's columns itself (as PostgreSQL's definition does), so that
-    // it reads back as the same view, in pg_dump's `CREATE VIEW name AS definition` too.
-    let mut query_columns: Vec<String> = result.iter().map(|c| c.name.to_string()).collect();
+    // it reads back as the same view, in pg_dump's `CREATE VIEW name AS definition` too:
+    // `*` written out, the view's column names as aliases. Kept only if it reads exactly
+    // what the query did; otherwise the query is kept as written.
+    let plain_columns: Vec<String> = result.iter().map(|c| c.name.to_string()).collect();
+    let mut written = query.clone();
+    write_out_stars(&mut written.body, &stars);
+    let mut query_columns = plain_columns.clone();
     for (i, c) in columns.iter().enumerate() {
-        if query_columns[i] != c.name && name_output(&mut query.body, i, &c.name) {
+        let Some(old) = plain_columns.get(i) else {
+            break;
+        };
+        if *old != c.name && name_output(&mut written, i, old, &c.name) {
             query_columns[i] = c.name.clone();
         }
     }
+    let written = written.to_string();
+    let expected = Reading {
+        refs: before.refs.clone(),
+        columns: query_columns
+            .iter()
+            .zip(&before.columns)
+            .map(|(n, (_, ty))| (n.clone(), *ty))
+            .collect(),
+    };
+    let same = {
+        let at = cx.read_point();
+        Reading::of_text(&cx.reader(at), &written).is_some_and(|r| r == expected)
+    };
+    let (text, query_columns) = if same {
+        (written, query_columns)
+    } else {
+        (query.to_string(), plain_columns)
+    };
     let def = ViewDef {
-        query: query.to_string(),
+        query: text,
         depends_on,
         query_columns,
     };
@@ -206,6 +234,13 @@ fn tables_as_selects(body: &mut ast::SetExpr) {
             };
             let mut select = q.body;
             if let ast::SetExpr::Select(sel) = select.as_mut() {
+                // The `*` takes the name's place in the text: each one's is its own.
+                let at = parts.last().map(|i| i.span);
+                if let (Some(ast::SelectItem::Wildcard(options)), Some(at)) =
+                    (sel.projection.first_mut(), at)
+                {
+                    options.wildcard_token.0.span = at;
+                }
                 if let Some(ast::TableFactor::Table { name, .. }) =
                     sel.from.first_mut().map(|f| &mut f.relation)
                 {
@@ -215,6 +250,42 @@ fn tables_as_selects(body: &mut ast::SetExpr) {
             *body = *select;
         }
         _ => {}
+    }
+}
+
+/// What a view's query reads: each column reference by identity (table OID, column number,
+/// straight from the table's FROM item), in binding order and with a `*`'s columns, and its
+/// output columns' names and types. Two texts that read the same are the same view.
+#[derive(Debug, Clone, PartialEq)]
+struct Reading {
+    refs: Vec<(u32, i16, bool)>,
+    columns: Vec<(String, crate::types::PgType)>,
+}
+
+impl Reading {
+    /// What the query `binder` bound (with `record_relations`) reads; `columns`, its output.
+    fn of(binder: &Binder<'_, '_>, columns: &[crate::query::ColMeta]) -> Reading {
+        Reading {
+            refs: binder
+                .column_refs
+                .iter()
+                .map(|r| (r.table_oid, r.attnum, r.direct))
+                .collect(),
+            columns: columns.iter().map(|c| (c.name.to_string(), c.ty)).collect(),
+        }
+    }
+
+    /// What `text` reads in `rcx`, if it parses and binds.
+    fn of_text(rcx: &ReadCx<'_>, text: &str) -> Option<Reading> {
+        let q = parse_view_query(text).ok()?;
+        Reading::of_query(rcx, &q)
+    }
+
+    fn of_query(rcx: &ReadCx<'_>, q: &ast::Query) -> Option<Reading> {
+        let mut binder = Binder::new(rcx);
+        binder.record_relations = true;
+        let bq = binder.bind_query(q, None).ok()?;
+        Some(Reading::of(&binder, &bq.columns))
     }
 }
 
@@ -270,12 +341,32 @@ fn naming_select(body: &mut ast::SetExpr) -> Option<&mut ast::Select> {
     }
 }
 
-/// Names the query's output column `i` `name` (an alias on its select item). False when its
-/// select list has no item of its own for the column (a `*`, or no select list).
-fn name_output(body: &mut ast::SetExpr, i: usize, name: &str) -> bool {
-    let Some(sel) = naming_select(body) else {
+/// Names the query's output column `i`, named `old`, `name` (an alias on its select item).
+/// ORDER BY and DISTINCT ON name output columns before input ones: where they name this
+/// one, they are given its new name too. False when its select list has no item of its own
+/// for the column (a `*`, or no select list).
+fn name_output(query: &mut ast::Query, i: usize, old: &str, name: &str) -> bool {
+    let renamed = |e: &mut ast::Expr| {
+        if let ast::Expr::Identifier(id) = e {
+            if ident(id) == old {
+                *id = name_ident(name.to_string());
+            }
+        }
+    };
+    if let Some(ast::OrderByKind::Expressions(keys)) = query.order_by.as_mut().map(|o| &mut o.kind)
+    {
+        for k in keys.iter_mut() {
+            renamed(&mut k.expr);
+        }
+    }
+    let Some(sel) = naming_select(&mut query.body) else {
         return false;
     };
+    if let Some(ast::Distinct::On(keys)) = sel.distinct.as_mut() {
+        for k in keys.iter_mut() {
+            renamed(k);
+        }
+    }
     let starred = sel.projection.iter().any(|item| {
         matches!(
             item,
@@ -771,11 +862,7 @@ pub fn alter_view(cx: &mut Cx<'_>, av: &ast::AlterView) -> Result<Output, SqlErr
         }
         return Err(SqlError::UndefinedTable { name });
     };
-    let renames = matches!(
-        av.operation,
-        ast::AlterViewOperation::RenameTo { .. } | ast::AlterViewOperation::RenameColumn { .. }
-    );
-    if v.view.is_none() && renames {
+    if v.view.is_none() {
         return Err(SqlError::WrongObjectType {
             message: format!("\"{}\" is not a view", v.name),
         });
@@ -828,6 +915,7 @@ pub fn rename_view(cx: &mut Cx<'_>, v: &TableRef, new: &str) -> Result<(), SqlEr
     let mut renamed = (**v).clone();
     renamed.name = new.to_string();
     let p = cx.pending()?;
+    p.renamed.push(v.id);
     p.uses_definition(v);
     p.put_table(Arc::new(renamed), false)?;
     follow_relation_rename(cx, v, new)?;
@@ -862,6 +950,10 @@ pub fn rename_view_column(
     }
     let readers = plan_column_rename(cx, v, old, new)?;
     let mut query = parse_view_query(&def.query)?;
+    let before = {
+        let at = cx.read_point();
+        Reading::of_query(&cx.reader(at), &query)
+    };
     let view_name = {
         let at = cx.read_point();
         exec::name_in_message(&cx.reader(at), v)
@@ -870,26 +962,42 @@ pub fn rename_view_column(
         what: format!("renaming a column of view {view_name}, which its query reads with *"),
         hint: "Create the view again (DROP VIEW, then CREATE VIEW) with the new name.".into(),
     };
-    if !name_output(&mut query.body, i, new) {
+    let named = def.query_columns.get(i).cloned().unwrap_or_default();
+    if !name_output(&mut query, i, &named, new) {
         return Err(refused());
     }
     let mut def = def.clone();
     def.query = query.to_string();
-    def.query_columns[i] = new.to_string();
+    match def.query_columns.get_mut(i) {
+        Some(c) => *c = new.to_string(),
+        None => {
+            return Err(SqlError::internal(
+                "a view's query has fewer columns than the view",
+            ))
+        }
+    }
     let mut renamed = (**v).clone();
     renamed.columns[i].name = new.to_string();
-    renamed.view = Some(Arc::new(def));
-    let p = cx.pending()?;
-    p.uses_definition(v);
-    p.put_table(Arc::new(renamed.clone()), false)?;
-    // Its query may name the old name again (`ORDER BY old`).
-    let fits = {
+    // It must read what it did, but for the column's name (its query may name the old one
+    // again: `ORDER BY old` would read another column, or none).
+    let expected = before.map(|mut r| {
+        if let Some(c) = r.columns.get_mut(i) {
+            c.0 = new.to_string();
+        }
+        r
+    });
+    let same = {
         let at = cx.read_point();
-        binds(&cx.reader(at), &renamed)
+        expected.is_some() && Reading::of_text(&cx.reader(at), &def.query) == expected
     };
-    if !fits {
+    if !same {
         return Err(refused());
     }
+    renamed.view = Some(Arc::new(def));
+    let p = cx.pending()?;
+    p.renamed.push(v.id);
+    p.uses_definition(v);
+    p.put_table(Arc::new(renamed), false)?;
     let mut change = Change::default();
     match readers {
         Some(planned) => apply_column_rename(cx, planned)?,
@@ -901,6 +1009,7 @@ pub fn rename_view_column(
 /// After a statement renamed relation `old` (its definition before): the views reading it
 /// follow ([`follow_relation_rename`]).
 pub fn follow_renamed(cx: &mut Cx<'_>, old: &Table) -> Result<(), SqlError> {
+    cx.pending()?.renamed.push(old.id);
     let new = {
         let at = cx.read_point();
         cx.reader(at).table_by_id(old.id).map(|n| n.name.clone())
@@ -980,7 +1089,7 @@ impl ast::VisitorMut for RenameRelation<'_> {
                         *alias = None;
                     } else if alias.is_none() {
                         *alias = Some(ast::TableAlias {
-                            explicit: false,
+                            explicit: true,
                             name: name_ident(self.old.to_string()),
                             columns: Vec::new(),
                             at: None,
@@ -998,7 +1107,7 @@ impl ast::VisitorMut for RenameRelation<'_> {
 pub struct RenamedIn {
     view: TableRef,
     query: String,
-    reads: Vec<(u32, i16, bool)>,
+    reads: Reading,
 }
 
 /// Before column `old` of `rel` (a table or view) is renamed `new`: each view reading `rel`
@@ -1022,12 +1131,17 @@ pub fn plan_column_rename(
         let Some(def) = v.view.as_deref().filter(|d| d.depends_on.contains(&rel.id)) else {
             continue;
         };
+        // A NATURAL join's columns are those its two sides share by name: a rename changes
+        // the join's condition, which no column reference shows.
+        if QueryWords::of(&def.query).natural {
+            return Ok(None);
+        }
         let mut query = parse_view_query(&def.query)?;
         let mut binder = Binder::new(&rcx);
         binder.record_relations = true;
-        if binder.bind_query(&query, None).is_err() {
+        let Ok(bound) = binder.bind_query(&query, None) else {
             return Ok(None);
-        }
+        };
         let spans: Vec<sqlparser::tokenizer::Location> = binder
             .column_refs
             .iter()
@@ -1049,18 +1163,10 @@ pub fn plan_column_rename(
         out.push(RenamedIn {
             view: v.clone(),
             query: query.to_string(),
-            reads: reads_of(&binder),
+            reads: Reading::of(&binder, &bound.columns),
         });
     }
     Ok(Some(out))
-}
-
-fn reads_of(binder: &Binder<'_, '_>) -> Vec<(u32, i16, bool)> {
-    binder
-        .column_refs
-        .iter()
-        .map(|r| (r.table_oid, r.attnum, r.direct))
-        .collect()
 }
 
 /// After the rename: the views [`plan_column_rename`] rewrote take their new text, which must
@@ -1081,12 +1187,7 @@ pub fn apply_column_rename(cx: &mut Cx<'_>, planned: Vec<RenamedIn>) -> Result<(
     let at = cx.read_point();
     let rcx = cx.reader(at);
     for r in &planned {
-        let same = parse_view_query(&r.query).is_ok_and(|q| {
-            let mut binder = Binder::new(&rcx);
-            binder.record_relations = true;
-            binder.bind_query(&q, None).is_ok() && reads_of(&binder) == r.reads
-        });
-        if !same {
+        if Reading::of_text(&rcx, &r.query).as_ref() != Some(&r.reads) {
             return Err(renaming(&described(&rcx, &r.view)));
         }
     }

@@ -97,6 +97,20 @@ const QUERY_SETUP: &[&str] = &[
 ];
 
 const QUERY_CORPUS: &[&str] = &[
+    // Window calls in ORDER BY, computed over the select's rows and not returned.
+    "SELECT x, y FROM g2 ORDER BY row_number() OVER (ORDER BY x DESC, y)",
+    "SELECT x, y FROM g2 ORDER BY sum(y) OVER (PARTITION BY x) DESC, x, y",
+    "SELECT x, y, row_number() OVER () > 0 FROM g2 ORDER BY rank() OVER (ORDER BY z DESC)",
+    "SELECT x FROM g2 GROUP BY x ORDER BY sum(sum(y)) OVER () - sum(y), x",
+    "SELECT x, y FROM g2 ORDER BY row_number() OVER w DESC WINDOW w AS (ORDER BY y, x)",
+    "SELECT y FROM g2 WHERE x > 0 ORDER BY lag(y) OVER (ORDER BY x, y) NULLS FIRST, y LIMIT 2",
+    "SELECT * FROM (SELECT x, y FROM g2 ORDER BY -row_number() OVER (ORDER BY x, y)) s",
+    "SELECT x, y FROM g2 ORDER BY count(*) OVER (), x, y FETCH FIRST 1 ROWS WITH TIES",
+    "SELECT DISTINCT x FROM g2 ORDER BY row_number() OVER ()",
+    "SELECT x FROM g2 UNION ALL SELECT 1 ORDER BY row_number() OVER ()",
+    "SELECT x FROM g2 UNION ALL SELECT 1 ORDER BY x + 1",
+    "SELECT x FROM g2 GROUP BY x ORDER BY row_number() OVER (ORDER BY y)",
+    "SELECT x FROM g2 ORDER BY row_number() OVER (ORDER BY nosuch)",
     "SELECT stddev(record_count), var_pop(file_size_bytes), variance(next_row_id) FROM ts",
     "SELECT table_id, stddev_samp(column_id), var_samp(column_id) FROM tcs GROUP BY table_id ORDER BY table_id",
     // Grouping by a whole primary key groups by every column of its table (PostgreSQL's

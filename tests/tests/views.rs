@@ -193,6 +193,26 @@ run("SELECT * FROM vseq")
 run("ALTER TABLE rs2 RENAME TO rs3")
 run("SELECT * FROM vseq")
 run("DROP SEQUENCE rs3")
+# What CREATE VIEW writes out (`*`, `TABLE`, the view's column names) reads as written.
+run("CREATE TABLE ta (x int, y text)")
+run("CREATE TABLE tb (x int, y text)")
+run("INSERT INTO ta VALUES (1, 'a'), (2, 'b')")
+run("INSERT INTO tb VALUES (3, 'c')")
+run("CREATE VIEW vu AS TABLE ta UNION ALL TABLE tb")
+run("CREATE VIEW vw AS WITH c AS (TABLE ta) TABLE tb")
+run("CREATE VIEW vo (z) AS SELECT y AS x FROM ta ORDER BY x DESC LIMIT 1")
+run("CREATE VIEW vk (w) AS SELECT x AS k FROM ta ORDER BY k")
+run("CREATE VIEW vd (a1, a2) AS SELECT * FROM (SELECT 1 a, 2 a) s")
+run("CREATE VIEW vp AS SELECT -2 ^ 2 AS p, 2 ^ -1 ^ 2 AS q, -x ^ 2 AS r FROM ta")
+for v in ["vu", "vw", "vo", "vk", "vd", "vp"]:
+    run(f"SELECT * FROM {v} ORDER BY 1")
+run("ALTER VIEW vo RENAME COLUMN z TO zz")
+run("SELECT * FROM vo")
+run("ALTER VIEW ta OWNER TO postgres")
+run("ALTER VIEW ta SET SCHEMA public")
+run("CREATE TABLE tp (a float8 DEFAULT -2 ^ 2, b int)")
+run("INSERT INTO tp (b) VALUES (1)")
+run("SELECT * FROM tp")
 # Column names given to a view are its query's, in its definition (what pg_dump writes).
 run("CREATE VIEW named (x, y) AS SELECT a, b FROM ra")
 run("CREATE VIEW named2 AS " + "SELECT * FROM named")
@@ -328,6 +348,13 @@ a.execute("CREATE VIEW v2 AS SELECT i FROM t2")
 out["drop of a table a view is being made over"] = outcome(lambda: b.execute("DROP TABLE t2"))
 out["view committed after the drop"] = outcome(lambda: a.execute("COMMIT"))
 out["v2 exists"] = b.execute("SELECT count(*) FROM pg_views WHERE viewname = 'v2'").fetchone()[0]
+# A rename, and a view over the old names committed while it is open.
+a.execute("CREATE TABLE t3 (i int)")
+a.execute("BEGIN")
+a.execute("ALTER TABLE t3 RENAME COLUMN i TO j")
+out["view over a column being renamed"] = outcome(lambda: b.execute("CREATE VIEW v3 AS SELECT i FROM t3"))
+out["rename committed after the view"] = outcome(lambda: a.execute("COMMIT"))
+out["v3 reads"] = outcome(lambda: b.execute("SELECT * FROM v3").fetchall())
 print("RESULT", json.dumps(out))
 "#;
 
@@ -347,6 +374,9 @@ fn a_view_and_a_drop_of_what_it_reads_do_not_both_commit() {
     );
     assert_eq!(got["view committed after the drop"], "40001", "{got}");
     assert_eq!(got["v2 exists"], 0, "{got}");
+    assert_eq!(got["view over a column being renamed"], "ok", "{got}");
+    assert_eq!(got["rename committed after the view"], "40001", "{got}");
+    assert_eq!(got["v3 reads"], "ok", "{got}");
     rl.stop().expect("stop");
 }
 
@@ -392,6 +422,11 @@ out["rename k3's c to a"] = outcome("ALTER TABLE k3 RENAME COLUMN c TO a")
 out["rename id"] = outcome("ALTER TABLE k1 RENAME COLUMN id TO kid")
 out["vu"] = c.execute("SELECT * FROM vu").fetchall()
 out["vs"] = c.execute("SELECT * FROM vs").fetchall()
+# A NATURAL join's condition is the columns its sides share by name.
+c.execute("CREATE TABLE n1 (id int, v int)")
+c.execute("CREATE TABLE n2 (id int, w int)")
+c.execute("CREATE VIEW vn AS SELECT n1.id, n1.v, n2.w FROM n1 NATURAL JOIN n2")
+out["rename under NATURAL"] = outcome("ALTER TABLE n2 RENAME COLUMN w TO v")
 c.execute("BEGIN")
 c.execute("CREATE TEMP TABLE tt (a int) ON COMMIT DROP")
 out["view over a temporary table"] = outcome("CREATE VIEW vtt AS SELECT a FROM tt")
@@ -410,6 +445,7 @@ fn changes_a_view_would_read_otherwise_are_refused() {
         "add b to j1",
         "rename c to a",
         "rename k3's c to a",
+        "rename under NATURAL",
         "rename id",
         "view over a temporary table",
     ] {
