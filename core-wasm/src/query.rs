@@ -2757,16 +2757,53 @@ impl<'a, 'b> Binder<'a, 'b> {
                         nulls_first,
                     }),
                     None => {
-                        let scope = select_scope.clone().ok_or_else(|| {
-                            if matches!(q.body.as_ref(), ast::SetExpr::SetOperation { .. }) {
-                                let err = SqlError::SetOperationOrderBy;
-                                if let Some(spot) = start_spot(&oe.expr) {
-                                    crate::errpos::note(&err, spot);
-                                }
-                                err
-                            } else {
-                                SqlError::feature("ORDER BY expression on a set operation")
+                        let set_operation = match q.body.as_ref() {
+                            ast::SetExpr::SetOperation { .. } => true,
+                            ast::SetExpr::Query(inner) => {
+                                matches!(inner.body.as_ref(), ast::SetExpr::SetOperation { .. })
                             }
+                            _ => false,
+                        };
+                        if select_scope.is_none() && set_operation {
+                            // A set operation's ORDER BY reads its result columns only, by
+                            // name (also in parentheses) or position.
+                            let mut e = &oe.expr;
+                            while let Expr::Nested(inner) = e {
+                                e = inner;
+                            }
+                            let err = match e {
+                                Expr::Identifier(idn) => {
+                                    let named = output_column_named(
+                                        &columns,
+                                        None,
+                                        &ident(idn),
+                                        "ORDER BY",
+                                    )?;
+                                    if let Some(i) = named {
+                                        order.push(OrderKey {
+                                            expr: BExpr::Col(orderable(columns[i].ty).map(|()| i)?),
+                                            on_output: true,
+                                            desc,
+                                            nulls_first,
+                                        });
+                                        continue;
+                                    }
+                                    SqlError::UndefinedColumn { name: ident(idn) }
+                                }
+                                Expr::CompoundIdentifier(parts) if parts.len() > 1 => {
+                                    SqlError::MissingFromEntry {
+                                        table: ident(&parts[parts.len() - 2]),
+                                    }
+                                }
+                                _ => SqlError::SetOperationOrderBy,
+                            };
+                            if let Some(spot) = start_spot(&oe.expr) {
+                                crate::errpos::note(&err, spot);
+                            }
+                            return Err(err);
+                        }
+                        let scope = select_scope.clone().ok_or_else(|| {
+                            SqlError::feature("ORDER BY expression on a set operation")
                         })?;
                         let mut aggs = match &body {
                             BSet::Select(s) => s.aggs.clone(),

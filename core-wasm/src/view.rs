@@ -103,13 +103,17 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     let plain_columns: Vec<String> = result.iter().map(|c| c.name.to_string()).collect();
     let mut written = query.clone();
     write_out_stars(&mut written.body, &stars);
+    let renames: Vec<(usize, String, String)> = columns
+        .iter()
+        .zip(&plain_columns)
+        .enumerate()
+        .filter(|(_, (c, old))| c.name != **old)
+        .map(|(i, (c, old))| (i, old.clone(), c.name.clone()))
+        .collect();
     let mut query_columns = plain_columns.clone();
-    for (i, c) in columns.iter().enumerate() {
-        let Some(old) = plain_columns.get(i) else {
-            break;
-        };
-        if *old != c.name && name_output(&mut written, i, old, &c.name) {
-            query_columns[i] = c.name.clone();
+    if !renames.is_empty() && name_outputs(&mut written, &renames) {
+        for (i, _, new) in &renames {
+            query_columns[*i] = new.clone();
         }
     }
     let written = written.to_string();
@@ -341,55 +345,62 @@ fn naming_select(body: &mut ast::SetExpr) -> Option<&mut ast::Select> {
     }
 }
 
-/// Names the query's output column `i`, named `old`, `name` (an alias on its select item).
-/// ORDER BY and DISTINCT ON name output columns before input ones: where they name this
-/// one, they are given its new name too. False when its select list has no item of its own
-/// for the column (a `*`, or no select list).
-fn name_output(query: &mut ast::Query, i: usize, old: &str, name: &str) -> bool {
-    let renamed = |e: &mut ast::Expr| {
-        if let ast::Expr::Identifier(id) = e {
-            if ident(id) == old {
-                *id = name_ident(name.to_string());
-            }
-        }
-    };
-    if let Some(ast::OrderByKind::Expressions(keys)) = query.order_by.as_mut().map(|o| &mut o.kind)
-    {
-        for k in keys.iter_mut() {
-            renamed(&mut k.expr);
-        }
-    }
+/// Names the query's output columns anew: each `(i, old, new)` gives column `i`, named
+/// `old`, the name `new` (an alias on its select item). ORDER BY and DISTINCT ON name output
+/// columns before input ones: a key naming one of these is given its new name, in one pass
+/// (so a name given to one column is not taken for another's old one). False, and nothing
+/// changed, when the select list has no item of its own for a column (a `*`).
+fn name_outputs(query: &mut ast::Query, renames: &[(usize, String, String)]) -> bool {
     let Some(sel) = naming_select(&mut query.body) else {
         return false;
     };
-    if let Some(ast::Distinct::On(keys)) = sel.distinct.as_mut() {
-        for k in keys.iter_mut() {
-            renamed(k);
-        }
-    }
+    let own_item = |i: usize| {
+        matches!(
+            sel.projection.get(i),
+            Some(ast::SelectItem::UnnamedExpr(_) | ast::SelectItem::ExprWithAlias { .. })
+        )
+    };
     let starred = sel.projection.iter().any(|item| {
         matches!(
             item,
             ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
         )
     });
-    if starred {
+    if starred || !renames.iter().all(|(i, _, _)| own_item(*i)) {
         return false;
     }
-    let Some(item) = sel.projection.get_mut(i) else {
-        return false;
-    };
-    let expr = match std::mem::replace(item, ast::SelectItem::Wildcard(Default::default())) {
-        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
-        other => {
-            *item = other;
-            return false;
+    for (i, _, new) in renames {
+        if let Some(item) = sel.projection.get_mut(*i) {
+            let expr = match std::mem::replace(item, ast::SelectItem::Wildcard(Default::default()))
+            {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+                other => {
+                    *item = other;
+                    continue;
+                }
+            };
+            *item = ast::SelectItem::ExprWithAlias {
+                expr,
+                alias: name_ident(new.clone()),
+            };
+        }
+    }
+    let rename_key = |e: &mut ast::Expr| {
+        if let ast::Expr::Identifier(id) = e {
+            let named = ident(id);
+            if let Some((_, _, new)) = renames.iter().find(|(_, old, _)| *old == named) {
+                *id = name_ident(new.clone());
+            }
         }
     };
-    *item = ast::SelectItem::ExprWithAlias {
-        expr,
-        alias: name_ident(name.to_string()),
-    };
+    if let Some(ast::Distinct::On(keys)) = sel.distinct.as_mut() {
+        keys.iter_mut().for_each(rename_key);
+    }
+    if let Some(ast::OrderByKind::Expressions(keys)) = query.order_by.as_mut().map(|o| &mut o.kind)
+    {
+        keys.iter_mut().for_each(|k| rename_key(&mut k.expr));
+    }
     true
 }
 
@@ -958,13 +969,13 @@ pub fn rename_view_column(
         let at = cx.read_point();
         exec::name_in_message(&cx.reader(at), v)
     };
-    let refused = || SqlError::FeatureNotSupportedHint {
-        what: format!("renaming a column of view {view_name}, which its query reads with *"),
+    let refused = |why: &str| SqlError::FeatureNotSupportedHint {
+        what: format!("renaming a column of view {view_name}, {why}"),
         hint: "Create the view again (DROP VIEW, then CREATE VIEW) with the new name.".into(),
     };
     let named = def.query_columns.get(i).cloned().unwrap_or_default();
-    if !name_output(&mut query, i, &named, new) {
-        return Err(refused());
+    if !name_outputs(&mut query, &[(i, named, new.to_string())]) {
+        return Err(refused("which its query reads with *"));
     }
     let mut def = def.clone();
     def.query = query.to_string();
@@ -991,7 +1002,9 @@ pub fn rename_view_column(
         expected.is_some() && Reading::of_text(&cx.reader(at), &def.query) == expected
     };
     if !same {
-        return Err(refused());
+        return Err(refused(
+            "whose query would then read other columns (it names the old name elsewhere)",
+        ));
     }
     renamed.view = Some(Arc::new(def));
     let p = cx.pending()?;
