@@ -2680,7 +2680,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         let mut order_src: Option<Scope> = None;
         // ORDER BY keys calling window functions are bound with the select list.
         let window_keys: Vec<Expr> = match (q.body.as_ref(), &q.order_by) {
-            (ast::SetExpr::Select(_), Some(ob)) => match &ob.kind {
+            (ast::SetExpr::Select(_) | ast::SetExpr::Table(_), Some(ob)) => match &ob.kind {
                 ast::OrderByKind::Expressions(es) => es
                     .iter()
                     .filter(|o| calls_window(&o.expr))

@@ -114,6 +114,7 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT x FROM g2 UNION SELECT 5 ORDER BY (x) DESC",
     "(SELECT 1 UNION SELECT 2) ORDER BY 1 + 1",
     "SELECT x FROM g2 GROUP BY x ORDER BY row_number() OVER (ORDER BY y)",
+    "TABLE g2 ORDER BY row_number() OVER (ORDER BY y DESC, x)",
     "SELECT x FROM g2 ORDER BY row_number() OVER (ORDER BY nosuch)",
     "SELECT stddev(record_count), var_pop(file_size_bytes), variance(next_row_id) FROM ts",
     "SELECT table_id, stddev_samp(column_id), var_samp(column_id) FROM tcs GROUP BY table_id ORDER BY table_id",
