@@ -470,6 +470,7 @@ struct BoundSrf {
 }
 
 /// A window call as bound, before the select's projection is rewritten.
+#[derive(PartialEq)]
 struct BoundWindow {
     func: crate::window::WinFunc,
     ty: PgType,
@@ -4298,7 +4299,25 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
         // The query's ORDER BY keys that call window functions: hidden items after the
         // select list's (cut from the rows once sorted).
+        let items_end = projection.len();
         for e in &order_windows {
+            let (b, ty) = self.bind_expr(e, &scope, Some(&mut aggs))?;
+            // The same call as a select item's is sorted on that item, as PostgreSQL matches
+            // ORDER BY expressions to the select list (which DISTINCT needs).
+            let windows = self.windows.as_deref().unwrap_or_default();
+            let same = |x: &BExpr| match (x, &b) {
+                (BExpr::Win(j), BExpr::Win(k)) => windows.get(*j) == windows.get(*k),
+                _ => *x == b,
+            };
+            if let Some(p) = projection[..items_end].iter().position(same) {
+                if let (BExpr::Win(k), Some(list)) = (&b, self.windows.as_mut()) {
+                    if *k + 1 == list.len() {
+                        list.pop();
+                    }
+                }
+                self.order_window_cols.push((p, ty));
+                continue;
+            }
             if matches!(sel.distinct, Some(ast::Distinct::Distinct)) {
                 let err = SqlError::InvalidColumnReference {
                     message: "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
@@ -4309,7 +4328,6 @@ impl<'a, 'b> Binder<'a, 'b> {
                 }
                 return Err(err);
             }
-            let (b, ty) = self.bind_expr(e, &scope, Some(&mut aggs))?;
             self.order_window_cols.push((projection.len(), ty));
             projection.push(b);
         }

@@ -107,6 +107,8 @@ const QUERY_CORPUS: &[&str] = &[
     "SELECT * FROM (SELECT x, y FROM g2 ORDER BY -row_number() OVER (ORDER BY x, y)) s",
     "SELECT x, y FROM g2 ORDER BY count(*) OVER (), x, y FETCH FIRST 1 ROWS WITH TIES",
     "SELECT DISTINCT x FROM g2 ORDER BY row_number() OVER ()",
+    "SELECT DISTINCT x, dense_rank() OVER (ORDER BY x) FROM g2 ORDER BY dense_rank() OVER (ORDER BY x) DESC",
+    "SELECT x, y, rank() OVER (ORDER BY y) FROM g2 ORDER BY rank() OVER (ORDER BY y), x DESC",
     "SELECT x FROM g2 UNION ALL SELECT 1 ORDER BY row_number() OVER ()",
     "SELECT x FROM g2 UNION ALL SELECT 1 ORDER BY x + 1",
     "SELECT x FROM g2 UNION SELECT 1 ORDER BY nosuch",
