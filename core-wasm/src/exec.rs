@@ -80,6 +80,7 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
         p.try_with_sql(sql).map_err(syntax)?
     };
     let identity = crate::seqparse::mentions_identity(sql);
+    let power = crate::precedence::writes_power(sql);
     // sqlparser's statement loop, with COPY read as PostgreSQL's grammar has it (copyparse).
     let mut stmts = Vec::new();
     let mut expecting_delimiter = false;
@@ -135,7 +136,9 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             p.parse_statement().map_err(syntax)?
         };
         let mut stmt = crate::depth::check(stmt)?;
-        crate::precedence::as_postgres_groups(sql, &mut stmt);
+        if power {
+            crate::precedence::regroup_signs(&mut stmt);
+        }
         stmts.push(stmt);
         expecting_delimiter = true;
     }

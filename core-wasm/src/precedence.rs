@@ -17,9 +17,19 @@ use sqlparser::ast::{self, BinaryOperator, Expr, UnaryOperator};
 /// the walk when no `^` is written. Every parse of SQL text goes through this: a client's,
 /// and a stored view's or default's (written before the regrouped signs were parenthesized).
 pub fn as_postgres_groups<V: ast::VisitMut>(sql: &str, tree: &mut V) {
-    if !sql.contains('^') {
-        return;
+    if writes_power(sql) {
+        regroup_signs(tree);
     }
+}
+
+/// Whether `sql` writes `^`: only then can a tree parsed from it need regrouping. A
+/// multi-statement string is searched once, not once per statement.
+pub fn writes_power(sql: &str) -> bool {
+    sql.contains('^')
+}
+
+/// [`as_postgres_groups`] without looking at the text (its caller did, [`writes_power`]).
+pub fn regroup_signs<V: ast::VisitMut>(tree: &mut V) {
     // Children first: an operand is regrouped before the operator over it.
     let _ = ast::visit_expressions_mut(tree, |e| {
         regroup(e);
