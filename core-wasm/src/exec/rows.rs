@@ -408,7 +408,7 @@ pub(super) fn refuse_in_expression(
 ) -> Result<(), SqlError> {
     use std::ops::ControlFlow;
     // Words PostgreSQL's grammar reads as calls, which sqlparser reads as identifiers.
-    pub(super) const CALLS: &[&str] = &[
+    const CALLS: &[&str] = &[
         "current_role",
         "current_schema",
         "current_user",

@@ -308,8 +308,8 @@ pub(super) fn attribute_rows(
 /// statistics target). `cmin`/`cmax` are `cid`, which has no [`PgType`]: written as `xid`,
 /// whose storage is the same, then given cid's OID.
 pub(super) fn system_attribute_rows(relid: u32, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
-    pub(super) const CID_OID: u32 = 29;
-    pub(super) const SYSTEM: [(&str, PgType, u32); 6] = [
+    const CID_OID: u32 = 29;
+    const SYSTEM: [(&str, PgType, u32); 6] = [
         ("tableoid", PgType::Oid, 26),
         ("cmax", PgType::Xid, CID_OID),
         ("xmax", PgType::Xid, 28),
@@ -405,7 +405,7 @@ pub(super) fn sequence_rows(view: &CatalogView<'_>, as_view: bool) -> Vec<Vec<Va
 /// `pg_depend`: the dependencies RockLake tracks — each owned sequence on its column
 /// (`'a'` for serial, `'i'` for identity), what psql's `\d` reads.
 pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
-    pub(super) const PG_CLASS: u32 = 1259;
+    const PG_CLASS: u32 = 1259;
     let mut rows = Vec::new();
     for s in view.tables {
         let Some((def, (owner, column))) = s
@@ -433,7 +433,7 @@ pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     }
     // A serial column's default draws from its sequence (pg_dump then sets the default after
     // creating the sequence).
-    pub(super) const PG_ATTRDEF: u32 = 2604;
+    const PG_ATTRDEF: u32 = 2604;
     for t in view.tables {
         for (i, c) in t.columns.iter().enumerate() {
             let Some(seq) = c

@@ -337,7 +337,7 @@ pub(super) fn eval_zone_conversion(func: &str, v: &Value) -> Value {
 /// `time`, `timestamp` and `interval` are keywords there: `numeric(5)` is a type, a syntax
 /// error in an expression; they stay unknown functions here.)
 pub(super) fn function_style_cast(name: &str) -> Option<PgType> {
-    pub(super) const NAMES: &[&str] = &[
+    const NAMES: &[&str] = &[
         "bool",
         "int2",
         "int4",

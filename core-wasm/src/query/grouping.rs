@@ -74,7 +74,7 @@ pub(super) fn expand_grouping_sets(
     items: &[Expr],
 ) -> Result<(Vec<&Expr>, Vec<Vec<usize>>), SqlError> {
     /// An element's keys, added to `exprs`.
-    pub(super) fn element<'a>(exprs: &mut Vec<&'a Expr>, es: &[&'a Expr]) -> Vec<usize> {
+    fn element<'a>(exprs: &mut Vec<&'a Expr>, es: &[&'a Expr]) -> Vec<usize> {
         es.iter()
             .map(|e| {
                 exprs.push(e);
@@ -82,7 +82,7 @@ pub(super) fn expand_grouping_sets(
             })
             .collect()
     }
-    pub(super) fn as_refs(v: &[Vec<Expr>]) -> Vec<Vec<&Expr>> {
+    fn as_refs(v: &[Vec<Expr>]) -> Vec<Vec<&Expr>> {
         v.iter().map(|x| x.iter().collect()).collect()
     }
     let mut exprs: Vec<&Expr> = Vec::new();
@@ -832,7 +832,7 @@ pub(super) fn split_call_items(
 ) -> Result<Vec<(usize, BExpr)>, SqlError> {
     let is_call = |e: &BExpr| call_index(e).is_some();
     let contains_call = |e: &BExpr| contains_placeholder(e, &is_call);
-    pub(super) fn split(
+    fn split(
         e: BExpr,
         extra: &mut ExtraColumns,
         is_call: &dyn Fn(&BExpr) -> bool,
@@ -878,7 +878,7 @@ pub(super) fn split_call_items(
     }
     // Call `i`'s value follows the projected row.
     let base = extra.visible + extra.exprs.len();
-    pub(super) fn place(
+    fn place(
         e: BExpr,
         base: usize,
         call_index: &dyn Fn(&BExpr) -> Option<usize>,

@@ -336,7 +336,7 @@ pub(super) fn initcap(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     let mut in_word = false;
     // One character for one, as PostgreSQL's towupper/towlower (`ß` stays `ß`).
-    pub(super) fn single(mut mapped: impl Iterator<Item = char>, c: char) -> char {
+    fn single(mut mapped: impl Iterator<Item = char>, c: char) -> char {
         match (mapped.next(), mapped.next()) {
             (Some(m), None) => m,
             _ => c,

@@ -54,7 +54,7 @@ pub(crate) fn quote_type_name(plain: &str) -> String {
     let brackets = &plain[base.len()..];
     // format_type_extended's special cases: SQL's spellings, never quoted (the first words
     // of the spellings with more than one: a default's text is quoted word by word).
-    pub(super) const KEYWORD_SPELLINGS: &[&str] = &[
+    const KEYWORD_SPELLINGS: &[&str] = &[
         "bit",
         "boolean",
         "character",
