@@ -234,6 +234,11 @@ impl Table {
     pub fn pkey_oid(&self) -> u32 {
         self.oid + 2
     }
+    /// OID of a view's `_RETURN` rule (`pg_rewrite`): a view has no primary key, so the
+    /// third OID it was given is free.
+    pub fn rule_oid(&self) -> u32 {
+        self.oid + 2
+    }
 
     pub fn to_proto(&self) -> pb::TableDef {
         pb::TableDef {

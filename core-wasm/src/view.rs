@@ -503,6 +503,41 @@ pub fn described(rcx: &ReadCx<'_>, t: &Table) -> String {
     format!("{kind} {}", exec::name_in_message(rcx, t))
 }
 
+/// What view `v`'s query reads, as PostgreSQL records its `_RETURN` rule's dependencies
+/// (`pg_depend`): each column it reads of a relation (OID, column number), and each relation
+/// it reads no column of (OID, 0); PostgreSQL's own relations are pinned and not listed. The
+/// stored text is bound again; a view that no longer binds lists the relations it was made
+/// over, whole.
+pub fn rule_reads(rcx: &ReadCx<'_>, v: &Table) -> Vec<(u32, i64)> {
+    let Some(def) = v.view.as_deref() else {
+        return Vec::new();
+    };
+    let columns: std::collections::BTreeSet<(u32, i64)> = parse_view_query(&def.query)
+        .ok()
+        .and_then(|q| {
+            let mut binder = Binder::new(rcx);
+            binder.record_relations = true;
+            binder.bind_query(&q, None).ok()?;
+            let named = binder.column_refs.iter().map(|r| (r.table_oid, r.attnum));
+            Some(
+                named
+                    .chain(binder.join_column_refs.iter().copied())
+                    .filter(|&(oid, attnum)| oid >= crate::catalog::FIRST_USER_OID && attnum > 0)
+                    .map(|(oid, attnum)| (oid, i64::from(attnum)))
+                    .collect(),
+            )
+        })
+        .unwrap_or_default();
+    let mut reads: Vec<(u32, i64)> = columns.iter().copied().collect();
+    for relation in def.depends_on.iter().filter_map(|id| rcx.table_by_id(*id)) {
+        if !columns.iter().any(|(oid, _)| *oid == relation.oid) {
+            reads.push((relation.oid, 0));
+        }
+    }
+    reads.sort_unstable();
+    reads
+}
+
 /// Every view that reads one of `dropped`, directly or through another view, except those in
 /// `dropped`: with the relation each reads (for PostgreSQL's "view v depends on table t").
 pub fn dependents(rcx: &ReadCx<'_>, dropped: &[TableRef]) -> Vec<(TableRef, TableRef)> {

@@ -377,6 +377,90 @@ SELECT nextval('app.s1');
     rl.stop().expect("stop");
 }
 
+/// Views whose names sort before what they read: pg_dump orders each after the relations it
+/// reads only through `pg_depend`'s rows of the view's `_RETURN` rule (`pg_rewrite`), so
+/// without them it wrote `CREATE VIEW a_v … FROM z_t` before `CREATE TABLE z_t` and the dump
+/// did not restore. The rows are compared with PostgreSQL's (by name), the dump's order too,
+/// and RockLake's dump restores into a new PostgreSQL database and a new RockLake that answer
+/// the views alike.
+#[test]
+fn pg_dump_orders_views_after_what_they_read() {
+    const VIEWS: &str = "
+CREATE SCHEMA vw;
+CREATE TABLE vw.zz_t (id int PRIMARY KEY, v text, w int);
+INSERT INTO vw.zz_t VALUES (1, 'one', 1), (2, 'two', 0), (3, 'three', 5);
+CREATE VIEW vw.aa_v AS SELECT id, v FROM vw.zz_t WHERE w > 0;
+CREATE VIEW vw.ab_v AS SELECT count(*) AS n FROM vw.aa_v;
+CREATE VIEW vw.ac_v AS SELECT t.v, a.id FROM vw.zz_t t JOIN vw.aa_v a USING (id);
+CREATE VIEW vw.a0 AS SELECT n + 1 AS m FROM vw.ab_v;
+CREATE VIEW vw.ad_v AS SELECT 1 AS one;
+CREATE VIEW vw.ae_v AS SELECT * FROM vw.zz_t NATURAL JOIN vw.aa_v;
+";
+    // What pg_dump reads of the rules and their dependencies, by name (a `regclass` sorts by
+    // OID, which a restore gives in its own order).
+    const RULES: &str = "
+SELECT r.rulename, r.ev_class::regclass::text, r.ev_type, r.ev_enabled, r.is_instead, c.relhasrules FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = 'vw'::regnamespace ORDER BY 2;
+SELECT c.relname, d.objsubid, d.refclassid::regclass, d.refobjid::regclass::text, d.refobjsubid, d.deptype FROM pg_depend d JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = 'vw'::regnamespace ORDER BY 1, 4, 5, 6;
+";
+    const READ: &str = "
+SELECT * FROM vw.aa_v ORDER BY id;
+SELECT * FROM vw.ab_v;
+SELECT * FROM vw.ac_v ORDER BY id;
+SELECT * FROM vw.a0;
+SELECT * FROM vw.ae_v ORDER BY id;
+";
+    let psql = |dsn: &str, sql: &str| {
+        client(
+            "psql",
+            &["-X", "-q", "-A", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql],
+        )
+    };
+    // The objects a dump creates, in its order.
+    let creates = |dump: &str| -> Vec<String> {
+        dump.lines()
+            .filter(|l| l.starts_with("CREATE TABLE") || l.starts_with("CREATE VIEW"))
+            .map(str::to_string)
+            .collect()
+    };
+    let pg = Postgres::start().expect("postgres");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rl = Server::start(&dir.path().join("catalog"), "postgres", &[]).expect("rocklake");
+    let mut dumps = Vec::new();
+    for dsn in [pg.dsn(), rl.dsn()] {
+        psql(&dsn, VIEWS);
+        dumps.push(client("pg_dump", &["-d", &dsn, "-n", "vw"]));
+    }
+    let want = psql(&pg.dsn(), RULES);
+    assert!(
+        want.contains("ac_v|0|pg_class|vw.zz_t|1|n") && want.contains("ab_v|0|pg_class|vw.aa_v|0|n"),
+        "not the rows this test is about:\n{want}"
+    );
+    assert_eq!(psql(&rl.dsn(), RULES), want);
+    assert_eq!(
+        creates(&dumps[0])[0],
+        "CREATE TABLE vw.zz_t (",
+        "not the dump this test is about:\n{}",
+        dumps[0]
+    );
+    assert_eq!(creates(&dumps[1]), creates(&dumps[0]));
+    let answers = psql(&pg.dsn(), READ);
+    assert_eq!(psql(&rl.dsn(), READ), answers);
+
+    // RockLake's dump restores into a new PostgreSQL database and into a new RockLake.
+    let file = dir.path().join("views.sql");
+    std::fs::write(&file, &dumps[1]).expect("write the dump");
+    psql(&pg.dsn(), "CREATE DATABASE views2");
+    let views2 = pg.dsn().replace("dbname=lake", "dbname=views2");
+    restore(&views2, file.to_str().expect("path"));
+    assert_eq!(psql(&views2, READ), answers);
+    let rl2 = Server::start(&dir.path().join("catalog2"), "postgres", &[]).expect("rocklake");
+    restore(&rl2.dsn(), file.to_str().expect("path"));
+    assert_eq!(psql(&rl2.dsn(), READ), answers);
+    assert_eq!(psql(&rl2.dsn(), RULES), want);
+    rl2.stop().expect("stop");
+    rl.stop().expect("stop");
+}
+
 /// What pg_dump runs besides catalog queries, compared with PostgreSQL: SQL-level `PREPARE` /
 /// `EXECUTE` / `DEALLOCATE`, `LOCK TABLE … IN ACCESS SHARE MODE`, `acldefault`, and the
 /// catalogs it reads that hold nothing of one's own here.

@@ -870,6 +870,7 @@ pub fn virtual_rows(
             let def = t.sequence.as_deref()?;
             Some(cx.st.sequences.borrow().value(t, def))
         },
+        view_reads: &|v| crate::view::rule_reads(cx, v),
     };
     crate::pgcatalog::build_only(schema, name, &view, only, columns)
         .map(|v| v.rows)

@@ -90,7 +90,8 @@ pub(super) fn class_row(
         need.text(16, || ch(kind)),
         int(natts as i64),
         int(0),
-        b(false),
+        // relhasrules: a view's `_RETURN` rule.
+        b(kind == 'v'),
         b(false),
         b(false),
         b(false),
@@ -456,7 +457,51 @@ pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             ]);
         }
     }
+    // A view's `_RETURN` rule is part of the view ('i') and depends on what its query reads
+    // ('n'): the view itself, and each column read, or the relation when none of its columns
+    // is (PostgreSQL keeps the column references and drops the relation's). pg_dump orders
+    // views after the relations they read by these rows.
+    const PG_REWRITE: u32 = 2618;
+    for v in view.tables.iter().filter(|t| t.view.is_some()) {
+        let rule = |refobj: u32, subid: i64, deptype: char| {
+            vec![
+                oid(PG_REWRITE),
+                oid(v.rule_oid()),
+                int(0),
+                oid(PG_CLASS),
+                oid(refobj),
+                int(subid),
+                ch(deptype),
+            ]
+        };
+        rows.push(rule(v.oid, 0, 'i'));
+        rows.push(rule(v.oid, 0, 'n'));
+        for (relation, attnum) in (view.view_reads)(v) {
+            rows.push(rule(relation, attnum, 'n'));
+        }
+    }
     rows
+}
+
+/// `pg_rewrite`: each view's `_RETURN` rule (RockLake has no other rules). `ev_action` holds
+/// the view's query text where PostgreSQL keeps the parsed query tree.
+pub(super) fn rewrite_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    view.tables
+        .iter()
+        .filter_map(|v| {
+            let def = v.view.as_deref()?;
+            Some(vec![
+                oid(v.rule_oid()),
+                t("_RETURN"),
+                oid(v.oid),
+                ch('1'),
+                ch('O'),
+                b(true),
+                t("<>"),
+                t(&def.query),
+            ])
+        })
+        .collect()
 }
 
 /// `information_schema.sequences`: the sequences that are not an identity column's.

@@ -122,6 +122,10 @@ pub struct CatalogView<'a> {
     pub now: i64,
     /// A sequence's value now (`pg_sequences.last_value`).
     pub sequence_value: &'a dyn Fn(&Table) -> Option<crate::sequence::SeqValue>,
+    /// What a view's query reads, as its `_RETURN` rule's dependencies in `pg_depend`: each
+    /// column of a relation it reads columns of (OID, column number), and each relation it
+    /// reads no column of (OID, 0). Listed only when `pg_depend` is read.
+    pub view_reads: &'a dyn Fn(&Table) -> Vec<(u32, i64)>,
 }
 
 // ------------------------------------------------------------------ relation directory
@@ -172,6 +176,7 @@ enum Which {
     Sequences,
     IsSequences,
     Depend,
+    Rewrite,
     InitPrivs,
     /// The default btree operator classes `pg_index.indclass` names, and their families:
     /// unlisted, as the empty catalogs are (decision 0030).
@@ -726,7 +731,7 @@ const RELATIONS: &[RelInfo] = &[
         OPERATOR_COLS,
     ),
     rel(
-        Which::Empty,
+        Which::Rewrite,
         "pg_catalog",
         "pg_rewrite",
         2618,
@@ -1078,6 +1083,7 @@ pub fn build_only(
         Which::IsViews => is_views_rows(view),
         Which::Sequence => sequence_rows(view, false),
         Which::Depend => depend_rows(view),
+        Which::Rewrite => rewrite_rows(view),
         Which::Sequences => sequence_rows(view, true),
         Which::IsSequences => is_sequences_rows(view),
         Which::IsColumns => is_columns_rows(view),

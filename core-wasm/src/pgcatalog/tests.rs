@@ -124,6 +124,7 @@ fn view(f: &Fixture) -> CatalogView<'_> {
         activity: &Vec::new,
         now: 0,
         sequence_value: &|_| None,
+        view_reads: &|_| Vec::new(),
     }
 }
 

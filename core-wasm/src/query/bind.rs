@@ -33,6 +33,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             record_relations: false,
             star_expansions: Vec::new(),
             column_refs: Vec::new(),
+            join_column_refs: Vec::new(),
             table_quals: Vec::new(),
         }
     }

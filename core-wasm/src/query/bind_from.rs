@@ -184,6 +184,15 @@ impl<'a, 'b> Binder<'a, 'b> {
                         }
                         merged.push(li);
                         right_merged.push(left_width + ri);
+                        if self.record_relations && self.view_depth == 0 {
+                            // The join compares both columns, read or not.
+                            self.join_column_refs.extend(
+                                [&scope.cols[li], &right_cols[ri]]
+                                    .into_iter()
+                                    .filter(|c| c.table_oid != 0)
+                                    .map(|c| (c.table_oid, c.attnum)),
+                            );
+                        }
                         let (lt, rt) = (scope.cols[li].ty, right_cols[ri].ty);
                         if lt != PgType::Unknown
                             && rt != PgType::Unknown

@@ -1214,6 +1214,9 @@ pub struct Binder<'a, 'b> {
     /// Each column reference of the statement's own text (with `record_relations`), in the
     /// order bound: what a view's query reads, by identity, for a rename to keep.
     pub column_refs: Vec<ColumnRef>,
+    /// The columns `JOIN … USING` and NATURAL joins compare (with `record_relations`;
+    /// table OID, column number): read by the join though no name in the text reads them.
+    pub join_column_refs: Vec<(u32, i16)>,
     /// Qualifiers of the stored tables FROM items read (with `record_relations`): a column
     /// of one of these is read from the table itself, not through a subquery's column.
     table_quals: Vec<Rc<str>>,
