@@ -49,6 +49,12 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     // item's (bound, then qualified below) and the stored text parses as a plain query.
     let mut query = (*cv.query).clone();
     let _ = ast::VisitMut::visit(&mut query, &mut TablesAsSelects);
+    // Relations named in strings PostgreSQL reads as `regclass` constants are found now, as
+    // there: written with their schemas, and read by the view like its FROM items.
+    let named_in_strings = {
+        let at = cx.read_point();
+        qualify_relation_literals(&cx.reader(at), &mut query)?
+    };
     // The query is bound as it reads now; each relation name it writes is then given the
     // schema it was found in, so that it reads the same ones under any search_path.
     let (result, reads, stars, before) = {
@@ -94,6 +100,7 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
         std::ops::ControlFlow::<()>::Continue(())
     });
     let mut depends_on: Vec<u32> = reads.iter().filter_map(|r| r.id).collect();
+    depends_on.extend(named_in_strings);
     depends_on.sort_unstable();
     depends_on.dedup();
     // The text names the view's columns itself (as PostgreSQL's definition does), so that
@@ -198,6 +205,119 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
         }
     }
     Ok(done)
+}
+
+/// Functions whose first argument PostgreSQL reads as a `regclass`: an untyped string
+/// literal there is a relation's name, looked up when the statement is parsed.
+const REGCLASS_ARGUMENT: &[&str] = &[
+    "nextval",
+    "currval",
+    "setval",
+    "pg_relation_size",
+    "pg_total_relation_size",
+    "pg_table_size",
+    "pg_indexes_size",
+];
+
+/// Calls `f` on each string literal of `query` that PostgreSQL reads as a relation's name
+/// when it parses the query (a `regclass` constant): `'t'::regclass`, `CAST('t' AS
+/// regclass)`, and the first argument of [`REGCLASS_ARGUMENT`]'s functions. `f`'s first
+/// error stops the walk.
+fn relation_literals(
+    query: &mut ast::Query,
+    f: impl FnMut(&mut String) -> Result<(), SqlError>,
+) -> Result<(), SqlError> {
+    struct Walk<F> {
+        f: F,
+        failed: Option<SqlError>,
+    }
+    impl<F: FnMut(&mut String) -> Result<(), SqlError>> ast::VisitorMut for Walk<F> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
+            let literal = match e {
+                ast::Expr::Cast {
+                    data_type, expr, ..
+                } if crate::query::sql_type(data_type)
+                    .is_ok_and(|(t, _)| t == crate::types::PgType::Regclass) =>
+                {
+                    Some(expr.as_mut())
+                }
+                ast::Expr::Function(call) => {
+                    let named = object_name(&call.name)
+                        .last()
+                        .is_some_and(|n| REGCLASS_ARGUMENT.contains(&n.as_str()));
+                    match &mut call.args {
+                        ast::FunctionArguments::List(list) if named => {
+                            match list.args.first_mut() {
+                                Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                                    first,
+                                ))) => Some(first),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let Some(literal) = literal else {
+                return std::ops::ControlFlow::Continue(());
+            };
+            // The error of a name that finds nothing points at its string, as PostgreSQL's.
+            let at = match literal {
+                ast::Expr::Value(v) => v.span.start,
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            if let Some(s) = string_literal(literal) {
+                if let Err(e) = (self.f)(s) {
+                    crate::errpos::note(&e, crate::errpos::Spot::at(at, "'"));
+                    self.failed = Some(e);
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    fn string_literal(e: &mut ast::Expr) -> Option<&mut String> {
+        match e {
+            ast::Expr::Value(v) => match &mut v.value {
+                ast::Value::SingleQuotedString(s) => Some(s),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let mut walk = Walk { f, failed: None };
+    let _ = ast::VisitMut::visit(query, &mut walk);
+    walk.failed.map_or(Ok(()), Err)
+}
+
+/// Finds each relation `query` names in a string PostgreSQL reads as a `regclass`
+/// ([`relation_literals`]) with PostgreSQL's errors for one that does not exist, writes the
+/// name of a stored one with its schema (so it reads the same under any search_path), and
+/// returns their table ids: the view depends on them as on its FROM items. Catalog relations
+/// and indexes are left as written.
+fn qualify_relation_literals(
+    rcx: &ReadCx<'_>,
+    query: &mut ast::Query,
+) -> Result<Vec<u32>, SqlError> {
+    let executor = crate::query::Executor::new(rcx);
+    let mut ids = Vec::new();
+    relation_literals(query, |name| {
+        let oid = executor.relation_named(name)??;
+        if let Some((t, false)) = rcx.relation_by_oid(oid) {
+            *name = qualified_name(&t.schema, &t.name);
+            ids.push(t.id);
+        }
+        Ok(())
+    })?;
+    Ok(ids)
+}
+
+/// `schema.name`, each quoted where it must be (as a `regclass` prints it).
+fn qualified_name(schema: &str, name: &str) -> String {
+    use crate::pgcatalog::quote_ident_if_needed as quoted;
+    format!("{}.{}", quoted(schema), quoted(name))
 }
 
 /// Rewrites `TABLE name` into `SELECT * FROM name` wherever a query body is one (alone, in a
@@ -505,9 +625,9 @@ pub fn described(rcx: &ReadCx<'_>, t: &Table) -> String {
 
 /// What view `v`'s query reads, as PostgreSQL records its `_RETURN` rule's dependencies
 /// (`pg_depend`): each column it reads of a relation (OID, column number), and each relation
-/// it reads no column of (OID, 0); PostgreSQL's own relations are pinned and not listed. The
-/// stored text is bound again; a view that no longer binds lists the relations it was made
-/// over, whole.
+/// it reads (OID, 0; `pg_depend`'s rows keep only the columns of one whose columns are read).
+/// PostgreSQL's own relations are pinned and not listed. The stored text is bound again; a
+/// view that does not bind (one reading itself) lists the relations it was made over.
 pub fn rule_reads(rcx: &ReadCx<'_>, v: &Table) -> Vec<(u32, i64)> {
     let Some(def) = v.view.as_deref() else {
         return Vec::new();
@@ -529,11 +649,12 @@ pub fn rule_reads(rcx: &ReadCx<'_>, v: &Table) -> Vec<(u32, i64)> {
         })
         .unwrap_or_default();
     let mut reads: Vec<(u32, i64)> = columns.iter().copied().collect();
-    for relation in def.depends_on.iter().filter_map(|id| rcx.table_by_id(*id)) {
-        if !columns.iter().any(|(oid, _)| *oid == relation.oid) {
-            reads.push((relation.oid, 0));
-        }
-    }
+    reads.extend(
+        def.depends_on
+            .iter()
+            .filter_map(|id| rcx.table_by_id(*id))
+            .map(|relation| (relation.oid, 0)),
+    );
     reads.sort_unstable();
     reads
 }
@@ -1095,6 +1216,17 @@ pub fn follow_relation_rename(cx: &mut Cx<'_>, old: &Table, new: &str) -> Result
             new,
         };
         let _ = ast::VisitMut::visit(&mut query, &mut rename);
+        // A relation named in a `regclass` string (written with its schema at CREATE VIEW).
+        let (old_name, new_name) = (
+            qualified_name(&old.schema, &old.name),
+            qualified_name(&old.schema, new),
+        );
+        relation_literals(&mut query, |name| {
+            if *name == old_name {
+                name.clone_from(&new_name);
+            }
+            Ok(())
+        })?;
         let mut def = def.clone();
         def.query = query.to_string();
         let mut renamed = (*v).clone();

@@ -380,13 +380,16 @@ SELECT nextval('app.s1');
 /// Views whose names sort before what they read: pg_dump orders each after the relations it
 /// reads only through `pg_depend`'s rows of the view's `_RETURN` rule (`pg_rewrite`), so
 /// without them it wrote `CREATE VIEW a_v … FROM z_t` before `CREATE TABLE z_t` and the dump
-/// did not restore. The rows are compared with PostgreSQL's (by name), the dump's order too,
+/// did not restore; a relation named in a `regclass` string (`nextval('s')`) counts too, and
+/// is written with its schema (pg_dump restores under an empty search_path). The rows are
+/// compared with PostgreSQL's (by name), the dump's order too,
 /// and RockLake's dump restores into a new PostgreSQL database and a new RockLake that answer
 /// the views alike.
 #[test]
 fn pg_dump_orders_views_after_what_they_read() {
     const VIEWS: &str = "
 CREATE SCHEMA vw;
+SET search_path = vw, public;
 CREATE TABLE vw.zz_t (id int PRIMARY KEY, v text, w int);
 INSERT INTO vw.zz_t VALUES (1, 'one', 1), (2, 'two', 0), (3, 'three', 5);
 CREATE VIEW vw.aa_v AS SELECT id, v FROM vw.zz_t WHERE w > 0;
@@ -395,6 +398,8 @@ CREATE VIEW vw.ac_v AS SELECT t.v, a.id FROM vw.zz_t t JOIN vw.aa_v a USING (id)
 CREATE VIEW vw.a0 AS SELECT n + 1 AS m FROM vw.ab_v;
 CREATE VIEW vw.ad_v AS SELECT 1 AS one;
 CREATE VIEW vw.ae_v AS SELECT * FROM vw.zz_t NATURAL JOIN vw.aa_v;
+CREATE SEQUENCE vw.zz_s;
+CREATE VIEW vw.af_v AS SELECT 'zz_t'::regclass::text AS r, nextval('zz_s') > 0 AS drew;
 ";
     // What pg_dump reads of the rules and their dependencies, by name (a `regclass` sorts by
     // OID, which a restore gives in its own order).
@@ -408,17 +413,32 @@ SELECT * FROM vw.ab_v;
 SELECT * FROM vw.ac_v ORDER BY id;
 SELECT * FROM vw.a0;
 SELECT * FROM vw.ae_v ORDER BY id;
+SELECT * FROM vw.af_v;
 ";
     let psql = |dsn: &str, sql: &str| {
         client(
             "psql",
-            &["-X", "-q", "-A", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql],
+            &[
+                "-X",
+                "-q",
+                "-A",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                dsn,
+                "-c",
+                sql,
+            ],
         )
     };
     // The objects a dump creates, in its order.
     let creates = |dump: &str| -> Vec<String> {
         dump.lines()
-            .filter(|l| l.starts_with("CREATE TABLE") || l.starts_with("CREATE VIEW"))
+            .filter(|l| {
+                ["CREATE TABLE", "CREATE VIEW", "CREATE SEQUENCE"]
+                    .iter()
+                    .any(|c| l.starts_with(c))
+            })
             .map(str::to_string)
             .collect()
     };
@@ -432,7 +452,8 @@ SELECT * FROM vw.ae_v ORDER BY id;
     }
     let want = psql(&pg.dsn(), RULES);
     assert!(
-        want.contains("ac_v|0|pg_class|vw.zz_t|1|n") && want.contains("ab_v|0|pg_class|vw.aa_v|0|n"),
+        want.contains("ac_v|0|pg_class|vw.zz_t|1|n")
+            && want.contains("ab_v|0|pg_class|vw.aa_v|0|n"),
         "not the rows this test is about:\n{want}"
     );
     assert_eq!(psql(&rl.dsn(), RULES), want);

@@ -42,6 +42,16 @@ run("SELECT count(*) > 10 FROM information_schema.views WHERE table_schema = 'pg
 run("SELECT table_name, table_type, is_insertable_into FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'VIEW' ORDER BY 1")
 run("SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_name IN ('big', 'literal') ORDER BY 1, ordinal_position")
 run("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
+# Each view's _RETURN rule and what it depends on (pg_dump orders views by these): each
+# column read (also USING's and a WITH query's), or a relation read whole.
+RULES = ("SELECT c.relname, d.refobjid::regclass::text, d.refobjsubid, d.deptype FROM pg_depend d "
+         "JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid "
+         "JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = 'public'::regnamespace ORDER BY 1, 2, 3, 4")
+run(RULES)
+# (ev_qual and ev_action are pg_node_tree there, text here.)
+run("SELECT rulename, ev_class::regclass::text, ev_type, ev_enabled, is_instead FROM pg_rewrite "
+    "WHERE ev_class IN (SELECT oid FROM pg_class WHERE relnamespace = 'public'::regnamespace) ORDER BY 2")
+run("SELECT relname, relhasrules FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY 1")
 # CREATE's checks.
 run("CREATE VIEW big AS SELECT 1")
 run("CREATE VIEW files AS SELECT 1")
@@ -88,6 +98,8 @@ run("DROP VIEW nosuch")
 run("CREATE VIEW again AS SELECT 1 AS a")
 run("CREATE OR REPLACE VIEW again AS SELECT a FROM again")
 run("SELECT * FROM again")
+# (Its rule reads its own column `a` there; here, as it does not bind, the view as a whole.)
+run("DROP VIEW again")
 # TABLE name as a view's query, alone and inside one.
 run("CREATE TABLE w (a int, b int)")
 run("INSERT INTO w VALUES (1, 2)")
@@ -124,6 +136,26 @@ run("CREATE VIEW public.snaps AS SELECT id FROM lake.snap")
 run("DROP SCHEMA lake")
 run("DROP SCHEMA lake CASCADE")
 run("SELECT * FROM snaps")
+# Relations named in strings PostgreSQL reads as regclass constants: found at CREATE VIEW
+# (with its errors), depended on (DROP, pg_depend), followed through renames.
+run("CREATE TABLE rc (id int PRIMARY KEY, v text)")
+run("CREATE SEQUENCE rs")
+run("CREATE VIEW vrs AS SELECT nextval('rs') > 0 AS drew, 'rc'::regclass::text AS r, CAST('rs' AS regclass)::text AS s, "
+    "pg_relation_size('rc') >= 0 AS sized")
+run("CREATE VIEW vbad AS SELECT 'nosuch'::regclass")
+run("CREATE VIEW vbad AS SELECT nextval('nosch.rs')")
+run("CREATE VIEW vbad AS SELECT currval('\"RS\"')")
+run("CREATE VIEW vcat AS SELECT 'pg_class'::regclass::text AS c")
+run("SELECT * FROM vrs")
+run("SELECT * FROM vcat")
+run(RULES)
+run("DROP SEQUENCE rs")
+run("DROP TABLE rc")
+run("ALTER SEQUENCE rs RENAME TO rs2")
+run("ALTER TABLE rc RENAME TO rc2")
+run("SELECT r, s FROM vrs")
+run("DROP SEQUENCE rs2 CASCADE")
+run("SELECT count(*) FROM pg_views WHERE viewname = 'vrs'")
 print("RESULT", json.dumps(out))
 "#;
 

@@ -458,8 +458,8 @@ pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         }
     }
     // A view's `_RETURN` rule is part of the view ('i') and depends on what its query reads
-    // ('n'): the view itself, and each column read, or the relation when none of its columns
-    // is (PostgreSQL keeps the column references and drops the relation's). pg_dump orders
+    // ('n'): each column read, or the relation when none of its columns is (PostgreSQL keeps
+    // the column references and drops the relation's). pg_dump orders
     // views after the relations they read by these rows.
     const PG_REWRITE: u32 = 2618;
     for v in view.tables.iter().filter(|t| t.view.is_some()) {
@@ -475,9 +475,17 @@ pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             ]
         };
         rows.push(rule(v.oid, 0, 'i'));
-        rows.push(rule(v.oid, 0, 'n'));
-        for (relation, attnum) in (view.view_reads)(v) {
-            rows.push(rule(relation, attnum, 'n'));
+        // The rule also reads its view (as a whole unless a column of it: a view that reads
+        // itself), and a column reference makes the relation's own one redundant.
+        let mut reads = (view.view_reads)(v);
+        reads.push((v.oid, 0));
+        reads.sort_unstable();
+        reads.dedup();
+        let columns_of = |relation: u32| reads.iter().any(|&(o, a)| o == relation && a != 0);
+        for &(relation, attnum) in &reads {
+            if attnum != 0 || !columns_of(relation) {
+                rows.push(rule(relation, attnum, 'n'));
+            }
         }
     }
     rows

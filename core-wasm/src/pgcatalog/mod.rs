@@ -123,8 +123,8 @@ pub struct CatalogView<'a> {
     /// A sequence's value now (`pg_sequences.last_value`).
     pub sequence_value: &'a dyn Fn(&Table) -> Option<crate::sequence::SeqValue>,
     /// What a view's query reads, as its `_RETURN` rule's dependencies in `pg_depend`: each
-    /// column of a relation it reads columns of (OID, column number), and each relation it
-    /// reads no column of (OID, 0). Listed only when `pg_depend` is read.
+    /// column it reads (OID, column number) and each relation (OID, 0). Listed only when
+    /// `pg_depend` is read.
     pub view_reads: &'a dyn Fn(&Table) -> Vec<(u32, i64)>,
 }
 

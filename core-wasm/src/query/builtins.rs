@@ -1463,7 +1463,7 @@ impl<'a, 'b> Executor<'a, 'b> {
     /// search_path holding one): indexes are relations too.
     /// The relation a `regclass` text names (its OID), or the error `'…'::regclass` gives for
     /// a name that finds none (the outer error: one the name's syntax gives).
-    pub(super) fn relation_named(&self, s: &str) -> Result<Result<u32, SqlError>, SqlError> {
+    pub(crate) fn relation_named(&self, s: &str) -> Result<Result<u32, SqlError>, SqlError> {
         let parts = name_parts(s).ok_or_else(invalid_name_syntax)?;
         if parts.len() > 3 {
             return Err(SqlError::Syntax {

@@ -878,11 +878,7 @@ pub(super) fn split_call_items(
     }
     // Call `i`'s value follows the projected row.
     let base = extra.visible + extra.exprs.len();
-    fn place(
-        e: BExpr,
-        base: usize,
-        call_index: &dyn Fn(&BExpr) -> Option<usize>,
-    ) -> BExpr {
+    fn place(e: BExpr, base: usize, call_index: &dyn Fn(&BExpr) -> Option<usize>) -> BExpr {
         match call_index(&e) {
             Some(i) => BExpr::Col(base + i),
             None => map_children(e, &mut |c| place(c, base, call_index)),
