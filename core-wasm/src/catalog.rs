@@ -49,6 +49,22 @@ pub struct ViewDef {
     /// the query read later must begin with these columns, of the view's types (a column
     /// added to a table `*` reads comes after them).
     pub query_columns: Vec<String>,
+    /// Relations its query names in strings PostgreSQL reads as `regclass` constants
+    /// (`nextval('s')`): they cannot be dropped under it, and their renames are followed, but
+    /// it reads none of their columns (table ids).
+    pub named: Vec<u32>,
+}
+
+impl ViewDef {
+    /// Whether the view reads relation `id`, by a FROM item or by name in a string.
+    pub fn reads(&self, id: u32) -> bool {
+        self.depends_on.contains(&id) || self.named.contains(&id)
+    }
+
+    /// Every relation the view reads (table ids), FROM items' first.
+    pub fn relations(&self) -> impl Iterator<Item = u32> + '_ {
+        self.depends_on.iter().chain(&self.named).copied()
+    }
 }
 
 /// A sequence's definition (`pg_sequence`). Its current value is not part of the definition:
@@ -291,6 +307,7 @@ impl Table {
                     query: v.query.clone(),
                     depends_on: v.depends_on.clone(),
                     query_columns: v.query_columns.clone(),
+                    named: v.named.clone(),
                 })
             }),
             comment: self.comment.clone().unwrap_or_default(),
@@ -383,6 +400,7 @@ impl Table {
                     query: v.query.clone(),
                     depends_on: v.depends_on.clone(),
                     query_columns: v.query_columns.clone(),
+                    named: v.named.clone(),
                 })
             }),
             comment: non_empty(&def.comment),

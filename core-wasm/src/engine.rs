@@ -1273,7 +1273,7 @@ impl Engine {
                     && !p.tables.contains_key(&t.id)
                     && t.view
                         .as_ref()
-                        .is_some_and(|v| v.depends_on.iter().any(gone))
+                        .is_some_and(|v| v.relations().any(|id| gone(&id)))
             });
             if stranded {
                 return Err(SqlError::SerializationFailure);

@@ -111,8 +111,8 @@ fn check_views(engine: &Engine, report: &mut Report) {
         let Some(def) = t.view.as_deref() else {
             continue;
         };
-        for id in &def.depends_on {
-            if !engine.st.tables.contains_key(id) {
+        for id in def.relations() {
+            if !engine.st.tables.contains_key(&id) {
                 report.violations.push(Violation {
                     check: "view",
                     subject: format!("{}.{}", t.schema, t.name),

@@ -49,12 +49,6 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     // item's (bound, then qualified below) and the stored text parses as a plain query.
     let mut query = (*cv.query).clone();
     let _ = ast::VisitMut::visit(&mut query, &mut TablesAsSelects);
-    // Relations named in strings PostgreSQL reads as `regclass` constants are found now, as
-    // there: written with their schemas, and read by the view like its FROM items.
-    let named_in_strings = {
-        let at = cx.read_point();
-        qualify_relation_literals(&cx.reader(at), &mut query)?
-    };
     // The query is bound as it reads now; each relation name it writes is then given the
     // schema it was found in, so that it reads the same ones under any search_path.
     let (result, reads, stars, before) = {
@@ -78,10 +72,21 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     }
     let names: Vec<String> = cv.columns.iter().map(|c| ident(&c.name)).collect();
     let columns = exec::columns_of_query(&result, &names, false)?;
+    // Relations named in strings PostgreSQL reads as `regclass` constants are found now, as
+    // there (their binding looks them up only when the view is read): written with their
+    // schemas, and kept from being dropped under the view.
+    let mut named = {
+        let at = cx.read_point();
+        qualify_relation_literals(&cx.reader(at), &mut query)?
+    };
+    named.sort_unstable();
+    named.dedup();
     let reads_temporary = cx.sess.txn.as_ref().is_some_and(|t| {
         reads
             .iter()
-            .any(|r| r.id.is_some_and(|id| t.pending.temporary.contains(&id)))
+            .filter_map(|r| r.id)
+            .chain(named.iter().copied())
+            .any(|id| t.pending.temporary.contains(&id))
     });
     if reads_temporary {
         // PostgreSQL makes such a view temporary; RockLake has no temporary views.
@@ -100,7 +105,6 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
         std::ops::ControlFlow::<()>::Continue(())
     });
     let mut depends_on: Vec<u32> = reads.iter().filter_map(|r| r.id).collect();
-    depends_on.extend(named_in_strings);
     depends_on.sort_unstable();
     depends_on.dedup();
     // The text names the view's columns itself (as PostgreSQL's definition does), so that
@@ -145,6 +149,7 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
         query: text,
         depends_on,
         query_columns,
+        named,
     };
     let done = Output::Command {
         tag: "CREATE VIEW".into(),
@@ -155,9 +160,8 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     let read: Vec<TableRef> = {
         let at = cx.read_point();
         let rcx = cx.reader(at);
-        def.depends_on
-            .iter()
-            .filter_map(|id| rcx.table_by_id(*id))
+        def.relations()
+            .filter_map(|id| rcx.table_by_id(id))
             .collect()
     };
     for t in &read {
@@ -234,13 +238,15 @@ fn relation_literals(
     impl<F: FnMut(&mut String) -> Result<(), SqlError>> ast::VisitorMut for Walk<F> {
         type Break = ();
         fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
+            let regclass = |t: &ast::DataType| {
+                crate::query::sql_type(t).is_ok_and(|(t, _)| t == crate::types::PgType::Regclass)
+            };
             let literal = match e {
                 ast::Expr::Cast {
                     data_type, expr, ..
-                } if crate::query::sql_type(data_type)
-                    .is_ok_and(|(t, _)| t == crate::types::PgType::Regclass) =>
-                {
-                    Some(expr.as_mut())
+                } if regclass(data_type) => value_of(expr),
+                ast::Expr::TypedString(typed) if regclass(&typed.data_type) => {
+                    Some(&mut typed.value)
                 }
                 ast::Expr::Function(call) => {
                     let named = object_name(&call.name)
@@ -251,7 +257,7 @@ fn relation_literals(
                             match list.args.first_mut() {
                                 Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
                                     first,
-                                ))) => Some(first),
+                                ))) => value_of(first),
                                 _ => None,
                             }
                         }
@@ -264,26 +270,25 @@ fn relation_literals(
                 return std::ops::ControlFlow::Continue(());
             };
             // The error of a name that finds nothing points at its string, as PostgreSQL's.
-            let at = match literal {
-                ast::Expr::Value(v) => v.span.start,
+            let at = literal.span.start;
+            let text = match &mut literal.value {
+                ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => s,
+                ast::Value::DollarQuotedString(d) => &mut d.value,
                 _ => return std::ops::ControlFlow::Continue(()),
             };
-            if let Some(s) = string_literal(literal) {
-                if let Err(e) = (self.f)(s) {
-                    crate::errpos::note(&e, crate::errpos::Spot::at(at, "'"));
-                    self.failed = Some(e);
-                    return std::ops::ControlFlow::Break(());
-                }
+            if let Err(e) = (self.f)(text) {
+                crate::errpos::note(&e, crate::errpos::Spot::at(at, ""));
+                self.failed = Some(e);
+                return std::ops::ControlFlow::Break(());
             }
             std::ops::ControlFlow::Continue(())
         }
     }
-    fn string_literal(e: &mut ast::Expr) -> Option<&mut String> {
+    /// The constant `e` is, inside any parentheses.
+    fn value_of(e: &mut ast::Expr) -> Option<&mut ast::ValueWithSpan> {
         match e {
-            ast::Expr::Value(v) => match &mut v.value {
-                ast::Value::SingleQuotedString(s) => Some(s),
-                _ => None,
-            },
+            ast::Expr::Nested(inner) => value_of(inner),
+            ast::Expr::Value(v) => Some(v),
             _ => None,
         }
     }
@@ -650,9 +655,8 @@ pub fn rule_reads(rcx: &ReadCx<'_>, v: &Table) -> Vec<(u32, i64)> {
         .unwrap_or_default();
     let mut reads: Vec<(u32, i64)> = columns.iter().copied().collect();
     reads.extend(
-        def.depends_on
-            .iter()
-            .filter_map(|id| rcx.table_by_id(*id))
+        def.relations()
+            .filter_map(|id| rcx.table_by_id(id))
             .map(|relation| (relation.oid, 0)),
     );
     reads.sort_unstable();
@@ -667,10 +671,7 @@ pub fn dependents(rcx: &ReadCx<'_>, dropped: &[TableRef]) -> Vec<(TableRef, Tabl
     let mut frontier: Vec<TableRef> = dropped.to_vec();
     while let Some(t) = frontier.pop() {
         for v in all.iter() {
-            let reads = v
-                .view
-                .as_ref()
-                .is_some_and(|d| d.depends_on.contains(&t.id));
+            let reads = v.view.as_ref().is_some_and(|d| d.reads(t.id));
             let known =
                 dropped.iter().any(|d| d.id == v.id) || out.iter().any(|(o, _)| o.id == v.id);
             if reads && !known {
@@ -830,6 +831,10 @@ pub fn check_dependent_views(
                     lines.push(format!("{view} depends on {}", described(&rcx, on)));
                     failing.push((v.clone(), Broken::Unbound));
                 }
+                continue;
+            }
+            if !def.depends_on.contains(&changed.id) {
+                // Only named in a string: the view reads none of its columns.
                 continue;
             }
             let words = QueryWords::of(&def.query);
@@ -1198,11 +1203,7 @@ pub fn follow_relation_rename(cx: &mut Cx<'_>, old: &Table, new: &str) -> Result
         cx.reader(at)
             .views()
             .into_iter()
-            .filter(|v| {
-                v.view
-                    .as_ref()
-                    .is_some_and(|d| d.depends_on.contains(&old.id))
-            })
+            .filter(|v| v.view.as_ref().is_some_and(|d| d.reads(old.id)))
             .collect()
     };
     for v in readers {

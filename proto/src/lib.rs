@@ -137,6 +137,10 @@ pub struct ViewDef {
     /// The query's own column names when the view was created.
     #[prost(string, repeated, tag = "3")]
     pub query_columns: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The relations it names in `regclass` strings (table ids): kept, renamed with it, but
+    /// none of their columns read.
+    #[prost(uint32, repeated, tag = "4")]
+    pub named: ::prost::alloc::vec::Vec<u32>,
 }
 
 /// A sequence's definition (its value lives outside MVCC, see docs/decisions/0029).

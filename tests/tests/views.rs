@@ -156,6 +156,24 @@ run("ALTER TABLE rc RENAME TO rc2")
 run("SELECT r, s FROM vrs")
 run("DROP SEQUENCE rs2 CASCADE")
 run("SELECT count(*) FROM pg_views WHERE viewname = 'vrs'")
+# A relation only named in a string: none of its columns is the view's.
+run("CREATE TABLE ru (a int, c int)")
+run("CREATE VIEW vru AS SELECT pg_total_relation_size('ru') >= 0 AS sized, 1 AS a")
+run("ALTER TABLE ru DROP COLUMN a")
+run("ALTER TABLE ru ALTER COLUMN c TYPE bigint")
+run("ALTER TABLE ru ADD COLUMN b int")
+run("ALTER TABLE ru DROP COLUMN c CASCADE")
+run("SELECT * FROM vru")
+run("DROP TABLE ru")
+# The other spellings of such a string; a column error comes before the string's.
+run("CREATE SEQUENCE rq")
+run("CREATE VIEW vrq AS SELECT nextval(('rq')) > 0 AS p, currval(E'rq') > 0 AS c, regclass 'rq' AS r, $$rq$$::regclass AS d")
+run("ALTER SEQUENCE rq RENAME TO rq2")
+run("SELECT * FROM vrq")
+run("SELECT regclass 'rq2'::oid > 0, regclass 'nosuch'")
+run("CREATE VIEW vbad AS SELECT nocol, 'nope'::regclass FROM rc2")
+run("CREATE VIEW vbad AS SELECT regclass 'nope'")
+run("DROP SEQUENCE rq2")
 print("RESULT", json.dumps(out))
 "#;
 
@@ -470,6 +488,10 @@ c.execute("BEGIN")
 c.execute("CREATE TEMP TABLE tt (a int) ON COMMIT DROP")
 out["view over a temporary table"] = outcome("CREATE VIEW vtt AS SELECT a FROM tt")
 c.execute("ROLLBACK")
+c.execute("BEGIN")
+c.execute("CREATE TEMP TABLE tt (a int) ON COMMIT DROP")
+out["view naming a temporary table"] = outcome("CREATE VIEW vtt AS SELECT 'tt'::regclass AS r")
+c.execute("ROLLBACK")
 print("RESULT", json.dumps(out))
 "#;
 
@@ -487,6 +509,7 @@ fn changes_a_view_would_read_otherwise_are_refused() {
         "rename under NATURAL",
         "rename id",
         "view over a temporary table",
+        "view naming a temporary table",
     ] {
         assert_eq!(got[step], "0A000", "{step}: {got}");
     }

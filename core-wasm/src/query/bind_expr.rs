@@ -274,6 +274,16 @@ impl<'a, 'b> Binder<'a, 'b> {
             },
             Expr::TypedString(ts) => {
                 let (ty, _) = sql_type(&ts.data_type)?;
+                if ty.is_reg() {
+                    // `regclass 'name'` looks the name up, as `'name'::regclass` does.
+                    let cast = Expr::Cast {
+                        kind: ast::CastKind::DoubleColon,
+                        expr: Box::new(Expr::Value(ts.value.clone())),
+                        data_type: ts.data_type.clone(),
+                        format: None,
+                    };
+                    return self.bind_expr(&cast, scope, aggs);
+                }
                 let s = match &ts.value.value {
                     ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
                         s.clone()
