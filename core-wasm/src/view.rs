@@ -107,6 +107,8 @@ pub fn create_view(cx: &mut Cx<'_>, cv: &ast::CreateView) -> Result<Output, SqlE
     let mut depends_on: Vec<u32> = reads.iter().filter_map(|r| r.id).collect();
     depends_on.sort_unstable();
     depends_on.dedup();
+    // A relation a FROM item reads is a dependency already (with its columns).
+    named.retain(|id| !depends_on.contains(id));
     // The text names the view's columns itself (as PostgreSQL's definition does), so that
     // it reads back as the same view, in pg_dump's `CREATE VIEW name AS definition` too:
     // `*` written out, the view's column names as aliases. Kept only if it reads exactly
@@ -659,7 +661,6 @@ pub fn rule_reads(rcx: &ReadCx<'_>, v: &Table) -> Vec<(u32, i64)> {
             .filter_map(|id| rcx.table_by_id(id))
             .map(|relation| (relation.oid, 0)),
     );
-    reads.sort_unstable();
     reads
 }
 
