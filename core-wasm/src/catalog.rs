@@ -119,8 +119,8 @@ pub struct Table {
     /// Column indexes of the primary key, in key order (empty: rows are keyed by row id).
     pub primary_key: Vec<usize>,
     pub pkey_name: String,
-    /// Secondary indexes (RockLake's access paths for DuckLake's own tables; index number =
-    /// position here, part of every entry's key).
+    /// Secondary indexes: RockLake's access paths for DuckLake's own tables, then those
+    /// CREATE INDEX made (each entry's key holds its index's [`Index::slot`]).
     pub indexes: Vec<Index>,
     /// The commit that wrote this definition (`pg_class.xmin`, which clients such as DuckDB's
     /// staleness check compare to see a table changed); 0 while the transaction that creates
@@ -142,8 +142,9 @@ pub struct Table {
     /// `COMMENT ON CONSTRAINT` of the primary key (PostgreSQL keeps it apart from its
     /// index's).
     pub pkey_constraint_comment: Option<String>,
-    /// The commit whose definition this one's columns, keys and indexes are, when only
-    /// comments changed since (decision 0032); 0: this definition's own ([`Self::version`]).
+    /// The commit whose definition this one's columns and keys are, when only comments or
+    /// indexes changed since (decisions 0032, 0040); 0: this definition's own
+    /// ([`Self::version`]).
     pub shape: u64,
 }
 
@@ -171,6 +172,41 @@ pub const LAYOUT_THIS_COMMIT: u64 = u64::MAX;
 pub struct Index {
     pub name: String,
     pub columns: Vec<usize>,
+    /// The byte after the table id in its entries' keys. Kept when other indexes are
+    /// dropped, so their entries never move.
+    pub slot: u8,
+    /// The `pg_class` OID of an index a client made (CREATE INDEX); 0 for RockLake's own,
+    /// which the catalogs do not list.
+    pub oid: u32,
+    /// `pg_index.indoption` per key column (1 DESC, 2 NULLS FIRST): how CREATE INDEX asked
+    /// for it. Entries are always in ascending key order; equality lookups do not care.
+    pub options: Vec<i16>,
+    /// The first commit at which every row has its entry: 0 since the table's creation,
+    /// [`LAYOUT_THIS_COMMIT`] while the transaction that builds it is open. A snapshot older
+    /// than it does not read through the index.
+    pub since: u64,
+    /// COMMENT ON INDEX; never empty.
+    pub comment: Option<String>,
+}
+
+impl Index {
+    /// RockLake's own index over `columns`, kept from the table's creation.
+    pub fn internal(name: String, columns: Vec<usize>, slot: u8) -> Index {
+        Index {
+            name,
+            columns,
+            slot,
+            oid: 0,
+            options: Vec::new(),
+            since: 0,
+            comment: None,
+        }
+    }
+
+    /// Whether a snapshot at commit `at` may read the table through this index.
+    pub fn readable_at(&self, at: u64) -> bool {
+        self.since <= at && self.since != LAYOUT_THIS_COMMIT
+    }
 }
 
 /// The indexes RockLake keeps for DuckLake's catalog tables (DuckLake itself creates none): the
@@ -215,10 +251,30 @@ pub fn default_indexes(name: &str, columns: &[Column], primary_key: &[usize]) ->
     if primary_key.first() == positions.first() {
         return vec![];
     }
-    vec![Index {
-        name: format!("{name}_{}_idx", cols.join("_")),
-        columns: positions,
-    }]
+    vec![Index::internal(
+        format!("{name}_{}_idx", cols.join("_")),
+        positions,
+        0,
+    )]
+}
+
+/// An index the catalogs list: a table's primary key's, or one CREATE INDEX made.
+#[derive(Debug, Clone, Copy)]
+pub struct ListedIndex<'t> {
+    pub oid: u32,
+    pub name: &'t str,
+    pub columns: &'t [usize],
+    /// `pg_index.indoption` per key column (empty: all ascending).
+    pub options: &'t [i16],
+    pub primary: bool,
+    pub comment: Option<&'t str>,
+}
+
+impl ListedIndex<'_> {
+    /// `pg_index.indoption` of key column `k`.
+    pub fn option(&self, k: usize) -> i16 {
+        self.options.get(k).copied().unwrap_or(0)
+    }
 }
 
 pub type TableRef = Arc<Table>;
@@ -232,6 +288,57 @@ impl Table {
         } else {
             self.shape
         }
+    }
+
+    /// The indexes CREATE INDEX made (the catalogs list them), with their positions.
+    pub fn user_indexes(&self) -> impl Iterator<Item = (usize, &Index)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, ix)| ix.oid != 0)
+    }
+
+    /// The table's indexes the catalogs list: its primary key's, then those CREATE INDEX
+    /// made.
+    pub fn listed_indexes(&self) -> impl Iterator<Item = ListedIndex<'_>> {
+        let pkey = (!self.primary_key.is_empty()).then(|| ListedIndex {
+            oid: self.pkey_oid(),
+            name: &self.pkey_name,
+            columns: &self.primary_key,
+            options: &[],
+            primary: true,
+            comment: self.pkey_comment.as_deref(),
+        });
+        pkey.into_iter()
+            .chain(self.user_indexes().map(|(_, ix)| ListedIndex {
+                oid: ix.oid,
+                name: &ix.name,
+                columns: &ix.columns,
+                options: &ix.options,
+                primary: false,
+                comment: ix.comment.as_deref(),
+            }))
+    }
+
+    /// The listed index of `pg_class` OID `oid`.
+    pub fn listed_index(&self, oid: u32) -> Option<ListedIndex<'_>> {
+        self.listed_indexes().find(|ix| ix.oid == oid)
+    }
+
+    /// The name of the relation of OID `oid`: this table, or one of its listed indexes.
+    pub fn name_of(&self, oid: u32) -> &str {
+        self.listed_index(oid)
+            .map_or(self.name.as_str(), |ix| ix.name)
+    }
+
+    /// The names of the indexes the catalogs list (see [`Self::listed_indexes`]).
+    pub fn index_names(&self) -> impl Iterator<Item = &str> {
+        self.listed_indexes().map(|ix| ix.name)
+    }
+
+    /// The position of the index whose entries' keys hold `slot`.
+    pub fn index_at_slot(&self, slot: u8) -> Option<usize> {
+        self.indexes.iter().position(|ix| ix.slot == slot)
     }
 
     pub fn column_index(&self, name: &str) -> Option<usize> {
@@ -286,6 +393,11 @@ impl Table {
                 .map(|ix| pb::IndexDef {
                     name: ix.name.clone(),
                     columns: ix.columns.iter().map(|c| *c as u32).collect(),
+                    slot_plus_one: u32::from(ix.slot) + 1,
+                    oid: ix.oid,
+                    options: ix.options.iter().map(|o| i32::from(*o)).collect(),
+                    since_seq: ix.since,
+                    comment: ix.comment.clone().unwrap_or_default(),
                 })
                 .collect(),
             sequence: self.sequence.as_ref().map(|q| {
@@ -352,12 +464,30 @@ impl Table {
         let indexes: Vec<Index> = def
             .indexes
             .iter()
-            .map(|ix| Index {
+            .enumerate()
+            .map(|(n, ix)| Index {
                 name: ix.name.clone(),
                 columns: ix.columns.iter().map(|c| *c as usize).collect(),
+                // Definitions written before slots were kept: the slot is the position.
+                slot: match ix.slot_plus_one {
+                    0 => u8::try_from(n).unwrap_or(u8::MAX),
+                    s => u8::try_from(s - 1).unwrap_or(u8::MAX),
+                },
+                oid: ix.oid,
+                options: ix
+                    .options
+                    .iter()
+                    .map(|o| i16::try_from(*o).unwrap_or(0))
+                    .collect(),
+                since: ix.since_seq,
+                comment: Some(ix.comment.clone()).filter(|c| !c.is_empty()),
             })
             .collect();
+        let mut slots: Vec<u8> = indexes.iter().map(|ix| ix.slot).collect();
+        slots.sort_unstable();
+        slots.dedup();
         if indexes.len() > usize::from(u8::MAX)
+            || slots.len() != indexes.len()
             || indexes
                 .iter()
                 .any(|ix| ix.columns.is_empty() || ix.columns.iter().any(|c| *c >= columns.len()))

@@ -22,8 +22,8 @@ use crate::seqparse::word_is;
 enum Relation {
     /// A table or sequence of the registry.
     Table(TableRef),
-    /// A table's primary-key index.
-    KeyIndex(TableRef),
+    /// One of a table's listed indexes (its primary key's or one CREATE INDEX made), by OID.
+    Index(TableRef, u32),
     /// One of the emulated system catalogs: `relkind` ('r' or 'v'), schema, name.
     Catalog(char, String, String),
 }
@@ -32,7 +32,7 @@ impl Relation {
     fn name(&self) -> &str {
         match self {
             Relation::Table(t) => &t.name,
-            Relation::KeyIndex(t) => &t.pkey_name,
+            Relation::Index(t, oid) => t.name_of(*oid),
             Relation::Catalog(_, _, n) => n,
         }
     }
@@ -43,7 +43,7 @@ impl Relation {
             Relation::Table(t) if t.sequence.is_some() => 'S',
             Relation::Table(t) if t.view.is_some() => 'v',
             Relation::Table(_) => 'r',
-            Relation::KeyIndex(_) => 'i',
+            Relation::Index(..) => 'i',
             Relation::Catalog(k, _, _) => *k,
         }
     }
@@ -204,7 +204,14 @@ fn comment_on_object(
             }
             match rel {
                 Relation::Table(t) => set(cx, &t, |d| d.comment = comment),
-                Relation::KeyIndex(t) => set(cx, &t, |d| d.pkey_comment = comment),
+                Relation::Index(t, oid) if oid == t.pkey_oid() => {
+                    set(cx, &t, |d| d.pkey_comment = comment)
+                }
+                Relation::Index(t, oid) => set(cx, &t, |d| {
+                    if let Some(ix) = d.indexes.iter_mut().find(|ix| ix.oid == oid) {
+                        ix.comment = comment;
+                    }
+                }),
                 Relation::Catalog(..) => Err(system_catalog()),
             }
         }
@@ -286,8 +293,8 @@ fn relation(cx: &mut Cx<'_>, parts: &[String]) -> Result<Relation, SqlError> {
         if let Some(t) = rcx.find_table(Some(s), &name) {
             return Ok(Relation::Table(t));
         }
-        if let Some(t) = rcx.key_index_table(Some(s), &name) {
-            return Ok(Relation::KeyIndex(t));
+        if let Some((t, oid)) = rcx.index_table(Some(s), &name) {
+            return Ok(Relation::Index(t, oid));
         }
         if let Some(r) = catalog(s) {
             return Ok(r);
@@ -317,10 +324,11 @@ fn comment_on_column(
     };
     let position = match &rel {
         Relation::Table(t) => t.column_index(column),
-        Relation::KeyIndex(t) => t
-            .primary_key
-            .iter()
-            .position(|i| t.columns.get(*i).is_some_and(|c| &c.name == column)),
+        Relation::Index(t, oid) => t.listed_index(*oid).and_then(|ix| {
+            ix.columns
+                .iter()
+                .position(|i| t.columns.get(*i).is_some_and(|c| &c.name == column))
+        }),
         Relation::Catalog(_, s, n) => crate::pgcatalog::columns(Some(s), n)
             .and_then(|(_, cols)| cols.iter().position(|c| c.name == column)),
     };
@@ -338,7 +346,7 @@ fn comment_on_column(
     match rel {
         Relation::Table(t) if t.sequence.is_some() => Err(not_for("sequences")),
         Relation::Table(t) => set(cx, &t, |d| d.columns[i].comment = comment),
-        Relation::KeyIndex(_) => Err(not_for("indexes")),
+        Relation::Index(..) => Err(not_for("indexes")),
         Relation::Catalog(..) => Err(system_catalog()),
     }
 }
@@ -356,7 +364,7 @@ fn comment_on_constraint(
         // RockLake has no domains; a table's row type is a type, but not a domain (an index
         // has none).
         return Err(match found {
-            Ok(Relation::KeyIndex(_)) | Err(SqlError::UndefinedTable { .. }) => {
+            Ok(Relation::Index(..)) | Err(SqlError::UndefinedTable { .. }) => {
                 SqlError::UndefinedObject {
                     message: format!("type \"{}\" does not exist", table.join(".")),
                 }

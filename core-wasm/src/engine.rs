@@ -9,7 +9,7 @@ use rocklake_proto as pb;
 use sqlparser::ast::Statement;
 
 use crate::api::{CommitBatch, CommitSeq, KvRead, Output, PgError, Reply, SessionId, TxnStatus};
-use crate::catalog::{Schema, Table, BUILTIN_SCHEMAS, FIRST_USER_OID};
+use crate::catalog::{Schema, Table, BUILTIN_SCHEMAS, FIRST_USER_OID, LAYOUT_THIS_COMMIT};
 use crate::envelope::Envelope;
 use crate::error::{DecodeError, SqlError};
 use crate::keys;
@@ -243,9 +243,10 @@ pub struct Shared {
     /// registry, which holds a table per DuckLake table with inlined data (20,000 in
     /// `bench scale`).
     pub table_ids_by_name: HashMap<String, Vec<u32>>,
-    /// Ids of committed tables by their primary key's (index's) name, kept in step the same
-    /// way: a relation name a new table or a rename may not take.
-    pub table_ids_by_pkey_name: HashMap<String, Vec<u32>>,
+    /// Ids of committed tables by the names of their indexes (the primary key's, and those
+    /// CREATE INDEX made), kept in step the same way: relation names a new table or a rename
+    /// may not take.
+    pub table_ids_by_index_name: HashMap<String, Vec<u32>>,
     /// Ids of the committed sequences (kept in step the same way): what owns one is found
     /// without walking the registry.
     pub sequence_ids: BTreeSet<u32>,
@@ -308,8 +309,8 @@ impl Shared {
     pub fn put_table(&mut self, t: Arc<Table>) {
         self.remove_table(t.id);
         index_name(&mut self.table_ids_by_name, &t.name, t.id);
-        if !t.primary_key.is_empty() {
-            index_name(&mut self.table_ids_by_pkey_name, &t.pkey_name, t.id);
+        for name in t.index_names() {
+            index_name(&mut self.table_ids_by_index_name, name, t.id);
         }
         if t.sequence.is_some() {
             self.sequence_ids.insert(t.id);
@@ -327,7 +328,9 @@ impl Shared {
         self.sequence_ids.remove(&id);
         self.view_ids.remove(&id);
         unindex_name(&mut self.table_ids_by_name, &old.name, id);
-        unindex_name(&mut self.table_ids_by_pkey_name, &old.pkey_name, id);
+        for name in old.index_names() {
+            unindex_name(&mut self.table_ids_by_index_name, name, id);
+        }
     }
 }
 
@@ -494,7 +497,7 @@ impl Engine {
             next_seq: latest + 1,
             tables: BTreeMap::new(),
             table_ids_by_name: HashMap::new(),
-            table_ids_by_pkey_name: HashMap::new(),
+            table_ids_by_index_name: HashMap::new(),
             sequence_ids: BTreeSet::new(),
             view_ids: BTreeSet::new(),
             schemas: BTreeMap::new(),
@@ -1107,6 +1110,76 @@ impl Engine {
         planned
     }
 
+    /// The entries of indexes this transaction made or dropped (CREATE / DROP INDEX): every
+    /// committed row it did not write gets its entry in each new index (its own writes got
+    /// theirs above), and every entry of a dropped index is removed. The statement read the
+    /// table whole, so the rows at the latest commit are the ones it saw (else the commit
+    /// failed above).
+    fn plan_index_changes(
+        &self,
+        kv: &dyn KvRead,
+        p: &PendingCatalogTxn,
+        puts: &mut Vec<(Vec<u8>, Vec<u8>)>,
+        seq: u64,
+    ) -> Result<(), SqlError> {
+        let latest = self.st.latest;
+        for (id, t) in &p.tables {
+            if p.dropped.contains(id) {
+                continue;
+            }
+            let Some(committed) = self.st.tables.get(id) else {
+                continue; // made by this transaction: it has no committed rows
+            };
+            let added: Vec<usize> = (0..t.indexes.len())
+                .filter(|&no| {
+                    t.indexes[no].since == LAYOUT_THIS_COMMIT
+                        && committed.index_at_slot(t.indexes[no].slot).is_none()
+                })
+                .collect();
+            let dropped: Vec<u8> = committed
+                .indexes
+                .iter()
+                .map(|ix| ix.slot)
+                .filter(|slot| t.index_at_slot(*slot).is_none())
+                .collect();
+            let versioned = |lk: &[u8]| {
+                let mut k = lk.to_vec();
+                keys::push_version(&mut k, seq);
+                k
+            };
+            if !added.is_empty() {
+                let tp = keys::table_prefix(*id);
+                for (rk, env, _) in scan_visible(kv, &tp, &keys::prefix_end(&tp), latest)? {
+                    let Envelope::Row(row) = env else { continue };
+                    if p.writes.contains_key(&rk) {
+                        continue;
+                    }
+                    let value = Envelope::Row(row.clone()).encode();
+                    for &no in &added {
+                        let ek = crate::exec::index_entry_key(t, no, &row, &rk)?;
+                        puts.push((versioned(&ek), value.clone()));
+                    }
+                }
+            }
+            for slot in dropped {
+                let ip = keys::index_prefix(*id, slot);
+                visit_visible(
+                    kv,
+                    &ip,
+                    &keys::prefix_end(&ip),
+                    latest,
+                    &mut |ek, value, _| {
+                        if !matches!(Envelope::decode(value)?, Envelope::Tombstone) {
+                            puts.push((versioned(ek), Envelope::Tombstone.encode()));
+                        }
+                        Ok(())
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     fn plan_txn_commit(
         &mut self,
         kv: &dyn KvRead,
@@ -1194,16 +1267,24 @@ impl Engine {
         // read by the wrong layout, and one of two ALTERs would be lost. PostgreSQL makes the
         // later one wait for the earlier's lock; here the later commit is refused.
         for (id, base) in &p.def_bases {
-            // A definition whose columns, keys and indexes are the base's (only comments
-            // changed) is the same to a writer of rows (decision 0032).
+            // A definition whose columns and keys are the base's (only comments or indexes
+            // changed) is the same to a writer of rows (decisions 0032, 0040): its commit
+            // maintains the indexes of the latest definition.
             let same_shape = |t: &Table| base.rows_only && t.shape_version() == base.shape;
             let stands = self
                 .st
                 .tables
                 .get(id)
                 .is_some_and(|t| t.version == base.version || same_shape(t));
+            // An index made or dropped by a commit not yet durable: this commit's entries
+            // would follow the definition before it (once durable, the latest one is used).
+            let slots = |t: &Table| t.indexes.iter().map(|ix| ix.slot).collect::<Vec<u8>>();
+            let latest_slots = self.st.tables.get(id).map(|t| slots(t));
             let changing = self.st.in_flight.values().any(|f| {
-                f.dropped.contains(id) || f.tables.iter().any(|t| t.id == *id && !same_shape(t))
+                f.dropped.contains(id)
+                    || f.tables.iter().any(|t| {
+                        t.id == *id && (!same_shape(t) || latest_slots.as_ref() != Some(&slots(t)))
+                    })
             });
             if changing || !stands {
                 return Err(SqlError::SerializationFailure);
@@ -1368,10 +1449,11 @@ impl Engine {
                 // The committed row is read by the committed definition (an ALTER of this
                 // transaction may have moved its columns).
                 let old_def = self.st.tables.get(&w.table_id).unwrap_or(t);
-                for no in 0..t.indexes.len() {
-                    let old_key = match old {
-                        Some(r) if no < old_def.indexes.len() => {
-                            Some(crate::exec::index_entry_key(old_def, no, r, lk)?)
+                for (no, ix) in t.indexes.iter().enumerate() {
+                    // An index this transaction made has no entry for the old row yet.
+                    let old_key = match (old, old_def.index_at_slot(ix.slot)) {
+                        (Some(r), Some(old_no)) => {
+                            Some(crate::exec::index_entry_key(old_def, old_no, r, lk)?)
                         }
                         _ => None,
                     };
@@ -1391,6 +1473,7 @@ impl Engine {
             }
             puts.push((versioned(lk), encoded));
         }
+        self.plan_index_changes(kv, &p, &mut puts, seq)?;
         for (k, row) in &p.index_fixes {
             let env = match row {
                 Some(r) => Envelope::Row(r.clone()),
@@ -1399,8 +1482,15 @@ impl Engine {
             puts.push((versioned(k), env.encode()));
         }
         for t in p.tables.values_mut() {
-            if t.layout == crate::catalog::LAYOUT_THIS_COMMIT {
+            if t.layout == LAYOUT_THIS_COMMIT {
                 Arc::make_mut(t).layout = seq;
+            }
+            if t.indexes.iter().any(|ix| ix.since == LAYOUT_THIS_COMMIT) {
+                for ix in &mut Arc::make_mut(t).indexes {
+                    if ix.since == LAYOUT_THIS_COMMIT {
+                        ix.since = seq;
+                    }
+                }
             }
         }
         for t in p.tables.values() {

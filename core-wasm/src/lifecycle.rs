@@ -1527,6 +1527,9 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
                 Envelope::TableDef(def) => {
                     max_table_id = max_table_id.max(def.table_id);
                     max_oid = max_oid.max(def.oid.saturating_add(1));
+                    for ix in &def.indexes {
+                        max_oid = max_oid.max(ix.oid);
+                    }
                 }
                 Envelope::SchemaDef(sd) => max_oid = max_oid.max(sd.oid),
                 Envelope::Row(r) => {
@@ -1540,14 +1543,20 @@ fn repair(cx: &mut Cx<'_>, apply: bool) -> Result<Output, SqlError> {
                     if raw.first() == Some(&keys::TAG_ROW) {
                         let m = max_tuple.entry(id).or_default();
                         *m = (*m).max(r.tuple);
-                    } else if let (Some(t), Some(no), Ok((logical, _))) = (
-                        cx.st.tables.get(&id),
-                        raw.get(5).map(|n| usize::from(*n)),
-                        keys::split_version(raw),
-                    ) {
+                    } else if let (Some(t), Some(slot), Ok((logical, seq))) =
+                        (cx.st.tables.get(&id), raw.get(5), keys::split_version(raw))
+                    {
+                        // A version older than the index is a dropped index's that had
+                        // the slot before: old snapshots read it by that one.
+                        let Some(no) = t
+                            .index_at_slot(*slot)
+                            .filter(|&no| t.indexes[no].since <= seq)
+                        else {
+                            continue;
+                        };
                         let expected = crate::exec::stored_row_key(t, &r)
                             .and_then(|rk| crate::exec::index_entry_key(t, no, &r, &rk));
-                        if no < t.indexes.len() && expected.is_ok_and(|k| k != logical) {
+                        if expected.is_ok_and(|k| k != logical) {
                             misplaced.push(raw.to_vec());
                         }
                     }

@@ -192,8 +192,9 @@ impl PendingCatalogTxn {
         self.put_definition(table, created)
     }
 
-    /// Stores an altered copy of a definition whose columns, keys and indexes stay as they
-    /// were (only comments changed): writers of rows by the old one do not conflict with it.
+    /// Stores an altered copy of a definition whose columns and keys stay as they were (only
+    /// comments, or indexes, changed): writers of rows by the old one do not conflict with it
+    /// (their commits maintain the latest definition's indexes).
     pub fn put_commented_table(&mut self, mut table: Arc<Table>) -> Result<(), SqlError> {
         let shape = table.shape_version();
         Arc::make_mut(&mut table).shape = shape;
@@ -290,6 +291,12 @@ impl PendingCatalogTxn {
         self.ops.push(BufferedOp::Meta { key: key.clone() });
         self.meta.insert(key, value);
         Ok(())
+    }
+
+    /// Counts `bytes` the commit will write for this transaction (index entries it derives)
+    /// against the batch limit, refusing the statement when they would exceed it.
+    pub fn reserve(&mut self, bytes: usize) -> Result<(), SqlError> {
+        self.charge(bytes)
     }
 
     pub fn put_index_entry(&mut self, key: Vec<u8>, row: Option<pb::Row>) -> Result<(), SqlError> {

@@ -251,7 +251,9 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
                             continue;
                         }
                     };
-                    let Some(t) = def_at(&defs, id, seq).filter(|t| no < t.indexes.len()) else {
+                    let found = def_at(&defs, id, seq)
+                        .and_then(|t| Some((t, t.index_at_slot(u8::try_from(no).ok()?)?)));
+                    let Some((t, no)) = found else {
                         bad(
                             "index",
                             format!(
@@ -320,7 +322,7 @@ fn check_keys(engine: &Engine, kv: &dyn KvRead, report: &mut Report) -> Result<(
     Ok(())
 }
 
-/// Table id and index number of an index entry's logical key.
+/// Table id and index slot of an index entry's logical key.
 fn index_of_key(logical: &[u8]) -> Option<(u32, usize)> {
     let id = u32::from_be_bytes(logical.get(1..5)?.try_into().ok()?);
     Some((id, usize::from(*logical.get(5)?)))
@@ -365,7 +367,7 @@ pub(crate) fn index_agreement<'t>(
             }
         }
         for (no, want) in expected.iter().enumerate() {
-            let ix = keys::index_prefix(t.id, no as u8);
+            let ix = keys::index_prefix(t.id, t.indexes[no].slot);
             let mut got = (0u64, 0u64);
             for (ek, env, _) in
                 crate::engine::scan_visible(kv, &ix, &keys::prefix_end(&ix), latest)?
@@ -403,7 +405,7 @@ fn index_disagreements(
     max: usize,
 ) -> Result<Vec<IndexProblem>, SqlError> {
     let mut out = Vec::new();
-    let ix = keys::index_prefix(t.id, no as u8);
+    let ix = keys::index_prefix(t.id, t.indexes[no].slot);
     for (ek, env, _) in crate::engine::scan_visible(kv, &ix, &keys::prefix_end(&ix), latest)? {
         let Envelope::Row(row) = env else { continue };
         let rk = crate::exec::stored_row_key(t, &row)?;

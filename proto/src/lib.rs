@@ -177,6 +177,22 @@ pub struct IndexDef {
     pub name: ::prost::alloc::string::String,
     #[prost(uint32, repeated, tag = "2")]
     pub columns: ::prost::alloc::vec::Vec<u32>,
+    /// The key byte of its entries, plus one; 0 (written before slots were kept): the
+    /// index's position in the table's list.
+    #[prost(uint32, tag = "3")]
+    pub slot_plus_one: u32,
+    /// `pg_class` OID of an index CREATE INDEX made; 0 for RockLake's own.
+    #[prost(uint32, tag = "4")]
+    pub oid: u32,
+    /// `pg_index.indoption` per key column.
+    #[prost(int32, repeated, tag = "5")]
+    pub options: ::prost::alloc::vec::Vec<i32>,
+    /// The first commit at which every row has its entry (0: since the table's creation).
+    #[prost(uint64, tag = "6")]
+    pub since_seq: u64,
+    /// COMMENT ON INDEX; empty when none.
+    #[prost(string, tag = "7")]
+    pub comment: ::prost::alloc::string::String,
 }
 
 #[derive(Clone, PartialEq, ::prost::Message)]

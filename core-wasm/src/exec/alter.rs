@@ -294,8 +294,13 @@ pub(super) fn alter_table_definition(
                     ast::AlterColumnOperation::SetDataType {
                         data_type, using, ..
                     } => {
+                        // Every row is rewritten, and the commit moves each index entry of
+                        // a CREATE INDEX index to the new type's key with it.
                         if table.primary_key.contains(&i)
-                            || table.indexes.iter().any(|x| x.columns.contains(&i))
+                            || table
+                                .indexes
+                                .iter()
+                                .any(|x| x.oid == 0 && x.columns.contains(&i))
                         {
                             return Err(SqlError::feature(
                                 "ALTER COLUMN TYPE of a primary key or indexed column",
@@ -325,6 +330,11 @@ pub(super) fn alter_table_definition(
                             });
                         }
                         retyped.push((i, expr));
+                        // An index over it is rebuilt in the new type, which needs a btree
+                        // operator class (PostgreSQL's 42704 for json).
+                        if table.indexes.iter().any(|x| x.columns.contains(&i)) {
+                            check_key_types(&table.columns, &[i])?;
+                        }
                     }
                     ast::AlterColumnOperation::AddGenerated {
                         generated_as,
@@ -534,12 +544,20 @@ pub(super) fn alter_table_definition(
                         });
                     };
                     if table.primary_key.contains(&i)
-                        || table.indexes.iter().any(|x| x.columns.contains(&i))
+                        || table
+                            .indexes
+                            .iter()
+                            .any(|x| x.oid == 0 && x.columns.contains(&i))
                     {
                         return Err(SqlError::feature(
                             "DROP COLUMN of a primary key or indexed column",
                         ));
                     }
+                    // The indexes CREATE INDEX made over it go with it, as in PostgreSQL (the
+                    // commit removes their entries).
+                    table
+                        .indexes
+                        .retain(|x| x.oid == 0 || !x.columns.contains(&i));
                     // The column's sequences (serial, identity) go with it; a default of
                     // another column that draws from one stops the drop (2BP01).
                     let owned = owned_sequences(cx, table.id, Some(&cname));

@@ -38,6 +38,7 @@ mod copy;
 mod create;
 mod dml;
 mod drop;
+mod index;
 mod rows;
 mod sequences;
 #[cfg(test)]
@@ -48,6 +49,7 @@ pub use copy::*;
 pub(crate) use create::*;
 pub(crate) use dml::*;
 pub(crate) use drop::*;
+use index::*;
 pub use rows::*;
 use sequences::*;
 
@@ -1151,6 +1153,15 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             cascade,
             ..
         } => crate::view::drop_views(cx, names, *if_exists, *cascade)?,
+        Statement::Drop {
+            object_type: ast::ObjectType::Index,
+            if_exists,
+            names,
+            table: None,
+            ..
+        } => drop_indexes(cx, names, *if_exists)?,
+        Statement::CreateIndex(ci) => create_index(cx, ci)?,
+        Statement::AlterIndex { name, operation } => alter_index(cx, name, operation)?,
         Statement::CreateView(cv) => crate::view::create_view(cx, cv)?,
         Statement::AlterView(av) => crate::view::alter_view(cx, av)?,
         Statement::CreateSequence {

@@ -67,7 +67,7 @@ pub fn index_entry_key(
         .ok_or_else(|| SqlError::internal("index number out of range"))?;
     let fields = datum_fields(t, &ix.columns, row)?;
     let refs: Vec<(&Value, PgType)> = fields.iter().map(|(v, ty)| (v, *ty)).collect();
-    Ok(keys::index_logical_key(t.id, no as u8, &refs, row_key))
+    Ok(keys::index_logical_key(t.id, ix.slot, &refs, row_key))
 }
 
 pub(super) fn datum_fields(

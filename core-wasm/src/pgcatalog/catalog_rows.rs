@@ -144,10 +144,13 @@ pub(super) fn class_rows(
         ));
     }
     for tb in view.tables {
-        let has_pk = !tb.primary_key.is_empty();
+        let has_index = tb.listed_indexes().next().is_some();
         let want_table = want(tb.oid, "", &tb.name);
-        let want_pkey = has_pk && want(tb.pkey_oid(), "", &tb.pkey_name);
-        if !want_table && !want_pkey {
+        let wanted_indexes: Vec<ListedIndex<'_>> = tb
+            .listed_indexes()
+            .filter(|ix| want(ix.oid, "", ix.name))
+            .collect();
+        if !want_table && wanted_indexes.is_empty() {
             continue;
         }
         let ns = schema_oid_of(view, &tb.schema);
@@ -190,29 +193,29 @@ pub(super) fn class_rows(
                 0,
                 0, // relpages: always 0, see the module documentation
                 if view { -1.0 } else { live },
-                has_pk,
+                has_index,
                 false,
                 if view { 'v' } else { 'r' },
                 tb.columns.len(),
                 xmin,
             ));
         }
-        if want_pkey {
+        for ix in wanted_indexes {
             rows.push(class_row(
                 need,
-                tb.pkey_oid(),
-                &tb.pkey_name,
+                ix.oid,
+                ix.name,
                 ns,
                 0,
                 BTREE_AM_OID,
-                tb.pkey_oid(),
+                ix.oid,
                 0,
                 1, // a built btree index has its metapage
                 0.0,
                 false,
                 false,
                 'i',
-                tb.primary_key.len(),
+                ix.columns.len(),
                 xmin,
             ));
         }
@@ -298,8 +301,8 @@ pub(super) fn attribute_rows(
         if want(tb.oid, "", &tb.name) {
             table_attribute_rows(tb, &mut rows, need);
         }
-        if !tb.primary_key.is_empty() && want(tb.pkey_oid(), "", &tb.pkey_name) {
-            pkey_attribute_rows(tb, &mut rows, need);
+        for ix in tb.listed_indexes().filter(|ix| want(ix.oid, "", ix.name)) {
+            index_attribute_rows(tb, &ix, &mut rows, need);
         }
     }
     rows
@@ -350,13 +353,18 @@ pub(super) fn table_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need:
     }
 }
 
-/// The columns of a table's primary-key index.
-pub(super) fn pkey_attribute_rows(tb: &Table, rows: &mut Vec<Vec<Value>>, need: Need<'_>) {
-    for (k, ci) in tb.primary_key.iter().enumerate() {
+/// The columns of one of a table's listed indexes.
+pub(super) fn index_attribute_rows(
+    tb: &Table,
+    ix: &ListedIndex<'_>,
+    rows: &mut Vec<Vec<Value>>,
+    need: Need<'_>,
+) {
+    for (k, ci) in ix.columns.iter().enumerate() {
         if let Some(c) = tb.columns.get(*ci) {
             rows.push(attribute_row(
                 need,
-                tb.pkey_oid(),
+                ix.oid,
                 &c.name,
                 c.ty,
                 k as i64 + 1,
@@ -431,6 +439,23 @@ pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
             int(attnum as i64 + 1),
             ch(if def.identity { 'i' } else { 'a' }),
         ]);
+    }
+    // An index CREATE INDEX made goes with its table's columns ('a'); a primary key's index
+    // depends on its constraint, which RockLake does not list here.
+    for t in view.tables {
+        for (_, ix) in t.user_indexes() {
+            for c in &ix.columns {
+                rows.push(vec![
+                    oid(PG_CLASS),
+                    oid(ix.oid),
+                    int(0),
+                    oid(PG_CLASS),
+                    oid(t.oid),
+                    int(*c as i64 + 1),
+                    ch('a'),
+                ]);
+            }
+        }
     }
     // A serial column's default draws from its sequence (pg_dump then sets the default after
     // creating the sequence).
@@ -591,43 +616,42 @@ pub(super) fn constraint_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
 }
 
 pub(super) fn index_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
-    view.tables
-        .iter()
-        .filter(|tb| !tb.primary_key.is_empty())
-        .map(|tb| {
-            let n = tb.primary_key.len() as i64;
-            row![
-                oid(tb.pkey_oid()),
+    let mut rows = Vec::new();
+    for tb in view.tables {
+        for ix in tb.listed_indexes() {
+            let n = ix.columns.len() as i64;
+            let types = || {
+                ix.columns
+                    .iter()
+                    .filter_map(|i| tb.columns.get(*i))
+                    .map(|c| c.ty)
+            };
+            rows.push(row![
+                oid(ix.oid),
                 oid(tb.oid),
                 int(n),
                 int(n),
-                b(true),
+                b(ix.primary),
+                b(false),
+                b(ix.primary),
                 b(false),
                 b(true),
                 b(false),
                 b(true),
                 b(false),
                 b(true),
-                b(false),
-                b(true),
                 b(true),
                 b(false),
-                int2s(pk_attnums(tb)),
-                int2s(pk_types(tb).map(|ty| i64::from(type_facts(ty).3))),
-                int2s(pk_types(tb).map(|ty| i64::from(btree_opclass(ty)))),
-                int2s(tb.primary_key.iter().map(|_| 0)),
+                int2s(ix.columns.iter().map(|i| *i as i64 + 1)),
+                int2s(types().map(|ty| i64::from(type_facts(ty).3))),
+                int2s(types().map(|ty| i64::from(btree_opclass(ty)))),
+                int2s((0..ix.columns.len()).map(|k| i64::from(ix.option(k)))),
                 NULL,
                 NULL,
-            ]
-        })
-        .collect()
-}
-
-pub(super) fn pk_types(tb: &Table) -> impl Iterator<Item = PgType> + '_ {
-    tb.primary_key
-        .iter()
-        .filter_map(|i| tb.columns.get(*i))
-        .map(|c| c.ty)
+            ]);
+        }
+    }
+    rows
 }
 
 /// PostgreSQL 15's default btree operator classes of the types RockLake has ([`btree_opclass`]):
@@ -723,12 +747,36 @@ pub fn pkey_columns(tb: &Table) -> Vec<String> {
         .collect()
 }
 
-/// `pg_get_indexdef` text of a table's primary-key index.
-pub fn pkey_indexdef(tb: &Table) -> String {
-    let cols = pkey_columns(tb);
+/// An index's key columns, quoted as `pg_get_indexdef(oid, column, …)` shows each.
+pub fn index_columns(tb: &Table, ix: &ListedIndex<'_>) -> Vec<String> {
+    ix.columns
+        .iter()
+        .filter_map(|i| tb.columns.get(*i))
+        .map(|c| quote_ident(&c.name))
+        .collect()
+}
+
+/// `pg_get_indexdef` text of one of a table's listed indexes: PostgreSQL's, with each key
+/// column's ordering where it is not the default (`DESC` takes NULLS FIRST by default).
+pub fn indexdef(tb: &Table, ix: &ListedIndex<'_>) -> String {
+    let cols: Vec<String> = index_columns(tb, ix)
+        .into_iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let o = ix.option(k);
+            let (desc, nulls_first) = (o & 1 != 0, o & 2 != 0);
+            match (desc, nulls_first) {
+                (true, true) => format!("{c} DESC"),
+                (true, false) => format!("{c} DESC NULLS LAST"),
+                (false, true) => format!("{c} NULLS FIRST"),
+                (false, false) => c,
+            }
+        })
+        .collect();
     format!(
-        "CREATE UNIQUE INDEX {} ON {}.{} USING {} ({})",
-        quote_ident(&tb.pkey_name),
+        "CREATE {}INDEX {} ON {}.{} USING {} ({})",
+        if ix.primary { "UNIQUE " } else { "" },
+        quote_ident(ix.name),
         quote_ident(&tb.schema),
         quote_ident(&tb.name),
         quote_ident("btree"),
@@ -742,19 +790,19 @@ pub fn pkey_constraintdef(tb: &Table) -> String {
 }
 
 pub(super) fn indexes_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
-    view.tables
-        .iter()
-        .filter(|tb| !tb.primary_key.is_empty())
-        .map(|tb| {
-            row![
+    let mut rows = Vec::new();
+    for tb in view.tables {
+        for ix in tb.listed_indexes() {
+            rows.push(row![
                 t(&tb.schema),
                 t(&tb.name),
-                t(&tb.pkey_name),
+                t(ix.name),
                 NULL,
-                Value::text(pkey_indexdef(tb)),
-            ]
-        })
-        .collect()
+                Value::text(indexdef(tb, &ix)),
+            ]);
+        }
+    }
+    rows
 }
 
 pub(super) fn attrdef_oid(table_oid: u32, attnum: usize) -> u32 {
@@ -906,13 +954,12 @@ pub(super) fn description_rows(view: &CatalogView<'_>, want: Want<'_>) -> Vec<Ve
         }
     }
     for tb in view.tables {
-        let keyed = !tb.primary_key.is_empty();
-        if keyed && want(tb.pkey_oid(), "", &tb.pkey_name) {
-            if let Some(c) = &tb.pkey_comment {
-                row(tb.pkey_oid(), CLASS_OID, 0, c);
+        for ix in tb.listed_indexes().filter(|ix| want(ix.oid, "", ix.name)) {
+            if let Some(c) = ix.comment {
+                row(ix.oid, CLASS_OID, 0, c);
             }
-            if let Some(c) = &tb.pkey_constraint_comment {
-                row(tb.pkey_oid(), CONSTRAINT_OID, 0, c);
+            if let Some(c) = tb.pkey_constraint_comment.as_ref().filter(|_| ix.primary) {
+                row(ix.oid, CONSTRAINT_OID, 0, c);
             }
         }
         if !want(tb.oid, "", &tb.name) {

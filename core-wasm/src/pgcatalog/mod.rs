@@ -35,7 +35,9 @@
 //! `catalog_rows.rs` and `information_schema.rs` their rows, `base_types.rs` the types,
 //! `procs.rs` the built-in functions' OIDs, `quoting.rs` identifier quoting.
 
-use crate::catalog::{Column, Schema, Table, TableRef, BUILTIN_SCHEMAS, FIRST_USER_OID};
+use crate::catalog::{
+    Column, ListedIndex, Schema, Table, TableRef, BUILTIN_SCHEMAS, FIRST_USER_OID,
+};
 use crate::types::{PgType, Value};
 
 /// A row of a relation [`build_only`] builds: its values, with room for the `tableoid`

@@ -105,26 +105,30 @@ impl<'a, 'b> Executor<'a, 'b> {
             }
             "pg_get_indexdef" | "pg_get_constraintdef" => match a.first() {
                 Some(Value::Int(o)) => {
-                    let index = u32::try_from(*o)
-                        .ok()
-                        .and_then(|o| self.cx.relation_by_oid(o))
+                    let oid = u32::try_from(*o).unwrap_or(0);
+                    let index = self
+                        .cx
+                        .relation_by_oid(oid)
                         .filter(|(_, is_index)| *is_index);
-                    match index {
+                    let listed = index.as_ref().and_then(|(t, _)| t.listed_index(oid));
+                    match (index.as_ref(), listed) {
                         // (index, column, pretty): one key column's definition, empty past
                         // the key's columns; column 0 is the whole index.
-                        Some((t, _)) if name == "pg_get_indexdef" => match a.get(1) {
+                        (Some((t, _)), Some(ix)) if name == "pg_get_indexdef" => match a.get(1) {
                             Some(Value::Int(c)) if *c != 0 => Value::text(
                                 usize::try_from(*c - 1)
                                     .ok()
                                     .and_then(|i| {
-                                        crate::pgcatalog::pkey_columns(&t).get(i).cloned()
+                                        crate::pgcatalog::index_columns(t, &ix).get(i).cloned()
                                     })
                                     .unwrap_or_default(),
                             ),
-                            _ => Value::text(crate::pgcatalog::pkey_indexdef(&t)),
+                            _ => Value::text(crate::pgcatalog::indexdef(t, &ix)),
                         },
-                        Some((t, _)) => Value::text(crate::pgcatalog::pkey_constraintdef(&t)),
-                        None => Value::Null,
+                        (Some((t, _)), Some(ix)) if ix.primary => {
+                            Value::text(crate::pgcatalog::pkey_constraintdef(t))
+                        }
+                        _ => Value::Null,
                     }
                 }
                 _ => Value::Null,
@@ -396,6 +400,13 @@ impl<'a, 'b> Executor<'a, 'b> {
                                 let rows = crate::keys::table_prefix(t.id);
                                 let mut index = rows.clone();
                                 index[0] = crate::keys::TAG_INDEX;
+                                // An index CREATE INDEX made is its own entries.
+                                let own = u32::try_from(*o)
+                                    .ok()
+                                    .and_then(|o| t.user_indexes().find(|(_, ix)| ix.oid == o));
+                                if let Some((_, ix)) = own {
+                                    index = crate::keys::index_prefix(t.id, ix.slot);
+                                }
                                 Value::Int(match name {
                                     // An index is its keys, and has no index of its own.
                                     "pg_indexes_size" if is_index => 0,
@@ -1566,7 +1577,7 @@ impl<'a, 'b> Executor<'a, 'b> {
     }
 
     pub(super) fn primary_key_index(&self, schema: Option<&str>, name: &str) -> Option<u32> {
-        self.cx.key_index_table(schema, name).map(|t| t.pkey_oid())
+        self.cx.index_table(schema, name).map(|(_, oid)| oid)
     }
 
     /// Raw bytes (keys and values, every version) stored under a key prefix; empty = all.

@@ -227,10 +227,10 @@ impl<'a, 'b> Executor<'a, 'b> {
             .ok_or(SqlError::NoRelationWithOid { oid })?;
         match t {
             (t, false) if t.sequence.is_some() => Ok(t),
-            (t, is_index) => Err(SqlError::WrongObjectType {
+            (t, _) => Err(SqlError::WrongObjectType {
                 message: format!(
                     "\"{}\" is not a sequence",
-                    if is_index { &t.pkey_name } else { &t.name }
+                    u32::try_from(oid).map_or(t.name.as_str(), |o| t.name_of(o))
                 ),
             }),
         }

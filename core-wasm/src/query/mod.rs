@@ -774,14 +774,13 @@ impl ReadCx<'_> {
             .map(|t| (*t).clone())
     }
 
-    /// Whether a relation of `schema` — a table or a primary-key index — is named `name`: the
+    /// Whether a relation of `schema` — a table or an index — is named `name`: the
     /// transaction's own tables and the committed ones it has not dropped or replaced, found
     /// through the registry's name indexes (CREATE TABLE asks it; its cost must not grow with
     /// the registry).
     pub fn relation_named(&self, schema: &str, name: &str) -> bool {
         let hit = |t: &Table| {
-            t.schema == schema
-                && (t.name == name || (!t.primary_key.is_empty() && t.pkey_name == name))
+            t.schema == schema && (t.name == name || t.index_names().any(|n| n == name))
         };
         let replaced = |id: u32| {
             self.pending
@@ -790,7 +789,7 @@ impl ReadCx<'_> {
         let st = &self.st;
         self.pending
             .is_some_and(|p| p.tables.values().any(|t| hit(t)))
-            || [&st.table_ids_by_name, &st.table_ids_by_pkey_name]
+            || [&st.table_ids_by_name, &st.table_ids_by_index_name]
                 .into_iter()
                 .filter_map(|index| index.get(name))
                 .flatten()
@@ -906,16 +905,16 @@ impl ReadCx<'_> {
         self.st.tables.get(&id).cloned()
     }
 
-    /// The table a `pg_class` OID names — the table itself or its primary-key index (then
-    /// `true`) — among those the statement can see.
+    /// The table a `pg_class` OID names — the table itself or one of its listed indexes
+    /// (then `true`; [`Table::listed_index`] says which) — among those the statement can see.
     pub fn relation_by_oid(&self, oid: u32) -> Option<(TableRef, bool)> {
         let tables = self.all_tables();
         let index = self.catalog.relations.get_or_init(|| {
             let mut m = HashMap::with_capacity(tables.len() * 2);
             for (i, t) in tables.iter().enumerate() {
                 m.insert(t.oid, i);
-                if !t.primary_key.is_empty() {
-                    m.insert(t.pkey_oid(), i);
+                for ix in t.listed_indexes() {
+                    m.insert(ix.oid, i);
                 }
             }
             m
@@ -949,7 +948,10 @@ impl ReadCx<'_> {
     /// `oid` (`obj_description`).
     pub fn relation_comment(&self, oid: u32) -> Option<String> {
         let (t, index) = self.relation_by_oid(oid)?;
-        if index { &t.pkey_comment } else { &t.comment }.clone()
+        match index {
+            false => t.comment.clone(),
+            true => t.listed_index(oid)?.comment.map(str::to_string),
+        }
     }
 
     /// The comment of the constraint of OID `oid` (a primary key's).
@@ -957,7 +959,9 @@ impl ReadCx<'_> {
         let (t, true) = self.relation_by_oid(oid)? else {
             return None;
         };
-        t.pkey_constraint_comment.clone()
+        t.pkey_constraint_comment
+            .clone()
+            .filter(|_| oid == t.pkey_oid())
     }
 
     /// The comment of column `attnum` of the table of OID `oid` (`col_description`; number 0
@@ -982,15 +986,15 @@ impl ReadCx<'_> {
             .clone()
     }
 
-    /// The table whose primary-key index is named `name`, in `schema` or else the first
-    /// schema of search_path holding one (indexes are relations too).
-    pub fn key_index_table(&self, schema: Option<&str>, name: &str) -> Option<TableRef> {
+    /// The table with a listed index named `name`, and that index's OID, in `schema` or else
+    /// the first schema of search_path holding one (indexes are relations too).
+    pub fn index_table(&self, schema: Option<&str>, name: &str) -> Option<(TableRef, u32)> {
         let tables = self.all_tables();
         let named = |s: &str| {
-            tables
-                .iter()
-                .find(|t| !t.primary_key.is_empty() && t.pkey_name == name && t.schema == s)
-                .cloned()
+            tables.iter().filter(|t| t.schema == s).find_map(|t| {
+                let ix = t.listed_indexes().find(|ix| ix.name == name)?;
+                Some((t.clone(), ix.oid))
+            })
         };
         match schema {
             Some(s) => named(s),
@@ -1026,9 +1030,8 @@ impl ReadCx<'_> {
         let (schema, name) = match crate::pgcatalog::relation_of(oid) {
             Some((schema, name)) => (schema.to_string(), name.to_string()),
             None => {
-                let (t, is_index) = self.relation_by_oid(oid)?;
-                let name = if is_index { &t.pkey_name } else { &t.name };
-                (t.schema.clone(), name.clone())
+                let (t, _) = self.relation_by_oid(oid)?;
+                (t.schema.clone(), t.name_of(oid).to_string())
             }
         };
         let quote = crate::pgcatalog::quote_ident;

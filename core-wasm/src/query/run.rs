@@ -507,10 +507,14 @@ impl<'a, 'b> Executor<'a, 'b> {
         parent: Option<&Env<'_>>,
     ) -> Option<Vec<crate::exec::KeyRangeBytes>> {
         let (start, key_cols) = match index {
-            Some(n) => (
-                crate::keys::index_prefix(t.id, u8::try_from(n).ok()?),
-                &t.indexes.get(n)?.columns,
-            ),
+            // An index built after this snapshot lacks entries of rows it reads: the whole
+            // table then (the filter decides).
+            Some(n) => match t.indexes.get(n)? {
+                ix if ix.readable_at(self.cx.at) => {
+                    (crate::keys::index_prefix(t.id, ix.slot), &ix.columns)
+                }
+                _ => return None,
+            },
             None => (crate::keys::table_prefix(t.id), &t.primary_key),
         };
         let env = Env {

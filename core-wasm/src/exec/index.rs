@@ -1,0 +1,389 @@
+//! CREATE INDEX, DROP INDEX and ALTER INDEX … RENAME: secondary indexes a client makes on
+//! any table (docs/decisions/0040). Their entries are kept like RockLake's own indexes'
+//! (keys.rs, the commit's index maintenance); the commit that makes one writes the entries of
+//! the rows already there, and the one that drops one removes its entries.
+
+use super::*;
+use crate::catalog::{Index, LAYOUT_THIS_COMMIT};
+
+/// PostgreSQL's NAMEDATALEN - 1: the longest name it keeps, in bytes.
+const MAX_NAME_BYTES: usize = 63;
+
+/// `CREATE [UNIQUE] INDEX [CONCURRENTLY] [IF NOT EXISTS] [name] ON table [USING btree]
+/// (column [ASC | DESC] [NULLS FIRST | LAST], …)`. The checks come in PostgreSQL's order: the
+/// table, its kind, the key's columns and their types, then the name.
+pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Output, SqlError> {
+    cx.check_writable("CREATE INDEX")?;
+    if ci.concurrently && cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
+        return Err(SqlError::ActiveTransaction {
+            message: "CREATE INDEX CONCURRENTLY cannot run inside a transaction block".into(),
+        });
+    }
+    refuse_index_options(ci)?;
+    let given = match &ci.name {
+        None => None,
+        Some(n) => match object_name(n).as_slice() {
+            [one] => Some(one.clone()),
+            // PostgreSQL's grammar takes a bare name: the index goes into its table's schema.
+            _ => return Err(syntax_at(".")),
+        },
+    };
+    let parts = object_name(&ci.table_name);
+    let Some(t) = find_table(cx, &parts)? else {
+        let (schema, name) = split_name(&parts)?;
+        if crate::pgcatalog::columns(schema.as_deref(), &name).is_some() {
+            return Err(SqlError::InsufficientPrivilege {
+                message: format!("permission denied: \"{name}\" is a system catalog"),
+            });
+        }
+        if let Some(s) = schema.filter(|s| !schema_exists(cx, s)) {
+            return Err(SqlError::UndefinedSchema { name: s });
+        }
+        return Err(SqlError::UndefinedTable { name });
+    };
+    if t.sequence.is_some() || t.view.is_some() {
+        return Err(SqlError::WrongObjectTypeDetail {
+            message: format!("cannot create index on relation \"{}\"", t.name),
+            detail: format!(
+                "This operation is not supported for {}.",
+                if t.view.is_some() {
+                    "views"
+                } else {
+                    "sequences"
+                }
+            ),
+        });
+    }
+    let mut columns = Vec::with_capacity(ci.columns.len());
+    let mut options = Vec::with_capacity(ci.columns.len());
+    for col in &ci.columns {
+        let (i, option) = index_column(&t, col)?;
+        columns.push(i);
+        options.push(option);
+    }
+    check_key_types(&t.columns, &columns)?;
+    let at = cx.read_point();
+    let name = {
+        let rcx = cx.reader(at);
+        match given {
+            Some(n) if relation_name_taken(&rcx, &t.schema, &n) => {
+                if ci.if_not_exists {
+                    cx.sess.notice(Notice::RelationExists { name: n });
+                    return Ok(Output::Command {
+                        tag: "CREATE INDEX".into(),
+                    });
+                }
+                return Err(SqlError::DuplicateTable { name: n });
+            }
+            Some(n) => n,
+            None => {
+                let names: Vec<&str> = columns
+                    .iter()
+                    .map(|i| t.columns[*i].name.as_str())
+                    .collect();
+                choose_index_name(&t.name, &names, |n| relation_name_taken(&rcx, &t.schema, n))
+            }
+        }
+    };
+    let slot = free_slot(cx, &t)?;
+    let oid = cx.st.next_oid;
+    cx.st.next_oid += 1;
+    // The commit writes an entry per row already there: its share of the transaction's batch
+    // is counted now, so a table too large for one batch fails here (54001).
+    let bytes = {
+        let rcx = cx.reader(at);
+        rcx.check_layout(&t)?;
+        visible_rows(&rcx, &t)?
+            .iter()
+            .map(|(lk, row, _)| lk.len() + 16 + prost::Message::encoded_len(row) + 16)
+            .sum::<usize>()
+    };
+    let mut altered = (*t).clone();
+    altered.indexes.push(Index {
+        name,
+        columns,
+        slot,
+        oid,
+        options,
+        since: LAYOUT_THIS_COMMIT,
+        comment: None,
+    });
+    let p = cx.pending()?;
+    p.uses_definition(&t);
+    p.reserve(bytes)?;
+    // Writers of the table's rows are not disturbed: their commits, if later, write the new
+    // index's entries too; if earlier, this one fails (it read the table whole).
+    p.put_commented_table(Arc::new(altered))?;
+    p.read_whole_table(t.id, at);
+    Ok(Output::Command {
+        tag: "CREATE INDEX".into(),
+    })
+}
+
+/// What CREATE INDEX takes beyond a btree over plain columns: refused, each with what
+/// RockLake does instead.
+fn refuse_index_options(ci: &ast::CreateIndex) -> Result<(), SqlError> {
+    if ci.unique {
+        return Err(SqlError::FeatureNotSupportedHint {
+            what: "CREATE UNIQUE INDEX".into(),
+            hint: "RockLake enforces uniqueness through a table's PRIMARY KEY only.".into(),
+        });
+    }
+    match &ci.using {
+        None => {}
+        Some(ast::IndexType::BTree) => {}
+        Some(ast::IndexType::Custom(id)) if id.value.eq_ignore_ascii_case("btree") => {}
+        Some(other) => {
+            let name = other.to_string().to_lowercase();
+            if !["hash", "gist", "gin", "spgist", "brin"].contains(&name.as_str()) {
+                return Err(SqlError::UndefinedObject {
+                    message: format!("access method \"{name}\" does not exist"),
+                });
+            }
+            return Err(SqlError::FeatureNotSupportedHint {
+                what: format!("index access method \"{name}\""),
+                hint: "RockLake's indexes are btree indexes.".into(),
+            });
+        }
+    }
+    let refused = [
+        (!ci.include.is_empty(), "INCLUDE columns in an index"),
+        (ci.nulls_distinct.is_some(), "NULLS [NOT] DISTINCT"),
+        (!ci.with.is_empty(), "storage parameters (WITH) of an index"),
+        (
+            ci.predicate.is_some(),
+            "partial indexes (CREATE INDEX … WHERE)",
+        ),
+        (
+            ci.r#async || !ci.index_options.is_empty() || !ci.alter_options.is_empty(),
+            "this form of CREATE INDEX",
+        ),
+    ];
+    match refused.iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(SqlError::feature(*what)),
+        None => Ok(()),
+    }
+}
+
+/// A key column of CREATE INDEX: its position in `t` and its `pg_index.indoption` (1 DESC,
+/// 2 NULLS FIRST, which DESC implies unless NULLS LAST is said).
+fn index_column(t: &Table, col: &ast::IndexColumn) -> Result<(usize, i16), SqlError> {
+    let name = match &col.column.expr {
+        ast::Expr::Identifier(id) => crate::query::ident(id),
+        _ => return Err(SqlError::feature("index expressions")),
+    };
+    if col.operator_class.is_some() {
+        return Err(SqlError::FeatureNotSupportedHint {
+            what: "operator classes in an index".into(),
+            hint: "RockLake's indexes use each type's default btree operator class.".into(),
+        });
+    }
+    let Some(i) = t.column_index(&name) else {
+        if SYSTEM_COLUMNS.contains(&name.as_str()) {
+            return Err(SqlError::feature("index creation on system columns"));
+        }
+        return Err(SqlError::UndefinedColumn { name });
+    };
+    let desc = match &col.column.options.sort {
+        None | Some(ast::OrderBySort::Asc) => false,
+        Some(ast::OrderBySort::Desc) => true,
+        Some(ast::OrderBySort::Using(_)) => {
+            return Err(syntax_at("USING"));
+        }
+    };
+    let nulls_first = col.column.options.nulls_first.unwrap_or(desc);
+    Ok((i, i16::from(desc) | (i16::from(nulls_first) << 1)))
+}
+
+/// PostgreSQL's name for an index nobody named (`ChooseIndexName`): the table's name and the
+/// key's column names joined by `_`, then `idx`, shortened to 63 bytes as `makeObjectName`
+/// does, and numbered (`idx1`, `idx2`, …) past the names `taken`.
+pub(crate) fn choose_index_name(
+    table: &str,
+    columns: &[&str],
+    taken: impl Fn(&str) -> bool,
+) -> String {
+    // `ChooseIndexColumnNames`: a name repeated in the key gets a number.
+    let mut names: Vec<String> = Vec::with_capacity(columns.len());
+    for orig in columns {
+        let mut current = orig.to_string();
+        let mut n = 1;
+        while names.contains(&current) {
+            let suffix = n.to_string();
+            current = format!("{}{suffix}", clip(orig, MAX_NAME_BYTES - suffix.len()));
+            n += 1;
+        }
+        names.push(current);
+    }
+    // `ChooseIndexNameAddition`: joined until the text reaches NAMEDATALEN.
+    let mut addition = String::new();
+    for n in &names {
+        if !addition.is_empty() {
+            addition.push('_');
+        }
+        addition.push_str(clip(n, MAX_NAME_BYTES));
+        if addition.len() > MAX_NAME_BYTES {
+            break;
+        }
+    }
+    let mut label = "idx".to_string();
+    let mut pass = 0;
+    loop {
+        let name = make_object_name(table, &addition, &label);
+        if !taken(&name) {
+            return name;
+        }
+        pass += 1;
+        label = format!("idx{pass}");
+    }
+}
+
+/// PostgreSQL's `makeObjectName(name1, name2, label)`: `name1_name2_label`, the longer of the
+/// two names shortened a byte at a time until it fits in 63 bytes (whole characters kept).
+fn make_object_name(name1: &str, name2: &str, label: &str) -> String {
+    let overhead = 1 + label.len() + 1;
+    let avail = MAX_NAME_BYTES.saturating_sub(overhead);
+    let (mut n1, mut n2) = (name1.len(), name2.len());
+    while n1 + n2 > avail {
+        if n1 > n2 {
+            n1 -= 1;
+        } else {
+            n2 -= 1;
+        }
+    }
+    format!("{}_{}_{label}", clip(name1, n1), clip(name2, n2))
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn clip(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// A slot no index of the table has, in this transaction or as committed: a slot whose
+/// index is dropped in this transaction keeps its entries until the commit removes them.
+fn free_slot(cx: &mut Cx<'_>, t: &Table) -> Result<u8, SqlError> {
+    let committed = cx.st.tables.get(&t.id).cloned();
+    let used = |slot: u8| {
+        t.index_at_slot(slot).is_some()
+            || committed
+                .as_ref()
+                .is_some_and(|c| c.index_at_slot(slot).is_some())
+    };
+    (0..u8::MAX)
+        .find(|s| !used(*s))
+        .ok_or_else(|| SqlError::ProgramLimit {
+            message: format!(
+                "table \"{}\" has too many indexes (RockLake keeps 255)",
+                t.name
+            ),
+        })
+}
+
+/// `DROP INDEX [IF EXISTS] name, … [CASCADE | RESTRICT]`. A primary key's index goes only
+/// with its constraint (2BP01, as in PostgreSQL); nothing else depends on an index.
+pub(super) fn drop_indexes(
+    cx: &mut Cx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<Output, SqlError> {
+    cx.check_writable("DROP INDEX")?;
+    let mut found: Vec<(u32, u32)> = Vec::new();
+    for n in names {
+        let parts = object_name(n);
+        let (schema, name) = split_name(&parts)?;
+        let at = cx.read_point();
+        let hit = cx.reader(at).index_table(schema.as_deref(), &name);
+        match hit {
+            Some((t, oid)) if oid == t.pkey_oid() => {
+                let rcx = cx.reader(at);
+                let q = crate::pgcatalog::quote_ident;
+                let (constraint, table) = (q(&t.pkey_name), name_in_message(&rcx, &t));
+                return Err(SqlError::RequiredByColumn {
+                    message: format!(
+                        "cannot drop index {} because constraint {constraint} on table {table} requires it",
+                        q(&name)
+                    ),
+                    hint: format!("You can drop constraint {constraint} on table {table} instead."),
+                });
+            }
+            Some((t, oid)) => found.push((t.id, oid)),
+            None => match find_table(cx, &parts)? {
+                Some(t) => {
+                    return Err(SqlError::WrongObjectTypeHint {
+                        message: format!("\"{}\" is not an index", t.name),
+                        hint: crate::view::drop_hint(&t).into(),
+                    })
+                }
+                None => missing_to_drop(cx, &parts, if_exists, "index", |name| {
+                    SqlError::UndefinedObject {
+                        message: format!("index \"{name}\" does not exist"),
+                    }
+                })?,
+            },
+        }
+    }
+    for (table_id, oid) in found {
+        // The definition as this statement leaves it (two of one table's indexes may go).
+        let at = cx.read_point();
+        let Some(current) = cx.reader(at).table_by_id(table_id) else {
+            continue;
+        };
+        let mut altered = (*current).clone();
+        altered.indexes.retain(|ix| ix.oid != oid);
+        let p = cx.pending()?;
+        p.uses_definition(&current);
+        p.put_commented_table(Arc::new(altered))?;
+        // Entries a concurrent commit writes into the dropped index would outlive it.
+        p.read_whole_table(table_id, at);
+    }
+    Ok(Output::Command {
+        tag: "DROP INDEX".into(),
+    })
+}
+
+/// `ALTER INDEX name RENAME TO new`: a primary key's index takes its constraint's name along,
+/// as in PostgreSQL.
+pub(super) fn alter_index(
+    cx: &mut Cx<'_>,
+    name: &ast::ObjectName,
+    op: &ast::AlterIndexOperation,
+) -> Result<Output, SqlError> {
+    cx.check_writable("ALTER INDEX")?;
+    let ast::AlterIndexOperation::RenameIndex { index_name } = op;
+    let new = match object_name(index_name).as_slice() {
+        [one] => one.clone(),
+        _ => return Err(syntax_at(".")),
+    };
+    let parts = object_name(name);
+    let (schema, old) = split_name(&parts)?;
+    let at = cx.read_point();
+    let hit = cx.reader(at).index_table(schema.as_deref(), &old);
+    let Some((t, oid)) = hit else {
+        return Err(match find_table(cx, &parts)? {
+            Some(t) => SqlError::WrongObjectType {
+                message: format!("\"{}\" is not an index", t.name),
+            },
+            None => SqlError::UndefinedTable { name: old },
+        });
+    };
+    if relation_name_taken(&cx.reader(at), &t.schema, &new) {
+        return Err(SqlError::DuplicateTable { name: new });
+    }
+    let mut altered = (*t).clone();
+    if oid == t.pkey_oid() {
+        altered.pkey_name = new;
+    } else if let Some(ix) = altered.indexes.iter_mut().find(|ix| ix.oid == oid) {
+        ix.name = new;
+    }
+    let p = cx.pending()?;
+    p.uses_definition(&t);
+    // The table's columns, keys and entries stay: writers of its rows are not disturbed.
+    p.put_commented_table(Arc::new(altered))?;
+    Ok(Output::Command {
+        tag: "ALTER INDEX".into(),
+    })
+}
