@@ -249,6 +249,9 @@ COMMENT ON INDEX app.items_pkey IS 'by id';
 COMMENT ON CONSTRAINT orders_pkey ON app.orders IS 'one row per order and item';
 COMMENT ON SEQUENCE app.s1 IS 'a free sequence';
 COMMENT ON COLUMN public.pubser.v IS 'a value';
+CREATE INDEX ON app.items (name);
+CREATE INDEX orders_lookup ON app.orders (item_id, qty DESC NULLS LAST);
+COMMENT ON INDEX app.orders_lookup IS 'by item';
 ";
     // After a restore: each sequence goes on from where the dump left it.
     const DRAW: &str = "
@@ -330,6 +333,11 @@ SELECT nextval('app.s1');
             && dumps[0].contains("COMMENT ON SCHEMA app IS 'the application''s schema';")
             && dumps[0].contains("COMMENT ON COLUMN app.items.price IS 'in euros';")
             && dumps[0].contains("COMMENT ON INDEX app.items_pkey IS 'by id';")
+            && dumps[0].contains("CREATE INDEX items_name_idx ON app.items USING btree (name);")
+            && dumps[0].contains(
+                "CREATE INDEX orders_lookup ON app.orders USING btree (item_id, qty DESC NULLS LAST);"
+            )
+            && dumps[0].contains("COMMENT ON INDEX app.orders_lookup IS 'by item';")
             && dumps[0].contains(
                 "COMMENT ON CONSTRAINT orders_pkey ON app.orders IS 'one row per order and item';"
             ),

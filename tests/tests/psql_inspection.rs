@@ -24,6 +24,9 @@ COMMENT ON COLUMN ducklake_table.path IS 'relative to the data path';
 COMMENT ON COLUMN ducklake_snapshot.snapshot_id IS 'the key';
 COMMENT ON INDEX ducklake_snapshot_pkey IS 'by snapshot';
 COMMENT ON CONSTRAINT ducklake_data_file_pkey ON ducklake_data_file IS 'one row per file';
+CREATE INDEX ducklake_data_file_lookup ON ducklake_data_file (table_id, end_snapshot DESC);
+CREATE INDEX ON dlmeta.ducklake_metadata (key NULLS FIRST, scope_id);
+COMMENT ON INDEX ducklake_data_file_lookup IS 'files of a table';
 ";
 
 /// Commands whose whole output must match PostgreSQL's.
@@ -39,6 +42,9 @@ const SAME_AS_POSTGRES: &[&str] = &[
     r"\d+ ducklake_table",
     r"\d dlmeta.ducklake_metadata",
     r"\di",
+    r"\di dlmeta.*",
+    r"\d ducklake_data_file_lookup",
+    r"\d dlmeta.ducklake_metadata_key_scope_id_idx",
     r"\dv",
     r"\du",
     r"\d",
@@ -102,6 +108,11 @@ fn psql_describe_commands_match_postgres() {
     let d = psql(&rl, &["-c", r"\d ducklake_snapshot"]);
     assert!(
         d.contains(r#""ducklake_snapshot_pkey" PRIMARY KEY, btree (snapshot_id)"#),
+        "{d}"
+    );
+    let d = psql(&rl, &["-c", r"\d ducklake_data_file"]);
+    assert!(
+        d.contains(r#""ducklake_data_file_lookup" btree (table_id, end_snapshot DESC)"#),
         "{d}"
     );
 

@@ -22,11 +22,8 @@ pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Out
     refuse_index_options(ci)?;
     let given = match &ci.name {
         None => None,
-        Some(n) => match object_name(n).as_slice() {
-            [one] => Some(one.clone()),
-            // PostgreSQL's grammar takes a bare name: the index goes into its table's schema.
-            _ => return Err(syntax_at(".")),
-        },
+        // PostgreSQL's grammar takes a bare name: the index goes into its table's schema.
+        Some(n) => Some(bare_name(n)?),
     };
     let parts = object_name(&ci.table_name);
     let Some(t) = find_table(cx, &parts)? else {
@@ -263,6 +260,22 @@ fn clip(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// The one part of an index's name; a qualified one is PostgreSQL's syntax error at the dot.
+fn bare_name(n: &ast::ObjectName) -> Result<String, SqlError> {
+    match object_name(n).as_slice() {
+        [one] => Ok(one.clone()),
+        _ => {
+            let err = syntax_at(".");
+            if let Some(ast::ObjectNamePart::Identifier(id)) = n.0.first() {
+                let spot =
+                    crate::errpos::Spot::find(id.span.end, crate::errpos::Target::NextToken, ".");
+                crate::errpos::note(&err, spot);
+            }
+            Err(err)
+        }
+    }
+}
+
 /// A slot no index of the table has, in this transaction or as committed: a slot whose
 /// index is dropped in this transaction keeps its entries until the commit removes them.
 fn free_slot(cx: &mut Cx<'_>, t: &Table) -> Result<u8, SqlError> {
@@ -354,20 +367,31 @@ pub(super) fn alter_index(
 ) -> Result<Output, SqlError> {
     cx.check_writable("ALTER INDEX")?;
     let ast::AlterIndexOperation::RenameIndex { index_name } = op;
-    let new = match object_name(index_name).as_slice() {
-        [one] => one.clone(),
-        _ => return Err(syntax_at(".")),
-    };
+    let new = bare_name(index_name)?;
     let parts = object_name(name);
     let (schema, old) = split_name(&parts)?;
     let at = cx.read_point();
     let hit = cx.reader(at).index_table(schema.as_deref(), &old);
     let Some((t, oid)) = hit else {
-        return Err(match find_table(cx, &parts)? {
-            Some(t) => SqlError::WrongObjectType {
-                message: format!("\"{}\" is not an index", t.name),
-            },
-            None => SqlError::UndefinedTable { name: old },
+        if find_table(cx, &parts)?.is_none() {
+            return Err(SqlError::UndefinedTable { name: old });
+        }
+        // PostgreSQL's ALTER INDEX … RENAME renames any relation, as ALTER TABLE does.
+        let rename = ast::AlterTable {
+            name: name.clone(),
+            if_exists: false,
+            only: false,
+            operations: vec![ast::AlterTableOperation::RenameTable {
+                table_name: ast::RenameTableNameKind::To(index_name.clone()),
+            }],
+            location: None,
+            on_cluster: None,
+            table_type: None,
+            end_token: ast::helpers::attached_token::AttachedToken::empty(),
+        };
+        alter_table(cx, &rename)?;
+        return Ok(Output::Command {
+            tag: "ALTER INDEX".into(),
         });
     };
     if relation_name_taken(&cx.reader(at), &t.schema, &new) {

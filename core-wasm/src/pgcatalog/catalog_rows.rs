@@ -444,7 +444,10 @@ pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     // depends on its constraint, which RockLake does not list here.
     for t in view.tables {
         for (_, ix) in t.user_indexes() {
-            for c in &ix.columns {
+            let mut columns = ix.columns.clone();
+            columns.sort_unstable();
+            columns.dedup();
+            for c in &columns {
                 rows.push(vec![
                     oid(PG_CLASS),
                     oid(ix.oid),
@@ -756,9 +759,15 @@ pub fn index_columns(tb: &Table, ix: &ListedIndex<'_>) -> Vec<String> {
         .collect()
 }
 
-/// `pg_get_indexdef` text of one of a table's listed indexes: PostgreSQL's, with each key
-/// column's ordering where it is not the default (`DESC` takes NULLS FIRST by default).
-pub fn indexdef(tb: &Table, ix: &ListedIndex<'_>) -> String {
+/// `schema.table`, each part quoted as PostgreSQL's deparser quotes it.
+pub fn qualified_relation(tb: &Table) -> String {
+    format!("{}.{}", quote_ident(&tb.schema), quote_ident(&tb.name))
+}
+
+/// `pg_get_indexdef` text of one of a table's listed indexes, the table written as `table`:
+/// PostgreSQL's, with each key column's ordering where it is not the default (`DESC` takes
+/// NULLS FIRST by default).
+pub fn indexdef(table: &str, ix: &ListedIndex<'_>, tb: &Table) -> String {
     let cols: Vec<String> = index_columns(tb, ix)
         .into_iter()
         .enumerate()
@@ -774,11 +783,9 @@ pub fn indexdef(tb: &Table, ix: &ListedIndex<'_>) -> String {
         })
         .collect();
     format!(
-        "CREATE {}INDEX {} ON {}.{} USING {} ({})",
+        "CREATE {}INDEX {} ON {table} USING {} ({})",
         if ix.primary { "UNIQUE " } else { "" },
         quote_ident(ix.name),
-        quote_ident(&tb.schema),
-        quote_ident(&tb.name),
         quote_ident("btree"),
         cols.join(", ")
     )
@@ -798,7 +805,7 @@ pub(super) fn indexes_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 t(&tb.name),
                 t(ix.name),
                 NULL,
-                Value::text(indexdef(tb, &ix)),
+                Value::text(indexdef(&qualified_relation(tb), &ix, tb)),
             ]);
         }
     }

@@ -123,7 +123,15 @@ impl<'a, 'b> Executor<'a, 'b> {
                                     })
                                     .unwrap_or_default(),
                             ),
-                            _ => Value::text(crate::pgcatalog::indexdef(t, &ix)),
+                            // Pretty: the table named as search_path finds it.
+                            _ => {
+                                let pretty = matches!(a.get(2), Some(Value::Bool(true)));
+                                let table = match self.cx.regclass_name(t.oid) {
+                                    Some(name) if pretty => name,
+                                    _ => crate::pgcatalog::qualified_relation(t),
+                                };
+                                Value::text(crate::pgcatalog::indexdef(&table, &ix, t))
+                            }
                         },
                         (Some((t, _)), Some(ix)) if ix.primary => {
                             Value::text(crate::pgcatalog::pkey_constraintdef(t))
