@@ -1278,13 +1278,17 @@ impl Engine {
                 .is_some_and(|t| t.version == base.version || same_shape(t));
             // An index made or dropped by a commit not yet durable: this commit's entries
             // would follow the definition before it (once durable, the latest one is used).
-            let slots = |t: &Table| t.indexes.iter().map(|ix| ix.slot).collect::<Vec<u8>>();
-            let latest_slots = self.st.tables.get(id).map(|t| slots(t));
+            let same_indexes = |t: &Table| {
+                self.st.tables.get(id).is_some_and(|latest| {
+                    let slots = |x: &Table| x.indexes.iter().map(|ix| ix.slot).collect::<Vec<_>>();
+                    slots(latest) == slots(t)
+                })
+            };
             let changing = self.st.in_flight.values().any(|f| {
                 f.dropped.contains(id)
-                    || f.tables.iter().any(|t| {
-                        t.id == *id && (!same_shape(t) || latest_slots.as_ref() != Some(&slots(t)))
-                    })
+                    || f.tables
+                        .iter()
+                        .any(|t| t.id == *id && (!same_shape(t) || !same_indexes(t)))
             });
             if changing || !stands {
                 return Err(SqlError::SerializationFailure);

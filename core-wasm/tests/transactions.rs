@@ -1055,3 +1055,40 @@ fn comments_are_durable_and_conflict_like_definitions() {
         vec![vec![v("second")]]
     );
 }
+
+#[test]
+fn a_writer_meeting_an_index_still_in_flight_gets_40001_and_one_after_it_commits() {
+    // Group commit: CREATE INDEX's batch is not durable yet when a writer of the table plans
+    // its own; that writer's entries would follow the definition without the index.
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT)");
+    h.ok(a, "INSERT INTO t VALUES (1, 10), (2, 20)");
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO t VALUES (3, 10)");
+    h.ok(a, "BEGIN");
+    h.ok(a, "CREATE INDEX t_k ON t (k)");
+    let ra = h.engine.query(&h.kv, a, "COMMIT", 10);
+    let batch = ra.commit.expect("the index's commit is planned");
+    let rb = h.engine.query(&h.kv, b, "COMMIT", 11);
+    assert!(
+        rb.commit.is_none(),
+        "b must not be planned beside the index"
+    );
+    assert_eq!(rb.error.map(|e| e.code).as_deref(), Some("40001"));
+    h.kv.apply(&batch);
+    let done = h.engine.commit_finished(&h.kv, a, Ok(()));
+    assert!(done.error.is_none(), "{:?}", done.error);
+    // Once it is durable, a writer that began before it commits, with the index's entries.
+    h.ok(b, "BEGIN");
+    h.ok(b, "INSERT INTO t VALUES (3, 10)");
+    h.ok(a, "CREATE INDEX t_k2 ON t (k, id)");
+    h.ok(b, "COMMIT");
+    assert_eq!(
+        h.rows(a, "SELECT id FROM t WHERE k = 10 ORDER BY id"),
+        vec![vec![v("1")], vec![v("3")]]
+    );
+    let report = rocklake_core::verify::verify(&mut h.engine, &h.kv).expect("verify");
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}

@@ -515,3 +515,72 @@ fn duckdb_postgres_attach_under_its_settings_as_on_postgres() {
     }
     pair.stop();
 }
+
+/// The indexes DuckLake's operators add to a PostgreSQL catalog (duckdb/ducklake#1147 for
+/// `ducklake_file_column_stats`, and partial-free forms of those PostHog's tools make), made
+/// while DuckDB works on the lake: DuckDB attaches, writes and reads as before, its catalog
+/// load lists them, and the answers are PostgreSQL's. On RockLake the lake's entries and rows
+/// then agree (`rocklake_verify()`).
+const INDEXED_LAKE: &str = r#"
+import sys, json, dlconn, psycopg
+dsn, data = sys.argv[1], sys.argv[2]
+def ext(sql):
+    with psycopg.connect(dsn, autocommit=True) as c:
+        cur = c.execute(sql)
+        return cur.fetchall() if cur.description else None
+q = lambda c, sql: [list(r) for r in c.execute(sql).fetchall()]
+con = dlconn.connect(exts=("ducklake", "postgres"))
+con.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS lake (DATA_PATH '{data}')")
+con.execute("CREATE TABLE lake.t (i INTEGER, s VARCHAR)")
+for k in range(4):
+    con.execute(f"INSERT INTO lake.t VALUES ({k}, 'v{k}')")
+for sql in [
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS idx_fcs_table_col ON public.ducklake_file_column_stats (table_id, column_id)",
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS idx_ducklake_data_file_compaction ON public.ducklake_data_file (table_id, end_snapshot, file_size_bytes)",
+    "CREATE INDEX IF NOT EXISTS ducklake_name_mapping_mapping_idx ON public.ducklake_name_mapping (mapping_id)",
+    "CREATE INDEX IF NOT EXISTS idx_fcs_table_col ON public.ducklake_file_column_stats (table_id, column_id)",
+]:
+    ext(sql)
+out = {}
+out["indexes"] = ext("SELECT tablename, indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%idx%' OR indexname LIKE 'idx%' ORDER BY 1, 2")
+# The same DuckDB writes on; another attaches after the indexes exist.
+for k in range(4, 8):
+    con.execute(f"INSERT INTO lake.t VALUES ({k}, 'v{k}')")
+other = dlconn.connect(exts=("ducklake", "postgres"))
+other.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS lake (DATA_PATH '{data}')")
+other.execute("DELETE FROM lake.t WHERE i % 3 = 0")
+other.execute("UPDATE lake.t SET s = s || '!' WHERE i % 3 = 1")
+other.execute("CREATE TABLE lake.u AS SELECT range AS r FROM range(10)")
+out["t"] = q(con, "SELECT * FROM lake.t ORDER BY i")
+out["t where"] = q(other, "SELECT count(*), min(i), max(s) FROM lake.t WHERE i > 2 AND s LIKE 'v%'")
+out["u"] = q(con, "SELECT count(*), sum(r) FROM lake.u")
+out["snapshots"] = q(con, "SELECT snapshot_id, changes FROM lake.snapshots() ORDER BY snapshot_id")
+ext("DROP INDEX idx_ducklake_data_file_compaction")
+con.execute("INSERT INTO lake.t VALUES (100, 'after the drop')")
+out["files"] = ext("SELECT table_id, count(*), count(end_snapshot) FROM ducklake_data_file WHERE table_id IN (SELECT table_id FROM ducklake_table WHERE table_name = 't') GROUP BY 1")
+out["stats"] = ext("SELECT count(*) FROM ducklake_file_column_stats WHERE table_id = (SELECT max(table_id) FROM ducklake_table WHERE table_name = 't') AND column_id = 1")
+out["after drop"] = q(other, "SELECT count(*) FROM lake.t")
+print("RESULT", json.dumps(out, default=str))
+"#;
+
+#[test]
+fn duckdb_lake_with_operators_indexes_works_as_on_postgres() {
+    let pair = Pair::start();
+    let mut results = Vec::new();
+    for (name, dsn, data) in pair.servers() {
+        let (ok, out) =
+            rocklake_tests::duckdb_python("155", INDEXED_LAKE, &[&dsn, &data]).expect("duckdb");
+        assert!(ok, "{name}: DuckDB failed on a lake with indexes");
+        results.push(rocklake_tests::result_json(&out));
+    }
+    assert_eq!(results[1], results[0], "DuckDB's answers differ");
+    let indexes = results[0]["indexes"].as_array().map_or(0, Vec::len);
+    assert_eq!(indexes, 3, "{}", results[0]["indexes"]);
+    assert_eq!(results[0]["after drop"], serde_json::json!([[6]]));
+    let verify = rocklake_tests::sql_line(&pair.rl, "SELECT * FROM rocklake_verify()");
+    assert!(
+        verify.starts_with("OK [('summary', ") && verify.ends_with(", 'ok')]"),
+        "rocklake_verify() reports problems: {verify}"
+    );
+    pair.stop();
+}
