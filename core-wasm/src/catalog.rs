@@ -187,6 +187,9 @@ pub struct Index {
     pub since: u64,
     /// COMMENT ON INDEX; never empty.
     pub comment: Option<String>,
+    /// A partial index's predicate as `pg_get_indexdef` shows it after `WHERE`. The entries
+    /// still cover every row (a superset PostgreSQL's would hold), so any query may use them.
+    pub predicate: Option<String>,
 }
 
 impl Index {
@@ -200,6 +203,7 @@ impl Index {
             options: Vec::new(),
             since: 0,
             comment: None,
+            predicate: None,
         }
     }
 
@@ -268,6 +272,7 @@ pub struct ListedIndex<'t> {
     pub options: &'t [i16],
     pub primary: bool,
     pub comment: Option<&'t str>,
+    pub predicate: Option<&'t str>,
 }
 
 impl ListedIndex<'_> {
@@ -308,6 +313,7 @@ impl Table {
             options: &[],
             primary: true,
             comment: self.pkey_comment.as_deref(),
+            predicate: None,
         });
         pkey.into_iter()
             .chain(self.user_indexes().map(|(_, ix)| ListedIndex {
@@ -317,6 +323,7 @@ impl Table {
                 options: &ix.options,
                 primary: false,
                 comment: ix.comment.as_deref(),
+                predicate: ix.predicate.as_deref(),
             }))
     }
 
@@ -398,6 +405,7 @@ impl Table {
                     options: ix.options.iter().map(|o| i32::from(*o)).collect(),
                     since_seq: ix.since,
                     comment: ix.comment.clone().unwrap_or_default(),
+                    predicate: ix.predicate.clone().unwrap_or_default(),
                 })
                 .collect(),
             sequence: self.sequence.as_ref().map(|q| {
@@ -481,6 +489,7 @@ impl Table {
                     .collect(),
                 since: ix.since_seq,
                 comment: Some(ix.comment.clone()).filter(|c| !c.is_empty()),
+                predicate: Some(ix.predicate.clone()).filter(|c| !c.is_empty()),
             })
             .collect();
         let mut slots: Vec<u8> = indexes.iter().map(|ix| ix.slot).collect();

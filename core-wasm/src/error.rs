@@ -487,6 +487,10 @@ pub enum SqlError {
     /// does not.
     #[error("infinite recursion detected in rules for relation \"{name}\"")]
     InfiniteRecursion { name: String },
+    /// An index definition that calls a function whose result can change (PostgreSQL's
+    /// "must be marked IMMUTABLE"): write the condition without it.
+    #[error("{message}")]
+    InvalidObjectDefinition { message: String },
     /// A view whose query no longer gives the columns it was created with (a relation it
     /// reads was changed under it): drop and re-create the view.
     #[error("view \"{name}\" no longer matches the relations it reads")]
@@ -731,7 +735,9 @@ impl SqlError {
             SqlError::TooManyColumns { .. } => "54011",
             SqlError::GroupingLimit { code, .. } => code,
             SqlError::ViewChanged { .. } => "55000",
-            SqlError::InfiniteRecursion { .. } => "42P17",
+            SqlError::InfiniteRecursion { .. } | SqlError::InvalidObjectDefinition { .. } => {
+                "42P17"
+            }
             SqlError::OutOfMemory { .. } => "53200",
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",

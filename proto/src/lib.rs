@@ -193,6 +193,9 @@ pub struct IndexDef {
     /// COMMENT ON INDEX; empty when none.
     #[prost(string, tag = "7")]
     pub comment: ::prost::alloc::string::String,
+    /// A partial index's predicate as `pg_get_indexdef` shows it; empty when none.
+    #[prost(string, tag = "8")]
+    pub predicate: ::prost::alloc::string::String,
 }
 
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -51,6 +51,11 @@ pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Out
             ),
         });
     }
+    // PostgreSQL reads the predicate when it analyses the statement, before the key.
+    let predicate = match &ci.predicate {
+        Some(p) => Some(index_predicate(cx, &t, p)?),
+        None => None,
+    };
     let mut columns = Vec::with_capacity(ci.columns.len());
     let mut options = Vec::with_capacity(ci.columns.len());
     for col in &ci.columns {
@@ -104,6 +109,7 @@ pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Out
         options,
         since: LAYOUT_THIS_COMMIT,
         comment: None,
+        predicate,
     });
     let p = cx.pending()?;
     p.uses_definition(&t);
@@ -148,10 +154,6 @@ fn refuse_index_options(ci: &ast::CreateIndex) -> Result<(), SqlError> {
         (ci.nulls_distinct.is_some(), "NULLS [NOT] DISTINCT"),
         (!ci.with.is_empty(), "storage parameters (WITH) of an index"),
         (
-            ci.predicate.is_some(),
-            "partial indexes (CREATE INDEX … WHERE)",
-        ),
-        (
             ci.r#async || !ci.index_options.is_empty() || !ci.alter_options.is_empty(),
             "this form of CREATE INDEX",
         ),
@@ -159,6 +161,203 @@ fn refuse_index_options(ci: &ast::CreateIndex) -> Result<(), SqlError> {
     match refused.iter().find(|(on, _)| *on) {
         Some((_, what)) => Err(SqlError::feature(*what)),
         None => Ok(()),
+    }
+}
+
+/// A partial index's `WHERE`: bound over the table as PostgreSQL binds it (its columns, a
+/// boolean, no subquery, no function whose result can change), and kept as PostgreSQL's
+/// `pg_get_indexdef` writes it. The entries still cover every row.
+fn index_predicate(cx: &mut Cx<'_>, t: &Table, p: &ast::Expr) -> Result<String, SqlError> {
+    refuse_in_expression(p, "index predicate", false)?;
+    let at = cx.read_point();
+    let rcx = cx.reader(at);
+    let scope = table_scope(t, &t.name);
+    let (_, ty) = Binder::in_clause(&rcx, "index predicates").bind_expr(p, &scope, None)?;
+    if !matches!(ty, PgType::Bool | PgType::Unknown) {
+        let err = SqlError::DatatypeMismatch {
+            message: format!(
+                "argument of WHERE must be type boolean, not type {}",
+                crate::query::format_type(ty, -1)
+            ),
+            hint: None,
+        };
+        let start = sqlparser::ast::Spanned::span(p).start;
+        crate::errpos::note(&err, crate::errpos::Spot::at(start, ""));
+        return Err(err);
+    }
+    if changes_between_calls(p) {
+        return Err(SqlError::InvalidObjectDefinition {
+            message: "functions in index predicate must be marked IMMUTABLE".into(),
+        });
+    }
+    Ok(predicate_text(p))
+}
+
+/// Whether `e` calls a function PostgreSQL marks VOLATILE or STABLE (the clock, random
+/// values, sequences, the session's settings).
+fn changes_between_calls(e: &ast::Expr) -> bool {
+    use std::ops::ControlFlow;
+    const CHANGING: &[&str] = &[
+        "now",
+        "clock_timestamp",
+        "statement_timestamp",
+        "transaction_timestamp",
+        "timeofday",
+        "random",
+        "setseed",
+        "nextval",
+        "currval",
+        "lastval",
+        "setval",
+        "gen_random_uuid",
+        "uuid_generate_v4",
+        "current_setting",
+        "current_schema",
+        "current_schemas",
+        "txid_current",
+        "pg_backend_pid",
+        "to_regclass",
+        "age",
+    ];
+    const WORDS: &[&str] = &[
+        "current_date",
+        "current_time",
+        "current_timestamp",
+        "localtime",
+        "localtimestamp",
+        "current_user",
+        "current_role",
+        "session_user",
+        "user",
+        "current_schema",
+    ];
+    let found = ast::visit_expressions(e, |x| {
+        let hit = match x {
+            ast::Expr::Function(f) => {
+                let name = f.name.to_string().to_ascii_lowercase();
+                let bare = name.rsplit('.').next().unwrap_or(&name).to_string();
+                CHANGING.contains(&bare.as_str()) || WORDS.contains(&bare.as_str())
+            }
+            ast::Expr::Identifier(i) => {
+                i.quote_style.is_none() && WORDS.contains(&i.value.to_ascii_lowercase().as_str())
+            }
+            _ => false,
+        };
+        if hit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    found.is_break()
+}
+
+/// A predicate as PostgreSQL's deparser writes it for the shapes it is usually given: each
+/// operator, `IS [NOT] NULL`, `NOT` and `BETWEEN` in brackets, names quoted only where they
+/// must be. Constants and calls are written as the client wrote them (PostgreSQL also
+/// writes the type it read a constant as).
+fn predicate_text(e: &ast::Expr) -> String {
+    use ast::Expr as E;
+    match e {
+        E::Nested(inner) => predicate_text(inner),
+        E::BinaryOp { left, op, right } => {
+            format!("({} {op} {})", predicate_text(left), predicate_text(right))
+        }
+        E::IsNull(x) => format!("({} IS NULL)", predicate_text(x)),
+        E::IsNotNull(x) => format!("({} IS NOT NULL)", predicate_text(x)),
+        E::IsTrue(x) => format!("({} IS TRUE)", predicate_text(x)),
+        E::IsNotTrue(x) => format!("({} IS NOT TRUE)", predicate_text(x)),
+        E::IsFalse(x) => format!("({} IS FALSE)", predicate_text(x)),
+        E::IsNotFalse(x) => format!("({} IS NOT FALSE)", predicate_text(x)),
+        E::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            expr,
+        } => format!("(NOT {})", predicate_text(expr)),
+        // PostgreSQL keeps BETWEEN as the two comparisons it means.
+        E::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => {
+            let (x, lo, hi) = (
+                predicate_text(expr),
+                predicate_text(low),
+                predicate_text(high),
+            );
+            match negated {
+                false => format!("(({x} >= {lo}) AND ({x} <= {hi}))"),
+                true => format!("(({x} < {lo}) OR ({x} > {hi}))"),
+            }
+        }
+        E::Identifier(id) => crate::pgcatalog::quote_ident(&crate::query::ident(id)),
+        E::In { .. } => format!("({})", crate::pgcatalog::normalize_names(&e.to_string())),
+        other => crate::pgcatalog::normalize_names(&other.to_string()),
+    }
+}
+
+/// The predicate `text` ([`predicate_text`]) as `pg_get_indexdef(…, true)` prints it: the
+/// brackets that the operators' precedence makes needless left out.
+pub(crate) fn pretty_predicate(text: &str) -> String {
+    let parsed = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr());
+    match parsed {
+        Ok(e) => pretty(&e, 0),
+        Err(_) => text.to_string(),
+    }
+}
+
+/// Binding strength of what [`pretty`] prints, as PostgreSQL's grammar has it.
+fn strength(e: &ast::Expr) -> u8 {
+    use ast::{BinaryOperator as B, Expr as E};
+    match e {
+        E::BinaryOp { op: B::Or, .. } => 1,
+        E::BinaryOp { op: B::And, .. } => 2,
+        E::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            ..
+        } => 3,
+        E::IsNull(_)
+        | E::IsNotNull(_)
+        | E::IsTrue(_)
+        | E::IsNotTrue(_)
+        | E::IsFalse(_)
+        | E::IsNotFalse(_) => 4,
+        E::BinaryOp {
+            op: B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq,
+            ..
+        } => 5,
+        E::BinaryOp { .. } => 6,
+        _ => 9,
+    }
+}
+
+fn pretty(e: &ast::Expr, outer: u8) -> String {
+    use ast::Expr as E;
+    let own = strength(e);
+    let text = match e {
+        E::Nested(inner) => return pretty(inner, outer),
+        E::BinaryOp { left, op, right } => {
+            // Left-associative: a right operand as strong as the operator keeps its brackets.
+            format!("{} {op} {}", pretty(left, own), pretty(right, own + 1))
+        }
+        E::IsNull(x) => format!("{} IS NULL", pretty(x, own + 1)),
+        E::IsNotNull(x) => format!("{} IS NOT NULL", pretty(x, own + 1)),
+        E::IsTrue(x) => format!("{} IS TRUE", pretty(x, own + 1)),
+        E::IsNotTrue(x) => format!("{} IS NOT TRUE", pretty(x, own + 1)),
+        E::IsFalse(x) => format!("{} IS FALSE", pretty(x, own + 1)),
+        E::IsNotFalse(x) => format!("{} IS NOT FALSE", pretty(x, own + 1)),
+        E::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            expr,
+        } => format!("NOT {}", pretty(expr, own)),
+        other => return other.to_string(),
+    };
+    if own < outer {
+        format!("({text})")
+    } else {
+        text
     }
 }
 

@@ -49,6 +49,7 @@ pub use copy::*;
 pub(crate) use create::*;
 pub(crate) use dml::*;
 pub(crate) use drop::*;
+pub(crate) use index::pretty_predicate;
 use index::*;
 pub use rows::*;
 use sequences::*;

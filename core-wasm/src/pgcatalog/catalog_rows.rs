@@ -650,7 +650,8 @@ pub(super) fn index_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 int2s(types().map(|ty| i64::from(btree_opclass(ty)))),
                 int2s((0..ix.columns.len()).map(|k| i64::from(ix.option(k)))),
                 NULL,
-                NULL,
+                // PostgreSQL keeps a node tree; its text is what RockLake has.
+                ix.predicate.map_or(NULL, t),
             ]);
         }
     }
@@ -782,13 +783,18 @@ pub fn indexdef(table: &str, ix: &ListedIndex<'_>, tb: &Table) -> String {
             }
         })
         .collect();
-    format!(
+    let mut def = format!(
         "CREATE {}INDEX {} ON {table} USING {} ({})",
         if ix.primary { "UNIQUE " } else { "" },
         quote_ident(ix.name),
         quote_ident("btree"),
         cols.join(", ")
-    )
+    );
+    if let Some(p) = ix.predicate {
+        def.push_str(" WHERE ");
+        def.push_str(p);
+    }
+    def
 }
 
 /// `pg_get_constraintdef` text of a table's primary-key constraint.

@@ -38,6 +38,15 @@ impl<'a, 'b> Binder<'a, 'b> {
         }
     }
 
+    /// A binder for an expression of `clause` (PostgreSQL's name for where it stands, as in
+    /// "aggregate functions are not allowed in index predicates").
+    pub fn in_clause(cx: &'a ReadCx<'b>, clause: &'static str) -> Self {
+        Binder {
+            clause,
+            ..Binder::new(cx)
+        }
+    }
+
     /// True when the statements bound so far read only committed tables named with their
     /// schema, through deterministic functions: their result is a function of the commit
     /// point they read (and the text), whatever the session.
