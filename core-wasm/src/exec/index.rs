@@ -219,18 +219,8 @@ fn changes_between_calls(e: &ast::Expr) -> bool {
         "to_regclass",
         "age",
     ];
-    const WORDS: &[&str] = &[
-        "current_date",
-        "current_time",
-        "current_timestamp",
-        "localtime",
-        "localtimestamp",
-        "current_user",
-        "current_role",
-        "session_user",
-        "user",
-        "current_schema",
-    ];
+    // Words PostgreSQL reads as calls of the clock or the session (`current_date`, `user`).
+    const WORDS: &[&str] = crate::pgcatalog::SQL_VALUE_WORDS;
     let found = ast::visit_expressions(e, |x| {
         let hit = match x {
             ast::Expr::Function(f) => {

@@ -232,7 +232,7 @@ pub(super) const SQL_SYNTAX_CALLS: &[&str] = &[
 
 /// Words PostgreSQL's grammar reads as calls without brackets (`DEFAULT current_user`): its
 /// deparser writes them in capitals.
-pub(super) const SQL_VALUE_WORDS: &[&str] = &[
+pub const SQL_VALUE_WORDS: &[&str] = &[
     "current_date",
     "current_time",
     "current_timestamp",
