@@ -485,13 +485,69 @@ fn free_slot(cx: &mut Cx<'_>, t: &Table) -> Result<u8, SqlError> {
         })
 }
 
-/// `DROP INDEX [IF EXISTS] name, … [CASCADE | RESTRICT]`. A primary key's index goes only
-/// with its constraint (2BP01, as in PostgreSQL); nothing else depends on an index.
+/// Whether the parser stands at `DROP INDEX CONCURRENTLY`, which sqlparser does not read.
+pub(crate) fn at_drop_index_concurrently(p: &Parser<'_>) -> bool {
+    let word = |n: usize, w: Keyword| {
+        matches!(&p.peek_nth_token_ref(n).token,
+            Token::Word(x) if x.quote_style.is_none() && x.keyword == w)
+    };
+    word(0, Keyword::DROP) && word(1, Keyword::INDEX) && word(2, Keyword::CONCURRENTLY)
+}
+
+/// `DROP INDEX CONCURRENTLY [IF EXISTS] name, … [CASCADE | RESTRICT]`, as a DROP INDEX whose
+/// `purge` flag (meaningless for PostgreSQL) marks CONCURRENTLY for [`drop_indexes`].
+pub(crate) fn parse_drop_index_concurrently(
+    p: &mut Parser<'_>,
+    syntax: impl Fn(ParserError) -> SqlError,
+) -> Result<Statement, SqlError> {
+    for _ in 0..3 {
+        p.next_token();
+    }
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let names = p
+        .parse_comma_separated(|p| p.parse_object_name(false))
+        .map_err(&syntax)?;
+    let behaviour = p.parse_one_of_keywords(&[Keyword::CASCADE, Keyword::RESTRICT]);
+    Ok(Statement::Drop {
+        object_type: ast::ObjectType::Index,
+        if_exists,
+        names,
+        cascade: behaviour == Some(Keyword::CASCADE),
+        restrict: behaviour == Some(Keyword::RESTRICT),
+        purge: true,
+        temporary: false,
+        table: None,
+    })
+}
+
+/// `DROP INDEX [CONCURRENTLY] [IF EXISTS] name, … [CASCADE | RESTRICT]`. A primary key's
+/// index goes only with its constraint (2BP01, as in PostgreSQL); nothing else depends on an
+/// index. CONCURRENTLY behaves as without it, with PostgreSQL's limits on its form.
 pub(super) fn drop_indexes(
     cx: &mut Cx<'_>,
     names: &[ast::ObjectName],
     if_exists: bool,
+    cascade: bool,
+    concurrently: bool,
 ) -> Result<Output, SqlError> {
+    if concurrently {
+        if cx.sess.txn.as_ref().is_some_and(|t| t.explicit) {
+            return Err(SqlError::ActiveTransaction {
+                message: "DROP INDEX CONCURRENTLY cannot run inside a transaction block".into(),
+            });
+        }
+        if names.len() != 1 {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: "DROP INDEX CONCURRENTLY does not support dropping multiple objects"
+                    .into(),
+            });
+        }
+        if cascade {
+            return Err(SqlError::UnsupportedByPostgres {
+                message: "DROP INDEX CONCURRENTLY does not support CASCADE".into(),
+            });
+        }
+    }
     cx.check_writable("DROP INDEX")?;
     let mut found: Vec<(u32, u32)> = Vec::new();
     for n in names {

@@ -149,6 +149,8 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
             parse_ctas_with_names(&mut p, syntax)?
         } else if crate::maintenance::at_maintenance(&p) {
             crate::maintenance::parse_maintenance(&mut p, syntax)?
+        } else if at_drop_index_concurrently(&p) {
+            parse_drop_index_concurrently(&mut p, syntax)?
         } else if crate::comment::at_comment_on_constraint(&p) {
             crate::comment::parse_comment_on_constraint(&mut p, syntax)?
         } else if let Some(e) = crate::comment::unquoted_comment_text(&p) {
@@ -1158,9 +1160,11 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
             object_type: ast::ObjectType::Index,
             if_exists,
             names,
+            cascade,
+            purge,
             table: None,
             ..
-        } => drop_indexes(cx, names, *if_exists)?,
+        } => drop_indexes(cx, names, *if_exists, *cascade, *purge)?,
         Statement::CreateIndex(ci) => create_index(cx, ci)?,
         Statement::AlterIndex { name, operation } => alter_index(cx, name, operation)?,
         Statement::CreateView(cv) => crate::view::create_view(cx, cv)?,
