@@ -1112,9 +1112,9 @@ impl Engine {
 
     /// The entries of indexes this transaction made or dropped (CREATE / DROP INDEX): every
     /// committed row it did not write gets its entry in each new index (its own writes got
-    /// theirs above), and every entry of a dropped index is removed. The statement read the
-    /// table whole, so the rows at the latest commit are the ones it saw (else the commit
-    /// failed above).
+    /// theirs above), and every entry of a dropped index is removed: as of the latest commit,
+    /// which holds every row committed since the statement too. A commit into the table still
+    /// in flight failed this one above (its rows are not there yet).
     fn plan_index_changes(
         &self,
         kv: &dyn KvRead,
@@ -1299,7 +1299,7 @@ impl Engine {
         for (id, at) in &p.whole_table_reads {
             let prefix = keys::table_prefix(*id);
             let mut newer = in_flight_keys.iter().any(|k| k.starts_with(&prefix));
-            if !newer {
+            if !newer && *at != crate::txn::IN_FLIGHT_ONLY {
                 visit_visible(
                     kv,
                     &prefix,
@@ -1427,6 +1427,40 @@ impl Engine {
                         t.name
                     ),
                 });
+            }
+        }
+        // Indexes are relations too: no name of this transaction's tables and their indexes
+        // may be another relation's of the schema, committed meanwhile or in flight.
+        for t in p.tables.values() {
+            let names = || std::iter::once(t.name.as_str()).chain(t.index_names());
+            for name in names() {
+                let committed = [&self.st.table_ids_by_name, &self.st.table_ids_by_index_name]
+                    .into_iter()
+                    .filter_map(|by| by.get(name))
+                    .flatten()
+                    .filter(|id| !p.dropped.contains(id) && !p.tables.contains_key(id))
+                    .filter_map(|id| self.st.tables.get(id));
+                let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
+                let taken = committed.chain(in_flight).any(|o| {
+                    o.id != t.id
+                        && o.schema == t.schema
+                        && (o.index_names().any(|n| n == name)
+                            || (o.name == name && name != t.name))
+                });
+                if taken {
+                    let namespace = crate::catalog::schema_oid(
+                        &t.schema,
+                        p.schemas.iter().chain(self.st.schemas.values()),
+                    );
+                    return Err(SqlError::UniqueViolation {
+                        constraint: "pg_class_relname_nsp_index".into(),
+                        schema: "pg_catalog".into(),
+                        table: "pg_class".into(),
+                        detail: format!(
+                            "Key (relname, relnamespace)=({name}, {namespace}) already exists."
+                        ),
+                    });
+                }
             }
         }
         let seq = self.st.next_seq;

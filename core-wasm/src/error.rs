@@ -502,6 +502,9 @@ pub enum SqlError {
     /// Select fewer columns.
     #[error("target lists can have at most {max} entries")]
     TooManyColumns { max: usize },
+    /// An index over more columns than PostgreSQL's INDEX_MAX_KEYS: index fewer.
+    #[error("cannot use more than {max} columns in an index")]
+    IndexTooWide { max: usize },
     /// The statement needed more memory than its budget (`limit` bytes, 0: the component's
     /// heap ceiling): narrow it (fewer rows, a join condition) or raise the server's
     /// `statement_memory_limit`. Its rows are freed; the session goes on.
@@ -732,7 +735,7 @@ impl SqlError {
             SqlError::BatchTooLarge | SqlError::StackDepth => "54001",
             SqlError::ProgramLimit { .. } => "54000",
             SqlError::SubstringError { .. } => "22011",
-            SqlError::TooManyColumns { .. } => "54011",
+            SqlError::TooManyColumns { .. } | SqlError::IndexTooWide { .. } => "54011",
             SqlError::GroupingLimit { code, .. } => code,
             SqlError::ViewChanged { .. } => "55000",
             SqlError::InfiniteRecursion { .. } | SqlError::InvalidObjectDefinition { .. } => {

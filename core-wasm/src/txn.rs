@@ -74,6 +74,9 @@ pub struct DefBase {
     pub rows_only: bool,
 }
 
+/// [`PendingCatalogTxn::whole_table_reads`] read point that checks only commits in flight.
+pub const IN_FLIGHT_ONLY: u64 = u64::MAX;
+
 #[derive(Debug, Default, Clone)]
 pub struct PendingCatalogTxn {
     pub ops: Vec<BufferedOp>,
@@ -113,7 +116,8 @@ pub struct PendingCatalogTxn {
     /// Tables whose every row an ALTER TABLE of this transaction read (to rewrite them into
     /// another layout, fill an added column's default, or check a NOT NULL), with the read
     /// point: rows another transaction commits into them after it fail the commit (40001),
-    /// as they were neither rewritten nor checked.
+    /// as they were neither rewritten nor checked ([`IN_FLIGHT_ONLY`]: only those whose
+    /// commit is in flight when this one is planned).
     pub whole_table_reads: BTreeMap<u32, u64>,
     /// While a savepoint is open: each `writes` entry as it was before a write changed it,
     /// oldest first ([`Self::rollback_to`] replays them backwards).
@@ -251,7 +255,15 @@ impl PendingCatalogTxn {
     /// Records that an ALTER TABLE read every row of a table at read point `at` (see
     /// [`Self::whole_table_reads`]); an earlier read keeps its older point.
     pub fn read_whole_table(&mut self, table_id: u32, at: u64) {
-        self.whole_table_reads.entry(table_id).or_insert(at);
+        let first = self.whole_table_reads.entry(table_id).or_insert(at);
+        *first = (*first).min(at);
+    }
+
+    /// Fails the commit (40001) should a commit writing rows into the table be in flight when
+    /// it is planned: CREATE / DROP INDEX, whose commit writes or removes the entries of the
+    /// rows committed by then, which a commit not yet durable would miss.
+    pub fn meet_no_writer_in_flight(&mut self, table_id: u32) {
+        self.read_whole_table(table_id, IN_FLIGHT_ONLY);
     }
 
     /// Drops a table or sequence planned against its definition `t` (see

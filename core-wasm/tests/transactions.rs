@@ -1092,3 +1092,38 @@ fn a_writer_meeting_an_index_still_in_flight_gets_40001_and_one_after_it_commits
     let report = rocklake_core::verify::verify(&mut h.engine, &h.kv).expect("verify");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }
+
+#[test]
+fn concurrent_relations_may_not_share_an_index_name() {
+    // PostgreSQL's later commit meets the first one's pg_class row.
+    let mut h = Harness::new();
+    let a = h.session();
+    let b = h.session();
+    h.ok(a, "CREATE TABLE x (c INT)");
+    h.ok(a, "CREATE TABLE y (c INT PRIMARY KEY)");
+    let detail = |name: &str| format!("Key (relname, relnamespace)=({name}, 2200) already exists.");
+    // Two indexes of one name on two tables.
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "CREATE INDEX foo ON x (c)");
+    h.ok(b, "CREATE INDEX foo ON y (c)");
+    h.ok(a, "COMMIT");
+    h.unique_violation(b, "COMMIT", "pg_class_relname_nsp_index", &detail("foo"));
+    // An index and a table; a renamed index and a primary key's.
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "CREATE INDEX bar ON x (c)");
+    h.ok(b, "CREATE TABLE bar (z INT)");
+    h.ok(b, "COMMIT");
+    h.unique_violation(a, "COMMIT", "pg_class_relname_nsp_index", &detail("bar"));
+    h.ok(a, "BEGIN");
+    h.ok(b, "BEGIN");
+    h.ok(a, "ALTER INDEX foo RENAME TO baz");
+    h.ok(b, "ALTER INDEX y_pkey RENAME TO baz");
+    h.ok(a, "COMMIT");
+    h.unique_violation(b, "COMMIT", "pg_class_relname_nsp_index", &detail("baz"));
+    assert_eq!(
+        h.rows(a, "SELECT relname FROM pg_class WHERE relname IN ('foo', 'bar', 'baz', 'y_pkey') ORDER BY 1"),
+        vec![vec![v("bar")], vec![v("baz")], vec![v("y_pkey")]]
+    );
+}

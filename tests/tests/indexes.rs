@@ -54,6 +54,7 @@ for sql in [
     "CREATE INDEX t_b_idx ON sc.u (v)",
     INDEXES, PG_INDEX, HASINDEX, DEPEND,
     "SELECT attname, attnum, atttypid::regtype, attnotnull FROM pg_attribute WHERE attrelid = 't_cd'::regclass ORDER BY attnum",
+    "SELECT attname, attnum FROM pg_attribute WHERE attrelid = 't_a_a1_idx'::regclass ORDER BY attnum",
     "SELECT pg_get_indexdef('t_cd'::regclass), pg_get_indexdef('t_cd'::regclass, 1, true), "
     "pg_get_indexdef('t_cd'::regclass, 2, false), pg_get_indexdef('t_cd'::regclass, 4, true), "
     "pg_get_indexdef('t_pkey'::regclass, 0, true), pg_get_indexdef('sc.u_k_idx'::regclass, 0, true), "
@@ -161,7 +162,22 @@ for sql in [
     "SELECT c.relname, i.indpred IS NULL FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'pf'::regclass ORDER BY 1",
     "SELECT id FROM pf WHERE table_id = 2 AND end_snapshot IS NULL ORDER BY id",
     "SELECT id FROM pf WHERE table_id = 2 ORDER BY id",
+    # The predicate follows its columns: qualified names written bare, renames, drops, types.
+    "CREATE INDEX pq ON pf (id) WHERE pf.flag AND public.pf.table_id > 1",
+    "ALTER TABLE pf RENAME COLUMN size TO bytes",
+    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'pf' ORDER BY 1",
+    DEPEND,
+    "ALTER TABLE pf DROP COLUMN flag",
+    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'pf' ORDER BY 1",
+    "ALTER TABLE pf ALTER COLUMN bytes TYPE text",
+    "ALTER TABLE pf ALTER COLUMN bytes TYPE numeric",
+    "SELECT indexname FROM pg_indexes WHERE tablename = 'pf' ORDER BY 1",
     "DROP TABLE pf",
+    "CREATE TABLE wide (" + ", ".join(f"c{i} int" for i in range(33)) + ")",
+    "CREATE INDEX ON wide (" + ", ".join(f"c{i}" for i in range(33)) + ")",
+    "CREATE INDEX ON wide (" + ", ".join(f"c{i}" for i in range(32)) + ")",
+    "SELECT count(*) FROM pg_attribute WHERE attrelid = (SELECT indexrelid FROM pg_index WHERE indrelid = 'wide'::regclass)",
+    "DROP TABLE wide",
     # ALTER INDEX renames a table or view too, as PostgreSQL's does.
     "ALTER INDEX v RENAME TO v2",
     "SELECT count(*) FROM v2",

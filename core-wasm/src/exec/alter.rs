@@ -223,6 +223,12 @@ pub(super) fn alter_table_definition(
                     p.uses_definition(&s);
                     p.put_table(Arc::new(moved), false)?;
                 }
+                // Partial indexes name it in their predicates.
+                for x in &mut table.indexes {
+                    if let Some(p) = &x.predicate {
+                        x.predicate = Some(rename_in_predicate(p, &old, &new));
+                    }
+                }
                 table.columns[i].name = new;
             }
             ast::AlterTableOperation::AlterColumn { column_name, op } => {
@@ -331,10 +337,12 @@ pub(super) fn alter_table_definition(
                         }
                         retyped.push((i, expr));
                         // An index over it is rebuilt in the new type, which needs a btree
-                        // operator class (PostgreSQL's 42704 for json).
+                        // operator class (PostgreSQL's 42704 for json); a predicate naming it
+                        // is bound again.
                         if table.indexes.iter().any(|x| x.columns.contains(&i)) {
                             check_key_types(&table.columns, &[i])?;
                         }
+                        rebind_predicates(cx, &mut table, &cname)?;
                     }
                     ast::AlterColumnOperation::AddGenerated {
                         generated_as,
@@ -553,11 +561,15 @@ pub(super) fn alter_table_definition(
                             "DROP COLUMN of a primary key or indexed column",
                         ));
                     }
-                    // The indexes CREATE INDEX made over it go with it, as in PostgreSQL (the
-                    // commit removes their entries).
-                    table
-                        .indexes
-                        .retain(|x| x.oid == 0 || !x.columns.contains(&i));
+                    // The indexes CREATE INDEX made over it, or whose predicate names it, go
+                    // with it, as in PostgreSQL (the commit removes their entries).
+                    table.indexes.retain(|x| {
+                        let in_predicate = x
+                            .predicate
+                            .as_deref()
+                            .is_some_and(|p| predicate_columns(p).contains(&cname));
+                        x.oid == 0 || !(x.columns.contains(&i) || in_predicate)
+                    });
                     // The column's sequences (serial, identity) go with it; a default of
                     // another column that draws from one stops the drop (2BP01).
                     let owned = owned_sequences(cx, table.id, Some(&cname));

@@ -857,7 +857,7 @@ pub(super) fn plan_matching(
     dml: &Dml<'_>,
 ) -> Result<BoundMatching, SqlError> {
     let (mut items, filter, sets) = bind_matching(binder, dml)?;
-    crate::query::push_down_keys(&mut items, filter.as_ref());
+    crate::query::push_down_keys(&mut items, filter.as_ref(), binder.cx.at);
     let filter = crate::query::push_down_filters(&mut items, filter);
     Ok((items, filter, sets))
 }

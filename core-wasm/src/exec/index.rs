@@ -8,6 +8,8 @@ use crate::catalog::{Index, LAYOUT_THIS_COMMIT};
 
 /// PostgreSQL's NAMEDATALEN - 1: the longest name it keeps, in bytes.
 const MAX_NAME_BYTES: usize = 63;
+/// PostgreSQL's INDEX_MAX_KEYS.
+const MAX_INDEX_KEYS: usize = 32;
 
 /// `CREATE [UNIQUE] INDEX [CONCURRENTLY] [IF NOT EXISTS] [name] ON table [USING btree]
 /// (column [ASC | DESC] [NULLS FIRST | LAST], …)`. The checks come in PostgreSQL's order: the
@@ -63,6 +65,11 @@ pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Out
         columns.push(i);
         options.push(option);
     }
+    if columns.len() > MAX_INDEX_KEYS {
+        return Err(SqlError::IndexTooWide {
+            max: MAX_INDEX_KEYS,
+        });
+    }
     check_key_types(&t.columns, &columns)?;
     let at = cx.read_point();
     let name = {
@@ -115,9 +122,9 @@ pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Out
     p.uses_definition(&t);
     p.reserve(bytes)?;
     // Writers of the table's rows are not disturbed: their commits, if later, write the new
-    // index's entries too; if earlier, this one fails (it read the table whole).
+    // index's entries too; if earlier, this one's commit writes the entries of their rows.
     p.put_commented_table(Arc::new(altered))?;
-    p.read_whole_table(t.id, at);
+    p.meet_no_writer_in_flight(t.id);
     Ok(Output::Command {
         tag: "CREATE INDEX".into(),
     })
@@ -217,7 +224,6 @@ fn changes_between_calls(e: &ast::Expr) -> bool {
         "txid_current",
         "pg_backend_pid",
         "to_regclass",
-        "age",
     ];
     // Words PostgreSQL reads as calls of the clock or the session (`current_date`, `user`).
     const WORDS: &[&str] = crate::pgcatalog::SQL_VALUE_WORDS;
@@ -226,7 +232,12 @@ fn changes_between_calls(e: &ast::Expr) -> bool {
             ast::Expr::Function(f) => {
                 let name = f.name.to_string().to_ascii_lowercase();
                 let bare = name.rsplit('.').next().unwrap_or(&name).to_string();
-                CHANGING.contains(&bare.as_str()) || WORDS.contains(&bare.as_str())
+                // age(t) reads the clock; age(a, b) does not.
+                let one_argument = matches!(&f.args,
+                    ast::FunctionArguments::List(l) if l.args.len() == 1);
+                CHANGING.contains(&bare.as_str())
+                    || WORDS.contains(&bare.as_str())
+                    || (bare == "age" && one_argument)
             }
             ast::Expr::Identifier(i) => {
                 i.quote_style.is_none() && WORDS.contains(&i.value.to_ascii_lowercase().as_str())
@@ -281,20 +292,84 @@ fn predicate_text(e: &ast::Expr) -> String {
             }
         }
         E::Identifier(id) => crate::pgcatalog::quote_ident(&crate::query::ident(id)),
+        // The one relation in scope is the table: PostgreSQL writes its columns bare.
+        E::CompoundIdentifier(parts) => match parts.last() {
+            Some(id) => crate::pgcatalog::quote_ident(&crate::query::ident(id)),
+            None => String::new(),
+        },
         E::In { .. } => format!("({})", crate::pgcatalog::normalize_names(&e.to_string())),
         other => crate::pgcatalog::normalize_names(&other.to_string()),
     }
 }
 
+/// The stored predicate `text` parsed back (`None` if it somehow no longer parses).
+fn parse_predicate(text: &str) -> Option<ast::Expr> {
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .ok()
+}
+
+/// The columns a stored predicate names.
+pub(crate) fn predicate_columns(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Some(e) = parse_predicate(text) {
+        let _ = ast::visit_expressions(&e, |x| {
+            if let ast::Expr::Identifier(id) = x {
+                names.push(crate::query::ident(id));
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    names
+}
+
+/// A stored predicate with column `old` renamed `new` (ALTER TABLE … RENAME COLUMN).
+pub(crate) fn rename_in_predicate(text: &str, old: &str, new: &str) -> String {
+    let Some(mut e) = parse_predicate(text) else {
+        return text.to_string();
+    };
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if let ast::Expr::Identifier(id) = x {
+            if crate::query::ident(id) == old {
+                *id = ast::Ident::with_quote('"', new);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    predicate_text(&e)
+}
+
+/// The indexes CREATE INDEX made on `table` whose predicate names a column whose type
+/// changed: bound again over the table as it now is (PostgreSQL rebuilds them, and fails as
+/// CREATE INDEX would).
+pub(crate) fn rebind_predicates(
+    cx: &mut Cx<'_>,
+    table: &mut Table,
+    column: &str,
+) -> Result<(), SqlError> {
+    for k in 0..table.indexes.len() {
+        let Some(text) = table.indexes[k].predicate.clone() else {
+            continue;
+        };
+        if !predicate_columns(&text).iter().any(|c| c == column) {
+            continue;
+        }
+        let Some(e) = parse_predicate(&text) else {
+            continue;
+        };
+        let bound = index_predicate(cx, table, &e)?;
+        table.indexes[k].predicate = Some(bound);
+    }
+    Ok(())
+}
+
 /// The predicate `text` ([`predicate_text`]) as `pg_get_indexdef(…, true)` prints it: the
 /// brackets that the operators' precedence makes needless left out.
 pub(crate) fn pretty_predicate(text: &str) -> String {
-    let parsed = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr());
-    match parsed {
-        Ok(e) => pretty(&e, 0),
-        Err(_) => text.to_string(),
+    match parse_predicate(text) {
+        Some(e) => pretty(&e, 0),
+        None => text.to_string(),
     }
 }
 
@@ -389,18 +464,7 @@ pub(crate) fn choose_index_name(
     columns: &[&str],
     taken: impl Fn(&str) -> bool,
 ) -> String {
-    // `ChooseIndexColumnNames`: a name repeated in the key gets a number.
-    let mut names: Vec<String> = Vec::with_capacity(columns.len());
-    for orig in columns {
-        let mut current = orig.to_string();
-        let mut n = 1;
-        while names.contains(&current) {
-            let suffix = n.to_string();
-            current = format!("{}{suffix}", clip(orig, MAX_NAME_BYTES - suffix.len()));
-            n += 1;
-        }
-        names.push(current);
-    }
+    let names = index_column_names(columns);
     // `ChooseIndexNameAddition`: joined until the text reaches NAMEDATALEN.
     let mut addition = String::new();
     for n in &names {
@@ -422,6 +486,23 @@ pub(crate) fn choose_index_name(
         pass += 1;
         label = format!("idx{pass}");
     }
+}
+
+/// The names of an index's columns (`ChooseIndexColumnNames`): a name repeated in the key
+/// gets a number (`a`, `a1`, …), shortened to stay within 63 bytes.
+pub(crate) fn index_column_names(columns: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(columns.len());
+    for orig in columns {
+        let mut current = orig.to_string();
+        let mut n = 1;
+        while names.contains(&current) {
+            let suffix = n.to_string();
+            current = format!("{}{suffix}", clip(orig, MAX_NAME_BYTES - suffix.len()));
+            n += 1;
+        }
+        names.push(current);
+    }
+    names
 }
 
 /// PostgreSQL's `makeObjectName(name1, name2, label)`: `name1_name2_label`, the longer of the
@@ -590,13 +671,23 @@ pub(super) fn drop_indexes(
         let Some(current) = cx.reader(at).table_by_id(table_id) else {
             continue;
         };
+        // The commit writes a tombstone per entry: counted against the batch now.
+        let bytes = {
+            let rcx = cx.reader(at);
+            rcx.check_layout(&current)?;
+            visible_rows(&rcx, &current)?
+                .iter()
+                .map(|(lk, _, _)| 2 * lk.len() + 48)
+                .sum::<usize>()
+        };
         let mut altered = (*current).clone();
         altered.indexes.retain(|ix| ix.oid != oid);
         let p = cx.pending()?;
+        p.reserve(bytes)?;
         p.uses_definition(&current);
         p.put_commented_table(Arc::new(altered))?;
-        // Entries a concurrent commit writes into the dropped index would outlive it.
-        p.read_whole_table(table_id, at);
+        // Entries a commit in flight writes into the dropped index would outlive it.
+        p.meet_no_writer_in_flight(table_id);
     }
     Ok(Output::Command {
         tag: "DROP INDEX".into(),

@@ -49,8 +49,8 @@ pub use copy::*;
 pub(crate) use create::*;
 pub(crate) use dml::*;
 pub(crate) use drop::*;
-pub(crate) use index::pretty_predicate;
 use index::*;
+pub(crate) use index::{index_column_names, predicate_columns, pretty_predicate};
 pub use rows::*;
 use sequences::*;
 

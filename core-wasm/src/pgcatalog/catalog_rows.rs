@@ -360,12 +360,19 @@ pub(super) fn index_attribute_rows(
     rows: &mut Vec<Vec<Value>>,
     need: Need<'_>,
 ) {
+    let written: Vec<&str> = ix
+        .columns
+        .iter()
+        .filter_map(|ci| tb.columns.get(*ci))
+        .map(|c| c.name.as_str())
+        .collect();
+    let names = crate::exec::index_column_names(&written);
     for (k, ci) in ix.columns.iter().enumerate() {
-        if let Some(c) = tb.columns.get(*ci) {
+        if let (Some(c), Some(name)) = (tb.columns.get(*ci), names.get(k)) {
             rows.push(attribute_row(
                 need,
                 ix.oid,
-                &c.name,
+                name,
                 c.ty,
                 k as i64 + 1,
                 c.typmod,
@@ -444,9 +451,20 @@ pub(super) fn depend_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     // depends on its constraint, which RockLake does not list here.
     for t in view.tables {
         for (_, ix) in t.user_indexes() {
-            let mut columns = ix.columns.clone();
-            columns.sort_unstable();
-            columns.dedup();
+            // The key's columns once each, then those its predicate names once each (a
+            // column in both is listed twice, as PostgreSQL records them apart).
+            let once = |mut v: Vec<usize>| {
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let mut columns = once(ix.columns.clone());
+            if let Some(p) = &ix.predicate {
+                let named = crate::exec::predicate_columns(p);
+                columns.extend(once(
+                    named.iter().filter_map(|n| t.column_index(n)).collect(),
+                ));
+            }
             for c in &columns {
                 rows.push(vec![
                     oid(PG_CLASS),

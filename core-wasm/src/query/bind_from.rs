@@ -443,7 +443,7 @@ impl<'a, 'b> Binder<'a, 'b> {
         let (mut from, scope) = self
             .bind_from(std::slice::from_ref(twj))
             .map_err(|e| unreachable_from_here(e, left))?;
-        push_down_keys(&mut from, None);
+        push_down_keys(&mut from, None, self.cx.at);
         // Under an alias the join is one relation of its `*` columns, qualified by the alias
         // and renamed by its column list.
         let (projection, columns, scope) = match alias {

@@ -507,7 +507,7 @@ impl<'a, 'b> Binder<'a, 'b> {
             });
         }
         let mut from = from;
-        push_down_keys(&mut from, filter.as_ref());
+        push_down_keys(&mut from, filter.as_ref(), self.cx.at);
         let filter = push_down_join_keys(&mut from, filter, &scope.cols);
         let filter = push_down_filters(&mut from, filter);
         Ok((

@@ -415,7 +415,7 @@ pub(super) const MAX_KEY_PREFIXES: usize = 1024;
 /// `BETWEEN`); without a prefix, by bounds on a leading integer key column alone. The filter
 /// still runs on every row read, so this only skips rows that could not pass it. Later FROM
 /// items may be the nullable side of an outer join and are left alone.
-pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
+pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>, at: u64) {
     let (Some((first, rest)), Some(filter)) = (from.split_first_mut(), filter) else {
         return;
     };
@@ -423,7 +423,14 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
     let Source::Table { table, keys, index } = &mut first.source else {
         return;
     };
-    if table.primary_key.is_empty() && table.indexes.is_empty() {
+    // Only indexes a snapshot at `at` may read through (see `Executor::key_ranges`).
+    let rewritten = table.layout == crate::catalog::LAYOUT_THIS_COMMIT;
+    let readable: Vec<bool> = table
+        .indexes
+        .iter()
+        .map(|ix| !rewritten && ix.readable_at(at))
+        .collect();
+    if table.primary_key.is_empty() && !readable.contains(&true) {
         return;
     }
     let mut eq: HashMap<usize, BExpr> = HashMap::new();
@@ -438,7 +445,7 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
                     .primary_key
                     .first()
                     .map(|_| None)
-                    .or_else(|| table.indexes.first().map(|_| Some(0)));
+                    .or_else(|| readable.iter().position(|r| *r).map(Some));
                 if let Some(n) = leading {
                     *keys = Some(KeyScan {
                         prefixes: vec![vec![]],
@@ -517,6 +524,7 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
         .indexes
         .iter()
         .enumerate()
+        .filter(|(n, _)| readable[*n])
         .map(|(n, ix)| (n, key_prefixes_for(&ix.columns, &eq, &lists)))
         .filter(|(_, p)| !p.is_empty())
         .max_by_key(|(n, p)| (p.first().map_or(0, Vec::len), usize::MAX - n));
@@ -530,6 +538,7 @@ pub fn push_down_keys(from: &mut [FromItem], filter: Option<&BExpr>) {
             .indexes
             .iter()
             .enumerate()
+            .filter(|(n, _)| readable[*n])
             .map(|(n, ix)| (Some(n), &ix.columns)),
     );
     for (n, cols) in leading {

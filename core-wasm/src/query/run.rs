@@ -507,10 +507,13 @@ impl<'a, 'b> Executor<'a, 'b> {
         parent: Option<&Env<'_>>,
     ) -> Option<Vec<crate::exec::KeyRangeBytes>> {
         let (start, key_cols) = match index {
-            // An index built after this snapshot lacks entries of rows it reads: the whole
-            // table then (the filter decides).
+            // An index built after this snapshot lacks entries of rows it reads, and one
+            // of a table whose rows this transaction rewrites holds them in the old layout
+            // (every row is an own write then): the whole table (the filter decides).
             Some(n) => match t.indexes.get(n)? {
-                ix if ix.readable_at(self.cx.at) => {
+                ix if ix.readable_at(self.cx.at)
+                    && t.layout != crate::catalog::LAYOUT_THIS_COMMIT =>
+                {
                     (crate::keys::index_prefix(t.id, ix.slot), &ix.columns)
                 }
                 _ => return None,
