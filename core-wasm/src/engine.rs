@@ -1148,6 +1148,9 @@ impl Engine {
                 k
             };
             if !added.is_empty() {
+                // The statement counted the rows it saw against the batch; with the rows
+                // committed since, the entries alone stay within the limit.
+                let mut bytes = 0;
                 let tp = keys::table_prefix(*id);
                 for (rk, env, _) in scan_visible(kv, &tp, &keys::prefix_end(&tp), latest)? {
                     let Envelope::Row(row) = env else { continue };
@@ -1157,8 +1160,12 @@ impl Engine {
                     let value = Envelope::Row(row.clone()).encode();
                     for &no in &added {
                         let ek = crate::exec::index_entry_key(t, no, &row, &rk)?;
+                        bytes += ek.len() + value.len();
                         puts.push((versioned(&ek), value.clone()));
                     }
+                }
+                if bytes > crate::txn::MAX_BATCH_SIZE {
+                    return Err(SqlError::BatchTooLarge);
                 }
             }
             for slot in dropped {
@@ -1403,9 +1410,10 @@ impl Engine {
             // Through the name index: a commit's cost must not grow with the registry. Tables
             // of commits still in flight count too (not yet in the registry).
             let same_name = self.st.table_ids_by_name.get(&t.name).into_iter().flatten();
-            // A table this transaction dropped frees its name.
+            // A table this transaction dropped or renamed frees its name (its own version
+            // is among this transaction's tables).
             let committed = same_name
-                .filter(|id| !p.dropped.contains(id))
+                .filter(|id| !p.dropped.contains(id) && !p.tables.contains_key(id))
                 .filter_map(|id| self.st.tables.get(id));
             let in_flight = self.st.in_flight.values().flat_map(|f| f.tables.iter());
             if committed
@@ -1432,8 +1440,14 @@ impl Engine {
         // Indexes are relations too: no name of this transaction's tables and their indexes
         // may be another relation's of the schema, committed meanwhile or in flight.
         for t in p.tables.values() {
+            // Only the names this transaction gives: those its committed version already had
+            // were checked when they were given.
+            let before = self.st.tables.get(&t.id);
+            let had = |name: &str| {
+                before.is_some_and(|b| b.name == name || b.index_names().any(|n| n == name))
+            };
             let names = || std::iter::once(t.name.as_str()).chain(t.index_names());
-            for name in names() {
+            for name in names().filter(|n| !had(n)) {
                 let committed = [&self.st.table_ids_by_name, &self.st.table_ids_by_index_name]
                     .into_iter()
                     .filter_map(|by| by.get(name))

@@ -1127,3 +1127,41 @@ fn concurrent_relations_may_not_share_an_index_name() {
         vec![vec![v("bar")], vec![v("baz")], vec![v("y_pkey")]]
     );
 }
+
+#[test]
+fn a_renamed_table_frees_its_name_for_the_same_transaction() {
+    let mut h = Harness::new();
+    let a = h.session();
+    h.ok(a, "CREATE TABLE t (x INT PRIMARY KEY)");
+    h.ok(a, "CREATE TABLE u (y INT)");
+    h.ok(a, "INSERT INTO t VALUES (1)");
+    h.ok(a, "BEGIN");
+    h.ok(a, "ALTER TABLE t RENAME TO t_old");
+    h.ok(a, "CREATE TABLE t (id INT)");
+    h.ok(a, "COMMIT");
+    // Two names swapped through a third.
+    h.ok(a, "BEGIN");
+    h.ok(a, "ALTER TABLE t RENAME TO tmp");
+    h.ok(a, "ALTER TABLE u RENAME TO t");
+    h.ok(a, "ALTER TABLE tmp RENAME TO u");
+    h.ok(a, "COMMIT");
+    assert_eq!(h.rows(a, "SELECT count(*) FROM t_old"), vec![vec![v("1")]]);
+    assert_eq!(
+        h.rows(
+            a,
+            "SELECT relname, relnatts FROM pg_class WHERE relname IN ('t', 'u', 't_old') ORDER BY 1"
+        ),
+        vec![
+            vec![v("t"), v("1")],
+            vec![v("t_old"), v("1")],
+            vec![v("u"), v("1")]
+        ]
+    );
+    assert_eq!(
+        h.rows(
+            a,
+            "SELECT attname FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum > 0"
+        ),
+        vec![vec![v("y")]]
+    );
+}

@@ -130,6 +130,9 @@ pub(super) fn alter_table_definition(
     let mut before_retype: Option<Table> = None;
     // ADD PRIMARY KEY / DROP CONSTRAINT of the key: the rows move under their new key.
     let mut rekey = false;
+    // Columns whose type changed: the partial indexes naming them are bound again once every
+    // subcommand has run (as PostgreSQL rebuilds its indexes after all of them).
+    let mut predicates_to_rebind: Vec<String> = Vec::new();
     // The key's name when this statement drops it: free for a key it adds.
     let mut dropped_key_name: Option<String> = None;
     // Names of the sequences this statement creates (not yet visible to its reads).
@@ -342,7 +345,7 @@ pub(super) fn alter_table_definition(
                         if table.indexes.iter().any(|x| x.columns.contains(&i)) {
                             check_key_types(&table.columns, &[i])?;
                         }
-                        rebind_predicates(cx, &mut table, &cname)?;
+                        predicates_to_rebind.push(cname.clone());
                     }
                     ast::AlterColumnOperation::AddGenerated {
                         generated_as,
@@ -690,6 +693,9 @@ pub(super) fn alter_table_definition(
                 )))
             }
         }
+    }
+    for column in &predicates_to_rebind {
+        rebind_predicates(cx, &mut table, column)?;
     }
     let (schema, name) = (table.schema.clone(), table.name.clone());
     // Rows are stored by column position: the rows already there (read with the old

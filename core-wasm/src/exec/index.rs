@@ -40,6 +40,17 @@ pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Out
         }
         return Err(SqlError::UndefinedTable { name });
     };
+    // PostgreSQL reads the predicate when it analyses the statement, before the key.
+    let predicate = match &ci.predicate {
+        Some(p) => Some(index_predicate(cx, &t, p)?),
+        None => None,
+    };
+    // Then DefineIndex: the key's width, the relation's kind, the key's columns.
+    if ci.columns.len() > MAX_INDEX_KEYS {
+        return Err(SqlError::IndexTooWide {
+            max: MAX_INDEX_KEYS,
+        });
+    }
     if t.sequence.is_some() || t.view.is_some() {
         return Err(SqlError::WrongObjectTypeDetail {
             message: format!("cannot create index on relation \"{}\"", t.name),
@@ -53,22 +64,12 @@ pub(super) fn create_index(cx: &mut Cx<'_>, ci: &ast::CreateIndex) -> Result<Out
             ),
         });
     }
-    // PostgreSQL reads the predicate when it analyses the statement, before the key.
-    let predicate = match &ci.predicate {
-        Some(p) => Some(index_predicate(cx, &t, p)?),
-        None => None,
-    };
     let mut columns = Vec::with_capacity(ci.columns.len());
     let mut options = Vec::with_capacity(ci.columns.len());
     for col in &ci.columns {
         let (i, option) = index_column(&t, col)?;
         columns.push(i);
         options.push(option);
-    }
-    if columns.len() > MAX_INDEX_KEYS {
-        return Err(SqlError::IndexTooWide {
-            max: MAX_INDEX_KEYS,
-        });
     }
     check_key_types(&t.columns, &columns)?;
     let at = cx.read_point();
@@ -197,7 +198,34 @@ fn index_predicate(cx: &mut Cx<'_>, t: &Table, p: &ast::Expr) -> Result<String, 
             message: "functions in index predicate must be marked IMMUTABLE".into(),
         });
     }
-    Ok(predicate_text(p))
+    // The one relation in scope is the table: PostgreSQL writes its columns bare, wherever
+    // they stand (so a rename of the table leaves the text right).
+    let mut bare = p.clone();
+    let _ = ast::visit_expressions_mut(&mut bare, |x| {
+        if let ast::Expr::CompoundIdentifier(parts) = x {
+            if let Some(last) = parts.last().cloned() {
+                *x = ast::Expr::Identifier(last);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(stored(|| predicate_text(&bare)))
+}
+
+/// `render` with identifiers quoted only where they must be, whatever the session's
+/// `quote_all_identifiers`: the text kept in the catalog.
+fn stored(render: impl FnOnce() -> String) -> String {
+    let _plain = crate::pgcatalog::enter_quote_all(false);
+    render()
+}
+
+/// A stored predicate as this session shows it: with `quote_all_identifiers` on, written
+/// again with every name quoted, as PostgreSQL's deparser then writes it.
+pub(crate) fn shown_predicate(text: &str) -> String {
+    if !crate::pgcatalog::quote_all() {
+        return text.to_string();
+    }
+    parse_predicate(text).map_or_else(|| text.to_string(), |e| predicate_text(&e))
 }
 
 /// Whether `e` calls a function PostgreSQL marks VOLATILE or STABLE (the clock, random
@@ -292,11 +320,7 @@ fn predicate_text(e: &ast::Expr) -> String {
             }
         }
         E::Identifier(id) => crate::pgcatalog::quote_ident(&crate::query::ident(id)),
-        // The one relation in scope is the table: PostgreSQL writes its columns bare.
-        E::CompoundIdentifier(parts) => match parts.last() {
-            Some(id) => crate::pgcatalog::quote_ident(&crate::query::ident(id)),
-            None => String::new(),
-        },
+
         E::In { .. } => format!("({})", crate::pgcatalog::normalize_names(&e.to_string())),
         other => crate::pgcatalog::normalize_names(&other.to_string()),
     }
@@ -329,15 +353,20 @@ pub(crate) fn rename_in_predicate(text: &str, old: &str, new: &str) -> String {
     let Some(mut e) = parse_predicate(text) else {
         return text.to_string();
     };
+    let renamed = if crate::pgcatalog::quote_ident_if_needed(new) == new {
+        ast::Ident::new(new)
+    } else {
+        ast::Ident::with_quote('"', new)
+    };
     let _ = ast::visit_expressions_mut(&mut e, |x| {
         if let ast::Expr::Identifier(id) = x {
             if crate::query::ident(id) == old {
-                *id = ast::Ident::with_quote('"', new);
+                *id = renamed.clone();
             }
         }
         std::ops::ControlFlow::<()>::Continue(())
     });
-    predicate_text(&e)
+    stored(|| predicate_text(&e))
 }
 
 /// The indexes CREATE INDEX made on `table` whose predicate names a column whose type
@@ -417,6 +446,7 @@ fn pretty(e: &ast::Expr, outer: u8) -> String {
             op: ast::UnaryOperator::Not,
             expr,
         } => format!("NOT {}", pretty(expr, own)),
+        E::Identifier(id) => crate::pgcatalog::quote_ident(&crate::query::ident(id)),
         other => return other.to_string(),
     };
     if own < outer {
@@ -677,7 +707,7 @@ pub(super) fn drop_indexes(
             rcx.check_layout(&current)?;
             visible_rows(&rcx, &current)?
                 .iter()
-                .map(|(lk, _, _)| 2 * lk.len() + 48)
+                .map(|(lk, _, _)| lk.len() + 32)
                 .sum::<usize>()
         };
         let mut altered = (*current).clone();

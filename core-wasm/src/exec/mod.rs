@@ -50,7 +50,7 @@ pub(crate) use create::*;
 pub(crate) use dml::*;
 pub(crate) use drop::*;
 use index::*;
-pub(crate) use index::{index_column_names, predicate_columns, pretty_predicate};
+pub(crate) use index::{index_column_names, predicate_columns, pretty_predicate, shown_predicate};
 pub use rows::*;
 use sequences::*;
 

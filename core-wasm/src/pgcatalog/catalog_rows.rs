@@ -783,10 +783,11 @@ pub fn qualified_relation(tb: &Table) -> String {
     format!("{}.{}", quote_ident(&tb.schema), quote_ident(&tb.name))
 }
 
-/// `pg_get_indexdef` text of one of a table's listed indexes, the table written as `table`:
+/// `pg_get_indexdef` text of one of a table's listed indexes, the table written as `table`
+/// and a partial index's predicate as `predicate` (see [`crate::exec::shown_predicate`]):
 /// PostgreSQL's, with each key column's ordering where it is not the default (`DESC` takes
 /// NULLS FIRST by default).
-pub fn indexdef(table: &str, ix: &ListedIndex<'_>, tb: &Table) -> String {
+pub fn indexdef(table: &str, ix: &ListedIndex<'_>, tb: &Table, predicate: Option<&str>) -> String {
     let cols: Vec<String> = index_columns(tb, ix)
         .into_iter()
         .enumerate()
@@ -808,7 +809,7 @@ pub fn indexdef(table: &str, ix: &ListedIndex<'_>, tb: &Table) -> String {
         quote_ident("btree"),
         cols.join(", ")
     );
-    if let Some(p) = ix.predicate {
+    if let Some(p) = predicate {
         def.push_str(" WHERE ");
         def.push_str(p);
     }
@@ -829,7 +830,12 @@ pub(super) fn indexes_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
                 t(&tb.name),
                 t(ix.name),
                 NULL,
-                Value::text(indexdef(&qualified_relation(tb), &ix, tb)),
+                Value::text(indexdef(
+                    &qualified_relation(tb),
+                    &ix,
+                    tb,
+                    ix.predicate.map(crate::exec::shown_predicate).as_deref(),
+                )),
             ]);
         }
     }

@@ -130,15 +130,16 @@ impl<'a, 'b> Executor<'a, 'b> {
                                     Some(name) if pretty => name,
                                     _ => crate::pgcatalog::qualified_relation(t),
                                 };
-                                let shown_predicate = ix
-                                    .predicate
-                                    .filter(|_| pretty)
-                                    .map(crate::exec::pretty_predicate);
-                                let mut ix = ix;
-                                if let Some(p) = &shown_predicate {
-                                    ix.predicate = Some(p);
-                                }
-                                Value::text(crate::pgcatalog::indexdef(&table, &ix, t))
+                                let predicate = ix.predicate.map(|p| match pretty {
+                                    true => crate::exec::pretty_predicate(p),
+                                    false => crate::exec::shown_predicate(p),
+                                });
+                                Value::text(crate::pgcatalog::indexdef(
+                                    &table,
+                                    &ix,
+                                    t,
+                                    predicate.as_deref(),
+                                ))
                             }
                         },
                         (Some((t, _)), Some(ix)) if ix.primary => {
