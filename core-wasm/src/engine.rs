@@ -334,6 +334,19 @@ impl Shared {
     }
 }
 
+/// PostgreSQL's 23505 on a system catalog's unique `(name, namespace)` index — `pg_type`'s
+/// (`typ`) or `pg_class`'s (`rel`) — for a name another commit took.
+fn catalog_key_taken(catalog: &str, prefix: &str, name: &str, namespace: u32) -> SqlError {
+    SqlError::UniqueViolation {
+        constraint: format!("{catalog}_{prefix}name_nsp_index"),
+        schema: "pg_catalog".into(),
+        table: catalog.into(),
+        detail: format!(
+            "Key ({prefix}name, {prefix}namespace)=({name}, {namespace}) already exists."
+        ),
+    }
+}
+
 /// Adds `id` under `name` in a name index of the registry (ids kept sorted).
 fn index_name(index: &mut HashMap<String, Vec<u32>>, name: &str, id: u32) {
     let ids = index.entry(name.to_string()).or_default();
@@ -1406,6 +1419,9 @@ impl Engine {
         if p.meta.keys().any(|k| in_flight_keys.contains(k)) {
             return Err(SqlError::SerializationFailure);
         }
+        let namespace = |t: &Table| {
+            crate::catalog::schema_oid(&t.schema, p.schemas.iter().chain(self.st.schemas.values()))
+        };
         for t in p.tables.values() {
             // Through the name index: a commit's cost must not grow with the registry. Tables
             // of commits still in flight count too (not yet in the registry).
@@ -1422,26 +1438,11 @@ impl Engine {
             {
                 // What PostgreSQL answers the later of two concurrent CREATEs once the first
                 // commits (its row type's entry in pg_type collides first).
-                let namespace = crate::catalog::schema_oid(
-                    &t.schema,
-                    p.schemas.iter().chain(self.st.schemas.values()),
-                );
-                return Err(SqlError::UniqueViolation {
-                    constraint: "pg_type_typname_nsp_index".into(),
-                    schema: "pg_catalog".into(),
-                    table: "pg_type".into(),
-                    detail: format!(
-                        "Key (typname, typnamespace)=({}, {namespace}) already exists.",
-                        t.name
-                    ),
-                });
+                return Err(catalog_key_taken("pg_type", "typ", &t.name, namespace(t)));
             }
-        }
-        // Indexes are relations too: no name of this transaction's tables and their indexes
-        // may be another relation's of the schema, committed meanwhile or in flight.
-        for t in p.tables.values() {
-            // Only the names this transaction gives: those its committed version already had
-            // were checked when they were given.
+            // Indexes are relations too: no name this transaction gives a table or index may
+            // be another relation's of the schema, committed meanwhile or in flight (names
+            // its committed version already had were checked when they were given).
             let before = self.st.tables.get(&t.id);
             let had = |name: &str| {
                 before.is_some_and(|b| b.name == name || b.index_names().any(|n| n == name))
@@ -1462,18 +1463,7 @@ impl Engine {
                             || (o.name == name && name != t.name))
                 });
                 if taken {
-                    let namespace = crate::catalog::schema_oid(
-                        &t.schema,
-                        p.schemas.iter().chain(self.st.schemas.values()),
-                    );
-                    return Err(SqlError::UniqueViolation {
-                        constraint: "pg_class_relname_nsp_index".into(),
-                        schema: "pg_catalog".into(),
-                        table: "pg_class".into(),
-                        detail: format!(
-                            "Key (relname, relnamespace)=({name}, {namespace}) already exists."
-                        ),
-                    });
+                    return Err(catalog_key_taken("pg_class", "rel", name, namespace(t)));
                 }
             }
         }

@@ -507,6 +507,18 @@ fn a_join_with_constant_rows_reads_only_their_keys() {
 
 type Rows = Vec<Vec<Option<String>>>;
 
+/// Every stored version of every index entry (key with its version, value).
+fn index_key_versions(h: &H) -> Vec<(Vec<u8>, Vec<u8>)> {
+    h.kv.kv
+        .scan(
+            &[rocklake_core::keys::TAG_INDEX],
+            &[rocklake_core::keys::TAG_INDEX + 1],
+            usize::MAX,
+        )
+        .expect("scan")
+        .to_pairs()
+}
+
 /// The same question through the index and through a full scan.
 fn by_index_and_scan(h: &mut H, s: SessionId, table_id: i64) -> Rows {
     let (a, _) = h.rows_in(
@@ -583,15 +595,7 @@ fn verify_reports_a_damaged_index_and_repair_rewrites_it() {
     let mut h = ducklake_files();
     let before = by_index_and_scan_count(&mut h);
     // Lose the entry of one row and leave a stray entry behind (a store restored from parts).
-    let index_keys: Vec<(Vec<u8>, Vec<u8>)> =
-        h.kv.kv
-            .scan(
-                &[rocklake_core::keys::TAG_INDEX],
-                &[rocklake_core::keys::TAG_INDEX + 1],
-                usize::MAX,
-            )
-            .expect("scan")
-            .to_pairs();
+    let index_keys = index_key_versions(&h);
     let (lost, lost_value) = index_keys[5].clone();
     let mut stray = lost.clone();
     stray[10] ^= 0x01;
@@ -802,17 +806,7 @@ fn create_index_serves_lookups_at_every_commit_point_and_drop_index_removes_its_
     // may take its slot.
     h.ok("UPDATE f SET tbl = tbl + 1 WHERE id % 3 = 0");
     h.ok("DELETE FROM f WHERE id % 11 = 0");
-    let index_entries = |h: &H| {
-        h.kv.kv
-            .scan(
-                &[rocklake_core::keys::TAG_INDEX],
-                &[rocklake_core::keys::TAG_INDEX + 1],
-                usize::MAX,
-            )
-            .expect("scan")
-            .to_pairs()
-            .len()
-    };
+    let index_entries = |h: &H| index_key_versions(h).len();
     let with_both = index_entries(&h);
     h.ok("DROP INDEX f_tbl");
     assert!(h.plan(q).contains("Seq Scan"), "{}", h.plan(q));
@@ -876,15 +870,7 @@ fn index_changes_cover_rows_committed_after_their_statement() {
     h.ok("COMMIT");
     let report = rocklake_core::verify::verify(&mut h.engine, &h.kv).expect("verify");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let versions =
-        h.kv.kv
-            .scan(
-                &[rocklake_core::keys::TAG_INDEX],
-                &[rocklake_core::keys::TAG_INDEX + 1],
-                usize::MAX,
-            )
-            .expect("scan")
-            .to_pairs();
+    let versions = index_key_versions(&h);
     let live_entries = versions
         .iter()
         .filter(|(_, v)| {
