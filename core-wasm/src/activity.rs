@@ -5,7 +5,8 @@
 //! opens it; every request brings its text and time. The engine runs one request at a time, so
 //! the only session running a statement is the one that reads the view; another session is
 //! `active` only while its commit is being made durable, while a COPY FROM STDIN takes its
-//! data, or between the Executes of a pipeline.
+//! data, between the Executes of a pipeline, or while its statement waits for an advisory lock
+//! or a `pg_sleep`.
 
 use std::collections::HashMap;
 
@@ -91,6 +92,16 @@ pub struct ActivityRow {
     pub query: String,
 }
 
+/// One row of `pg_locks`: an advisory lock with its session's pid and virtual transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownLock {
+    pub row: crate::locks::LockRow,
+    pub pid: i32,
+    /// PostgreSQL's `backend/local transaction`: here the session's number and its
+    /// transaction's serial.
+    pub virtualtransaction: String,
+}
+
 /// The sessions a statement can see: its own (running) and the engine's others.
 #[derive(Clone, Copy)]
 pub struct Sessions<'a> {
@@ -128,6 +139,23 @@ impl<'a> Sessions<'a> {
             .collect();
         rows.sort_by_key(|r| (r.backend_start, r.pid));
         rows
+    }
+
+    /// The rows of `pg_locks`, each with the pid of its session.
+    pub fn shown_locks(&self, locks: &crate::locks::Locks) -> Vec<ShownLock> {
+        locks
+            .rows()
+            .into_iter()
+            .filter_map(|row| {
+                let s = self.all().find(|s| s.id == row.sid)?;
+                let serial = s.txn.as_ref().map_or(s.next_txn_serial, |t| t.serial);
+                Some(ShownLock {
+                    pid: s.activity.backend_pid,
+                    virtualtransaction: format!("{}/{}", s.id.0, serial),
+                    row,
+                })
+            })
+            .collect()
     }
 
     /// Whether the reader may signal the session with backend `pid`: PostgreSQL 15's rules,
@@ -172,6 +200,12 @@ fn row_of(s: &Session, me: bool, visible: bool, latest: u64) -> ActivityRow {
     let txn = s.txn.as_ref();
     let (state, wait_event) = if me {
         ("active", None)
+    } else if let Some(wanted) = s.waits_for {
+        let event = match wanted {
+            crate::locks::Wanted::Lock { .. } => ("Lock", "advisory"),
+            crate::locks::Wanted::Sleep { .. } => ("Timeout", "PgSleep"),
+        };
+        ("active", Some(event))
     } else if s.is_committing() {
         // Its commit is being made durable (PostgreSQL: flushing its WAL).
         ("active", Some(("IO", "WALSync")))

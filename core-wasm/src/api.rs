@@ -558,6 +558,23 @@ pub struct Reply {
     /// Settings whose values changed during the request (as SHOW shows them): those
     /// PostgreSQL reports with ParameterStatus and the timeouts the host enforces.
     pub settings: Vec<(String, String)>,
+    /// When set, the request is suspended while its statement waits (for an advisory lock or
+    /// a `pg_sleep`): the host calls `wake` to run the statement again once
+    /// `locks_released` was reported by any request, the wait's deadline passed, or the
+    /// session was interrupted (cancel, statement timeout). The outputs so far come with the
+    /// final reply.
+    pub wait: Option<Wait>,
+    /// An advisory lock was released, or a session stopped waiting, during the request:
+    /// waiting sessions may get their locks now.
+    pub locks_released: bool,
+}
+
+/// A suspended request's wait (see [`Reply::wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wait {
+    /// Wake the session at this time (the clock of every call's `now`) even if nothing is
+    /// released: a `pg_sleep`'s end, the deadlock check, `lock_timeout`.
+    pub until: Option<i64>,
 }
 
 /// One answer of a scan: key/value entries in scan order, packed into one buffer.

@@ -136,6 +136,8 @@ pub struct Session {
     /// While a text of one query runs: its shape key (see [`ParseCache::last_shape`]) and
     /// that query, which alone may use it (see [`crate::plancache`]).
     pub plan_shape: Option<crate::plancache::ShapeOf>,
+    /// What the session's suspended statement waits for (see [`Engine::wake`]).
+    pub waits_for: Option<crate::locks::Wanted>,
 }
 
 impl Session {
@@ -281,6 +283,9 @@ pub struct Shared {
     pub scans: std::cell::RefCell<crate::scancache::ScanCache>,
     /// Every sequence's value (outside MVCC; see [`crate::sequence`]).
     pub sequences: std::cell::RefCell<crate::sequence::SeqStates>,
+    /// The sessions' advisory locks and waiting statements (outside transactions' MVCC;
+    /// see [`crate::locks`]).
+    pub locks: std::cell::RefCell<crate::locks::Locks>,
     /// Snapshots exported by `pg_export_snapshot()`, by identifier: valid while the
     /// transaction that exported one is open (pg_dump's parallel workers import its leader's).
     pub exported_snapshots: HashMap<String, ExportedSnapshot>,
@@ -526,6 +531,7 @@ impl Engine {
             copies: Default::default(),
             scans: Default::default(),
             sequences: Default::default(),
+            locks: Default::default(),
             exported_snapshots: HashMap::new(),
         };
         for (name, oid) in BUILTIN_SCHEMAS {
@@ -621,7 +627,10 @@ impl Engine {
         // Snapshots exported by transactions still open stay importable (a replica refreshes
         // at every commit of its writer, between pg_dump's leader and its workers).
         let exported = std::mem::take(&mut self.st.exported_snapshots);
+        // The sessions' advisory locks are theirs, not the catalog's.
+        let locks = std::mem::take(&mut self.st.locks);
         self.st = fresh.st;
+        self.st.locks = locks;
         self.st.read_only = read_only;
         self.st.statement_memory_limit = limit;
         self.st.exported_snapshots = exported;
@@ -681,6 +690,7 @@ impl Engine {
             seqs: Default::default(),
             activity,
             plan_shape: None,
+            waits_for: None,
         };
         let settings = sess.settings.report(None, &sess.user, self.st.read_only);
         self.sessions.insert(id, sess);
@@ -690,6 +700,15 @@ impl Engine {
     /// Puts a session back after a request, adding the settings the request changed to the
     /// reply (not while its commit is suspended: the outcome decides them).
     fn finish(&mut self, mut sess: Session, mut reply: Reply) -> Reply {
+        let locks = self.st.locks.get_mut();
+        if reply.wait.is_none() && reply.commit.is_none() {
+            if reply.error.is_some() {
+                // The failed statement waits no more.
+                locks.statement_done(sess.id);
+            }
+            Self::end_transaction_locks(locks, &sess);
+        }
+        reply.locks_released = locks.take_released();
         if reply.commit.is_none() {
             reply.settings = sess
                 .settings
@@ -702,6 +721,8 @@ impl Engine {
     /// Ends a session; an open transaction is rolled back (nothing of it was ever written).
     pub fn close_session(&mut self, sid: SessionId) {
         if let Some(mut sess) = self.sessions.remove(&sid) {
+            // Its locks go with it; the host wakes the sessions that wait after any close.
+            self.st.locks.get_mut().forget(sid);
             // Its open transaction ends without committing.
             sess.end_transaction(false);
             Self::settle_sequences(&mut self.st, &mut sess);
@@ -762,6 +783,8 @@ impl Engine {
             status: TxnStatus::Idle,
             commit: None,
             settings: Vec::new(),
+            wait: None,
+            locks_released: false,
         }
     }
 
@@ -806,6 +829,8 @@ impl Engine {
             status: Self::status_of(&sess),
             commit: None,
             settings: Vec::new(),
+            wait: None,
+            locks_released: false,
         });
         self.finish(sess, reply)
     }
@@ -844,6 +869,8 @@ impl Engine {
                 status: Self::status_of(&sess),
                 commit: None,
                 settings: Vec::new(),
+                wait: None,
+                locks_released: false,
             },
             Ok(stmts) => {
                 sess.multi_statement = stmts.len() > 1;
@@ -880,6 +907,8 @@ impl Engine {
                     status: Self::status_of(&sess),
                     commit: None,
                     settings: Vec::new(),
+                    wait: None,
+                    locks_released: false,
                 }
             }
         };
@@ -1021,13 +1050,21 @@ impl Engine {
             status: Self::status_of(sess),
             commit: None,
             settings: Vec::new(),
+            wait: None,
+            locks_released: false,
         }
     }
 
     /// Executes queued statements until the queue is empty, an error occurs, or a commit must
     /// be made durable.
     fn run(&mut self, kv: &dyn KvRead, sess: &mut Session) -> Reply {
+        // The statement that waited runs again from its start (see crate::locks).
+        let mut again = sess.waits_for.take().is_some();
         while let Some(stmt) = sess.queue.pop_front() {
+            self.st
+                .locks
+                .get_mut()
+                .begin_statement(sess.id, std::mem::take(&mut again));
             // Only the lifecycle functions look at other sessions' read points.
             self.st.oldest_session_pin = match &*stmt {
                 Statement::Query(q) if crate::lifecycle::recognize(q).is_some() => {
@@ -1045,6 +1082,12 @@ impl Engine {
                 crate::exec::execute(&mut cx, &stmt)
             };
             Self::settle_sequences(&mut self.st, sess);
+            if let Err(SqlError::MustWait) = step {
+                return self.suspend_waiting(sess, stmt);
+            }
+            let locks = self.st.locks.get_mut();
+            locks.statement_done(sess.id);
+            Self::end_transaction_locks(locks, sess);
             match step {
                 Ok(crate::exec::Step::Output(o)) => {
                     let is_copy_in = matches!(o, Output::CopyIn { .. });
@@ -1076,7 +1119,66 @@ impl Engine {
             status: Self::status_of(sess),
             commit: None,
             settings: Vec::new(),
+            wait: None,
+            locks_released: false,
         }
+    }
+
+    /// Suspends the request while `stmt`, the statement that must wait, waits: it goes back to
+    /// the front of the queue, to run again when the host wakes the session.
+    fn suspend_waiting(&mut self, sess: &mut Session, stmt: Arc<Statement>) -> Reply {
+        let waiter = self.st.locks.get_mut().waiter(sess.id).cloned();
+        sess.waits_for = waiter.as_ref().map(|w| w.wanted);
+        sess.queue.push_front(stmt);
+        Reply {
+            outputs: vec![],
+            error: None,
+            status: Self::status_of(sess),
+            commit: None,
+            settings: Vec::new(),
+            wait: Some(crate::api::Wait {
+                until: waiter
+                    .as_ref()
+                    .and_then(crate::locks::Waiter::next_deadline),
+            }),
+            locks_released: false,
+        }
+    }
+
+    /// Releases the transaction-level advisory locks of the session's transactions that are
+    /// over: those of a transaction block once it ended or failed, and those taken outside
+    /// any (by a read the core ran without opening one) once the request is done with its
+    /// implicit transaction.
+    fn end_transaction_locks(locks: &mut crate::locks::Locks, sess: &Session) {
+        let open = sess.txn.as_ref().filter(|t| !t.failed).map(|t| t.serial);
+        let request_over = sess.queue.is_empty() && !sess.until_sync && sess.copy_in.is_none();
+        locks.end_transactions(sess.id, |of| match of {
+            Some(serial) => open != Some(serial),
+            None => request_over && sess.txn.as_ref().is_none_or(|t| !t.explicit),
+        });
+    }
+
+    /// The host wakes a session whose request waits (see [`Reply::wait`]): its statement runs
+    /// again, and the request goes on.
+    pub fn wake(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        self.st.now = now;
+        let Some(mut sess) = self.sessions.remove(&sid) else {
+            return Self::missing_session();
+        };
+        if sess.waits_for.is_none() {
+            self.sessions.insert(sid, sess);
+            return Reply {
+                outputs: vec![],
+                error: Some(PgError::new("XX000", "no statement of this session waits")),
+                status: TxnStatus::Idle,
+                commit: None,
+                settings: Vec::new(),
+                wait: None,
+                locks_released: false,
+            };
+        }
+        let reply = self.run(kv, &mut sess);
+        self.finish(sess, reply)
     }
 
     /// Plans the session's commit: `Some(reply)` suspends the request with the batch (or ends it
@@ -1094,6 +1196,8 @@ impl Engine {
                 status: TxnStatus::Idle,
                 commit: Some(batch),
                 settings: Vec::new(),
+                wait: None,
+                locks_released: false,
             }),
             Ok(None) => None,
             Err(e) => Some(self.fail(sess, e)),
@@ -1701,6 +1805,8 @@ impl Engine {
                 status: TxnStatus::Idle,
                 commit: None,
                 settings: Vec::new(),
+                wait: None,
+                locks_released: false,
             };
         };
         let flight = self.st.in_flight.remove(&aw.seq);

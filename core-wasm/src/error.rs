@@ -51,6 +51,10 @@ pub enum Notice {
     /// returns false).
     #[error("PID {pid} is not a PostgreSQL backend process")]
     NotABackend { pid: i32 },
+    /// `pg_advisory_unlock` of a lock the session does not hold in that mode at session
+    /// level (the call returns false).
+    #[error("you don't own a lock of type {mode}")]
+    NotLockOwner { mode: &'static str },
 }
 
 impl Notice {
@@ -67,7 +71,7 @@ impl Notice {
             Notice::ColumnExists { .. } => ("NOTICE", "42701"),
             Notice::AlreadyInTransaction => ("WARNING", "25001"),
             Notice::NoTransaction | Notice::OutsideTransactionBlock { .. } => ("WARNING", "25P01"),
-            Notice::NotABackend { .. } => ("WARNING", "01000"),
+            Notice::NotABackend { .. } | Notice::NotLockOwner { .. } => ("WARNING", "01000"),
         };
         let mut e = PgError::new(code, self.to_string());
         e.severity = severity.into();
@@ -187,6 +191,17 @@ pub enum SqlError {
     /// (the error is FATAL) and the transaction is rolled back.
     #[error("terminating connection due to administrator command")]
     Terminated,
+    /// The statement must wait for an advisory lock or a `pg_sleep` (see [`crate::locks`]):
+    /// the engine suspends the request and runs the statement again later. Never reaches a
+    /// client.
+    #[error("the statement waits")]
+    MustWait,
+    /// The session's wait closed a cycle of waits: roll back, and take locks in one order.
+    #[error("deadlock detected")]
+    DeadlockDetected { detail: String },
+    /// `lock_timeout` passed while the statement waited for a lock: try again later.
+    #[error("{message}")]
+    LockNotAvailable { message: String },
     /// The transaction's snapshot is older than what excision kept (a replica's REPEATABLE READ
     /// transaction that outlived a gc + excise on the writer): start a new transaction, and hold
     /// a lease on the writer for reads that must survive excision.
@@ -752,6 +767,9 @@ impl SqlError {
             SqlError::UndefinedParameter { .. } => "42704",
             SqlError::QueryCanceled { .. } => "57014",
             SqlError::Terminated => "57P01",
+            SqlError::MustWait => "XX000",
+            SqlError::DeadlockDetected { .. } => "40P01",
+            SqlError::LockNotAvailable { .. } => "55P03",
             SqlError::SnapshotTooOld { .. } => "72000",
             SqlError::CantChangeParameter { .. } => "55P02",
             SqlError::BadParameterValue { .. } | SqlError::BadParameterDetail { .. } => "22023",
@@ -800,6 +818,10 @@ impl SqlError {
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
             SqlError::Terminated => e.severity = "FATAL".into(),
+            SqlError::DeadlockDetected { detail } => {
+                e.detail = Some(detail.clone());
+                e.hint = Some("See server log for query details.".into());
+            }
             SqlError::InvalidCustomParameterName { .. } => e.detail = Some(
                 "Custom parameter names must be two or more simple identifiers separated by dots."
                     .into(),

@@ -168,6 +168,8 @@ fn reply(r: Reply) -> wit::Reply {
             deletes: b.deletes,
         }),
         settings: r.settings,
+        wait: r.wait.map(|w| wit::Wait { until: w.until }),
+        locks_released: r.locks_released,
     }
 }
 
@@ -255,6 +257,10 @@ impl wit_engine::Guest for Component {
         reply(with_engine(|e| {
             e.commit_finished(&HostKv, SessionId(session), outcome)
         }))
+    }
+
+    fn wake(session: u64, now: i64) -> wit::Reply {
+        reply(with_engine(|e| e.wake(&HostKv, SessionId(session), now)))
     }
 
     fn close_session(session: u64) {

@@ -31,6 +31,7 @@ pub mod keyhash;
 pub mod keys;
 pub mod keywords;
 pub mod lifecycle;
+pub mod locks;
 mod longtext;
 pub mod maintenance;
 pub mod mem;

@@ -153,6 +153,18 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "string",
     ),
     Setting {
+        unit: Some("ms"),
+        min_max: Some(("1", "2147483647")),
+        ..s(
+            "deadlock_timeout",
+            "1000",
+            "Lock Management",
+            "Sets the time to wait on a lock before checking for deadlock.",
+            "superuser",
+            "integer",
+        )
+    },
+    Setting {
         min_max: Some(("1", "10000")),
         ..s(
             "default_statistics_target",

@@ -204,7 +204,7 @@ impl WasmComponent {
         &self.info
     }
 
-    /// The component's imports (`rocklake:core/kv@0.9.0` and nothing else: no WASI).
+    /// The component's imports (`rocklake:core/kv@0.10.0` and nothing else: no WASI).
     pub fn imports(&self) -> Vec<String> {
         let ty = self.pre.instance_pre().component().component_type();
         ty.imports(&self.engine)
@@ -642,6 +642,8 @@ fn internal_reply(message: String) -> Reply {
         status: TxnStatus::Idle,
         commit: None,
         settings: Vec::new(),
+        wait: None,
+        locks_released: false,
     }
 }
 
@@ -761,6 +763,14 @@ impl Core for WasmCore {
         let reply = self.reply(r);
         self.refresh_latest();
         reply
+    }
+
+    fn wake(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        self.recover(kv);
+        let r = self.call(Some(kv), |b, s| {
+            b.rocklake_core_engine().call_wake(s, sid.0, now)
+        });
+        self.reply(r)
     }
 
     fn close_session(&mut self, sid: SessionId) {
@@ -883,5 +893,7 @@ fn reply(r: wit::Reply) -> Reply {
             deletes: b.deletes,
         }),
         settings: r.settings,
+        wait: r.wait.map(|w| rocklake_core::api::Wait { until: w.until }),
+        locks_released: r.locks_released,
     }
 }

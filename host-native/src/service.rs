@@ -152,6 +152,10 @@ struct Inner {
     direct: Arc<DirectCalls>,
     /// Whether the watcher of `direct` runs (started by the first direct call).
     watcher: std::sync::OnceLock<bool>,
+    /// Counts the replies that released advisory locks (and session closes); a request
+    /// whose statement waits runs it again once this moves past what it saw with its wait.
+    releases: AtomicU64,
+    released: Notify,
 }
 
 /// Stack of every thread that runs the core (the runtime's workers and blocking threads):
@@ -278,6 +282,8 @@ pub trait Core: Send {
         sid: SessionId,
         outcome: Result<(), CommitFailure>,
     ) -> Reply;
+    /// Runs the waiting statement of a suspended request again (see [`Reply::wait`]).
+    fn wake(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply;
     fn close_session(&mut self, sid: SessionId);
     /// Read-replica mode (writes fail with 25006).
     fn set_read_only(&mut self, on: bool);
@@ -331,6 +337,9 @@ impl Core for Engine {
         outcome: Result<(), CommitFailure>,
     ) -> Reply {
         Engine::commit_finished(self, kv, sid, outcome)
+    }
+    fn wake(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        Engine::wake(self, kv, sid, now)
     }
     fn close_session(&mut self, sid: SessionId) {
         Engine::close_session(self, sid)
@@ -473,7 +482,63 @@ impl Inner {
             interrupt,
         };
         self.refresh_if_pending(eng);
-        call(&mut ***eng, &kv, now)
+        let reply = call(&mut ***eng, &kv, now);
+        self.note_locks(&reply, interrupt);
+        reply
+    }
+
+    /// Called with the engine held, after each call that returned `reply`: wakes the sessions
+    /// that wait when it released locks, and notes what a reply that waits has seen of the
+    /// releases (a release after it, by a call that takes the engine next, is then noticed).
+    fn note_locks(&self, reply: &Reply, interrupt: &Interrupt) {
+        if reply.locks_released {
+            self.note_release();
+        }
+        if reply.wait.is_some() {
+            interrupt
+                .releases_seen
+                .store(self.releases.load(Ordering::SeqCst), Ordering::SeqCst);
+        }
+    }
+
+    fn note_release(&self) {
+        self.releases.fetch_add(1, Ordering::SeqCst);
+        self.released.notify_waiters();
+    }
+
+    /// Waits until the suspended request of a session should run its statement again: a
+    /// release since its wait began, its `until` (engine clock), its statement timeout, or
+    /// an interrupt.
+    async fn await_wake(&self, until: Option<i64>, interrupt: &Interrupt) {
+        let released = self.released.notified();
+        let interrupted = interrupt.notify.notified();
+        tokio::pin!(released, interrupted);
+        released.as_mut().enable();
+        interrupted.as_mut().enable();
+        if self.releases.load(Ordering::SeqCst) != interrupt.releases_seen.load(Ordering::SeqCst)
+            || interrupt.reason().is_some()
+        {
+            return;
+        }
+        let now = Instant::now();
+        let mut deadline = until.map(|at| {
+            let micros = at.saturating_sub(self.clock.now_pg_micros()).max(0);
+            now + Duration::from_micros(micros as u64)
+        });
+        if let Some((at, _)) = &*lock(&interrupt.deadline) {
+            deadline = Some(deadline.map_or(*at, |d| d.min(*at)));
+        }
+        let sleep = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = released => {}
+            _ = interrupted => {}
+            _ = sleep => {}
+        }
     }
 
     /// The engine, waiting for it if another request holds it. On a runtime worker the wait
@@ -516,7 +581,16 @@ impl Inner {
     /// nothing more from the store.
     async fn drive(&self, sid: SessionId, mut reply: Reply, interrupt: &Interrupt) -> Reply {
         let mut outputs = std::mem::take(&mut reply.outputs);
-        while let Some(batch) = reply.commit.take() {
+        loop {
+            if let Some(wait) = reply.wait.take() {
+                self.await_wake(wait.until, interrupt).await;
+                reply = self.wake(sid, interrupt);
+                outputs.append(&mut reply.outputs);
+                continue;
+            }
+            let Some(batch) = reply.commit.take() else {
+                break;
+            };
             let (outcome, aborted) = self.apply_in_order(&batch, interrupt).await;
             if outcome.is_ok() {
                 self.back_checkpoints(&batch).await;
@@ -529,6 +603,7 @@ impl Inner {
                     interrupt,
                 };
                 let mut r = eng.commit_finished(&kv, sid, outcome);
+                self.note_locks(&r, interrupt);
                 self.done.store(batch.seq.0, Ordering::SeqCst);
                 self.refresh_if_pending(&mut eng);
                 if let Some(e) = aborted {
@@ -543,6 +618,12 @@ impl Inner {
         }
         reply.outputs = outputs;
         reply
+    }
+
+    /// Runs the waiting statement of the session's suspended request again.
+    fn wake(&self, sid: SessionId, interrupt: &Interrupt) -> Reply {
+        let mut eng = self.engine();
+        self.engine_call(&mut eng, interrupt, |eng, kv, now| eng.wake(kv, sid, now))
     }
 
     /// Starts making one group durable (the leader calls this, holding the leader lock; the
@@ -1009,6 +1090,8 @@ impl CatalogService {
             clock,
             done: AtomicU64::new(done),
             turn: Notify::new(),
+            releases: AtomicU64::new(0),
+            released: Notify::new(),
             queue: Mutex::new(Vec::new()),
             queued: AtomicU64::new(done),
             queued_turn: Notify::new(),
@@ -1091,7 +1174,7 @@ impl CatalogService {
             // this future cannot strand a planned commit.
             let reply = inner
                 .engine_call_in_place(&interrupt, |eng, kv, now| kind.call(eng, kv, sid, sql, now));
-            if reply.commit.is_none() {
+            if reply.commit.is_none() && reply.wait.is_none() {
                 kind.observe(&inner, sql, started.elapsed(), &reply, false);
                 return reply;
             }
@@ -1171,6 +1254,8 @@ impl CatalogService {
         lock(&self.inner.interrupts).remove(&sid);
         self.inner.metrics.sessions.dec();
         self.inner.engine().close_session(sid);
+        // Its advisory locks went with it.
+        self.inner.note_release();
     }
 
     /// Flushes and closes the store. Sessions must be closed first.
@@ -1295,6 +1380,8 @@ struct Interrupt {
     /// task keeps that task from polling the timer until it ends.
     deadline: Mutex<Option<(Instant, PgError)>>,
     notify: Notify,
+    /// [`Inner::releases`] when the session's statement began to wait.
+    releases_seen: AtomicU64,
 }
 
 impl Interrupt {

@@ -8,7 +8,7 @@
 //! stand in for SlateDB, the recorded `now` for the clock, and every result must be
 //! byte-identical to the recorded one. The first difference is reported with its context.
 //!
-//! Format: `RLTRACE7`, then events. Strings and byte strings are `u32` length (LE) + bytes,
+//! Format: `RLTRACE8`, then events. Strings and byte strings are `u32` length (LE) + bytes,
 //! integers little-endian, options and results a one-byte tag. The canonical encoding of a
 //! result is what is compared.
 
@@ -27,7 +27,7 @@ use crate::service::Core;
 /// Format 7: errors carry their column (format 6: a session's backend pid and client, and the
 /// `signal` output; format 5: the extended protocol's `execute` and `sync` calls; format 4:
 /// entropy draws among the imports, and errors with their position).
-const MAGIC: &[u8; 8] = b"RLTRACE7";
+const MAGIC: &[u8; 8] = b"RLTRACE8";
 
 // ---------------------------------------------------------------- encoding
 
@@ -192,6 +192,20 @@ impl Enc {
             }
         }
         self.pairs(&r.settings);
+        match r.wait {
+            None => self.u8(0),
+            Some(w) => {
+                self.u8(1);
+                match w.until {
+                    None => self.u8(0),
+                    Some(t) => {
+                        self.u8(1);
+                        self.i64(t);
+                    }
+                }
+            }
+        }
+        self.u8(r.locks_released as u8);
     }
     fn pairs(&mut self, pairs: &[(String, String)]) {
         self.u32(pairs.len() as u32);
@@ -537,6 +551,10 @@ pub enum Call {
     SetStatementMemoryLimit {
         bytes: u64,
     },
+    Wake {
+        sid: u64,
+        now: i64,
+    },
 }
 
 fn encode_call(e: &mut Enc, c: &Call) {
@@ -617,6 +635,11 @@ fn encode_call(e: &mut Enc, c: &Call) {
             e.i64(*now);
             e.u8(*abort as u8);
         }
+        Call::Wake { sid, now } => {
+            e.u8(15);
+            e.u64(*sid);
+            e.i64(*now);
+        }
     }
 }
 
@@ -681,6 +704,10 @@ fn decode_call(d: &mut Dec<'_>) -> Result<Call, TraceError> {
             sid: d.u64()?,
             now: d.i64()?,
             abort: d.bool()?,
+        },
+        15 => Call::Wake {
+            sid: d.u64()?,
+            now: d.i64()?,
         },
         _ => return Err(d.bad("unknown call tag")),
     })
@@ -964,6 +991,16 @@ impl Core for Recorder {
                 sid: sid.0,
                 outcome,
             },
+            &rkv.take(),
+            reply_bytes(&r),
+        );
+        r
+    }
+    fn wake(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        let rkv = RecordingKv::new(kv);
+        let r = self.inner.wake(&rkv, sid, now);
+        self.out.write(
+            &Call::Wake { sid: sid.0, now },
             &rkv.take(),
             reply_bytes(&r),
         );
@@ -1280,6 +1317,10 @@ pub fn replay_with_progress(
                 let r = core.commit_finished(&kv, SessionId(*sid), outcome.clone());
                 (reply_bytes(&r), show_reply(&r))
             }
+            Call::Wake { sid, now } => {
+                let r = core.wake(&kv, SessionId(*sid), *now);
+                (reply_bytes(&r), show_reply(&r))
+            }
             Call::CloseSession { sid } => {
                 core.close_session(SessionId(*sid));
                 (vec![], String::new())
@@ -1456,6 +1497,7 @@ mod tests {
             },
             Call::SetReadOnly { on: true },
             Call::SetStatementMemoryLimit { bytes: 1 << 30 },
+            Call::Wake { sid: 2, now: 9 },
         ];
         let imports = vec![
             Import::Scan {

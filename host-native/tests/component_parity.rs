@@ -418,7 +418,7 @@ fn component_imports_only_the_kv_interface() {
     imports.sort();
     assert_eq!(
         imports,
-        ["rocklake:core/kv@0.9.0", "rocklake:core/types@0.9.0"],
+        ["rocklake:core/kv@0.10.0", "rocklake:core/types@0.10.0"],
         "unexpected imports"
     );
 }

@@ -150,6 +150,9 @@ impl Core for Flipped {
     ) -> Reply {
         Core::commit_finished(&mut self.inner, kv, sid, outcome)
     }
+    fn wake(&mut self, kv: &dyn KvRead, sid: SessionId, now: i64) -> Reply {
+        Core::wake(&mut self.inner, kv, sid, now)
+    }
     fn close_session(&mut self, sid: SessionId) {
         Core::close_session(&mut self.inner, sid)
     }

@@ -50,6 +50,7 @@ fn reply(outputs: Vec<Output>, error: Option<PgError>, status: TxnStatus) -> Rep
         status,
         commit: None,
         settings: Vec::new(),
+        ..Reply::default()
     }
 }
 

@@ -870,6 +870,7 @@ pub fn virtual_rows(
         txid: cx.txid(),
         cursors: &|| cx.cursors.infos(cx.txn_serial),
         activity: &|| cx.sessions.rows(),
+        locks: &|| cx.sessions.shown_locks(&cx.st.locks.borrow()),
         now: cx.now,
         sequence_value: &|t| {
             let def = t.sequence.as_deref()?;
@@ -1281,6 +1282,8 @@ pub fn execute(cx: &mut Cx<'_>, stmt: &Statement) -> Result<Step, SqlError> {
                 crate::settings::reset(cx, None)?;
                 cx.sess.cursors.close(None, None)?;
                 cx.sess.prepared.clear();
+                // And pg_advisory_unlock_all().
+                cx.st.locks.get_mut().unlock_all(cx.sess.id);
             }
             if all || matches!(object_type, ast::DiscardObject::SEQUENCES) {
                 // What currval and lastval remember (a pooler's next client starts without).

@@ -1118,6 +1118,37 @@ pub(super) fn stat_activity_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
         .collect()
 }
 
+// ------------------------------------------------------------------ pg_locks
+
+/// One row per advisory lock a session holds in a mode, or waits for. PostgreSQL lists the
+/// relation and virtual-transaction locks of every running statement too; RockLake has none
+/// (its reads take no locks), so only advisory locks appear.
+pub(super) fn lock_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
+    (view.locks)()
+        .into_iter()
+        .map(|l| {
+            vec![
+                t("advisory"),
+                oid(CURRENT_DATABASE_OID),
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+                oid(l.row.tag.classid),
+                oid(l.row.tag.objid),
+                int(l.row.tag.objsubid.into()),
+                t(&l.virtualtransaction),
+                int(l.pid.into()),
+                t(l.row.mode.name()),
+                b(l.row.granted),
+                b(false),
+                l.row.waitstart.map_or(NULL, Value::Timestamp),
+            ]
+        })
+        .collect()
+}
+
 pub(super) fn roles_rows(view: &CatalogView<'_>) -> Vec<Vec<Value>> {
     let role = |name: &str, o: u32, sup: bool| {
         vec![

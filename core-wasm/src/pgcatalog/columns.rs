@@ -695,6 +695,24 @@ pub(super) const STAT_ACTIVITY_COLS: Spec = &[
     ("query", TEXT),
     ("backend_type", TEXT),
 ];
+pub(super) const LOCKS_COLS: Spec = &[
+    ("locktype", TEXT),
+    ("database", OID),
+    ("relation", OID),
+    ("page", PgType::Int4),
+    ("tuple", PgType::Int2),
+    ("virtualxid", TEXT),
+    ("transactionid", PgType::Xid),
+    ("classid", OID),
+    ("objid", OID),
+    ("objsubid", PgType::Int2),
+    ("virtualtransaction", TEXT),
+    ("pid", PgType::Int4),
+    ("mode", TEXT),
+    ("granted", PgType::Bool),
+    ("fastpath", PgType::Bool),
+    ("waitstart", TSTZ),
+];
 pub(super) const TZ_NAMES_COLS: Spec = &[
     ("name", TEXT),
     ("abbrev", TEXT),

@@ -120,6 +120,9 @@ pub struct CatalogView<'a> {
     pub cursors: &'a dyn Fn() -> Vec<crate::cursor::CursorInfo>,
     /// The engine's sessions (`pg_stat_activity`), listed only when that view is read.
     pub activity: &'a dyn Fn() -> Vec<crate::activity::ActivityRow>,
+    /// The advisory locks held and waited for (`pg_locks`), listed only when that view is
+    /// read.
+    pub locks: &'a dyn Fn() -> Vec<crate::activity::ShownLock>,
     /// The statement's time (`pg_timezone_names` shows each zone's offset then).
     pub now: i64,
     /// A sequence's value now (`pg_sequences.last_value`).
@@ -146,6 +149,7 @@ enum Which {
     Settings,
     Cursors,
     StatActivity,
+    Locks,
     TzNames,
     TzAbbrevs,
     Database,
@@ -483,6 +487,15 @@ const RELATIONS: &[RelInfo] = &[
         12_224,
         'v',
         STAT_ACTIVITY_COLS,
+    ),
+    rel(
+        Which::Locks,
+        "pg_catalog",
+        "pg_locks",
+        12_073,
+        12_075,
+        'v',
+        LOCKS_COLS,
     ),
     rel(
         Which::TzAbbrevs,
@@ -986,6 +999,7 @@ pub fn depends_on_session(schema: Option<&str>, name: &str) -> bool {
             Which::Settings
                 | Which::Cursors
                 | Which::StatActivity
+                | Which::Locks
                 | Which::Sequences
                 | Which::TzNames
                 | Which::TzAbbrevs
@@ -1069,6 +1083,7 @@ pub fn build_only(
             })
             .collect(),
         Which::StatActivity => stat_activity_rows(view),
+        Which::Locks => lock_rows(view),
         Which::TzNames => time_zone_rows(view.now),
         Which::TzAbbrevs => abbreviation_rows(view.now),
         Which::Database => database_rows(view),

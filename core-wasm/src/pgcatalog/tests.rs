@@ -122,6 +122,7 @@ fn view(f: &Fixture) -> CatalogView<'_> {
         txid: 900,
         cursors: &Vec::new,
         activity: &Vec::new,
+        locks: &Vec::new,
         now: 0,
         sequence_value: &|_| None,
         view_reads: &|_| Vec::new(),

@@ -2531,6 +2531,9 @@ impl<'a, 'b> Binder<'a, 'b> {
         if matches!(name.as_str(), "nextval" | "currval" | "setval" | "lastval") {
             return self.bind_sequence_call(name, bargs, &types);
         }
+        if super::waits::is_wait_function(&name) {
+            return self.bind_wait_call(name, bargs, &types);
+        }
         if name == "pg_get_serial_sequence" {
             if !matches!(types.as_slice(), [a, b] if [a, b].iter().all(|t| t.is_string() || **t == PgType::Unknown))
             {

@@ -863,6 +863,7 @@ impl<'a, 'b> Executor<'a, 'b> {
             "nextval" | "setval" | "currval" | "lastval" => {
                 return self.sequence_call(name, &a);
             }
+            _ if super::waits::is_wait_function(name) => return self.wait_call(name, &a),
             // The sequence a serial or identity column owns, schema-qualified.
             "pg_get_serial_sequence" => match (text(0), text(1)) {
                 (Some(table), Some(column)) => {

@@ -43,6 +43,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 mod values;
+mod waits;
 
 pub use coerce::*;
 pub use eval::*;
