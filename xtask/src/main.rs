@@ -299,6 +299,8 @@ fn ci(no_setup: bool) -> Result<()> {
             "--test",
             "records_and_bits",
             "--test",
+            "advisory_locks",
+            "--test",
             "activity",
             "--test",
             "sequences",
