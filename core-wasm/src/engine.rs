@@ -698,7 +698,8 @@ impl Engine {
     }
 
     /// Puts a session back after a request, adding the settings the request changed to the
-    /// reply (not while its commit is suspended: the outcome decides them).
+    /// reply (not while its commit is suspended, the outcome deciding them, nor while its
+    /// statement waits), and settling what the request did with advisory locks.
     fn finish(&mut self, mut sess: Session, mut reply: Reply) -> Reply {
         let locks = self.st.locks.get_mut();
         if reply.wait.is_none() && reply.commit.is_none() {
@@ -709,7 +710,8 @@ impl Engine {
             Self::end_transaction_locks(locks, &sess);
         }
         reply.locks_released = locks.take_released();
-        if reply.commit.is_none() {
+        // A suspended request reports its settings with its final reply.
+        if reply.commit.is_none() && reply.wait.is_none() {
             reply.settings = sess
                 .settings
                 .report(sess.txn.as_ref(), &sess.user, self.st.read_only);

@@ -352,14 +352,20 @@ pub fn numbers(sql: &str) -> std::collections::BTreeSet<usize> {
 /// only through the catalog. A `regproc`'s or `regtype`'s name does (built-in functions and
 /// types).
 pub fn binary_result_supported(oid: u32) -> bool {
-    crate::types::type_by_oid(oid)
-        .is_some_and(|t| !matches!(t, PgType::Regclass | PgType::Regnamespace))
+    oid == PgType::Void.oid()
+        || crate::types::type_by_oid(oid)
+            .is_some_and(|t| !matches!(t, PgType::Regclass | PgType::Regnamespace))
 }
 
 /// A result cell in PostgreSQL's binary send format, from its text form: results cross the
 /// core boundary as text, and a client that asks for binary results (Bind result format 1)
 /// gets them converted here, through the same parser and encoder as COPY.
 pub fn text_to_binary(oid: u32, text: &[u8]) -> Result<Vec<u8>, PgError> {
+    if oid == PgType::Void.oid() {
+        // PostgreSQL's `void_send`: no bytes (what `pg_advisory_lock()` or `pg_sleep()`
+        // answer to sqlx, which asks for binary results).
+        return Ok(Vec::new());
+    }
     let ty = crate::types::type_by_oid(oid).ok_or_else(|| {
         PgError::new(
             "0A000",
@@ -440,6 +446,9 @@ mod tests {
             text_to_binary(999_999, b"x").map_err(|e| e.code),
             Err("0A000".to_string())
         );
+        // void (pg_advisory_lock, pg_sleep) is sent as no bytes, as `void_send` does.
+        assert!(binary_result_supported(PgType::Void.oid()));
+        assert_eq!(text_to_binary(PgType::Void.oid(), b""), Ok(Vec::new()));
     }
 
     #[test]

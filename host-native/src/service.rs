@@ -1231,7 +1231,12 @@ impl CatalogService {
     }
 
     pub async fn copy_in_fail(&self, sid: SessionId, message: &str) -> Reply {
-        self.inner.engine().copy_in_fail(sid, message)
+        let reply = self.inner.engine().copy_in_fail(sid, message);
+        if reply.locks_released {
+            // The failed COPY ended a transaction that held advisory locks.
+            self.inner.note_release();
+        }
+        reply
     }
 
     /// Cancel request or statement timeout for the session's running request: its commit is
