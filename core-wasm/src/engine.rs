@@ -812,6 +812,7 @@ impl Engine {
         };
         sess.outputs.clear();
         sess.until_sync = false;
+        Self::abandon_wait(&mut self.st, &mut sess);
         if abort {
             match sess.txn.as_mut() {
                 Some(t) if t.explicit => t.failed = true,
@@ -850,6 +851,7 @@ impl Engine {
             return Self::missing_session();
         };
         sess.until_sync = until_sync;
+        Self::abandon_wait(&mut self.st, &mut sess);
         sess.activity.started(sql, now);
         sess.outputs.clear();
         sess.queue.clear();
@@ -1103,6 +1105,8 @@ impl Engine {
                     if let Some(reply) = self.commit_or_fail(kv, sess, tag) {
                         return reply;
                     }
+                    // Committed with nothing to write: its transaction's locks go now.
+                    Self::end_transaction_locks(self.st.locks.get_mut(), sess);
                 }
                 Err(e) => return self.fail(sess, e),
             }
@@ -1129,7 +1133,10 @@ impl Engine {
     /// Suspends the request while `stmt`, the statement that must wait, waits: it goes back to
     /// the front of the queue, to run again when the host wakes the session.
     fn suspend_waiting(&mut self, sess: &mut Session, stmt: Arc<Statement>) -> Reply {
-        let waiter = self.st.locks.get_mut().waiter(sess.id).cloned();
+        let locks = self.st.locks.get_mut();
+        // A transaction a COMMIT before it ended lets its locks go while this one waits.
+        Self::end_transaction_locks(locks, sess);
+        let waiter = locks.waiter(sess.id).cloned();
         sess.waits_for = waiter.as_ref().map(|w| w.wanted);
         sess.queue.push_front(stmt);
         Reply {
@@ -1147,16 +1154,31 @@ impl Engine {
         }
     }
 
+    /// A new request of a session whose statement still waits (a host that gave up on the
+    /// wait): the statement and its wait are dropped, its replayed answers with them.
+    fn abandon_wait(st: &mut Shared, sess: &mut Session) {
+        if sess.waits_for.take().is_some() {
+            st.locks.get_mut().statement_done(sess.id);
+            sess.queue.clear();
+        }
+    }
+
     /// Releases the transaction-level advisory locks of the session's transactions that are
     /// over: those of a transaction block once it ended or failed, and those taken outside
     /// any (by a read the core ran without opening one) once the request is done with its
     /// implicit transaction.
     fn end_transaction_locks(locks: &mut crate::locks::Locks, sess: &Session) {
-        let open = sess.txn.as_ref().filter(|t| !t.failed).map(|t| t.serial);
+        let txn = sess.txn.as_ref();
         let request_over = sess.queue.is_empty() && !sess.until_sync && sess.copy_in.is_none();
         locks.end_transactions(sess.id, |of| match of {
-            Some(serial) => open != Some(serial),
-            None => request_over && sess.txn.as_ref().is_none_or(|t| !t.explicit),
+            Some(serial) => match txn.filter(|t| t.serial == serial) {
+                None => Some(0),
+                // A failed block aborted its innermost subtransaction: the locks taken since
+                // the last savepoint (all of them without one). ROLLBACK TO revives the rest.
+                Some(t) if t.failed => Some(t.savepoints.len() as u32),
+                Some(_) => None,
+            },
+            None => (request_over && txn.is_none_or(|t| !t.explicit)).then_some(0),
         });
     }
 

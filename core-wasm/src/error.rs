@@ -525,6 +525,9 @@ pub enum SqlError {
     /// `statement_memory_limit`. Its rows are freed; the session goes on.
     #[error("out of memory")]
     OutOfMemory { limit: u64 },
+    /// The advisory lock table is full ([`crate::locks::MAX_LOCKS`]): release locks first.
+    #[error("out of shared memory")]
+    OutOfSharedMemory,
     /// The value does not fit the column (varchar(n) too short).
     #[error("{message}")]
     StringTooLong { message: String },
@@ -756,7 +759,7 @@ impl SqlError {
             SqlError::InfiniteRecursion { .. } | SqlError::InvalidObjectDefinition { .. } => {
                 "42P17"
             }
-            SqlError::OutOfMemory { .. } => "53200",
+            SqlError::OutOfMemory { .. } | SqlError::OutOfSharedMemory => "53200",
             SqlError::StringTooLong { .. } => "22001",
             SqlError::InvalidColumnReference { .. } => "42P10",
             SqlError::InvalidParameter { .. } | SqlError::InvalidParameterHint { .. } => "22023",
@@ -818,6 +821,9 @@ impl SqlError {
         let mut e = PgError::new(self.sqlstate(), self.to_string());
         match self {
             SqlError::Terminated => e.severity = "FATAL".into(),
+            SqlError::OutOfSharedMemory => {
+                e.hint = Some("You might need to increase max_locks_per_transaction.".into());
+            }
             SqlError::DeadlockDetected { detail } => {
                 e.detail = Some(detail.clone());
                 e.hint = Some("See server log for query details.".into());

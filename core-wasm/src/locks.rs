@@ -77,10 +77,19 @@ impl LockMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     Session,
-    /// The transaction with this serial; `None`: the transaction of the current request,
-    /// which the core had not opened (a read outside a block).
-    Transaction(Option<u64>),
+    Transaction {
+        /// The transaction's serial; `None`: the transaction of the current request, which
+        /// the core had not opened (a read outside a block).
+        serial: Option<u64>,
+        /// Its open savepoints when the lock was taken: ROLLBACK TO one of them releases the
+        /// locks taken since, as PostgreSQL's subtransactions do.
+        depth: u32,
+    },
 }
+
+/// At most this many holds and waits in all (PostgreSQL's shared lock table: 64
+/// `max_locks_per_transaction` × 100 `max_connections`); more is 53200.
+pub const MAX_LOCKS: usize = 6_400;
 
 /// One session's hold of one lock in one mode: PostgreSQL counts session-level and
 /// transaction-level acquisitions apart, and shows them as one `pg_locks` row.
@@ -89,7 +98,8 @@ struct Hold {
     sid: SessionId,
     mode: LockMode,
     session: u32,
-    xact: u32,
+    /// The transaction-level acquisitions, each as the savepoint depth it was made at.
+    xact: Vec<u32>,
     /// The transaction of the transaction-level acquisitions.
     xact_of: Option<u64>,
 }
@@ -156,10 +166,17 @@ pub struct LockRow {
     pub waitstart: Option<i64>,
 }
 
+/// A lock or sleep call of a statement, and what it answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub function: String,
+    pub args: Vec<Value>,
+}
+
 /// What the lock and sleep calls of a statement that waits answered, in order.
 #[derive(Debug, Default)]
 struct Replay {
-    done: Vec<(Value, Option<Notice>)>,
+    done: Vec<(Call, Value, Option<Notice>)>,
     next: usize,
 }
 
@@ -170,8 +187,11 @@ pub struct Locks {
     /// In the order the waits began: a lock goes to the first waiter it can.
     waiters: Vec<Waiter>,
     replays: HashMap<SessionId, Replay>,
-    /// Transaction-level holds (a statement's end skips the release when there are none).
-    xact_holds: usize,
+    /// Transaction-level acquisitions per session (a statement's end skips the release for a
+    /// session without any).
+    xact_holds: HashMap<SessionId, usize>,
+    /// Holds (a session's, of a lock, in a mode) and waits, against [`MAX_LOCKS`].
+    entries: usize,
     /// Something was released or stopped waiting since [`Locks::take_released`]: waiters
     /// may now get their locks.
     released: bool,
@@ -203,30 +223,45 @@ impl Locks {
     }
 
     /// The answer of the running statement's next lock or sleep call, if it gave one before it
-    /// had to wait.
-    pub fn replayed(&mut self, sid: SessionId) -> Option<(Value, Option<Notice>)> {
-        let r = self.replays.get_mut(&sid)?;
-        let done = r.done.get(r.next)?.clone();
+    /// had to wait. A run that calls something else there (it read other rows this time) is
+    /// 40001: answering it from the first run's calls would claim locks never taken.
+    pub fn replayed(
+        &mut self,
+        sid: SessionId,
+        call: &Call,
+    ) -> Result<Option<(Value, Option<Notice>)>, SqlError> {
+        let Some(r) = self.replays.get_mut(&sid) else {
+            return Ok(None);
+        };
+        let Some((done, value, notice)) = r.done.get(r.next) else {
+            return Ok(None);
+        };
+        if done != call {
+            self.replays.remove(&sid);
+            return Err(SqlError::SerializationFailure);
+        }
+        let answer = (value.clone(), notice.clone());
         r.next += 1;
-        Some(done)
+        Ok(Some(answer))
     }
 
     /// Notes the answer of a lock or sleep call, to replay if the statement waits later on.
-    pub fn record(&mut self, sid: SessionId, value: Value, notice: Option<Notice>) {
+    pub fn record(&mut self, sid: SessionId, call: Call, value: Value, notice: Option<Notice>) {
         let r = self.replays.entry(sid).or_default();
-        r.done.push((value, notice));
+        r.done.push((call, value, notice));
         r.next = r.done.len();
     }
 
-    /// Whether `sid` may have `tag` in `mode` now: no other session holds it in a conflicting
-    /// mode and, unless `sid` holds it already, no conflicting request waits ahead of it.
+    /// Whether `sid` may have `tag` in `mode` now: it holds it in that mode already (counted
+    /// again, as PostgreSQL's local lock table does), or no other session holds it in a
+    /// conflicting mode and no conflicting request waits ahead of it.
     fn grantable(&self, sid: SessionId, tag: LockTag, mode: LockMode) -> bool {
         let holds = self.holds.get(&tag).map_or(&[][..], Vec::as_slice);
+        if holds.iter().any(|h| h.sid == sid && h.mode == mode) {
+            return true;
+        }
         if holds.iter().any(|h| h.sid != sid && h.mode.conflicts(mode)) {
             return false;
-        }
-        if holds.iter().any(|h| h.sid == sid) {
-            return true;
         }
         for w in &self.waiters {
             if w.sid == sid {
@@ -242,6 +277,7 @@ impl Locks {
 
     /// Takes `tag` in `mode` for `sid`. `wait`: a call that waits (else a `try` call); the
     /// session then joins the queue (or keeps its place in it), its wait starting at `now`.
+    /// 53200 when the table is full.
     pub fn lock(
         &mut self,
         sid: SessionId,
@@ -250,10 +286,10 @@ impl Locks {
         scope: Scope,
         wait: bool,
         now: i64,
-    ) -> Acquired {
+    ) -> Result<Acquired, SqlError> {
         if !self.grantable(sid, tag, mode) {
             if !wait {
-                return Acquired::NotAvailable;
+                return Ok(Acquired::NotAvailable);
             }
             let wanted = Wanted::Lock { tag, mode };
             if !self
@@ -262,6 +298,7 @@ impl Locks {
                 .any(|w| w.sid == sid && w.wanted == wanted)
             {
                 self.stop_waiting(sid);
+                self.make_room()?;
                 self.waiters.push(Waiter {
                     sid,
                     wanted,
@@ -271,9 +308,18 @@ impl Locks {
                     timeout_at: None,
                 });
             }
-            return Acquired::MustWait;
+            return Ok(Acquired::MustWait);
         }
-        self.stop_waiting(sid);
+        // Granted: its wait (if it waited) is over. That frees nobody, so it is not a release.
+        self.waiters.retain(|w| w.sid != sid);
+        let known = self
+            .holds
+            .get(&tag)
+            .is_some_and(|hs| hs.iter().any(|h| h.sid == sid && h.mode == mode));
+        if !known {
+            self.make_room()?;
+            self.entries += 1;
+        }
         let holds = self.holds.entry(tag).or_default();
         let i = match holds.iter().position(|h| h.sid == sid && h.mode == mode) {
             Some(i) => i,
@@ -282,7 +328,7 @@ impl Locks {
                     sid,
                     mode,
                     session: 0,
-                    xact: 0,
+                    xact: Vec::new(),
                     xact_of: None,
                 });
                 holds.len() - 1
@@ -291,13 +337,21 @@ impl Locks {
         let h = &mut holds[i];
         match scope {
             Scope::Session => h.session += 1,
-            Scope::Transaction(of) => {
-                h.xact += 1;
-                h.xact_of = of;
-                self.xact_holds += 1;
+            Scope::Transaction { serial, depth } => {
+                h.xact.push(depth);
+                h.xact_of = serial;
+                *self.xact_holds.entry(sid).or_default() += 1;
             }
         }
-        Acquired::Granted
+        Ok(Acquired::Granted)
+    }
+
+    /// 53200 when the table holds [`MAX_LOCKS`] entries.
+    fn make_room(&self) -> Result<(), SqlError> {
+        if self.entries + self.waiters.len() >= MAX_LOCKS {
+            return Err(SqlError::OutOfSharedMemory);
+        }
+        Ok(())
     }
 
     /// Releases one session-level hold of `tag` in `mode` (`pg_advisory_unlock`): false when
@@ -313,85 +367,116 @@ impl Locks {
             return false;
         };
         holds[i].session -= 1;
-        if holds[i].session == 0 && holds[i].xact == 0 {
+        if holds[i].session == 0 && holds[i].xact.is_empty() {
             holds.remove(i);
             if holds.is_empty() {
                 self.holds.remove(&tag);
             }
+            self.entries -= 1;
             self.released = true;
         }
         true
     }
 
-    /// Releases the holds `release` picks of `sid`, given (session count, transaction count,
-    /// transaction) and returning the counts to keep.
+    /// Changes the holds of `sid` as `change` says, given each hold's session count, its
+    /// transaction-level acquisitions (savepoint depths) and their transaction; holds left
+    /// with nothing are released.
     fn release_where(
         &mut self,
         sid: SessionId,
-        mut release: impl FnMut(u32, u32, Option<u64>) -> (u32, u32),
+        mut change: impl FnMut(&mut u32, &mut Vec<u32>, Option<u64>),
     ) {
-        let mut released = false;
-        let mut xact_dropped = 0;
+        let (mut released, mut gone, mut xact) = (0, 0, 0);
         self.holds.retain(|_, holds| {
             holds.retain_mut(|h| {
                 if h.sid != sid {
                     return true;
                 }
-                let (session, xact) = release(h.session, h.xact, h.xact_of);
-                xact_dropped += (h.xact - xact) as usize;
-                if (session, xact) != (h.session, h.xact) && session == 0 && xact == 0 {
-                    released = true;
+                let before = (h.session, h.xact.len());
+                change(&mut h.session, &mut h.xact, h.xact_of);
+                xact += h.xact.len();
+                if (h.session, h.xact.len()) != before && h.session == 0 && h.xact.is_empty() {
+                    released += 1;
+                    gone += 1;
                     return false;
                 }
-                h.session = session;
-                h.xact = xact;
                 true
             });
             !holds.is_empty()
         });
-        self.xact_holds -= xact_dropped;
-        self.released |= released;
+        self.entries -= gone;
+        if xact == 0 {
+            self.xact_holds.remove(&sid);
+        } else {
+            self.xact_holds.insert(sid, xact);
+        }
+        self.released |= released > 0;
     }
 
     /// `pg_advisory_unlock_all()` and DISCARD ALL: the session-level holds of `sid`.
     pub fn unlock_all(&mut self, sid: SessionId) {
-        self.release_where(sid, |_, xact, _| (0, xact));
+        self.release_where(sid, |session, _, _| *session = 0);
     }
 
-    /// The transaction-level holds of `sid` whose transaction `ended` says is over.
-    pub fn end_transactions(&mut self, sid: SessionId, ended: impl Fn(Option<u64>) -> bool) {
-        if self.xact_holds == 0 {
+    /// Releases transaction-level holds of `sid`: for each hold's transaction `from` gives the
+    /// savepoint depth from which its acquisitions go (0: all of them), or `None` to keep them.
+    pub fn end_transactions(&mut self, sid: SessionId, from: impl Fn(Option<u64>) -> Option<u32>) {
+        if !self.xact_holds.contains_key(&sid) {
             return;
         }
-        self.release_where(sid, |session, xact, of| {
-            (session, if ended(of) { 0 } else { xact })
+        self.release_where(sid, |_, xact, of| {
+            if let Some(depth) = from(of) {
+                xact.retain(|d| *d < depth);
+            }
+        });
+    }
+
+    /// RELEASE of the savepoint at `depth` (0-based): what was taken since belongs to the
+    /// transaction around it.
+    pub fn release_savepoint(&mut self, sid: SessionId, depth: u32) {
+        if !self.xact_holds.contains_key(&sid) {
+            return;
+        }
+        self.release_where(sid, |_, xact, _| {
+            for d in xact.iter_mut() {
+                *d = (*d).min(depth);
+            }
         });
     }
 
     /// The session ended: all its holds, its wait and its replay go.
     pub fn forget(&mut self, sid: SessionId) {
-        self.release_where(sid, |_, _, _| (0, 0));
+        self.release_where(sid, |session, xact, _| {
+            *session = 0;
+            xact.clear();
+        });
         self.statement_done(sid);
     }
 
     /// `sid` waits no more (its statement failed or may not wait).
     pub fn stop_waiting(&mut self, sid: SessionId) {
         let before = self.waiters.len();
-        self.waiters.retain(|w| w.sid != sid);
-        if self.waiters.len() != before {
+        let mut lock_wait = false;
+        self.waiters.retain(|w| {
+            let mine = w.sid == sid;
+            lock_wait |= mine && matches!(w.wanted, Wanted::Lock { .. });
+            !mine
+        });
+        if lock_wait && self.waiters.len() != before {
             // A request it kept waiting behind it may be granted now.
             self.released = true;
         }
     }
 
     /// Starts (or goes on with) a `pg_sleep` of `sid` until `until`: false once it is over.
-    pub fn sleep(&mut self, sid: SessionId, until: i64, now: i64) -> bool {
+    pub fn sleep(&mut self, sid: SessionId, until: i64, now: i64) -> Result<bool, SqlError> {
         if now >= until {
             self.stop_waiting(sid);
-            return false;
+            return Ok(false);
         }
         let wanted = Wanted::Sleep { until };
         if !self.waiters.iter().any(|w| w.sid == sid) {
+            self.make_room()?;
             self.waiters.push(Waiter {
                 sid,
                 wanted,
@@ -401,7 +486,7 @@ impl Locks {
                 timeout_at: None,
             });
         }
-        true
+        Ok(true)
     }
 
     /// What `sid` waits for, if it waits.
@@ -631,24 +716,24 @@ mod tests {
         let mut l = Locks::default();
         assert_eq!(
             l.lock(SessionId(1), K1, S, Scope::Session, false, 0),
-            Acquired::Granted
+            Ok(Acquired::Granted)
         );
         assert_eq!(
             l.lock(SessionId(2), K1, S, Scope::Session, false, 0),
-            Acquired::Granted
+            Ok(Acquired::Granted)
         );
         assert_eq!(
             l.lock(SessionId(3), K1, X, Scope::Session, false, 0),
-            Acquired::NotAvailable
+            Ok(Acquired::NotAvailable)
         );
         // A session's own holds never conflict with its requests.
         assert_eq!(
             l.lock(SessionId(1), K2, X, Scope::Session, false, 0),
-            Acquired::Granted
+            Ok(Acquired::Granted)
         );
         assert_eq!(
             l.lock(SessionId(1), K2, S, Scope::Session, false, 0),
-            Acquired::Granted
+            Ok(Acquired::Granted)
         );
         assert!(l.unlock(SessionId(1), K1, S));
         assert!(!l.unlock(SessionId(1), K1, S));
@@ -656,40 +741,41 @@ mod tests {
         assert!(l.unlock(SessionId(2), K1, S));
         assert_eq!(
             l.lock(SessionId(3), K1, X, Scope::Session, false, 0),
-            Acquired::Granted
+            Ok(Acquired::Granted)
         );
     }
 
     #[test]
     fn a_request_waits_behind_conflicting_waiters_unless_it_holds_the_lock() {
         let mut l = Locks::default();
-        l.lock(SessionId(1), K1, S, Scope::Session, true, 0);
+        l.lock(SessionId(1), K1, S, Scope::Session, true, 0)
+            .expect("room");
         assert_eq!(
             l.lock(SessionId(2), K1, X, Scope::Session, true, 5),
-            Acquired::MustWait
+            Ok(Acquired::MustWait)
         );
         // A new shared request queues behind the exclusive waiter ...
         assert_eq!(
             l.lock(SessionId(3), K1, S, Scope::Session, false, 6),
-            Acquired::NotAvailable
+            Ok(Acquired::NotAvailable)
         );
         // ... but the holder's own second request does not.
         assert_eq!(
             l.lock(SessionId(1), K1, S, Scope::Session, true, 7),
-            Acquired::Granted
+            Ok(Acquired::Granted)
         );
         assert_eq!(l.waiter(SessionId(2)).map(|w| w.since), Some(5));
         // Asking again keeps the waiter's place and start.
         assert_eq!(
             l.lock(SessionId(2), K1, X, Scope::Session, true, 9),
-            Acquired::MustWait
+            Ok(Acquired::MustWait)
         );
         assert_eq!(l.waiter(SessionId(2)).map(|w| w.since), Some(5));
         l.unlock_all(SessionId(1));
         assert!(l.take_released());
         assert_eq!(
             l.lock(SessionId(2), K1, X, Scope::Session, true, 10),
-            Acquired::Granted
+            Ok(Acquired::Granted)
         );
         assert!(l.waiter(SessionId(2)).is_none());
         let rows = l.rows();
@@ -703,31 +789,57 @@ mod tests {
     #[test]
     fn transaction_holds_end_with_their_transaction_and_session_holds_stay() {
         let mut l = Locks::default();
-        l.lock(SessionId(1), K1, X, Scope::Transaction(Some(7)), false, 0);
-        l.lock(SessionId(1), K1, X, Scope::Session, false, 0);
-        l.lock(SessionId(1), K2, X, Scope::Transaction(None), false, 0);
-        l.end_transactions(SessionId(1), |of| of.is_none());
+        l.lock(
+            SessionId(1),
+            K1,
+            X,
+            Scope::Transaction {
+                serial: Some(7),
+                depth: 0,
+            },
+            false,
+            0,
+        )
+        .expect("room");
+        l.lock(SessionId(1), K1, X, Scope::Session, false, 0)
+            .expect("room");
+        l.lock(
+            SessionId(1),
+            K2,
+            X,
+            Scope::Transaction {
+                serial: None,
+                depth: 0,
+            },
+            false,
+            0,
+        )
+        .expect("room");
+        l.end_transactions(SessionId(1), |of| of.is_none().then_some(0));
         assert_eq!(l.rows().len(), 1);
         // pg_advisory_unlock releases only the session-level hold.
         assert!(l.unlock(SessionId(1), K1, X));
         assert!(!l.unlock(SessionId(1), K1, X));
         assert_eq!(
             l.lock(SessionId(2), K1, X, Scope::Session, false, 0),
-            Acquired::NotAvailable
+            Ok(Acquired::NotAvailable)
         );
-        l.end_transactions(SessionId(1), |of| of == Some(7));
+        l.end_transactions(SessionId(1), |of| (of == Some(7)).then_some(0));
         assert!(l.rows().is_empty());
-        assert_eq!(l.xact_holds, 0);
+        assert!(l.xact_holds.is_empty());
+        assert_eq!(l.entries, 0);
     }
 
     #[test]
     fn a_cycle_of_waits_is_found_and_reported_from_the_checking_session() {
         let mut l = Locks::default();
-        l.lock(SessionId(1), K1, X, Scope::Session, true, 0);
-        l.lock(SessionId(2), K2, X, Scope::Session, true, 0);
+        l.lock(SessionId(1), K1, X, Scope::Session, true, 0)
+            .expect("room");
+        l.lock(SessionId(2), K2, X, Scope::Session, true, 0)
+            .expect("room");
         assert_eq!(
             l.lock(SessionId(2), K1, X, Scope::Session, true, 10),
-            Acquired::MustWait
+            Ok(Acquired::MustWait)
         );
         l.arm(SessionId(2), 1, 0);
         // No cycle yet: waiting goes on.
@@ -737,7 +849,7 @@ mod tests {
         );
         assert_eq!(
             l.lock(SessionId(1), K2, X, Scope::Session, true, 3_000),
-            Acquired::MustWait
+            Ok(Acquired::MustWait)
         );
         l.arm(SessionId(1), 1, 0);
         let e = l.check_wait(SessionId(1), 4_000, None, 16383, &|s| s.0 as i32 * 100);
@@ -756,8 +868,10 @@ mod tests {
     #[test]
     fn lock_timeout_and_interrupts_end_a_wait() {
         let mut l = Locks::default();
-        l.lock(SessionId(1), K1, X, Scope::Session, true, 0);
-        l.lock(SessionId(2), K1, X, Scope::Session, true, 1_000);
+        l.lock(SessionId(1), K1, X, Scope::Session, true, 0)
+            .expect("room");
+        l.lock(SessionId(2), K1, X, Scope::Session, true, 1_000)
+            .expect("room");
         l.arm(SessionId(2), 1_000, 200);
         assert_eq!(
             l.waiter(SessionId(2)).and_then(Waiter::next_deadline),
@@ -768,7 +882,8 @@ mod tests {
             l.check_wait(SessionId(2), 201_000, None, 1, &|_| 0),
             Err(SqlError::LockNotAvailable { .. })
         ));
-        l.lock(SessionId(2), K1, X, Scope::Session, true, 300_000);
+        l.lock(SessionId(2), K1, X, Scope::Session, true, 300_000)
+            .expect("room");
         assert!(matches!(
             l.check_wait(
                 SessionId(2),
@@ -785,12 +900,26 @@ mod tests {
     #[test]
     fn a_statement_run_again_replays_what_its_calls_answered() {
         let mut l = Locks::default();
+        let call = |k: i64| Call {
+            function: "pg_advisory_lock".into(),
+            args: vec![Value::Int(k)],
+        };
         l.begin_statement(SessionId(1), false);
-        l.record(SessionId(1), Value::Bool(true), None);
+        l.record(SessionId(1), call(1), Value::Bool(true), None);
         l.begin_statement(SessionId(1), true);
-        assert_eq!(l.replayed(SessionId(1)), Some((Value::Bool(true), None)));
-        assert_eq!(l.replayed(SessionId(1)), None);
+        assert_eq!(
+            l.replayed(SessionId(1), &call(1)),
+            Ok(Some((Value::Bool(true), None)))
+        );
+        assert_eq!(l.replayed(SessionId(1), &call(2)), Ok(None));
         l.begin_statement(SessionId(1), false);
-        assert_eq!(l.replayed(SessionId(1)), None);
+        assert_eq!(l.replayed(SessionId(1), &call(1)), Ok(None));
+        // A run that calls something else where the first called lock 1 is refused.
+        l.record(SessionId(1), call(1), Value::Bool(true), None);
+        l.begin_statement(SessionId(1), true);
+        assert_eq!(
+            l.replayed(SessionId(1), &call(3)),
+            Err(SqlError::SerializationFailure)
+        );
     }
 }

@@ -40,9 +40,20 @@ impl Harness {
     /// Completes a suspended request: applies each commit batch and continues the request.
     fn finish(&mut self, sid: SessionId, mut r: Reply) -> Reply {
         let mut outputs = std::mem::take(&mut r.outputs);
-        while let Some(batch) = r.commit.take() {
-            self.kv.apply(&batch);
-            r = self.engine.commit_finished(&self.kv, sid, Ok(()));
+        // A `pg_sleep` waits until its end, which the clock jumps to; one session never
+        // waits for a lock of its own, so a wait without an end is left suspended.
+        let mut wakes = 0;
+        loop {
+            if let Some(batch) = r.commit.take() {
+                self.kv.apply(&batch);
+                r = self.engine.commit_finished(&self.kv, sid, Ok(()));
+            } else if let Some(until) = r.wait.and_then(|w| w.until).filter(|_| wakes < 8) {
+                wakes += 1;
+                self.now = until.max(self.now + 1);
+                r = self.engine.wake(&self.kv, sid, self.now);
+            } else {
+                break;
+            }
             outputs.append(&mut r.outputs);
         }
         r.outputs = outputs;

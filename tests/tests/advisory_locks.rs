@@ -37,8 +37,14 @@ class Waiting:
         def go():
             try:
                 cur = conn.execute(sql, params) if params is not None else conn.execute(sql)
-                self.res = [sql, [[str(v) for v in r] for r in cur.fetchall()]]
-            except Exception as e:
+                sets = []
+                while True:
+                    if cur.description:
+                        sets.append([[str(v) for v in r] for r in cur.fetchall()])
+                    if not cur.nextset():
+                        break
+                self.res = [sql, sets]
+            except psycopg.Error as e:
                 self.res = [sql, "error", e.sqlstate, e.diag.message_primary,
                             scrub(e.diag.message_detail), e.diag.message_hint]
         self.t = threading.Thread(target=go)
@@ -135,6 +141,38 @@ step("select objid, mode from pg_locks where pid <> pg_backend_pid() order by ob
 step("discard all", b)
 step("select count(*) from pg_locks where pid <> pg_backend_pid()")
 
+# Savepoints: an error aborts the innermost subtransaction and its locks; ROLLBACK TO
+# releases what was taken since the savepoint; RELEASE hands locks to the transaction around.
+HELD_BY_B = ("select objid from pg_locks where locktype = 'advisory' "
+             "and pid <> pg_backend_pid() order by objid")
+for s in ["begin", "select pg_advisory_xact_lock(30)", "savepoint s1",
+          "select pg_advisory_xact_lock(31)", "savepoint s2", "select pg_advisory_xact_lock(32)",
+          "select 1/0"]:
+    step(s, b)
+step(HELD_BY_B)
+step("rollback to s2", b)
+step(HELD_BY_B)
+step("rollback to s1", b)
+step(HELD_BY_B)
+for s in ["select pg_advisory_xact_lock(33)", "savepoint s3", "select pg_advisory_xact_lock(34)",
+          "release s3"]:
+    step(s, b)
+step(HELD_BY_B)
+step("rollback to s1", b)
+step(HELD_BY_B)
+step("commit", b)
+step(HELD_BY_B)
+
+# A COMMIT ends its transaction's locks even when a later statement of the string waits.
+step("select pg_advisory_lock(41)")
+w = Waiting("begin; select pg_advisory_xact_lock(40); commit; "
+            "select pg_advisory_lock(41), 'b has 41'", b)
+step(HELD_BY_B)
+step("select pg_advisory_unlock(41)")
+w.done()
+step(HELD_BY_B)
+step("select pg_advisory_unlock_all()", b)
+
 # Over the extended protocol (Parse, Bind, Execute, Sync): B waits until A disconnects.
 w = Waiting("select pg_advisory_lock(%s), 'b has 3 after the close'", b, [3])
 a.close()
@@ -178,6 +216,7 @@ fn advisory_locks_and_waits_match_postgres() {
     let text = serde_json::Value::Array(got.clone()).to_string();
     for needle in [
         "b has 1",
+        "b has 41",
         "a has 1",
         "b has 3 after the close",
         "40P01",

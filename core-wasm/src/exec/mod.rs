@@ -1398,6 +1398,11 @@ fn release_savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, SqlEr
     }
     txn.savepoints.truncate(at);
     txn.pending.release(gone);
+    // Advisory locks taken since belong to the transaction around the savepoint now.
+    cx.st
+        .locks
+        .get_mut()
+        .release_savepoint(cx.sess.id, at as u32);
     Ok(Output::Command {
         tag: "RELEASE".into(),
     })
@@ -1420,6 +1425,12 @@ fn rollback_to_savepoint(cx: &mut Cx<'_>, name: &ast::Ident) -> Result<Output, S
     let restarts_kept = sp.restarts;
     txn.pending.release(later);
     txn.failed = false;
+    // And the transaction-level advisory locks taken since the savepoint.
+    let since = at as u32 + 1;
+    cx.st
+        .locks
+        .get_mut()
+        .end_transactions(cx.sess.id, |of| (of == Some(serial)).then_some(since));
     cx.sess.cursors.close_declared_since(serial, &kept);
     // The sequences restarted since go back, last restart first, as when a transaction
     // ends without committing (the engine settles them after the statement).

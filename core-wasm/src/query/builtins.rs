@@ -863,7 +863,18 @@ impl<'a, 'b> Executor<'a, 'b> {
             "nextval" | "setval" | "currval" | "lastval" => {
                 return self.sequence_call(name, &a);
             }
-            _ if super::waits::is_wait_function(name) => return self.wait_call(name, &a),
+            "pg_advisory_lock"
+            | "pg_advisory_lock_shared"
+            | "pg_advisory_xact_lock"
+            | "pg_advisory_xact_lock_shared"
+            | "pg_try_advisory_lock"
+            | "pg_try_advisory_lock_shared"
+            | "pg_try_advisory_xact_lock"
+            | "pg_try_advisory_xact_lock_shared"
+            | "pg_advisory_unlock"
+            | "pg_advisory_unlock_shared"
+            | "pg_advisory_unlock_all"
+            | "pg_sleep" => return self.wait_call(name, &a),
             // The sequence a serial or identity column owns, schema-qualified.
             "pg_get_serial_sequence" => match (text(0), text(1)) {
                 (Some(table), Some(column)) => {

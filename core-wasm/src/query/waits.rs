@@ -86,7 +86,11 @@ impl Executor<'_, '_> {
     /// before it answer what they answered the first time.
     pub(super) fn wait_call(&self, name: &str, a: &[Value]) -> Result<Value, SqlError> {
         let sid = self.cx.sessions.me.id;
-        let replayed = self.cx.st.locks.borrow_mut().replayed(sid);
+        let call = crate::locks::Call {
+            function: name.to_string(),
+            args: a.to_vec(),
+        };
+        let replayed = self.cx.st.locks.borrow_mut().replayed(sid, &call)?;
         let (value, notice) = match replayed {
             Some(done) => done,
             None => {
@@ -95,7 +99,7 @@ impl Executor<'_, '_> {
                     .st
                     .locks
                     .borrow_mut()
-                    .record(sid, done.0.clone(), done.1.clone());
+                    .record(sid, call, done.0.clone(), done.1.clone());
                 done
             }
         };
@@ -135,7 +139,7 @@ impl Executor<'_, '_> {
                     now.saturating_add((secs * 1e6).min(i64::MAX as f64) as i64)
                 }
             });
-            if !self.cx.st.locks.borrow_mut().sleep(sid, until, now) {
+            if !self.cx.st.locks.borrow_mut().sleep(sid, until, now)? {
                 return Ok((void, None));
             }
             return self.wait_here().map(|()| (void, None));
@@ -156,7 +160,11 @@ impl Executor<'_, '_> {
             return Ok((Value::Bool(released), notice));
         }
         let scope = if name.contains("_xact_") {
-            Scope::Transaction(self.cx.txn_serial)
+            let txn = self.cx.sessions.me.txn.as_ref();
+            Scope::Transaction {
+                serial: self.cx.txn_serial,
+                depth: txn.map_or(0, |t| t.savepoints.len() as u32),
+            }
         } else {
             Scope::Session
         };
@@ -166,7 +174,7 @@ impl Executor<'_, '_> {
             .st
             .locks
             .borrow_mut()
-            .lock(sid, tag, mode, scope, !try_only, now);
+            .lock(sid, tag, mode, scope, !try_only, now)?;
         match acquired {
             Acquired::Granted if try_only => Ok((Value::Bool(true), None)),
             Acquired::Granted => Ok((void, None)),
