@@ -665,6 +665,16 @@ impl From<CopyTooLarge> for SqlError {
 }
 
 impl SqlError {
+    /// The error a statement stops with when the host interrupts it with `message` (the
+    /// `interrupted` import): `pg_terminate_backend`'s ends the session, others cancel.
+    pub fn interrupted(message: String) -> SqlError {
+        if message == SqlError::Terminated.to_string() {
+            SqlError::Terminated
+        } else {
+            SqlError::QueryCanceled { message }
+        }
+    }
+
     pub fn feature(what: impl Into<String>) -> Self {
         SqlError::FeatureNotSupported { what: what.into() }
     }

@@ -528,7 +528,7 @@ impl Locks {
             Err(e)
         };
         if let Some(message) = interrupted {
-            return fail(self, SqlError::QueryCanceled { message });
+            return fail(self, SqlError::interrupted(message));
         }
         if w.deadlock_at.is_some_and(|at| now >= at) {
             if let Some(w) = self.waiters.iter_mut().find(|w| w.sid == sid) {

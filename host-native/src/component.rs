@@ -630,7 +630,12 @@ impl WasmCore {
                 }
                 r
             }
-            Err(why) => internal_reply(why),
+            Err(why) => Reply {
+                // A trapped instance is replaced with its lock table: sessions that waited
+                // for its locks must look again.
+                locks_released: true,
+                ..internal_reply(why)
+            },
         }
     }
 }

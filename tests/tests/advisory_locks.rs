@@ -173,6 +173,18 @@ w.done()
 step(HELD_BY_B)
 step("select pg_advisory_unlock_all()", b)
 
+# pg_terminate_backend of a session that waits ends it at once (FATAL 57P01).
+step("select pg_advisory_lock(50)")
+c = psycopg.connect(dsn, autocommit=True)
+cpid = c.execute("select pg_backend_pid()").fetchone()[0]
+w = Waiting("select pg_advisory_lock(50)", c)
+out.append(["terminated", a.execute("select pg_terminate_backend(%s)", [cpid]).fetchone()[0]])
+w.done()
+time.sleep(0.2)
+out.append(["closed", c.closed or c.broken])
+step("select count(*) from pg_locks where not granted")
+step("select pg_advisory_unlock(50)")
+
 # Over the extended protocol (Parse, Bind, Execute, Sync): B waits until A disconnects.
 w = Waiting("select pg_advisory_lock(%s), 'b has 3 after the close'", b, [3])
 a.close()
@@ -229,6 +241,8 @@ fn advisory_locks_and_waits_match_postgres() {
         "[\"applied\",[0,1,2,3,4,5]]",
         "[\"slept long enough\",true]",
         "42883",
+        "57P01",
+        "[\"closed\",true]",
     ] {
         assert!(text.contains(needle), "{needle} never seen: {text}");
     }

@@ -732,7 +732,7 @@ impl ReadCx<'_> {
         self.ticks.set(n);
         if n.is_multiple_of(4096) {
             if let Some(message) = self.kv.interrupted() {
-                return Err(SqlError::QueryCanceled { message });
+                return Err(SqlError::interrupted(message));
             }
         }
         Ok(())

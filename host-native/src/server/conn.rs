@@ -629,7 +629,17 @@ impl<B: Backend> Conn<B> {
         self.sid = Some(opened.id);
         if let Some(slot) = &self.cancel {
             let (backend, sid) = (self.backend.clone(), opened.id);
-            slot.set_direct(Box::new(move || backend.interrupt(sid, canceled())));
+            slot.set_direct(Box::new(move |terminate| {
+                let reason = if terminate {
+                    fatal(
+                        "57P01",
+                        "terminating connection due to administrator command",
+                    )
+                } else {
+                    canceled()
+                };
+                backend.interrupt(sid, reason)
+            }));
         }
         tracing::info!(peer = %self.peer, pid, user = %options.user, database = %options.database, read_only = options.read_only, "session started");
         // PostgreSQL 15's GUC_REPORT set, in the order it sends them, as the core has them.

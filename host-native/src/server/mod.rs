@@ -182,7 +182,8 @@ struct CancelSlot {
     terminating: std::sync::atomic::AtomicBool,
 }
 
-type DirectCancel = Box<dyn Fn() + Send + Sync>;
+/// Called with `true` for `pg_terminate_backend`, `false` for a cancel.
+type DirectCancel = Box<dyn Fn(bool) + Send + Sync>;
 
 /// State shared by all connections of one server.
 pub(crate) struct Shared {
@@ -251,6 +252,13 @@ impl Shared {
                 .store(true, std::sync::atomic::Ordering::SeqCst);
             // Stored as a permit if the session is not waiting for input right now.
             slot.terminate.notify_one();
+            // A request of the session that waits (an advisory lock, pg_sleep) or runs long
+            // ends now, its session with it.
+            if lock(&slot.armed).is_some() {
+                if let Some(direct) = lock(&slot.direct).as_ref() {
+                    direct(true);
+                }
+            }
         } else {
             slot.cancel_running(pid, "pg_cancel_backend");
         }
@@ -263,7 +271,7 @@ impl CancelSlot {
         if let Some(trigger) = lock(&self.armed).take() {
             tracing::info!(pid, "{why}: cancelling running statement");
             if let Some(direct) = lock(&self.direct).as_ref() {
-                direct();
+                direct(false);
             }
             let _ = trigger.send(());
         } else {
