@@ -291,23 +291,7 @@ impl Locks {
             if !wait {
                 return Ok(Acquired::NotAvailable);
             }
-            let wanted = Wanted::Lock { tag, mode };
-            if !self
-                .waiters
-                .iter()
-                .any(|w| w.sid == sid && w.wanted == wanted)
-            {
-                self.stop_waiting(sid);
-                self.make_room()?;
-                self.waiters.push(Waiter {
-                    sid,
-                    wanted,
-                    since: now,
-                    deadlock_at: None,
-                    deadlock_checked: false,
-                    timeout_at: None,
-                });
-            }
+            self.start_waiting(sid, Wanted::Lock { tag, mode }, now)?;
             return Ok(Acquired::MustWait);
         }
         // Granted: its wait (if it waited) is over. That frees nobody, so it is not a release.
@@ -474,19 +458,31 @@ impl Locks {
             self.stop_waiting(sid);
             return Ok(false);
         }
-        let wanted = Wanted::Sleep { until };
-        if !self.waiters.iter().any(|w| w.sid == sid) {
-            self.make_room()?;
-            self.waiters.push(Waiter {
-                sid,
-                wanted,
-                since: now,
-                deadlock_at: None,
-                deadlock_checked: false,
-                timeout_at: None,
-            });
-        }
+        self.start_waiting(sid, Wanted::Sleep { until }, now)?;
         Ok(true)
+    }
+
+    /// Puts `sid` in the queue for `wanted` from `now`, unless it waits for it already (then
+    /// it keeps its place and start).
+    fn start_waiting(&mut self, sid: SessionId, wanted: Wanted, now: i64) -> Result<(), SqlError> {
+        if self
+            .waiters
+            .iter()
+            .any(|w| w.sid == sid && w.wanted == wanted)
+        {
+            return Ok(());
+        }
+        self.stop_waiting(sid);
+        self.make_room()?;
+        self.waiters.push(Waiter {
+            sid,
+            wanted,
+            since: now,
+            deadlock_at: None,
+            deadlock_checked: false,
+            timeout_at: None,
+        });
+        Ok(())
     }
 
     /// What `sid` waits for, if it waits.
@@ -683,6 +679,19 @@ mod tests {
     };
     use LockMode::{Exclusive as X, Share as S};
 
+    /// A session-level lock call of session `sid`.
+    fn take(
+        l: &mut Locks,
+        sid: u64,
+        tag: LockTag,
+        mode: LockMode,
+        wait: bool,
+        now: i64,
+    ) -> Acquired {
+        l.lock(SessionId(sid), tag, mode, Scope::Session, wait, now)
+            .expect("room")
+    }
+
     #[test]
     fn keys_split_as_postgresql_splits_them() {
         assert_eq!(
@@ -714,69 +723,35 @@ mod tests {
     #[test]
     fn modes_conflict_as_share_and_exclusive_locks() {
         let mut l = Locks::default();
-        assert_eq!(
-            l.lock(SessionId(1), K1, S, Scope::Session, false, 0),
-            Ok(Acquired::Granted)
-        );
-        assert_eq!(
-            l.lock(SessionId(2), K1, S, Scope::Session, false, 0),
-            Ok(Acquired::Granted)
-        );
-        assert_eq!(
-            l.lock(SessionId(3), K1, X, Scope::Session, false, 0),
-            Ok(Acquired::NotAvailable)
-        );
+        assert_eq!(take(&mut l, 1, K1, S, false, 0), Acquired::Granted);
+        assert_eq!(take(&mut l, 2, K1, S, false, 0), Acquired::Granted);
+        assert_eq!(take(&mut l, 3, K1, X, false, 0), Acquired::NotAvailable);
         // A session's own holds never conflict with its requests.
-        assert_eq!(
-            l.lock(SessionId(1), K2, X, Scope::Session, false, 0),
-            Ok(Acquired::Granted)
-        );
-        assert_eq!(
-            l.lock(SessionId(1), K2, S, Scope::Session, false, 0),
-            Ok(Acquired::Granted)
-        );
+        assert_eq!(take(&mut l, 1, K2, X, false, 0), Acquired::Granted);
+        assert_eq!(take(&mut l, 1, K2, S, false, 0), Acquired::Granted);
         assert!(l.unlock(SessionId(1), K1, S));
         assert!(!l.unlock(SessionId(1), K1, S));
         assert!(l.take_released());
         assert!(l.unlock(SessionId(2), K1, S));
-        assert_eq!(
-            l.lock(SessionId(3), K1, X, Scope::Session, false, 0),
-            Ok(Acquired::Granted)
-        );
+        assert_eq!(take(&mut l, 3, K1, X, false, 0), Acquired::Granted);
     }
 
     #[test]
     fn a_request_waits_behind_conflicting_waiters_unless_it_holds_the_lock() {
         let mut l = Locks::default();
-        l.lock(SessionId(1), K1, S, Scope::Session, true, 0)
-            .expect("room");
-        assert_eq!(
-            l.lock(SessionId(2), K1, X, Scope::Session, true, 5),
-            Ok(Acquired::MustWait)
-        );
+        take(&mut l, 1, K1, S, true, 0);
+        assert_eq!(take(&mut l, 2, K1, X, true, 5), Acquired::MustWait);
         // A new shared request queues behind the exclusive waiter ...
-        assert_eq!(
-            l.lock(SessionId(3), K1, S, Scope::Session, false, 6),
-            Ok(Acquired::NotAvailable)
-        );
+        assert_eq!(take(&mut l, 3, K1, S, false, 6), Acquired::NotAvailable);
         // ... but the holder's own second request does not.
-        assert_eq!(
-            l.lock(SessionId(1), K1, S, Scope::Session, true, 7),
-            Ok(Acquired::Granted)
-        );
+        assert_eq!(take(&mut l, 1, K1, S, true, 7), Acquired::Granted);
         assert_eq!(l.waiter(SessionId(2)).map(|w| w.since), Some(5));
         // Asking again keeps the waiter's place and start.
-        assert_eq!(
-            l.lock(SessionId(2), K1, X, Scope::Session, true, 9),
-            Ok(Acquired::MustWait)
-        );
+        assert_eq!(take(&mut l, 2, K1, X, true, 9), Acquired::MustWait);
         assert_eq!(l.waiter(SessionId(2)).map(|w| w.since), Some(5));
         l.unlock_all(SessionId(1));
         assert!(l.take_released());
-        assert_eq!(
-            l.lock(SessionId(2), K1, X, Scope::Session, true, 10),
-            Ok(Acquired::Granted)
-        );
+        assert_eq!(take(&mut l, 2, K1, X, true, 10), Acquired::Granted);
         assert!(l.waiter(SessionId(2)).is_none());
         let rows = l.rows();
         assert_eq!(rows.len(), 1);
@@ -801,8 +776,7 @@ mod tests {
             0,
         )
         .expect("room");
-        l.lock(SessionId(1), K1, X, Scope::Session, false, 0)
-            .expect("room");
+        take(&mut l, 1, K1, X, false, 0);
         l.lock(
             SessionId(1),
             K2,
@@ -820,10 +794,7 @@ mod tests {
         // pg_advisory_unlock releases only the session-level hold.
         assert!(l.unlock(SessionId(1), K1, X));
         assert!(!l.unlock(SessionId(1), K1, X));
-        assert_eq!(
-            l.lock(SessionId(2), K1, X, Scope::Session, false, 0),
-            Ok(Acquired::NotAvailable)
-        );
+        assert_eq!(take(&mut l, 2, K1, X, false, 0), Acquired::NotAvailable);
         l.end_transactions(SessionId(1), |of| (of == Some(7)).then_some(0));
         assert!(l.rows().is_empty());
         assert!(l.xact_holds.is_empty());
@@ -833,24 +804,16 @@ mod tests {
     #[test]
     fn a_cycle_of_waits_is_found_and_reported_from_the_checking_session() {
         let mut l = Locks::default();
-        l.lock(SessionId(1), K1, X, Scope::Session, true, 0)
-            .expect("room");
-        l.lock(SessionId(2), K2, X, Scope::Session, true, 0)
-            .expect("room");
-        assert_eq!(
-            l.lock(SessionId(2), K1, X, Scope::Session, true, 10),
-            Ok(Acquired::MustWait)
-        );
+        take(&mut l, 1, K1, X, true, 0);
+        take(&mut l, 2, K2, X, true, 0);
+        assert_eq!(take(&mut l, 2, K1, X, true, 10), Acquired::MustWait);
         l.arm(SessionId(2), 1, 0);
         // No cycle yet: waiting goes on.
         assert_eq!(
             l.check_wait(SessionId(2), 2_000, None, 16383, &|s| s.0 as i32 * 100),
             Ok(())
         );
-        assert_eq!(
-            l.lock(SessionId(1), K2, X, Scope::Session, true, 3_000),
-            Ok(Acquired::MustWait)
-        );
+        assert_eq!(take(&mut l, 1, K2, X, true, 3_000), Acquired::MustWait);
         l.arm(SessionId(1), 1, 0);
         let e = l.check_wait(SessionId(1), 4_000, None, 16383, &|s| s.0 as i32 * 100);
         assert_eq!(
@@ -868,10 +831,8 @@ mod tests {
     #[test]
     fn lock_timeout_and_interrupts_end_a_wait() {
         let mut l = Locks::default();
-        l.lock(SessionId(1), K1, X, Scope::Session, true, 0)
-            .expect("room");
-        l.lock(SessionId(2), K1, X, Scope::Session, true, 1_000)
-            .expect("room");
+        take(&mut l, 1, K1, X, true, 0);
+        take(&mut l, 2, K1, X, true, 1_000);
         l.arm(SessionId(2), 1_000, 200);
         assert_eq!(
             l.waiter(SessionId(2)).and_then(Waiter::next_deadline),
@@ -882,8 +843,7 @@ mod tests {
             l.check_wait(SessionId(2), 201_000, None, 1, &|_| 0),
             Err(SqlError::LockNotAvailable { .. })
         ));
-        l.lock(SessionId(2), K1, X, Scope::Session, true, 300_000)
-            .expect("room");
+        take(&mut l, 2, K1, X, true, 300_000);
         assert!(matches!(
             l.check_wait(
                 SessionId(2),
