@@ -125,6 +125,12 @@ step("reset statement_timeout", b)
 started = time.time()
 step("select pg_sleep(0.3), 'slept'", b)
 out.append(["slept long enough", time.time() - started >= 0.29])
+started = time.time()
+step("select pg_sleep_for('200 milliseconds'), pg_sleep_until(clock_timestamp() + interval '0.4 s')", b)
+out.append(["slept for and until", time.time() - started >= 0.39])
+for s in ["select pg_sleep_for(1)", "select pg_sleep_until(1)", "select pg_sleep_until('2000-01-01')",
+          "select pg_sleep_for(null)"]:
+    step(s, b)
 
 # Transaction-level locks end with their transaction, also one that failed.
 step("begin", b)
@@ -240,6 +246,7 @@ fn advisory_locks_and_waits_match_postgres() {
         "\"Lock\",\"advisory\"",
         "[\"applied\",[0,1,2,3,4,5]]",
         "[\"slept long enough\",true]",
+        "[\"slept for and until\",true]",
         "42883",
         "57P01",
         "[\"closed\",true]",

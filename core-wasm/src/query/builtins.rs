@@ -874,7 +874,9 @@ impl<'a, 'b> Executor<'a, 'b> {
             | "pg_advisory_unlock"
             | "pg_advisory_unlock_shared"
             | "pg_advisory_unlock_all"
-            | "pg_sleep" => return self.wait_call(name, &a),
+            | "pg_sleep"
+            | "pg_sleep_for"
+            | "pg_sleep_until" => return self.wait_call(name, &a),
             // The sequence a serial or identity column owns, schema-qualified.
             "pg_get_serial_sequence" => match (text(0), text(1)) {
                 (Some(table), Some(column)) => {

@@ -24,9 +24,12 @@ const ADVISORY: &[&str] = &[
     "pg_advisory_unlock_all",
 ];
 
+/// The functions that sleep: for seconds, for an interval, until a time.
+const SLEEPS: &[&str] = &["pg_sleep", "pg_sleep_for", "pg_sleep_until"];
+
 /// Whether `name` is a function of this module.
 pub(super) fn is_wait_function(name: &str) -> bool {
-    ADVISORY.contains(&name) || name == "pg_sleep"
+    ADVISORY.contains(&name) || SLEEPS.contains(&name)
 }
 
 impl Binder<'_, '_> {
@@ -38,13 +41,19 @@ impl Binder<'_, '_> {
         types: &[PgType],
     ) -> Result<(BExpr, PgType), SqlError> {
         let int4ish = |t: &PgType| matches!(t, PgType::Int2 | PgType::Int4 | PgType::Unknown);
-        let targets: &[PgType] = if name == "pg_sleep" {
-            match types {
-                [t] if (t.is_numeric_family() && !t.is_reg() && *t != PgType::Oid)
-                    || *t == PgType::Unknown =>
+        let targets: &[PgType] = if SLEEPS.contains(&name.as_str()) {
+            match (name.as_str(), types) {
+                ("pg_sleep", [t])
+                    if (t.is_numeric_family() && !t.is_reg() && *t != PgType::Oid)
+                        || *t == PgType::Unknown =>
                 {
                     &[PgType::Float8]
                 }
+                ("pg_sleep_for", [PgType::Interval | PgType::Unknown]) => &[PgType::Interval],
+                (
+                    "pg_sleep_until",
+                    [PgType::Timestamptz | PgType::Timestamp | PgType::Date | PgType::Unknown],
+                ) => &[PgType::Timestamptz],
                 _ => return Err(no_such_function(&name, types)),
             }
         } else if name == "pg_advisory_unlock_all" {
@@ -86,9 +95,15 @@ impl Executor<'_, '_> {
     /// before it answer what they answered the first time.
     pub(super) fn wait_call(&self, name: &str, a: &[Value]) -> Result<Value, SqlError> {
         let sid = self.cx.sessions.me.id;
+        // A sleep's argument may follow the clock, which moves between runs; the order of
+        // the calls is what a rerun must keep.
         let call = crate::locks::Call {
             function: name.to_string(),
-            args: a.to_vec(),
+            args: if SLEEPS.contains(&name) {
+                Vec::new()
+            } else {
+                a.to_vec()
+            },
         };
         let replayed = self.cx.st.locks.borrow_mut().replayed(sid, &call)?;
         let (value, notice) = match replayed {
@@ -120,25 +135,26 @@ impl Executor<'_, '_> {
         if a.iter().any(Value::is_null) {
             return Ok((Value::Null, None));
         }
-        if name == "pg_sleep" {
-            let Some(Value::Float(secs)) = a.first() else {
-                return Err(SqlError::internal(
-                    "pg_sleep: argument is not double precision",
-                ));
-            };
+        if SLEEPS.contains(&name) {
             // The end of the sleep, fixed when it begins (a NaN or negative time sleeps not
-            // at all).
+            // at all; an interval's months are 30 days).
             let begun = match self.cx.st.locks.borrow().waiter(sid).map(|w| w.wanted) {
                 Some(crate::locks::Wanted::Sleep { until }) => Some(until),
                 _ => None,
             };
-            let until = begun.unwrap_or_else(|| {
-                if secs.is_nan() || *secs <= 0.0 {
-                    now
-                } else {
+            let until = match (begun, a.first()) {
+                (Some(until), _) => until,
+                (None, Some(Value::Float(secs))) if secs.is_nan() || *secs <= 0.0 => now,
+                (None, Some(Value::Float(secs))) => {
                     now.saturating_add((secs * 1e6).min(i64::MAX as f64) as i64)
                 }
-            });
+                (None, Some(Value::Interval(iv))) => {
+                    let span = i64::try_from(iv.span()).unwrap_or(i64::MAX).max(0);
+                    now.saturating_add(span)
+                }
+                (None, Some(Value::Timestamp(at))) => *at,
+                _ => return Err(SqlError::internal(format!("{name}: unexpected argument"))),
+            };
             if !self.cx.st.locks.borrow_mut().sleep(sid, until, now)? {
                 return Ok((void, None));
             }
