@@ -357,9 +357,16 @@ impl Locks {
                 self.holds.remove(&tag);
             }
             self.entries -= 1;
-            self.released = true;
+            self.released |= self.waited_for(tag);
         }
         true
+    }
+
+    /// Whether a statement waits for `tag`: only then does releasing it matter to anyone.
+    fn waited_for(&self, tag: LockTag) -> bool {
+        self.waiters
+            .iter()
+            .any(|w| matches!(w.wanted, Wanted::Lock { tag: t, .. } if t == tag))
     }
 
     /// Changes the holds of `sid` as `change` says, given each hold's session count, its
@@ -370,8 +377,8 @@ impl Locks {
         sid: SessionId,
         mut change: impl FnMut(&mut u32, &mut Vec<u32>, Option<u64>),
     ) {
-        let (mut released, mut gone, mut xact) = (0, 0, 0);
-        self.holds.retain(|_, holds| {
+        let (mut freed, mut gone, mut xact) = (Vec::new(), 0, 0);
+        self.holds.retain(|tag, holds| {
             holds.retain_mut(|h| {
                 if h.sid != sid {
                     return true;
@@ -380,7 +387,7 @@ impl Locks {
                 change(&mut h.session, &mut h.xact, h.xact_of);
                 xact += h.xact.len();
                 if (h.session, h.xact.len()) != before && h.session == 0 && h.xact.is_empty() {
-                    released += 1;
+                    freed.push(*tag);
                     gone += 1;
                     return false;
                 }
@@ -394,7 +401,7 @@ impl Locks {
         } else {
             self.xact_holds.insert(sid, xact);
         }
-        self.released |= released > 0;
+        self.released |= freed.into_iter().any(|t| self.waited_for(t));
     }
 
     /// `pg_advisory_unlock_all()` and DISCARD ALL: the session-level holds of `sid`.
@@ -439,16 +446,17 @@ impl Locks {
 
     /// `sid` waits no more (its statement failed or may not wait).
     pub fn stop_waiting(&mut self, sid: SessionId) {
-        let before = self.waiters.len();
-        let mut lock_wait = false;
+        let mut left = None;
         self.waiters.retain(|w| {
             let mine = w.sid == sid;
-            lock_wait |= mine && matches!(w.wanted, Wanted::Lock { .. });
+            if let (true, Wanted::Lock { tag, .. }) = (mine, w.wanted) {
+                left = Some(tag);
+            }
             !mine
         });
-        if lock_wait && self.waiters.len() != before {
+        if let Some(tag) = left {
             // A request it kept waiting behind it may be granted now.
-            self.released = true;
+            self.released |= self.waited_for(tag);
         }
     }
 
@@ -731,7 +739,8 @@ mod tests {
         assert_eq!(take(&mut l, 1, K2, S, false, 0), Acquired::Granted);
         assert!(l.unlock(SessionId(1), K1, S));
         assert!(!l.unlock(SessionId(1), K1, S));
-        assert!(l.take_released());
+        // Nobody waits for it: nobody is woken.
+        assert!(!l.take_released());
         assert!(l.unlock(SessionId(2), K1, S));
         assert_eq!(take(&mut l, 3, K1, X, false, 0), Acquired::Granted);
     }
