@@ -632,12 +632,6 @@ impl Locks {
         std::mem::take(&mut self.released)
     }
 
-    /// Whether `sid` holds or waits for anything (a session without locks skips the rest).
-    pub fn involves(&self, sid: SessionId) -> bool {
-        self.waiters.iter().any(|w| w.sid == sid)
-            || self.holds.values().flatten().any(|h| h.sid == sid)
-    }
-
     /// The rows of `pg_locks`: granted holds by lock, then the waits in queue order.
     pub fn rows(&self) -> Vec<LockRow> {
         let mut rows: Vec<LockRow> = self
